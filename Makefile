@@ -1,0 +1,84 @@
+# Vitrine: one non-recursive Makefile. `make` builds the daemon/CLI and the
+# tests; `make SAN=1` builds the same into build-san/ with ASan+UBSan.
+
+SAN ?= 0
+ifeq ($(SAN),1)
+O := build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+O := build
+SANFLAGS :=
+endif
+
+CC ?= cc
+PKGS := jansson
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wvla -I. $(SANFLAGS) \
+	$(shell pkg-config --cflags $(PKGS))
+LDFLAGS += $(SANFLAGS)
+LDLIBS := $(shell pkg-config --libs $(PKGS)) -lpthread
+
+COMMON_SRC := $(wildcard common/*.c)
+VMM_SRC := $(wildcard vmm-qemu/*.c)
+GATEWAY_SRC := $(wildcard gateway/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+INTEG_SRC := $(wildcard tests/integration/test_*.c)
+E2E_SRC := $(wildcard tests/e2e/test_*.c)
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
+LIBS := $(O)/libvmm.a $(O)/libcommon.a
+
+TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
+BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
+
+.PHONY: all clean images image-tiny image-desktop test test-unit bench format
+all: $(O)/vitrine $(TESTS) $(BENCHES)
+
+$(O)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(O)/libcommon.a: $(call obj,$(COMMON_SRC))
+	$(AR) rcs $@ $^
+$(O)/libvmm.a: $(call obj,$(VMM_SRC))
+	$(AR) rcs $@ $^
+$(O)/libtest.a: $(call obj,$(TESTLIB_SRC))
+	$(AR) rcs $@ $^
+
+$(O)/vitrine: $(call obj,$(GATEWAY_SRC)) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/tests/%: $(O)/obj/tests/%.o $(O)/libtest.a $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(O)/bench/%: $(O)/obj/bench/%.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+images: image-tiny image-desktop
+image-tiny:
+	guest-images/build.sh tiny
+image-desktop:
+	guest-images/build.sh desktop
+
+# The whole suite (unit, integration, end-to-end, sanitizer pass).
+test: all
+	tests/run.sh
+
+test-unit: all
+	tests/run.sh unit
+
+bench: all images
+	$(O)/bench/bench_boot
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,22 @@
+/* common/fsutil.h: small file-system helpers (directories, whole files, time). */
+#ifndef VITRINE_COMMON_FSUTIL_H
+#define VITRINE_COMMON_FSUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Creates path and its parents with mode. Returns 0 or -errno. */
+int fs_mkdir_p(const char *path, mode_t mode);
+/* Removes path and everything below it; a missing path is success.
+ * Returns 0 or -errno of the first failure. */
+int fs_rm_rf(const char *path);
+/* Reads a whole file into a NUL-terminated heap buffer (*out, owned by the
+ * caller), at most max bytes. Returns 0 or -errno (-EFBIG when larger). */
+int fs_read_file(const char *path, size_t max, char **out, size_t *len);
+/* Writes len bytes to path (created 0644, truncated). Returns 0 or -errno. */
+int fs_write_file(const char *path, const void *data, size_t len);
+/* Monotonic clock in milliseconds. This function can't fail. */
+int64_t fs_now_ms(void);
+
+#endif

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# deploy/install-deps.sh: installs the Debian packages Vitrine builds and runs
+# with. Idempotent: when everything is present it prints one line and exits.
+set -euo pipefail
+
+packages=(
+	build-essential pkg-config make git ca-certificates
+	libwebsockets-dev libvncserver-dev libturbojpeg0-dev libjpeg62-turbo-dev
+	libpng-dev libsdl2-dev libjansson-dev libcmocka-dev
+	qemu-system-x86 qemu-utils debootstrap busybox-static linux-image-amd64
+	cpio e2fsprogs kmod procps xz-utils grep
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#packages[@]} packages present"
+else
+	[ "$(id -u)" = 0 ] || { echo "install-deps: run as root to install: ${missing[*]}" >&2; exit 1; }
+	echo "install-deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# QEMU drops to this user after start-up (-runas): the guest never runs as root.
+if ! id vitrine-qemu >/dev/null 2>&1; then
+	[ "$(id -u)" = 0 ] && useradd --system --no-create-home --shell /usr/sbin/nologin vitrine-qemu
+fi

@@ -1,0 +1,69 @@
+/* gateway/main.c: the `vitrine` binary: one entry point, subcommands. */
+#include "gateway/cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+volatile sig_atomic_t cli_interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	cli_interrupted = 1;
+}
+
+int cli_parse_int(const char *opt, const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "vitrine: %s must be a whole number in %d..%d, not '%s'\n", opt, min,
+			max, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *help;
+} commands[] = {
+	{ "boot", cmd_boot, "boot a guest image, wait until ready, optionally screenshot it" },
+	{ "accel", cmd_accel, "show which accelerator guests would use, and why" },
+	{ "gc", cmd_gc, "remove run dirs left behind by killed vitrine processes" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vitrine COMMAND [OPTIONS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\n`vitrine COMMAND --help` describes each command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: poll wakes */
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "vitrine: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# guest-images/tiny/recipe.sh OUTDIR: the tiny test guest, a busybox
+# initramfs whose init runs tinyfb (a static framebuffer/input test program).
+. "$(dirname "$0")/../lib.sh"
+
+out=${1:?usage: recipe.sh OUTDIR}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+install_busybox "$root"
+# shellcheck disable=SC2086 # a word list
+collect_modules "$root" $GUEST_BASE_MODULES
+install -m 0755 "$here/init" "$root/init"
+gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wvla -s -o "$root/bin/tinyfb" "$here/tinyfb.c"
+pack_initramfs "$root" "$out/initrd.img"
+copy_kernel "$out/vmlinux"
+
+cat >"$out/image.json" <<'JSON'
+{"name":"tiny","kernel":"vmlinux","initrd":"initrd.img","rootfs":null,"append":"console=ttyS0 quiet"}
+JSON

@@ -1,0 +1,488 @@
+/* vmm-qemu/vm.c: see vm.h. */
+#include "vmm-qemu/vm.h"
+
+#include "common/fsutil.h"
+#include "common/strv.h"
+#include "vmm-qemu/argv.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CONSOLE_TAIL 4096
+
+struct vmm_vm {
+	char run_dir[PATH_MAX];
+	struct vmm_image image; /* spec.image points here */
+	struct vmm_spec spec;
+	char *url; /* owned copy; spec.url points here */
+	struct vmm_vm_opts opts;
+	struct vmm_proc proc; /* owned */
+	struct qmp_client *qmp; /* owned */
+	int console_fd; /* owned: serial.log, read as it grows */
+	char line[1024]; /* console line being assembled */
+	size_t line_len;
+	char tail[CONSOLE_TAIL + 1]; /* last console bytes, NUL-terminated */
+	size_t tail_len;
+	int64_t spawn_ms;
+	struct vmm_phase phases[VMM_MAX_PHASES];
+	size_t n_phases;
+	char guest_error[256]; /* first VITRINE error= line */
+	char last_event[64]; /* last QMP event, for exit reports */
+	int screendumps;
+};
+
+const char *vmm_run_base(const char *override)
+{
+	static char buf[PATH_MAX];
+	const char *run = getenv("VITRINE_RUN"), *home = getenv("VITRINE_HOME");
+
+	if (override)
+		return override;
+	if (run && *run)
+		return run;
+	snprintf(buf, sizeof(buf), "%s/run", home && *home ? home : "/var/lib/vitrine");
+	return buf;
+}
+
+int vmm_sweep_stale(const char *run_base)
+{
+	DIR *d = opendir(run_base);
+	struct dirent *e;
+	int removed = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char path[PATH_MAX], pidfile[PATH_MAX + 16], *text = NULL;
+		long pid = 0;
+
+		if (strncmp(e->d_name, "vm-", 3))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", run_base, e->d_name);
+		snprintf(pidfile, sizeof(pidfile), "%s/owner.pid", path);
+		if (fs_read_file(pidfile, 64, &text, NULL) == 0) {
+			pid = strtol(text, NULL, 10);
+			free(text);
+		}
+		if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+			continue; /* its owner still runs */
+		if (fs_rm_rf(path) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
+
+/* The user QEMU drops to: $VITRINE_QEMU_USER ("" for none), else
+ * vitrine-qemu when we are root and it exists. */
+static const char *qemu_user(void)
+{
+	const char *u = getenv("VITRINE_QEMU_USER");
+
+	if (u)
+		return *u ? u : NULL;
+	if (geteuid() != 0 || !getpwnam("vitrine-qemu"))
+		return NULL;
+	return "vitrine-qemu";
+}
+
+static int copy_file(const char *from, const char *to, char *err, size_t errlen)
+{
+	char *data = NULL;
+	size_t len;
+	int rc = fs_read_file(from, 64u << 20, &data, &len);
+
+	if (rc == 0)
+		rc = fs_write_file(to, data, len);
+	free(data);
+	if (rc < 0)
+		snprintf(err, errlen, "copy %s to %s: %s", from, to, strerror(-rc));
+	return rc;
+}
+
+static void on_qmp_event(void *ud, const char *name, const json_t *data)
+{
+	struct vmm_vm *vm = ud;
+
+	(void)data;
+	snprintf(vm->last_event, sizeof(vm->last_event), "%s", name);
+}
+
+static void handle_console_line(struct vmm_vm *vm, const char *line, size_t len)
+{
+	struct vmm_marker m;
+	const char *v;
+
+	if (vmm_console_parse_line(line, len, &m) != 1)
+		return;
+	if ((v = vmm_marker_get(&m, "phase")) && vm->n_phases < VMM_MAX_PHASES) {
+		struct vmm_phase *p = &vm->phases[vm->n_phases++];
+		const char *up = vmm_marker_get(&m, "uptime");
+
+		snprintf(p->name, sizeof(p->name), "%s", v);
+		p->uptime_s = up ? strtod(up, NULL) : -1;
+		p->wall_ms = fs_now_ms() - vm->spawn_ms;
+	}
+	if ((v = vmm_marker_get(&m, "error")) && !vm->guest_error[0])
+		snprintf(vm->guest_error, sizeof(vm->guest_error), "%s", v);
+	if (vm->opts.on_marker)
+		vm->opts.on_marker(vm->opts.ud, &m);
+}
+
+static void append_tail(struct vmm_vm *vm, const char *buf, size_t n)
+{
+	if (n >= CONSOLE_TAIL) {
+		memcpy(vm->tail, buf + n - CONSOLE_TAIL, CONSOLE_TAIL);
+		vm->tail_len = CONSOLE_TAIL;
+	} else {
+		size_t keep = vm->tail_len + n > CONSOLE_TAIL ? CONSOLE_TAIL - n : vm->tail_len;
+
+		memmove(vm->tail, vm->tail + vm->tail_len - keep, keep);
+		memcpy(vm->tail + keep, buf, n);
+		vm->tail_len = keep + n;
+	}
+	vm->tail[vm->tail_len] = '\0';
+}
+
+static void read_console(struct vmm_vm *vm)
+{
+	char buf[8192];
+	ssize_t r;
+
+	if (vm->console_fd < 0)
+		return;
+	while ((r = read(vm->console_fd, buf, sizeof(buf))) > 0) {
+		append_tail(vm, buf, (size_t)r);
+		for (ssize_t i = 0; i < r; i++) {
+			if (buf[i] == '\n') {
+				handle_console_line(vm, vm->line, vm->line_len);
+				vm->line_len = 0;
+			} else if (vm->line_len < sizeof(vm->line)) {
+				vm->line[vm->line_len++] = buf[i];
+			}
+		}
+	}
+}
+
+static int describe_exit(struct vmm_vm *vm, char *err, size_t errlen)
+{
+	char how[128];
+
+	read_console(vm);
+	vmm_proc_describe(&vm->proc, how, sizeof(how));
+	snprintf(err, errlen, "QEMU %s%s%s%s; last console lines:\n%s", how,
+		 vm->last_event[0] ? " after event " : "", vm->last_event,
+		 vm->guest_error[0] ? " (guest error: see below)" : "",
+		 vm->tail_len > 600 ? vm->tail + vm->tail_len - 600 : vm->tail);
+	return -ECHILD;
+}
+
+/* Reports why QEMU exited before it was up, from its own log. */
+static int startup_failure(struct vmm_vm *vm, char *err, size_t errlen)
+{
+	char log[PATH_MAX + 16], how[128], *text = NULL;
+
+	snprintf(log, sizeof(log), "%s/qemu.log", vm->run_dir);
+	fs_read_file(log, 2048, &text, NULL);
+	vmm_proc_describe(&vm->proc, how, sizeof(how));
+	snprintf(err, errlen, "QEMU %s at start-up: %s", how, text && *text ? text : "(no output)");
+	free(text);
+	return -ECHILD;
+}
+
+/* Connects QMP, giving up early when QEMU dies before its socket appears. */
+static int connect_qmp(struct vmm_vm *vm, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 16];
+	int64_t deadline = fs_now_ms() + 20000;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/qmp.sock", vm->run_dir);
+	for (;;) {
+		rc = qmp_client_connect(path, 200, on_qmp_event, vm, &vm->qmp, err, errlen);
+		if (rc == 0)
+			rc = qmp_client_call(vm->qmp, "query-status", NULL, -1, NULL, 10000, err,
+					     errlen);
+		if (rc == 0)
+			return 0;
+		if (vmm_proc_wait(&vm->proc, rc == -EPIPE ? 2000 : 0))
+			return startup_failure(vm, err, errlen);
+		if (vm->qmp || fs_now_ms() > deadline)
+			return rc;
+	}
+}
+
+static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size_t errlen)
+{
+	const char *base = vmm_run_base(vm->opts.run_base);
+	char path[PATH_MAX + 32], pid[32];
+	int rc;
+
+	rc = fs_mkdir_p(base, 0755);
+	if (rc < 0) {
+		snprintf(err, errlen, "create %s: %s", base, strerror(-rc));
+		return rc;
+	}
+	vmm_sweep_stale(base);
+	if ((size_t)snprintf(vm->run_dir, sizeof(vm->run_dir), "%s/vm-XXXXXX", base) >= 80) {
+		/* sockaddr_un holds 108 bytes: leave room for "/qmp.sock". */
+		snprintf(err, errlen, "run dir base %s is too long for unix sockets", base);
+		vm->run_dir[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	if (!mkdtemp(vm->run_dir)) {
+		rc = -errno;
+		snprintf(err, errlen, "mkdtemp %s: %s", vm->run_dir, strerror(errno));
+		vm->run_dir[0] = '\0';
+		return rc;
+	}
+	snprintf(path, sizeof(path), "%s/owner.pid", vm->run_dir);
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	fs_write_file(path, pid, strlen(pid));
+	if (vm->opts.page_file) {
+		snprintf(path, sizeof(path), "%s/page.html", vm->run_dir);
+		rc = copy_file(vm->opts.page_file, path, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	if (vm->image.rootfs[0]) {
+		char disk[PATH_MAX + 16], log[PATH_MAX + 16];
+		char *argv[] = { "qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b",
+				 vm->image.rootfs, disk, NULL };
+
+		snprintf(disk, sizeof(disk), "%s/disk.qcow2", vm->run_dir);
+		snprintf(log, sizeof(log), "%s/qemu-img.log", vm->run_dir);
+		rc = vmm_proc_run(argv, log, 30000, err, errlen);
+		if (rc != 0) {
+			if (rc > 0)
+				snprintf(err, errlen, "qemu-img create failed (status %d), see %s", rc,
+					 log);
+			return rc > 0 ? -EIO : rc;
+		}
+	}
+	if (runas) {
+		/* QEMU writes screendumps here after dropping to runas. */
+		struct passwd *pw = getpwnam(runas);
+
+		if (!pw || chown(vm->run_dir, pw->pw_uid, pw->pw_gid) < 0) {
+			snprintf(err, errlen, "chown %s to %s failed", vm->run_dir, runas);
+			return -EPERM;
+		}
+		snprintf(path, sizeof(path), "%s/disk.qcow2", vm->run_dir);
+		if (vm->image.rootfs[0] && chown(path, pw->pw_uid, pw->pw_gid) < 0) {
+			snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
+		 struct vmm_vm **out, char *err, size_t errlen)
+{
+	struct strv argv = { 0 };
+	struct vmm_vm *vm;
+	char path[PATH_MAX + 16];
+	int rc;
+
+	rc = vmm_spec_check(spec, err, errlen);
+	if (rc < 0)
+		return rc;
+	vm = calloc(1, sizeof(*vm));
+	if (!vm) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	vm->console_fd = -1;
+	vm->proc.pidfd = -1;
+	vm->opts = *opts;
+	vm->image = *spec->image;
+	vm->spec = *spec;
+	vm->spec.image = &vm->image;
+	vm->spec.has_page = opts->page_file != NULL;
+	vm->spec.runas = qemu_user();
+	if (spec->url && !(vm->url = strdup(spec->url))) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	vm->spec.url = vm->url;
+	rc = prepare_run_dir(vm, vm->spec.runas, err, errlen);
+	if (rc < 0)
+		goto fail;
+	rc = vmm_argv_build(&vm->spec, opts->qemu_bin ? opts->qemu_bin : "qemu-system-x86_64",
+			    vm->run_dir, &argv, err, errlen);
+	if (rc < 0)
+		goto fail;
+	snprintf(path, sizeof(path), "%s/qemu.log", vm->run_dir);
+	vm->spawn_ms = fs_now_ms();
+	rc = vmm_proc_spawn(argv.v, path, NULL, 0, &vm->proc, err, errlen);
+	strv_free(&argv);
+	if (rc < 0)
+		goto fail;
+	rc = connect_qmp(vm, err, errlen);
+	if (rc < 0)
+		goto fail;
+	snprintf(path, sizeof(path), "%s/serial.log", vm->run_dir);
+	vm->console_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (vm->console_fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	*out = vm;
+	return 0;
+fail:
+	vmm_vm_destroy(vm);
+	return rc;
+}
+
+int vmm_vm_service(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen)
+{
+	struct pollfd p[2] = {
+		{ .fd = qmp_client_fd(vm->qmp), .events = qmp_client_poll_events(vm->qmp) },
+		{ .fd = vm->proc.pidfd, .events = POLLIN },
+	};
+	int n, rc;
+
+	read_console(vm);
+	if (vmm_proc_wait(&vm->proc, 0))
+		return describe_exit(vm, err, errlen);
+	/* The console is a growing file, which poll cannot watch: look often. */
+	n = poll(p, 2, timeout_ms > 50 ? 50 : timeout_ms);
+	if (n < 0 && errno != EINTR) {
+		rc = -errno;
+		snprintf(err, errlen, "poll: %s", strerror(errno));
+		return rc;
+	}
+	if (n > 0 && p[0].revents) {
+		rc = qmp_client_service(vm->qmp, p[0].revents, err, errlen);
+		if (rc == -EPIPE && vmm_proc_wait(&vm->proc, 2000))
+			return describe_exit(vm, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	read_console(vm);
+	if (vmm_proc_wait(&vm->proc, 0))
+		return describe_exit(vm, err, errlen);
+	return 0;
+}
+
+static bool has_phase(const struct vmm_vm *vm, const char *phase)
+{
+	for (size_t i = 0; i < vm->n_phases; i++)
+		if (!strcmp(vm->phases[i].name, phase))
+			return true;
+	return false;
+}
+
+int vmm_vm_wait_phase(struct vmm_vm *vm, const char *phase, int timeout_ms, char *err,
+		      size_t errlen)
+{
+	int64_t deadline = fs_now_ms() + timeout_ms;
+
+	for (;;) {
+		int64_t left = deadline - fs_now_ms();
+		int rc;
+
+		if (has_phase(vm, phase))
+			return 0;
+		if (vm->guest_error[0]) {
+			snprintf(err, errlen, "guest reported error=%s; last console lines:\n%s",
+				 vm->guest_error,
+				 vm->tail_len > 600 ? vm->tail + vm->tail_len - 600 : vm->tail);
+			return -EIO;
+		}
+		if (left <= 0) {
+			snprintf(err, errlen, "guest did not reach phase %s within %d ms; last console lines:\n%s",
+				 phase, timeout_ms,
+				 vm->tail_len > 600 ? vm->tail + vm->tail_len - 600 : vm->tail);
+			return -ETIMEDOUT;
+		}
+		rc = vmm_vm_service(vm, (int)left, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+int vmm_vm_qmp(struct vmm_vm *vm, const char *cmd, json_t *args, json_t **ret, int timeout_ms,
+	       char *err, size_t errlen)
+{
+	int rc = qmp_client_call(vm->qmp, cmd, args, -1, ret, timeout_ms, err, errlen);
+
+	if (rc == -EPIPE && vmm_proc_wait(&vm->proc, 2000))
+		return describe_exit(vm, err, errlen);
+	return rc;
+}
+
+int vmm_vm_screendump(struct vmm_vm *vm, const char *path, const char *format, char *err,
+		      size_t errlen)
+{
+	char tmp[PATH_MAX + 32];
+	int rc;
+
+	if (strcmp(format, "png") && strcmp(format, "ppm")) {
+		snprintf(err, errlen, "screendump format must be png or ppm, not %s", format);
+		return -EINVAL;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/screendump-%d.%s", vm->run_dir, vm->screendumps++, format);
+	rc = vmm_vm_qmp(vm, "screendump", json_pack("{s:s, s:s}", "filename", tmp, "format", format),
+			NULL, 10000, err, errlen);
+	if (rc == 0)
+		rc = copy_file(tmp, path, err, errlen);
+	unlink(tmp);
+	return rc;
+}
+
+void vmm_vm_destroy(struct vmm_vm *vm)
+{
+	if (!vm)
+		return;
+	if (vm->proc.pid > 0 && !vmm_proc_wait(&vm->proc, 0)) {
+		char err[256];
+
+		/* A polite quit lets QEMU flush and remove its sockets. */
+		if (vm->qmp)
+			qmp_client_call(vm->qmp, "quit", NULL, -1, NULL, 1000, err, sizeof(err));
+		if (!vmm_proc_wait(&vm->proc, 3000))
+			vmm_proc_signal(&vm->proc, SIGKILL);
+	}
+	vmm_proc_release(&vm->proc);
+	qmp_client_destroy(vm->qmp);
+	if (vm->console_fd >= 0)
+		close(vm->console_fd);
+	if (vm->run_dir[0])
+		fs_rm_rf(vm->run_dir);
+	free(vm->url);
+	free(vm);
+}
+
+const char *vmm_vm_run_dir(const struct vmm_vm *vm)
+{
+	return vm->run_dir;
+}
+
+const struct vmm_proc *vmm_vm_proc(const struct vmm_vm *vm)
+{
+	return &vm->proc;
+}
+
+size_t vmm_vm_phases(const struct vmm_vm *vm, const struct vmm_phase **phases)
+{
+	*phases = vm->phases;
+	return vm->n_phases;
+}
+
+const char *vmm_vm_console_tail(const struct vmm_vm *vm)
+{
+	return vm->tail;
+}
