@@ -78,7 +78,7 @@ static bool probe_kvm(const struct vmm_image *img, const char *qemu_bin, char *w
 	argv[n++] = "-serial";
 	argv[n++] = serial;
 	argv[n] = NULL;
-	if (vmm_proc_spawn(argv, log, NULL, 0, &p, err, sizeof(err)) < 0) {
+	if (vmm_proc_spawn(argv, log, NULL, 0, NULL, &p, err, sizeof(err)) < 0) {
 		snprintf(why, len, "probe: %s", err);
 		goto out;
 	}

@@ -124,16 +124,8 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 	strv_pushf(out, "unix:%s/qmp.sock,server=on,wait=off", run_dir);
 	if (spec->sandbox) {
 		strv_push(out, "-sandbox");
-		/* -runas drops privileges after the filter is installed, so it
-		 * needs setuid; once dropped (real, effective and saved ids)
-		 * nothing is left to elevate to. */
-		strv_pushf(out, "on,obsolete=deny,elevateprivileges=%s,spawn=deny,"
-				"resourcecontrol=deny",
-			   spec->runas ? "allow" : "deny");
-	}
-	if (spec->runas) {
-		strv_push(out, "-runas");
-		strv_push(out, spec->runas);
+		strv_push(out, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
+			       "resourcecontrol=deny");
 	}
 	if (out->oom) {
 		strv_free(out);

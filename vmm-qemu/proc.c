@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +23,16 @@
 
 /* Runs in the child between fork and exec: only async-signal-safe calls. */
 static void child_exec(char *const argv[], const char *log_path, const int *keep, size_t n_keep,
-		       pid_t parent)
+		       const struct vmm_cred *cred, pid_t parent)
 {
 	struct rlimit no_core = { 0, 0 };
 	int fd;
 
+	if (cred && (setgroups((size_t)cred->n_groups, cred->groups) < 0 ||
+		     setresgid(cred->gid, cred->gid, cred->gid) < 0 ||
+		     setresuid(cred->uid, cred->uid, cred->uid) < 0))
+		_exit(126);
+	/* After the credential change, which would clear it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(127); /* the parent is already gone */
 	setpgid(0, 0); /* a ^C on the terminal is the parent's to handle */
@@ -34,7 +41,7 @@ static void child_exec(char *const argv[], const char *log_path, const int *keep
 	fd = open("/dev/null", O_RDONLY);
 	if (fd < 0 || dup2(fd, 0) < 0)
 		_exit(127);
-	fd = open(log_path ? log_path : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0600);
+	fd = open(log_path ? log_path : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0640);
 	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 		_exit(127);
 	/* Everything above 2 closes on exec, except the fds handed over. */
@@ -50,8 +57,24 @@ static void child_exec(char *const argv[], const char *log_path, const int *keep
 	_exit(127);
 }
 
+int vmm_cred_lookup(const char *user, struct vmm_cred *cred)
+{
+	struct passwd *pw = getpwnam(user);
+	struct group *kvm = getgrnam("kvm");
+
+	if (!pw)
+		return -ENOENT;
+	memset(cred, 0, sizeof(*cred));
+	cred->uid = pw->pw_uid;
+	cred->gid = pw->pw_gid;
+	cred->groups[cred->n_groups++] = pw->pw_gid;
+	if (kvm)
+		cred->groups[cred->n_groups++] = kvm->gr_gid;
+	return 0;
+}
+
 int vmm_proc_spawn(char *const argv[], const char *log_path, const int *keep_fds, size_t n_keep,
-		   struct vmm_proc *p, char *err, size_t errlen)
+		   const struct vmm_cred *cred, struct vmm_proc *p, char *err, size_t errlen)
 {
 	pid_t parent = getpid();
 	int e;
@@ -66,7 +89,7 @@ int vmm_proc_spawn(char *const argv[], const char *log_path, const int *keep_fds
 		return -e;
 	}
 	if (p->pid == 0)
-		child_exec(argv, log_path, keep_fds, n_keep, parent);
+		child_exec(argv, log_path, keep_fds, n_keep, cred, parent);
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	if (p->pidfd < 0) {
 		e = errno;
@@ -145,7 +168,7 @@ int vmm_proc_run(char *const argv[], const char *log_path, int timeout_ms, char 
 	struct vmm_proc p;
 	int rc;
 
-	rc = vmm_proc_spawn(argv, log_path, NULL, 0, &p, err, errlen);
+	rc = vmm_proc_spawn(argv, log_path, NULL, 0, NULL, &p, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (!vmm_proc_wait(&p, timeout_ms)) {

@@ -8,6 +8,19 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* Credentials a child drops to before exec (not after, as QEMU's -runas
+ * would: a credential change clears PR_SET_PDEATHSIG). */
+struct vmm_cred {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[8]; /* supplementary groups, e.g. kvm */
+	int n_groups;
+};
+
+/* Fills cred for user name, with the kvm group added when it exists.
+ * Returns 0 or -ENOENT when there is no such user. */
+int vmm_cred_lookup(const char *user, struct vmm_cred *cred);
+
 struct vmm_proc {
 	pid_t pid; /* 0 once reaped */
 	int pidfd; /* owned; readable when the child exits; -1 when closed */
@@ -16,11 +29,11 @@ struct vmm_proc {
 };
 
 /* Starts argv[0] (searched in PATH) with stdin on /dev/null and stdout and
- * stderr appended to log_path (or /dev/null when NULL). Every descriptor
- * but 0-2 and those in keep_fds is closed in the child. Returns 0 or -errno
- * with a reason in err. */
+ * stderr appended to log_path (or /dev/null when NULL), as cred when not
+ * NULL. Every descriptor but 0-2 and those in keep_fds is closed in the
+ * child. Returns 0 or -errno with a reason in err. */
 int vmm_proc_spawn(char *const argv[], const char *log_path, const int *keep_fds, size_t n_keep,
-		   struct vmm_proc *p, char *err, size_t errlen);
+		   const struct vmm_cred *cred, struct vmm_proc *p, char *err, size_t errlen);
 
 /* Waits up to timeout_ms (0: just checks; -1: forever) for the child to exit
  * and reaps it. Returns true when it has exited (status is set). */

@@ -231,6 +231,10 @@ int qmp_client_call(struct qmp_client *c, const char *cmd, json_t *args, int fd,
 		if (n > 0)
 			rc = qmp_client_service(c, p.revents, err, errlen);
 	}
+	/* The reply may arrive in the same read as the monitor's hang-up; the
+	 * hang-up is seen again by the next read. */
+	if (st.done)
+		rc = 0;
 	if (rc < 0) {
 		/* A late reply must not land in st, which lives on this stack. */
 		if (!st.done)

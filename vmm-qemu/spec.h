@@ -27,7 +27,6 @@ struct vmm_spec {
 	int tb_size_mib; /* TCG translation cache size; 0 means 256 */
 	const char *url; /* start URL, NULL for about:blank */
 	bool has_page; /* the run dir holds page.html, exposed as fw_cfg opt/vitrine/page */
-	const char *runas; /* user QEMU drops to after start-up, or NULL */
 	bool sandbox; /* -sandbox on with every deny option */
 };
 

@@ -38,6 +38,8 @@ struct vmm_vm {
 	char guest_error[256]; /* first VITRINE error= line */
 	char last_event[64]; /* last QMP event, for exit reports */
 	int screendumps;
+	struct vmm_cred cred; /* QEMU runs as this when drop_privileges */
+	bool drop_privileges;
 };
 
 const char *vmm_run_base(const char *override)
@@ -270,17 +272,22 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 		}
 	}
 	if (runas) {
-		/* QEMU writes screendumps here after dropping to runas. */
-		struct passwd *pw = getpwnam(runas);
-
-		if (!pw || chown(vm->run_dir, pw->pw_uid, pw->pw_gid) < 0) {
-			snprintf(err, errlen, "chown %s to %s failed", vm->run_dir, runas);
-			return -EPERM;
+		/* QEMU creates its sockets and screendumps here. */
+		if (vmm_cred_lookup(runas, &vm->cred) < 0) {
+			snprintf(err, errlen, "no user %s to run QEMU as", runas);
+			return -ENOENT;
+		}
+		vm->drop_privileges = true;
+		if (chown(vm->run_dir, vm->cred.uid, vm->cred.gid) < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "chown %s: %s", vm->run_dir, strerror(errno));
+			return rc;
 		}
 		snprintf(path, sizeof(path), "%s/disk.qcow2", vm->run_dir);
-		if (vm->image.rootfs[0] && chown(path, pw->pw_uid, pw->pw_gid) < 0) {
+		if (vm->image.rootfs[0] && chown(path, vm->cred.uid, vm->cred.gid) < 0) {
+			rc = -errno;
 			snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
-			return -EPERM;
+			return rc;
 		}
 	}
 	return 0;
@@ -309,14 +316,13 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
 	vm->spec = *spec;
 	vm->spec.image = &vm->image;
 	vm->spec.has_page = opts->page_file != NULL;
-	vm->spec.runas = qemu_user();
 	if (spec->url && !(vm->url = strdup(spec->url))) {
 		rc = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	vm->spec.url = vm->url;
-	rc = prepare_run_dir(vm, vm->spec.runas, err, errlen);
+	rc = prepare_run_dir(vm, qemu_user(), err, errlen);
 	if (rc < 0)
 		goto fail;
 	rc = vmm_argv_build(&vm->spec, opts->qemu_bin ? opts->qemu_bin : "qemu-system-x86_64",
@@ -325,7 +331,8 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
 		goto fail;
 	snprintf(path, sizeof(path), "%s/qemu.log", vm->run_dir);
 	vm->spawn_ms = fs_now_ms();
-	rc = vmm_proc_spawn(argv.v, path, NULL, 0, &vm->proc, err, errlen);
+	rc = vmm_proc_spawn(argv.v, path, NULL, 0, vm->drop_privileges ? &vm->cred : NULL,
+			    &vm->proc, err, errlen);
 	strv_free(&argv);
 	if (rc < 0)
 		goto fail;

@@ -53,7 +53,6 @@ static void test_tcg_desktop(void **state)
 	spec.accel = VMM_ACCEL_TCG;
 	spec.url = "https://example.test/a b?q=\"x\"&y='1'";
 	spec.has_page = true;
-	spec.runas = "vitrine-qemu";
 	assert_int_equal(vmm_argv_build(&spec, "qemu-system-x86_64", "/run/v/vm-1", &v, err, sizeof(err)), 0);
 	assert_string_equal(v.v[0], "qemu-system-x86_64");
 	assert_non_null(opt_with(&v, "-accel", "tcg,thread=multi,tb-size=256"));
@@ -74,7 +73,9 @@ static void test_tcg_desktop(void **state)
 	assert_non_null(opt_with(&v, "-serial", "file:/run/v/vm-1/serial.log"));
 	assert_non_null(opt_with(&v, "-fw_cfg", "name=opt/vitrine/page,file=/run/v/vm-1/page.html"));
 	assert_non_null(opt_with(&v, "-sandbox", "spawn=deny"));
-	assert_non_null(opt_with(&v, "-runas", "vitrine-qemu"));
+	assert_non_null(opt_with(&v, "-sandbox", "elevateprivileges=deny"));
+	/* Privileges are dropped before exec, never by QEMU (see proc.h). */
+	assert_int_equal(find_arg(&v, "-runas"), -1);
 	assert_string_equal(opt_with(&v, "-append", "console"),
 			    "console=ttyS0 quiet panic=1 vitrine.width=1280 vitrine.height=800 "
 			    "vitrine.url=https://example.test/a%20b?q=%22x%22&y=%271%27");
@@ -109,7 +110,6 @@ static void test_kvm_tiny_no_disk_no_page(void **state)
 	assert_int_equal(find_arg(&v, "-drive"), -1);
 	assert_int_equal(find_arg(&v, "-fw_cfg"), -1);
 	assert_int_equal(find_arg(&v, "-sandbox"), -1);
-	assert_int_equal(find_arg(&v, "-runas"), -1);
 	assert_string_equal(opt_with(&v, "-append", "panic"), "panic=1 vitrine.width=1024 vitrine.height=768");
 	strv_free(&v);
 }
