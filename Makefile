@@ -34,7 +34,7 @@ LIBS := $(O)/libvmm.a $(O)/libcommon.a
 TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench format
+.PHONY: all clean images image-tiny image-desktop test test-unit bench demo format
 all: $(O)/vitrine $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -72,8 +72,13 @@ test: all
 test-unit: all
 	tests/run.sh unit
 
+# Cold boot of both images, median of 3, against the stock-initrd baseline.
 bench: all images
 	$(O)/bench/bench_boot
+
+# Boots the demo desktop session and saves its screen (deploy/demo.sh).
+demo:
+	deploy/demo.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# tests/run.sh [unit|integration|e2e|all]: builds what the chosen suites need
+# (binaries, the sanitizer build, guest images), runs every test binary in its
+# own process with a time limit, first from the normal build, then from the
+# ASan+UBSan build, checks that no QEMU and no run dir outlived the tests, and
+# ends with one line "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+suite=${1:-all}
+case $suite in unit | integration | e2e | all) ;; *)
+	echo "usage: $0 [unit|integration|e2e|all]" >&2
+	exit 2
+	;;
+esac
+
+export VITRINE_HOME=${VITRINE_HOME:-/var/lib/vitrine}
+# Tests get their own run base, so the hygiene check below sees only theirs.
+export VITRINE_RUN=${VITRINE_RUN:-/tmp/vitrine-test-run}
+rm -rf "$VITRINE_RUN"
+mkdir -p "$VITRINE_RUN"
+
+passed=0
+failed=0
+failures=()
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "build"
+make -j"$(nproc)" all >/dev/null && make -j"$(nproc)" SAN=1 all >/dev/null || {
+	echo "build failed"
+	echo "0 passed, 1 failed"
+	exit 1
+}
+
+want() { [ "$suite" = all ] || [ "$suite" = "$1" ]; }
+if want integration || want e2e; then
+	step "guest images"
+	images=(tiny)
+	want e2e && images+=(desktop)
+	guest-images/build.sh "${images[@]}" || {
+		echo "image build failed"
+		echo "0 passed, 1 failed"
+		exit 1
+	}
+fi
+
+# run_binary BUILD_DIR TEST: runs one cmocka binary, adds its counts.
+run_binary() {
+	local dir=$1 t=$2 out p f limit=600
+	[ "${t#e2e/}" != "$t" ] && limit=900
+	out=$(VITRINE_BIN=$dir/vitrine ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		timeout --kill-after=10 $limit "$dir/tests/$t" 2>&1)
+	local rc=$?
+	printf '%s\n' "$out" | sed 's/^/    /'
+	p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
+	f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
+	p=${p:-0}
+	f=${f:-0}
+	# A crash, a sanitizer report or a timeout fails the binary even if
+	# its tests had passed.
+	if [ $rc -ne 0 ] && [ "$f" = 0 ]; then
+		f=1
+		echo "    !! $dir/tests/$t exited with status $rc"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	[ "$f" = 0 ] || failures+=("$dir/tests/$t")
+}
+
+for dir in build build-san; do
+	for kind in unit integration e2e; do
+		want "$kind" || continue
+		for bin in "$dir"/tests/"$kind"/test_*; do
+			[ -x "$bin" ] || continue
+			step "$dir: ${bin#"$dir"/tests/}"
+			run_binary "$dir" "${bin#"$dir"/tests/}"
+		done
+	done
+done
+
+step "hygiene: no QEMU and no run dir outlive the tests"
+leftover=$(pgrep -f "qemu-system-x86_64 -name vitrine-" || true)
+dirs=$(find "$VITRINE_RUN" -mindepth 1 -maxdepth 1 2>/dev/null)
+if [ -n "$leftover" ] || [ -n "$dirs" ]; then
+	echo "    left behind: QEMU pids [$leftover] run dirs [$dirs]"
+	pkill -9 -f "qemu-system-x86_64 -name vitrine-" || true
+	failed=$((failed + 1))
+	failures+=("hygiene")
+else
+	echo "    none"
+	passed=$((passed + 1))
+fi
+rm -rf "$VITRINE_RUN"
+
+if [ ${#failures[@]} -gt 0 ]; then
+	printf '\nfailed: %s\n' "${failures[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
