@@ -27,14 +27,16 @@ INTEG_SRC := $(wildcard tests/integration/test_*.c)
 E2E_SRC := $(wildcard tests/e2e/test_*.c)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 LIBS := $(O)/libvmm.a $(O)/libcommon.a
 
 TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
+FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench demo format
+.PHONY: all clean images image-tiny image-desktop test test-unit bench demo fuzz format
 all: $(O)/vitrine $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -58,6 +60,14 @@ $(O)/tests/%: $(O)/obj/tests/%.o $(O)/libtest.a $(LIBS)
 $(O)/bench/%: $(O)/obj/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# libFuzzer targets (clang), with ASan and UBSan; tests/run.sh runs them.
+FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+	$(shell pkg-config --cflags $(PKGS))
+fuzz: $(FUZZERS)
+build/fuzz/%: tests/fuzz/%.c $(VMM_SRC) $(COMMON_SRC)
+	@mkdir -p $(dir $@)
+	clang $(FUZZFLAGS) -o $@ $^ $(LDLIBS)
 
 images: image-tiny image-desktop
 image-tiny:
@@ -85,5 +95,8 @@ format:
 
 clean:
 	rm -rf build build-san
+
+# Keep the objects of tests and benches (intermediates of a chain of rules).
+.SECONDARY:
 
 -include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

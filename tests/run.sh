@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# tests/run.sh [unit|integration|e2e|all]: builds what the chosen suites need
-# (binaries, the sanitizer build, guest images), runs every test binary in its
-# own process with a time limit, first from the normal build, then from the
-# ASan+UBSan build, checks that no QEMU and no run dir outlived the tests, and
-# ends with one line "N passed, N failed".
+# tests/run.sh [unit|integration|e2e|fuzz|all]: builds what the chosen suites
+# need (binaries, the sanitizer build, guest images, fuzzers), runs every test
+# binary in its own process with a time limit, first from the normal build,
+# then from the ASan+UBSan build, runs each fuzz target for a bounded time,
+# checks that no QEMU and no run dir outlived the tests, and ends with one
+# line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 suite=${1:-all}
-case $suite in unit | integration | e2e | all) ;; *)
-	echo "usage: $0 [unit|integration|e2e|all]" >&2
+case $suite in unit | integration | e2e | fuzz | all) ;; *)
+	echo "usage: $0 [unit|integration|e2e|fuzz|all]" >&2
 	exit 2
 	;;
 esac
@@ -79,6 +80,31 @@ for dir in build build-san; do
 		done
 	done
 done
+
+if want fuzz; then
+	step "fuzz targets (${FUZZ_SECONDS:=20} s each, ASan+UBSan)"
+	if make -j"$(nproc)" fuzz >/dev/null; then
+		for f in build/fuzz/fuzz_*; do
+			name=${f##*/fuzz_}
+			corpus=$(mktemp -d)
+			cp tests/fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null
+			if timeout 300 "$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+				"$corpus" >"$corpus.log" 2>&1; then
+				echo "    $f: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$corpus.log" | grep -o '[0-9]*$') inputs, no failure"
+				passed=$((passed + 1))
+			else
+				tail -30 "$corpus.log" | sed 's/^/    /'
+				failed=$((failed + 1))
+				failures+=("$f")
+			fi
+			rm -rf "$corpus" "$corpus.log"
+		done
+	else
+		echo "    fuzzers did not build"
+		failed=$((failed + 1))
+		failures+=("fuzz build")
+	fi
+fi
 
 step "hygiene: no QEMU and no run dir outlive the tests"
 leftover=$(pgrep -f "qemu-system-x86_64 -name vitrine-" || true)
