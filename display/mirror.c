@@ -1,0 +1,575 @@
+/* display/mirror.c: the libvncclient worker behind display/mirror.h.
+ *
+ * Threads: the worker alone touches the rfbClient (reads, writes, the
+ * client framebuffer, pending damage, probe state). Other threads only take
+ * `lock` to read the latest frame, bump fresh_req, or wait on `cond`; they
+ * wake the worker through an eventfd. */
+#include "display/mirror.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <rfb/keysym.h>
+#include <rfb/rfbclient.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The pixel whose forced refresh marks the answer to a freshness probe:
+ * (0, 0) exists at every resolution. */
+#define PROBE_X 0
+#define PROBE_Y 0
+/* Key-up of a key this client never presses: resets QEMU's refresh timer,
+ * dropped by QEMU's keyboard state tracker before it reaches the guest. */
+#define NUDGE_KEYSYM XK_Pause
+
+struct display_mirror {
+	rfbClient *client; /* owned; worker-only once the worker runs */
+	pthread_t thread;
+	bool thread_started;
+	int wake_fd; /* owned eventfd: other threads -> worker */
+	void (*on_frame)(void *ud);
+	void *ud;
+	atomic_bool stopping;
+
+	pthread_mutex_t lock; /* guards the fields down to `error` */
+	pthread_cond_t cond; /* signalled on a new frame, a fresh answer or failure */
+	struct display_frame *latest; /* owned reference; written by the worker only */
+	uint64_t fresh_req; /* freshness requests so far */
+	uint64_t fresh_done; /* requests answered (<= fresh_req) */
+	bool failed;
+	char error[256];
+
+	/* Worker-only state. */
+	uint64_t seq;
+	uint64_t probe_gen; /* fresh_req value the probe in flight answers; 0: none */
+	bool probe_hit; /* the current update carried the probe pixel */
+	struct display_damage pending; /* rects of the current update */
+	uint8_t *covered; /* owned, one byte per pixel until the first full frame */
+	size_t covered_count;
+	bool full; /* every pixel received since the last (re)size */
+	bool resized; /* next publish carries the whole screen as damage */
+};
+
+static int client_tag; /* its address keys rfbClientSetClientData */
+static _Thread_local char vnc_last_error[256];
+
+/* libvncclient logs through globals: keep its words for our err buffers. */
+static void vnc_log_quiet(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+static void vnc_log_error(const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(vnc_last_error, sizeof(vnc_last_error), fmt, ap);
+	va_end(ap);
+	n = strlen(vnc_last_error);
+	while (n && vnc_last_error[n - 1] == '\n')
+		vnc_last_error[--n] = '\0';
+}
+
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static void set_log_procs(void)
+{
+	rfbClientLog = vnc_log_quiet;
+	rfbClientErr = vnc_log_error;
+}
+
+static struct display_mirror *mirror_of(rfbClient *cl)
+{
+	return rfbClientGetClientData(cl, &client_tag);
+}
+
+static rfbBool on_malloc_fb(rfbClient *cl)
+{
+	struct display_mirror *m = mirror_of(cl);
+	size_t pixels = (size_t)cl->width * (size_t)cl->height;
+
+	if (cl->width <= 0 || cl->height <= 0 || cl->width > 16384 || cl->height > 16384) {
+		vnc_log_error("server screen size %dx%d is not supported", cl->width, cl->height);
+		return FALSE;
+	}
+	free(cl->frameBuffer);
+	free(m->covered);
+	cl->frameBuffer = calloc(pixels, 4);
+	m->covered = calloc(pixels, 1);
+	if (!cl->frameBuffer || !m->covered) {
+		vnc_log_error("out of memory for a %dx%d framebuffer", cl->width, cl->height);
+		return FALSE;
+	}
+	m->covered_count = 0;
+	m->full = false;
+	m->resized = true;
+	display_damage_clear(&m->pending);
+	return TRUE;
+}
+
+static void mark_covered(struct display_mirror *m, rfbClient *cl, struct display_rect r)
+{
+	for (int y = r.y; y < r.y + r.h; y++) {
+		uint8_t *row = m->covered + (size_t)y * cl->width;
+
+		for (int x = r.x; x < r.x + r.w; x++)
+			if (!row[x]) {
+				row[x] = 1;
+				m->covered_count++;
+			}
+	}
+	if (m->covered_count == (size_t)cl->width * cl->height) {
+		m->full = true;
+		free(m->covered);
+		m->covered = NULL;
+	}
+}
+
+/* Pixels arrive through libvncclient's rendering hooks rather than
+ * GotFrameBufferUpdate, which also reports pseudo-rects (QEMU's first
+ * update is an ExtendedDesktopSize rect with no pixels). */
+static void note_rect(rfbClient *cl, struct display_rect r)
+{
+	struct display_mirror *m = mirror_of(cl);
+
+	display_damage_add(&m->pending, r, cl->width, cl->height);
+	if (!m->full)
+		mark_covered(m, cl, r);
+	if (m->probe_gen && r.x <= PROBE_X && PROBE_X < r.x + r.w && r.y <= PROBE_Y &&
+	    PROBE_Y < r.y + r.h)
+		m->probe_hit = true;
+}
+
+static bool rect_ok(rfbClient *cl, int x, int y, int w, int h)
+{
+	return cl->frameBuffer && x >= 0 && y >= 0 && w > 0 && h > 0 && x + w <= cl->width &&
+	       y + h <= cl->height;
+}
+
+static void on_bitmap(rfbClient *cl, const uint8_t *buf, int x, int y, int w, int h)
+{
+	size_t stride = (size_t)cl->width * 4;
+
+	if (!rect_ok(cl, x, y, w, h))
+		return;
+	for (int j = 0; j < h; j++)
+		memcpy(cl->frameBuffer + (size_t)(y + j) * stride + (size_t)x * 4,
+		       buf + (size_t)j * w * 4, (size_t)w * 4);
+	note_rect(cl, (struct display_rect){ x, y, w, h });
+}
+
+static void on_fill(rfbClient *cl, int x, int y, int w, int h, uint32_t colour)
+{
+	size_t stride = (size_t)cl->width * 4;
+
+	if (!rect_ok(cl, x, y, w, h))
+		return;
+	for (int j = 0; j < h; j++) {
+		uint8_t *row = cl->frameBuffer + (size_t)(y + j) * stride + (size_t)x * 4;
+
+		for (int i = 0; i < w; i++)
+			memcpy(row + (size_t)i * 4, &colour, 4);
+	}
+	note_rect(cl, (struct display_rect){ x, y, w, h });
+}
+
+static void on_copy(rfbClient *cl, int sx, int sy, int w, int h, int dx, int dy)
+{
+	size_t stride = (size_t)cl->width * 4;
+
+	if (!rect_ok(cl, sx, sy, w, h) || !rect_ok(cl, dx, dy, w, h))
+		return;
+	/* Rows in the order that never reads an already-overwritten row. */
+	for (int k = 0; k < h; k++) {
+		int j = dy > sy ? h - 1 - k : k;
+
+		memmove(cl->frameBuffer + (size_t)(dy + j) * stride + (size_t)dx * 4,
+			cl->frameBuffer + (size_t)(sy + j) * stride + (size_t)sx * 4, (size_t)w * 4);
+	}
+	note_rect(cl, (struct display_rect){ dx, dy, w, h });
+}
+
+/* Shrinks r to the rows that differ between the new pixels and prev;
+ * returns false when none do. */
+static bool changed_rows(const struct display_frame *prev, const uint8_t *fb, int stride,
+			 struct display_rect *r)
+{
+	int y0 = -1, y1 = -1;
+
+	for (int y = r->y; y < r->y + r->h; y++) {
+		size_t off = (size_t)y * stride + (size_t)r->x * 4;
+
+		if (memcmp(prev->pixels + off, fb + off, (size_t)r->w * 4)) {
+			if (y0 < 0)
+				y0 = y;
+			y1 = y;
+		}
+	}
+	if (y0 < 0)
+		return false;
+	r->y = y0;
+	r->h = y1 - y0 + 1;
+	return true;
+}
+
+static void answer_probe_locked(struct display_mirror *m)
+{
+	if (m->probe_hit) {
+		if (m->probe_gen > m->fresh_done)
+			m->fresh_done = m->probe_gen;
+		m->probe_gen = 0;
+		m->probe_hit = false;
+	}
+}
+
+static void on_finished_update(rfbClient *cl)
+{
+	struct display_mirror *m = mirror_of(cl);
+	struct display_frame *prev = m->latest, *f;
+	struct display_damage damage;
+	int stride = cl->width * 4;
+
+	display_damage_clear(&damage);
+	if (m->full) {
+		if (!prev || m->resized || prev->width != cl->width || prev->height != cl->height) {
+			display_damage_add(&damage, (struct display_rect){ 0, 0, cl->width, cl->height },
+					   cl->width, cl->height);
+		} else {
+			for (int i = 0; i < m->pending.n; i++) {
+				struct display_rect r = m->pending.rects[i];
+
+				if (changed_rows(prev, cl->frameBuffer, stride, &r))
+					display_damage_add(&damage, r, cl->width, cl->height);
+			}
+		}
+	}
+	display_damage_clear(&m->pending);
+	f = damage.n ? display_frame_create(cl->width, cl->height) : NULL;
+	if (f) {
+		memcpy(f->pixels, cl->frameBuffer, (size_t)stride * cl->height);
+		f->seq = ++m->seq;
+		f->changed_ms = display_now_ms();
+		f->damage = damage;
+		m->resized = false;
+	}
+	/* On allocation failure the damage is dropped but the next change
+	 * publishes the whole current framebuffer anyway (we copy it all). */
+	pthread_mutex_lock(&m->lock);
+	if (f)
+		m->latest = f;
+	answer_probe_locked(m);
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	if (f) {
+		display_frame_unref(prev);
+		if (m->on_frame)
+			m->on_frame(m->ud);
+	}
+}
+
+static void fail(struct display_mirror *m, const char *why)
+{
+	pthread_mutex_lock(&m->lock);
+	m->failed = true;
+	snprintf(m->error, sizeof(m->error), "vnc: %s", why && *why ? why : "connection lost");
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	if (m->on_frame)
+		m->on_frame(m->ud);
+}
+
+/* Sends a freshness probe when one is wanted and none is in flight. */
+static bool maybe_probe(struct display_mirror *m)
+{
+	uint64_t want;
+
+	if (m->probe_gen)
+		return true;
+	pthread_mutex_lock(&m->lock);
+	want = m->fresh_req > m->fresh_done ? m->fresh_req : 0;
+	pthread_mutex_unlock(&m->lock);
+	if (!want)
+		return true;
+	m->probe_gen = want;
+	m->probe_hit = false;
+	return SendKeyEvent(m->client, NUDGE_KEYSYM, FALSE) &&
+	       SendFramebufferUpdateRequest(m->client, PROBE_X, PROBE_Y, 1, 1, FALSE);
+}
+
+static void *worker_main(void *arg)
+{
+	struct display_mirror *m = arg;
+	rfbClient *cl = m->client;
+
+	while (!atomic_load(&m->stopping)) {
+		if (!maybe_probe(m)) {
+			fail(m, vnc_last_error[0] ? vnc_last_error : "write failed");
+			break;
+		}
+		/* libvncclient may hold already-read bytes: poll only when it has none. */
+		if (!cl->buffered) {
+			struct pollfd pfd[2] = { { .fd = cl->sock, .events = POLLIN },
+						 { .fd = m->wake_fd, .events = POLLIN } };
+			uint64_t v;
+			int n = poll(pfd, 2, 1000);
+
+			if (n < 0 && errno != EINTR) {
+				fail(m, strerror(errno));
+				break;
+			}
+			if (n > 0 && (pfd[1].revents & POLLIN) && read(m->wake_fd, &v, sizeof(v)) < 0)
+				v = 0;
+			if (n <= 0 || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+		}
+		if (atomic_load(&m->stopping))
+			break;
+		if (!HandleRFBServerMessage(cl)) {
+			if (!atomic_load(&m->stopping))
+				fail(m, vnc_last_error[0] ? vnc_last_error : "connection lost");
+			break;
+		}
+	}
+	return NULL;
+}
+
+int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud), void *ud,
+			 struct display_mirror **out, char *err, size_t errlen)
+{
+	struct display_mirror *m;
+	pthread_condattr_t ca;
+	struct stat st;
+	int rc;
+
+	*out = NULL;
+	pthread_once(&log_once, set_log_procs);
+	if (stat(vnc_socket_path, &st) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path, strerror(-rc));
+		return rc;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "vnc %s: not a unix socket", vnc_socket_path);
+		return -ENOTSOCK;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "vnc %s: out of memory", vnc_socket_path);
+		return -ENOMEM;
+	}
+	m->on_frame = on_frame;
+	m->ud = ud;
+	atomic_init(&m->stopping, false);
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->client = rfbGetClient(8, 3, 4);
+	if (m->wake_fd < 0 || !m->client) {
+		snprintf(err, errlen, "vnc %s: out of resources", vnc_socket_path);
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rfbClientSetClientData(m->client, &client_tag, m);
+	m->client->MallocFrameBuffer = on_malloc_fb;
+	m->client->GotBitmap = on_bitmap;
+	m->client->GotFillRect = on_fill;
+	m->client->GotCopyRect = on_copy;
+	m->client->FinishedFrameBufferUpdate = on_finished_update;
+	m->client->canHandleNewFBSize = TRUE;
+	m->client->appData.encodingsString = "raw";
+	m->client->appData.useRemoteCursor = FALSE;
+	m->client->appData.shareDesktop = TRUE;
+	free(m->client->serverHost); /* rfbGetClient put a strdup("") there */
+	m->client->serverHost = strdup(vnc_socket_path);
+	m->client->serverPort = 0;
+	if (!m->client->serverHost) {
+		snprintf(err, errlen, "vnc %s: out of memory", vnc_socket_path);
+		rc = -ENOMEM;
+		goto fail;
+	}
+	vnc_last_error[0] = '\0';
+	/* rfbInitClient frees the client when it fails. */
+	if (!rfbInitClient(m->client, NULL, NULL)) {
+		m->client = NULL;
+		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path,
+			 vnc_last_error[0] ? vnc_last_error : "connection or handshake failed");
+		rc = -EPROTO;
+		goto fail;
+	}
+	rc = -pthread_create(&m->thread, NULL, worker_main, m);
+	if (rc < 0) {
+		snprintf(err, errlen, "vnc %s: worker thread: %s", vnc_socket_path, strerror(-rc));
+		goto fail;
+	}
+	m->thread_started = true;
+	*out = m;
+	return 0;
+fail:
+	display_mirror_stop(m);
+	return rc;
+}
+
+void display_mirror_stop(struct display_mirror *m)
+{
+	uint64_t one = 1;
+
+	if (!m)
+		return;
+	if (m->thread_started) {
+		atomic_store(&m->stopping, true);
+		/* Break a blocking read inside libvncclient, then wake the poll. */
+		shutdown(m->client->sock, SHUT_RDWR);
+		if (write(m->wake_fd, &one, sizeof(one)) < 0)
+			one = 0;
+		pthread_join(m->thread, NULL);
+	}
+	if (m->client) {
+		free(m->client->frameBuffer);
+		m->client->frameBuffer = NULL;
+		rfbClientCleanup(m->client);
+	}
+	if (m->wake_fd >= 0)
+		close(m->wake_fd);
+	display_frame_unref(m->latest);
+	free(m->covered);
+	pthread_cond_destroy(&m->cond);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+struct display_frame *display_mirror_latest(struct display_mirror *m)
+{
+	struct display_frame *f;
+
+	pthread_mutex_lock(&m->lock);
+	f = display_frame_ref(m->latest);
+	pthread_mutex_unlock(&m->lock);
+	return f;
+}
+
+static void deadline_after(struct timespec *ts, int timeout_ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += timeout_ms / 1000;
+	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+int display_mirror_wait_frame(struct display_mirror *m, uint64_t seq, int timeout_ms,
+			      struct display_frame **out)
+{
+	struct timespec deadline;
+	int rc = 0;
+
+	*out = NULL;
+	deadline_after(&deadline, timeout_ms < 0 ? 0 : timeout_ms);
+	pthread_mutex_lock(&m->lock);
+	while (!m->failed && (!m->latest || m->latest->seq <= seq) && rc == 0)
+		rc = -pthread_cond_timedwait(&m->cond, &m->lock, &deadline);
+	if (m->latest && m->latest->seq > seq)
+		*out = display_frame_ref(m->latest), rc = 0;
+	else if (m->failed)
+		rc = -EPIPE;
+	else
+		rc = -ETIMEDOUT;
+	pthread_mutex_unlock(&m->lock);
+	return rc;
+}
+
+static void wake_worker(struct display_mirror *m)
+{
+	uint64_t one = 1;
+
+	if (write(m->wake_fd, &one, sizeof(one)) < 0)
+		one = 0; /* EAGAIN: the counter is already non-zero, the worker wakes */
+}
+
+void display_mirror_request_fresh(struct display_mirror *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->fresh_req++;
+	pthread_mutex_unlock(&m->lock);
+	wake_worker(m);
+}
+
+int display_mirror_wait_fresh(struct display_mirror *m, int timeout_ms)
+{
+	struct timespec deadline;
+	uint64_t target;
+	int rc = 0;
+
+	deadline_after(&deadline, timeout_ms < 0 ? 0 : timeout_ms);
+	pthread_mutex_lock(&m->lock);
+	target = ++m->fresh_req;
+	pthread_mutex_unlock(&m->lock);
+	wake_worker(m);
+	pthread_mutex_lock(&m->lock);
+	while (!m->failed && m->fresh_done < target && rc == 0)
+		rc = -pthread_cond_timedwait(&m->cond, &m->lock, &deadline);
+	rc = m->fresh_done >= target ? 0 : m->failed ? -EPIPE : -ETIMEDOUT;
+	pthread_mutex_unlock(&m->lock);
+	return rc;
+}
+
+int display_mirror_wait_settled(struct display_mirror *m, int quiet_ms, int timeout_ms,
+				struct display_settle_result *result)
+{
+	struct display_settle s;
+	struct display_frame *f;
+	int64_t now = display_now_ms();
+	int wait;
+
+	f = display_mirror_latest(m);
+	display_settle_init(&s, now, f ? f->changed_ms : INT64_MIN, quiet_ms, timeout_ms);
+	display_frame_unref(f);
+	for (;;) {
+		int64_t left = s.start_ms + s.timeout_ms - display_now_ms();
+		int rc;
+
+		/* Every decision is made on a confirmed-current mirror. */
+		rc = display_mirror_wait_fresh(m, left > 1000 ? 1000 : left > 0 ? (int)left : 0);
+		if (rc == -EPIPE)
+			return rc;
+		f = display_mirror_latest(m);
+		if (f)
+			display_settle_change(&s, f->changed_ms);
+		display_frame_unref(f);
+		wait = rc == 0 ? display_settle_poll(&s, display_now_ms()) : 1;
+		if (rc == -ETIMEDOUT && display_now_ms() >= s.start_ms + s.timeout_ms) {
+			/* QEMU never answered: no proof of quiet. */
+			s.last_change_ms = display_now_ms();
+			wait = display_settle_poll(&s, display_now_ms());
+		}
+		if (wait == 0)
+			break;
+		/* Sleep towards the decision, but re-check at least every 100 ms. */
+		if (display_mirror_wait_frame(m, UINT64_MAX - 1, wait < 100 ? wait : 100, &f) == 0)
+			display_frame_unref(f);
+	}
+	*result = s.result;
+	return 0;
+}
+
+const char *display_mirror_error(struct display_mirror *m)
+{
+	const char *e;
+
+	pthread_mutex_lock(&m->lock);
+	e = m->failed ? m->error : "";
+	pthread_mutex_unlock(&m->lock);
+	return e;
+}
