@@ -11,6 +11,7 @@ extern volatile sig_atomic_t cli_interrupted;
 int cmd_boot(int argc, char **argv);
 int cmd_accel(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Parses a whole decimal int in [min, max]; prints a CLI error naming opt
  * and returns -1 when s is not one. */

@@ -36,6 +36,7 @@ static const struct {
 	int (*fn)(int, char **);
 	const char *help;
 } commands[] = {
+	{ "serve", cmd_serve, "run the gateway: HTTP API for sessions (see docs/api.md)" },
 	{ "boot", cmd_boot, "boot a guest image, wait until ready, optionally screenshot it" },
 	{ "accel", cmd_accel, "show which accelerator guests would use, and why" },
 	{ "gc", cmd_gc, "remove run dirs left behind by killed vitrine processes" },

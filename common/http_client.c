@@ -1,0 +1,126 @@
+/* common/http_client.c: see http_client.h. */
+#include "common/http_client.h"
+
+#include <netdb.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int connect_to(const char *host, int port, int timeout_s)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res, *ai;
+	struct timeval tv = { .tv_sec = timeout_s };
+	char service[16];
+	int fd = -1;
+
+	snprintf(service, sizeof(service), "%d", port);
+	if (getaddrinfo(host, service, &hints, &res) != 0)
+		return -EHOSTUNREACH;
+	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	return fd < 0 ? -ECONNREFUSED : fd;
+}
+
+int http_request(const char *host, int port, const char *method, const char *path,
+		 const char *token, const char *body, size_t body_len, int timeout_s,
+		 struct http_resp *resp)
+{
+	char head[1024], *buf = NULL, *sep;
+	size_t used = 0, cap = 0;
+	int fd, n;
+
+	memset(resp, 0, sizeof(*resp));
+	fd = connect_to(host, port, timeout_s);
+	if (fd < 0)
+		return fd;
+	n = snprintf(head, sizeof(head),
+		     "%s %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n%s%s%s"
+		     "Content-Length: %zu\r\n\r\n",
+		     method, path, host, port, token ? "Authorization: Bearer " : "", token ? token : "",
+		     token ? "\r\n" : "", body ? body_len : 0);
+	if (write_all(fd, head, (size_t)n) < 0 || (body && write_all(fd, body, body_len) < 0)) {
+		close(fd);
+		return -EIO;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (used + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 16384);
+
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		r = read(fd, buf + used, cap - used - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		used += (size_t)r;
+	}
+	close(fd);
+	if (!buf)
+		return -EIO;
+	buf[used] = '\0';
+	if (sscanf(buf, "HTTP/1.1 %d", &resp->status) != 1 || !(sep = strstr(buf, "\r\n\r\n"))) {
+		free(buf);
+		resp->status = 0;
+		return -EPROTO;
+	}
+	resp->body_len = used - (size_t)(sep + 4 - buf);
+	resp->body = malloc(resp->body_len + 1);
+	if (!resp->body) {
+		free(buf);
+		resp->status = 0;
+		return -ENOMEM;
+	}
+	memcpy(resp->body, sep + 4, resp->body_len);
+	resp->body[resp->body_len] = '\0';
+	free(buf);
+	resp->json = json_loadb(resp->body, resp->body_len, 0, NULL);
+	return 0;
+}
+
+void http_resp_free(struct http_resp *resp)
+{
+	free(resp->body);
+	json_decref(resp->json);
+	memset(resp, 0, sizeof(*resp));
+}
+
+const char *http_error_code(const struct http_resp *resp)
+{
+	const char *c = json_string_value(json_object_get(json_object_get(resp->json, "error"), "code"));
+
+	return c ? c : "";
+}

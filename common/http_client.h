@@ -1,0 +1,28 @@
+/* common/http_client.h: a minimal blocking HTTP/1.1 client, enough for the
+ * `vitrine` CLI and the tests to talk to a gateway (plain HTTP, one request
+ * per connection, whole body in memory). */
+#ifndef VITRINE_COMMON_HTTP_CLIENT_H
+#define VITRINE_COMMON_HTTP_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct http_resp {
+	int status; /* 0 when the request failed */
+	char *body; /* owned, NUL-terminated */
+	size_t body_len;
+	json_t *json; /* parsed body, or NULL */
+};
+
+/* Sends method path to host:port with an optional bearer token and body,
+ * waiting at most timeout_s for the answer. Returns 0 or -errno (resolve,
+ * connect, I/O, or -EPROTO for a reply that is not HTTP); *resp is filled
+ * either way (free it). */
+int http_request(const char *host, int port, const char *method, const char *path,
+		 const char *token, const char *body, size_t body_len, int timeout_s,
+		 struct http_resp *resp);
+void http_resp_free(struct http_resp *resp);
+/* The error code of an API error body, or "". */
+const char *http_error_code(const struct http_resp *resp);
+
+#endif

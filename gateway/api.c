@@ -1,0 +1,236 @@
+/* gateway/api.c: see api.h. The API is documented in docs/api.md. */
+#include "gateway/api.h"
+
+#include "common/fsutil.h"
+#include "gateway/session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_WAIT_S 300
+
+/* Answers 401/403 and returns false unless the token grants at least need
+ * on session s (NULL: an operator-only route). */
+static bool authorise(struct http_req *r, const struct sess *s, enum auth_scope need)
+{
+	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key,
+					    s ? s->control_token : NULL, s ? s->view_token : NULL);
+
+	/* On an operator route, a valid session token is known but not enough. */
+	for (struct sess *o = r->gw->sessions; !s && got == AUTH_NONE && o; o = o->next)
+		got = auth_scope_of(r->token, NULL, o->control_token, o->view_token);
+
+	if (got >= need)
+		return true;
+	if (!r->token[0])
+		http_reply_error(r, 401, "unauthorized",
+				 "send an API key or session token as Authorization: Bearer TOKEN");
+	else if (got == AUTH_NONE)
+		http_reply_error(r, 401, "unauthorized", "the token is not valid here");
+	else
+		http_reply_error(r, 403, "forbidden", "the token's scope does not allow this");
+	return false;
+}
+
+/* The session of the route, answering 404 when there is none. Tokens of
+ * other sessions are checked only after the lookup, so a probe with a wrong
+ * token cannot tell existing ids from missing ones: both get 401 or 404. */
+static struct sess *route_session(struct http_req *r, enum auth_scope need)
+{
+	struct sess *s = sess_find(r->gw, r->route.id);
+
+	if (!s) {
+		if (auth_scope_of(r->token, r->gw->operator_key, NULL, NULL) == AUTH_OPERATOR)
+			http_reply_error(r, 404, "not_found", "no such session");
+		else
+			http_reply_error(r, 401, "unauthorized", "the token is not valid here");
+		return NULL;
+	}
+	return authorise(r, s, need) ? s : NULL;
+}
+
+static int query_int(struct http_req *r, const char *name, int def, int min, int max, int *out)
+{
+	char buf[32], msg[128];
+	const char *v = lws_get_urlarg_by_name(r->wsi, name, buf, sizeof(buf));
+	char *end;
+	long n;
+
+	*out = def;
+	if (!v)
+		return 0;
+	n = strtol(v, &end, 10);
+	if (end == v || *end || n < min || n > max) {
+		snprintf(msg, sizeof(msg), "%.*s must be an integer in %d..%d", (int)strlen(name) - 1,
+			 name, min, max);
+		http_reply_error(r, 400, "invalid_argument", msg);
+		return -EINVAL;
+	}
+	*out = (int)n;
+	return 0;
+}
+
+static void reply_session(struct http_req *r, const struct sess *s, int status, bool tokens)
+{
+	json_t *j = sess_to_json(s, tokens);
+
+	if (!j)
+		http_reply_error(r, 500, "internal", "out of memory");
+	else
+		http_reply_json(r, status, j);
+}
+
+static void on_wait_timeout(lws_sorted_usec_list_t *sul)
+{
+	struct http_req *r = lws_container_of(sul, struct http_req, sul_wait);
+
+	lws_callback_on_writable(r->wsi);
+}
+
+/* Parks the request until the session leaves "starting" or timeout_s passes. */
+static void wait_for_state(struct http_req *r, struct sess *s, int timeout_s)
+{
+	if (sess_add_waiter(s, r->wsi) < 0) {
+		http_reply_error(r, 503, "busy", "too many requests wait on this session");
+		return;
+	}
+	snprintf(r->wait_id, sizeof(r->wait_id), "%s", s->id);
+	r->wait_until_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
+	lws_sul_schedule(r->gw->ctx, 0, &r->sul_wait, on_wait_timeout,
+			 (lws_usec_t)timeout_s * LWS_US_PER_SEC);
+}
+
+void api_resume_wait(struct http_req *r)
+{
+	struct sess *s = sess_find(r->gw, r->wait_id);
+
+	if (!s) {
+		r->wait_id[0] = '\0';
+		lws_sul_cancel(&r->sul_wait);
+		http_reply_error(r, 410, "gone", "the session was deleted while starting");
+		return;
+	}
+	if (s->state == SESS_STARTING && fs_now_ms() < r->wait_until_ms)
+		return;
+	sess_remove_waiter(s, r->wsi);
+	r->wait_id[0] = '\0';
+	lws_sul_cancel(&r->sul_wait);
+	/* A create that waited answers 201 with the tokens; a GET that waited 200. */
+	if (r->route.kind == R_SESSIONS_CREATE)
+		reply_session(r, s, 201, true);
+	else
+		reply_session(r, s, 200, false);
+}
+
+/* Reads ?wait=: *wait is true for "ready"; anything else is answered 400. */
+static int wait_arg(struct http_req *r, bool *wait)
+{
+	char buf[32];
+	const char *v = lws_get_urlarg_by_name(r->wsi, "wait=", buf, sizeof(buf));
+
+	*wait = v != NULL;
+	if (v && strcmp(v, "ready")) {
+		http_reply_error(r, 400, "invalid_argument", "wait must be 'ready'");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void create_session(struct http_req *r)
+{
+	struct session_request req;
+	struct api_error e;
+	struct sess *s;
+	bool wait;
+	int wait_s;
+
+	if (!authorise(r, NULL, AUTH_OPERATOR) || wait_arg(r, &wait) < 0 ||
+	    query_int(r, "timeout_s=", DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
+		return;
+	if (session_request_parse(r->body ? r->body : "", r->body_len, &req, &e) < 0 ||
+	    sess_create(r->gw, &req, &s, &e) < 0) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	if (wait) {
+		wait_for_state(r, s, wait_s);
+		return;
+	}
+	reply_session(r, s, 201, true);
+}
+
+static void list_sessions(struct http_req *r)
+{
+	json_t *arr = json_array();
+
+	if (!authorise(r, NULL, AUTH_OPERATOR)) {
+		json_decref(arr);
+		return;
+	}
+	for (struct sess *s = r->gw->sessions; s; s = s->next)
+		json_array_append_new(arr, sess_to_json(s, false));
+	http_reply_json(r, 200, json_pack("{s:o}", "sessions", arr));
+}
+
+static void get_session(struct http_req *r)
+{
+	struct sess *s = route_session(r, AUTH_VIEW);
+	bool wait;
+	int wait_s;
+
+	if (!s || wait_arg(r, &wait) < 0 ||
+	    query_int(r, "timeout_s=", DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
+		return;
+	if (wait && s->state == SESS_STARTING) {
+		wait_for_state(r, s, wait_s);
+		return;
+	}
+	reply_session(r, s, 200, false);
+}
+
+static void delete_session(struct http_req *r)
+{
+	struct sess *s = route_session(r, AUTH_OPERATOR);
+
+	if (!s)
+		return;
+	sess_destroy(s);
+	http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.id, "deleted", 1));
+}
+
+void api_handle(struct http_req *r)
+{
+	switch (r->route.kind) {
+	case R_HEALTH:
+		http_reply_json(r, 200, json_pack("{s:s, s:i}", "status", "ok", "sessions",
+						  r->gw->n_sessions));
+		return;
+	case R_SESSIONS_LIST:
+		list_sessions(r);
+		return;
+	case R_SESSIONS_CREATE:
+		create_session(r);
+		return;
+	case R_SESSION_GET:
+		get_session(r);
+		return;
+	case R_SESSION_DELETE:
+		delete_session(r);
+		return;
+	case R_SESSION_SCREENSHOT:
+	case R_SESSION_ACTIONS:
+	case R_SESSION_CONTROL_WS:
+		if (route_session(r, AUTH_VIEW))
+			http_reply_error(r, 501, "not_implemented",
+					 "screenshots and actions come with the screen mirror");
+		return;
+	case R_METHOD_NOT_ALLOWED:
+		http_reply_error(r, 405, "method_not_allowed", "this path does not take that method");
+		return;
+	case R_NOT_FOUND:
+		break;
+	}
+	http_reply_error(r, 404, "not_found", "no such path");
+}

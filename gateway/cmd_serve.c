@@ -1,0 +1,148 @@
+/* gateway/cmd_serve.c: `vitrine serve`: the gateway daemon. One lws event
+ * loop (HTTP now; WebSocket with the screen mirror) owns every session. */
+#include "common/log.h"
+#include "gateway/cli.h"
+#include "gateway/gw.h"
+#include "gateway/http.h"
+#include "gateway/session.h"
+#include "vmm-qemu/accel.h"
+#include "vmm-qemu/vm.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct gw *the_gw; /* for the signal handler only */
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	if (the_gw) {
+		the_gw->stop = 1;
+		if (the_gw->ctx)
+			lws_cancel_service(the_gw->ctx);
+	}
+}
+
+static void serve_usage(FILE *f)
+{
+	fprintf(f, "usage: vitrine serve [options]\n"
+		   "  --listen HOST:PORT   where to listen (default 127.0.0.1:8080; port 0 picks one)\n"
+		   "  --api-key-file FILE  operator API key (default $VITRINE_HOME/api-key, made if missing)\n"
+		   "  --origins LIST       WebSocket Origin allowlist, comma-separated (default: same host)\n"
+		   "  --max-sessions N     sessions at once (default 8)\n"
+		   "  --public-url URL     base of the URLs handed out (default http://HOST:PORT)\n");
+}
+
+/* Resolves the accelerator once, so no request waits on the KVM probe. */
+static void warm_accel_probe(void)
+{
+	struct vmm_image img;
+	enum vmm_accel a;
+	char err[512], why[256];
+
+	if (vmm_image_load("tiny", &img, err, sizeof(err)) < 0 &&
+	    vmm_image_load("desktop", &img, err, sizeof(err)) < 0)
+		return;
+	vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &a, why, sizeof(why));
+	if (a == VMM_ACCEL_TCG)
+		log_warn("serve", "guests run under TCG (%s): slower, and per QEMU's security docs "
+				  "not a security boundary",
+			 why);
+	else
+		log_info("serve", "guests run under KVM");
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, 0, 'l' },     { "api-key-file", required_argument, 0, 'k' },
+		{ "origins", required_argument, 0, 'o' },    { "max-sessions", required_argument, 0, 'm' },
+		{ "public-url", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	static const struct lws_protocols protocols[] = {
+		{ "http", http_callback, sizeof(struct http_req), 0, 0, NULL, 0 },
+		{ NULL, NULL, 0, 0, 0, NULL, 0 },
+	};
+	struct lws_context_creation_info info;
+	struct gw gw = { .max_sessions = 8 };
+	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
+	const char *listen = "127.0.0.1:8080", *public_url = NULL, *home = getenv("VITRINE_HOME");
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	int c, port, rc = 1;
+	const char *colon;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l': listen = optarg; break;
+		case 'k': snprintf(keyfile, sizeof(keyfile), "%s", optarg); break;
+		case 'o': snprintf(gw.origins, sizeof(gw.origins), "%s", optarg); break;
+		case 'u': public_url = optarg; break;
+		case 'm':
+			if (cli_parse_int("--max-sessions", optarg, 1, 256, &gw.max_sessions) < 0)
+				return 2;
+			break;
+		case 'h': serve_usage(stdout); return 0;
+		default: serve_usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vitrine serve: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	colon = strrchr(listen, ':');
+	if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host) ||
+	    cli_parse_int("--listen port", colon + 1, 0, 65535, &port) < 0) {
+		fprintf(stderr, "vitrine serve: --listen must be HOST:PORT, not '%s'\n", listen);
+		return 2;
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
+	if (!keyfile[0])
+		snprintf(keyfile, sizeof(keyfile), "%s/api-key", home && *home ? home : "/var/lib/vitrine");
+	if (auth_load_or_create_key(keyfile, gw.operator_key, sizeof(gw.operator_key), err,
+				    sizeof(err)) < 0) {
+		fprintf(stderr, "vitrine serve: %s\n", err);
+		return 1;
+	}
+	vmm_sweep_stale(vmm_run_base(NULL));
+	warm_accel_probe();
+
+	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
+	memset(&info, 0, sizeof(info));
+	info.port = port;
+	info.iface = host;
+	info.protocols = protocols;
+	info.user = &gw;
+	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
+	gw.ctx = lws_create_context(&info);
+	if (!gw.ctx) {
+		fprintf(stderr, "vitrine serve: cannot listen on %s\n", listen);
+		return 1;
+	}
+	gw.vhost = lws_get_vhost_by_name(gw.ctx, "default");
+	gw.port = gw.vhost ? lws_get_vhost_listen_port(gw.vhost) : port;
+	if (public_url)
+		snprintf(gw.public_url, sizeof(gw.public_url), "%s", public_url);
+	else
+		snprintf(gw.public_url, sizeof(gw.public_url), "http://%s:%d", host, gw.port);
+	if (!gw.origins[0])
+		snprintf(gw.origins, sizeof(gw.origins), "%s", gw.public_url);
+
+	the_gw = &gw;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	printf("vitrine: listening on %s (API key in %s)\n", gw.public_url, keyfile);
+	fflush(stdout);
+	while (!gw.stop)
+		if (lws_service(gw.ctx, 0) < 0)
+			break;
+	log_info("serve", "stopping: destroying %d sessions", gw.n_sessions);
+	sess_destroy_all(&gw);
+	lws_context_destroy(gw.ctx);
+	the_gw = NULL;
+	rc = 0;
+	return rc;
+}

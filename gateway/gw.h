@@ -1,0 +1,26 @@
+/* gateway/gw.h: the daemon's state, owned by the one lws service thread.
+ * Nothing here is touched from another thread. */
+#ifndef VITRINE_GATEWAY_GW_H
+#define VITRINE_GATEWAY_GW_H
+
+#include "gateway/auth.h"
+
+#include <libwebsockets.h>
+#include <stdbool.h>
+
+struct sess;
+
+struct gw {
+	struct lws_context *ctx; /* owned */
+	struct lws_vhost *vhost;
+	int port; /* the port actually listened on */
+	char operator_key[128];
+	char origins[512]; /* WebSocket Origin allowlist, comma-separated */
+	char public_url[256]; /* base of the URLs handed out, e.g. http://127.0.0.1:8080 */
+	struct sess *sessions; /* owned list, linked by sess::next */
+	int n_sessions;
+	int max_sessions;
+	volatile int stop; /* set by a signal; the loop exits */
+};
+
+#endif

@@ -1,0 +1,49 @@
+/* gateway/http.h: the HTTP side of the lws protocol: per-request state, and
+ * how handlers answer (JSON with a status, or an API error), now or later. */
+#ifndef VITRINE_GATEWAY_HTTP_H
+#define VITRINE_GATEWAY_HTTP_H
+
+#include "gateway/gw.h"
+#include "gateway/routes.h"
+#include "gateway/session_spec.h"
+
+#include <jansson.h>
+#include <libwebsockets.h>
+#include <stdbool.h>
+
+#define HTTP_MAX_BODY (1u << 20)
+
+/* Per-request data, sized in lws_protocols; lws zeroes it. */
+struct http_req {
+	struct lws *wsi;
+	struct gw *gw;
+	enum route_method method;
+	struct route route;
+	char token[160]; /* bearer token, "" when none */
+	char *body; /* owned */
+	size_t body_len;
+	bool body_too_big;
+	/* The response, once decided. */
+	bool have_response, headers_sent;
+	int status;
+	const char *content_type;
+	unsigned char *resp; /* owned, LWS_PRE bytes of headroom before the body */
+	size_t resp_len;
+	/* A request waiting for a session's state to change (?wait=ready). */
+	char wait_id[24];
+	int64_t wait_until_ms;
+	lws_sorted_usec_list_t sul_wait;
+};
+
+/* Sets the response to body (stolen) with status. This function can't fail:
+ * when out of memory the response becomes a bare 500. */
+void http_reply_json(struct http_req *r, int status, json_t *body);
+/* Sets the response to {"error": {"code", "message"}}. */
+void http_reply_error(struct http_req *r, int status, const char *code, const char *message);
+void http_reply_api_error(struct http_req *r, const struct api_error *e);
+
+/* The lws protocol callback serving HTTP for the gateway. */
+int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		  size_t len);
+
+#endif

@@ -1,0 +1,66 @@
+/* gateway/routes.c: see routes.h. */
+#include "gateway/routes.h"
+
+#include <string.h>
+
+static size_t id_len(const char *p)
+{
+	size_t n = 0;
+
+	while ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z') ||
+	       (p[n] >= '0' && p[n] <= '9') || p[n] == '_' || p[n] == '-')
+		n++;
+	return n;
+}
+
+static struct route pick(enum route_method m, enum route_method want, enum route_kind kind)
+{
+	struct route r = { .kind = m == want ? kind : R_METHOD_NOT_ALLOWED };
+
+	return r;
+}
+
+struct route route_parse(enum route_method m, const char *path)
+{
+	static const char prefix[] = "/v1/sessions";
+	struct route r = { .kind = R_NOT_FOUND };
+	const char *rest;
+	size_t n;
+
+	if (!strcmp(path, "/healthz"))
+		return pick(m, M_GET, R_HEALTH);
+	if (strncmp(path, prefix, sizeof(prefix) - 1))
+		return r;
+	rest = path + sizeof(prefix) - 1;
+	if (!strcmp(rest, "") || !strcmp(rest, "/")) {
+		if (m == M_GET)
+			r.kind = R_SESSIONS_LIST;
+		else if (m == M_POST)
+			r.kind = R_SESSIONS_CREATE;
+		else
+			r.kind = R_METHOD_NOT_ALLOWED;
+		return r;
+	}
+	if (*rest++ != '/')
+		return r;
+	n = id_len(rest);
+	if (n == 0 || n > ROUTE_ID_MAX)
+		return r;
+	memcpy(r.id, rest, n);
+	r.id[n] = '\0';
+	rest += n;
+	if (!strcmp(rest, "") || !strcmp(rest, "/")) {
+		r.kind = m == M_GET ? R_SESSION_GET : m == M_DELETE ? R_SESSION_DELETE
+								 : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/screenshot")) {
+		r.kind = m == M_GET ? R_SESSION_SCREENSHOT : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/actions")) {
+		r.kind = m == M_POST ? R_SESSION_ACTIONS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/control")) {
+		r.kind = m == M_GET ? R_SESSION_CONTROL_WS : R_METHOD_NOT_ALLOWED;
+	} else {
+		r.kind = R_NOT_FOUND;
+		r.id[0] = '\0';
+	}
+	return r;
+}

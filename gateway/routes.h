@@ -1,0 +1,35 @@
+/* gateway/routes.h: the API's URL space, parsed without I/O so it can be
+ * unit-tested: method + path -> which handler, and the session id in it. */
+#ifndef VITRINE_GATEWAY_ROUTES_H
+#define VITRINE_GATEWAY_ROUTES_H
+
+#include <stddef.h>
+
+#define ROUTE_ID_MAX 32
+
+enum route_method { M_GET, M_POST, M_DELETE, M_OTHER };
+
+enum route_kind {
+	R_NOT_FOUND,
+	R_METHOD_NOT_ALLOWED,
+	R_HEALTH, /* GET /healthz */
+	R_SESSIONS_LIST, /* GET /v1/sessions */
+	R_SESSIONS_CREATE, /* POST /v1/sessions */
+	R_SESSION_GET, /* GET /v1/sessions/{id} */
+	R_SESSION_DELETE, /* DELETE /v1/sessions/{id} */
+	R_SESSION_SCREENSHOT, /* GET /v1/sessions/{id}/screenshot */
+	R_SESSION_ACTIONS, /* POST /v1/sessions/{id}/actions */
+	R_SESSION_CONTROL_WS, /* GET (upgrade) /v1/sessions/{id}/control */
+};
+
+struct route {
+	enum route_kind kind;
+	char id[ROUTE_ID_MAX + 1]; /* session id, for R_SESSION_* */
+};
+
+/* Parses path (no query string) for method. An id is [A-Za-z0-9_-]{1,32};
+ * anything else is R_NOT_FOUND. A known path with the wrong method is
+ * R_METHOD_NOT_ALLOWED. This function can't fail. */
+struct route route_parse(enum route_method method, const char *path);
+
+#endif

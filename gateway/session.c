@@ -1,0 +1,238 @@
+/* gateway/session.c: see session.h. */
+#include "gateway/session.h"
+
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "vmm-qemu/accel.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#define POLL_US (20 * LWS_US_PER_MS)
+
+static void set_error(struct api_error *e, int status, const char *code, const char *msg)
+{
+	e->status = status;
+	snprintf(e->code, sizeof(e->code), "%s", code);
+	snprintf(e->message, sizeof(e->message), "%.*s", (int)sizeof(e->message) - 1, msg);
+}
+
+const char *sess_state_name(enum sess_state st)
+{
+	switch (st) {
+	case SESS_STARTING:
+		return "starting";
+	case SESS_READY:
+		return "ready";
+	case SESS_FAILED:
+		return "failed";
+	}
+	return "unknown";
+}
+
+static void wake_waiters(struct sess *s)
+{
+	for (int i = 0; i < SESS_MAX_WAITERS; i++)
+		if (s->waiters[i])
+			lws_callback_on_writable(s->waiters[i]);
+}
+
+static void set_failed(struct sess *s, const char *why)
+{
+	log_warn("session", "%s failed: %s", s->id, why);
+	s->state = SESS_FAILED;
+	snprintf(s->error, sizeof(s->error), "%.*s", (int)sizeof(s->error) - 1, why);
+	vmm_vm_destroy(s->vm);
+	s->vm = NULL;
+	wake_waiters(s);
+}
+
+/* The session's heartbeat: services QMP and the console, notices the guest
+ * becoming ready or dying, and the session expiring. */
+static void sess_tick(lws_sorted_usec_list_t *sul)
+{
+	struct sess *s = lws_container_of(sul, struct sess, sul);
+	char err[2048];
+	int rc;
+
+	if (s->expires_ms && fs_now_ms() >= s->expires_ms) {
+		log_info("session", "%s reached its timeout_s=%d: destroying", s->id,
+			 s->req.timeout_s);
+		sess_destroy(s);
+		return;
+	}
+	if (!s->vm)
+		goto again;
+	rc = vmm_vm_service(s->vm, 0, err, sizeof(err));
+	if (rc < 0) {
+		set_failed(s, err);
+		goto again;
+	}
+	if (s->state == SESS_STARTING) {
+		const struct vmm_phase *ph;
+		size_t n = vmm_vm_phases(s->vm, &ph);
+
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(ph[i].name, "ready")) {
+				s->state = SESS_READY;
+				s->ready_ms = fs_now_ms();
+				log_info("session", "%s ready in %.2f s", s->id,
+					 (s->ready_ms - s->created_ms) / 1000.0);
+				wake_waiters(s);
+				break;
+			}
+	}
+again:
+	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+}
+
+int sess_create(struct gw *gw, const struct session_request *req, struct sess **out,
+		struct api_error *e)
+{
+	struct vmm_vm_opts opts = { 0 };
+	struct vmm_spec spec;
+	unsigned char rnd[8];
+	char err[2048], why[256];
+	struct sess *s;
+	int rc;
+
+	if (gw->n_sessions >= gw->max_sessions) {
+		set_error(e, 429, "too_many_sessions", "the gateway runs its maximum of sessions");
+		return -EBUSY;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd) ||
+	    auth_new_token(s->control_token) < 0 || auth_new_token(s->view_token) < 0) {
+		free(s);
+		set_error(e, 500, "internal", "out of memory or randomness");
+		return -ENOMEM;
+	}
+	snprintf(s->id, sizeof(s->id), "s_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
+		 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	s->gw = gw;
+	s->req = *req;
+	rc = vmm_image_load(req->image, &s->image, err, sizeof(err));
+	if (rc < 0) {
+		set_error(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_image" : "internal",
+			  err);
+		free(s);
+		return rc;
+	}
+	vmm_spec_defaults(&spec);
+	spec.image = &s->image;
+	if (req->width)
+		spec.width = req->width;
+	if (req->height)
+		spec.height = req->height;
+	if (req->vcpus)
+		spec.vcpus = req->vcpus;
+	spec.memory_mib = req->memory_mib ? req->memory_mib : s->image.rootfs[0] ? 2048 : 256;
+	spec.url = req->url[0] ? req->url : NULL;
+	vmm_accel_resolve(VMM_ACCEL_AUTO, &s->image, "qemu-system-x86_64", &spec.accel, why,
+			  sizeof(why));
+	s->width = spec.width;
+	s->height = spec.height;
+	s->created_ms = fs_now_ms();
+	if (req->timeout_s)
+		s->expires_ms = s->created_ms + (int64_t)req->timeout_s * 1000;
+	rc = vmm_vm_start(&spec, &opts, &s->vm, err, sizeof(err));
+	if (rc < 0) {
+		set_error(e, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "boot_failed",
+			  err);
+		free(s);
+		return rc;
+	}
+	s->next = gw->sessions;
+	gw->sessions = s;
+	gw->n_sessions++;
+	log_info("session", "%s starting: image %s %dx%d under %s", s->id, req->image, s->width,
+		 s->height, vmm_accel_name(spec.accel));
+	lws_sul_schedule(gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+	*out = s;
+	return 0;
+}
+
+struct sess *sess_find(struct gw *gw, const char *id)
+{
+	for (struct sess *s = gw->sessions; s; s = s->next)
+		if (!strcmp(s->id, id))
+			return s;
+	return NULL;
+}
+
+void sess_destroy(struct sess *s)
+{
+	struct sess **pp;
+
+	if (!s)
+		return;
+	for (pp = &s->gw->sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			s->gw->n_sessions--;
+			break;
+		}
+	lws_sul_cancel(&s->sul);
+	/* Waiters look the session up again by id and find it gone. */
+	wake_waiters(s);
+	vmm_vm_destroy(s->vm);
+	log_info("session", "%s destroyed", s->id);
+	free(s);
+}
+
+void sess_destroy_all(struct gw *gw)
+{
+	while (gw->sessions)
+		sess_destroy(gw->sessions);
+}
+
+json_t *sess_to_json(const struct sess *s, bool with_tokens)
+{
+	const char *base = s->gw->public_url;
+	char ws[sizeof(s->gw->public_url) + 8];
+	json_t *j;
+
+	/* http://host -> ws://host, https://host -> wss://host */
+	snprintf(ws, sizeof(ws), "ws%s", strncmp(base, "http", 4) ? base : base + 4);
+	j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:I, s:{s:s++, s:s+++, s:s+++, s:s+++}}", "id",
+		      s->id, "status", sess_state_name(s->state), "image", s->req.image, "width",
+		      s->width, "height", s->height, "age_ms",
+		      (json_int_t)(fs_now_ms() - s->created_ms), "urls", "self", base,
+		      "/v1/sessions/", s->id, "screenshot", base, "/v1/sessions/", s->id,
+		      "/screenshot", "actions", base, "/v1/sessions/", s->id, "/actions", "control",
+		      ws, "/v1/sessions/", s->id, "/control");
+	if (!j)
+		return NULL;
+	if (s->state == SESS_READY)
+		json_object_set_new(j, "ready_ms", json_integer(s->ready_ms - s->created_ms));
+	if (s->state == SESS_FAILED)
+		json_object_set_new(j, "error", json_string(s->error));
+	if (s->req.url[0])
+		json_object_set_new(j, "url", json_string(s->req.url));
+	if (s->req.timeout_s)
+		json_object_set_new(j, "timeout_s", json_integer(s->req.timeout_s));
+	if (with_tokens)
+		json_object_set_new(j, "tokens", json_pack("{s:s, s:s}", "control", s->control_token,
+							   "view", s->view_token));
+	return j;
+}
+
+int sess_add_waiter(struct sess *s, struct lws *wsi)
+{
+	for (int i = 0; i < SESS_MAX_WAITERS; i++)
+		if (!s->waiters[i]) {
+			s->waiters[i] = wsi;
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+void sess_remove_waiter(struct sess *s, struct lws *wsi)
+{
+	for (int i = 0; i < SESS_MAX_WAITERS; i++)
+		if (s->waiters[i] == wsi)
+			s->waiters[i] = NULL;
+}

@@ -1,0 +1,116 @@
+/* gateway/session_spec.c: see session_spec.h. */
+#include "gateway/session_spec.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+static int fail(struct api_error *e, const char *code, const char *msg)
+{
+	e->status = 400;
+	snprintf(e->code, sizeof(e->code), "%s", code);
+	snprintf(e->message, sizeof(e->message), "%s", msg);
+	return -EINVAL;
+}
+
+/* Reads an optional integer field into *out, checking [min, max]. */
+static int int_field(json_t *root, const char *name, int min, int max, int *out,
+		     struct api_error *e)
+{
+	json_t *v = json_object_get(root, name);
+	char msg[128];
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+		snprintf(msg, sizeof(msg), "%s must be an integer in %d..%d", name, min, max);
+		return fail(e, json_is_integer(v) ? "out_of_range" : "invalid_argument", msg);
+	}
+	*out = (int)json_integer_value(v);
+	return 0;
+}
+
+int session_request_parse(const char *body, size_t len, struct session_request *req,
+			  struct api_error *e)
+{
+	static const char *known[] = { "image", "template", "width",	 "height",
+				       "vcpus", "memory_mib", "url", "timeout_s" };
+	json_error_t jerr;
+	json_t *root, *v;
+	const char *key;
+	int rc = -EINVAL;
+
+	memset(req, 0, sizeof(*req));
+	root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+	if (!root) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "body is not valid JSON: %s", jerr.text);
+		return fail(e, "invalid_json", msg);
+	}
+	if (!json_is_object(root)) {
+		fail(e, "invalid_json", "body must be a JSON object");
+		goto out;
+	}
+	json_object_foreach(root, key, v) {
+		bool ok = false;
+
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			ok |= !strcmp(key, known[i]);
+		if (!ok) {
+			char msg[200];
+
+			snprintf(msg, sizeof(msg), "unknown field '%.64s'", key);
+			fail(e, "invalid_argument", msg);
+			goto out;
+		}
+	}
+	v = json_object_get(root, "image");
+	if (!v)
+		v = json_object_get(root, "template");
+	if (json_object_get(root, "image") && json_object_get(root, "template")) {
+		fail(e, "invalid_argument", "give image or template, not both");
+		goto out;
+	}
+	if (!v) {
+		snprintf(req->image, sizeof(req->image), "desktop");
+	} else if (!json_is_string(v) || json_string_length(v) == 0 ||
+		   json_string_length(v) >= sizeof(req->image) ||
+		   strspn(json_string_value(v), "abcdefghijklmnopqrstuvwxyz0123456789-_") !=
+			   json_string_length(v)) {
+		fail(e, "invalid_argument", "image must be a name of [a-z0-9_-], 1..63 characters");
+		goto out;
+	} else {
+		strcpy(req->image, json_string_value(v));
+	}
+	if (int_field(root, "width", VMM_MIN_WIDTH, VMM_MAX_WIDTH, &req->width, e) ||
+	    int_field(root, "height", VMM_MIN_HEIGHT, VMM_MAX_HEIGHT, &req->height, e) ||
+	    int_field(root, "vcpus", 1, VMM_MAX_VCPUS, &req->vcpus, e) ||
+	    int_field(root, "memory_mib", VMM_MIN_MEMORY_MIB, VMM_MAX_MEMORY_MIB, &req->memory_mib,
+		      e) ||
+	    int_field(root, "timeout_s", 1, SESSION_MAX_TIMEOUT_S, &req->timeout_s, e))
+		goto out;
+	v = json_object_get(root, "url");
+	if (v) {
+		const char *u = json_string_value(v);
+
+		if (!json_is_string(v) || json_string_length(v) > VMM_MAX_URL ||
+		    strlen(u) != json_string_length(v)) {
+			fail(e, "invalid_argument", "url must be a string of at most 1024 bytes");
+			goto out;
+		}
+		if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8) &&
+		    strncmp(u, "file://", 7) && strcmp(u, "about:blank") &&
+		    strncmp(u, "data:", 5)) {
+			fail(e, "invalid_argument",
+			     "url must start with http://, https://, file://, data: or be about:blank");
+			goto out;
+		}
+		strcpy(req->url, u);
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}

@@ -1,0 +1,31 @@
+/* gateway/session_spec.h: the body of POST /v1/sessions, validated. Pure:
+ * JSON text in, a filled request or an API error out. */
+#ifndef VITRINE_GATEWAY_SESSION_SPEC_H
+#define VITRINE_GATEWAY_SESSION_SPEC_H
+
+#include "vmm-qemu/spec.h"
+
+#include <stddef.h>
+
+#define SESSION_MAX_TIMEOUT_S (7 * 24 * 3600)
+
+struct session_request {
+	char image[64]; /* image (or template) name */
+	int width, height, vcpus, memory_mib; /* 0: the image's default */
+	char url[VMM_MAX_URL + 1]; /* "" for none */
+	int timeout_s; /* maximum life; 0: none */
+};
+
+/* An API error: a stable machine code and a sentence naming the field. */
+struct api_error {
+	int status; /* HTTP status */
+	char code[32];
+	char message[1024];
+};
+
+/* Parses and validates body (len bytes of JSON; unknown fields are errors).
+ * Returns 0, or -EINVAL with *e filled (status 400). */
+int session_request_parse(const char *body, size_t len, struct session_request *req,
+			  struct api_error *e);
+
+#endif

@@ -1,0 +1,296 @@
+/* tests/integration/test_gateway_api.c: `vitrine serve` as a real process,
+ * driven over HTTP on loopback with tiny guests: session create (at once and
+ * ?wait=ready), get, list, delete and expiry; auth negatives (no key, wrong
+ * key, a view token acting as operator, another session's token); every
+ * malformed request gets its status and error code; SIGTERM leaves no QEMU. */
+#include "common/fsutil.h"
+#include "common/http_client.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static pid_t server;
+static int port;
+static char key[128], run_base[64], key_file[64];
+
+static int qemu_running(void)
+{
+	DIR *d = opendir(run_base);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "vm-", 3);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int setup(void **state)
+{
+	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
+	char line[512] = "", *text = NULL;
+	int out[2];
+	FILE *f;
+
+	(void)state;
+	snprintf(run_base, sizeof(run_base), "/tmp/vitrine-gw-%d", (int)getpid());
+	snprintf(key_file, sizeof(key_file), "/tmp/vitrine-gw-key-%d", (int)getpid());
+	unlink(key_file);
+	setenv("VITRINE_RUN", run_base, 1);
+	if (pipe(out) < 0)
+		return -1;
+	server = fork();
+	if (server == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--api-key-file", key_file,
+		      "--max-sessions", "3", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	f = fdopen(out[0], "r");
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "vitrine: listening on http://127.0.0.1:%d", &port) != 1) {
+		fprintf(stderr, "server said: %s\n", line);
+		return -1;
+	}
+	fclose(f);
+	if (fs_read_file(key_file, 256, &text, NULL) < 0)
+		return -1;
+	text[strcspn(text, "\n")] = '\0';
+	snprintf(key, sizeof(key), "%s", text);
+	free(text);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	int st;
+
+	(void)state;
+	if (server > 0) {
+		kill(server, SIGTERM);
+		waitpid(server, &st, 0);
+	}
+	unlink(key_file);
+	fs_rm_rf(run_base);
+	return 0;
+}
+
+/* Sends a request and checks the status (and error code, when given). */
+static struct http_resp expect(const char *method, const char *path, const char *token,
+			       const char *body, int status, const char *code)
+{
+	struct http_resp r;
+	int rc = http_request("127.0.0.1", port, method, path, token, body, body ? strlen(body) : 0, 600, &r);
+
+	if (rc < 0 || r.status != status || (code && strcmp(http_error_code(&r), code)))
+		fail_msg("%s %s -> %d %s (want %d %s)", method, path, r.status,
+			 r.body ? r.body : strerror(-rc), status, code ? code : "");
+	return r;
+}
+
+static void test_health_and_auth_negatives(void **state)
+{
+	struct http_resp r;
+
+	(void)state;
+	r = expect("GET", "/healthz", NULL, NULL, 200, NULL);
+	assert_string_equal(json_string_value(json_object_get(r.json, "status")), "ok");
+	http_resp_free(&r);
+	r = expect("GET", "/v1/sessions", NULL, NULL, 401, "unauthorized");
+	http_resp_free(&r);
+	r = expect("GET", "/v1/sessions", "wrong-key-wrong-key", NULL, 401, "unauthorized");
+	http_resp_free(&r);
+	r = expect("POST", "/v1/sessions", NULL, "{\"image\":\"tiny\"}", 401, "unauthorized");
+	http_resp_free(&r);
+	/* A missing session looks the same as a wrong token to a non-operator. */
+	r = expect("GET", "/v1/sessions/s_0000", "wrong-key-wrong-key", NULL, 401, "unauthorized");
+	http_resp_free(&r);
+	r = expect("GET", "/v1/sessions/s_0000", key, NULL, 404, "not_found");
+	http_resp_free(&r);
+	assert_int_equal(qemu_running(), 0);
+}
+
+static void test_malformed_requests(void **state)
+{
+	static const struct {
+		const char *body;
+		int status;
+		const char *code;
+	} bad[] = {
+		{ "{not json", 400, "invalid_json" },
+		{ "[1,2]", 400, "invalid_json" },
+		{ "{\"image\":\"tiny\",\"bogus\":1}", 400, "invalid_argument" },
+		{ "{\"image\":\"tiny\",\"width\":99999}", 400, "out_of_range" },
+		{ "{\"image\":\"tiny\",\"width\":\"wide\"}", 400, "invalid_argument" },
+		{ "{\"image\":\"tiny\",\"vcpus\":0}", 400, "out_of_range" },
+		{ "{\"image\":\"tiny\",\"url\":\"javascript:alert(1)\"}", 400, "invalid_argument" },
+		{ "{\"image\":\"../etc\"}", 400, "invalid_argument" },
+		{ "{\"image\":\"tiny\",\"template\":\"x\"}", 400, "invalid_argument" },
+		{ "{\"image\":\"no-such-image\"}", 404, "unknown_image" },
+	};
+	struct http_resp r;
+	size_t big_len = (1u << 20) + 10;
+	char *big = malloc(big_len + 1);
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = expect("POST", "/v1/sessions", key, bad[i].body, bad[i].status, bad[i].code);
+		http_resp_free(&r);
+	}
+	memset(big, ' ', big_len);
+	big[big_len] = '\0';
+	r = expect("POST", "/v1/sessions", key, big, 413, "body_too_large");
+	http_resp_free(&r);
+	free(big);
+	r = expect("POST", "/v1/sessions?wait=later", key, "{\"image\":\"tiny\"}", 400,
+		   "invalid_argument");
+	http_resp_free(&r);
+	r = expect("PUT", "/v1/sessions", key, "{}", 405, "method_not_allowed");
+	http_resp_free(&r);
+	r = expect("GET", "/v2/nothing", key, NULL, 404, "not_found");
+	http_resp_free(&r);
+	/* None of that may have left a guest behind. */
+	r = expect("GET", "/v1/sessions", key, NULL, 200, NULL);
+	assert_int_equal(json_array_size(json_object_get(r.json, "sessions")), 0);
+	http_resp_free(&r);
+	assert_int_equal(qemu_running(), 0);
+}
+
+static void test_session_lifecycle_and_tokens(void **state)
+{
+	struct http_resp a, b, r;
+	const char *ida, *idb, *ctl_a, *view_a, *ctl_b;
+	char path[128];
+
+	(void)state;
+	a = expect("POST", "/v1/sessions?wait=ready", key,
+		   "{\"image\":\"tiny\",\"width\":800,\"height\":600}", 201, NULL);
+	assert_string_equal(json_string_value(json_object_get(a.json, "status")), "ready");
+	assert_int_equal(json_integer_value(json_object_get(a.json, "width")), 800);
+	b = expect("POST", "/v1/sessions", key, "{\"image\":\"tiny\"}", 201, NULL);
+	assert_string_equal(json_string_value(json_object_get(b.json, "status")), "starting");
+	ida = json_string_value(json_object_get(a.json, "id"));
+	idb = json_string_value(json_object_get(b.json, "id"));
+	ctl_a = json_string_value(json_object_get(json_object_get(a.json, "tokens"), "control"));
+	view_a = json_string_value(json_object_get(json_object_get(a.json, "tokens"), "view"));
+	ctl_b = json_string_value(json_object_get(json_object_get(b.json, "tokens"), "control"));
+	assert_non_null(ctl_a);
+	assert_non_null(view_a);
+	assert_string_not_equal(ctl_a, view_a);
+	assert_string_not_equal(ctl_a, ctl_b);
+	assert_int_equal(qemu_running(), 2);
+
+	/* b becomes ready; a GET may wait for it. */
+	snprintf(path, sizeof(path), "/v1/sessions/%s?wait=ready", idb);
+	r = expect("GET", path, key, NULL, 200, NULL);
+	assert_string_equal(json_string_value(json_object_get(r.json, "status")), "ready");
+	assert_null(json_object_get(r.json, "tokens")); /* tokens only at creation */
+	http_resp_free(&r);
+
+	/* Session tokens see their own session only; they cannot act as operator. */
+	snprintf(path, sizeof(path), "/v1/sessions/%s", ida);
+	r = expect("GET", path, view_a, NULL, 200, NULL);
+	http_resp_free(&r);
+	r = expect("GET", path, ctl_a, NULL, 200, NULL);
+	http_resp_free(&r);
+	r = expect("GET", path, ctl_b, NULL, 401, "unauthorized");
+	http_resp_free(&r);
+	r = expect("DELETE", path, ctl_a, NULL, 403, "forbidden");
+	http_resp_free(&r);
+	r = expect("GET", "/v1/sessions", ctl_a, NULL, 403, "forbidden");
+	http_resp_free(&r);
+	r = expect("POST", "/v1/sessions", view_a, "{\"image\":\"tiny\"}", 403, "forbidden");
+	http_resp_free(&r);
+
+	r = expect("GET", "/v1/sessions", key, NULL, 200, NULL);
+	assert_int_equal(json_array_size(json_object_get(r.json, "sessions")), 2);
+	http_resp_free(&r);
+
+	r = expect("DELETE", path, key, NULL, 200, NULL);
+	http_resp_free(&r);
+	r = expect("GET", path, key, NULL, 404, "not_found");
+	http_resp_free(&r);
+	assert_int_equal(qemu_running(), 1);
+	snprintf(path, sizeof(path), "/v1/sessions/%s", idb);
+	r = expect("DELETE", path, key, NULL, 200, NULL);
+	http_resp_free(&r);
+	assert_int_equal(qemu_running(), 0);
+	http_resp_free(&a);
+	http_resp_free(&b);
+}
+
+static void test_limits_and_expiry(void **state)
+{
+	struct http_resp s[3], r;
+	char path[128];
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		s[i] = expect("POST", "/v1/sessions", key, "{\"image\":\"tiny\",\"timeout_s\":3}", 201,
+			      NULL);
+	r = expect("POST", "/v1/sessions", key, "{\"image\":\"tiny\"}", 429, "too_many_sessions");
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "/v1/sessions/%s",
+		 json_string_value(json_object_get(s[0].json, "id")));
+	/* Alive (200) until its 3 s are up, then gone (404). */
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(http_request("127.0.0.1", port, "GET", path, key, NULL, 0, 60, &r), 0);
+		if (r.status == 404)
+			break;
+		assert_int_equal(r.status, 200);
+		http_resp_free(&r);
+		usleep(100 * 1000);
+	}
+	assert_int_equal(r.status, 404);
+	assert_string_equal(http_error_code(&r), "not_found");
+	http_resp_free(&r);
+	for (int i = 0; i < 50 && qemu_running(); i++)
+		usleep(100 * 1000);
+	assert_int_equal(qemu_running(), 0);
+	for (int i = 0; i < 3; i++)
+		http_resp_free(&s[i]);
+}
+
+static void test_sigterm_stops_every_guest(void **state)
+{
+	struct http_resp r;
+	int st;
+
+	(void)state;
+	r = expect("POST", "/v1/sessions", key, "{\"image\":\"tiny\"}", 201, NULL);
+	http_resp_free(&r);
+	assert_int_equal(qemu_running(), 1);
+	kill(server, SIGTERM);
+	assert_int_equal(waitpid(server, &st, 0), server);
+	server = 0;
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(qemu_running(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_health_and_auth_negatives),
+		cmocka_unit_test(test_malformed_requests),
+		cmocka_unit_test(test_session_lifecycle_and_tokens),
+		cmocka_unit_test(test_limits_and_expiry),
+		cmocka_unit_test(test_sigterm_stops_every_guest),
+	};
+
+	return cmocka_run_group_tests_name("gateway API", tests, setup, teardown);
+}

@@ -1,0 +1,190 @@
+/* tests/unit/test_gateway_pure.c: the gateway's pure parts: routes, auth
+ * (tokens, bearer parsing, scopes, constant-time compare, origin allowlist)
+ * and the validation of POST /v1/sessions bodies. */
+#include "gateway/auth.h"
+#include "gateway/routes.h"
+#include "gateway/session_spec.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static void test_routes(void **state)
+{
+	struct route r;
+
+	(void)state;
+	assert_int_equal(route_parse(M_GET, "/healthz").kind, R_HEALTH);
+	assert_int_equal(route_parse(M_POST, "/healthz").kind, R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions").kind, R_SESSIONS_LIST);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/").kind, R_SESSIONS_LIST);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions").kind, R_SESSIONS_CREATE);
+	assert_int_equal(route_parse(M_DELETE, "/v1/sessions").kind, R_METHOD_NOT_ALLOWED);
+	r = route_parse(M_GET, "/v1/sessions/s_0123abcd");
+	assert_int_equal(r.kind, R_SESSION_GET);
+	assert_string_equal(r.id, "s_0123abcd");
+	assert_int_equal(route_parse(M_DELETE, "/v1/sessions/s_1").kind, R_SESSION_DELETE);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/screenshot").kind, R_SESSION_SCREENSHOT);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/screenshot").kind, R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/actions").kind, R_SESSION_ACTIONS);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/control").kind, R_SESSION_CONTROL_WS);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/nope").kind, R_NOT_FOUND);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/../etc").kind, R_NOT_FOUND);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/a.b").kind, R_NOT_FOUND);
+	assert_int_equal(route_parse(M_GET, "/v1/sessionsX").kind, R_NOT_FOUND);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa").kind,
+			 R_NOT_FOUND); /* 33 characters */
+	assert_int_equal(route_parse(M_GET, "/").kind, R_NOT_FOUND);
+}
+
+static void test_tokens(void **state)
+{
+	char a[AUTH_TOKEN_LEN + 1], b[AUTH_TOKEN_LEN + 1];
+
+	(void)state;
+	assert_int_equal(auth_new_token(a), 0);
+	assert_int_equal(auth_new_token(b), 0);
+	assert_int_equal(strlen(a), AUTH_TOKEN_LEN);
+	assert_int_equal(strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
+			 AUTH_TOKEN_LEN);
+	assert_string_not_equal(a, b);
+	assert_true(auth_equal(a, a));
+	assert_false(auth_equal(a, b));
+	assert_false(auth_equal("abc", "abcd"));
+	assert_false(auth_equal("abcd", "abc"));
+	assert_true(auth_equal("", ""));
+}
+
+static void test_bearer(void **state)
+{
+	char t[64];
+
+	(void)state;
+	assert_int_equal(auth_parse_bearer("Bearer abc123", t, sizeof(t)), 0);
+	assert_string_equal(t, "abc123");
+	assert_int_equal(auth_parse_bearer("bearer   xyz", t, sizeof(t)), 0);
+	assert_string_equal(t, "xyz");
+	assert_int_equal(auth_parse_bearer("Basic abc", t, sizeof(t)), -EINVAL);
+	assert_int_equal(auth_parse_bearer("Bearer ", t, sizeof(t)), -EINVAL);
+	assert_int_equal(auth_parse_bearer("Bearer a b", t, sizeof(t)), -EINVAL);
+	assert_int_equal(auth_parse_bearer(NULL, t, sizeof(t)), -EINVAL);
+	assert_int_equal(auth_parse_bearer("Bearer 0123456789", t, 5), -EINVAL);
+}
+
+static void test_scopes(void **state)
+{
+	(void)state;
+	assert_int_equal(auth_scope_of("op", "op", "ctl", "view"), AUTH_OPERATOR);
+	assert_int_equal(auth_scope_of("ctl", "op", "ctl", "view"), AUTH_CONTROL);
+	assert_int_equal(auth_scope_of("view", "op", "ctl", "view"), AUTH_VIEW);
+	assert_int_equal(auth_scope_of("other", "op", "ctl", "view"), AUTH_NONE);
+	assert_int_equal(auth_scope_of("", "op", "ctl", "view"), AUTH_NONE);
+	assert_int_equal(auth_scope_of(NULL, "op", "ctl", "view"), AUTH_NONE);
+	assert_int_equal(auth_scope_of("ctl", "op", NULL, NULL), AUTH_NONE);
+	/* An empty operator key grants nothing. */
+	assert_int_equal(auth_scope_of("", "", NULL, NULL), AUTH_NONE);
+	assert_true(AUTH_VIEW < AUTH_CONTROL && AUTH_CONTROL < AUTH_OPERATOR);
+}
+
+static void test_origins(void **state)
+{
+	(void)state;
+	assert_true(auth_origin_allowed(NULL, "http://a"));
+	assert_true(auth_origin_allowed("http://a", "http://a"));
+	assert_true(auth_origin_allowed("HTTP://A", "http://a"));
+	assert_true(auth_origin_allowed("http://b", "http://a, http://b"));
+	assert_true(auth_origin_allowed("http://evil", "*"));
+	assert_false(auth_origin_allowed("http://evil", "http://a,http://b"));
+	assert_false(auth_origin_allowed("http://a.evil", "http://a"));
+	assert_false(auth_origin_allowed("http://a", ""));
+	assert_false(auth_origin_allowed("http://a", NULL));
+}
+
+static void test_key_file(void **state)
+{
+	char path[64], key[128], again[128], err[256];
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/vitrine-key-test-%d", (int)getpid());
+	unlink(path);
+	assert_int_equal(auth_load_or_create_key(path, key, sizeof(key), err, sizeof(err)), 0);
+	assert_int_equal(strlen(key), AUTH_TOKEN_LEN);
+	assert_int_equal(access(path, R_OK), 0);
+	assert_int_equal(auth_load_or_create_key(path, again, sizeof(again), err, sizeof(err)), 0);
+	assert_string_equal(key, again);
+	unlink(path);
+}
+
+static int parse(const char *body, struct session_request *req, struct api_error *e)
+{
+	return session_request_parse(body, strlen(body), req, e);
+}
+
+static void expect_bad(const char *body, const char *code, const char *needle)
+{
+	struct session_request req;
+	struct api_error e;
+
+	assert_int_equal(parse(body, &req, &e), -EINVAL);
+	assert_int_equal(e.status, 400);
+	assert_string_equal(e.code, code);
+	if (!strstr(e.message, needle))
+		fail_msg("'%s': message '%s' lacks '%s'", body, e.message, needle);
+}
+
+static void test_session_request(void **state)
+{
+	struct session_request req;
+	struct api_error e;
+
+	(void)state;
+	assert_int_equal(parse("{}", &req, &e), 0);
+	assert_string_equal(req.image, "desktop");
+	assert_int_equal(req.width, 0);
+	assert_int_equal(parse("{\"image\":\"tiny\",\"width\":1024,\"height\":768,\"vcpus\":1,"
+			       "\"memory_mib\":512,\"url\":\"https://example.org/a?b=c\",\"timeout_s\":60}",
+			       &req, &e),
+			 0);
+	assert_string_equal(req.image, "tiny");
+	assert_int_equal(req.width, 1024);
+	assert_int_equal(req.height, 768);
+	assert_int_equal(req.vcpus, 1);
+	assert_int_equal(req.memory_mib, 512);
+	assert_string_equal(req.url, "https://example.org/a?b=c");
+	assert_int_equal(req.timeout_s, 60);
+	assert_int_equal(parse("{\"template\":\"desktop-ready\"}", &req, &e), 0);
+	assert_string_equal(req.image, "desktop-ready");
+	expect_bad("", "invalid_json", "not valid JSON");
+	expect_bad("3", "invalid_json", "object");
+	expect_bad("{\"x\":1}", "invalid_argument", "unknown field 'x'");
+	expect_bad("{\"image\":\"a\",\"image\":\"b\"}", "invalid_json", "duplicate");
+	expect_bad("{\"image\":\"A/B\"}", "invalid_argument", "image");
+	expect_bad("{\"image\":\"\"}", "invalid_argument", "image");
+	expect_bad("{\"image\":5}", "invalid_argument", "image");
+	expect_bad("{\"width\":100}", "out_of_range", "width");
+	expect_bad("{\"height\":1.5}", "invalid_argument", "height");
+	expect_bad("{\"memory_mib\":64}", "out_of_range", "memory_mib");
+	expect_bad("{\"timeout_s\":0}", "out_of_range", "timeout_s");
+	expect_bad("{\"url\":\"ftp://x\"}", "invalid_argument", "url");
+	expect_bad("{\"url\":7}", "invalid_argument", "url");
+	/* jansson refuses NUL inside strings before we see them. */
+	expect_bad("{\"url\":\"http://a\\u0000b\"}", "invalid_json", "not valid JSON");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_routes),	cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_bearer),	cmocka_unit_test(test_scopes),
+		cmocka_unit_test(test_origins), cmocka_unit_test(test_key_file),
+		cmocka_unit_test(test_session_request),
+	};
+
+	return cmocka_run_group_tests_name("gateway pure parts", tests, NULL, NULL);
+}
