@@ -55,6 +55,7 @@ struct display_mirror {
 	size_t covered_count;
 	bool full; /* every pixel received since the last (re)size */
 	bool resized; /* next publish carries the whole screen as damage */
+	bool need_full; /* ask for every pixel: after a resize, QEMU sends only damage */
 };
 
 static int client_tag; /* its address keys rfbClientSetClientData */
@@ -111,6 +112,7 @@ static rfbBool on_malloc_fb(rfbClient *cl)
 	m->covered_count = 0;
 	m->full = false;
 	m->resized = true;
+	m->need_full = true;
 	display_damage_clear(&m->pending);
 	return TRUE;
 }
@@ -220,14 +222,16 @@ static bool changed_rows(const struct display_frame *prev, const uint8_t *fb, in
 	return true;
 }
 
-static void answer_probe_locked(struct display_mirror *m)
+/* Returns true when this update answered the probe in flight. */
+static bool answer_probe_locked(struct display_mirror *m)
 {
-	if (m->probe_hit) {
-		if (m->probe_gen > m->fresh_done)
-			m->fresh_done = m->probe_gen;
-		m->probe_gen = 0;
-		m->probe_hit = false;
-	}
+	if (!m->probe_hit)
+		return false;
+	if (m->probe_gen > m->fresh_done)
+		m->fresh_done = m->probe_gen;
+	m->probe_gen = 0;
+	m->probe_hit = false;
+	return true;
 }
 
 static void on_finished_update(rfbClient *cl)
@@ -236,6 +240,7 @@ static void on_finished_update(rfbClient *cl)
 	struct display_frame *prev = m->latest, *f;
 	struct display_damage damage;
 	int stride = cl->width * 4;
+	bool answered;
 
 	display_damage_clear(&damage);
 	if (m->full) {
@@ -265,14 +270,14 @@ static void on_finished_update(rfbClient *cl)
 	pthread_mutex_lock(&m->lock);
 	if (f)
 		m->latest = f;
-	answer_probe_locked(m);
+	answered = answer_probe_locked(m);
 	pthread_cond_broadcast(&m->cond);
 	pthread_mutex_unlock(&m->lock);
-	if (f) {
+	if (f)
 		display_frame_unref(prev);
-		if (m->on_frame)
-			m->on_frame(m->ud);
-	}
+	/* An answered probe wakes an event loop waiting on a fresh ticket. */
+	if ((f || answered) && m->on_frame)
+		m->on_frame(m->ud);
 }
 
 static void fail(struct display_mirror *m, const char *why)
@@ -310,6 +315,13 @@ static void *worker_main(void *arg)
 	rfbClient *cl = m->client;
 
 	while (!atomic_load(&m->stopping)) {
+		if (m->need_full) {
+			m->need_full = false;
+			if (!SendFramebufferUpdateRequest(cl, 0, 0, cl->width, cl->height, FALSE)) {
+				fail(m, vnc_last_error[0] ? vnc_last_error : "write failed");
+				break;
+			}
+		}
 		if (!maybe_probe(m)) {
 			fail(m, vnc_last_error[0] ? vnc_last_error : "write failed");
 			break;
@@ -504,6 +516,27 @@ void display_mirror_request_fresh(struct display_mirror *m)
 	m->fresh_req++;
 	pthread_mutex_unlock(&m->lock);
 	wake_worker(m);
+}
+
+uint64_t display_mirror_fresh_begin(struct display_mirror *m)
+{
+	uint64_t ticket;
+
+	pthread_mutex_lock(&m->lock);
+	ticket = ++m->fresh_req;
+	pthread_mutex_unlock(&m->lock);
+	wake_worker(m);
+	return ticket;
+}
+
+int display_mirror_fresh_poll(struct display_mirror *m, uint64_t ticket)
+{
+	int rc;
+
+	pthread_mutex_lock(&m->lock);
+	rc = m->fresh_done >= ticket ? 1 : m->failed ? -EPIPE : 0;
+	pthread_mutex_unlock(&m->lock);
+	return rc;
 }
 
 int display_mirror_wait_fresh(struct display_mirror *m, int timeout_ms)

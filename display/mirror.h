@@ -53,6 +53,15 @@ int display_mirror_wait_frame(struct display_mirror *m, uint64_t seq, int timeou
  * the header comment). Thread-safe, never blocks, can't fail. */
 void display_mirror_request_fresh(struct display_mirror *m);
 
+/* The non-blocking form of display_mirror_wait_fresh() for an event loop:
+ * requests freshness and returns a ticket. display_mirror_fresh_poll()
+ * returns 1 once the mirror reflects the screen as of a moment after
+ * fresh_begin (then display_mirror_latest() is current), 0 while pending,
+ * -EPIPE once the connection is lost. on_frame is called when a probe is
+ * answered, with or without a new frame, so the loop wakes to poll. */
+uint64_t display_mirror_fresh_begin(struct display_mirror *m);
+int display_mirror_fresh_poll(struct display_mirror *m, uint64_t ticket);
+
 /* Requests freshness and blocks until the mirror reflects the screen as of
  * some moment after this call: either a newer frame was published or a
  * round trip confirmed that nothing changed. Returns 0 (then

@@ -2,6 +2,7 @@
 #include "gateway/api.h"
 
 #include "common/fsutil.h"
+#include "gateway/run.h"
 #include "gateway/session.h"
 
 #include <errno.h>
@@ -200,6 +201,127 @@ static void delete_session(struct http_req *r)
 	http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.id, "deleted", 1));
 }
 
+/* The run of a screenshot request ended: the image, with its geometry. */
+static void screenshot_done(void *ud, struct run_outcome *out)
+{
+	struct http_req *r = ud;
+	char v[64];
+
+	r->run = NULL;
+	if (out->failed) {
+		http_reply_api_error(r, &out->err);
+		return;
+	}
+	snprintf(v, sizeof(v), "%d", out->image->width);
+	http_add_header(r, "x-vitrine-width", v);
+	snprintf(v, sizeof(v), "%d", out->image->height);
+	http_add_header(r, "x-vitrine-height", v);
+	snprintf(v, sizeof(v), "%.6f", out->image->scale);
+	http_add_header(r, "x-vitrine-scale", v);
+	snprintf(v, sizeof(v), "%dx%d", r->screen_w, r->screen_h);
+	http_add_header(r, "x-vitrine-screen", v);
+	http_reply_bytes(r, 200, out->image->format == DISPLAY_FORMAT_PNG ? "image/png" : "image/jpeg",
+			 out->image->data, out->image->len);
+	display_image_unref(out->image);
+}
+
+static void screenshot(struct http_req *r)
+{
+	struct sess *s = route_session(r, AUTH_VIEW);
+	struct shot_opts o;
+	struct api_error e;
+	json_t *j;
+	char buf[32];
+	const char *format;
+	int quality, width, height, fresh;
+
+	if (!s)
+		return;
+	shot_opts_default(&o);
+	o.quiet_ms = 0;
+	format = lws_get_urlarg_by_name(r->wsi, "format=", buf, sizeof(buf));
+	if (query_int(r, "quality=", 80, 1, 100, &quality) < 0 ||
+	    query_int(r, "width=", 0, 1, 16384, &width) < 0 ||
+	    query_int(r, "height=", 0, 1, 16384, &height) < 0 ||
+	    query_int(r, "fresh=", 1, 0, 1, &fresh) < 0)
+		return;
+	j = json_pack("{s:s, s:i}", "format", format ? format : "jpeg", "quality", quality);
+	if (width)
+		json_object_set_new(j, "width", json_integer(width));
+	if (height)
+		json_object_set_new(j, "height", json_integer(height));
+	o.fresh = fresh;
+	if (shot_opts_parse(j, &o, &e) < 0) {
+		json_decref(j);
+		http_reply_api_error(r, &e);
+		return;
+	}
+	json_decref(j);
+	r->screen_w = s->width;
+	r->screen_h = s->height;
+	r->run = run_start(s, NULL, &o, screenshot_done, r, &e);
+	if (!r->run)
+		http_reply_api_error(r, &e);
+}
+
+static void act_done(void *ud, struct run_outcome *out)
+{
+	struct http_req *r = ud;
+
+	r->run = NULL;
+	if (out->failed)
+		http_reply_api_error(r, &out->err);
+	else
+		http_reply_json(r, 200, out->reply);
+	display_image_unref(out->image);
+}
+
+static void act(struct http_req *r)
+{
+	struct sess *s = route_session(r, AUTH_CONTROL);
+	struct actions_error ae;
+	struct actions_ctx ctx = { 0 };
+	struct shot_opts o;
+	struct api_error e;
+	struct action *a;
+	json_error_t jerr;
+	json_t *body;
+
+	if (!s)
+		return;
+	body = json_loadb(r->body ? r->body : "", r->body_len,
+			  JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+	if (!json_is_object(body)) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "the body must be one JSON action object%s%s",
+			 body ? "" : ": ", body ? "" : jerr.text);
+		json_decref(body);
+		http_reply_error(r, 400, "invalid_json", msg);
+		return;
+	}
+	ctx.screen_width = s->width;
+	ctx.screen_height = s->height;
+	a = actions_parse(body, &ctx, &ae);
+	json_decref(body);
+	if (!a) {
+		http_reply_json(r, ae.code == ACTIONS_E_NO_MEMORY ? 500 : 400,
+				json_pack("{s:{s:s, s:s, s:s}}", "error", "code",
+					  actions_errc_name(ae.code), "message", ae.message, "field",
+					  ae.field));
+		return;
+	}
+	shot_opts_default(&o);
+	if (a->screenshot_opts && shot_opts_parse(a->screenshot_opts, &o, &e) < 0) {
+		actions_destroy(a);
+		http_reply_api_error(r, &e);
+		return;
+	}
+	r->run = run_start(s, a, &o, act_done, r, &e);
+	if (!r->run)
+		http_reply_api_error(r, &e);
+}
+
 void api_handle(struct http_req *r)
 {
 	switch (r->route.kind) {
@@ -220,11 +342,15 @@ void api_handle(struct http_req *r)
 		delete_session(r);
 		return;
 	case R_SESSION_SCREENSHOT:
+		screenshot(r);
+		return;
 	case R_SESSION_ACTIONS:
+		act(r);
+		return;
 	case R_SESSION_CONTROL_WS:
-		if (route_session(r, AUTH_VIEW))
-			http_reply_error(r, 501, "not_implemented",
-					 "screenshots and actions come with the screen mirror");
+		if (route_session(r, AUTH_CONTROL))
+			http_reply_error(r, 426, "upgrade_required",
+					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
 		return;
 	case R_METHOD_NOT_ALLOWED:
 		http_reply_error(r, 405, "method_not_allowed", "this path does not take that method");

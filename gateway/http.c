@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "gateway/api.h"
+#include "gateway/run.h"
 #include "gateway/session.h"
 
 #include <stdio.h>
@@ -33,6 +34,32 @@ void http_reply_json(struct http_req *r, int status, json_t *body)
 	r->resp_len = n;
 	r->have_response = true;
 	lws_callback_on_writable(r->wsi);
+}
+
+void http_reply_bytes(struct http_req *r, int status, const char *content_type, const void *data,
+		      size_t len)
+{
+	free(r->resp);
+	r->resp = malloc(LWS_PRE + len + 1);
+	if (!r->resp) {
+		http_reply_json(r, 500, NULL);
+		return;
+	}
+	memcpy(r->resp + LWS_PRE, data, len);
+	r->status = status;
+	r->content_type = content_type;
+	r->resp_len = len;
+	r->have_response = true;
+	lws_callback_on_writable(r->wsi);
+}
+
+void http_add_header(struct http_req *r, const char *name, const char *value)
+{
+	if (r->n_hdrs == (int)(sizeof(r->hdrs) / sizeof(r->hdrs[0])))
+		return;
+	snprintf(r->hdrs[r->n_hdrs].name, sizeof(r->hdrs[0].name), "%s:", name);
+	snprintf(r->hdrs[r->n_hdrs].value, sizeof(r->hdrs[0].value), "%s", value);
+	r->n_hdrs++;
 }
 
 void http_reply_error(struct http_req *r, int status, const char *code, const char *message)
@@ -89,8 +116,14 @@ static int write_response(struct lws *wsi, struct http_req *r)
 		if (lws_add_http_common_headers(wsi, (unsigned int)r->status, r->content_type,
 						r->resp_len, &p, end) ||
 		    lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
-						(const unsigned char *)"no-store", 8, &p, end) ||
-		    lws_finalize_write_http_header(wsi, start, &p, end))
+						(const unsigned char *)"no-store", 8, &p, end))
+			return -1;
+		for (int i = 0; i < r->n_hdrs; i++)
+			if (lws_add_http_header_by_name(wsi, (const unsigned char *)r->hdrs[i].name,
+							(const unsigned char *)r->hdrs[i].value,
+							(int)strlen(r->hdrs[i].value), &p, end))
+				return -1;
+		if (lws_finalize_write_http_header(wsi, start, &p, end))
 			return -1;
 		r->headers_sent = true;
 		if (r->resp_len) {
@@ -115,6 +148,8 @@ static void release(struct http_req *r)
 		r->wait_id[0] = '\0';
 	}
 	lws_sul_cancel(&r->sul_wait);
+	run_cancel(r->run);
+	r->run = NULL;
 	free(r->body);
 	r->body = NULL;
 	free(r->resp);
@@ -125,7 +160,7 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		  size_t len)
 {
 	struct http_req *r = user;
-	struct gw *gw = lws_context_user(lws_get_context(wsi));
+	struct gw *gw = wsi ? lws_context_user(lws_get_context(wsi)) : NULL;
 	char path[512];
 
 	switch (reason) {
@@ -172,6 +207,11 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return write_response(wsi, r);
 	case LWS_CALLBACK_CLOSED_HTTP:
 		release(r);
+		return 0;
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		/* A mirror published a frame or answered a probe. */
+		if (gw)
+			run_poke_all(gw->sessions);
 		return 0;
 	default:
 		break;

@@ -29,6 +29,13 @@ struct http_req {
 	const char *content_type;
 	unsigned char *resp; /* owned, LWS_PRE bytes of headroom before the body */
 	size_t resp_len;
+	struct {
+		char name[32]; /* with the trailing ':' lws wants */
+		char value[64];
+	} hdrs[6]; /* extra response headers */
+	int n_hdrs;
+	struct run *run; /* owned: an action or screenshot under way */
+	int screen_w, screen_h; /* of the session, for screenshot headers */
 	/* A request waiting for a session's state to change (?wait=ready). */
 	char wait_id[24];
 	int64_t wait_until_ms;
@@ -41,6 +48,11 @@ void http_reply_json(struct http_req *r, int status, json_t *body);
 /* Sets the response to {"error": {"code", "message"}}. */
 void http_reply_error(struct http_req *r, int status, const char *code, const char *message);
 void http_reply_api_error(struct http_req *r, const struct api_error *e);
+/* Sets the response to len bytes of data (copied) with content_type. */
+void http_reply_bytes(struct http_req *r, int status, const char *content_type, const void *data,
+		      size_t len);
+/* Adds a response header (before the reply is sent). Ignored past 6. */
+void http_add_header(struct http_req *r, const char *name, const char *value);
 
 /* The lws protocol callback serving HTTP for the gateway. */
 int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,

@@ -3,6 +3,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "gateway/run.h"
 #include "vmm-qemu/accel.h"
 
 #include <errno.h>
@@ -40,14 +41,44 @@ static void wake_waiters(struct sess *s)
 			lws_callback_on_writable(s->waiters[i]);
 }
 
+/* Releases the guest and everything watching it. */
+static void stop_guest(struct sess *s, const char *why)
+{
+	run_fail_all(s, why);
+	display_mirror_stop(s->mirror);
+	s->mirror = NULL;
+	vmm_vm_destroy(s->vm);
+	s->vm = NULL;
+}
+
 static void set_failed(struct sess *s, const char *why)
 {
 	log_warn("session", "%s failed: %s", s->id, why);
 	s->state = SESS_FAILED;
 	snprintf(s->error, sizeof(s->error), "%.*s", (int)sizeof(s->error) - 1, why);
-	vmm_vm_destroy(s->vm);
-	s->vm = NULL;
+	stop_guest(s, "the session failed");
 	wake_waiters(s);
+}
+
+/* Called on the mirror's worker thread: only wake the loop. */
+static void on_frame(void *ud)
+{
+	struct gw *gw = ud;
+
+	lws_cancel_service(gw->ctx);
+}
+
+static int start_mirror(struct sess *s, char *err, size_t errlen)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/vnc.sock", vmm_vm_run_dir(s->vm));
+	s->shots = display_encode_cache_create(8);
+	if (!s->shots) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return display_mirror_start(path, on_frame, s->gw, &s->mirror, err, errlen);
 }
 
 /* The session's heartbeat: services QMP and the console, notices the guest
@@ -77,6 +108,13 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 
 		for (size_t i = 0; i < n; i++)
 			if (!strcmp(ph[i].name, "ready")) {
+				/* The mirror connects once the guest has set its screen
+				 * mode: QEMU does not tell a client that connected
+				 * during boot about the guest's resize. */
+				if (start_mirror(s, err, sizeof(err)) < 0) {
+					set_failed(s, err);
+					break;
+				}
 				s->state = SESS_READY;
 				s->ready_ms = fs_now_ms();
 				log_info("session", "%s ready in %.2f s", s->id,
@@ -145,6 +183,8 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 		free(s);
 		return rc;
 	}
+	s->pointer_x = s->width / 2;
+	s->pointer_y = s->height / 2;
 	s->next = gw->sessions;
 	gw->sessions = s;
 	gw->n_sessions++;
@@ -178,7 +218,8 @@ void sess_destroy(struct sess *s)
 	lws_sul_cancel(&s->sul);
 	/* Waiters look the session up again by id and find it gone. */
 	wake_waiters(s);
-	vmm_vm_destroy(s->vm);
+	stop_guest(s, "the session was deleted");
+	display_encode_cache_destroy(s->shots);
 	log_info("session", "%s destroyed", s->id);
 	free(s);
 }

@@ -5,6 +5,8 @@
 #ifndef VITRINE_GATEWAY_SESSION_H
 #define VITRINE_GATEWAY_SESSION_H
 
+#include "display/encode_cache.h"
+#include "display/mirror.h"
 #include "gateway/auth.h"
 #include "gateway/gw.h"
 #include "gateway/session_spec.h"
@@ -31,6 +33,10 @@ struct sess {
 	int width, height;
 	int64_t created_ms, ready_ms, expires_ms; /* monotonic; expires_ms 0: never */
 	lws_sorted_usec_list_t sul; /* services the guest, checks expiry */
+	struct display_mirror *mirror; /* owned; the guest's screen */
+	struct display_encode_cache *shots; /* owned; encodings of recent frames */
+	struct run *runs; /* owned list of actions under way, linked by run::next */
+	int pointer_x, pointer_y; /* where the last action left the pointer */
 	struct lws *waiters[SESS_MAX_WAITERS]; /* HTTP requests waiting for a state change */
 };
 

@@ -431,6 +431,16 @@ int vmm_vm_qmp(struct vmm_vm *vm, const char *cmd, json_t *args, json_t **ret, i
 	return rc;
 }
 
+int vmm_vm_qmp_send(struct vmm_vm *vm, const char *cmd, json_t *args, char *err, size_t errlen)
+{
+	if (qmp_command(qmp_client_qmp(vm->qmp), cmd, args, -1, NULL, NULL) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* Writes what it can now; the rest goes with the next service. */
+	return qmp_client_service(vm->qmp, 0, err, errlen);
+}
+
 int vmm_vm_screendump(struct vmm_vm *vm, const char *path, const char *format, char *err,
 		      size_t errlen)
 {

@@ -63,6 +63,12 @@ int vmm_vm_wait_phase(struct vmm_vm *vm, const char *phase, int timeout_ms, char
 int vmm_vm_qmp(struct vmm_vm *vm, const char *cmd, json_t *args, json_t **ret, int timeout_ms,
 	       char *err, size_t errlen);
 
+/* Queues a QMP command without waiting for its reply (which is discarded):
+ * for input events, which QEMU executes in order as it reads them. args is
+ * stolen. Returns 0, or -errno with a reason in err when the monitor is
+ * gone. */
+int vmm_vm_qmp_send(struct vmm_vm *vm, const char *cmd, json_t *args, char *err, size_t errlen);
+
 /* Writes the screen to path ("png" or "ppm") through QMP screendump. The
  * file is created by QEMU, so it first lands in the run dir. */
 int vmm_vm_screendump(struct vmm_vm *vm, const char *path, const char *format, char *err,

@@ -1,0 +1,398 @@
+/* gateway/run.c: see run.h. */
+#include "gateway/run.h"
+
+#include "common/base64.h"
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "display/mirror.h"
+#include "display/settle.h"
+#include "gateway/plan.h"
+#include "gateway/session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROBE_POLL_US (10 * LWS_US_PER_MS)
+
+enum run_phase { RUN_STEPS, RUN_SETTLE };
+
+struct run {
+	struct run *next; /* sess::runs */
+	struct sess *s;
+	struct action *action; /* owned; NULL for a plain screenshot */
+	struct plan *plan; /* owned */
+	size_t step;
+	enum run_phase phase;
+	int64_t t0_ms;
+	struct shot_opts shot;
+	bool want_shot;
+	bool sent_input; /* the screen may still change because of us */
+	json_t *result; /* owned: cursor_position's answer */
+	uint64_t ticket; /* freshness probe in flight; 0 when none */
+	uint64_t seen_seq; /* newest frame taken into account */
+	struct display_settle settle;
+	lws_sorted_usec_list_t sul; /* delays, probe polls */
+	run_done_fn done;
+	void *ud;
+};
+
+void shot_opts_default(struct shot_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->enc.format = DISPLAY_FORMAT_JPEG;
+	o->enc.quality = 80;
+	o->quiet_ms = 300;
+	o->timeout_ms = 5000;
+	o->fresh = true;
+}
+
+static void set_err(struct api_error *e, int status, const char *code, const char *msg)
+{
+	e->status = status;
+	snprintf(e->code, sizeof(e->code), "%s", code);
+	snprintf(e->message, sizeof(e->message), "%.*s", (int)sizeof(e->message) - 1, msg);
+}
+
+int shot_opts_parse(const json_t *j, struct shot_opts *o, struct api_error *e)
+{
+	const char *format = NULL;
+	int quality = -1, width = -1, height = -1, quiet = -1, timeout = -1;
+	json_error_t jerr;
+
+	if (json_is_true(j))
+		return 0;
+	if (!json_is_object(j) ||
+	    json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s?s, s?i, s?i, s?i, s?i, s?i}", "format",
+			   &format, "quality", &quality, "width", &width, "height", &height,
+			   "quiet_ms", &quiet, "timeout_ms", &timeout) < 0) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "screenshot must be true or {format, quality, width, height, "
+					   "quiet_ms, timeout_ms}: %s",
+			 json_is_object(j) ? jerr.text : "not an object");
+		set_err(e, 400, "invalid_argument", msg);
+		return -EINVAL;
+	}
+	if (format && !strcmp(format, "png"))
+		o->enc.format = DISPLAY_FORMAT_PNG;
+	else if (format && strcmp(format, "jpeg") && strcmp(format, "jpg")) {
+		set_err(e, 400, "invalid_argument", "screenshot format must be jpeg or png");
+		return -EINVAL;
+	}
+	if ((quality != -1 && (quality < 1 || quality > 100)) ||
+	    (width != -1 && (width < 1 || width > 16384)) ||
+	    (height != -1 && (height < 1 || height > 16384)) ||
+	    (quiet != -1 && (quiet < 0 || quiet > 10000)) ||
+	    (timeout != -1 && (timeout < 0 || timeout > 60000))) {
+		set_err(e, 400, "out_of_range",
+			"screenshot: quality 1..100, width/height 1..16384, quiet_ms 0..10000, "
+			"timeout_ms 0..60000");
+		return -EINVAL;
+	}
+	if (quality != -1)
+		o->enc.quality = quality;
+	if (width != -1)
+		o->enc.max_width = width;
+	if (height != -1)
+		o->enc.max_height = height;
+	if (quiet != -1)
+		o->quiet_ms = quiet;
+	if (timeout != -1)
+		o->timeout_ms = timeout;
+	return 0;
+}
+
+static void unlink_run(struct run *r)
+{
+	for (struct run **pp = &r->s->runs; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+}
+
+static void free_run(struct run *r)
+{
+	lws_sul_cancel(&r->sul);
+	unlink_run(r);
+	actions_destroy(r->action);
+	plan_destroy(r->plan);
+	json_decref(r->result);
+	free(r);
+}
+
+void run_cancel(struct run *r)
+{
+	if (r)
+		free_run(r);
+}
+
+static void finish(struct run *r, struct run_outcome *out)
+{
+	run_done_fn done = r->done;
+	void *ud = r->ud;
+
+	free_run(r);
+	done(ud, out);
+}
+
+static void fail(struct run *r, int status, const char *code, const char *msg)
+{
+	struct run_outcome out = { .failed = true };
+
+	set_err(&out.err, status, code, msg);
+	finish(r, &out);
+}
+
+void run_fail_all(struct sess *s, const char *why)
+{
+	while (s->runs)
+		fail(s->runs, 410, "gone", why);
+}
+
+/* Base64 of an image, as a JSON string; NULL when out of memory. */
+static json_t *b64_of(const struct display_image *img)
+{
+	size_t n;
+	char *buf = base64_encode(img->data, img->len, &n);
+	json_t *j = buf ? json_stringn_nocheck(buf, n) : NULL;
+
+	free(buf);
+	return j;
+}
+
+/* The screenshot (when wanted) and the reply; ends the run. */
+static void complete(struct run *r, bool settled, int waited_ms)
+{
+	struct run_outcome out = { .settled = settled, .waited_ms = waited_ms };
+	struct display_frame *f = NULL;
+	char err[256];
+
+	if (r->want_shot) {
+		f = display_mirror_latest(r->s->mirror);
+		if (!f) {
+			fail(r, 503, "no_screen", "the guest's screen has not arrived yet");
+			return;
+		}
+		if (display_encode_cache_get(r->s->shots, f, &r->shot.enc, &out.image, err,
+					     sizeof(err)) < 0) {
+			display_frame_unref(f);
+			fail(r, r->shot.enc.region.w ? 400 : 500, "encode_failed", err);
+			return;
+		}
+	}
+	if (r->action) {
+		json_t *reply = json_pack("{s:b, s:s, s:I}", "ok", 1, "action", r->action->name,
+					  "elapsed_ms", (json_int_t)(fs_now_ms() - r->t0_ms));
+
+		if (r->action->id)
+			json_object_set(reply, "id", r->action->id);
+		if (r->result)
+			json_object_set(reply, "result", r->result);
+		if (out.image && json_object_set_new(
+					 reply, "screenshot",
+				json_pack("{s:s, s:i, s:i, s:f, s:b, s:i, s:i, s:i, s:I, s:o}", "format",
+					  out.image->format == DISPLAY_FORMAT_PNG ? "png" : "jpeg",
+					  "width", out.image->width, "height", out.image->height,
+					  "scale", out.image->scale, "settled", settled, "waited_ms",
+					  waited_ms, "screen_width", f->width, "screen_height",
+					  f->height, "frame_seq", (json_int_t)f->seq, "data",
+					  b64_of(out.image))) < 0) {
+			json_decref(reply);
+			display_image_unref(out.image);
+			display_frame_unref(f);
+			fail(r, 500, "internal", "out of memory for the screenshot");
+			return;
+		}
+		out.reply = reply;
+	}
+	display_frame_unref(f);
+	finish(r, &out);
+}
+
+static void on_sul(lws_sorted_usec_list_t *sul);
+
+static void schedule(struct run *r, lws_usec_t us)
+{
+	lws_sul_schedule(r->s->gw->ctx, 0, &r->sul, on_sul, us);
+}
+
+static void start_settle(struct run *r)
+{
+	struct display_frame *f = display_mirror_latest(r->s->mirror);
+	int64_t now = fs_now_ms();
+
+	r->phase = RUN_SETTLE;
+	r->seen_seq = f ? f->seq : 0;
+	/* After input, quiet counts from now: the guest may not have drawn yet,
+	 * and a screen idle since long before the action proves nothing. */
+	display_settle_init(&r->settle, now,
+			    r->sent_input ? now : f ? f->changed_ms : INT64_MIN, r->shot.quiet_ms,
+			    r->shot.timeout_ms);
+	display_frame_unref(f);
+	if (!r->shot.fresh) {
+		complete(r, true, 0);
+		return;
+	}
+	r->ticket = display_mirror_fresh_begin(r->s->mirror);
+	schedule(r, PROBE_POLL_US);
+}
+
+/* One settle step: called on probe answers (woken by the mirror) and polls. */
+static void settle_step(struct run *r)
+{
+	struct display_frame *f;
+	int rc = display_mirror_fresh_poll(r->s->mirror, r->ticket);
+	int64_t now = fs_now_ms();
+
+	if (rc < 0) {
+		fail(r, 502, "display_lost", display_mirror_error(r->s->mirror));
+		return;
+	}
+	if (rc == 0) {
+		/* A probe QEMU never answers must not hang the request. */
+		if (now - r->settle.start_ms > r->shot.timeout_ms + 2000)
+			complete(r, false, (int)(now - r->settle.start_ms));
+		else
+			schedule(r, PROBE_POLL_US);
+		return;
+	}
+	f = display_mirror_latest(r->s->mirror);
+	if (f && f->seq != r->seen_seq) {
+		r->seen_seq = f->seq;
+		display_settle_change(&r->settle, f->changed_ms);
+	}
+	display_frame_unref(f);
+	if (display_settle_poll(&r->settle, now) == 0) {
+		complete(r, r->settle.result.settled, r->settle.result.waited_ms);
+		return;
+	}
+	r->ticket = display_mirror_fresh_begin(r->s->mirror);
+	schedule(r, PROBE_POLL_US);
+}
+
+/* Carries out plan steps until one needs to wait. */
+static void steps(struct run *r)
+{
+	char err[512];
+
+	while (r->plan && r->step < r->plan->len) {
+		const struct plan_step *st = &r->plan->steps[r->step++];
+
+		switch (st->kind) {
+		case PLAN_INPUT:
+			if (vmm_vm_qmp_send(r->s->vm, "input-send-event", json_deep_copy(st->event), err,
+					    sizeof(err)) < 0) {
+				fail(r, 502, "guest_gone", err);
+				return;
+			}
+			r->sent_input = true;
+			break;
+		case PLAN_DELAY:
+		case PLAN_WAIT:
+			if (st->kind == PLAN_WAIT)
+				r->want_shot = true;
+			schedule(r, (lws_usec_t)st->ms * LWS_US_PER_MS);
+			return;
+		case PLAN_TYPE_TEXT:
+			/* run_start refuses such plans before any step runs. */
+			fail(r, 500, "internal", "unexpected text step");
+			return;
+		case PLAN_SCREENSHOT:
+			r->want_shot = true;
+			break;
+		case PLAN_ZOOM:
+			r->want_shot = true;
+			r->shot.enc.region = (struct display_rect){ st->region.x, st->region.y,
+								    st->region.w, st->region.h };
+			break;
+		case PLAN_CURSOR_POSITION:
+			json_decref(r->result);
+			r->result = json_pack("{s:i, s:i}", "x", r->s->pointer_x, "y", r->s->pointer_y);
+			break;
+		}
+	}
+	if (r->action && r->action->has_point) {
+		r->s->pointer_x = r->action->point.x;
+		r->s->pointer_y = r->action->point.y;
+	}
+	if (r->action && r->action->path_len) {
+		r->s->pointer_x = r->action->path[r->action->path_len - 1].x;
+		r->s->pointer_y = r->action->path[r->action->path_len - 1].y;
+	}
+	if (r->want_shot)
+		start_settle(r);
+	else
+		complete(r, false, 0);
+}
+
+static void on_sul(lws_sorted_usec_list_t *sul)
+{
+	struct run *r = lws_container_of(sul, struct run, sul);
+
+	if (r->phase == RUN_STEPS)
+		steps(r);
+	else
+		settle_step(r);
+}
+
+void run_poke_all(struct sess *sessions)
+{
+	for (struct sess *s = sessions; s; s = s->next) {
+		/* settle_step may finish (and free) the run: walk with care. */
+		struct run *r = s->runs, *next;
+
+		for (; r; r = next) {
+			next = r->next;
+			if (r->phase == RUN_SETTLE && r->ticket &&
+			    display_mirror_fresh_poll(s->mirror, r->ticket) != 0)
+				settle_step(r);
+		}
+	}
+}
+
+struct run *run_start(struct sess *s, struct action *action, const struct shot_opts *shot,
+		      run_done_fn done, void *ud, struct api_error *e)
+{
+	struct run *r;
+
+	if (s->state != SESS_READY || !s->vm || !s->mirror) {
+		set_err(e, 409, "session_not_ready",
+			s->state == SESS_STARTING ? "the session is still starting"
+						  : "the session has failed");
+		actions_destroy(action);
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r || (action && !(r->plan = plan_build(action, s->width, s->height)))) {
+		free(r);
+		actions_destroy(action);
+		set_err(e, 500, "internal", "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; r->plan && i < r->plan->len; i++)
+		if (r->plan->steps[i].kind == PLAN_TYPE_TEXT) {
+			/* Refused whole, so nothing is half-typed. */
+			plan_destroy(r->plan);
+			free(r);
+			actions_destroy(action);
+			set_err(e, 422, "unsupported_text",
+				"the text has characters a US keymap cannot type; the guest-agent "
+				"path for them is not available yet, and nothing was typed");
+			return NULL;
+		}
+	r->s = s;
+	r->action = action;
+	r->shot = *shot;
+	r->want_shot = !action || action->want_screenshot;
+	r->t0_ms = fs_now_ms();
+	r->done = done;
+	r->ud = ud;
+	r->next = s->runs;
+	s->runs = r;
+	/* Start from the loop, never inside the caller: done must come later. */
+	schedule(r, 1);
+	return r;
+}
