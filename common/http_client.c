@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -106,13 +107,39 @@ int http_request(const char *host, int port, const char *method, const char *pat
 	}
 	memcpy(resp->body, sep + 4, resp->body_len);
 	resp->body[resp->body_len] = '\0';
+	*sep = '\0';
+	resp->headers = strdup(buf);
 	free(buf);
 	resp->json = json_loadb(resp->body, resp->body_len, 0, NULL);
 	return 0;
 }
 
+const char *http_header(const struct http_resp *resp, const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = resp->headers; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *v;
+		size_t vl;
+
+		if (strncasecmp(p, name, n) || p[n] != ':')
+			continue;
+		v = p + n + 1;
+		while (*v == ' ')
+			v++;
+		vl = strcspn(v, "\r\n");
+		if (vl >= len)
+			vl = len - 1;
+		memcpy(buf, v, vl);
+		buf[vl] = '\0';
+		return buf;
+	}
+	return NULL;
+}
+
 void http_resp_free(struct http_resp *resp)
 {
+	free(resp->headers);
 	free(resp->body);
 	json_decref(resp->json);
 	memset(resp, 0, sizeof(*resp));

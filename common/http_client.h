@@ -12,6 +12,7 @@ struct http_resp {
 	char *body; /* owned, NUL-terminated */
 	size_t body_len;
 	json_t *json; /* parsed body, or NULL */
+	char *headers; /* owned: the raw header lines, NUL-terminated */
 };
 
 /* Sends method path to host:port with an optional bearer token and body,
@@ -22,6 +23,9 @@ int http_request(const char *host, int port, const char *method, const char *pat
 		 const char *token, const char *body, size_t body_len, int timeout_s,
 		 struct http_resp *resp);
 void http_resp_free(struct http_resp *resp);
+/* The value of response header name (case-insensitive) copied into buf, or
+ * NULL when absent. */
+const char *http_header(const struct http_resp *resp, const char *name, char *buf, size_t len);
 /* The error code of an API error body, or "". */
 const char *http_error_code(const struct http_resp *resp);
 

@@ -5,6 +5,7 @@
  * malformed request gets its status and error code; SIGTERM leaves no QEMU. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
+#include "tests/lib/gateway_proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,72 +21,31 @@
 
 #include <cmocka.h>
 
-static pid_t server;
+static struct gateway_proc gw;
 static int port;
-static char key[128], run_base[64], key_file[64];
+static const char *key;
 
 static int qemu_running(void)
 {
-	DIR *d = opendir(run_base);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		n += !strncmp(e->d_name, "vm-", 3);
-	if (d)
-		closedir(d);
-	return n;
+	return gateway_proc_guests(&gw);
 }
 
 static int setup(void **state)
 {
-	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
-	char line[512] = "", *text = NULL;
-	int out[2];
-	FILE *f;
+	static const char *const args[] = { "--max-sessions", "3", NULL };
 
 	(void)state;
-	snprintf(run_base, sizeof(run_base), "/tmp/vitrine-gw-%d", (int)getpid());
-	snprintf(key_file, sizeof(key_file), "/tmp/vitrine-gw-key-%d", (int)getpid());
-	unlink(key_file);
-	setenv("VITRINE_RUN", run_base, 1);
-	if (pipe(out) < 0)
+	if (gateway_proc_start(&gw, args) < 0)
 		return -1;
-	server = fork();
-	if (server == 0) {
-		dup2(out[1], 1);
-		close(out[0]);
-		execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--api-key-file", key_file,
-		      "--max-sessions", "3", (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	f = fdopen(out[0], "r");
-	if (!f || !fgets(line, sizeof(line), f) ||
-	    sscanf(line, "vitrine: listening on http://127.0.0.1:%d", &port) != 1) {
-		fprintf(stderr, "server said: %s\n", line);
-		return -1;
-	}
-	fclose(f);
-	if (fs_read_file(key_file, 256, &text, NULL) < 0)
-		return -1;
-	text[strcspn(text, "\n")] = '\0';
-	snprintf(key, sizeof(key), "%s", text);
-	free(text);
+	port = gw.port;
+	key = gw.key;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	int st;
-
 	(void)state;
-	if (server > 0) {
-		kill(server, SIGTERM);
-		waitpid(server, &st, 0);
-	}
-	unlink(key_file);
-	fs_rm_rf(run_base);
+	gateway_proc_stop(&gw);
 	return 0;
 }
 
@@ -268,18 +228,17 @@ static void test_limits_and_expiry(void **state)
 static void test_sigterm_stops_every_guest(void **state)
 {
 	struct http_resp r;
-	int st;
 
 	(void)state;
 	r = expect("POST", "/v1/sessions", key, "{\"image\":\"tiny\"}", 201, NULL);
 	http_resp_free(&r);
 	assert_int_equal(qemu_running(), 1);
-	kill(server, SIGTERM);
-	assert_int_equal(waitpid(server, &st, 0), server);
-	server = 0;
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	/* Count the guests before stop removes the run base. */
+	kill(gw.pid, SIGTERM);
+	for (int i = 0; i < 100 && qemu_running(); i++)
+		usleep(50 * 1000);
 	assert_int_equal(qemu_running(), 0);
+	assert_int_equal(gateway_proc_stop(&gw), 0);
 }
 
 int main(void)

@@ -1,0 +1,86 @@
+/* tests/lib/gateway_proc.c: see gateway_proc.h. */
+#include "tests/lib/gateway_proc.h"
+
+#include "common/fsutil.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args)
+{
+	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
+	const char *argv[24] = { bin, "serve", "--listen", "127.0.0.1:0", "--api-key-file" };
+	char line[512] = "", *text = NULL;
+	int n = 5, out[2];
+	FILE *f;
+
+	memset(g, 0, sizeof(*g));
+	snprintf(g->run_base, sizeof(g->run_base), "/tmp/vitrine-gw-%d", (int)getpid());
+	snprintf(g->key_file, sizeof(g->key_file), "/tmp/vitrine-gw-key-%d", (int)getpid());
+	unlink(g->key_file);
+	argv[n++] = g->key_file;
+	for (int i = 0; extra_args && extra_args[i] && n < 23; i++)
+		argv[n++] = extra_args[i];
+	argv[n] = NULL;
+	if (pipe(out) < 0)
+		return -1;
+	g->pid = fork();
+	if (g->pid == 0) {
+		setenv("VITRINE_RUN", g->run_base, 1);
+		dup2(out[1], 1);
+		close(out[0]);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(out[1]);
+	f = fdopen(out[0], "r");
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "vitrine: listening on http://127.0.0.1:%d", &g->port) != 1) {
+		fprintf(stderr, "gateway did not start; it said: %s\n", line);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	if (fs_read_file(g->key_file, 256, &text, NULL) < 0)
+		return -1;
+	text[strcspn(text, "\n")] = '\0';
+	snprintf(g->key, sizeof(g->key), "%s", text);
+	free(text);
+	return 0;
+}
+
+int gateway_proc_stop(struct gateway_proc *g)
+{
+	int st = -1;
+
+	if (g->pid > 0) {
+		kill(g->pid, SIGTERM);
+		if (waitpid(g->pid, &st, 0) == g->pid && WIFEXITED(st))
+			st = WEXITSTATUS(st);
+		else
+			st = -1;
+		g->pid = 0;
+	}
+	unlink(g->key_file);
+	fs_rm_rf(g->run_base);
+	return st;
+}
+
+int gateway_proc_guests(const struct gateway_proc *g)
+{
+	DIR *d = opendir(g->run_base);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "vm-", 3);
+	if (d)
+		closedir(d);
+	return n;
+}

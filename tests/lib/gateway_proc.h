@@ -1,0 +1,25 @@
+/* tests/lib/gateway_proc.h: a `vitrine serve` child process for tests, on
+ * 127.0.0.1 with a port of its own choosing, its own key file and run base. */
+#ifndef VITRINE_TESTS_GATEWAY_PROC_H
+#define VITRINE_TESTS_GATEWAY_PROC_H
+
+#include <sys/types.h>
+
+struct gateway_proc {
+	pid_t pid;
+	int port;
+	char key[128]; /* the operator API key */
+	char key_file[64];
+	char run_base[64]; /* VITRINE_RUN of the server */
+};
+
+/* Starts the server with extra arguments (NULL-terminated list, may be
+ * NULL). Returns 0, or -1 after printing why. */
+int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args);
+/* SIGTERMs and reaps the server; returns its exit status (or -1), and
+ * removes its key file and run base. */
+int gateway_proc_stop(struct gateway_proc *g);
+/* Guests of the server still running (its run dirs). */
+int gateway_proc_guests(const struct gateway_proc *g);
+
+#endif
