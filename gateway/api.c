@@ -276,50 +276,69 @@ static void act_done(void *ud, struct run_outcome *out)
 	display_image_unref(out->image);
 }
 
-static void act(struct http_req *r)
+struct run *api_start_action(struct sess *s, const char *text, size_t len, run_done_fn done,
+			     void *ud, int *status, json_t **error)
 {
-	struct sess *s = route_session(r, AUTH_CONTROL);
 	struct actions_error ae;
 	struct actions_ctx ctx = { 0 };
 	struct shot_opts o;
 	struct api_error e;
 	struct action *a;
+	struct run *run;
 	json_error_t jerr;
 	json_t *body;
 
-	if (!s)
-		return;
-	body = json_loadb(r->body ? r->body : "", r->body_len,
-			  JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+	body = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!json_is_object(body)) {
 		char msg[256];
 
 		snprintf(msg, sizeof(msg), "the body must be one JSON action object%s%s",
 			 body ? "" : ": ", body ? "" : jerr.text);
 		json_decref(body);
-		http_reply_error(r, 400, "invalid_json", msg);
-		return;
+		*status = 400;
+		*error = json_pack("{s:{s:s, s:s}}", "error", "code", "invalid_json", "message", msg);
+		return NULL;
 	}
 	ctx.screen_width = s->width;
 	ctx.screen_height = s->height;
 	a = actions_parse(body, &ctx, &ae);
-	json_decref(body);
 	if (!a) {
-		http_reply_json(r, ae.code == ACTIONS_E_NO_MEMORY ? 500 : 400,
-				json_pack("{s:{s:s, s:s, s:s}}", "error", "code",
-					  actions_errc_name(ae.code), "message", ae.message, "field",
-					  ae.field));
-		return;
+		*status = ae.code == ACTIONS_E_NO_MEMORY ? 500 : 400;
+		*error = json_pack("{s:{s:s, s:s, s:s}}", "error", "code", actions_errc_name(ae.code),
+				   "message", ae.message, "field", ae.field);
+		/* Echo the id even of an action that did not parse. */
+		if (*error && json_object_get(body, "id"))
+			json_object_set(*error, "id", json_object_get(body, "id"));
+		json_decref(body);
+		return NULL;
 	}
+	json_decref(body);
 	shot_opts_default(&o);
 	if (a->screenshot_opts && shot_opts_parse(a->screenshot_opts, &o, &e) < 0) {
 		actions_destroy(a);
-		http_reply_api_error(r, &e);
-		return;
+		*status = e.status;
+		*error = json_pack("{s:{s:s, s:s}}", "error", "code", e.code, "message", e.message);
+		return NULL;
 	}
-	r->run = run_start(s, a, &o, act_done, r, &e);
+	run = run_start(s, a, &o, done, ud, &e);
+	if (!run) {
+		*status = e.status;
+		*error = json_pack("{s:{s:s, s:s}}", "error", "code", e.code, "message", e.message);
+	}
+	return run;
+}
+
+static void act(struct http_req *r)
+{
+	struct sess *s = route_session(r, AUTH_CONTROL);
+	json_t *error = NULL;
+	int status;
+
+	if (!s)
+		return;
+	r->run = api_start_action(s, r->body, r->body_len, act_done, r, &status, &error);
 	if (!r->run)
-		http_reply_api_error(r, &e);
+		http_reply_json(r, status, error);
 }
 
 void api_handle(struct http_req *r)

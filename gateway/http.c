@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "gateway/api.h"
+#include "gateway/control.h"
 #include "gateway/run.h"
 #include "gateway/session.h"
 
@@ -207,6 +208,22 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return write_response(wsi, r);
 	case LWS_CALLBACK_CLOSED_HTTP:
 		release(r);
+		return 0;
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		return control_filter(gw, wsi);
+	case LWS_CALLBACK_ESTABLISHED:
+		memset(r, 0, sizeof(*r));
+		r->wsi = wsi;
+		r->gw = gw;
+		r->ctl = control_open(gw, wsi);
+		return r->ctl ? 0 : -1;
+	case LWS_CALLBACK_RECEIVE:
+		return r->ctl ? control_receive(r->ctl, in, len) : -1;
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return r->ctl ? control_writeable(r->ctl) : 0;
+	case LWS_CALLBACK_CLOSED:
+		control_close(r->ctl);
+		r->ctl = NULL;
 		return 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		/* A mirror published a frame or answered a probe. */

@@ -8,6 +8,7 @@
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/png.h"
+#include "tests/lib/ws_client.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -230,6 +232,86 @@ static void test_tokens_and_errors(void **state)
 			 900, 600);
 }
 
+static json_t *recv_json(int fd)
+{
+	char *text = ws_recv_text(fd, 30000);
+	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+
+	if (!j)
+		fail_msg("no JSON message on the control socket (got %s)", text ? text : "nothing");
+	free(text);
+	return j;
+}
+
+static void test_control_websocket(void **state)
+{
+	char path[128], origin[128];
+	int fd, status;
+	json_t *j;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/v1/sessions/%s/control", sid);
+	snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", gw.port);
+	/* Refused upgrades: wrong token, view token, foreign Origin, unknown session. */
+	assert_int_equal(ws_connect(gw.port, path, "wrong-token-wrong", NULL, &status), -1);
+	assert_int_equal(ws_connect(gw.port, path, view, NULL, &status), -1);
+	assert_int_equal(ws_connect(gw.port, path, ctl, "http://evil.example", &status), -1);
+	assert_int_equal(ws_connect(gw.port, "/v1/sessions/s_nope/control", ctl, NULL, &status), -1);
+
+	/* Header auth: actions in order, ids echoed, errors per message. */
+	fd = ws_connect(gw.port, path, ctl, origin, &status);
+	assert_true(fd >= 0);
+	assert_int_equal(ws_send_text(fd, "{\"id\":1,\"action\":\"mouse_move\",\"coordinate\":[10,10]}"), 0);
+	assert_int_equal(ws_send_text(fd, "{\"id\":2,\"action\":\"bogus\"}"), 0);
+	assert_int_equal(ws_send_text(fd, "{\"id\":\"three\",\"type\":\"click\",\"x\":700,\"y\":500,"
+					  "\"button\":\"left\",\"screenshot\":{\"format\":\"png\"}}"),
+			 0);
+	j = recv_json(fd);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), 1);
+	assert_true(json_is_true(json_object_get(j, "ok")));
+	json_decref(j);
+	j = recv_json(fd);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), 2);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "error"), "code")),
+			    "unknown_action");
+	json_decref(j);
+	j = recv_json(fd);
+	assert_string_equal(json_string_value(json_object_get(j, "id")), "three");
+	{
+		struct http_resp fake = { .json = j };
+		struct ppm img;
+
+		reply_image(&fake, &img);
+		assert_int_equal(ppm_pixel(&img, 700, 500), 0xFFFFFF);
+		ppm_free(&img);
+	}
+	json_decref(j);
+	close(fd);
+
+	/* Browser-style: no header, the token as the first message. */
+	fd = ws_connect(gw.port, path, NULL, origin, &status);
+	assert_true(fd >= 0);
+	assert_int_equal(ws_send_text(fd, "{\"action\":\"cursor_position\"}"), 0);
+	j = recv_json(fd);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "error"), "code")),
+			    "unauthorized");
+	json_decref(j);
+	{
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "{\"token\":\"%s\"}", ctl);
+		assert_int_equal(ws_send_text(fd, msg), 0);
+	}
+	j = recv_json(fd);
+	assert_true(json_is_true(json_object_get(j, "authenticated")));
+	json_decref(j);
+	assert_int_equal(ws_send_text(fd, "{\"action\":\"cursor_position\"}"), 0);
+	j = recv_json(fd);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "result"), "x")), 700);
+	json_decref(j);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_clicks_land_exactly),
 		cmocka_unit_test(test_cursor_position_and_scaled_reply),
 		cmocka_unit_test(test_tokens_and_errors),
+		cmocka_unit_test(test_control_websocket),
 	};
 
 	return cmocka_run_group_tests_name("gateway actions (tiny guest)", tests, setup, teardown);
