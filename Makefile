@@ -45,7 +45,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot demo fuzz format
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway demo fuzz format
 all: $(O)/vitrine $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -71,7 +71,7 @@ $(O)/tests/%: $(O)/obj/tests/%.o $(O)/libtest.a $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
-$(O)/bench/%: $(O)/obj/bench/%.o $(LIBS)
+$(O)/bench/%: $(O)/obj/bench/%.o $(O)/libtest.a $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -103,6 +103,10 @@ bench: all images
 # Screenshot latency through the mirror against QMP screendump (tiny guest).
 bench-screenshot: all image-tiny
 	$(O)/bench/bench_screenshot
+
+# The agent's latencies through the gateway on the desktop guest.
+bench-gateway: all images
+	$(O)/bench/bench_gateway
 
 # Boots the demo desktop session and saves its screen (deploy/demo.sh).
 demo:

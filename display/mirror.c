@@ -49,6 +49,9 @@ struct display_mirror {
 	/* Worker-only state. */
 	uint64_t seq;
 	uint64_t probe_gen; /* fresh_req value the probe in flight answers; 0: none */
+	int64_t probe_sent_ms; /* when the probe in flight was sent */
+	int64_t current_as_of_ms; /* send time of the newest answered probe; under lock */
+	atomic_int keep_fresh_ms; /* probe on our own this often; 0: only on request */
 	bool probe_hit; /* the current update carried the probe pixel */
 	struct display_damage pending; /* rects of the current update */
 	uint8_t *covered; /* owned, one byte per pixel until the first full frame */
@@ -229,6 +232,7 @@ static bool answer_probe_locked(struct display_mirror *m)
 		return false;
 	if (m->probe_gen > m->fresh_done)
 		m->fresh_done = m->probe_gen;
+	m->current_as_of_ms = m->probe_sent_ms;
 	m->probe_gen = 0;
 	m->probe_hit = false;
 	return true;
@@ -296,15 +300,22 @@ static bool maybe_probe(struct display_mirror *m)
 {
 	uint64_t want;
 
+	int keep = atomic_load(&m->keep_fresh_ms);
+	int64_t now = display_now_ms();
+
 	if (m->probe_gen)
 		return true;
 	pthread_mutex_lock(&m->lock);
+	/* Kept fresh: a probe of our own once the last answer is keep ms old. */
+	if (keep > 0 && m->fresh_req == m->fresh_done && now - m->current_as_of_ms >= keep)
+		m->fresh_req++;
 	want = m->fresh_req > m->fresh_done ? m->fresh_req : 0;
 	pthread_mutex_unlock(&m->lock);
 	if (!want)
 		return true;
 	m->probe_gen = want;
 	m->probe_hit = false;
+	m->probe_sent_ms = now;
 	return SendKeyEvent(m->client, NUDGE_KEYSYM, FALSE) &&
 	       SendFramebufferUpdateRequest(m->client, PROBE_X, PROBE_Y, 1, 1, FALSE);
 }
@@ -331,7 +342,8 @@ static void *worker_main(void *arg)
 			struct pollfd pfd[2] = { { .fd = cl->sock, .events = POLLIN },
 						 { .fd = m->wake_fd, .events = POLLIN } };
 			uint64_t v;
-			int n = poll(pfd, 2, 1000);
+			int keep = atomic_load(&m->keep_fresh_ms);
+			int n = poll(pfd, 2, keep > 0 ? keep : 1000);
 
 			if (n < 0 && errno != EINTR) {
 				fail(m, strerror(errno));
@@ -516,6 +528,22 @@ void display_mirror_request_fresh(struct display_mirror *m)
 	m->fresh_req++;
 	pthread_mutex_unlock(&m->lock);
 	wake_worker(m);
+}
+
+void display_mirror_keep_fresh(struct display_mirror *m, int interval_ms)
+{
+	atomic_store(&m->keep_fresh_ms, interval_ms > 0 ? interval_ms : 0);
+	wake_worker(m);
+}
+
+int64_t display_mirror_current_as_of(struct display_mirror *m)
+{
+	int64_t t;
+
+	pthread_mutex_lock(&m->lock);
+	t = m->current_as_of_ms;
+	pthread_mutex_unlock(&m->lock);
+	return t;
 }
 
 uint64_t display_mirror_fresh_begin(struct display_mirror *m)

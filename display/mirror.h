@@ -53,6 +53,15 @@ int display_mirror_wait_frame(struct display_mirror *m, uint64_t seq, int timeou
  * the header comment). Thread-safe, never blocks, can't fail. */
 void display_mirror_request_fresh(struct display_mirror *m);
 
+/* Keeps the mirror current without being asked: probes on its own whenever
+ * the last answer is interval_ms old (0 stops it). Costs QEMU a refresh at
+ * its base rate (30 ms) and wakes on_frame per answer, but a screenshot can
+ * then be served from display_mirror_latest() at once. Can't fail. */
+void display_mirror_keep_fresh(struct display_mirror *m, int interval_ms);
+/* The moment (display_now_ms clock) as of which the latest frame is known
+ * to be current: the send time of the newest answered probe; 0 if none. */
+int64_t display_mirror_current_as_of(struct display_mirror *m);
+
 /* The non-blocking form of display_mirror_wait_fresh() for an event loop:
  * requests freshness and returns a ticket. display_mirror_fresh_poll()
  * returns 1 once the mirror reflects the screen as of a moment after

@@ -15,6 +15,9 @@
 #include <string.h>
 
 #define PROBE_POLL_US (10 * LWS_US_PER_MS)
+/* A frame confirmed current this recently counts as fresh (the mirror is
+ * kept fresh every SESS_KEEP_FRESH_MS, see session.c). */
+#define FRESH_ENOUGH_MS 80
 
 enum run_phase { RUN_STEPS, RUN_SETTLE };
 
@@ -232,7 +235,9 @@ static void start_settle(struct run *r)
 			    r->sent_input ? now : f ? f->changed_ms : INT64_MIN, r->shot.quiet_ms,
 			    r->shot.timeout_ms);
 	display_frame_unref(f);
-	if (!r->shot.fresh) {
+	/* A plain screenshot from a mirror kept current is served at once. */
+	if (!r->shot.fresh || (!r->sent_input && r->shot.quiet_ms == 0 &&
+			       now - display_mirror_current_as_of(r->s->mirror) <= FRESH_ENOUGH_MS)) {
 		complete(r, true, 0);
 		return;
 	}

@@ -13,6 +13,7 @@
 #include <sys/random.h>
 
 #define POLL_US (20 * LWS_US_PER_MS)
+#define SESS_KEEP_FRESH_MS 30
 
 static void set_error(struct api_error *e, int status, const char *code, const char *msg)
 {
@@ -71,6 +72,7 @@ static void on_frame(void *ud)
 static int start_mirror(struct sess *s, char *err, size_t errlen)
 {
 	char path[4200];
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/vnc.sock", vmm_vm_run_dir(s->vm));
 	s->shots = display_encode_cache_create(8);
@@ -78,7 +80,11 @@ static int start_mirror(struct sess *s, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	return display_mirror_start(path, on_frame, s->gw, &s->mirror, err, errlen);
+	rc = display_mirror_start(path, on_frame, s->gw, &s->mirror, err, errlen);
+	/* Screenshots then need no round trip to QEMU (see run.c). */
+	if (rc == 0)
+		display_mirror_keep_fresh(s->mirror, SESS_KEEP_FRESH_MS);
+	return rc;
 }
 
 /* The session's heartbeat: services QMP and the console, notices the guest
