@@ -10,6 +10,7 @@ packages=(
 	qemu-system-x86 qemu-utils debootstrap busybox-static linux-image-amd64
 	cpio e2fsprogs kmod procps xz-utils grep
 	clang libclang-rt-14-dev
+	python3
 )
 
 missing=()

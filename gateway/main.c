@@ -40,13 +40,19 @@ static const struct {
 	{ "boot", cmd_boot, "boot a guest image, wait until ready, optionally screenshot it" },
 	{ "accel", cmd_accel, "show which accelerator guests would use, and why" },
 	{ "gc", cmd_gc, "remove run dirs left behind by killed vitrine processes" },
+	{ "create", cmd_create, "ask the gateway for a new session (prints it as JSON)" },
+	{ "ls", cmd_ls, "list the gateway's sessions" },
+	{ "show", cmd_show, "show one session as JSON" },
+	{ "rm", cmd_rm, "delete a session" },
+	{ "screenshot", cmd_screenshot, "save a session's screen to a file" },
+	{ "act", cmd_act, "send one action (click, type, key...) to a session" },
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vitrine COMMAND [OPTIONS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n`vitrine COMMAND --help` describes each command's options.\n");
 }
 

@@ -81,6 +81,24 @@ for dir in build build-san; do
 	done
 done
 
+if want integration; then
+	for dir in build build-san; do
+		step "$dir: clients/test_python_client.py"
+		out=$(VITRINE_BIN=$dir/vitrine PYTHONDONTWRITEBYTECODE=1 timeout --kill-after=10 600 \
+			python3 -m unittest discover -s tests/clients -v 2>&1)
+		rc=$?
+		printf '%s\n' "$out" | sed 's/^/    /'
+		n=$(printf '%s\n' "$out" | sed -n 's/^Ran \([0-9]*\) test.*/\1/p' | tail -1)
+		n=${n:-0}
+		if [ $rc -eq 0 ] && [ "$n" -gt 0 ]; then
+			passed=$((passed + n))
+		else
+			failed=$((failed + 1))
+			failures+=("$dir: python client")
+		fi
+	done
+fi
+
 if want fuzz; then
 	step "fuzz targets (${FUZZ_SECONDS:=20} s each, ASan+UBSan)"
 	if make -j"$(nproc)" fuzz >/dev/null; then

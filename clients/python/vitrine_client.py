@@ -1,0 +1,216 @@
+"""vitrine_client: a small, standard-library-only client for the Vitrine gateway.
+
+One class, VitrineClient, with one method per API call (docs/api.md):
+create_session, list_sessions, get_session, delete_session, screenshot and
+act. Every failure -- an API error, no gateway listening, a reply that is not
+the API's -- raises VitrineError(status, code, message); status is 0 when no
+HTTP answer came back.
+
+    from vitrine_client import VitrineClient
+    vc = VitrineClient()                  # $VITRINE_URL, $VITRINE_API_KEY
+    s = vc.create_session(image="desktop", url="https://example.org", wait=True)
+    reply = vc.act(s["id"], {"action": "left_click", "coordinate": [640, 400]},
+                   screenshot=True)
+    open("after.jpg", "wb").write(VitrineClient.screenshot_bytes(reply))
+    vc.delete_session(s["id"])
+"""
+
+import base64
+import json
+import os
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+DEFAULT_TIMEOUT_S = 60
+WAIT_TIMEOUT_S = 330  # the gateway stops waiting for ready after 300 s
+ACT_TIMEOUT_S = 300  # a "wait" action may take 100 s, settling the screen more
+
+__all__ = ["VitrineClient", "VitrineError", "Screenshot", "DEFAULT_URL"]
+
+
+class VitrineError(Exception):
+    """An API call failed.
+
+    status: the HTTP status (0 when no HTTP reply came back); code: the API's
+    stable error code ("not_found", "unauthorized", ...) or, without a reply,
+    "unavailable"; message: a sentence for people."""
+
+    def __init__(self, status, code, message):
+        super().__init__(f"{code}: {message}" + (f" (HTTP {status})" if status else ""))
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class Screenshot:
+    """An image from GET .../screenshot: data (bytes), content_type, width and
+    height of the image, screen ("1280x800") and scale (image pixels per
+    screen pixel), as the gateway's X-Vitrine-* headers said."""
+
+    def __init__(self, data, headers):
+        self.data = data
+        self.content_type = headers.get("Content-Type", "")
+        self.format = "png" if self.content_type == "image/png" else "jpeg"
+        self.width = int(headers.get("X-Vitrine-Width", 0) or 0)
+        self.height = int(headers.get("X-Vitrine-Height", 0) or 0)
+        self.screen = headers.get("X-Vitrine-Screen", "")
+        self.scale = float(headers.get("X-Vitrine-Scale", 0) or 0)
+
+    def save(self, path):
+        """Writes the image to path."""
+        with open(path, "wb") as f:
+            f.write(self.data)
+
+
+def _read_key_file(path):
+    with open(path, encoding="utf-8") as f:
+        key = f.read().strip()
+    if not key:
+        raise VitrineError(0, "no_api_key", f"the key file {path} is empty")
+    return key
+
+
+class VitrineClient:
+    """A connection to one gateway with one bearer token.
+
+    url: the gateway, default $VITRINE_URL, else http://127.0.0.1:8080.
+    api_key: the operator key or a session's control/view token; without it,
+    api_key_file is read, else $VITRINE_API_KEY, else $VITRINE_HOME/api-key
+    (default /var/lib/vitrine/api-key). A missing key raises VitrineError
+    with code "no_api_key"."""
+
+    def __init__(self, url=None, api_key=None, api_key_file=None, timeout=DEFAULT_TIMEOUT_S):
+        self.url = (url or os.environ.get("VITRINE_URL") or DEFAULT_URL).rstrip("/")
+        if not self.url.startswith(("http://", "https://")):
+            self.url = "http://" + self.url
+        self.timeout = timeout
+        if api_key:
+            self.api_key = api_key
+        elif api_key_file:
+            try:
+                self.api_key = _read_key_file(api_key_file)
+            except OSError as e:
+                raise VitrineError(0, "no_api_key",
+                                   f"cannot read the API key from {api_key_file}: {e.strerror}"
+                                   ) from None
+        elif os.environ.get("VITRINE_API_KEY"):
+            self.api_key = os.environ["VITRINE_API_KEY"]
+        else:
+            home = os.environ.get("VITRINE_HOME") or "/var/lib/vitrine"
+            path = os.path.join(home, "api-key")
+            try:
+                self.api_key = _read_key_file(path)
+            except OSError as e:
+                raise VitrineError(0, "no_api_key",
+                                   "no API key: pass api_key or api_key_file, or set "
+                                   f"VITRINE_API_KEY (the default {path}: {e.strerror})"
+                                   ) from None
+        # Loopback gateways must not be sent through an http_proxy from the environment.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    # -- transport -----------------------------------------------------------
+
+    def _request(self, method, path, body=None, query=None, timeout=None):
+        """Sends one request; returns (body bytes, headers) of a 2xx reply and
+        raises VitrineError for anything else."""
+        url = self.url + path
+        if query:
+            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Authorization", "Bearer " + self.api_key)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with self._opener.open(req, timeout=timeout or self.timeout) as resp:
+                return resp.read(), resp.headers
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            try:
+                err = json.loads(raw)["error"]
+                raise VitrineError(e.code, err["code"], err.get("message", "")) from None
+            except (ValueError, KeyError, TypeError):
+                raise VitrineError(e.code, "http_error",
+                                   raw[:200].decode(errors="replace") or e.reason) from None
+        except urllib.error.URLError as e:
+            why = e.reason
+            if isinstance(why, ConnectionRefusedError):
+                msg = f"cannot connect to the gateway at {self.url}: connection refused"
+            else:
+                msg = f"cannot reach the gateway at {self.url}: {why}"
+            raise VitrineError(0, "unavailable", msg) from None
+        except (socket.timeout, TimeoutError):
+            raise VitrineError(0, "timeout", f"no answer from {self.url} within "
+                               f"{timeout or self.timeout} s") from None
+        except OSError as e:  # reset connections and the like
+            raise VitrineError(0, "unavailable", f"{self.url}: {e}") from None
+
+    def _json(self, method, path, body=None, query=None, timeout=None):
+        raw, _ = self._request(method, path, body, query, timeout)
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise VitrineError(0, "bad_reply", f"{method} {path}: the reply is not JSON") from None
+
+    @staticmethod
+    def _sid(session_id):
+        # Ids are [A-Za-z0-9_-]; quoting keeps anything else from changing the path.
+        return urllib.parse.quote(session_id, safe="")
+
+    # -- sessions ------------------------------------------------------------
+
+    def create_session(self, image=None, template=None, width=None, height=None, vcpus=None,
+                       memory_mib=None, url=None, timeout_s=None, wait=False):
+        """POST /v1/sessions. Returns the new session (with its tokens). With
+        wait=True the gateway answers once it is ready (or failed)."""
+        body = {k: v for k, v in dict(image=image, template=template, width=width, height=height,
+                                      vcpus=vcpus, memory_mib=memory_mib, url=url,
+                                      timeout_s=timeout_s).items() if v is not None}
+        return self._json("POST", "/v1/sessions", body, {"wait": "ready" if wait else None},
+                          WAIT_TIMEOUT_S if wait else None)
+
+    def list_sessions(self):
+        """GET /v1/sessions. Returns the list of sessions."""
+        return self._json("GET", "/v1/sessions")["sessions"]
+
+    def get_session(self, session_id, wait=False):
+        """GET /v1/sessions/{id}; with wait=True, once it is no longer starting."""
+        return self._json("GET", "/v1/sessions/" + self._sid(session_id), None,
+                          {"wait": "ready" if wait else None},
+                          WAIT_TIMEOUT_S if wait else None)
+
+    def delete_session(self, session_id):
+        """DELETE /v1/sessions/{id}. Returns {"id", "deleted": true}."""
+        return self._json("DELETE", "/v1/sessions/" + self._sid(session_id))
+
+    # -- the screen ----------------------------------------------------------
+
+    def screenshot(self, session_id, format="jpeg", quality=None, width=None, height=None):
+        """GET /v1/sessions/{id}/screenshot. Returns a Screenshot."""
+        data, headers = self._request(
+            "GET", f"/v1/sessions/{self._sid(session_id)}/screenshot",
+            query=dict(format=format, quality=quality, width=width, height=height))
+        return Screenshot(data, headers)
+
+    def act(self, session_id, action, screenshot=None):
+        """POST /v1/sessions/{id}/actions with one action (a dict in the
+        Anthropic, OpenAI or vitrine dialect). screenshot: None to leave the
+        action as it is, True or a dict of options (format, quality, width,
+        height, quiet_ms, timeout_ms) for a settled screenshot in the reply.
+        Returns the reply: {id?, ok, action, elapsed_ms, result?, screenshot?}."""
+        body = dict(action)
+        if screenshot is not None:
+            body["screenshot"] = screenshot
+        return self._json("POST", f"/v1/sessions/{self._sid(session_id)}/actions", body,
+                          timeout=ACT_TIMEOUT_S)
+
+    @staticmethod
+    def screenshot_bytes(reply):
+        """The image bytes of an act() reply's screenshot; VitrineError when it has none."""
+        shot = reply.get("screenshot") or {}
+        if "data" not in shot:
+            raise VitrineError(0, "no_screenshot", "the reply carries no screenshot")
+        return base64.b64decode(shot["data"])

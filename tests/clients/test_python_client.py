@@ -1,0 +1,259 @@
+"""tests/clients/test_python_client.py: the Python client
+(clients/python/vitrine_client.py) and the agent loop example against a real
+`vitrine serve` that this test starts on loopback with tiny guests, one at a
+time: every call, the errors it raises, and the loop fed recorded Anthropic
+and OpenAI tool calls, whose results must be in each vendor's format.
+
+Run from the repository root after `make` (VITRINE_BIN picks the binary):
+    python3 -m unittest discover -s tests/clients -v
+"""
+
+import base64
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CLIENT_DIR = os.path.join(ROOT, "clients", "python")
+EXAMPLES = os.path.join(CLIENT_DIR, "examples")
+sys.path.insert(0, CLIENT_DIR)
+
+from vitrine_client import VitrineClient, VitrineError  # noqa: E402
+
+JPEG_MAGIC = b"\xff\xd8\xff"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(data):
+    """(width, height) of a PNG, from its IHDR chunk."""
+    assert data[:8] == PNG_MAGIC and data[12:16] == b"IHDR", "not a PNG"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def jpeg_size(data):
+    """(width, height) of a JPEG, from its first SOFn segment."""
+    assert data[:3] == JPEG_MAGIC, "not a JPEG"
+    i = 2
+    while i + 9 <= len(data) and data[i] == 0xFF:
+        m = data[i + 1]
+        if 0xC0 <= m <= 0xCF and m not in (0xC4, 0xC8, 0xCC):
+            return int.from_bytes(data[i + 7:i + 9], "big"), int.from_bytes(data[i + 5:i + 7], "big")
+        i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
+    raise AssertionError("JPEG without a frame header")
+
+
+class GatewayTest(unittest.TestCase):
+    """Starts one gateway for the whole class; every test leaves no session."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="vitrine-py-")
+        os.chmod(cls.tmp, 0o755)  # QEMU, as vitrine-qemu, must reach the run dirs below
+        cls.key_file = os.path.join(cls.tmp, "api-key")
+        cls.env = dict(os.environ, VITRINE_RUN=os.path.join(cls.tmp, "run"))
+        cls.env.pop("VITRINE_API_KEY", None)
+        binary = os.environ.get("VITRINE_BIN", os.path.join(ROOT, "build", "vitrine"))
+        cls.server = subprocess.Popen(
+            [binary, "serve", "--listen", "127.0.0.1:0", "--api-key-file", cls.key_file,
+             "--max-sessions", "2"],
+            stdout=subprocess.PIPE, env=cls.env, text=True)
+        line = cls.server.stdout.readline()
+        prefix = "vitrine: listening on "
+        if not line.startswith(prefix):
+            cls.server.kill()
+            cls.server.wait()
+            raise RuntimeError(f"the gateway did not start: {line!r}")
+        cls.url = line[len(prefix):].split()[0]
+        with open(cls.key_file, encoding="utf-8") as f:
+            cls.key = f.read().strip()
+        cls.vc = VitrineClient(url=cls.url, api_key=cls.key)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.send_signal(signal.SIGTERM)
+        try:
+            cls.server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            cls.server.kill()
+            cls.server.wait()
+        cls.server.stdout.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def tearDown(self):
+        for s in self.vc.list_sessions():  # a failed test must not leak a guest
+            self.vc.delete_session(s["id"])
+
+    def new_session(self):
+        s = self.vc.create_session(image="tiny", width=800, height=600, wait=True)
+        self.assertEqual(s["status"], "ready", s.get("error"))
+        return s
+
+
+class ClientTest(GatewayTest):
+    def test_errors(self):
+        with self.assertRaises(VitrineError) as cm:
+            VitrineClient(url=self.url, api_key="wrong-key-wrong-key").list_sessions()
+        self.assertEqual((cm.exception.status, cm.exception.code), (401, "unauthorized"))
+        with self.assertRaises(VitrineError) as cm:
+            self.vc.get_session("s_doesnotexist")
+        self.assertEqual((cm.exception.status, cm.exception.code), (404, "not_found"))
+        self.assertEqual(cm.exception.message, "no such session")
+        with self.assertRaises(VitrineError) as cm:
+            self.vc.create_session(image="tiny", width=99999)
+        self.assertEqual((cm.exception.status, cm.exception.code), (400, "out_of_range"))
+        with self.assertRaises(VitrineError) as cm:
+            VitrineClient(url="http://127.0.0.1:1", api_key="k").list_sessions()
+        self.assertEqual((cm.exception.status, cm.exception.code), (0, "unavailable"))
+        self.assertIn("connection refused", cm.exception.message)
+        with self.assertRaises(VitrineError) as cm:
+            VitrineClient(url=self.url, api_key_file=os.path.join(self.tmp, "missing"))
+        self.assertEqual(cm.exception.code, "no_api_key")
+
+    def test_key_from_file_and_environment(self):
+        self.assertEqual(VitrineClient(url=self.url, api_key_file=self.key_file).list_sessions(), [])
+        old = os.environ.get("VITRINE_API_KEY")
+        os.environ["VITRINE_API_KEY"] = self.key
+        try:
+            self.assertEqual(VitrineClient(url=self.url).list_sessions(), [])
+        finally:
+            if old is None:
+                del os.environ["VITRINE_API_KEY"]
+            else:
+                os.environ["VITRINE_API_KEY"] = old
+
+    def test_session_lifecycle_and_tokens(self):
+        s = self.new_session()
+        sid = s["id"]
+        self.assertEqual(s["width"], 800)
+        self.assertEqual([x["id"] for x in self.vc.list_sessions()], [sid])
+        self.assertEqual(self.vc.get_session(sid, wait=True)["status"], "ready")
+        # The view token sees its session but cannot act on it.
+        view = VitrineClient(url=self.url, api_key=s["tokens"]["view"])
+        self.assertEqual(view.get_session(sid)["id"], sid)
+        with self.assertRaises(VitrineError) as cm:
+            view.act(sid, {"action": "left_click", "coordinate": [10, 10]})
+        self.assertEqual(cm.exception.status, 403)
+        control = VitrineClient(url=self.url, api_key=s["tokens"]["control"])
+        reply = control.act(sid, {"action": "left_click", "coordinate": [10, 20], "id": "a1"})
+        self.assertTrue(reply["ok"])
+        self.assertEqual((reply["id"], reply["action"]), ("a1", "left_click"))
+        with self.assertRaises(VitrineError) as cm:
+            self.vc.act(sid, {"action": "teleport"})
+        self.assertEqual((cm.exception.status, cm.exception.code), (400, "unknown_action"))
+        self.assertEqual(self.vc.delete_session(sid), {"id": sid, "deleted": True})
+        with self.assertRaises(VitrineError) as cm:
+            self.vc.get_session(sid)
+        self.assertEqual(cm.exception.status, 404)
+
+    # Needs GET .../screenshot and screenshots in action replies.
+    def test_screenshots(self):
+        sid = self.new_session()["id"]
+        shot = self.vc.screenshot(sid)
+        self.assertEqual(shot.content_type, "image/jpeg")
+        self.assertEqual(jpeg_size(shot.data), (800, 600))
+        self.assertEqual((shot.width, shot.height, shot.screen), (800, 600, "800x600"))
+        self.assertAlmostEqual(shot.scale, 1.0)
+        shot = self.vc.screenshot(sid, format="png", width=400, height=300)
+        self.assertEqual(shot.content_type, "image/png")
+        self.assertEqual(png_size(shot.data), (400, 300))
+        self.assertEqual((shot.width, shot.height), (400, 300))
+        self.assertAlmostEqual(shot.scale, 0.5)
+        path = os.path.join(self.tmp, "shot.png")
+        shot.save(path)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(8), PNG_MAGIC)
+
+        reply = self.vc.act(sid, {"type": "click", "button": "left", "x": 100, "y": 100},
+                            screenshot={"format": "png", "width": 400, "height": 300})
+        meta = reply["screenshot"]
+        self.assertEqual((meta["format"], meta["width"], meta["height"]), ("png", 400, 300))
+        self.assertEqual(png_size(VitrineClient.screenshot_bytes(reply)), (400, 300))
+        reply = self.vc.act(sid, {"action": "mouse_move", "coordinate": [5, 5]}, screenshot=True)
+        self.assertEqual(VitrineClient.screenshot_bytes(reply)[:3], JPEG_MAGIC)
+        with self.assertRaises(VitrineError):
+            VitrineClient.screenshot_bytes(self.vc.act(sid, {"action": "mouse_move",
+                                                             "coordinate": [6, 6]}))
+
+
+class AgentLoopTest(GatewayTest):
+    """examples/agent_loop.py fed the recorded tool calls next to it."""
+
+    def run_loop(self, recorded, *extra, stdin=None):
+        cmd = [sys.executable, os.path.join(EXAMPLES, "agent_loop.py"), "--gateway", self.url,
+               "--api-key-file", self.key_file, *extra]
+        if recorded:
+            cmd.append(os.path.join(EXAMPLES, recorded))
+        p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=600,
+                           env=self.env)
+        lines = [json.loads(line) for line in p.stdout.splitlines()]
+        return p.returncode, lines, p.stderr
+
+    def test_anthropic_tool_use(self):
+        rc, results, err = self.run_loop("anthropic_tool_calls.json", "--image", "tiny")
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(EXAMPLES, "anthropic_tool_calls.json"), encoding="utf-8") as f:
+            ids = [b["id"] for b in json.load(f)["content"] if b["type"] == "tool_use"]
+        self.assertEqual([r["tool_use_id"] for r in results], ids)
+        for r in results:
+            self.assertEqual(r["type"], "tool_result")
+            self.assertNotIn("is_error", r)
+            image = r["content"][-1]
+            self.assertEqual(image["type"], "image")
+            self.assertEqual(image["source"]["type"], "base64")
+            self.assertEqual(image["source"]["media_type"], "image/jpeg")
+            self.assertEqual(base64.b64decode(image["source"]["data"])[:3], JPEG_MAGIC)
+        self.assertEqual(self.vc.list_sessions(), [])  # the loop deleted its session
+
+    def test_openai_computer_call(self):
+        rc, results, err = self.run_loop("openai_tool_calls.json", "--image", "tiny",
+                                         "--format", "png")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([r["call_id"] for r in results],
+                         ["call_1", "call_2", "call_3", "call_4", "call_5"])
+        for r in results:
+            self.assertEqual(r["type"], "computer_call_output")
+            self.assertEqual(r["output"]["type"], "computer_screenshot")
+            prefix = "data:image/png;base64,"
+            self.assertTrue(r["output"]["image_url"].startswith(prefix))
+            self.assertEqual(base64.b64decode(r["output"]["image_url"][len(prefix):])[:8],
+                             PNG_MAGIC)
+
+    def test_existing_session_stdin_scaling_and_errors(self):
+        s = self.new_session()
+        calls = [
+            {"type": "tool_use", "id": "toolu_ok", "name": "computer",
+             "input": {"action": "left_click", "coordinate": [399, 299]}},
+            {"type": "tool_use", "id": "toolu_bad", "name": "computer",
+             "input": {"action": "left_click", "coordinate": [5000, 5]}},
+            {"type": "tool_use", "id": "toolu_other", "name": "str_replace_editor", "input": {}},
+            {"type": "computer_call", "call_id": "call_batch", "pending_safety_checks": [],
+             "actions": [{"type": "move", "x": 1, "y": 1}, {"type": "click", "x": 2, "y": 2}]},
+            {"type": "computer_call", "call_id": "call_unsafe", "action": {"type": "screenshot"},
+             "pending_safety_checks": [{"id": "sc_1", "code": "malicious_instructions",
+                                        "message": "check"}]},
+        ]
+        rc, results, err = self.run_loop(None, "--session", s["id"], "--screenshot-size",
+                                         "400x300", stdin=json.dumps(calls))
+        self.assertEqual(rc, 1)  # the unacknowledged safety check
+        self.assertIn("pending safety checks", err)
+        by_id = {r.get("tool_use_id") or r.get("call_id"): r for r in results}
+        self.assertEqual(sorted(by_id), ["call_batch", "toolu_bad", "toolu_ok"])
+        image = base64.b64decode(by_id["toolu_ok"]["content"][-1]["source"]["data"])
+        self.assertEqual(jpeg_size(image), (400, 300))
+        self.assertTrue(by_id["toolu_bad"]["is_error"])
+        self.assertIn("out_of_range", by_id["toolu_bad"]["content"][0]["text"])
+        self.assertEqual(self.vc.get_session(s["id"])["status"], "ready")  # --session: kept
+
+        rc, results, err = self.run_loop(None, "--session", s["id"], "--ack-safety-checks",
+                                         stdin=json.dumps(calls[-1:]))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(results[0]["acknowledged_safety_checks"][0]["id"], "sc_1")
+
+
+if __name__ == "__main__":
+    unittest.main()

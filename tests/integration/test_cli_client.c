@@ -1,0 +1,347 @@
+/* tests/integration/test_cli_client.c: the gateway's command-line clients
+ * (`vitrine create`, `ls`, `show`, `rm`, `screenshot`, `act`) against a real
+ * `vitrine serve` on loopback with tiny guests: a session's whole life, the
+ * screenshots (checked by magic and pixel size) and every failure path with
+ * its message and exit status (2 usage, 1 failure). */
+#include "common/fsutil.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static pid_t server;
+static char url[64], key[128], run_base[64], key_file[64], tmp[64];
+
+static const char *bin(void)
+{
+	return getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
+}
+
+static int qemu_running(void)
+{
+	DIR *d = opendir(run_base);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "vm-", 3);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int setup(void **state)
+{
+	const char *b = bin();
+	char line[512] = "", *text = NULL;
+	int out[2], port;
+	FILE *f;
+
+	(void)state;
+	snprintf(run_base, sizeof(run_base), "/tmp/vitrine-cc-%d", (int)getpid());
+	snprintf(key_file, sizeof(key_file), "/tmp/vitrine-cc-key-%d", (int)getpid());
+	snprintf(tmp, sizeof(tmp), "/tmp/vitrine-cc-files-%d", (int)getpid());
+	unlink(key_file);
+	fs_mkdir_p(tmp, 0700);
+	setenv("VITRINE_RUN", run_base, 1);
+	if (pipe(out) < 0)
+		return -1;
+	server = fork();
+	if (server == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		execl(b, b, "serve", "--listen", "127.0.0.1:0", "--api-key-file", key_file,
+		      "--max-sessions", "2", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	f = fdopen(out[0], "r");
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "vitrine: listening on http://127.0.0.1:%d", &port) != 1) {
+		fprintf(stderr, "server said: %s\n", line);
+		return -1;
+	}
+	fclose(f);
+	if (fs_read_file(key_file, 256, &text, NULL) < 0)
+		return -1;
+	text[strcspn(text, "\n")] = '\0';
+	snprintf(key, sizeof(key), "%s", text);
+	free(text);
+	/* The clients find the gateway and the key the way users' shells would. */
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	setenv("VITRINE_URL", url, 1);
+	setenv("VITRINE_API_KEY", key, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	int st;
+
+	(void)state;
+	if (server > 0) {
+		kill(server, SIGTERM);
+		waitpid(server, &st, 0);
+	}
+	unlink(key_file);
+	fs_rm_rf(run_base);
+	fs_rm_rf(tmp);
+	return 0;
+}
+
+/* Runs `vitrine ARGS` through the shell; returns its exit status and puts
+ * its stdout (and stderr, when with_stderr) in out. */
+static int vitrine(const char *args, bool with_stderr, char *out, size_t len)
+{
+	char cmd[2048];
+	size_t used = 0;
+	FILE *p;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s %s %s", bin(), args, with_stderr ? "2>&1" : "2>/dev/null");
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (used + 1 < len && fgets(out + used, (int)(len - used), p))
+		used += strlen(out + used);
+	out[used] = '\0';
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Checks the exit status of `vitrine ARGS` and that its output has needle. */
+static void expect(const char *args, int status, const char *needle)
+{
+	char out[16384];
+	int st = vitrine(args, true, out, sizeof(out));
+
+	if (st != status || !strstr(out, needle))
+		fail_msg("`vitrine %s` exited %d (want %d) saying:\n%s(want '%s')", args, st, status,
+			 out, needle);
+}
+
+/* Runs `vitrine ARGS`, which must succeed, and parses its stdout as JSON. */
+static json_t *expect_json(const char *args)
+{
+	char out[16384];
+	json_error_t jerr;
+	json_t *j;
+	int st = vitrine(args, false, out, sizeof(out));
+
+	if (st != 0)
+		fail_msg("`vitrine %s` exited %d", args, st);
+	j = json_loads(out, 0, &jerr);
+	if (!j)
+		fail_msg("`vitrine %s` printed no JSON (%s):\n%s", args, jerr.text, out);
+	return j;
+}
+
+/* Reads a PNG's or JPEG's pixel size from the file; fails the test if the
+ * file is neither. Returns "png" or "jpeg". */
+static const char *image_file(const char *path, int *w, int *h)
+{
+	unsigned char *d;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (fs_read_file(path, 64u << 20, &buf, &len) < 0)
+		fail_msg("cannot read %s", path);
+	d = (unsigned char *)buf;
+	if (len > 24 && !memcmp(d, "\x89PNG\r\n\x1a\n", 8) && !memcmp(d + 12, "IHDR", 4)) {
+		*w = d[18] << 8 | d[19];
+		*h = d[22] << 8 | d[23];
+		free(buf);
+		return "png";
+	}
+	if (len > 4 && !memcmp(d, "\xff\xd8\xff", 3)) {
+		for (size_t i = 2; i + 9 <= len && d[i] == 0xff; i += 2 + (size_t)(d[i + 2] << 8 | d[i + 3]))
+			if (d[i + 1] >= 0xc0 && d[i + 1] <= 0xcf && d[i + 1] != 0xc4 &&
+			    d[i + 1] != 0xc8 && d[i + 1] != 0xcc) {
+				*h = d[i + 5] << 8 | d[i + 6];
+				*w = d[i + 7] << 8 | d[i + 8];
+				free(buf);
+				return "jpeg";
+			}
+	}
+	free(buf);
+	fail_msg("%s (%zu bytes) is neither PNG nor JPEG", path, len);
+	return NULL;
+}
+
+/* Creates a ready 800x600 tiny session; returns its id (static storage). */
+static const char *create_tiny(void)
+{
+	static char id[64];
+	json_t *s = expect_json("create --image tiny --width 800 --height 600 --wait");
+
+	assert_string_equal(json_string_value(json_object_get(s, "status")), "ready");
+	assert_int_equal(json_integer_value(json_object_get(s, "width")), 800);
+	assert_non_null(json_string_value(json_object_get(json_object_get(s, "tokens"), "control")));
+	snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(s, "id")));
+	json_decref(s);
+	assert_int_equal(qemu_running(), 1);
+	return id;
+}
+
+static void test_usage_errors(void **state)
+{
+	(void)state;
+	expect("create --help", 0, "usage: vitrine create");
+	expect("create extra", 2, "unexpected argument 'extra'");
+	expect("create --width 5", 2, "--width must be a whole number in 320..3840");
+	expect("create --bogus", 2, "usage: vitrine create");
+	expect("ls extra", 2, "unexpected argument 'extra'");
+	expect("ls --gateway https://127.0.0.1:1", 2, "the gateway must be given as http://HOST:PORT");
+	expect("ls --gateway http://127.0.0.1:99999", 2, "must be a whole number in 1..65535");
+	expect("show", 2, "a session id is required");
+	expect("show a/b", 2, "'a/b' is not a session id");
+	expect("rm s_1 s_2", 2, "unexpected argument 's_2'");
+	expect("screenshot s_1", 2, "-o FILE is required");
+	expect("screenshot s_1 -o x.png --format gif", 2, "--format must be jpeg or png");
+	expect("screenshot s_1 -o x.jpg --quality 0", 2, "--quality must be a whole number in 1..100");
+	expect("act s_1", 2, "a session id and an action are required");
+	expect("act s_1 '{\"action\":' ", 2, "the action is not valid JSON");
+	expect("act s_1 '[1,2]'", 2, "the action must be a JSON object");
+	expect("act --help", 0, "usage: vitrine act");
+}
+
+static void test_no_server_and_bad_keys(void **state)
+{
+	char args[256];
+
+	(void)state;
+	expect("ls --gateway http://127.0.0.1:1", 1, "connection refused");
+	expect("show s_1 --gateway 127.0.0.1:1", 1, "cannot connect to the gateway at 127.0.0.1:1");
+	expect("ls --api-key-file /nonexistent/key", 1,
+	       "cannot read the API key from /nonexistent/key: No such file or directory");
+	/* Without $VITRINE_API_KEY the default key file is used; here it is missing. */
+	unsetenv("VITRINE_API_KEY");
+	setenv("VITRINE_HOME", "/nonexistent", 1);
+	expect("ls", 1, "no API key: set VITRINE_API_KEY or pass --api-key-file FILE");
+	snprintf(args, sizeof(args), "ls --api-key-file %s", key_file);
+	expect(args, 0, "ID");
+	setenv("VITRINE_API_KEY", "not-the-key-not-the-key", 1);
+	expect("ls", 1, "unauthorized: the token is not valid here (HTTP 401)");
+	setenv("VITRINE_API_KEY", key, 1);
+	unsetenv("VITRINE_HOME");
+}
+
+static void test_session_lifecycle(void **state)
+{
+	const char *id;
+	char args[512], out[16384];
+	json_t *j;
+
+	(void)state;
+	id = create_tiny();
+	assert_int_equal(vitrine("ls", false, out, sizeof(out)), 0);
+	if (!strstr(out, id) || !strstr(out, "ready") || !strstr(out, "800x600"))
+		fail_msg("ls does not list %s:\n%s", id, out);
+	j = expect_json("ls --json");
+	assert_int_equal(json_array_size(json_object_get(j, "sessions")), 1);
+	json_decref(j);
+
+	snprintf(args, sizeof(args), "show %s", id);
+	j = expect_json(args);
+	assert_string_equal(json_string_value(json_object_get(j, "id")), id);
+	assert_null(json_object_get(j, "tokens"));
+	json_decref(j);
+	expect("show s_doesnotexist", 1, "not_found: no such session (HTTP 404)");
+
+	snprintf(args, sizeof(args), "act %s '{\"action\":\"left_click\",\"coordinate\":[10,20],\"id\":7}'", id);
+	j = expect_json(args);
+	assert_true(json_is_true(json_object_get(j, "ok")));
+	assert_string_equal(json_string_value(json_object_get(j, "action")), "left_click");
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), 7);
+	json_decref(j);
+	/* "-" reads the action from stdin. */
+	snprintf(args, sizeof(args), "%s/move.json", tmp);
+	assert_int_equal(fs_write_file(args, "{\"action\":\"mouse_move\",\"coordinate\":[1,1]}", 42), 0);
+	snprintf(args, sizeof(args), "act %s - < %s/move.json", id, tmp);
+	expect(args, 0, "\"action\": \"mouse_move\"");
+	/* The gateway's own validation reaches the user with its code. */
+	snprintf(args, sizeof(args), "act %s '{\"action\":\"teleport\"}'", id);
+	expect(args, 1, "unknown_action");
+	snprintf(args, sizeof(args), "act %s '{\"action\":\"left_click\",\"coordinate\":[5000,5]}'", id);
+	expect(args, 1, "out_of_range");
+	expect("act s_doesnotexist '{\"action\":\"left_click\"}'", 1, "not_found");
+
+	snprintf(args, sizeof(args), "rm %s", id);
+	expect(args, 0, "deleted");
+	expect(args, 1, "not_found: no such session");
+	snprintf(args, sizeof(args), "show %s", id);
+	expect(args, 1, "not_found");
+	assert_int_equal(vitrine("ls", false, out, sizeof(out)), 0);
+	assert_null(strstr(out, id));
+	assert_int_equal(qemu_running(), 0);
+}
+
+/* Needs GET .../screenshot and screenshots in action replies. */
+static void test_screenshots(void **state)
+{
+	const char *id;
+	char args[512], out[16384], file[128];
+	int w = 0, h = 0;
+	json_t *j, *shot;
+
+	(void)state;
+	id = create_tiny();
+	snprintf(file, sizeof(file), "%s/full.jpg", tmp);
+	snprintf(args, sizeof(args), "screenshot %s -o %s --quality 80", id, file);
+	assert_int_equal(vitrine(args, true, out, sizeof(out)), 0);
+	assert_string_equal(image_file(file, &w, &h), "jpeg");
+	assert_int_equal(w, 800);
+	assert_int_equal(h, 600);
+	assert_non_null(strstr(out, "800x600 jpeg"));
+
+	snprintf(file, sizeof(file), "%s/half.png", tmp);
+	snprintf(args, sizeof(args), "screenshot %s -o %s --width 400 --height 300", id, file);
+	expect(args, 0, "400x300 png");
+	assert_string_equal(image_file(file, &w, &h), "png");
+	assert_int_equal(w, 400);
+	assert_int_equal(h, 300);
+	snprintf(args, sizeof(args), "screenshot %s -o %s/x.png --format jpeg", id, tmp);
+	expect(args, 0, "jpeg"); /* --format beats the file name */
+	expect("screenshot s_doesnotexist -o /dev/null", 1, "not_found");
+
+	/* act --screenshot: the settled screen lands in the file, not on stdout. */
+	snprintf(file, sizeof(file), "%s/after.png", tmp);
+	snprintf(args, sizeof(args),
+		 "act %s '{\"action\":\"left_click\",\"coordinate\":[400,300]}' --screenshot %s", id,
+		 file);
+	j = expect_json(args);
+	shot = json_object_get(j, "screenshot");
+	assert_non_null(shot);
+	assert_null(json_object_get(shot, "data"));
+	assert_string_equal(json_string_value(json_object_get(shot, "format")), "png");
+	assert_string_equal(image_file(file, &w, &h), "png");
+	assert_int_equal(w, json_integer_value(json_object_get(shot, "width")));
+	assert_int_equal(h, json_integer_value(json_object_get(shot, "height")));
+	json_decref(j);
+
+	snprintf(args, sizeof(args), "rm %s", id);
+	expect(args, 0, "deleted");
+	assert_int_equal(qemu_running(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_no_server_and_bad_keys),
+		cmocka_unit_test(test_session_lifecycle),
+		cmocka_unit_test(test_screenshots),
+	};
+
+	return cmocka_run_group_tests_name("vitrine API clients", tests, setup, teardown);
+}
