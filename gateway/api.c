@@ -145,13 +145,18 @@ static void create_session(struct http_req *r)
 	struct api_error e;
 	struct sess *s;
 	bool wait;
-	int wait_s;
+	int wait_s, rc;
 
 	if (!authorise(r, NULL, AUTH_OPERATOR) || wait_arg(r, &wait) < 0 ||
 	    query_int(r, "timeout_s=", DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
 		return;
-	if (session_request_parse(r->body ? r->body : "", r->body_len, &req, &e) < 0 ||
-	    sess_create(r->gw, &req, &s, &e) < 0) {
+	if (session_request_parse(r->body ? r->body : "", r->body_len, &req, &e) < 0) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	rc = sess_create(r->gw, &req, &s, &e);
+	session_request_free(&req);
+	if (rc < 0) {
 		http_reply_api_error(r, &e);
 		return;
 	}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #define POLL_US (20 * LWS_US_PER_MS)
 #define SESS_KEEP_FRESH_MS 30
@@ -139,7 +140,7 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 	struct vmm_vm_opts opts = { 0 };
 	struct vmm_spec spec;
 	unsigned char rnd[8];
-	char err[2048], why[256];
+	char err[2048], why[256], page_path[96];
 	struct sess *s;
 	int rc;
 
@@ -158,6 +159,7 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 		 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 	s->gw = gw;
 	s->req = *req;
+	s->req.page = NULL; /* the page is handed over at start, not kept */
 	rc = vmm_image_load(req->image, &s->image, err, sizeof(err));
 	if (rc < 0) {
 		set_error(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_image" : "internal",
@@ -175,6 +177,16 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 		spec.vcpus = req->vcpus;
 	spec.memory_mib = req->memory_mib ? req->memory_mib : s->image.rootfs[0] ? 2048 : 256;
 	spec.url = req->url[0] ? req->url : NULL;
+	if (req->page) {
+		/* The guest gets the page over fw_cfg (see docs/images.md). */
+		snprintf(page_path, sizeof(page_path), "/tmp/vitrine-page-%s.html", s->id);
+		if (fs_write_file(page_path, req->page, strlen(req->page)) < 0) {
+			set_error(e, 500, "internal", "cannot stage the page");
+			free(s);
+			return -EIO;
+		}
+		opts.page_file = page_path;
+	}
 	vmm_accel_resolve(VMM_ACCEL_AUTO, &s->image, "qemu-system-x86_64", &spec.accel, why,
 			  sizeof(why));
 	s->width = spec.width;
@@ -183,6 +195,8 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 	if (req->timeout_s)
 		s->expires_ms = s->created_ms + (int64_t)req->timeout_s * 1000;
 	rc = vmm_vm_start(&spec, &opts, &s->vm, err, sizeof(err));
+	if (req->page)
+		unlink(page_path); /* vmm copied it into the run dir */
 	if (rc < 0) {
 		set_error(e, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "boot_failed",
 			  err);

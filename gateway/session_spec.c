@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int fail(struct api_error *e, const char *code, const char *msg)
@@ -34,8 +35,8 @@ static int int_field(json_t *root, const char *name, int min, int max, int *out,
 int session_request_parse(const char *body, size_t len, struct session_request *req,
 			  struct api_error *e)
 {
-	static const char *known[] = { "image", "template", "width",	 "height",
-				       "vcpus", "memory_mib", "url", "timeout_s" };
+	static const char *known[] = { "image",	    "template", "width",     "height", "vcpus",
+				       "memory_mib", "url",	 "timeout_s", "page" };
 	json_error_t jerr;
 	json_t *root, *v;
 	const char *key;
@@ -109,8 +110,32 @@ int session_request_parse(const char *body, size_t len, struct session_request *
 		}
 		strcpy(req->url, u);
 	}
+	v = json_object_get(root, "page");
+	if (v) {
+		if (!json_is_string(v) || json_string_length(v) == 0 ||
+		    json_string_length(v) > SESSION_MAX_PAGE) {
+			fail(e, "invalid_argument", "page must be HTML text of 1 byte to 256 KiB");
+			goto out;
+		}
+		req->page = strdup(json_string_value(v));
+		if (!req->page) {
+			fail(e, "internal", "out of memory");
+			e->status = 500;
+			goto out;
+		}
+		if (!req->url[0])
+			strcpy(req->url, SESSION_PAGE_URL);
+	}
 	rc = 0;
 out:
 	json_decref(root);
+	if (rc < 0)
+		session_request_free(req);
 	return rc;
+}
+
+void session_request_free(struct session_request *req)
+{
+	free(req->page);
+	req->page = NULL;
 }

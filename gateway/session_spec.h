@@ -14,7 +14,14 @@ struct session_request {
 	int width, height, vcpus, memory_mib; /* 0: the image's default */
 	char url[VMM_MAX_URL + 1]; /* "" for none */
 	int timeout_s; /* maximum life; 0: none */
+	char *page; /* owned: HTML handed to the guest (opened when url is empty); NULL: none */
 };
+
+#define SESSION_MAX_PAGE (256u << 10)
+#define SESSION_PAGE_URL "file:///run/vitrine/page.html"
+
+/* Frees what a parsed request owns. Accepts a zeroed request. */
+void session_request_free(struct session_request *req);
 
 /* An API error: a stable machine code and a sentence naming the field. */
 struct api_error {

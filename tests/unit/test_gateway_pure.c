@@ -160,6 +160,13 @@ static void test_session_request(void **state)
 	assert_int_equal(req.timeout_s, 60);
 	assert_int_equal(parse("{\"template\":\"desktop-ready\"}", &req, &e), 0);
 	assert_string_equal(req.image, "desktop-ready");
+	assert_int_equal(parse("{\"page\":\"<p>hi</p>\"}", &req, &e), 0);
+	assert_string_equal(req.page, "<p>hi</p>");
+	assert_string_equal(req.url, SESSION_PAGE_URL);
+	session_request_free(&req);
+	assert_null(req.page);
+	expect_bad("{\"page\":\"\"}", "invalid_argument", "page");
+	expect_bad("{\"page\":3}", "invalid_argument", "page");
 	expect_bad("", "invalid_json", "not valid JSON");
 	expect_bad("3", "invalid_json", "object");
 	expect_bad("{\"x\":1}", "invalid_argument", "unknown field 'x'");
