@@ -143,6 +143,7 @@ install -m 755 "$files/qga" "$root/usr/local/lib/vitrine/qga"
 install -m 644 "$files/xorg.conf.in" "$root/usr/local/lib/vitrine/xorg.conf.in"
 install -m 644 "$files/inittab" "$root/etc/inittab"
 install -m 755 "$files/shutdown" "$root/usr/sbin/shutdown"
+install -m 755 "$files/vitrine-type" "$root/usr/local/bin/vitrine-type"
 # Vulkan validation layer: a debugging aid, 23 MB.
 rm -f "$root"/usr/lib/chromium/libVkLayer_khronos_validation.so*
 echo vitrine >"$root/etc/hostname"

@@ -9,10 +9,19 @@
  *       over the DevTools protocol, until document.readyState is "complete",
  *       the page is visible and has rendered two animation frames (and,
  *       unless URL is about:blank, it is no longer the initial about:blank).
+ *   vitrine-ready insert PORT TEXT
+ *       inserts TEXT (any Unicode, exactly) into the page's focused editable
+ *       element, as typing would; exit 1 when nothing editable has the focus
+ *   vitrine-ready eval PORT EXPR
+ *       evaluates the JavaScript expression EXPR in the page Chromium shows
+ *       (Runtime.evaluate, awaiting a promise, result by value) and prints
+ *       the value as JSON on stdout (undefined prints null), exit 0; an
+ *       exception or a DevTools error goes to stderr, exit 1. Tried once:
+ *       the host runs it through the guest agent to read the page's state.
  *
- * Retries every 200 ms until TIMEOUT seconds have passed, then exits 1.
- * Static, no libraries: it runs before anything else in the guest is known
- * to work. Diagnostics go to stderr.
+ * x and page retry every 200 ms until TIMEOUT seconds have passed, then exit
+ * 1. Static, no libraries: it runs before anything else in the guest is
+ * known to work. Diagnostics go to stderr.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -362,6 +371,10 @@ static int ws_send_text(int fd, const char *msg)
 		hdr[hlen++] = 0x80 | 126;
 		hdr[hlen++] = (unsigned char)(len >> 8);
 		hdr[hlen++] = (unsigned char)len;
+	} else if (len <= BUF_MAX) {
+		hdr[hlen++] = 0x80 | 127;
+		for (int i = 7; i >= 0; i--)
+			hdr[hlen++] = (unsigned char)((uint64_t)len >> (8 * i));
 	} else {
 		fail_reason("message too long");
 		return -1;
@@ -460,42 +473,65 @@ static int ws_recv_text(int fd, struct buf *b, size_t *off, struct buf *msg)
 	}
 }
 
-/* Evaluates the readiness expression on the page; 0 = ready. */
-static int probe_page(int port, const char *want_url)
+/*
+ * Opens a DevTools WebSocket to the first page target. Returns the socket,
+ * with bytes already read past the handshake in b from *off, or -1.
+ */
+static int open_page_ws(int port, struct buf *b, size_t *off)
 {
-	struct buf list = {0}, b = {0}, msg = {0};
-	char ws_url[512], req[1024], value[1024];
-	const char *path, *res, *href;
-	size_t off = 0;
+	struct buf list = {0};
+	char ws_url[512], req[1024];
+	const char *path;
 	long hoff;
-	int fd = -1, n, rc = -1;
+	int fd = -1, n;
 
 	if (http_get(port, "/json/list", &list) != 0)
 		return -1;
 	if (find_page_target(list.data, ws_url, sizeof ws_url) != 0)
-		goto out;
+		goto fail;
 	if (strncmp(ws_url, "ws://", 5) != 0 || (path = strchr(ws_url + 5, '/')) == NULL) {
 		fail_reason("odd webSocketDebuggerUrl %.100s", ws_url);
-		goto out;
+		goto fail;
 	}
 	fd = tcp_connect(port);
 	if (fd < 0)
-		goto out;
+		goto fail;
 	n = snprintf(req, sizeof req,
 		     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
 		     "Connection: Upgrade\r\nSec-WebSocket-Key: dml0cmluZS1yZWFkeS1rZXk=\r\n"
 		     "Sec-WebSocket-Version: 13\r\n\r\n",
 		     path, port);
 	if (n <= 0 || (size_t)n >= sizeof req || write_all(fd, req, (size_t)n) != 0)
-		goto out;
-	hoff = read_head(fd, &b);
+		goto fail;
+	hoff = read_head(fd, b);
 	if (hoff < 0)
-		goto out;
-	if (strncmp(b.data, "HTTP/1.1 101", 12) != 0) {
-		fail_reason("websocket upgrade: %.60s", b.data);
-		goto out;
+		goto fail;
+	if (strncmp(b->data, "HTTP/1.1 101", 12) != 0) {
+		fail_reason("websocket upgrade: %.60s", b->data);
+		goto fail;
 	}
-	off = (size_t)hoff;
+	*off = (size_t)hoff;
+	free(list.data);
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(list.data);
+	return -1;
+}
+
+/* Evaluates the readiness expression on the page; 0 = ready. */
+static int probe_page(int port, const char *want_url)
+{
+	struct buf b = {0}, msg = {0};
+	char value[1024];
+	const char *res, *href;
+	size_t off = 0;
+	int fd, rc = -1;
+
+	fd = open_page_ws(port, &b, &off);
+	if (fd < 0)
+		goto out;
 	/*
 	 * Two animation frames: they run only once the page is visible and
 	 * rendering, so "ready" means painted, not just loaded (a page that
@@ -559,16 +595,234 @@ static int probe_page(int port, const char *want_url)
 out:
 	if (fd >= 0)
 		close(fd);
-	free(list.data);
 	free(b.data);
 	free(msg.data);
+	return rc;
+}
+
+/* ---- eval ---- */
+
+static const char *skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Returns the end of the JSON value at p (well-formed input assumed: it
+ * comes from Chromium), or NULL at the end of the text. */
+static const char *skip_value(const char *p)
+{
+	int depth = 0;
+
+	p = skip_ws(p);
+	do {
+		if (!*p)
+			return NULL;
+		if (*p == '"') {
+			p = skip_string(p);
+			continue;
+		}
+		if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			depth--;
+		} else if (depth == 0) {
+			/* A number or a literal. */
+			while (*p && !strchr(",}] \n\r\t", *p))
+				p++;
+			return p;
+		}
+		p++;
+	} while (depth > 0);
+	return p;
+}
+
+/* The value of the top-level member KEY of the object at obj, or NULL. */
+static const char *member(const char *obj, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = skip_ws(obj);
+
+	if (*p != '{')
+		return NULL;
+	p = skip_ws(p + 1);
+	while (*p == '"') {
+		const char *k = p, *v;
+
+		p = skip_ws(skip_string(p));
+		if (*p != ':')
+			return NULL;
+		v = skip_ws(p + 1);
+		if ((size_t)(p - k) >= klen + 2 && memcmp(k + 1, key, klen) == 0 && k[klen + 1] == '"')
+			return v;
+		p = skip_value(v);
+		if (!p)
+			return NULL;
+		p = skip_ws(p);
+		if (*p != ',')
+			return NULL;
+		p = skip_ws(p + 1);
+	}
+	return NULL;
+}
+
+/* Appends s to out as the body of a JSON string (no quotes). */
+static int json_escape(const char *s, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char tmp[8];
+		size_t k;
+
+		if (c == '"' || c == '\\') {
+			tmp[0] = '\\';
+			tmp[1] = (char)c;
+			k = 2;
+		} else if (c < 0x20) {
+			k = (size_t)snprintf(tmp, sizeof tmp, "\\u%04x", c);
+		} else {
+			tmp[0] = (char)c;
+			k = 1;
+		}
+		if (n + k >= cap)
+			return -1;
+		memcpy(out + n, tmp, k);
+		n += k;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* Prints the JSON text of the value at v (up to its end) and a newline. */
+static void print_value(const char *v)
+{
+	const char *e = skip_value(v);
+
+	if (!e)
+		e = v + strlen(v);
+	fwrite(v, 1, (size_t)(e - v), stdout);
+	fputc('\n', stdout);
+}
+
+/* vitrine-ready eval: 0 with the value on stdout, 1 with a reason. */
+static int eval_page(int port, const char *expr)
+{
+	static const char head[] = "{\"id\":1,\"method\":\"Runtime.evaluate\",\"params\":{"
+				   "\"awaitPromise\":true,\"returnByValue\":true,\"expression\":\"";
+	struct buf b = {0}, msg = {0};
+	size_t off = 0, cap = sizeof head + strlen(expr) * 6 + 8;
+	char *req = malloc(cap);
+	const char *result, *value, *exc, *e;
+	int fd = -1, rc = 1;
+
+	if (!req) {
+		fail_reason("out of memory");
+		goto out;
+	}
+	memcpy(req, head, sizeof head - 1);
+	if (json_escape(expr, req + sizeof head - 1, cap - sizeof head - 3) != 0) {
+		fail_reason("expression too long");
+		goto out;
+	}
+	strcat(req, "\"}}");
+	fd = open_page_ws(port, &b, &off);
+	if (fd < 0 || ws_send_text(fd, req) != 0)
+		goto out;
+	for (int i = 0; i < 1000; i++) {
+		if (ws_recv_text(fd, &b, &off, &msg) != 0)
+			goto out;
+		e = member(msg.data, "id");
+		if (!e || strncmp(e, "1", 1) != 0 || (e[1] >= '0' && e[1] <= '9'))
+			continue; /* an event */
+		if ((e = member(msg.data, "error")) != NULL) {
+			const char *m = member(e, "message");
+			char text[512];
+
+			copy_string(m && *m == '"' ? m : "\"unknown\"", text, sizeof text);
+			fail_reason("DevTools error: %s", text);
+			goto out;
+		}
+		result = member(msg.data, "result");
+		if (!result) {
+			fail_reason("no result in %.100s", msg.data);
+			goto out;
+		}
+		if ((exc = member(result, "exceptionDetails")) != NULL) {
+			const char *x = member(exc, "exception"), *d = x ? member(x, "description") : NULL;
+			char text[sizeof last_error];
+
+			if (!d || *d != '"')
+				d = member(exc, "text");
+			copy_string(d && *d == '"' ? d : "\"exception\"", text, sizeof text);
+			fail_reason("%s", text);
+			goto out;
+		}
+		value = member(result, "result");
+		value = value ? member(value, "value") : NULL;
+		if (value)
+			print_value(value);
+		else
+			puts("null"); /* undefined, or not serialisable */
+		rc = fflush(stdout) == 0 ? 0 : 1;
+		if (rc != 0)
+			fail_reason("stdout: %s", strerror(errno));
+		goto out;
+	}
+	fail_reason("no answer to Runtime.evaluate");
+out:
+	if (fd >= 0)
+		close(fd);
+	free(req);
+	free(b.data);
+	free(msg.data);
+	if (rc != 0)
+		fprintf(stderr, "vitrine-ready eval: %s\n", last_error);
+	return rc;
+}
+
+/* vitrine-ready insert: puts text into the focused editable element as if
+ * typed (input events fire), any Unicode exactly. X keyboard emulation
+ * (xdotool) cannot: it rebinds one spare keycode per character and Chromium
+ * reads the keymap late, dropping or repeating characters. */
+static int insert_text(int port, const char *text)
+{
+	static const char head[] =
+		"(() => { const a = document.activeElement;"
+		" if (!a || !(a.isContentEditable || ((a.tagName === 'INPUT' ||"
+		" a.tagName === 'TEXTAREA') && !a.readOnly && !a.disabled)))"
+		" throw new Error('no editable element has the focus');"
+		" if (!document.execCommand('insertText', false, \"";
+	static const char tail[] =
+		"\")) throw new Error('no editable element has the focus'); return true; })()";
+	size_t cap = sizeof head + strlen(text) * 6 + sizeof tail;
+	char *expr = malloc(cap);
+	int rc;
+
+	if (!expr) {
+		fprintf(stderr, "vitrine-ready insert: out of memory\n");
+		return 1;
+	}
+	memcpy(expr, head, sizeof head);
+	if (json_escape(text, expr + sizeof head - 1, cap - sizeof head - sizeof tail) != 0) {
+		fprintf(stderr, "vitrine-ready insert: text too long\n");
+		free(expr);
+		return 1;
+	}
+	strcat(expr, tail);
+	rc = eval_page(port, expr);
+	free(expr);
 	return rc;
 }
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: vitrine-ready x SOCKET TIMEOUT\n"
-			"       vitrine-ready page PORT TIMEOUT [URL]\n");
+			"       vitrine-ready page PORT TIMEOUT [URL]\n"
+			"       vitrine-ready eval PORT EXPR\n"
+			"       vitrine-ready insert PORT TEXT\n");
 	return 2;
 }
 
@@ -580,6 +834,12 @@ int main(int argc, char **argv)
 
 	if (argc < 4)
 		return usage();
+	if (strcmp(argv[1], "eval") == 0 || strcmp(argv[1], "insert") == 0) {
+		port = atoi(argv[2]);
+		if (argc != 4 || port <= 0 || port > 65535)
+			return usage();
+		return argv[1][0] == 'e' ? eval_page(port, argv[3]) : insert_text(port, argv[3]);
+	}
 	is_x = strcmp(argv[1], "x") == 0;
 	if (!is_x && strcmp(argv[1], "page") != 0)
 		return usage();

@@ -1,0 +1,322 @@
+/* tests/e2e/test_desktop_actions.c: actions through the gateway on the real
+ * desktop guest with Chromium, checked from the page's own state (read over
+ * the guest agent with `vitrine-ready eval`): clicks land on exact pixels at
+ * the viewport's corners and centre, also from the scaled screenshot space;
+ * double and triple clicks select a word and a paragraph; a drag moves a box
+ * by exactly the drag; scrolling scrolls; `type` delivers Unicode exactly;
+ * key chords (ctrl+a, shift+Tab) work. One session serves the group. */
+#include "common/base64.h"
+#include "common/fsutil.h"
+#include "common/http_client.h"
+#include "tests/lib/gateway_proc.h"
+#include "tests/lib/png.h"
+#include "vmm-qemu/qga_client.h"
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define W 1280
+#define H 800
+
+static struct gateway_proc gw;
+static char path_act[128], qga_path[512];
+static const char *ctl;
+static char ctl_buf[64];
+static int ox, oy; /* where the page's viewport starts on the screen */
+
+/* Evaluates expr in the page; returns its JSON value (caller decrefs). */
+static json_t *page_eval(const char *expr)
+{
+	const char *argv[] = { "/usr/local/bin/vitrine-ready", "eval", "9222", expr, NULL };
+	struct qga_exec_result res;
+	struct qga_client *c = NULL;
+	char err[512];
+	json_t *j = NULL;
+
+	if (qga_client_connect(qga_path, 5000, &c, err, sizeof(err)) < 0)
+		fail_msg("qga: %s", err);
+	if (qga_client_exec(c, argv, NULL, NULL, 0, 20000, &res, err, sizeof(err)) < 0)
+		fail_msg("eval %s: %s", expr, err);
+	if (!res.exited || res.exit_code != 0)
+		fail_msg("eval %s: exit %d: %s", expr, res.exit_code, res.err ? res.err : "");
+	j = json_loadb(res.out, res.out_len, JSON_DECODE_ANY, NULL);
+	if (!j)
+		fail_msg("eval %s: not JSON: %s", expr, res.out);
+	qga_exec_result_free(&res);
+	qga_client_destroy(c);
+	return j;
+}
+
+static json_t *act(const char *action)
+{
+	struct http_resp r;
+	json_t *j;
+
+	if (http_request("127.0.0.1", gw.port, "POST", path_act, ctl, action, strlen(action), 60, &r) <
+		    0 ||
+	    r.status != 200)
+		fail_msg("%s -> %d %.300s", action, r.status, r.body ? r.body : "");
+	j = json_incref(r.json);
+	http_resp_free(&r);
+	return j;
+}
+
+static void act_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void act_ok(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_decref(act(buf));
+}
+
+static int setup(void **state)
+{
+	char *page = NULL, *body;
+	struct http_resp r;
+	json_t *req;
+	DIR *d;
+	struct dirent *e;
+
+	(void)state;
+	if (fs_read_file("tests/e2e/pages/actions.html", 1 << 20, &page, NULL) < 0 ||
+	    gateway_proc_start(&gw, NULL) < 0)
+		return -1;
+	req = json_pack("{s:s, s:i, s:i, s:s}", "image", "desktop", "width", W, "height", H, "page",
+			page);
+	body = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	free(page);
+	if (http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
+			 strlen(body), 600, &r) < 0 ||
+	    r.status != 201) {
+		fprintf(stderr, "create: %d %s\n", r.status, r.body ? r.body : "");
+		free(body);
+		return -1;
+	}
+	free(body);
+	snprintf(path_act, sizeof(path_act), "/v1/sessions/%s/actions",
+		 json_string_value(json_object_get(r.json, "id")));
+	snprintf(ctl_buf, sizeof(ctl_buf), "%s",
+		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "control")));
+	ctl = ctl_buf;
+	http_resp_free(&r);
+	d = opendir(gw.run_base);
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "vm-", 3))
+			snprintf(qga_path, sizeof(qga_path), "%s/%s/qga.sock", gw.run_base, e->d_name);
+	if (d)
+		closedir(d);
+	return qga_path[0] ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
+}
+
+/* Finds the page's magenta corner marker in a settled screenshot. */
+static void test_find_viewport(void **state)
+{
+	json_t *j = act("{\"action\":\"screenshot\",\"screenshot\":{\"format\":\"png\"}}");
+	const char *b64 = json_string_value(json_object_get(json_object_get(j, "screenshot"), "data"));
+	size_t n, cap = strlen(b64);
+	unsigned char *raw = malloc(cap);
+	struct ppm img;
+	int x1, y1;
+
+	(void)state;
+	assert_int_equal(base64_decode(b64, strlen(b64), raw, cap, &n), 0);
+	assert_int_equal(png_decode(raw, n, &img), 0);
+	assert_true(ppm_find_bbox(&img, 0xFF00AA, 2, &ox, &oy, &x1, &y1));
+	assert_int_equal(x1 - ox + 1, 20);
+	assert_int_equal(y1 - oy + 1, 20);
+	assert_int_equal(ox, 0); /* the window is maximised: the viewport spans the width */
+	ppm_free(&img);
+	free(raw);
+	json_decref(j);
+}
+
+/* The last click the page saw. */
+static void last_click(int *x, int *y, int *button, int *detail)
+{
+	json_t *c = page_eval("window.clicks[window.clicks.length - 1]");
+
+	*x = (int)json_integer_value(json_object_get(c, "x"));
+	*y = (int)json_integer_value(json_object_get(c, "y"));
+	*button = (int)json_integer_value(json_object_get(c, "b"));
+	*detail = (int)json_integer_value(json_object_get(c, "d"));
+	json_decref(c);
+}
+
+static void expect_click_at(int sx, int sy)
+{
+	int x, y, b, d;
+
+	act_ok("{\"action\":\"left_click\",\"coordinate\":[%d,%d]}", sx, sy);
+	last_click(&x, &y, &b, &d);
+	if (x != sx - ox || y != sy - oy)
+		fail_msg("clicked screen (%d,%d) = page (%d,%d); page saw (%d,%d)", sx, sy, sx - ox,
+			 sy - oy, x, y);
+}
+
+static void test_clicks_land_exactly(void **state)
+{
+	int x, y, b, d;
+
+	(void)state;
+	expect_click_at(ox, oy); /* the viewport's top-left pixel */
+	expect_click_at(W - 1, H - 1); /* the screen's bottom-right pixel */
+	expect_click_at(W - 1, oy);
+	expect_click_at(0, H - 1);
+	expect_click_at(W / 2, H / 2);
+	expect_click_at(777, 555);
+	/* A right click, in OpenAI's dialect. */
+	act_ok("{\"type\":\"click\",\"button\":\"right\",\"x\":901,\"y\":%d}", oy + 50);
+	last_click(&x, &y, &b, &d);
+	assert_int_equal(x, 901);
+	assert_int_equal(y, 50);
+	assert_int_equal(b, 2);
+	act_ok("{\"action\":\"key\",\"text\":\"Escape\"}"); /* close the context menu */
+}
+
+static void test_scaled_space_click(void **state)
+{
+	/* (320, 300) in a 640x400 screenshot: screen x = round(320 * 1279 / 639)
+	 * = 641 (640.5 rounds up), y = round(300 * 799 / 399) = 601. */
+	int x, y, b, d;
+
+	(void)state;
+	act_ok("{\"action\":\"left_click\",\"coordinate\":[320,300],\"coordinate_space\":\"screenshot\","
+	       "\"screenshot_width\":640,\"screenshot_height\":400}");
+	last_click(&x, &y, &b, &d);
+	assert_int_equal(x, 641 - ox);
+	assert_int_equal(y, 601 - oy);
+}
+
+static void test_double_and_triple_click_select(void **state)
+{
+	json_t *r = page_eval("(() => { const b = document.getElementById('beta')"
+			      ".getBoundingClientRect(); return [Math.round(b.left + b.width / 2),"
+			      " Math.round(b.top + b.height / 2)]; })()");
+	int bx = (int)json_integer_value(json_array_get(r, 0)) + ox;
+	int by = (int)json_integer_value(json_array_get(r, 1)) + oy;
+	json_t *sel;
+
+	(void)state;
+	json_decref(r);
+	act_ok("{\"action\":\"double_click\",\"coordinate\":[%d,%d]}", bx, by);
+	sel = page_eval("window.getSelection().toString()");
+	assert_string_equal(json_string_value(sel), "beta");
+	json_decref(sel);
+	act_ok("{\"action\":\"triple_click\",\"coordinate\":[%d,%d]}", bx, by);
+	sel = page_eval("window.getSelection().toString().trim()");
+	assert_string_equal(json_string_value(sel), "alpha beta gamma delta");
+	json_decref(sel);
+}
+
+static void test_drag_moves_box(void **state)
+{
+	json_t *pos;
+
+	(void)state;
+	/* The box's centre is at page (650, 150). */
+	act_ok("{\"action\":\"left_click_drag\",\"start_coordinate\":[%d,%d],\"coordinate\":[%d,%d]}",
+	       650 + ox, 150 + oy, 650 + 150 + ox, 150 + 80 + oy);
+	pos = page_eval("[document.getElementById('box').offsetLeft,"
+			" document.getElementById('box').offsetTop]");
+	assert_int_equal(json_integer_value(json_array_get(pos, 0)), 600 + 150);
+	assert_int_equal(json_integer_value(json_array_get(pos, 1)), 100 + 80);
+	json_decref(pos);
+}
+
+static void test_scroll_scrolls(void **state)
+{
+	json_t *top;
+
+	(void)state;
+	act_ok("{\"action\":\"scroll\",\"coordinate\":[%d,%d],\"scroll_direction\":\"down\","
+	       "\"scroll_amount\":3}",
+	       950 + ox, 400 + oy);
+	/* Chromium scrolls smoothly: the position moves over a few frames. */
+	for (int i = 0; i < 50; i++) {
+		top = page_eval("document.getElementById('scroller').scrollTop");
+		if (json_number_value(top) > 0)
+			break;
+		json_decref(top);
+		top = NULL;
+		usleep(100 * 1000);
+	}
+	if (!top)
+		fail_msg("scroller.scrollTop stayed 0 after scrolling down");
+	json_decref(top);
+}
+
+static void test_type_unicode_exactly(void **state)
+{
+	static const char text[] = "Gr\xc3\xbc\xc3\x9f" "e, \xe4\xb8\x96\xe7\x95\x8c \xe2\x9c\x93 \xe2\x80\x94 test";
+	json_t *req, *v;
+	char *body;
+
+	(void)state;
+	act_ok("{\"action\":\"left_click\",\"coordinate\":[%d,%d]}", 200 + ox, 315 + oy);
+	req = json_pack("{s:s, s:s}", "action", "type", "text", text);
+	body = json_dumps(req, JSON_COMPACT);
+	json_decref(act(body));
+	free(body);
+	json_decref(req);
+	v = page_eval("document.getElementById('in').value");
+	assert_string_equal(json_string_value(v), text);
+	json_decref(v);
+}
+
+static void test_key_chords(void **state)
+{
+	json_t *v;
+
+	(void)state;
+	/* ctrl+a selects what was typed; typing replaces it. */
+	act_ok("{\"action\":\"key\",\"text\":\"ctrl+a\"}");
+	act_ok("{\"action\":\"type\",\"text\":\"X y\"}");
+	v = page_eval("document.getElementById('in').value");
+	assert_string_equal(json_string_value(v), "X y");
+	json_decref(v);
+	/* Focus the second field, then shift+Tab goes back to the first. */
+	act_ok("{\"type\":\"click\",\"button\":\"left\",\"x\":%d,\"y\":%d}", 200 + ox, 375 + oy);
+	v = page_eval("document.activeElement.id");
+	assert_string_equal(json_string_value(v), "in2");
+	json_decref(v);
+	act_ok("{\"type\":\"keypress\",\"keys\":[\"SHIFT\",\"TAB\"]}");
+	v = page_eval("document.activeElement.id");
+	assert_string_equal(json_string_value(v), "in");
+	json_decref(v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_find_viewport),
+		cmocka_unit_test(test_clicks_land_exactly),
+		cmocka_unit_test(test_scaled_space_click),
+		cmocka_unit_test(test_double_and_triple_click_select),
+		cmocka_unit_test(test_drag_moves_box),
+		cmocka_unit_test(test_scroll_scrolls),
+		cmocka_unit_test(test_type_unicode_exactly),
+		cmocka_unit_test(test_key_chords),
+	};
+
+	return cmocka_run_group_tests_name("desktop actions through the gateway", tests, setup,
+					   teardown);
+}

@@ -1,0 +1,329 @@
+/* vmm-qemu/qga_client.c: see qga_client.h. */
+#include "vmm-qemu/qga_client.h"
+
+#include "common/fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+/* guest-exec-status polling: first after this, growing by half up to the cap. */
+#define EXEC_POLL_FIRST_MS 20
+#define EXEC_POLL_MAX_MS 100
+
+struct qga_client {
+	int fd; /* owned */
+	struct qga *qga; /* owned */
+};
+
+/* A positive random id, so that a stale sync reply cannot match ours. */
+static int64_t random_sync_id(void)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = (uint64_t)ts.tv_nsec * 2654435761u ^ (uint64_t)ts.tv_sec << 20 ^
+		    (uint64_t)getpid();
+	}
+	v &= (uint64_t)INT64_MAX;
+	return v ? (int64_t)v : 1;
+}
+
+int qga_client_connect(const char *path, int timeout_ms, struct qga_client **out, char *err,
+		       size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int64_t deadline = fs_now_ms() + timeout_ms;
+	struct qga_client *c;
+	int fd, e;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	for (;;) {
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			e = -errno;
+			snprintf(err, errlen, "socket: %s", strerror(errno));
+			return e;
+		}
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			break;
+		e = errno;
+		close(fd);
+		if ((e != ENOENT && e != ECONNREFUSED) || fs_now_ms() >= deadline) {
+			snprintf(err, errlen, "connect %s: %s", path, strerror(e));
+			return -e;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "fcntl: %s", strerror(errno));
+		close(fd);
+		return e;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->qga = qga_create(random_sync_id()))) {
+		free(c);
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->fd = fd;
+	*out = c;
+	return 0;
+}
+
+void qga_client_destroy(struct qga_client *c)
+{
+	if (!c)
+		return;
+	close(c->fd);
+	qga_destroy(c->qga);
+	free(c);
+}
+
+int qga_client_fd(const struct qga_client *c)
+{
+	return c->fd;
+}
+
+struct qga *qga_client_qga(struct qga_client *c)
+{
+	return c->qga;
+}
+
+short qga_client_poll_events(struct qga_client *c)
+{
+	const char *data;
+	size_t len;
+
+	return POLLIN | (qga_next_output(c->qga, &data, &len) ? POLLOUT : 0);
+}
+
+void qga_client_resync(struct qga_client *c)
+{
+	qga_resync(c->qga, random_sync_id());
+}
+
+static int flush_output(struct qga_client *c, char *err, size_t errlen)
+{
+	const char *data;
+	size_t len;
+
+	while (qga_next_output(c->qga, &data, &len)) {
+		ssize_t w = send(c->fd, data, len, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (w < 0) {
+			int e = errno;
+
+			snprintf(err, errlen, "write: %s", strerror(e));
+			return e == EPIPE || e == ECONNRESET ? -EPIPE : -e;
+		}
+		qga_output_done(c->qga, (size_t)w);
+	}
+	return 0;
+}
+
+int qga_client_service(struct qga_client *c, short revents, char *err, size_t errlen)
+{
+	char buf[65536];
+	int rc;
+
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		for (;;) {
+			ssize_t r = read(c->fd, buf, sizeof(buf));
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break;
+			if (r < 0 && errno != ECONNRESET) {
+				rc = -errno;
+				snprintf(err, errlen, "read: %s", strerror(errno));
+				return rc;
+			}
+			if (r <= 0) {
+				snprintf(err, errlen, "the guest agent socket was closed");
+				return -EPIPE;
+			}
+			rc = qga_feed(c->qga, buf, (size_t)r, err, errlen);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	/* A reply lets the next command go: write even without POLLOUT. */
+	return flush_output(c, err, errlen);
+}
+
+/* Services the socket until *done is set or the monotonic time until (ms)
+ * has come. Returns 0 (the caller checks *done), or -errno from servicing. */
+static int run_until(struct qga_client *c, const bool *done, int64_t until, char *err,
+		     size_t errlen)
+{
+	int rc = flush_output(c, err, errlen);
+
+	while (rc == 0 && !*done) {
+		struct pollfd p = { .fd = c->fd, .events = qga_client_poll_events(c) };
+		int64_t left = until - fs_now_ms();
+		int n;
+
+		if (left <= 0)
+			break;
+		n = poll(&p, 1, (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			break;
+		}
+		if (n > 0)
+			rc = qga_client_service(c, p.revents, err, errlen);
+	}
+	return rc;
+}
+
+struct call_state {
+	bool done, failed;
+	json_t *ret;
+	struct qga_error error;
+};
+
+static void call_done(void *ud, const json_t *ret, const struct qga_error *qerr)
+{
+	struct call_state *st = ud;
+
+	st->done = true;
+	if (qerr) {
+		st->failed = true;
+		st->error = *qerr;
+	} else {
+		st->ret = json_incref((json_t *)ret);
+	}
+}
+
+int qga_client_call(struct qga_client *c, const char *cmd, json_t *args, json_t **ret,
+		    int timeout_ms, char *err, size_t errlen)
+{
+	struct call_state st = { 0 };
+	int64_t handle;
+	int rc;
+
+	if (qga_broken(c->qga)) {
+		json_decref(args);
+		snprintf(err, errlen, "%s: %s", cmd, qga_broken(c->qga));
+		return -EPROTO;
+	}
+	handle = qga_command(c->qga, cmd, args, call_done, &st);
+	if (handle < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = run_until(c, &st.done, fs_now_ms() + timeout_ms, err, errlen);
+	/* The reply may arrive in the same read as a hang-up; the hang-up is
+	 * seen again by the next read. */
+	if (st.done)
+		rc = 0;
+	if (rc < 0 || !st.done) {
+		/* A late reply must not land in st, which lives on this stack. */
+		qga_forget(c->qga, handle);
+		if (rc == 0) {
+			snprintf(err, errlen, "%s: no reply from the guest agent within %d ms%s", cmd,
+				 timeout_ms, qga_synced(c->qga) ? "" : " (not in sync yet)");
+			qga_client_resync(c);
+			rc = -ETIMEDOUT;
+		}
+		return rc;
+	}
+	if (st.failed) {
+		snprintf(err, errlen, "%s: %s: %s", cmd, st.error.cls, st.error.desc);
+		return -EREMOTEIO;
+	}
+	if (ret)
+		*ret = st.ret;
+	else
+		json_decref(st.ret);
+	return 0;
+}
+
+static int left_ms(int64_t deadline)
+{
+	int64_t left = deadline - fs_now_ms();
+
+	return left > 0 ? (int)left : 0;
+}
+
+int qga_client_exec(struct qga_client *c, const char *const *argv, const char *const *env,
+		    const void *stdin_data, size_t stdin_len, int timeout_ms,
+		    struct qga_exec_result *res, char *err, size_t errlen)
+{
+	int64_t deadline = fs_now_ms() + timeout_ms;
+	int delay = EXEC_POLL_FIRST_MS;
+	json_t *args, *ret = NULL;
+	bool never = false;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	args = qga_exec_args(argv, env, stdin_data, stdin_len, err, errlen);
+	if (!args)
+		return -EINVAL;
+	rc = qga_client_call(c, "guest-exec", args, &ret, timeout_ms, err, errlen);
+	if (rc == 0)
+		rc = qga_exec_parse_pid(ret, &res->pid, err, errlen);
+	json_decref(ret);
+	while (rc == 0) {
+		int64_t wake = fs_now_ms() + delay;
+
+		if (wake > deadline)
+			wake = deadline;
+		/* Sleeps, but notices a hang-up meanwhile. */
+		rc = run_until(c, &never, wake, err, errlen);
+		if (rc < 0)
+			break;
+		if (left_ms(deadline) == 0) {
+			snprintf(err, errlen, "%s (guest pid %lld) did not exit within %d ms", argv[0],
+				 (long long)res->pid, timeout_ms);
+			rc = -ETIMEDOUT;
+			break;
+		}
+		ret = NULL;
+		args = json_pack("{s:I}", "pid", (json_int_t)res->pid);
+		rc = args ? qga_client_call(c, "guest-exec-status", args, &ret, left_ms(deadline),
+					    err, errlen)
+			  : -ENOMEM;
+		if (rc == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		if (rc == 0)
+			rc = qga_exec_parse_status(ret, QGA_EXEC_MAX_OUTPUT, res, err, errlen);
+		json_decref(ret);
+		if (rc == 0 && res->exited)
+			return 0;
+		delay = delay * 3 / 2 < EXEC_POLL_MAX_MS ? delay * 3 / 2 : EXEC_POLL_MAX_MS;
+	}
+	{
+		int64_t pid = res->pid;
+
+		qga_exec_result_free(res);
+		res->pid = pid;
+	}
+	return rc;
+}
