@@ -144,10 +144,26 @@ static uint32_t next_codepoint(const char *s, size_t len, size_t *i)
 }
 
 /* Keys for what a US layout types; the runs in between go by another path. */
+/* Text that key events can type is typed with them. Text with even one
+ * character they cannot express goes whole through the other path, so it is
+ * typed entirely or not at all (never a prefix, should that path fail). */
 static void type_text(struct builder *b, const char *text, size_t len)
 {
 	size_t i = 0;
 
+	while (i < len) {
+		const char *qcode;
+		bool shift;
+
+		if (keys_char_to_qcodes(next_codepoint(text, len, &i), &qcode, &shift) < 0) {
+			struct plan_step *s = push(b, PLAN_TYPE_TEXT);
+
+			if (s && !(s->text = strndup(text, len)))
+				b->oom = 1;
+			return;
+		}
+	}
+	i = 0;
 	while (i < len && !b->oom) {
 		size_t start = i;
 		const char *qcode;

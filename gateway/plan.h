@@ -35,8 +35,9 @@
 enum plan_step_kind {
 	PLAN_INPUT, /* event: send as QMP input-send-event arguments */
 	PLAN_DELAY, /* ms: pause before the next step (pacing input) */
-	PLAN_TYPE_TEXT, /* text: characters keys cannot express; deliver by another
-			 * path (guest agent, clipboard) before the next step */
+	PLAN_TYPE_TEXT, /* text: the whole text of a type action that has a
+			 * character keys cannot express; deliver it all by
+			 * another path (the guest agent) or none of it */
 	PLAN_SCREENSHOT, /* take a screenshot */
 	PLAN_CURSOR_POSITION, /* report the pointer position */
 	PLAN_ZOOM, /* region: a screenshot of that part of the screen at full size */

@@ -8,6 +8,10 @@
 #include "display/settle.h"
 #include "gateway/plan.h"
 #include "gateway/session.h"
+#include "vmm-qemu/qga_client.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +24,28 @@
 #define FRESH_ENOUGH_MS 80
 
 enum run_phase { RUN_STEPS, RUN_SETTLE };
+
+/* Text the keymap cannot type goes through the guest agent (qemu-ga runs
+ * `vitrine-type`, i.e. xdotool, in the guest). The agent call blocks, so a
+ * thread makes it; the job is shared by that thread and the run, and freed
+ * by whichever lets go last. */
+struct type_job {
+	atomic_int refs;
+	atomic_int done; /* set by the thread when it has finished */
+	int status; /* 0: typed; else see err */
+	char err[512];
+	char *text; /* owned */
+	char qga_path[4200];
+	struct lws_context *ctx; /* to wake the loop: lws_cancel_service is thread-safe */
+};
+
+#define TYPE_TIMEOUT_MS 30000
+/* A click action closer than this to the previous one would be counted by
+ * X and Chromium as the continuation of its click sequence (a double click
+ * followed by a triple click would make a quintuple one): it waits. Above
+ * X's default double-click time of 400 ms. */
+#define NEW_CLICK_SEQUENCE_MS 500
+#define AGENT_PING_MS 3000
 
 struct run {
 	struct run *next; /* sess::runs */
@@ -34,6 +60,7 @@ struct run {
 	bool sent_input; /* the screen may still change because of us */
 	json_t *result; /* owned: cursor_position's answer */
 	uint64_t ticket; /* freshness probe in flight; 0 when none */
+	struct type_job *typing; /* shared with its thread while text is typed */
 	uint64_t seen_seq; /* newest frame taken into account */
 	struct display_settle settle;
 	lws_sorted_usec_list_t sul; /* delays, probe polls */
@@ -116,9 +143,73 @@ static void unlink_run(struct run *r)
 		}
 }
 
+static void type_job_unref(struct type_job *j)
+{
+	if (j && atomic_fetch_sub(&j->refs, 1) == 1) {
+		free(j->text);
+		free(j);
+	}
+}
+
+static void *type_thread(void *arg)
+{
+	struct type_job *j = arg;
+	const char *argv[] = { "/usr/local/bin/vitrine-type", j->text, NULL };
+	struct qga_exec_result res;
+	struct qga_client *c = NULL;
+
+	j->status = -1;
+	/* A guest without an agent fails the ping fast, not the exec slowly. */
+	if (qga_client_connect(j->qga_path, 5000, &c, j->err, sizeof(j->err)) == 0 &&
+	    qga_client_call(c, "guest-ping", NULL, NULL, AGENT_PING_MS, j->err, sizeof(j->err)) == 0 &&
+	    qga_client_exec(c, argv, NULL, NULL, 0, TYPE_TIMEOUT_MS, &res, j->err, sizeof(j->err)) ==
+		    0) {
+		if (res.exited && res.exit_code == 0)
+			j->status = 0;
+		else
+			snprintf(j->err, sizeof(j->err), "vitrine-type exited %d: %.400s",
+				 res.exit_code, res.err ? res.err : "");
+		qga_exec_result_free(&res);
+	}
+	qga_client_destroy(c);
+	atomic_store(&j->done, 1);
+	lws_cancel_service(j->ctx);
+	type_job_unref(j);
+	return NULL;
+}
+
+/* Starts typing text through the guest agent. Returns 0 or -errno. */
+static int start_typing(struct run *r, const char *text)
+{
+	struct type_job *j = calloc(1, sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	if (!j || !(j->text = strdup(text))) {
+		free(j);
+		return -ENOMEM;
+	}
+	atomic_init(&j->refs, 2);
+	snprintf(j->qga_path, sizeof(j->qga_path), "%s/qga.sock", vmm_vm_run_dir(r->s->vm));
+	j->ctx = r->s->gw->ctx;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, type_thread, j);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		free(j->text);
+		free(j);
+		return -rc;
+	}
+	r->typing = j;
+	return 0;
+}
+
 static void free_run(struct run *r)
 {
 	lws_sul_cancel(&r->sul);
+	type_job_unref(r->typing);
 	unlink_run(r);
 	actions_destroy(r->action);
 	plan_destroy(r->plan);
@@ -283,6 +374,19 @@ static void steps(struct run *r)
 {
 	char err[512];
 
+	if (r->typing) {
+		if (!atomic_load(&r->typing->done)) {
+			schedule(r, PROBE_POLL_US);
+			return;
+		}
+		if (r->typing->status) {
+			fail(r, 502, "type_failed", r->typing->err);
+			return;
+		}
+		type_job_unref(r->typing);
+		r->typing = NULL;
+		r->sent_input = true;
+	}
 	while (r->plan && r->step < r->plan->len) {
 		const struct plan_step *st = &r->plan->steps[r->step++];
 
@@ -302,8 +406,11 @@ static void steps(struct run *r)
 			schedule(r, (lws_usec_t)st->ms * LWS_US_PER_MS);
 			return;
 		case PLAN_TYPE_TEXT:
-			/* run_start refuses such plans before any step runs. */
-			fail(r, 500, "internal", "unexpected text step");
+			if (start_typing(r, st->text) < 0) {
+				fail(r, 500, "internal", "cannot start typing");
+				return;
+			}
+			schedule(r, PROBE_POLL_US);
 			return;
 		case PLAN_SCREENSHOT:
 			r->want_shot = true;
@@ -319,6 +426,8 @@ static void steps(struct run *r)
 			break;
 		}
 	}
+	if (r->action && r->action->kind == ACTION_CLICK)
+		r->s->last_click_ms = fs_now_ms();
 	if (r->action && r->action->has_point) {
 		r->s->pointer_x = r->action->point.x;
 		r->s->pointer_y = r->action->point.y;
@@ -354,6 +463,8 @@ void run_poke_all(struct sess *sessions)
 			if (r->phase == RUN_SETTLE && r->ticket &&
 			    display_mirror_fresh_poll(s->mirror, r->ticket) != 0)
 				settle_step(r);
+			else if (r->typing && atomic_load(&r->typing->done))
+				steps(r);
 		}
 	}
 }
@@ -377,17 +488,6 @@ struct run *run_start(struct sess *s, struct action *action, const struct shot_o
 		set_err(e, 500, "internal", "out of memory");
 		return NULL;
 	}
-	for (size_t i = 0; r->plan && i < r->plan->len; i++)
-		if (r->plan->steps[i].kind == PLAN_TYPE_TEXT) {
-			/* Refused whole, so nothing is half-typed. */
-			plan_destroy(r->plan);
-			free(r);
-			actions_destroy(action);
-			set_err(e, 422, "unsupported_text",
-				"the text has characters a US keymap cannot type; the guest-agent "
-				"path for them is not available yet, and nothing was typed");
-			return NULL;
-		}
 	r->s = s;
 	r->action = action;
 	r->shot = *shot;
@@ -398,6 +498,12 @@ struct run *run_start(struct sess *s, struct action *action, const struct shot_o
 	r->next = s->runs;
 	s->runs = r;
 	/* Start from the loop, never inside the caller: done must come later. */
-	schedule(r, 1);
+	{
+		int64_t wait = action && action->kind == ACTION_CLICK
+				       ? s->last_click_ms + NEW_CLICK_SEQUENCE_MS - fs_now_ms()
+				       : 0;
+
+		schedule(r, wait > 0 ? (lws_usec_t)wait * LWS_US_PER_MS : 1);
+	}
 	return r;
 }

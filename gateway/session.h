@@ -37,6 +37,7 @@ struct sess {
 	struct display_encode_cache *shots; /* owned; encodings of recent frames */
 	struct run *runs; /* owned list of actions under way, linked by run::next */
 	int pointer_x, pointer_y; /* where the last action left the pointer */
+	int64_t last_click_ms; /* when the last click action ended */
 	struct lws *waiters[SESS_MAX_WAITERS]; /* HTTP requests waiting for a state change */
 };
 
