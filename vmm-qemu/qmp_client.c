@@ -2,6 +2,7 @@
 #include "vmm-qemu/qmp_client.h"
 
 #include "common/fsutil.h"
+#include "common/unixsock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,35 +23,11 @@ struct qmp_client {
 int qmp_client_connect(const char *path, int timeout_ms, qmp_event_fn on_event, void *ud,
 		       struct qmp_client **out, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int64_t deadline = fs_now_ms() + timeout_ms;
 	struct qmp_client *c;
-	int fd, e;
+	int fd = unixsock_connect(path, timeout_ms, err, errlen);
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, errlen, "socket path too long: %s", path);
-		return -ENAMETOOLONG;
-	}
-	strcpy(sa.sun_path, path);
-	for (;;) {
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0) {
-			e = -errno;
-			snprintf(err, errlen, "socket: %s", strerror(errno));
-			return e;
-		}
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			break;
-		e = errno;
-		close(fd);
-		if ((e != ENOENT && e != ECONNREFUSED) || fs_now_ms() >= deadline) {
-			snprintf(err, errlen, "connect %s: %s", path, strerror(e));
-			return -e;
-		}
-		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
-	}
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
-		goto fail_errno;
+	if (fd < 0)
+		return fd;
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->qmp = qmp_create(on_event, ud))) {
 		free(c);
@@ -61,11 +38,6 @@ int qmp_client_connect(const char *path, int timeout_ms, qmp_event_fn on_event, 
 	c->fd = fd;
 	*out = c;
 	return 0;
-fail_errno:
-	e = -errno;
-	snprintf(err, errlen, "fcntl: %s", strerror(errno));
-	close(fd);
-	return e;
 }
 
 void qmp_client_destroy(struct qmp_client *c)
@@ -145,35 +117,19 @@ static int flush_output(struct qmp_client *c, char *err, size_t errlen)
 	return 0;
 }
 
+static int feed(void *ud, const char *bytes, size_t len, char *err, size_t errlen)
+{
+	return qmp_feed(ud, bytes, len, err, errlen);
+}
+
 int qmp_client_service(struct qmp_client *c, short revents, char *err, size_t errlen)
 {
-	char buf[65536];
-	int rc;
+	int rc = 0;
 
-	if (revents & (POLLIN | POLLHUP | POLLERR)) {
-		for (;;) {
-			ssize_t r = read(c->fd, buf, sizeof(buf));
-
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				break;
-			if (r < 0 && errno != ECONNRESET) {
-				rc = -errno;
-				snprintf(err, errlen, "read: %s", strerror(errno));
-				return rc;
-			}
-			if (r <= 0) {
-				snprintf(err, errlen, "QEMU closed the monitor");
-				return -EPIPE;
-			}
-			rc = qmp_feed(c->qmp, buf, (size_t)r, err, errlen);
-			if (rc < 0)
-				return rc;
-		}
-	}
+	if (revents & (POLLIN | POLLHUP | POLLERR))
+		rc = unixsock_drain(c->fd, feed, c->qmp, "QEMU's monitor", err, errlen);
 	/* Replies may have queued commands: try to write even without POLLOUT. */
-	return flush_output(c, err, errlen);
+	return rc < 0 ? rc : flush_output(c, err, errlen);
 }
 
 struct call_state {
