@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
-# deploy/demo.sh: the README's first command after the packages: build, build
-# the guest images (cached), boot the demo desktop session and save what its
-# screen shows.
+# deploy/demo.sh: the README's main job after the packages: build, build the
+# guest images (cached), and run the gateway with a demo desktop session;
+# it prints how to take screenshots of it and drive it. Ctrl-C stops it all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -j"$(nproc)" build/vitrine
 guest-images/build.sh tiny desktop
-out=${VITRINE_HOME:-/var/lib/vitrine}/demo.png
-build/vitrine boot --image desktop --page web/demo.html --screenshot "$out" "$@"
-echo "demo: the desktop guest booted to Chromium; its screen is in $out"
+exec build/vitrine serve --demo web/demo.html "$@"

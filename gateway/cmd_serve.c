@@ -1,5 +1,6 @@
 /* gateway/cmd_serve.c: `vitrine serve`: the gateway daemon. One lws event
  * loop (HTTP now; WebSocket with the screen mirror) owns every session. */
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/cli.h"
 #include "gateway/gw.h"
@@ -32,7 +33,9 @@ static void serve_usage(FILE *f)
 		   "  --api-key-file FILE  operator API key (default $VITRINE_HOME/api-key, made if missing)\n"
 		   "  --origins LIST       WebSocket Origin allowlist, comma-separated (default: same host)\n"
 		   "  --max-sessions N     sessions at once (default 8)\n"
-		   "  --public-url URL     base of the URLs handed out (default http://HOST:PORT)\n");
+		   "  --public-url URL     base of the URLs handed out (default http://HOST:PORT)\n"
+		   "  --demo FILE          start a desktop session showing this HTML page and\n"
+		   "                       print how to drive it\n");
 }
 
 /* Resolves the accelerator once, so no request waits on the KVM probe. */
@@ -54,12 +57,42 @@ static void warm_accel_probe(void)
 		log_info("serve", "guests run under KVM");
 }
 
+/* --demo: one desktop session showing page_file, and how to drive it. */
+static int start_demo(struct gw *gw, const char *page_file)
+{
+	struct session_request req = { .image = "desktop" };
+	struct api_error e;
+	struct sess *s;
+	size_t len;
+
+	if (fs_read_file(page_file, SESSION_MAX_PAGE, &req.page, &len) < 0) {
+		fprintf(stderr, "vitrine serve: cannot read the demo page %s\n", page_file);
+		return -1;
+	}
+	snprintf(req.url, sizeof(req.url), "%s", SESSION_PAGE_URL);
+	if (sess_create(gw, &req, &s, &e) < 0) {
+		fprintf(stderr, "vitrine serve: demo session: %s: %s\n", e.code, e.message);
+		session_request_free(&req);
+		return -1;
+	}
+	session_request_free(&req);
+	printf("demo session %s is starting (about 20 s under TCG).\n"
+	       "  screenshot: curl -s -H 'Authorization: Bearer %s' -o shot.jpg '%s/v1/sessions/%s/screenshot'\n"
+	       "  act:        curl -s -H 'Authorization: Bearer %s' -d '{\"action\":\"left_click\",\"coordinate\":[640,400],\"screenshot\":true}' '%s/v1/sessions/%s/actions'\n"
+	       "  control token %s, view token %s\n",
+	       s->id, s->view_token, gw->public_url, s->id, s->control_token, gw->public_url, s->id,
+	       s->control_token, s->view_token);
+	fflush(stdout);
+	return 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "listen", required_argument, 0, 'l' },     { "api-key-file", required_argument, 0, 'k' },
 		{ "origins", required_argument, 0, 'o' },    { "max-sessions", required_argument, 0, 'm' },
 		{ "public-url", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
+		{ "demo", required_argument, 0, 'd' },
 		{ 0, 0, 0, 0 },
 	};
 	static const struct lws_protocols protocols[] = {
@@ -70,6 +103,7 @@ int cmd_serve(int argc, char **argv)
 	struct gw gw = { .max_sessions = 8 };
 	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
 	const char *listen = "127.0.0.1:8080", *public_url = NULL, *home = getenv("VITRINE_HOME");
+	const char *demo_page = NULL;
 	struct sigaction sa = { .sa_handler = on_stop_signal };
 	int c, port, rc = 1;
 	const char *colon;
@@ -81,6 +115,7 @@ int cmd_serve(int argc, char **argv)
 		case 'k': snprintf(keyfile, sizeof(keyfile), "%s", optarg); break;
 		case 'o': snprintf(gw.origins, sizeof(gw.origins), "%s", optarg); break;
 		case 'u': public_url = optarg; break;
+		case 'd': demo_page = optarg; break;
 		case 'm':
 			if (cli_parse_int("--max-sessions", optarg, 1, 256, &gw.max_sessions) < 0)
 				return 2;
@@ -136,6 +171,12 @@ int cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	printf("vitrine: listening on %s (API key in %s)\n", gw.public_url, keyfile);
 	fflush(stdout);
+	if (demo_page && start_demo(&gw, demo_page) < 0) {
+		sess_destroy_all(&gw);
+		lws_context_destroy(gw.ctx);
+		the_gw = NULL;
+		return 1;
+	}
 	while (!gw.stop)
 		if (lws_service(gw.ctx, 0) < 0)
 			break;

@@ -196,6 +196,30 @@ static void test_cursor_position_and_scaled_reply(void **state)
 	http_resp_free(&r);
 }
 
+static void test_zoom_and_wait(void **state)
+{
+	struct http_resp r;
+	struct ppm img;
+
+	(void)state;
+	/* zoom: the region at full resolution (x1, y1 exclusive). */
+	r = act(ctl, "{\"action\":\"zoom\",\"region\":[1216,0,1280,64],"
+		     "\"screenshot\":{\"format\":\"png\"}}",
+		200, NULL);
+	reply_image(&r, &img);
+	assert_int_equal(img.width, 64);
+	assert_int_equal(img.height, 64);
+	assert_int_equal(ppm_pixel(&img, 0, 0), 0x0000FF); /* the blue top-right square */
+	assert_int_equal(ppm_pixel(&img, 63, 63), 0x0000FF);
+	ppm_free(&img);
+	http_resp_free(&r);
+	/* wait: pauses, then answers with a screenshot, as Anthropic's tool does. */
+	r = act(ctl, "{\"action\":\"wait\",\"duration\":0.3}", 200, NULL);
+	assert_true(json_integer_value(json_object_get(r.json, "elapsed_ms")) >= 300);
+	assert_non_null(json_object_get(r.json, "screenshot"));
+	http_resp_free(&r);
+}
+
 static void test_tokens_and_errors(void **state)
 {
 	struct http_resp r;
@@ -319,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_screenshot_endpoint),
 		cmocka_unit_test(test_clicks_land_exactly),
 		cmocka_unit_test(test_cursor_position_and_scaled_reply),
+		cmocka_unit_test(test_zoom_and_wait),
 		cmocka_unit_test(test_tokens_and_errors),
 		cmocka_unit_test(test_control_websocket),
 	};
