@@ -43,8 +43,9 @@ struct type_job {
 /* A click action closer than this to the previous one would be counted by
  * X and Chromium as the continuation of its click sequence (a double click
  * followed by a triple click would make a quintuple one): it waits. Above
- * X's default double-click time of 400 ms. */
-#define NEW_CLICK_SEQUENCE_MS 500
+ * X's default double-click time (400 ms) and Chromium's own (500 ms), with
+ * room for a guest that processes input a little late. */
+#define NEW_CLICK_SEQUENCE_MS 800
 #define AGENT_PING_MS 3000
 
 struct run {
