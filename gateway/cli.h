@@ -12,6 +12,9 @@
 extern volatile sig_atomic_t cli_interrupted;
 
 int cmd_boot(int argc, char **argv);
+/* cmd_template.c: `vitrine template`, and `boot` with or without --template. */
+int cmd_template(int argc, char **argv);
+int cmd_boot_any(int argc, char **argv);
 int cmd_accel(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

@@ -37,7 +37,8 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "serve", cmd_serve, "run the gateway: HTTP API for sessions (see docs/api.md)" },
-	{ "boot", cmd_boot, "boot a guest image, wait until ready, optionally screenshot it" },
+	{ "boot", cmd_boot_any, "boot a guest image (or --template NAME), wait until ready, optionally screenshot it" },
+	{ "template", cmd_template, "make, list and remove templates (saved ready guests)" },
 	{ "accel", cmd_accel, "show which accelerator guests would use, and why" },
 	{ "gc", cmd_gc, "remove run dirs left behind by killed vitrine processes" },
 	{ "create", cmd_create, "ask the gateway for a new session (prints it as JSON)" },

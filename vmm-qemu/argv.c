@@ -53,6 +53,10 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 		snprintf(err, errlen, "run dir must not contain ',': %s", run_dir);
 		return -EINVAL;
 	}
+	if (spec->ram_path && strchr(spec->ram_path, ',')) {
+		snprintf(err, errlen, "ram path must not contain ',': %s", spec->ram_path);
+		return -EINVAL;
+	}
 
 	strv_push(out, qemu_bin);
 	strv_push(out, "-name");
@@ -69,8 +73,18 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 		strv_push(out, "-cpu");
 		strv_push(out, "max");
 	}
-	strv_push(out, "-M");
-	strv_push(out, "q35");
+	if (spec->ram_path) {
+		/* Template RAM: shared with the file (the template guest) or a private
+		 * copy-on-write mapping of it (a clone). */
+		strv_push(out, "-object");
+		strv_pushf(out, "memory-backend-file,id=ram0,size=%dM,mem-path=%s,share=%s",
+			   spec->memory_mib, spec->ram_path, spec->ram_share ? "on" : "off");
+		strv_push(out, "-M");
+		strv_push(out, "q35,memory-backend=ram0");
+	} else {
+		strv_push(out, "-M");
+		strv_push(out, "q35");
+	}
 	strv_push(out, "-smp");
 	strv_pushf(out, "%d", spec->vcpus);
 	strv_push(out, "-m");
@@ -122,6 +136,12 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 	strv_pushf(out, "unix:%s/vnc.sock", run_dir);
 	strv_push(out, "-qmp");
 	strv_pushf(out, "unix:%s/qmp.sock,server=on,wait=off", run_dir);
+	if (spec->incoming) {
+		/* Not -incoming fd:N: 7.2 cannot load an x-ignore-shared stream
+		 * that way (the capability must be set first, over QMP). */
+		strv_push(out, "-incoming");
+		strv_push(out, "defer");
+	}
 	if (spec->sandbox) {
 		strv_push(out, "-sandbox");
 		strv_push(out, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,"

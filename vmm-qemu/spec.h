@@ -28,6 +28,14 @@ struct vmm_spec {
 	const char *url; /* start URL, NULL for about:blank */
 	bool has_page; /* the run dir holds page.html, exposed as fw_cfg opt/vitrine/page */
 	bool sandbox; /* -sandbox on with every deny option */
+	/* Templates (snapshot.h). Guest RAM in this file (memory-backend-file)
+	 * instead of anonymous memory, NULL for none; ram_share maps it shared
+	 * (the template guest: its RAM is the file) or private copy-on-write (a
+	 * clone: untouched pages stay shared with the other clones). */
+	const char *ram_path;
+	bool ram_share;
+	bool incoming; /* -incoming defer: wait for migrate-incoming over QMP */
+	const char *backing_disk; /* qcow2 the overlay is made on, instead of the rootfs */
 };
 
 /* Fills in defaults: 2 vcpus, 2048 MiB (256 without a rootfs), 1280x800. */

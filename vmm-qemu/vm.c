@@ -24,6 +24,8 @@ struct vmm_vm {
 	struct vmm_image image; /* spec.image points here */
 	struct vmm_spec spec;
 	char *url; /* owned copy; spec.url points here */
+	char *ram_path; /* owned copy; spec.ram_path points here */
+	char *backing_disk; /* owned copy; spec.backing_disk points here */
 	struct vmm_vm_opts opts;
 	struct vmm_proc proc; /* owned */
 	struct qmp_client *qmp; /* owned */
@@ -258,8 +260,10 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 	}
 	if (vm->image.rootfs[0]) {
 		char disk[PATH_MAX + 16], log[PATH_MAX + 16];
-		char *argv[] = { "qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b",
-				 vm->image.rootfs, disk, NULL };
+		const char *backing = vm->spec.backing_disk;
+		char *argv[] = { "qemu-img", "create", "-q", "-f", "qcow2", "-F",
+				 backing ? "qcow2" : "raw", "-b",
+				 backing ? (char *)backing : vm->image.rootfs, disk, NULL };
 
 		snprintf(disk, sizeof(disk), "%s/disk.qcow2", vm->run_dir);
 		snprintf(log, sizeof(log), "%s/qemu-img.log", vm->run_dir);
@@ -287,6 +291,13 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 		if (vm->image.rootfs[0] && chown(path, vm->cred.uid, vm->cred.gid) < 0) {
 			rc = -errno;
 			snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
+			return rc;
+		}
+		/* QEMU opens template RAM read-write even to map it private (7.2
+		 * has no read-only open with a writable private mapping). */
+		if (vm->spec.ram_path && chown(vm->spec.ram_path, vm->cred.uid, vm->cred.gid) < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "chown %s: %s", vm->spec.ram_path, strerror(errno));
 			return rc;
 		}
 	}
@@ -322,6 +333,14 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
 		goto fail;
 	}
 	vm->spec.url = vm->url;
+	if ((spec->ram_path && !(vm->ram_path = strdup(spec->ram_path))) ||
+	    (spec->backing_disk && !(vm->backing_disk = strdup(spec->backing_disk)))) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	vm->spec.ram_path = vm->ram_path;
+	vm->spec.backing_disk = vm->backing_disk;
 	rc = prepare_run_dir(vm, qemu_user(), err, errlen);
 	if (rc < 0)
 		goto fail;
@@ -331,7 +350,7 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
 		goto fail;
 	snprintf(path, sizeof(path), "%s/qemu.log", vm->run_dir);
 	vm->spawn_ms = fs_now_ms();
-	rc = vmm_proc_spawn(argv.v, path, NULL, 0, vm->drop_privileges ? &vm->cred : NULL,
+	rc = vmm_proc_spawn(argv.v, path, opts->keep_fds, opts->n_keep_fds, vm->drop_privileges ? &vm->cred : NULL,
 			    &vm->proc, err, errlen);
 	strv_free(&argv);
 	if (rc < 0)
@@ -424,7 +443,13 @@ int vmm_vm_wait_phase(struct vmm_vm *vm, const char *phase, int timeout_ms, char
 int vmm_vm_qmp(struct vmm_vm *vm, const char *cmd, json_t *args, json_t **ret, int timeout_ms,
 	       char *err, size_t errlen)
 {
-	int rc = qmp_client_call(vm->qmp, cmd, args, -1, ret, timeout_ms, err, errlen);
+	return vmm_vm_qmp_fd(vm, cmd, args, -1, ret, timeout_ms, err, errlen);
+}
+
+int vmm_vm_qmp_fd(struct vmm_vm *vm, const char *cmd, json_t *args, int fd, json_t **ret,
+		  int timeout_ms, char *err, size_t errlen)
+{
+	int rc = qmp_client_call(vm->qmp, cmd, args, fd, ret, timeout_ms, err, errlen);
 
 	if (rc == -EPIPE && vmm_proc_wait(&vm->proc, 2000))
 		return describe_exit(vm, err, errlen);
@@ -480,6 +505,8 @@ void vmm_vm_destroy(struct vmm_vm *vm)
 	if (vm->run_dir[0])
 		fs_rm_rf(vm->run_dir);
 	free(vm->url);
+	free(vm->ram_path);
+	free(vm->backing_disk);
 	free(vm);
 }
 
@@ -491,6 +518,11 @@ const char *vmm_vm_run_dir(const struct vmm_vm *vm)
 const struct vmm_proc *vmm_vm_proc(const struct vmm_vm *vm)
 {
 	return &vm->proc;
+}
+
+const struct vmm_spec *vmm_vm_spec(const struct vmm_vm *vm)
+{
+	return &vm->spec;
 }
 
 size_t vmm_vm_phases(const struct vmm_vm *vm, const struct vmm_phase **phases)

@@ -32,6 +32,8 @@ struct vmm_vm_opts {
 	const char *page_file; /* host file exposed to the guest as its page */
 	vmm_marker_fn on_marker;
 	void *ud;
+	const int *keep_fds; /* descriptors QEMU inherits (e.g. a migration stream) */
+	size_t n_keep_fds;
 };
 
 struct vmm_vm;
@@ -63,6 +65,11 @@ int vmm_vm_wait_phase(struct vmm_vm *vm, const char *phase, int timeout_ms, char
 int vmm_vm_qmp(struct vmm_vm *vm, const char *cmd, json_t *args, json_t **ret, int timeout_ms,
 	       char *err, size_t errlen);
 
+/* vmm_vm_qmp() passing fd along (SCM_RIGHTS), as for getfd; fd stays the
+ * caller's. */
+int vmm_vm_qmp_fd(struct vmm_vm *vm, const char *cmd, json_t *args, int fd, json_t **ret,
+		  int timeout_ms, char *err, size_t errlen);
+
 /* Queues a QMP command without waiting for its reply (which is discarded):
  * for input events, which QEMU executes in order as it reads them. args is
  * stolen. Returns 0, or -errno with a reason in err when the monitor is
@@ -80,6 +87,8 @@ void vmm_vm_destroy(struct vmm_vm *vm);
 
 const char *vmm_vm_run_dir(const struct vmm_vm *vm);
 const struct vmm_proc *vmm_vm_proc(const struct vmm_vm *vm);
+/* The spec the guest was started with (strings owned by vm). */
+const struct vmm_spec *vmm_vm_spec(const struct vmm_vm *vm);
 size_t vmm_vm_phases(const struct vmm_vm *vm, const struct vmm_phase **phases);
 /* The last console lines (up to 4 KiB), for error reports. */
 const char *vmm_vm_console_tail(const struct vmm_vm *vm);

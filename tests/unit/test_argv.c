@@ -175,6 +175,37 @@ static void test_run_dir_with_comma_rejected(void **state)
 	assert_non_null(strstr(err, ","));
 }
 
+static void test_template_ram_and_incoming(void **state)
+{
+	struct vmm_image img = desktop_image();
+	struct vmm_spec spec;
+	struct strv v;
+	char err[256];
+
+	(void)state;
+	vmm_spec_defaults(&spec);
+	spec.image = &img;
+	spec.accel = VMM_ACCEL_TCG;
+	spec.ram_path = "/t/ram";
+	spec.incoming = true;
+	assert_int_equal(vmm_argv_build(&spec, "qemu", "/r", &v, err, sizeof(err)), 0);
+	/* A clone maps the template's RAM privately (copy-on-write). */
+	assert_non_null(opt_with(&v, "-object",
+				 "memory-backend-file,id=ram0,size=2048M,mem-path=/t/ram,share=off"));
+	assert_non_null(opt_with(&v, "-M", "q35,memory-backend=ram0"));
+	assert_non_null(opt_with(&v, "-incoming", "defer"));
+	strv_free(&v);
+	spec.ram_share = true;
+	spec.incoming = false;
+	assert_int_equal(vmm_argv_build(&spec, "qemu", "/r", &v, err, sizeof(err)), 0);
+	assert_non_null(opt_with(&v, "-object", "share=on"));
+	assert_int_equal(find_arg(&v, "-incoming"), -1);
+	strv_free(&v);
+	spec.ram_path = "/t,x/ram";
+	assert_int_equal(vmm_argv_build(&spec, "qemu", "/r", &v, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "ram path"));
+}
+
 static void test_url_encoding(void **state)
 {
 	char out[64];
@@ -212,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_kvm_tiny_no_disk_no_page),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_run_dir_with_comma_rejected),
+		cmocka_unit_test(test_template_ram_and_incoming),
 		cmocka_unit_test(test_url_encoding),
 		cmocka_unit_test(test_accel_names),
 	};
