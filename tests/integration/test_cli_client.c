@@ -4,6 +4,7 @@
  * screenshots (checked by magic and pixel size) and every failure path with
  * its message and exit status (2 usage, 1 failure). */
 #include "common/fsutil.h"
+#include "tests/lib/gateway_proc.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -20,8 +21,9 @@
 
 #include <cmocka.h>
 
-static pid_t server;
-static char url[64], key[128], run_base[64], key_file[64], tmp[64];
+static struct gateway_proc gw;
+static char url[64], tmp[64];
+static const char *key_file;
 
 static const char *bin(void)
 {
@@ -30,72 +32,30 @@ static const char *bin(void)
 
 static int qemu_running(void)
 {
-	DIR *d = opendir(run_base);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		n += !strncmp(e->d_name, "vm-", 3);
-	if (d)
-		closedir(d);
-	return n;
+	return gateway_proc_guests(&gw);
 }
 
 static int setup(void **state)
 {
-	const char *b = bin();
-	char line[512] = "", *text = NULL;
-	int out[2], port;
-	FILE *f;
+	static const char *const args[] = { "--max-sessions", "2", NULL };
 
 	(void)state;
-	snprintf(run_base, sizeof(run_base), "/tmp/vitrine-cc-%d", (int)getpid());
-	snprintf(key_file, sizeof(key_file), "/tmp/vitrine-cc-key-%d", (int)getpid());
 	snprintf(tmp, sizeof(tmp), "/tmp/vitrine-cc-files-%d", (int)getpid());
-	unlink(key_file);
 	fs_mkdir_p(tmp, 0700);
-	setenv("VITRINE_RUN", run_base, 1);
-	if (pipe(out) < 0)
+	if (gateway_proc_start(&gw, args) < 0)
 		return -1;
-	server = fork();
-	if (server == 0) {
-		dup2(out[1], 1);
-		close(out[0]);
-		execl(b, b, "serve", "--listen", "127.0.0.1:0", "--api-key-file", key_file,
-		      "--max-sessions", "2", (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	f = fdopen(out[0], "r");
-	if (!f || !fgets(line, sizeof(line), f) ||
-	    sscanf(line, "vitrine: listening on http://127.0.0.1:%d", &port) != 1) {
-		fprintf(stderr, "server said: %s\n", line);
-		return -1;
-	}
-	fclose(f);
-	if (fs_read_file(key_file, 256, &text, NULL) < 0)
-		return -1;
-	text[strcspn(text, "\n")] = '\0';
-	snprintf(key, sizeof(key), "%s", text);
-	free(text);
+	key_file = gw.key_file;
 	/* The clients find the gateway and the key the way users' shells would. */
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", gw.port);
 	setenv("VITRINE_URL", url, 1);
-	setenv("VITRINE_API_KEY", key, 1);
+	setenv("VITRINE_API_KEY", gw.key, 1);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	int st;
-
 	(void)state;
-	if (server > 0) {
-		kill(server, SIGTERM);
-		waitpid(server, &st, 0);
-	}
-	unlink(key_file);
-	fs_rm_rf(run_base);
+	gateway_proc_stop(&gw);
 	fs_rm_rf(tmp);
 	return 0;
 }
@@ -232,7 +192,7 @@ static void test_no_server_and_bad_keys(void **state)
 	expect(args, 0, "ID");
 	setenv("VITRINE_API_KEY", "not-the-key-not-the-key", 1);
 	expect("ls", 1, "unauthorized: the token is not valid here (HTTP 401)");
-	setenv("VITRINE_API_KEY", key, 1);
+	setenv("VITRINE_API_KEY", gw.key, 1);
 	unsetenv("VITRINE_HOME");
 }
 
