@@ -5,6 +5,7 @@
 #include "gateway/cli.h"
 #include "gateway/gw.h"
 #include "gateway/http.h"
+#include "gateway/run.h"
 #include "gateway/session.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
@@ -182,6 +183,9 @@ int cmd_serve(int argc, char **argv)
 			break;
 	log_info("serve", "stopping: destroying %d sessions", gw.n_sessions);
 	sess_destroy_all(&gw);
+	/* An agent call times out within 35 s; its thread then wakes the context. */
+	if (!run_wait_threads(40000))
+		log_warn("serve", "a typing thread is still running at exit");
 	lws_context_destroy(gw.ctx);
 	the_gw = NULL;
 	rc = 0;

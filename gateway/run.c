@@ -11,6 +11,7 @@
 #include "vmm-qemu/qga_client.h"
 
 #include <pthread.h>
+#include <unistd.h>
 #include <stdatomic.h>
 
 #include <errno.h>
@@ -40,6 +41,10 @@ struct type_job {
 };
 
 #define TYPE_TIMEOUT_MS 30000
+
+/* Typing threads still running: they wake the lws context when done, so the
+ * context must outlive them (run_wait_threads). */
+static atomic_int typing_threads;
 /* A click action closer than this to the previous one would be counted by
  * X and Chromium as the continuation of its click sequence (a double click
  * followed by a triple click would make a quintuple one): it waits. Above
@@ -176,6 +181,7 @@ static void *type_thread(void *arg)
 	atomic_store(&j->done, 1);
 	lws_cancel_service(j->ctx);
 	type_job_unref(j);
+	atomic_fetch_sub(&typing_threads, 1);
 	return NULL;
 }
 
@@ -196,9 +202,11 @@ static int start_typing(struct run *r, const char *text)
 	j->ctx = r->s->gw->ctx;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	atomic_fetch_add(&typing_threads, 1);
 	rc = pthread_create(&t, &attr, type_thread, j);
 	pthread_attr_destroy(&attr);
 	if (rc) {
+		atomic_fetch_sub(&typing_threads, 1);
 		free(j->text);
 		free(j);
 		return -rc;
@@ -451,6 +459,15 @@ static void on_sul(lws_sorted_usec_list_t *sul)
 		steps(r);
 	else
 		settle_step(r);
+}
+
+bool run_wait_threads(int timeout_ms)
+{
+	int64_t deadline = fs_now_ms() + timeout_ms;
+
+	while (atomic_load(&typing_threads) > 0 && fs_now_ms() < deadline)
+		usleep(20 * 1000);
+	return atomic_load(&typing_threads) == 0;
 }
 
 void run_poke_all(struct sess *sessions)

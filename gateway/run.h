@@ -53,6 +53,10 @@ struct run *run_start(struct sess *s, struct action *action, const struct shot_o
 void run_cancel(struct run *r);
 /* Fails every run of s (the session is going away): done gets 410 gone. */
 void run_fail_all(struct sess *s, const char *why);
+/* Waits up to timeout_ms for the threads that type through the guest agent
+ * to end (they wake the lws context: it must outlive them). Returns true
+ * when none is left. */
+bool run_wait_threads(int timeout_ms);
 /* Re-examines the runs of every session (a mirror published something). */
 void run_poke_all(struct sess *sessions);
 
