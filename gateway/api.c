@@ -160,7 +160,7 @@ static void create_session(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
-	if (wait) {
+	if (wait && s->state == SESS_STARTING) {
 		wait_for_state(r, s, wait_s);
 		return;
 	}

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "gateway/run.h"
 #include "vmm-qemu/accel.h"
+#include "vmm-qemu/snapshot.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -134,6 +135,51 @@ again:
 	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
 }
 
+/* Starts s's guest from the template req->image: restored, not booted, so
+ * it is ready as soon as it runs. Returns 0 or -errno with *e filled. */
+static int restore_template(struct sess *s, const struct session_request *req,
+			    struct api_error *e)
+{
+	struct vmm_vm_opts opts = { 0 };
+	struct vmm_template t;
+	char err[2048];
+	int rc = vmm_template_load(req->image, &t, err, sizeof(err));
+
+	if (rc < 0) {
+		set_error(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_template" : "internal",
+			  err);
+		return rc;
+	}
+	if ((req->width && req->width != t.width) || (req->height && req->height != t.height) ||
+	    (req->vcpus && req->vcpus != t.vcpus) ||
+	    (req->memory_mib && req->memory_mib != t.memory_mib) || req->url[0] || req->page) {
+		set_error(e, 400, "invalid_argument",
+			  "a template fixes screen, vcpus, memory and page; give none of them");
+		return -EINVAL;
+	}
+	s->width = t.width;
+	s->height = t.height;
+	rc = vmm_template_restore(&t, &opts, &s->vm, NULL, err, sizeof(err));
+	if (rc < 0) {
+		set_error(e, 500, "restore_failed", err);
+		return rc;
+	}
+	/* The guest shows the template's clock until told the time (the
+	 * desktop's agent can; the tiny guest has none). */
+	if (t.has_disk && vmm_template_set_clock(s->vm, 2000, err, sizeof(err)) < 0)
+		log_warn("session", "%s: clock not set after restore: %s", s->id, err);
+	rc = start_mirror(s, err, sizeof(err));
+	if (rc < 0) {
+		set_error(e, 500, "restore_failed", err);
+		vmm_vm_destroy(s->vm);
+		s->vm = NULL;
+		return rc;
+	}
+	s->state = SESS_READY;
+	s->ready_ms = fs_now_ms();
+	return 0;
+}
+
 int sess_create(struct gw *gw, const struct session_request *req, struct sess **out,
 		struct api_error *e)
 {
@@ -160,6 +206,18 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 	s->gw = gw;
 	s->req = *req;
 	s->req.page = NULL; /* the page is handed over at start, not kept */
+	if (req->from_template) {
+		s->created_ms = fs_now_ms();
+		if (req->timeout_s)
+			s->expires_ms = s->created_ms + (int64_t)req->timeout_s * 1000;
+		rc = restore_template(s, req, e);
+		if (rc < 0) {
+			display_encode_cache_destroy(s->shots);
+			free(s);
+			return rc;
+		}
+		goto started;
+	}
 	rc = vmm_image_load(req->image, &s->image, err, sizeof(err));
 	if (rc < 0) {
 		set_error(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_image" : "internal",
@@ -203,13 +261,15 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 		free(s);
 		return rc;
 	}
+started:
 	s->pointer_x = s->width / 2;
 	s->pointer_y = s->height / 2;
 	s->next = gw->sessions;
 	gw->sessions = s;
 	gw->n_sessions++;
-	log_info("session", "%s starting: image %s %dx%d under %s", s->id, req->image, s->width,
-		 s->height, vmm_accel_name(spec.accel));
+	log_info("session", "%s %s: %s %s %dx%d", s->id,
+		 s->state == SESS_READY ? "restored, ready" : "starting",
+		 req->from_template ? "template" : "image", req->image, s->width, s->height);
 	lws_sul_schedule(gw->ctx, 0, &s->sul, sess_tick, POLL_US);
 	*out = s;
 	return 0;

@@ -84,6 +84,7 @@ int session_request_parse(const char *body, size_t len, struct session_request *
 		goto out;
 	} else {
 		strcpy(req->image, json_string_value(v));
+		req->from_template = json_object_get(root, "template") != NULL;
 	}
 	if (int_field(root, "width", VMM_MIN_WIDTH, VMM_MAX_WIDTH, &req->width, e) ||
 	    int_field(root, "height", VMM_MIN_HEIGHT, VMM_MAX_HEIGHT, &req->height, e) ||

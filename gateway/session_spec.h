@@ -11,6 +11,7 @@
 
 struct session_request {
 	char image[64]; /* image (or template) name */
+	bool from_template; /* image names a template (the "template" field) */
 	int width, height, vcpus, memory_mib; /* 0: the image's default */
 	char url[VMM_MAX_URL + 1]; /* "" for none */
 	int timeout_s; /* maximum life; 0: none */

@@ -158,8 +158,10 @@ static void test_session_request(void **state)
 	assert_int_equal(req.memory_mib, 512);
 	assert_string_equal(req.url, "https://example.org/a?b=c");
 	assert_int_equal(req.timeout_s, 60);
+	assert_false(req.from_template);
 	assert_int_equal(parse("{\"template\":\"desktop-ready\"}", &req, &e), 0);
 	assert_string_equal(req.image, "desktop-ready");
+	assert_true(req.from_template);
 	assert_int_equal(parse("{\"page\":\"<p>hi</p>\"}", &req, &e), 0);
 	assert_string_equal(req.page, "<p>hi</p>");
 	assert_string_equal(req.url, SESSION_PAGE_URL);

@@ -1,0 +1,158 @@
+/* tests/integration/test_gateway_template.c: sessions restored from a
+ * template through the gateway (`"template": NAME`), with the tiny guest: a
+ * restored session is ready at once, shows the template's screen, takes
+ * exact clicks; two sessions from one template do not see each other's
+ * changes; template mismatches and unknown templates get their errors. */
+#include "common/base64.h"
+#include "common/http_client.h"
+#include "tests/lib/gateway_proc.h"
+#include "tests/lib/png.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static struct gateway_proc gw;
+static char tpl[64];
+
+static int vitrine(const char *args)
+{
+	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null 2>&1", bin, args);
+	return system(cmd);
+}
+
+static int setup(void **state)
+{
+	char args[256];
+
+	(void)state;
+	snprintf(tpl, sizeof(tpl), "test-gw-%d", (int)getpid());
+	snprintf(args, sizeof(args), "template create %s --image tiny --width 800 --height 600 "
+				     "--settle 1",
+		 tpl);
+	if (vitrine(args) != 0) {
+		fprintf(stderr, "vitrine %s failed\n", args);
+		return -1;
+	}
+	return gateway_proc_start(&gw, NULL);
+}
+
+static int teardown(void **state)
+{
+	char args[128];
+
+	(void)state;
+	gateway_proc_stop(&gw);
+	snprintf(args, sizeof(args), "template rm %s", tpl);
+	return vitrine(args) == 0 ? 0 : -1;
+}
+
+static struct http_resp req(const char *method, const char *path, const char *body, int status,
+			    const char *code)
+{
+	struct http_resp r;
+	int rc = http_request("127.0.0.1", gw.port, method, path, gw.key, body,
+			      body ? strlen(body) : 0, 60, &r);
+
+	if (rc < 0 || r.status != status || (code && strcmp(http_error_code(&r), code)))
+		fail_msg("%s %s -> %d %.300s (want %d %s)", method, path, r.status,
+			 r.body ? r.body : "", status, code ? code : "");
+	return r;
+}
+
+/* Clicks (x, y) in session id and returns the settled screenshot. */
+static void click(const char *id, int x, int y, struct ppm *img)
+{
+	char path[128], body[256];
+	struct http_resp r;
+	const char *b64;
+	unsigned char *raw;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s/actions", id);
+	snprintf(body, sizeof(body),
+		 "{\"action\":\"left_click\",\"coordinate\":[%d,%d],\"screenshot\":{\"format\":\"png\"}}",
+		 x, y);
+	r = req("POST", path, body, 200, NULL);
+	b64 = json_string_value(json_object_get(json_object_get(r.json, "screenshot"), "data"));
+	raw = malloc(strlen(b64));
+	assert_int_equal(base64_decode(b64, strlen(b64), raw, strlen(b64), &n), 0);
+	assert_int_equal(png_decode(raw, n, img), 0);
+	free(raw);
+	http_resp_free(&r);
+}
+
+static void test_restored_sessions(void **state)
+{
+	struct http_resp a, b, r;
+	char body[128], path[128], ida[64], idb[64];
+	struct ppm img;
+
+	(void)state;
+	snprintf(body, sizeof(body), "{\"template\":\"%s\"}", tpl);
+	/* Ready in the answer itself: a restored guest needs no boot. */
+	a = req("POST", "/v1/sessions", body, 201, NULL);
+	assert_string_equal(json_string_value(json_object_get(a.json, "status")), "ready");
+	assert_int_equal(json_integer_value(json_object_get(a.json, "width")), 800);
+	snprintf(ida, sizeof(ida), "%s", json_string_value(json_object_get(a.json, "id")));
+	b = req("POST", "/v1/sessions?wait=ready", body, 201, NULL);
+	snprintf(idb, sizeof(idb), "%s", json_string_value(json_object_get(b.json, "id")));
+	assert_int_equal(gateway_proc_guests(&gw), 2);
+
+	/* The template's screen, and exact clicks, in each. */
+	click(ida, 100, 100, &img);
+	assert_int_equal(ppm_pixel(&img, 0, 0), 0x00FF00);
+	assert_int_equal(ppm_pixel(&img, 100, 100), 0xFFFFFF);
+	ppm_free(&img);
+	click(idb, 700, 500, &img);
+	assert_int_equal(ppm_pixel(&img, 700, 500), 0xFFFFFF);
+	/* a's click is not in b. */
+	assert_int_not_equal(ppm_pixel(&img, 100, 100), 0xFFFFFF);
+	ppm_free(&img);
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s", ida);
+	r = req("DELETE", path, NULL, 200, NULL);
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "/v1/sessions/%s", idb);
+	r = req("DELETE", path, NULL, 200, NULL);
+	http_resp_free(&r);
+	assert_int_equal(gateway_proc_guests(&gw), 0);
+	http_resp_free(&a);
+	http_resp_free(&b);
+}
+
+static void test_template_errors(void **state)
+{
+	struct http_resp r;
+	char body[160];
+
+	(void)state;
+	r = req("POST", "/v1/sessions", "{\"template\":\"no-such-template\"}", 404, "unknown_template");
+	http_resp_free(&r);
+	snprintf(body, sizeof(body), "{\"template\":\"%s\",\"width\":1024}", tpl);
+	r = req("POST", "/v1/sessions", body, 400, "invalid_argument");
+	http_resp_free(&r);
+	snprintf(body, sizeof(body), "{\"template\":\"%s\",\"url\":\"https://example.org\"}", tpl);
+	r = req("POST", "/v1/sessions", body, 400, "invalid_argument");
+	http_resp_free(&r);
+	assert_int_equal(gateway_proc_guests(&gw), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_restored_sessions),
+		cmocka_unit_test(test_template_errors),
+	};
+
+	return cmocka_run_group_tests_name("gateway sessions from templates", tests, setup, teardown);
+}
