@@ -4,6 +4,9 @@
 #include "common/fsutil.h"
 #include "gateway/run.h"
 #include "gateway/session.h"
+#include "vmm-qemu/snapshot.h"
+
+#include <dirent.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -346,6 +349,70 @@ static void act(struct http_req *r)
 		http_reply_json(r, status, error);
 }
 
+static json_t *template_json(const char *name, const struct vmm_template *t)
+{
+	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:I}", "name", name, "image", t->image,
+			 "width", t->width, "height", t->height, "vcpus", t->vcpus, "memory_mib",
+			 t->memory_mib, "url", t->url, "created_at", (json_int_t)t->created_at);
+}
+
+static void list_templates(struct http_req *r)
+{
+	json_t *arr = json_array();
+	DIR *d;
+	struct dirent *e;
+
+	if (!authorise(r, NULL, AUTH_OPERATOR)) {
+		json_decref(arr);
+		return;
+	}
+	d = opendir(vmm_templates_dir());
+	while (d && (e = readdir(d))) {
+		struct vmm_template t;
+		char err[512];
+
+		if (e->d_name[0] != '.' && vmm_template_load(e->d_name, &t, err, sizeof(err)) == 0)
+			json_array_append_new(arr, template_json(e->d_name, &t));
+	}
+	if (d)
+		closedir(d);
+	http_reply_json(r, 200, json_pack("{s:o}", "templates", arr));
+}
+
+static void get_template(struct http_req *r)
+{
+	struct vmm_template t;
+	char err[1024];
+	int rc;
+
+	if (!authorise(r, NULL, AUTH_OPERATOR))
+		return;
+	rc = vmm_template_load(r->route.id, &t, err, sizeof(err));
+	if (rc == -ENOENT)
+		http_reply_error(r, 404, "unknown_template", "no such template");
+	else if (rc < 0)
+		http_reply_error(r, 500, "internal", err);
+	else
+		http_reply_json(r, 200, template_json(r->route.id, &t));
+}
+
+static void delete_template(struct http_req *r)
+{
+	char err[1024];
+	int rc;
+
+	if (!authorise(r, NULL, AUTH_OPERATOR))
+		return;
+	rc = vmm_template_remove(r->route.id, err, sizeof(err));
+	if (rc == -ENOENT)
+		http_reply_error(r, 404, "unknown_template", "no such template");
+	else if (rc < 0)
+		http_reply_error(r, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "internal",
+				 err);
+	else
+		http_reply_json(r, 200, json_pack("{s:s, s:b}", "name", r->route.id, "deleted", 1));
+}
+
 void api_handle(struct http_req *r)
 {
 	switch (r->route.kind) {
@@ -375,6 +442,15 @@ void api_handle(struct http_req *r)
 		if (route_session(r, AUTH_CONTROL))
 			http_reply_error(r, 426, "upgrade_required",
 					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
+		return;
+	case R_TEMPLATES_LIST:
+		list_templates(r);
+		return;
+	case R_TEMPLATE_GET:
+		get_template(r);
+		return;
+	case R_TEMPLATE_DELETE:
+		delete_template(r);
 		return;
 	case R_METHOD_NOT_ALLOWED:
 		http_reply_error(r, 405, "method_not_allowed", "this path does not take that method");

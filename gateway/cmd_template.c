@@ -164,25 +164,12 @@ static int template_ls(void)
 
 static int template_rm(const char *name)
 {
-	struct vmm_template t;
 	char err[512];
-	int rc;
+	int rc = vmm_template_remove(name, err, sizeof(err));
 
-	if (!vmm_template_name_ok(name)) {
-		fprintf(stderr, "vitrine template rm: bad name '%s'\n", name);
-		return 2;
-	}
-	if (vmm_template_load(name, &t, err, sizeof(err)) < 0) {
+	if (rc < 0)
 		fprintf(stderr, "vitrine template rm: %s\n", err);
-		return 1;
-	}
-	/* Running clones keep their mappings and open files: removal is safe. */
-	rc = fs_rm_rf(t.dir);
-	if (rc < 0) {
-		fprintf(stderr, "vitrine template rm: %s: %s\n", t.dir, strerror(-rc));
-		return 1;
-	}
-	return 0;
+	return rc == -EINVAL ? 2 : rc < 0 ? 1 : 0;
 }
 
 int cmd_template(int argc, char **argv)

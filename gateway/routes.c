@@ -29,6 +29,18 @@ struct route route_parse(enum route_method m, const char *path)
 
 	if (!strcmp(path, "/healthz"))
 		return pick(m, M_GET, R_HEALTH);
+	if (!strcmp(path, "/v1/templates") || !strcmp(path, "/v1/templates/"))
+		return pick(m, M_GET, R_TEMPLATES_LIST);
+	if (!strncmp(path, "/v1/templates/", 14)) {
+		n = id_len(path + 14);
+		if (n == 0 || n > ROUTE_ID_MAX || path[14 + n] != '\0')
+			return r;
+		memcpy(r.id, path + 14, n);
+		r.id[n] = '\0';
+		r.kind = m == M_GET ? R_TEMPLATE_GET : m == M_DELETE ? R_TEMPLATE_DELETE
+							: R_METHOD_NOT_ALLOWED;
+		return r;
+	}
 	if (strncmp(path, prefix, sizeof(prefix) - 1))
 		return r;
 	rest = path + sizeof(prefix) - 1;

@@ -20,11 +20,14 @@ enum route_kind {
 	R_SESSION_SCREENSHOT, /* GET /v1/sessions/{id}/screenshot */
 	R_SESSION_ACTIONS, /* POST /v1/sessions/{id}/actions */
 	R_SESSION_CONTROL_WS, /* GET (upgrade) /v1/sessions/{id}/control */
+	R_TEMPLATES_LIST, /* GET /v1/templates */
+	R_TEMPLATE_GET, /* GET /v1/templates/{name} */
+	R_TEMPLATE_DELETE, /* DELETE /v1/templates/{name} */
 };
 
 struct route {
 	enum route_kind kind;
-	char id[ROUTE_ID_MAX + 1]; /* session id, for R_SESSION_* */
+	char id[ROUTE_ID_MAX + 1]; /* session id (R_SESSION_*) or template name (R_TEMPLATE_*) */
 };
 
 /* Parses path (no query string) for method. An id is [A-Za-z0-9_-]{1,32};

@@ -454,3 +454,21 @@ int vmm_template_set_clock(struct vmm_vm *vm, int timeout_ms, char *err, size_t 
 	qga_client_destroy(c);
 	return rc;
 }
+
+int vmm_template_remove(const char *name, char *err, size_t errlen)
+{
+	struct vmm_template t;
+	int rc;
+
+	if (!vmm_template_name_ok(name)) {
+		snprintf(err, errlen, "bad template name '%s'", name);
+		return -EINVAL;
+	}
+	rc = vmm_template_load(name, &t, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = fs_rm_rf(t.dir);
+	if (rc < 0)
+		snprintf(err, errlen, "%s: %s", t.dir, strerror(-rc));
+	return rc;
+}

@@ -69,6 +69,11 @@ int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, si
  * -EINVAL for a broken template.json; err says which. */
 int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_t errlen);
 
+/* Removes the template called name (clones running from it keep their
+ * mappings and open files: that is safe). Returns 0, -ENOENT when there is
+ * none, or -errno with a reason in err. */
+int vmm_template_remove(const char *name, char *err, size_t errlen);
+
 /* Starts a new guest from template t (opts as for vmm_vm_start; its page
  * and inherited fds are the restore's own) and waits until it runs. times
  * may be NULL. Returns 0 with *out owning the guest, or -errno with a reason
