@@ -2,6 +2,7 @@
 #include "vmm-qemu/qga.h"
 
 #include "common/base64.h"
+#include "common/bytebuf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -32,8 +33,7 @@ struct qga {
 	struct qga_cmd *in_flight; /* owned: sent or being written, awaiting its reply */
 	struct qga_cmd *queue_head, **queue_tail; /* owned: not sent yet, in order */
 	int64_t next_handle;
-	char *in; /* owned: bytes of a line not yet terminated */
-	size_t in_len, in_cap;
+	struct bytebuf in; /* owned: bytes of a line not yet terminated */
 	char broken[256]; /* set once the stream is unusable */
 };
 
@@ -60,7 +60,7 @@ static void start_sync(struct qga *g, int64_t sync_id)
 	g->sync_id = sync_id;
 	g->syncing = true;
 	g->skipping = true;
-	g->in_len = 0;
+	g->in.len = 0;
 }
 
 struct qga *qga_create(int64_t sync_id)
@@ -102,7 +102,7 @@ void qga_destroy(struct qga *g)
 		g->queue_head = c->next;
 		fail_cmd(c, "Disconnected", gone);
 	}
-	free(g->in);
+	bytebuf_free(&g->in);
 	free(g);
 }
 
@@ -169,25 +169,6 @@ void qga_resync(struct qga *g, int64_t sync_id)
 	start_sync(g, sync_id);
 	if (c)
 		fail_cmd(c, "Abandoned", "no reply in time; the agent is being resynchronised");
-}
-
-static int append_input(struct qga *g, const char *bytes, size_t len)
-{
-	if (g->in_len + len > g->in_cap) {
-		size_t cap = g->in_cap ? g->in_cap : 4096;
-		char *n;
-
-		while (cap < g->in_len + len)
-			cap *= 2;
-		n = realloc(g->in, cap);
-		if (!n)
-			return -ENOMEM;
-		g->in = n;
-		g->in_cap = cap;
-	}
-	memcpy(g->in + g->in_len, bytes, len);
-	g->in_len += len;
-	return 0;
 }
 
 /* A line after a sentinel while syncing: our sync reply, or stale. */
@@ -275,25 +256,25 @@ static size_t feed_syncing(struct qga *g, const char *bytes, size_t len)
 			if (!ff)
 				return len;
 			g->skipping = false;
-			g->in_len = 0;
+			g->in.len = 0;
 			i = (size_t)(ff - bytes) + 1;
 			continue;
 		}
 		nl = memchr(p, '\n', len - i);
 		if (ff && (!nl || ff < nl)) {
 			/* A new sentinel before the line ended: start over there. */
-			g->in_len = 0;
+			g->in.len = 0;
 			i = (size_t)(ff - bytes) + 1;
 			continue;
 		}
 		seg = nl ? (size_t)(nl - p) : len - i;
-		if (g->in_len + seg > SYNC_LINE_MAX || append_input(g, p, seg) < 0) {
+		if (g->in.len + seg > SYNC_LINE_MAX || bytebuf_append(&g->in, p, seg) < 0) {
 			/* Too long to be our reply (or no memory to look): stale. */
 			g->skipping = true;
-			g->in_len = 0;
+			g->in.len = 0;
 		} else if (nl) {
-			handle_sync_line(g, g->in, g->in_len);
-			g->in_len = 0;
+			handle_sync_line(g, g->in.data, g->in.len);
+			g->in.len = 0;
 		}
 		i += seg + (nl ? 1 : 0);
 	}
@@ -325,24 +306,24 @@ int qga_feed(struct qga *g, const char *bytes, size_t len, char *err, size_t err
 		 * guest-sync-delimited a caller sent itself). */
 		ff = memchr(bytes, SENTINEL, seg);
 		if (ff) {
-			g->in_len = 0;
+			g->in.len = 0;
 			len -= (size_t)(ff - bytes) + 1;
 			bytes = ff + 1;
 			continue;
 		}
-		if (g->in_len + seg > QGA_MAX_LINE) {
+		if (g->in.len + seg > QGA_MAX_LINE) {
 			set_err(err, errlen, "%s", "guest agent reply longer than QGA_MAX_LINE");
 			rc = -EPROTO;
-		} else if (nl && g->in_len == 0) {
+		} else if (nl && g->in.len == 0) {
 			rc = handle_reply_line(g, bytes, seg, err, errlen); /* no copy needed */
-		} else if (append_input(g, bytes, seg) < 0) {
+		} else if (bytebuf_append(&g->in, bytes, seg) < 0) {
 			set_err(err, errlen, "%s", "out of memory");
 			rc = -ENOMEM;
 		} else if (nl) {
-			size_t n = g->in_len;
+			size_t n = g->in.len;
 
-			g->in_len = 0; /* before the callback, which may resync */
-			rc = handle_reply_line(g, g->in, n, err, errlen);
+			g->in.len = 0; /* before the callback, which may resync */
+			rc = handle_reply_line(g, g->in.data, n, err, errlen);
 		}
 		if (!nl)
 			break;

@@ -1,6 +1,8 @@
 /* vmm-qemu/qmp.c: see qmp.h. */
 #include "vmm-qemu/qmp.h"
 
+#include "common/bytebuf.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,8 +25,7 @@ struct qmp_pending {
 struct qmp {
 	qmp_event_fn on_event;
 	void *ud;
-	char *in; /* owned: bytes of a line not yet terminated */
-	size_t in_len, in_cap;
+	struct bytebuf in; /* owned: bytes of a line not yet terminated */
 	bool greeted, ready;
 	uint64_t caps_id;
 	uint64_t next_id;
@@ -149,7 +150,7 @@ void qmp_destroy(struct qmp *q)
 	free(q->pending);
 	free_list(q->out_head);
 	free_list(q->held_head);
-	free(q->in);
+	bytebuf_free(&q->in);
 	free(q);
 }
 
@@ -306,25 +307,6 @@ static int handle_line(struct qmp *q, const char *line, size_t len, char *err, s
 	return rc;
 }
 
-static int append_input(struct qmp *q, const char *bytes, size_t len)
-{
-	if (q->in_len + len > q->in_cap) {
-		size_t cap = q->in_cap ? q->in_cap : 4096;
-		char *n;
-
-		while (cap < q->in_len + len)
-			cap *= 2;
-		n = realloc(q->in, cap);
-		if (!n)
-			return -ENOMEM;
-		q->in = n;
-		q->in_cap = cap;
-	}
-	memcpy(q->in + q->in_len, bytes, len);
-	q->in_len += len;
-	return 0;
-}
-
 int qmp_feed(struct qmp *q, const char *bytes, size_t len, char *err, size_t errlen)
 {
 	int rc = 0;
@@ -337,17 +319,17 @@ int qmp_feed(struct qmp *q, const char *bytes, size_t len, char *err, size_t err
 		const char *nl = memchr(bytes, '\n', len);
 		size_t seg = nl ? (size_t)(nl - bytes) : len;
 
-		if (q->in_len + seg > QMP_MAX_LINE) {
+		if (q->in.len + seg > QMP_MAX_LINE) {
 			set_err(err, errlen, "%s", "message longer than QMP_MAX_LINE");
 			rc = -EPROTO;
-		} else if (nl && q->in_len == 0) {
+		} else if (nl && q->in.len == 0) {
 			rc = handle_line(q, bytes, seg, err, errlen); /* no copy needed */
-		} else if (append_input(q, bytes, seg) < 0) {
+		} else if (bytebuf_append(&q->in, bytes, seg) < 0) {
 			set_err(err, errlen, "%s", "out of memory");
 			rc = -ENOMEM;
 		} else if (nl) {
-			rc = handle_line(q, q->in, q->in_len, err, errlen);
-			q->in_len = 0;
+			rc = handle_line(q, q->in.data, q->in.len, err, errlen);
+			q->in.len = 0;
 		}
 		if (!nl)
 			break;
