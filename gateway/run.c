@@ -84,13 +84,6 @@ void shot_opts_default(struct shot_opts *o)
 	o->fresh = true;
 }
 
-static void set_err(struct api_error *e, int status, const char *code, const char *msg)
-{
-	e->status = status;
-	snprintf(e->code, sizeof(e->code), "%s", code);
-	snprintf(e->message, sizeof(e->message), "%.*s", (int)sizeof(e->message) - 1, msg);
-}
-
 int shot_opts_parse(const json_t *j, struct shot_opts *o, struct api_error *e)
 {
 	const char *format = NULL;
@@ -108,13 +101,13 @@ int shot_opts_parse(const json_t *j, struct shot_opts *o, struct api_error *e)
 		snprintf(msg, sizeof(msg), "screenshot must be true or {format, quality, width, height, "
 					   "quiet_ms, timeout_ms}: %s",
 			 json_is_object(j) ? jerr.text : "not an object");
-		set_err(e, 400, "invalid_argument", msg);
+		api_error_set(e, 400, "invalid_argument", msg);
 		return -EINVAL;
 	}
 	if (format && !strcmp(format, "png"))
 		o->enc.format = DISPLAY_FORMAT_PNG;
 	else if (format && strcmp(format, "jpeg") && strcmp(format, "jpg")) {
-		set_err(e, 400, "invalid_argument", "screenshot format must be jpeg or png");
+		api_error_set(e, 400, "invalid_argument", "screenshot format must be jpeg or png");
 		return -EINVAL;
 	}
 	if ((quality != -1 && (quality < 1 || quality > 100)) ||
@@ -122,7 +115,7 @@ int shot_opts_parse(const json_t *j, struct shot_opts *o, struct api_error *e)
 	    (height != -1 && (height < 1 || height > 16384)) ||
 	    (quiet != -1 && (quiet < 0 || quiet > 10000)) ||
 	    (timeout != -1 && (timeout < 0 || timeout > 60000))) {
-		set_err(e, 400, "out_of_range",
+		api_error_set(e, 400, "out_of_range",
 			"screenshot: quality 1..100, width/height 1..16384, quiet_ms 0..10000, "
 			"timeout_ms 0..60000");
 		return -EINVAL;
@@ -245,7 +238,7 @@ static void fail(struct run *r, int status, const char *code, const char *msg)
 {
 	struct run_outcome out = { .failed = true };
 
-	set_err(&out.err, status, code, msg);
+	api_error_set(&out.err, status, code, msg);
 	finish(r, &out);
 }
 
@@ -493,7 +486,7 @@ struct run *run_start(struct sess *s, struct action *action, const struct shot_o
 	struct run *r;
 
 	if (s->state != SESS_READY || !s->vm || !s->mirror) {
-		set_err(e, 409, "session_not_ready",
+		api_error_set(e, 409, "session_not_ready",
 			s->state == SESS_STARTING ? "the session is still starting"
 						  : "the session has failed");
 		actions_destroy(action);
@@ -503,7 +496,7 @@ struct run *run_start(struct sess *s, struct action *action, const struct shot_o
 	if (!r || (action && !(r->plan = plan_build(action, s->width, s->height)))) {
 		free(r);
 		actions_destroy(action);
-		set_err(e, 500, "internal", "out of memory");
+		api_error_set(e, 500, "internal", "out of memory");
 		return NULL;
 	}
 	r->s = s;

@@ -17,13 +17,6 @@
 #define POLL_US (20 * LWS_US_PER_MS)
 #define SESS_KEEP_FRESH_MS 30
 
-static void set_error(struct api_error *e, int status, const char *code, const char *msg)
-{
-	e->status = status;
-	snprintf(e->code, sizeof(e->code), "%s", code);
-	snprintf(e->message, sizeof(e->message), "%.*s", (int)sizeof(e->message) - 1, msg);
-}
-
 const char *sess_state_name(enum sess_state st)
 {
 	switch (st) {
@@ -146,14 +139,14 @@ static int restore_template(struct sess *s, const struct session_request *req,
 	int rc = vmm_template_load(req->image, &t, err, sizeof(err));
 
 	if (rc < 0) {
-		set_error(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_template" : "internal",
+		api_error_set(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_template" : "internal",
 			  err);
 		return rc;
 	}
 	if ((req->width && req->width != t.width) || (req->height && req->height != t.height) ||
 	    (req->vcpus && req->vcpus != t.vcpus) ||
 	    (req->memory_mib && req->memory_mib != t.memory_mib) || req->url[0] || req->page) {
-		set_error(e, 400, "invalid_argument",
+		api_error_set(e, 400, "invalid_argument",
 			  "a template fixes screen, vcpus, memory and page; give none of them");
 		return -EINVAL;
 	}
@@ -161,7 +154,7 @@ static int restore_template(struct sess *s, const struct session_request *req,
 	s->height = t.height;
 	rc = vmm_template_restore(&t, &opts, &s->vm, NULL, err, sizeof(err));
 	if (rc < 0) {
-		set_error(e, 500, "restore_failed", err);
+		api_error_set(e, 500, "restore_failed", err);
 		return rc;
 	}
 	/* The guest shows the template's clock until told the time (the
@@ -170,7 +163,7 @@ static int restore_template(struct sess *s, const struct session_request *req,
 		log_warn("session", "%s: clock not set after restore: %s", s->id, err);
 	rc = start_mirror(s, err, sizeof(err));
 	if (rc < 0) {
-		set_error(e, 500, "restore_failed", err);
+		api_error_set(e, 500, "restore_failed", err);
 		vmm_vm_destroy(s->vm);
 		s->vm = NULL;
 		return rc;
@@ -191,14 +184,14 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 	int rc;
 
 	if (gw->n_sessions >= gw->max_sessions) {
-		set_error(e, 429, "too_many_sessions", "the gateway runs its maximum of sessions");
+		api_error_set(e, 429, "too_many_sessions", "the gateway runs its maximum of sessions");
 		return -EBUSY;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s || getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd) ||
 	    auth_new_token(s->control_token) < 0 || auth_new_token(s->view_token) < 0) {
 		free(s);
-		set_error(e, 500, "internal", "out of memory or randomness");
+		api_error_set(e, 500, "internal", "out of memory or randomness");
 		return -ENOMEM;
 	}
 	snprintf(s->id, sizeof(s->id), "s_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
@@ -220,7 +213,7 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 	}
 	rc = vmm_image_load(req->image, &s->image, err, sizeof(err));
 	if (rc < 0) {
-		set_error(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_image" : "internal",
+		api_error_set(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_image" : "internal",
 			  err);
 		free(s);
 		return rc;
@@ -239,7 +232,7 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 		/* The guest gets the page over fw_cfg (see docs/images.md). */
 		snprintf(page_path, sizeof(page_path), "/tmp/vitrine-page-%s.html", s->id);
 		if (fs_write_file(page_path, req->page, strlen(req->page)) < 0) {
-			set_error(e, 500, "internal", "cannot stage the page");
+			api_error_set(e, 500, "internal", "cannot stage the page");
 			free(s);
 			return -EIO;
 		}
@@ -256,7 +249,7 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 	if (req->page)
 		unlink(page_path); /* vmm copied it into the run dir */
 	if (rc < 0) {
-		set_error(e, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "boot_failed",
+		api_error_set(e, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "boot_failed",
 			  err);
 		free(s);
 		return rc;

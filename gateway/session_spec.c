@@ -7,12 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+int api_error_set(struct api_error *e, int status, const char *code, const char *message)
+{
+	e->status = status;
+	snprintf(e->code, sizeof(e->code), "%s", code);
+	snprintf(e->message, sizeof(e->message), "%.*s", (int)sizeof(e->message) - 1, message);
+	return -EINVAL;
+}
+
 static int fail(struct api_error *e, const char *code, const char *msg)
 {
-	e->status = 400;
-	snprintf(e->code, sizeof(e->code), "%s", code);
-	snprintf(e->message, sizeof(e->message), "%s", msg);
-	return -EINVAL;
+	return api_error_set(e, 400, code, msg);
 }
 
 /* Reads an optional integer field into *out, checking [min, max]. */

@@ -31,6 +31,10 @@ struct api_error {
 	char message[1024];
 };
 
+/* Fills *e (message truncated to fit). Returns -EINVAL, for callers that
+ * fail with it. This function can't fail. */
+int api_error_set(struct api_error *e, int status, const char *code, const char *message);
+
 /* Parses and validates body (len bytes of JSON; unknown fields are errors).
  * Returns 0, or -EINVAL with *e filled (status 400). */
 int session_request_parse(const char *body, size_t len, struct session_request *req,
