@@ -304,7 +304,7 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len, run_d
 			 body ? "" : ": ", body ? "" : jerr.text);
 		json_decref(body);
 		*status = 400;
-		*error = json_pack("{s:{s:s, s:s}}", "error", "code", "invalid_json", "message", msg);
+		*error = api_error_json("invalid_json", msg);
 		return NULL;
 	}
 	ctx.screen_width = s->width;
@@ -325,13 +325,13 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len, run_d
 	if (a->screenshot_opts && shot_opts_parse(a->screenshot_opts, &o, &e) < 0) {
 		actions_destroy(a);
 		*status = e.status;
-		*error = json_pack("{s:{s:s, s:s}}", "error", "code", e.code, "message", e.message);
+		*error = api_error_json(e.code, e.message);
 		return NULL;
 	}
 	run = run_start(s, a, &o, done, ud, &e);
 	if (!run) {
 		*status = e.status;
-		*error = json_pack("{s:{s:s, s:s}}", "error", "code", e.code, "message", e.message);
+		*error = api_error_json(e.code, e.message);
 	}
 	return run;
 }

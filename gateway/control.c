@@ -106,7 +106,7 @@ static void send_json(struct control_conn *c, json_t *reply)
 
 static void send_error(struct control_conn *c, const json_t *id, const char *code, const char *msg)
 {
-	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg);
+	json_t *j = api_error_json(code, msg);
 
 	if (j && id)
 		json_object_set(j, "id", (json_t *)id);
@@ -121,8 +121,7 @@ static void action_done(void *ud, struct run_outcome *out)
 
 	c->run = NULL;
 	if (out->failed)
-		send_json(c, json_pack("{s:{s:s, s:s}}", "error", "code", out->err.code, "message",
-				       out->err.message));
+		send_json(c, api_error_json(out->err.code, out->err.message));
 	else
 		send_json(c, out->reply);
 	display_image_unref(out->image);

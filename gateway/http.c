@@ -65,8 +65,7 @@ void http_add_header(struct http_req *r, const char *name, const char *value)
 
 void http_reply_error(struct http_req *r, int status, const char *code, const char *message)
 {
-	http_reply_json(r, status,
-			json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message));
+	http_reply_json(r, status, api_error_json(code, message));
 }
 
 void http_reply_api_error(struct http_req *r, const struct api_error *e)

@@ -15,6 +15,11 @@ int api_error_set(struct api_error *e, int status, const char *code, const char 
 	return -EINVAL;
 }
 
+json_t *api_error_json(const char *code, const char *message)
+{
+	return json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message);
+}
+
 static int fail(struct api_error *e, const char *code, const char *msg)
 {
 	return api_error_set(e, 400, code, msg);

@@ -5,6 +5,8 @@
 
 #include "vmm-qemu/spec.h"
 
+#include <jansson.h>
+
 #include <stddef.h>
 
 #define SESSION_MAX_TIMEOUT_S (7 * 24 * 3600)
@@ -34,6 +36,10 @@ struct api_error {
 /* Fills *e (message truncated to fit). Returns -EINVAL, for callers that
  * fail with it. This function can't fail. */
 int api_error_set(struct api_error *e, int status, const char *code, const char *message);
+
+/* The body every API error has: {"error": {"code", "message"}}. NULL when
+ * out of memory. */
+json_t *api_error_json(const char *code, const char *message);
 
 /* Parses and validates body (len bytes of JSON; unknown fields are errors).
  * Returns 0, or -EINVAL with *e filled (status 400). */
