@@ -4,6 +4,8 @@
 #include "common/fsutil.h"
 #include "gateway/run.h"
 #include "gateway/session.h"
+#include "gateway/stream.h"
+#include "gateway/stream_hub.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <dirent.h>
@@ -296,6 +298,16 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len, run_d
 	json_error_t jerr;
 	json_t *body;
 
+	/* Live view: while a person drives the guest, agents wait their turn. */
+	if (stream_controller(s)) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "a person (%s) holds control of this session in the live view",
+			 stream_controller(s));
+		*status = 409;
+		*error = api_error_json("controlled_by_viewer", msg);
+		return NULL;
+	}
 	body = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!json_is_object(body)) {
 		char msg[256];
@@ -442,6 +454,22 @@ void api_handle(struct http_req *r)
 		if (route_session(r, AUTH_CONTROL))
 			http_reply_error(r, 426, "upgrade_required",
 					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
+		return;
+	case R_SESSION_STREAM_WS:
+		if (route_session(r, AUTH_VIEW))
+			http_reply_error(r, 426, "upgrade_required",
+					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
+		return;
+	case R_SESSION_SHARE: {
+		struct sess *s = route_session(r, AUTH_VIEW);
+
+		if (s)
+			stream_share(r, s);
+		return;
+	}
+	case R_ROOT:
+		http_add_header(r, "location", "/web/");
+		http_reply_json(r, 302, json_pack("{s:s}", "location", "/web/"));
 		return;
 	case R_TEMPLATES_LIST:
 		list_templates(r);

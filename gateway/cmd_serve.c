@@ -7,6 +7,7 @@
 #include "gateway/http.h"
 #include "gateway/run.h"
 #include "gateway/session.h"
+#include "gateway/web.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
 
@@ -35,6 +36,9 @@ static void serve_usage(FILE *f)
 		   "  --origins LIST       WebSocket Origin allowlist, comma-separated (default: same host)\n"
 		   "  --max-sessions N     sessions at once (default 8)\n"
 		   "  --public-url URL     base of the URLs handed out (default http://HOST:PORT)\n"
+		   "  --web-dir DIR        the web viewer's files (default: BIN/../web, /usr/share/vitrine/web)\n"
+		   "  --audit-log FILE     append audit events (live-view control changes) to FILE\n"
+		   "  --stream-idle-s N    hang up on stream viewers silent this long (default 30)\n"
 		   "  --demo FILE          start a desktop session showing this HTML page and\n"
 		   "                       print how to drive it\n");
 }
@@ -94,6 +98,8 @@ int cmd_serve(int argc, char **argv)
 		{ "origins", required_argument, 0, 'o' },    { "max-sessions", required_argument, 0, 'm' },
 		{ "public-url", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
 		{ "demo", required_argument, 0, 'd' },
+		{ "web-dir", required_argument, 0, 'w' },    { "audit-log", required_argument, 0, 'a' },
+		{ "stream-idle-s", required_argument, 0, 'i' },
 		{ 0, 0, 0, 0 },
 	};
 	static const struct lws_protocols protocols[] = {
@@ -104,7 +110,9 @@ int cmd_serve(int argc, char **argv)
 	struct gw gw = { .max_sessions = 8 };
 	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
 	const char *listen = "127.0.0.1:8080", *public_url = NULL, *home = getenv("VITRINE_HOME");
-	const char *demo_page = NULL;
+	const char *demo_page = NULL, *web_dir = NULL;
+	static char web_root[4096]; /* the mount points at it for the context's life */
+	struct lws_http_mount web;
 	struct sigaction sa = { .sa_handler = on_stop_signal };
 	int c, port, rc = 1;
 	const char *colon;
@@ -117,6 +125,12 @@ int cmd_serve(int argc, char **argv)
 		case 'o': snprintf(gw.origins, sizeof(gw.origins), "%s", optarg); break;
 		case 'u': public_url = optarg; break;
 		case 'd': demo_page = optarg; break;
+		case 'w': web_dir = optarg; break;
+		case 'a': snprintf(gw.audit_path, sizeof(gw.audit_path), "%s", optarg); break;
+		case 'i':
+			if (cli_parse_int("--stream-idle-s", optarg, 1, 3600, &gw.stream_idle_s) < 0)
+				return 2;
+			break;
 		case 'm':
 			if (cli_parse_int("--max-sessions", optarg, 1, 256, &gw.max_sessions) < 0)
 				return 2;
@@ -153,6 +167,10 @@ int cmd_serve(int argc, char **argv)
 	info.protocols = protocols;
 	info.user = &gw;
 	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
+	if (web_mount(&web, web_dir, web_root, sizeof(web_root)) == 0)
+		info.mounts = &web;
+	else
+		log_warn("serve", "no web viewer: %s has no index.html (see --web-dir)", web_root);
 	gw.ctx = lws_create_context(&info);
 	if (!gw.ctx) {
 		fprintf(stderr, "vitrine serve: cannot listen on %s\n", listen);

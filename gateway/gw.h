@@ -20,6 +20,8 @@ struct gw {
 	struct sess *sessions; /* owned list, linked by sess::next */
 	int n_sessions;
 	int max_sessions;
+	char audit_path[512]; /* live view: audit log file ("" : log lines only) */
+	int stream_idle_s; /* live view: hang up on viewers silent this long (0: default) */
 	volatile int stop; /* set by a signal; the loop exits */
 };
 

@@ -8,6 +8,8 @@
 #include "gateway/control.h"
 #include "gateway/run.h"
 #include "gateway/session.h"
+#include "gateway/stream.h"
+#include "gateway/stream_hub.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,25 +211,43 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		release(r);
 		return 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		if (stream_is_stream(wsi))
+			return stream_filter(gw, wsi);
 		return control_filter(gw, wsi);
 	case LWS_CALLBACK_ESTABLISHED:
 		memset(r, 0, sizeof(*r));
 		r->wsi = wsi;
 		r->gw = gw;
+		if (stream_is_stream(wsi)) {
+			r->viewer = stream_open(gw, wsi);
+			return r->viewer ? 0 : -1;
+		}
 		r->ctl = control_open(gw, wsi);
 		return r->ctl ? 0 : -1;
 	case LWS_CALLBACK_RECEIVE:
+		if (r->viewer)
+			return stream_receive(r->viewer, in, len);
 		return r->ctl ? control_receive(r->ctl, in, len) : -1;
+	case LWS_CALLBACK_RECEIVE_PONG:
+		if (r->viewer)
+			stream_pong(r->viewer);
+		return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
+		if (r->viewer)
+			return stream_writeable(r->viewer);
 		return r->ctl ? control_writeable(r->ctl) : 0;
 	case LWS_CALLBACK_CLOSED:
+		stream_close(r->viewer);
+		r->viewer = NULL;
 		control_close(r->ctl);
 		r->ctl = NULL;
 		return 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		/* A mirror published a frame or answered a probe. */
-		if (gw)
+		if (gw) {
 			run_poke_all(gw->sessions);
+			stream_poke_all(gw);
+		}
 		return 0;
 	default:
 		break;

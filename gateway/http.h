@@ -37,6 +37,7 @@ struct http_req {
 	struct run *run; /* owned: an action or screenshot under way */
 	int screen_w, screen_h; /* of the session, for screenshot headers */
 	struct control_conn *ctl; /* owned: set when this is a control WebSocket */
+	struct stream_viewer *viewer; /* owned: set when this is a stream WebSocket */
 	/* A request waiting for a session's state to change (?wait=ready). */
 	char wait_id[24];
 	int64_t wait_until_ms;

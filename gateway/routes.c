@@ -27,6 +27,8 @@ struct route route_parse(enum route_method m, const char *path)
 	const char *rest;
 	size_t n;
 
+	if (!strcmp(path, "/"))
+		return pick(m, M_GET, R_ROOT);
 	if (!strcmp(path, "/healthz"))
 		return pick(m, M_GET, R_HEALTH);
 	if (!strcmp(path, "/v1/templates") || !strcmp(path, "/v1/templates/"))
@@ -70,6 +72,10 @@ struct route route_parse(enum route_method m, const char *path)
 		r.kind = m == M_POST ? R_SESSION_ACTIONS : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/control")) {
 		r.kind = m == M_GET ? R_SESSION_CONTROL_WS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/stream")) {
+		r.kind = m == M_GET ? R_SESSION_STREAM_WS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/share")) {
+		r.kind = m == M_POST ? R_SESSION_SHARE : R_METHOD_NOT_ALLOWED;
 	} else {
 		r.kind = R_NOT_FOUND;
 		r.id[0] = '\0';

@@ -20,6 +20,9 @@ enum route_kind {
 	R_SESSION_SCREENSHOT, /* GET /v1/sessions/{id}/screenshot */
 	R_SESSION_ACTIONS, /* POST /v1/sessions/{id}/actions */
 	R_SESSION_CONTROL_WS, /* GET (upgrade) /v1/sessions/{id}/control */
+	R_SESSION_STREAM_WS, /* GET (upgrade) /v1/sessions/{id}/stream (live view) */
+	R_SESSION_SHARE, /* POST /v1/sessions/{id}/share (live view) */
+	R_ROOT, /* GET / (live view: redirects to the web viewer) */
 	R_TEMPLATES_LIST, /* GET /v1/templates */
 	R_TEMPLATE_GET, /* GET /v1/templates/{name} */
 	R_TEMPLATE_DELETE, /* DELETE /v1/templates/{name} */

@@ -4,6 +4,7 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/run.h"
+#include "gateway/stream_hub.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/snapshot.h"
 
@@ -289,6 +290,7 @@ void sess_destroy(struct sess *s)
 			break;
 		}
 	lws_sul_cancel(&s->sul);
+	stream_hub_destroy(s->hub);
 	/* Waiters look the session up again by id and find it gone. */
 	wake_waiters(s);
 	stop_guest(s, "the session was deleted");
@@ -320,6 +322,10 @@ json_t *sess_to_json(const struct sess *s, bool with_tokens)
 		      ws, "/v1/sessions/", s->id, "/control");
 	if (!j)
 		return NULL;
+	json_object_set_new(json_object_get(j, "urls"), "stream",
+			    json_pack("s+++", ws, "/v1/sessions/", s->id, "/stream"));
+	json_object_set_new(json_object_get(j, "urls"), "viewer",
+			    json_pack("s++", base, "/web/#s=", s->id));
 	if (s->state == SESS_READY)
 		json_object_set_new(j, "ready_ms", json_integer(s->ready_ms - s->created_ms));
 	if (s->state == SESS_FAILED)

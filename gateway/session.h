@@ -39,6 +39,7 @@ struct sess {
 	int pointer_x, pointer_y; /* where the last action left the pointer */
 	int64_t last_click_ms; /* when the last click action ended */
 	struct lws *waiters[SESS_MAX_WAITERS]; /* HTTP requests waiting for a state change */
+	struct stream_hub *hub; /* owned: live viewers and control lease (stream_hub.h); NULL until used */
 };
 
 /* Starts a session for req: loads the image, boots the guest. Returns 0

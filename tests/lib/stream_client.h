@@ -1,0 +1,59 @@
+/* tests/lib/stream_client.h: a blocking client of the live stream
+ * (WS /v1/sessions/{id}/stream) for tests and benchmarks: any WebSocket
+ * message (text, binary, close with its code), PINGs answered, and a screen
+ * that frame messages are applied to (JPEG rects decoded), so a test can
+ * compare what a viewer sees with a screenshot. */
+#ifndef VITRINE_TESTS_STREAM_CLIENT_H
+#define VITRINE_TESTS_STREAM_CLIENT_H
+
+#include "tests/lib/ppm.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SC_TEXT 1
+#define SC_BINARY 2
+#define SC_CLOSE 8
+
+struct sc_msg {
+	int opcode; /* SC_TEXT, SC_BINARY or SC_CLOSE; 0 on timeout or a dropped connection */
+	unsigned char *data; /* owned, NUL-terminated */
+	size_t len;
+	int close_code; /* SC_CLOSE: the code (1005 when none) */
+};
+
+/* Receives one message (answering PINGs on the way). Returns 0 with *m
+ * filled, or -1 on timeout or when the connection dropped without a close
+ * frame (m->opcode 0). */
+int sc_recv(int fd, int timeout_ms, struct sc_msg *m);
+void sc_msg_free(struct sc_msg *m);
+/* Sends one message with opcode (1 text, 2 binary). Returns 0 or -1. */
+int sc_send(int fd, int opcode, const void *data, size_t len);
+/* Sends a JSON text built with json_pack-like format. Returns 0 or -1. */
+int sc_send_json(int fd, json_t *j);
+
+/* What a viewer has seen. */
+struct sc_screen {
+	struct ppm img; /* width x height, RGB */
+	uint32_t seq; /* of the last frame applied */
+	int frames, keys, cursors;
+	int cursor_x, cursor_y;
+	uint64_t last_time_us; /* time stamp of the last frame */
+};
+
+/* Applies a binary stream message (frame or cursor) to s. Returns 1 for a
+ * frame, 2 for a cursor, or -1 when the message is malformed or a rect
+ * does not decode. */
+int sc_apply(struct sc_screen *s, const unsigned char *msg, size_t len);
+void sc_screen_free(struct sc_screen *s);
+
+/* Receives until a JSON text message of type `type` arrives (binary
+ * messages are applied to s when s is not NULL). Returns it (decref it) or
+ * NULL on timeout/close. */
+json_t *sc_wait_json(int fd, const char *type, struct sc_screen *s, int timeout_ms);
+/* Receives and applies frames until one with seq > after has been applied.
+ * Returns 0 or -1 on timeout/close/error. */
+int sc_wait_frame(int fd, struct sc_screen *s, uint32_t after, int timeout_ms);
+
+#endif
