@@ -1,0 +1,112 @@
+// web/stream.js: a client of WS /v1/sessions/{id}/stream (docs/stream.md):
+// authenticates with its first message, paints frame messages (JPEG
+// rectangles) onto a canvas in order, reports the cursor, control changes,
+// errors and round-trip times, and sends input. No dependencies, no build.
+'use strict';
+
+// DOM KeyboardEvent.code values the gateway maps to QEMU keys
+// (gateway/stream_msg.c); others are not sent (the gateway would close the
+// socket on an unknown code).
+const VITRINE_KEY_CODES = new Set([
+  'Escape', 'Minus', 'Equal', 'Backspace', 'Tab', 'BracketLeft', 'BracketRight', 'Enter',
+  'ControlLeft', 'ControlRight', 'Semicolon', 'Quote', 'Backquote', 'ShiftLeft', 'ShiftRight',
+  'Backslash', 'IntlBackslash', 'Comma', 'Period', 'Slash', 'AltLeft', 'AltRight', 'Space',
+  'CapsLock', 'NumLock', 'ScrollLock', 'PrintScreen', 'Pause', 'Insert', 'Delete', 'Home', 'End',
+  'PageUp', 'PageDown', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'MetaLeft', 'MetaRight',
+  'ContextMenu', 'NumpadDecimal', 'NumpadEnter', 'NumpadAdd', 'NumpadSubtract', 'NumpadMultiply',
+  'NumpadDivide',
+]);
+for (let i = 0; i < 26; i++) VITRINE_KEY_CODES.add('Key' + String.fromCharCode(65 + i));
+for (let i = 0; i < 10; i++) { VITRINE_KEY_CODES.add('Digit' + i); VITRINE_KEY_CODES.add('Numpad' + i); }
+for (let i = 1; i <= 12; i++) VITRINE_KEY_CODES.add('F' + i);
+
+class VitrineStream {
+  // url: ws(s)://.../v1/sessions/ID/stream; canvas: where frames are painted;
+  // on: {hello, frame, cursor, control, error, pong, close} callbacks.
+  constructor(url, token, canvas, opts, on) {
+    this.canvas = canvas;
+    this.ctx = canvas.getContext('2d');
+    this.on = on || {};
+    this.chain = Promise.resolve();
+    this.pending = 0;
+    this.frames = 0;
+    this.bytes = 0;
+    this.lastSeq = 0;
+    this.lastFrameTimeUs = 0;
+    this.ws = new WebSocket(url);
+    this.ws.binaryType = 'arraybuffer';
+    this.ws.onopen = () => {
+      const auth = { type: 'auth', token };
+      if (opts.name) auth.name = opts.name;
+      if (opts.quality) auth.quality = opts.quality;
+      if (opts.maxFps) auth.max_fps = opts.maxFps;
+      this.ws.send(JSON.stringify(auth));
+    };
+    this.ws.onmessage = (e) => this._message(e.data);
+    this.ws.onclose = (e) => this.on.close && this.on.close(e.code, e.reason);
+  }
+
+  _message(data) {
+    if (typeof data === 'string') {
+      let m;
+      try { m = JSON.parse(data); } catch (err) { return; }
+      if (m.type === 'pong' && typeof m.t === 'number') m.rtt = performance.now() - m.t;
+      const cb = this.on[m.type];
+      if (cb) cb(m);
+      return;
+    }
+    const dv = new DataView(data);
+    if (dv.byteLength >= 8 && dv.getUint8(0) === 2) {
+      if (this.on.cursor) this.on.cursor(dv.getUint16(4, true), dv.getUint16(6, true), (dv.getUint8(1) & 1) === 1);
+      return;
+    }
+    this.bytes += data.byteLength;
+    this.pending++;
+    this.chain = this.chain.then(() => this._paint(data)).catch((err) => {
+      if (this.on.error) this.on.error({ code: 'decode', message: String(err) });
+    }).finally(() => { this.pending--; });
+  }
+
+  // Parses a frame message (see display/stream_wire.h) and paints its rects.
+  async _paint(data) {
+    const dv = new DataView(data);
+    if (dv.byteLength < 24 || dv.getUint8(0) !== 1) throw new Error('not a frame message');
+    const key = (dv.getUint8(1) & 1) === 1, n = dv.getUint16(2, true), seq = dv.getUint32(4, true);
+    const timeUs = dv.getUint32(8, true) + dv.getUint32(12, true) * 4294967296;
+    const w = dv.getUint16(16, true), h = dv.getUint16(18, true);
+    const rects = [];
+    let off = 24;
+    for (let i = 0; i < n; i++) {
+      const x = dv.getUint16(off, true), y = dv.getUint16(off + 2, true);
+      const len = dv.getUint32(off + 8, true);
+      off += 16;
+      rects.push({ x, y, blob: new Blob([new Uint8Array(data, off, len)], { type: 'image/jpeg' }) });
+      off += len;
+    }
+    const bitmaps = await Promise.all(rects.map((r) => createImageBitmap(r.blob)));
+    if (this.canvas.width !== w || this.canvas.height !== h) {
+      this.canvas.width = w;
+      this.canvas.height = h;
+    }
+    bitmaps.forEach((b, i) => { this.ctx.drawImage(b, rects[i].x, rects[i].y); b.close(); });
+    this.frames++;
+    this.lastSeq = seq;
+    this.lastFrameTimeUs = timeUs;
+    if (this.on.frame) this.on.frame({ seq, key, rects: n, width: w, height: h, timeUs });
+  }
+
+  send(obj) {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(obj));
+  }
+
+  take() { this.send({ type: 'take' }); }
+  release() { this.send({ type: 'release' }); }
+  settings(quality, maxFps) { this.send({ type: 'settings', quality, max_fps: maxFps }); }
+  ping() { this.send({ type: 'ping', t: performance.now() }); }
+  pointer(x, y, buttons) { this.send({ type: 'pointer', x, y, buttons }); }
+  wheel(x, y, dx, dy) { this.send({ type: 'wheel', x, y, dx, dy }); }
+  key(code, down) { if (VITRINE_KEY_CODES.has(code)) this.send({ type: 'key', code, down }); }
+  close() { this.ws.close(1000); }
+}
+
+window.VitrineStream = VitrineStream;
