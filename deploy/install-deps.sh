@@ -11,6 +11,7 @@ packages=(
 	cpio e2fsprogs kmod procps xz-utils grep
 	clang libclang-rt-14-dev
 	python3
+	chromium xvfb x11-apps nodejs
 )
 
 missing=()
@@ -18,6 +19,8 @@ for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing+=("$p")
 done
+# npm comes with some nodejs builds; Debian packages it apart.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "install-deps: all ${#packages[@]} packages present"
@@ -32,4 +35,11 @@ fi
 # QEMU drops to this user after start-up (-runas): the guest never runs as root.
 if ! id vitrine-qemu >/dev/null 2>&1; then
 	[ "$(id -u)" = 0 ] && useradd --system --no-create-home --shell /usr/sbin/nologin vitrine-qemu
+fi
+
+# The web viewer's browser tests drive Chromium with playwright-core, pinned
+# in tests/web/package-lock.json and installed next to them (never committed).
+web_tests="$(dirname "$0")/../tests/web"
+if [ ! -d "$web_tests/node_modules/playwright-core" ] && [ -f "$web_tests/package-lock.json" ]; then
+	(cd "$web_tests" && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -99,6 +99,34 @@ if want integration; then
 	done
 fi
 
+# Live view: the web viewer in Debian's headless Chromium via playwright-core
+# (installed into tests/web/node_modules from its lockfile).
+if want integration; then
+	step "web viewer: playwright-core"
+	if [ -d tests/web/node_modules/playwright-core ] ||
+		(cd tests/web && npm ci --no-audit --no-fund --loglevel=error); then
+		for dir in build build-san; do
+			step "$dir: web/viewer.test.mjs (headless Chromium)"
+			out=$(VITRINE_BIN=$dir/vitrine timeout --kill-after=10 600 node --test tests/web/ 2>&1)
+			rc=$?
+			printf '%s\n' "$out" | sed 's/^/    /'
+			p=$(printf '%s\n' "$out" | sed -n 's/^# pass \([0-9]*\)$/\1/p' | tail -1)
+			f=$(printf '%s\n' "$out" | sed -n 's/^# fail \([0-9]*\)$/\1/p' | tail -1)
+			p=${p:-0}
+			f=${f:-0}
+			if [ $rc -ne 0 ] && [ "$f" = 0 ]; then f=1; fi
+			[ "$p" -gt 0 ] || f=$((f > 0 ? f : 1))
+			passed=$((passed + p))
+			failed=$((failed + f))
+			[ "$f" = 0 ] || failures+=("$dir: web viewer")
+		done
+	else
+		echo "    npm ci in tests/web failed"
+		failed=$((failed + 1))
+		failures+=("web viewer deps")
+	fi
+fi
+
 if want fuzz; then
 	step "fuzz targets (${FUZZ_SECONDS:=20} s each, ASan+UBSan)"
 	if make -j"$(nproc)" fuzz >/dev/null; then

@@ -1,0 +1,188 @@
+// tests/web/viewer.test.mjs: the web viewer (web/) in Debian's headless
+// Chromium through playwright-core, against `vitrine serve` with a tiny
+// guest: the page shows the session's screen (its canvas matches a
+// screenshot), a click in the viewer with a control token after "Take
+// control" marks the guest's screen, a view token's click changes nothing,
+// and the session list makes sharing links. Run by tests/run.sh:
+//   VITRINE_BIN=build/vitrine node --test tests/web/
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+
+const bin = process.env.VITRINE_BIN || 'build/vitrine';
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+const W = 1280, H = 800;
+let gw, base, key, sess, browser, dir, runBase;
+
+async function waitFor(what, fn, timeoutMs = 20000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vitrine-web-'));
+  runBase = join(tmpdir(), 'vitrine-web-run-' + process.pid);
+  gw = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--api-key-file', join(dir, 'key')], {
+    // The gateway makes its run base itself (QEMU's own user must reach it).
+    env: { ...process.env, VITRINE_RUN: runBase },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise((resolve, reject) => {
+    const rl = createInterface({ input: gw.stdout });
+    rl.once('line', resolve);
+    gw.once('exit', (c) => reject(new Error('gateway exited ' + c)));
+  });
+  base = line.match(/listening on (http:\/\/\S+)/)[1];
+  key = readFileSync(join(dir, 'key'), 'utf8').trim();
+  const r = await fetch(base + '/v1/sessions?wait=ready', {
+    method: 'POST', headers: { Authorization: 'Bearer ' + key },
+    body: JSON.stringify({ image: 'tiny', width: W, height: H }),
+  });
+  sess = await r.json();
+  assert.equal(r.status, 201, JSON.stringify(sess));
+  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (gw) {
+    const done = new Promise((r) => gw.once('exit', r));
+    gw.kill('SIGTERM');
+    await done;
+  }
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(runBase, { recursive: true, force: true });
+});
+
+// Runs fn(screen, arg) in the page, where screen is the guest's screen right
+// now (a PNG screenshot from the gateway, decoded: {width, height, data:
+// RGBA}); only fn's small answer crosses back.
+async function withGuestScreen(page, fn, arg) {
+  return page.evaluate(async ({ url, key, fnText, arg }) => {
+    const r = await fetch(url, { headers: { Authorization: 'Bearer ' + key } });
+    const bmp = await createImageBitmap(await r.blob());
+    const c = new OffscreenCanvas(bmp.width, bmp.height), ctx = c.getContext('2d');
+    ctx.drawImage(bmp, 0, 0);
+    const screen = { width: bmp.width, height: bmp.height, data: ctx.getImageData(0, 0, bmp.width, bmp.height).data };
+    return (0, eval)('(' + fnText + ')')(screen, arg);
+  }, { url: base + '/v1/sessions/' + sess.id + '/screenshot?format=png', key, fnText: fn.toString(), arg });
+}
+
+// Whether the tiny guest's click mark (pure red, 0xFF0000) is within 4 px of (x, y).
+function markNear(img, [x, y]) {
+  for (let dy = -4; dy <= 4; dy++) {
+    for (let dx = -4; dx <= 4; dx++) {
+      const i = ((y + dy) * img.width + (x + dx)) * 4;
+      if (img.data[i] === 255 && img.data[i + 1] === 0 && img.data[i + 2] === 0) return true;
+    }
+  }
+  return false;
+}
+
+// Mean absolute difference per channel between the viewer's canvas and img.
+function canvasDiff(img) {
+  const c = document.getElementById('screen');
+  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  if (c.width !== img.width || c.height !== img.height) return { w: c.width, h: c.height, mean: 255 };
+  let sum = 0;
+  for (let i = 0; i < px.length; i += 4)
+    sum += Math.abs(px[i] - img.data[i]) + Math.abs(px[i + 1] - img.data[i + 1]) + Math.abs(px[i + 2] - img.data[i + 2]);
+  return { w: c.width, h: c.height, mean: sum / (px.length / 4 * 3) };
+}
+
+async function openViewer(token) {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+  page.on('pageerror', (e) => console.log('page error:', e.message));
+  await page.goto(base + '/web/#s=' + sess.id + '&t=' + token);
+  await page.waitForFunction(() => window.vitrineLive && window.vitrineLive.stream.frames > 0, null, { timeout: 20000 });
+  return page;
+}
+
+// Clicks the viewer's canvas where guest pixel (x, y) is shown.
+async function clickGuest(page, x, y) {
+  const box = await page.locator('#screen').boundingBox();
+  await page.mouse.click(box.x + (x + 0.5) * box.width / W, box.y + (y + 0.5) * box.height / H);
+}
+
+test('the viewer shows the session screen: its canvas matches a screenshot', async () => {
+  const page = await openViewer(sess.tokens.view);
+  const diff = await withGuestScreen(page, canvasDiff);
+  assert.equal(diff.w, W);
+  assert.equal(diff.h, H);
+  assert.ok(diff.mean < 3, 'mean difference ' + diff.mean);
+  // Fit to the window: the canvas is shown scaled down, aspect kept.
+  const box = await page.locator('#screen').boundingBox();
+  assert.ok(box.width <= 1100 && Math.abs(box.width / box.height - W / H) < 0.01, JSON.stringify(box));
+  await page.screenshot({ path: join(process.env.VITRINE_WEB_SHOTS || dir, 'viewer.png') });
+  const status = await page.locator('#status').textContent();
+  assert.match(status, /scope view/);
+  await page.close();
+});
+
+test('with a control token, take control and a click in the viewer marks the guest', async () => {
+  const page = await openViewer(sess.tokens.control);
+  await page.click('#take');
+  await page.waitForFunction(() => window.vitrineLive.state.you === true, null, { timeout: 10000 });
+  assert.match(await page.locator('#status').textContent(), /control: you/);
+  // The agent is refused meanwhile.
+  const r = await fetch(base + '/v1/sessions/' + sess.id + '/actions', {
+    method: 'POST', headers: { Authorization: 'Bearer ' + sess.tokens.control },
+    body: JSON.stringify({ action: 'left_click', coordinate: [5, 5] }),
+  });
+  assert.equal(r.status, 409);
+  assert.equal((await r.json()).error.code, 'controlled_by_viewer');
+  await clickGuest(page, 400, 250);
+  await waitFor('the mark at (400,250)', () => withGuestScreen(page, markNear, [400, 250]));
+  // The viewer itself shows it too.
+  await page.waitForFunction(() => {
+    const c = document.getElementById('screen').getContext('2d');
+    const p = c.getImageData(398, 250, 1, 1).data;
+    return p[0] > 150 && p[1] < 100;
+  }, null, { timeout: 10000 });
+  await page.click('#release');
+  await page.waitForFunction(() => window.vitrineLive.state.you === false, null, { timeout: 10000 });
+  await page.close();
+});
+
+test('a view token only watches: its click changes nothing', async () => {
+  const page = await openViewer(sess.tokens.view);
+  assert.equal(await page.locator('#take').isDisabled(), true);
+  // Even asking the socket directly is refused.
+  await page.evaluate(() => window.vitrineLive.stream.take());
+  await page.waitForFunction(() => /forbidden/.test(window.vitrineLive.state.error || ''), null, { timeout: 10000 });
+  assert.equal(await withGuestScreen(page, markNear, [700, 500]), false);
+  await clickGuest(page, 700, 500);
+  await page.evaluate(() => window.vitrineLive.stream.pointer(700, 500, 1));
+  await page.evaluate(() => window.vitrineLive.stream.pointer(700, 500, 0));
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(await withGuestScreen(page, markNear, [700, 500]), false);
+  await page.close();
+});
+
+test('the session list makes sharing links that open the viewer', async () => {
+  const page = await browser.newPage();
+  await page.goto(base + '/');
+  await page.fill('#key', key);
+  await page.click('#key-form button');
+  await page.waitForSelector('text=' + sess.id);
+  await page.click('text=share view link');
+  await page.waitForFunction(() => document.getElementById('share-url').value.includes('#s='));
+  const url = await page.inputValue('#share-url');
+  assert.ok(url.includes('#s=' + sess.id + '&t='), url);
+  const viewer = await browser.newPage();
+  await viewer.goto(url);
+  await viewer.waitForFunction(() => window.vitrineLive && window.vitrineLive.stream.frames > 0, null, { timeout: 20000 });
+  assert.match(await viewer.locator('#status').textContent(), /scope view/);
+  await viewer.close();
+  await page.close();
+});
