@@ -26,7 +26,9 @@ LDLIBS := $(shell pkg-config --libs $(PKGS) $(DISPLAY_PKGS)) -lpthread
 
 COMMON_SRC := $(wildcard common/*.c)
 VMM_SRC := $(wildcard vmm-qemu/*.c)
-DISPLAY_SRC := $(wildcard display/*.c)
+# display/view_*.c is vitrine-view (SDL2), a program of its own.
+VIEW_SRC := $(wildcard display/view_*.c)
+DISPLAY_SRC := $(filter-out $(VIEW_SRC),$(wildcard display/*.c))
 GATEWAY_SRC := $(wildcard gateway/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 INTEG_SRC := $(wildcard tests/integration/test_*.c)
@@ -45,8 +47,8 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway demo fuzz format
-all: $(O)/vitrine $(TESTS) $(BENCHES)
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-stream demo fuzz format
+all: $(O)/vitrine $(O)/vitrine-view $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -66,6 +68,11 @@ $(O)/libtest.a: $(call obj,$(TESTLIB_SRC))
 
 $(O)/vitrine: $(call obj,$(filter-out $(GATEWAY_LIB_SRC),$(GATEWAY_SRC))) $(LIBS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The native viewer of the live stream (docs/stream.md).
+$(call obj,$(VIEW_SRC)): CFLAGS += $(shell pkg-config --cflags sdl2)
+$(O)/vitrine-view: $(call obj,$(VIEW_SRC)) $(O)/libdisplay.a $(O)/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs sdl2)
 
 $(O)/tests/%: $(O)/obj/tests/%.o $(O)/libtest.a $(LIBS)
 	@mkdir -p $(dir $@)

@@ -11,7 +11,7 @@ packages=(
 	cpio e2fsprogs kmod procps xz-utils grep
 	clang libclang-rt-14-dev
 	python3
-	chromium xvfb x11-apps nodejs
+	chromium xvfb x11-apps xdotool nodejs
 )
 
 missing=()

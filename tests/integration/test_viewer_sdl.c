@@ -1,0 +1,328 @@
+/* tests/integration/test_viewer_sdl.c: vitrine-view, the SDL2 viewer, under
+ * Xvfb against `vitrine serve` with a tiny guest: its window shows the
+ * session's screen (an xwd dump of the display matches a screenshot), and
+ * with a control token and --control, a click in its window (xdotool) marks
+ * the guest's screen, while a view-token viewer's click does not. */
+#include "common/fsutil.h"
+#include "common/http_client.h"
+#include "tests/lib/gateway_proc.h"
+#include "tests/lib/png.h"
+#include "tests/lib/xwd.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define W 1280
+#define H 800
+
+static struct gateway_proc gw;
+static char sid[64], ctl[64], view[64], url[256], display[16], view_bin[4096];
+static pid_t xvfb;
+
+static pid_t spawn(const char *const *argv, const char *token, int *out_fd)
+{
+	int p[2] = { -1, -1 };
+	pid_t pid;
+
+	if (out_fd && pipe(p) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		setenv("DISPLAY", display, 1);
+		if (token)
+			setenv("VITRINE_TOKEN", token, 1);
+		if (out_fd) {
+			dup2(p[1], 1);
+			close(p[0]);
+		}
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	if (out_fd) {
+		close(p[1]);
+		*out_fd = p[0];
+	}
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+static int start_xvfb(void)
+{
+	char sock[64];
+
+	for (int n = 40 + getpid() % 100;; n++) {
+		char lock[64];
+
+		snprintf(lock, sizeof(lock), "/tmp/.X%d-lock", n);
+		if (access(lock, F_OK) == 0)
+			continue;
+		snprintf(display, sizeof(display), ":%d", n);
+		snprintf(sock, sizeof(sock), "/tmp/.X11-unix/X%d", n);
+		break;
+	}
+	{
+		const char *argv[] = { "Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp", NULL };
+
+		xvfb = spawn(argv, NULL, NULL);
+	}
+	for (int i = 0; i < 100; i++) {
+		if (access(sock, F_OK) == 0)
+			return 0;
+		usleep(100 * 1000);
+	}
+	fprintf(stderr, "Xvfb did not start on %s\n", display);
+	return -1;
+}
+
+static int setup(void **state)
+{
+	const char *body = "{\"image\":\"tiny\",\"width\":1280,\"height\":800}";
+	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
+	char tmp[4096];
+	struct http_resp r;
+
+	(void)state;
+	snprintf(tmp, sizeof(tmp), "%s", bin);
+	snprintf(view_bin, sizeof(view_bin), "%s/vitrine-view", dirname(tmp));
+	if (start_xvfb() < 0 || gateway_proc_start(&gw, NULL) < 0)
+		return -1;
+	if (http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
+			 strlen(body), 120, &r) < 0 ||
+	    r.status != 201) {
+		http_resp_free(&r);
+		return -1;
+	}
+	snprintf(sid, sizeof(sid), "%s", json_string_value(json_object_get(r.json, "id")));
+	snprintf(ctl, sizeof(ctl), "%s",
+		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "control")));
+	snprintf(view, sizeof(view), "%s",
+		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "view")));
+	snprintf(url, sizeof(url), "ws://127.0.0.1:%d/v1/sessions/%s/stream", gw.port, sid);
+	http_resp_free(&r);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	stop(xvfb);
+	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
+}
+
+/* Reads the viewer's stdout until it has shown a frame with seq > after
+ * (or 20 s pass). Returns the seq, or -1. */
+static long wait_shown(int fd, long after)
+{
+	int64_t deadline = fs_now_ms() + 20000;
+	char line[256];
+	size_t n = 0;
+
+	while (fs_now_ms() < deadline) {
+		char ch;
+		ssize_t r;
+		unsigned long seq;
+
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 500) <= 0)
+			continue;
+		r = read(fd, &ch, 1);
+		if (r <= 0)
+			return -1;
+		if (ch != '\n') {
+			if (n + 1 < sizeof(line))
+				line[n++] = ch;
+			continue;
+		}
+		line[n] = '\0';
+		n = 0;
+		if (sscanf(line, "vitrine-view: shown frame seq=%lu", &seq) == 1 && (long)seq > after)
+			return (long)seq;
+	}
+	return -1;
+}
+
+static struct ppm capture_display(void)
+{
+	const char *argv[] = { "xwd", "-root", "-silent", NULL };
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct ppm img = { 0 };
+	int fd;
+	pid_t pid = spawn(argv, NULL, &fd);
+	ssize_t r;
+
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 1 << 22;
+			buf = realloc(buf, cap);
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(xwd_decode(buf, len, &img), 0);
+	free(buf);
+	return img;
+}
+
+static struct ppm screenshot_png(void)
+{
+	char path[200];
+	struct http_resp r;
+	struct ppm img;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s/screenshot?format=png", sid);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path, gw.key, NULL, 0, 30, &r), 0);
+	assert_int_equal(png_decode(r.body, r.body_len, &img), 0);
+	http_resp_free(&r);
+	return img;
+}
+
+static double mean_diff(const struct ppm *a, const struct ppm *b)
+{
+	uint64_t sum = 0;
+	size_t n = (size_t)a->width * a->height * 3;
+
+	assert_int_equal(a->width, b->width);
+	assert_int_equal(a->height, b->height);
+	for (size_t i = 0; i < n; i++)
+		sum += (uint64_t)abs((int)a->rgb[i] - (int)b->rgb[i]);
+	return (double)sum / (double)n;
+}
+
+static bool mark_near(const struct ppm *img, int x, int y)
+{
+	for (int dy = -4; dy <= 4; dy++)
+		for (int dx = -4; dx <= 4; dx++)
+			if (ppm_pixel(img, x + dx, y + dy) == 0xFF0000)
+				return true;
+	return false;
+}
+
+static void xdotool_click(int x, int y)
+{
+	char xs[16], ys[16];
+	const char *argv[] = { "xdotool", "mousemove", "--sync", xs, ys, "click", "1", NULL };
+	pid_t pid;
+	int st;
+
+	snprintf(xs, sizeof(xs), "%d", x);
+	snprintf(ys, sizeof(ys), "%d", y);
+	pid = spawn(argv, NULL, NULL);
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void test_window_shows_the_session(void **state)
+{
+	const char *argv[] = { view_bin, "--verbose", url, NULL };
+	struct ppm shown, shot;
+	long seq;
+	double d;
+	int fd;
+	pid_t v = spawn(argv, view, &fd);
+
+	(void)state;
+	seq = wait_shown(fd, 0);
+	assert_true(seq > 0);
+	usleep(300 * 1000); /* let the X server finish the last drawing */
+	shown = capture_display();
+	shot = screenshot_png();
+	d = mean_diff(&shown, &shot);
+	printf("    vitrine-view window vs screenshot: mean difference %.2f\n", d);
+	if (d > 4.0)
+		fail_msg("the window does not show the session: mean difference %.2f", d);
+	assert_true(ppm_close(ppm_pixel(&shown, 20, 20), 0x00FF00, 40));
+	assert_true(ppm_close(ppm_pixel(&shown, W - 20, H - 20), 0xFF00FF, 40));
+	ppm_free(&shown);
+	ppm_free(&shot);
+
+	/* A view token's click forwards nothing. */
+	xdotool_click(1000, 200);
+	usleep(1500 * 1000);
+	shot = screenshot_png();
+	assert_false(mark_near(&shot, 1000, 200));
+	ppm_free(&shot);
+	stop(v);
+	close(fd);
+}
+
+static void test_control_click_marks_the_guest(void **state)
+{
+	const char *argv[] = { view_bin, "--verbose", "--control", url, NULL };
+	int64_t deadline;
+	struct ppm shot;
+	int fd;
+	pid_t v = spawn(argv, ctl, &fd);
+	bool marked = false;
+
+	(void)state;
+	assert_true(wait_shown(fd, 0) > 0);
+	/* --control takes the lease once connected; an agent is refused then. */
+	deadline = fs_now_ms() + 10000;
+	for (;;) {
+		struct http_resp r;
+		char path[160];
+		const char *a = "{\"action\":\"mouse_move\",\"coordinate\":[1,1]}";
+		int st;
+
+		snprintf(path, sizeof(path), "/v1/sessions/%s/actions", sid);
+		assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path, ctl, a, strlen(a), 30, &r),
+				 0);
+		st = r.status;
+		http_resp_free(&r);
+		if (st == 409)
+			break;
+		if (fs_now_ms() > deadline)
+			fail_msg("vitrine-view --control never took control (agent got %d)", st);
+		usleep(100 * 1000);
+	}
+	xdotool_click(600, 250);
+	deadline = fs_now_ms() + 15000;
+	while (!marked && fs_now_ms() < deadline) {
+		shot = screenshot_png();
+		marked = mark_near(&shot, 600, 250);
+		ppm_free(&shot);
+		if (!marked)
+			usleep(200 * 1000);
+	}
+	assert_true(marked);
+	stop(v);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_window_shows_the_session),
+		cmocka_unit_test(test_control_click_marks_the_guest),
+	};
+
+	return cmocka_run_group_tests_name("vitrine-view under Xvfb (tiny guest)", tests, setup,
+					   teardown);
+}
