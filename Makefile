@@ -115,6 +115,10 @@ bench-screenshot: all image-tiny
 bench-gateway: all images
 	$(O)/bench/bench_gateway
 
+# The live stream: fps to 1/10/50 viewers, CPU per viewer, glass-to-glass (desktop guest).
+bench-stream: all images
+	$(O)/bench/bench_stream
+
 # Boots the demo desktop session and saves its screen (deploy/demo.sh).
 demo:
 	deploy/demo.sh

@@ -208,6 +208,9 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			return 0;
 		return write_response(wsi, r);
 	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		/* Dropped too when a keep-alive connection moves on to a file
+		 * of the web viewer's mount: lws frees r then. */
 		release(r);
 		return 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:

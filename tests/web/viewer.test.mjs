@@ -53,13 +53,17 @@ before(async () => {
   browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
 });
 
+// Stops the gateway; resolves to its exit code (a sanitizer report makes it non-zero).
+async function stopGateway() {
+  if (!gw || gw.exitCode !== null) return gw ? gw.exitCode : 0;
+  const done = new Promise((r) => gw.once('exit', (code) => r(code)));
+  gw.kill('SIGTERM');
+  return done;
+}
+
 after(async () => {
   if (browser) await browser.close();
-  if (gw) {
-    const done = new Promise((r) => gw.once('exit', r));
-    gw.kill('SIGTERM');
-    await done;
-  }
+  await stopGateway();
   rmSync(dir, { recursive: true, force: true });
   rmSync(runBase, { recursive: true, force: true });
 });
@@ -185,4 +189,10 @@ test('the session list makes sharing links that open the viewer', async () => {
   assert.match(await viewer.locator('#status').textContent(), /scope view/);
   await viewer.close();
   await page.close();
+});
+
+test('the gateway exits cleanly after all that (no leak or sanitizer report)', async () => {
+  await browser.close();
+  browser = null;
+  assert.equal(await stopGateway(), 0);
 });
