@@ -84,9 +84,10 @@ static int start_demo(struct gw *gw, const char *page_file)
 	printf("demo session %s is starting (about 20 s under TCG).\n"
 	       "  screenshot: curl -s -H 'Authorization: Bearer %s' -o shot.jpg '%s/v1/sessions/%s/screenshot'\n"
 	       "  act:        curl -s -H 'Authorization: Bearer %s' -d '{\"action\":\"left_click\",\"coordinate\":[640,400],\"screenshot\":true}' '%s/v1/sessions/%s/actions'\n"
-	       "  control token %s, view token %s\n",
+	       "  control token %s, view token %s\n"
+	       "  watch it live, and take control: %s/web/#s=%s&t=%s\n",
 	       s->id, s->view_token, gw->public_url, s->id, s->control_token, gw->public_url, s->id,
-	       s->control_token, s->view_token);
+	       s->control_token, s->view_token, gw->public_url, s->id, s->control_token);
 	fflush(stdout);
 	return 0;
 }
