@@ -41,6 +41,41 @@ void display_frame_unref(struct display_frame *f)
 	free(f);
 }
 
+struct display_cursor *display_cursor_create(int width, int height)
+{
+	struct display_cursor *c;
+
+	if (width <= 0 || height <= 0 || width > 256 || height > 256)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->width = width;
+	c->height = height;
+	c->rgba = calloc((size_t)width * height, 4);
+	if (!c->rgba) {
+		free(c);
+		return NULL;
+	}
+	atomic_init(&c->refs, 1);
+	return c;
+}
+
+struct display_cursor *display_cursor_ref(struct display_cursor *c)
+{
+	if (c)
+		atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+	return c;
+}
+
+void display_cursor_unref(struct display_cursor *c)
+{
+	if (!c || atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	free(c->rgba);
+	free(c);
+}
+
 uint32_t display_frame_pixel(const struct display_frame *f, int x, int y)
 {
 	const uint8_t *p;

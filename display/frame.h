@@ -39,6 +39,24 @@ struct display_frame {
 	atomic_int refs;
 };
 
+/* The guest's pointer shape as its display sends it (the pointer is not
+ * part of the frames: QEMU shows a hardware cursor apart). Immutable once
+ * published; refcounted like frames. */
+struct display_cursor {
+	int width, height; /* 1..256 */
+	int hot_x, hot_y; /* the pixel that points */
+	uint8_t *rgba; /* owned, width * height * 4, R G B A (A 0 or 255) */
+	uint64_t serial; /* 1 for a mirror's first shape, +1 per new shape */
+	atomic_int refs;
+};
+
+/* Allocates a transparent w x h cursor with one reference; NULL on a bad
+ * size (over 256) or out of memory. */
+struct display_cursor *display_cursor_create(int width, int height);
+struct display_cursor *display_cursor_ref(struct display_cursor *c);
+/* Drops a reference; the last frees it. Accepts NULL. Thread-safe. */
+void display_cursor_unref(struct display_cursor *c);
+
 /* Allocates a width x height frame with one reference, pixels zeroed, seq 0
  * and no damage. Returns NULL on bad size or out of memory. */
 struct display_frame *display_frame_create(int width, int height);

@@ -41,6 +41,7 @@ struct display_mirror {
 	pthread_mutex_t lock; /* guards the fields down to `error` */
 	pthread_cond_t cond; /* signalled on a new frame, a fresh answer or failure */
 	struct display_frame *latest; /* owned reference; written by the worker only */
+	struct display_cursor *cursor; /* owned reference; written by the worker only */
 	uint64_t fresh_req; /* freshness requests so far */
 	uint64_t fresh_done; /* requests answered (<= fresh_req) */
 	bool failed;
@@ -48,6 +49,7 @@ struct display_mirror {
 
 	/* Worker-only state. */
 	uint64_t seq;
+	uint64_t cursor_serial;
 	uint64_t probe_gen; /* fresh_req value the probe in flight answers; 0: none */
 	int64_t probe_sent_ms; /* when the probe in flight was sent */
 	int64_t current_as_of_ms; /* send time of the newest answered probe; under lock */
@@ -284,6 +286,41 @@ static void on_finished_update(rfbClient *cl)
 		m->on_frame(m->ud);
 }
 
+/* libvncclient decoded a RichCursor: pixels in our RGBX format in rcSource,
+ * one byte per pixel in rcMask (non-zero: opaque). */
+static void on_cursor_shape(rfbClient *cl, int xhot, int yhot, int w, int h, int bpp)
+{
+	struct display_mirror *m = mirror_of(cl);
+	struct display_cursor *c, *prev;
+
+	if (bpp != 4 || !cl->rcSource || !cl->rcMask || !(c = display_cursor_create(w, h)))
+		return;
+	for (int i = 0; i < w * h; i++) {
+		memcpy(c->rgba + (size_t)i * 4, cl->rcSource + (size_t)i * 4, 3);
+		c->rgba[(size_t)i * 4 + 3] = cl->rcMask[i] ? 255 : 0;
+	}
+	c->hot_x = xhot < 0 ? 0 : xhot >= w ? w - 1 : xhot;
+	c->hot_y = yhot < 0 ? 0 : yhot >= h ? h - 1 : yhot;
+	c->serial = ++m->cursor_serial;
+	pthread_mutex_lock(&m->lock);
+	prev = m->cursor;
+	m->cursor = c;
+	pthread_mutex_unlock(&m->lock);
+	display_cursor_unref(prev);
+	if (m->on_frame)
+		m->on_frame(m->ud);
+}
+
+struct display_cursor *display_mirror_cursor(struct display_mirror *m)
+{
+	struct display_cursor *c;
+
+	pthread_mutex_lock(&m->lock);
+	c = display_cursor_ref(m->cursor);
+	pthread_mutex_unlock(&m->lock);
+	return c;
+}
+
 static void fail(struct display_mirror *m, const char *why)
 {
 	pthread_mutex_lock(&m->lock);
@@ -412,7 +449,10 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 	m->client->FinishedFrameBufferUpdate = on_finished_update;
 	m->client->canHandleNewFBSize = TRUE;
 	m->client->appData.encodingsString = "raw";
-	m->client->appData.useRemoteCursor = FALSE;
+	/* The pointer's shape comes apart from the pixels (RichCursor) for
+	 * the live view; QEMU draws it into the frames in neither case. */
+	m->client->appData.useRemoteCursor = TRUE;
+	m->client->GotCursorShape = on_cursor_shape;
 	m->client->appData.shareDesktop = TRUE;
 	free(m->client->serverHost); /* rfbGetClient put a strdup("") there */
 	m->client->serverHost = strdup(vnc_socket_path);
@@ -466,6 +506,7 @@ void display_mirror_stop(struct display_mirror *m)
 	if (m->wake_fd >= 0)
 		close(m->wake_fd);
 	display_frame_unref(m->latest);
+	display_cursor_unref(m->cursor);
 	free(m->covered);
 	pthread_cond_destroy(&m->cond);
 	pthread_mutex_destroy(&m->lock);

@@ -43,6 +43,12 @@ void display_mirror_stop(struct display_mirror *m);
  * frame. Thread-safe; never blocks on the network. */
 struct display_frame *display_mirror_latest(struct display_mirror *m);
 
+/* A new reference to the guest's latest pointer shape, or NULL while the
+ * guest has defined none (the tiny guest never does). Thread-safe. The
+ * mirror announces RichCursor to QEMU for this; QEMU never draws the
+ * pointer into the frames either way. */
+struct display_cursor *display_mirror_cursor(struct display_mirror *m);
+
 /* Waits up to timeout_ms for a frame newer than seq (0: any frame). Returns
  * 0 with *out a new reference, -ETIMEDOUT, or -EPIPE once the connection is
  * lost (display_mirror_error says why). */

@@ -109,3 +109,29 @@ int stream_wire_parse_cursor(const uint8_t *msg, size_t len, int *x, int *y, boo
 	*y = (int)get16(msg + 6);
 	return 0;
 }
+
+void stream_wire_put_shape(uint8_t *out, int w, int h, int hot_x, int hot_y)
+{
+	memset(out, 0, STREAM_WIRE_SHAPE_HDR);
+	out[0] = STREAM_WIRE_CURSOR_SHAPE;
+	put16(out + 2, (unsigned)hot_x);
+	put16(out + 4, (unsigned)hot_y);
+	put16(out + 6, (unsigned)w);
+	put16(out + 8, (unsigned)h);
+}
+
+int stream_wire_parse_shape(const uint8_t *msg, size_t len, int *w, int *h, int *hot_x, int *hot_y,
+			    const uint8_t **rgba)
+{
+	if (len < STREAM_WIRE_SHAPE_HDR || msg[0] != STREAM_WIRE_CURSOR_SHAPE)
+		return -EINVAL;
+	*hot_x = (int)get16(msg + 2);
+	*hot_y = (int)get16(msg + 4);
+	*w = (int)get16(msg + 6);
+	*h = (int)get16(msg + 8);
+	if (*w < 1 || *h < 1 || *w > 256 || *h > 256 || *hot_x >= *w || *hot_y >= *h ||
+	    len != STREAM_WIRE_SHAPE_HDR + (size_t)*w * *h * 4)
+		return -EINVAL;
+	*rgba = msg + STREAM_WIRE_SHAPE_HDR;
+	return 0;
+}

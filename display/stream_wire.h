@@ -18,7 +18,11 @@
  * rect: u16 x, u16 y, u16 w, u16 h, u32 len, u8 encoding (1 = JPEG), 3 bytes 0.
  *
  * Cursor (type 2), 8 bytes: u8 type = 2, u8 flags (bit 0 visible), u16 0,
- * u16 x, u16 y: where the guest's pointer is (moved by an agent or a viewer). */
+ * u16 x, u16 y: where the guest's pointer is (moved by an agent or a viewer).
+ *
+ * Cursor shape (type 3): a 12-byte header u8 type = 3, u8 0, u16 hot x,
+ * u16 hot y, u16 w, u16 h, u16 0, then w * h * 4 bytes of RGBA (A 0 or
+ * 255), rows top to bottom: draw it with its hot spot on the position. */
 #ifndef VITRINE_DISPLAY_STREAM_WIRE_H
 #define VITRINE_DISPLAY_STREAM_WIRE_H
 
@@ -28,6 +32,8 @@
 
 #define STREAM_WIRE_FRAME 1
 #define STREAM_WIRE_CURSOR 2
+#define STREAM_WIRE_CURSOR_SHAPE 3
+#define STREAM_WIRE_SHAPE_HDR 12
 #define STREAM_WIRE_FLAG_KEY 1
 #define STREAM_WIRE_FRAME_HDR 24
 #define STREAM_WIRE_RECT_HDR 16
@@ -55,6 +61,13 @@ void stream_wire_put_frame(uint8_t *out, const struct stream_wire_frame *f);
 void stream_wire_put_rect(uint8_t *out, const struct stream_wire_rect *r);
 /* Writes a cursor message (STREAM_WIRE_CURSOR_LEN bytes) to out. */
 void stream_wire_put_cursor(uint8_t *out, int x, int y, bool visible);
+
+/* Writes a cursor shape header (STREAM_WIRE_SHAPE_HDR bytes); the RGBA follows. */
+void stream_wire_put_shape(uint8_t *out, int w, int h, int hot_x, int hot_y);
+/* Parses a cursor shape message; *rgba points into msg. Returns 0 or
+ * -EINVAL (short, sizes 0 or over 256, hot spot outside, length wrong). */
+int stream_wire_parse_shape(const uint8_t *msg, size_t len, int *w, int *h, int *hot_x, int *hot_y,
+			    const uint8_t **rgba);
 
 /* The type of a message (0 when it is too short to have one). */
 int stream_wire_type(const uint8_t *msg, size_t len);

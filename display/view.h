@@ -34,6 +34,9 @@ struct view_state {
 	uint32_t seq; /* of the last frame decoded */
 	int frames;
 	int cursor_x, cursor_y; /* -1 until known */
+	uint8_t *shape; /* owned: the pointer shape, RGBA, shape_w * shape_h; NULL: none yet */
+	int shape_w, shape_h, hot_x, hot_y;
+	bool shape_dirty;
 	bool you_control, can_control;
 	char controller[64]; /* "" when nobody */
 	char session[64];

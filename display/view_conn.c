@@ -96,6 +96,27 @@ static int on_frame(struct conn *c, const unsigned char *msg, size_t len)
 	struct stream_wire_frame f;
 	int rc = 0;
 
+	if (stream_wire_type(msg, len) == STREAM_WIRE_CURSOR_SHAPE) {
+		const uint8_t *rgba;
+		int w, h, hx, hy;
+		uint8_t *copy;
+
+		if (stream_wire_parse_shape(msg, len, &w, &h, &hx, &hy, &rgba) < 0 ||
+		    !(copy = malloc((size_t)w * h * 4)))
+			return -1;
+		memcpy(copy, rgba, (size_t)w * h * 4);
+		pthread_mutex_lock(&st->lock);
+		free(st->shape);
+		st->shape = copy;
+		st->shape_w = w;
+		st->shape_h = h;
+		st->hot_x = hx;
+		st->hot_y = hy;
+		st->shape_dirty = st->dirty = true;
+		pthread_mutex_unlock(&st->lock);
+		wake_sdl(st);
+		return 0;
+	}
 	if (stream_wire_type(msg, len) == STREAM_WIRE_CURSOR) {
 		int x, y;
 		bool vis;

@@ -208,9 +208,10 @@ int main(int argc, char **argv)
 	const char *token_file = NULL;
 	SDL_Window *win = NULL;
 	SDL_Renderer *ren = NULL;
-	SDL_Texture *tex = NULL;
+	SDL_Texture *tex = NULL, *ptr = NULL; /* the screen; the pointer shape */
 	pthread_t net;
 	int c, rc = 1, tw = 0, th = 0, shown = -1;
+	bool shown_you = false;
 	char title[160] = "";
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -313,8 +314,25 @@ int main(int argc, char **argv)
 		if (ren) {
 			SDL_RenderClear(ren);
 			SDL_RenderCopy(ren, tex, NULL, NULL);
-			if (st.cursor_x >= 0 && !you) {
-				/* The guest's pointer, where an agent or another person left it. */
+			if (st.shape_dirty) {
+				st.shape_dirty = false;
+				SDL_DestroyTexture(ptr);
+				ptr = SDL_CreateTexture(ren, SDL_PIXELFORMAT_ABGR8888, SDL_TEXTUREACCESS_STATIC,
+							st.shape_w, st.shape_h);
+				if (ptr) {
+					SDL_UpdateTexture(ptr, NULL, st.shape, st.shape_w * 4);
+					SDL_SetTextureBlendMode(ptr, SDL_BLENDMODE_BLEND);
+				}
+			}
+			if (st.cursor_x >= 0 && !you && ptr) {
+				/* The guest's pointer in its own shape, where an agent or
+				 * another person left it. */
+				SDL_Rect d = { st.cursor_x - st.hot_x, st.cursor_y - st.hot_y, st.shape_w,
+					       st.shape_h };
+
+				SDL_RenderCopy(ren, ptr, NULL, &d);
+			} else if (st.cursor_x >= 0 && !you) {
+				/* No shape yet: a plain marker. */
 				SDL_Rect r1 = { st.cursor_x - 1, st.cursor_y - 1, 3, 12 },
 					 r2 = { st.cursor_x - 1, st.cursor_y - 1, 9, 3 };
 
@@ -323,6 +341,11 @@ int main(int argc, char **argv)
 				SDL_RenderFillRect(ren, &r2);
 			}
 			SDL_RenderPresent(ren);
+		}
+		if (o.verbose && you != shown_you) {
+			shown_you = you;
+			printf("vitrine-view: %s\n", you ? "you control" : "you do not control");
+			fflush(stdout);
 		}
 		if (o.verbose && tw && st.frames != shown) {
 			shown = st.frames;
@@ -336,11 +359,13 @@ stop:
 	view_stop(&st);
 	pthread_join(net, NULL);
 out:
+	SDL_DestroyTexture(ptr);
 	SDL_DestroyTexture(tex);
 	SDL_DestroyRenderer(ren);
 	SDL_DestroyWindow(win);
 	SDL_Quit();
 	free(st.pixels);
+	free(st.shape);
 	for (int i = 0; i < st.n_out; i++)
 		free(st.out[i]);
 	pthread_mutex_destroy(&st.lock);

@@ -333,10 +333,23 @@ static int write_screen(struct stream_viewer *v)
 {
 	struct sess *s = v->hub->s;
 	struct display_stream_msg *m;
+	struct display_cursor *c;
 	struct display_frame *f;
 	int64_t now;
 	int n;
 
+	c = s->mirror ? display_mirror_cursor(s->mirror) : NULL;
+	if (c && c->serial != v->shape_serial) {
+		v->shape_serial = c->serial;
+		m = stream_hub_shape(v->hub, c);
+		display_cursor_unref(c);
+		if (!m)
+			return 0;
+		n = lws_write(v->wsi, m->buf + m->headroom, m->len, LWS_WRITE_BINARY);
+		display_stream_msg_unref(m);
+		return n < 0 ? -1 : 1;
+	}
+	display_cursor_unref(c);
 	if (s->pointer_x != v->cur_x || s->pointer_y != v->cur_y) {
 		unsigned char buf[LWS_PRE + STREAM_WIRE_CURSOR_LEN];
 

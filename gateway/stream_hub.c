@@ -2,6 +2,7 @@
 #include "gateway/stream_hub.h"
 
 #include "common/log.h"
+#include "display/stream_wire.h"
 #include "gateway/audit.h"
 #include "gateway/session.h"
 #include "vmm-qemu/input.h"
@@ -47,6 +48,7 @@ void stream_hub_destroy(struct stream_hub *h)
 	}
 	for (int i = 0; i < STREAM_CACHE; i++)
 		display_stream_msg_unref(h->cache[i].msg);
+	display_stream_msg_unref(h->shape_msg);
 	display_stream_encoder_destroy(h->enc);
 	h->s->hub = NULL;
 	free(h);
@@ -93,15 +95,21 @@ void stream_poke_all(struct gw *gw)
 	for (struct sess *s = gw->sessions; s; s = s->next) {
 		struct stream_hub *h = s->hub;
 		struct display_frame *f;
-		uint64_t seq;
+		struct display_cursor *c;
+		uint64_t seq, shape;
 
 		if (!h || !h->viewers || !s->mirror)
 			continue;
 		f = display_mirror_latest(s->mirror);
 		seq = f ? f->seq : 0;
 		display_frame_unref(f);
-		if (seq != h->seen_seq || s->pointer_x != h->seen_x || s->pointer_y != h->seen_y) {
+		c = display_mirror_cursor(s->mirror);
+		shape = c ? c->serial : 0;
+		display_cursor_unref(c);
+		if (seq != h->seen_seq || shape != h->seen_shape || s->pointer_x != h->seen_x ||
+		    s->pointer_y != h->seen_y) {
 			h->seen_seq = seq;
+			h->seen_shape = shape;
 			h->seen_x = s->pointer_x;
 			h->seen_y = s->pointer_y;
 			wake(h);
@@ -151,6 +159,29 @@ struct display_stream_msg *stream_hub_message(struct stream_hub *h,
 	h->cache[victim].quality = quality;
 	h->cache[victim].msg = display_stream_msg_ref(m);
 	h->cache[victim].used = ++h->clock;
+	return m;
+}
+
+struct display_stream_msg *stream_hub_shape(struct stream_hub *h, const struct display_cursor *c)
+{
+	size_t n = STREAM_WIRE_SHAPE_HDR + (size_t)c->width * c->height * 4;
+	struct display_stream_msg *m;
+
+	if (h->shape_msg && h->shape_serial == c->serial)
+		return display_stream_msg_ref(h->shape_msg);
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->buf = malloc(LWS_PRE + n))) {
+		free(m);
+		return NULL;
+	}
+	atomic_init(&m->refs, 1);
+	m->headroom = LWS_PRE;
+	m->len = n;
+	stream_wire_put_shape(m->buf + LWS_PRE, c->width, c->height, c->hot_x, c->hot_y);
+	memcpy(m->buf + LWS_PRE + STREAM_WIRE_SHAPE_HDR, c->rgba, n - STREAM_WIRE_SHAPE_HDR);
+	display_stream_msg_unref(h->shape_msg);
+	h->shape_msg = display_stream_msg_ref(m);
+	h->shape_serial = c->serial;
 	return m;
 }
 

@@ -34,6 +34,7 @@ struct stream_viewer {
 	struct display_frame *base; /* owned reference: the frame it has */
 	int64_t next_frame_ms; /* not before: max_fps */
 	int cur_x, cur_y; /* the cursor position it was last sent; -1: none */
+	uint64_t shape_serial; /* of the pointer shape it was last sent */
 	char *rx; /* owned: the message being received */
 	size_t rx_len;
 	bool rx_too_big, rx_binary;
@@ -64,6 +65,8 @@ struct stream_hub {
 		uint64_t used;
 	} cache[STREAM_CACHE];
 	uint64_t clock, seen_seq, encodes;
+	struct display_stream_msg *shape_msg; /* owned: the pointer shape, once per shape */
+	uint64_t shape_serial, seen_shape;
 	int seen_x, seen_y;
 	struct share_table shares;
 };
@@ -85,6 +88,10 @@ void stream_hub_remove(struct stream_hub *h, struct stream_viewer *v, const char
 struct display_stream_msg *stream_hub_message(struct stream_hub *h,
 					      const struct display_frame *base,
 					      const struct display_frame *f, int quality);
+
+/* The message carrying pointer shape c: encoded once per shape. A new
+ * reference, or NULL when out of memory. */
+struct display_stream_msg *stream_hub_shape(struct stream_hub *h, const struct display_cursor *c);
 
 /* Lease. Return 0, or a negative errno with an error code/message for the
  * viewer: -EPERM (view scope), -EBUSY (someone else holds it). */

@@ -89,7 +89,15 @@ function showLive(session, token) {
   const canvas = $('screen'), cursor = $('cursor');
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const url = proto + '//' + location.host + '/v1/sessions/' + encodeURIComponent(session) + '/stream';
-  const st = { scope: '', controller: null, you: false, fps: 0, rtt: null, age: null, closed: '', cursor: null };
+  const st = { scope: '', controller: null, you: false, fps: 0, rtt: null, age: null, closed: '', cursor: null,
+    hot: [0, 0] };
+  // Until the guest defines a pointer shape (the tiny guest never does): a plain arrow.
+  {
+    const g = cursor.getContext('2d');
+    g.fillStyle = '#fff'; g.strokeStyle = '#000';
+    g.beginPath(); g.moveTo(0.5, 0.5); g.lineTo(0.5, 15); g.lineTo(4.5, 11); g.lineTo(10, 11); g.closePath();
+    g.fill(); g.stroke();
+  }
   let framesAtTick = 0, buttons = 0;
   const held = new Set();
 
@@ -97,11 +105,18 @@ function showLive(session, token) {
     quality: +$('quality').value, maxFps: +$('fps').value, name: 'web viewer',
   }, {
     hello: (m) => { st.scope = m.scope; st.controller = m.controller; $('take').disabled = m.scope === 'view'; render(); },
-    control: (m) => { st.controller = m.controller; st.you = m.you; render(); },
+    control: (m) => { st.controller = m.controller; st.you = m.you; render(); placeCursor(); },
     error: (m) => { st.error = m.code + ': ' + m.message; render(); },
     pong: (m) => { st.rtt = m.rtt; },
     frame: (f) => { st.age = Date.now() - f.timeUs / 1000; placeCursor(); },
     cursor: (x, y) => { st.cursor = { x, y }; placeCursor(); },
+    shape: (s) => {
+      cursor.width = s.w;
+      cursor.height = s.h;
+      cursor.getContext('2d').putImageData(new ImageData(new Uint8ClampedArray(s.rgba), s.w, s.h), 0, 0);
+      st.hot = [s.hotX, s.hotY];
+      placeCursor();
+    },
     close: (code, reason) => { st.closed = 'closed ' + code + (reason ? ' (' + reason + ')' : ''); render(); },
   });
   live = stream;
@@ -127,9 +142,13 @@ function showLive(session, token) {
   function placeCursor() {
     if (!st.cursor || !canvas.width) return;
     const r = canvas.getBoundingClientRect(), s = $('stage').getBoundingClientRect();
-    cursor.style.display = 'block';
-    cursor.style.left = (r.left - s.left + (st.cursor.x + 0.5) * r.width / canvas.width) + 'px';
-    cursor.style.top = (r.top - s.top + (st.cursor.y + 0.5) * r.height / canvas.height) + 'px';
+    const k = r.width / canvas.width; // the picture's display scale
+    // While you control, your own mouse pointer shows where you are.
+    cursor.style.display = st.you ? 'none' : 'block';
+    cursor.style.width = cursor.width * k + 'px';
+    cursor.style.height = cursor.height * k + 'px';
+    cursor.style.left = (r.left - s.left + (st.cursor.x - st.hot[0]) * k) + 'px';
+    cursor.style.top = (r.top - s.top + (st.cursor.y - st.hot[1]) * k) + 'px';
   }
 
   const tick = setInterval(() => {

@@ -22,7 +22,7 @@ for (let i = 1; i <= 12; i++) VITRINE_KEY_CODES.add('F' + i);
 
 class VitrineStream {
   // url: ws(s)://.../v1/sessions/ID/stream; canvas: where frames are painted;
-  // on: {hello, frame, cursor, control, error, pong, close} callbacks.
+  // on: {hello, frame, cursor, shape, control, error, pong, close} callbacks.
   constructor(url, token, canvas, opts, on) {
     this.canvas = canvas;
     this.ctx = canvas.getContext('2d');
@@ -56,6 +56,13 @@ class VitrineStream {
       return;
     }
     const dv = new DataView(data);
+    if (dv.byteLength >= 12 && dv.getUint8(0) === 3) {
+      const w = dv.getUint16(6, true), h = dv.getUint16(8, true);
+      if (this.on.shape && dv.byteLength === 12 + w * h * 4)
+        this.on.shape({ w, h, hotX: dv.getUint16(2, true), hotY: dv.getUint16(4, true),
+          rgba: new Uint8ClampedArray(data, 12, w * h * 4) });
+      return;
+    }
     if (dv.byteLength >= 8 && dv.getUint8(0) === 2) {
       if (this.on.cursor) this.on.cursor(dv.getUint16(4, true), dv.getUint16(6, true), (dv.getUint8(1) & 1) === 1);
       return;

@@ -1,7 +1,8 @@
 /* tests/integration/test_display_fake.c: the mirror against an in-process
  * fake VNC server (libvncserver, like its examples/server/pnmshow.c) on a
  * unix socket: first frame, changes with exact damage, a resolution change,
- * freshness round trips with nothing changed, settling, and a lost server. */
+ * freshness round trips with nothing changed, settling, the pointer shape,
+ * and a lost server. */
 #include "display/mirror.h"
 
 #include <errno.h>
@@ -20,7 +21,7 @@
 
 #include <cmocka.h>
 
-enum fake_op { OP_NONE, OP_FILL, OP_RESIZE, OP_DISCONNECT };
+enum fake_op { OP_NONE, OP_FILL, OP_RESIZE, OP_DISCONNECT, OP_CURSOR };
 
 struct fake_server {
 	rfbScreenInfoPtr screen;
@@ -71,6 +72,15 @@ static void run_op(void)
 		fill(srv.fb, srv.w, (struct display_rect){ 0, 0, srv.w, srv.h }, srv.rgb);
 		rfbNewFramebuffer(srv.screen, srv.fb, srv.w, srv.h, 8, 3, 4);
 		free(old);
+		break;
+	}
+	case OP_CURSOR: {
+		/* A 4x4 pointer, hot spot (1, 1); freed by rfbScreenCleanup. */
+		rfbCursorPtr c = rfbMakeXCursor(4, 4, "xx  xx  x   x   ", "xxx xxx xx  x   ");
+
+		c->xhot = 1;
+		c->yhot = 1;
+		rfbSetCursor(srv.screen, c);
 		break;
 	}
 	case OP_DISCONNECT: {
@@ -342,6 +352,37 @@ static void test_settled(void **state)
 	print_message("settled after animation stopped: waited %d ms\n", r.waited_ms);
 }
 
+/* libvncserver sends its default pointer as a RichCursor to a client that
+ * announces it, as QEMU does for a guest's hardware cursor. */
+static void test_cursor_shape(void **state)
+{
+	struct display_cursor *c = NULL;
+	int opaque = 0;
+
+	(void)state;
+	server_do(OP_CURSOR, (struct display_rect){ 0 }, 0);
+	for (int i = 0; i < 50 && !c; i++) {
+		display_mirror_wait_fresh(mirror, 1000);
+		c = display_mirror_cursor(mirror);
+	}
+	assert_non_null(c);
+	assert_true(c->width >= 1 && c->width <= 256 && c->height >= 1 && c->height <= 256);
+	assert_true(c->hot_x < c->width && c->hot_y < c->height);
+	assert_int_equal(c->width, 4);
+	assert_int_equal(c->height, 4);
+	assert_int_equal(c->hot_x, 1);
+	assert_int_equal(c->hot_y, 1);
+	assert_true(c->serial >= 1);
+	for (int i = 0; i < c->width * c->height; i++)
+		opaque += c->rgba[i * 4 + 3] == 255;
+	assert_int_equal(opaque, 9); /* the x of the mask */
+	assert_int_equal(c->rgba[3], 255); /* (0, 0) */
+	assert_int_equal(c->rgba[3 * 4 + 3], 0); /* (3, 0) */
+	print_message("pointer shape %dx%d, hot spot (%d,%d), %d opaque pixels\n", c->width,
+		      c->height, c->hot_x, c->hot_y, opaque);
+	display_cursor_unref(c);
+}
+
 static void test_server_gone(void **state)
 {
 	struct display_frame *f = display_mirror_latest(mirror), *g;
@@ -370,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_fresh_round_trip),
 		cmocka_unit_test(test_resolution_change),
 		cmocka_unit_test(test_settled),
+		cmocka_unit_test(test_cursor_shape),
 		cmocka_unit_test(test_server_gone),
 	};
 

@@ -129,37 +129,48 @@ static int teardown(void **state)
 	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 
-/* Reads the viewer's stdout until it has shown a frame with seq > after
- * (or 20 s pass). Returns the seq, or -1. */
-static long wait_shown(int fd, long after)
+/* The viewer's stdout lines read so far (a line asked for may have come
+ * before the one another wait was looking for). */
+static char seen[1 << 16];
+static size_t seen_len;
+
+static long find_seen(const char *prefix)
+{
+	/* Whole lines only: the last one may still be arriving. */
+	for (char *p = seen, *nl; (nl = strchr(p, '\n')); p = nl + 1)
+		if (!strncmp(p, prefix, strlen(prefix)))
+			return strtol(p + strlen(prefix), NULL, 10);
+	return -1;
+}
+
+/* Reads the viewer's stdout until a line starting with prefix has been
+ * seen (or 20 s pass); returns the number after the prefix (0 when none),
+ * or -1. */
+static long wait_line(int fd, const char *prefix)
 {
 	int64_t deadline = fs_now_ms() + 20000;
-	char line[256];
-	size_t n = 0;
+	long v;
 
-	while (fs_now_ms() < deadline) {
-		char ch;
-		ssize_t r;
-		unsigned long seq;
-
+	while ((v = find_seen(prefix)) < 0 && fs_now_ms() < deadline) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		char ch;
 
 		if (poll(&pfd, 1, 500) <= 0)
 			continue;
-		r = read(fd, &ch, 1);
-		if (r <= 0)
+		if (read(fd, &ch, 1) <= 0)
 			return -1;
-		if (ch != '\n') {
-			if (n + 1 < sizeof(line))
-				line[n++] = ch;
-			continue;
+		if (seen_len + 2 < sizeof(seen)) {
+			seen[seen_len++] = ch;
+			seen[seen_len] = '\0';
 		}
-		line[n] = '\0';
-		n = 0;
-		if (sscanf(line, "vitrine-view: shown frame seq=%lu", &seq) == 1 && (long)seq > after)
-			return (long)seq;
 	}
-	return -1;
+	return v;
+}
+
+/* Waits for the viewer to show its first frame; returns its seq, or -1. */
+static long wait_shown(int fd)
+{
+	return wait_line(fd, "vitrine-view: shown frame seq=");
 }
 
 static struct ppm capture_display(void)
@@ -245,10 +256,13 @@ static void test_window_shows_the_session(void **state)
 	long seq;
 	double d;
 	int fd;
-	pid_t v = spawn(argv, view, &fd);
+	pid_t v;
 
 	(void)state;
-	seq = wait_shown(fd, 0);
+	seen_len = 0;
+	seen[0] = '\0';
+	v = spawn(argv, view, &fd);
+	seq = wait_shown(fd);
 	assert_true(seq > 0);
 	usleep(300 * 1000); /* let the X server finish the last drawing */
 	shown = capture_display();
@@ -278,29 +292,28 @@ static void test_control_click_marks_the_guest(void **state)
 	int64_t deadline;
 	struct ppm shot;
 	int fd;
-	pid_t v = spawn(argv, ctl, &fd);
+	pid_t v;
 	bool marked = false;
 
 	(void)state;
-	assert_true(wait_shown(fd, 0) > 0);
-	/* --control takes the lease once connected; an agent is refused then. */
-	deadline = fs_now_ms() + 10000;
-	for (;;) {
+	seen_len = 0;
+	seen[0] = '\0';
+	v = spawn(argv, ctl, &fd);
+	assert_true(wait_shown(fd) > 0);
+	/* --control takes the lease once connected; the window says so. */
+	if (wait_line(fd, "vitrine-view: you control") < 0)
+		fail_msg("vitrine-view --control never took control");
+	{
 		struct http_resp r;
 		char path[160];
 		const char *a = "{\"action\":\"mouse_move\",\"coordinate\":[1,1]}";
-		int st;
 
+		/* An agent is refused meanwhile. */
 		snprintf(path, sizeof(path), "/v1/sessions/%s/actions", sid);
 		assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path, ctl, a, strlen(a), 30, &r),
 				 0);
-		st = r.status;
+		assert_int_equal(r.status, 409);
 		http_resp_free(&r);
-		if (st == 409)
-			break;
-		if (fs_now_ms() > deadline)
-			fail_msg("vitrine-view --control never took control (agent got %d)", st);
-		usleep(100 * 1000);
 	}
 	xdotool_click(600, 250);
 	deadline = fs_now_ms() + 15000;

@@ -138,6 +138,15 @@ int sc_apply(struct sc_screen *s, const unsigned char *msg, size_t len)
 	struct stream_wire_frame f;
 	bool vis;
 
+	if (stream_wire_type(msg, len) == STREAM_WIRE_CURSOR_SHAPE) {
+		const uint8_t *rgba;
+		int hx, hy;
+
+		if (stream_wire_parse_shape(msg, len, &s->shape_w, &s->shape_h, &hx, &hy, &rgba) < 0)
+			return -1;
+		s->shapes++;
+		return 3;
+	}
 	if (stream_wire_type(msg, len) == STREAM_WIRE_CURSOR) {
 		if (stream_wire_parse_cursor(msg, len, &s->cursor_x, &s->cursor_y, &vis) < 0)
 			return -1;

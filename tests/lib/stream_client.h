@@ -39,12 +39,13 @@ struct sc_screen {
 	uint32_t seq; /* of the last frame applied */
 	int frames, keys, cursors;
 	int cursor_x, cursor_y;
+	int shapes, shape_w, shape_h; /* pointer shapes received, the last one's size */
 	uint64_t last_time_us; /* time stamp of the last frame */
 };
 
-/* Applies a binary stream message (frame or cursor) to s. Returns 1 for a
- * frame, 2 for a cursor, or -1 when the message is malformed or a rect
- * does not decode. */
+/* Applies a binary stream message (frame, cursor, pointer shape) to s.
+ * Returns 1 for a frame, 2 for a cursor, 3 for a shape, or -1 when the
+ * message is malformed or a rect does not decode. */
 int sc_apply(struct sc_screen *s, const unsigned char *msg, size_t len);
 void sc_screen_free(struct sc_screen *s);
 

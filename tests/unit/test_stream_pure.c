@@ -64,6 +64,26 @@ static void test_wire_round_trip(void **state)
 	assert_int_equal(y, 3);
 	assert_true(vis);
 	assert_int_equal(stream_wire_parse_cursor(buf, 7, &x, &y, &vis), -EINVAL);
+	{
+		uint8_t shape[STREAM_WIRE_SHAPE_HDR + 2 * 3 * 4];
+		const uint8_t *rgba;
+		int w, h, hx, hy;
+
+		stream_wire_put_shape(shape, 2, 3, 1, 2);
+		memset(shape + STREAM_WIRE_SHAPE_HDR, 0xab, 24);
+		assert_int_equal(stream_wire_type(shape, sizeof(shape)), STREAM_WIRE_CURSOR_SHAPE);
+		assert_int_equal(stream_wire_parse_shape(shape, sizeof(shape), &w, &h, &hx, &hy, &rgba), 0);
+		assert_int_equal(w, 2);
+		assert_int_equal(h, 3);
+		assert_int_equal(hx, 1);
+		assert_int_equal(hy, 2);
+		assert_ptr_equal(rgba, shape + STREAM_WIRE_SHAPE_HDR);
+		assert_int_equal(stream_wire_parse_shape(shape, sizeof(shape) - 1, &w, &h, &hx, &hy, &rgba),
+				 -EINVAL);
+		stream_wire_put_shape(shape, 2, 3, 2, 0); /* hot spot outside */
+		assert_int_equal(stream_wire_parse_shape(shape, sizeof(shape), &w, &h, &hx, &hy, &rgba),
+				 -EINVAL);
+	}
 	assert_int_equal(stream_wire_type(buf, 0), 0);
 }
 
