@@ -235,6 +235,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vitrine-view: no token: set VITRINE_TOKEN or pass --token-file FILE\n");
 		return 2;
 	}
+	/* A click that also focuses the window is a click in the guest too
+	 * (SDL drops one within 10 ms of focus otherwise). */
+	SDL_SetHint(SDL_HINT_MOUSE_FOCUS_CLICKTHROUGH, "1");
 	if (SDL_Init(SDL_INIT_VIDEO) < 0) {
 		fprintf(stderr, "vitrine-view: SDL: %s\n", SDL_GetError());
 		return 1;
