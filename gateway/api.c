@@ -6,6 +6,7 @@
 #include "gateway/session.h"
 #include "gateway/stream.h"
 #include "gateway/stream_hub.h"
+#include "gateway/vnc.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <dirent.h>
@@ -465,6 +466,13 @@ void api_handle(struct http_req *r)
 
 		if (s)
 			stream_share(r, s);
+		return;
+	}
+	case R_SESSION_VNC: {
+		struct sess *s = route_session(r, AUTH_CONTROL);
+
+		if (s)
+			vnc_route(r, s);
 		return;
 	}
 	case R_ROOT:

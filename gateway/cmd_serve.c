@@ -39,6 +39,7 @@ static void serve_usage(FILE *f)
 		   "  --web-dir DIR        the web viewer's files (default: BIN/../web, /usr/share/vitrine/web)\n"
 		   "  --audit-log FILE     append audit events (live-view control changes) to FILE\n"
 		   "  --stream-idle-s N    hang up on stream viewers silent this long (default 30)\n"
+		   "  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
 		   "  --demo FILE          start a desktop session showing this HTML page and\n"
 		   "                       print how to drive it\n");
 }
@@ -100,7 +101,7 @@ int cmd_serve(int argc, char **argv)
 		{ "public-url", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
 		{ "demo", required_argument, 0, 'd' },
 		{ "web-dir", required_argument, 0, 'w' },    { "audit-log", required_argument, 0, 'a' },
-		{ "stream-idle-s", required_argument, 0, 'i' },
+		{ "stream-idle-s", required_argument, 0, 'i' }, { "vnc-listen", required_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
 	};
 	static const struct lws_protocols protocols[] = {
@@ -128,6 +129,7 @@ int cmd_serve(int argc, char **argv)
 		case 'd': demo_page = optarg; break;
 		case 'w': web_dir = optarg; break;
 		case 'a': snprintf(gw.audit_path, sizeof(gw.audit_path), "%s", optarg); break;
+		case 'V': snprintf(gw.vnc_listen, sizeof(gw.vnc_listen), "%s", optarg); break;
 		case 'i':
 			if (cli_parse_int("--stream-idle-s", optarg, 1, 3600, &gw.stream_idle_s) < 0)
 				return 2;

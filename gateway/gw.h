@@ -22,6 +22,7 @@ struct gw {
 	int max_sessions;
 	char audit_path[512]; /* live view: audit log file ("" : log lines only) */
 	int stream_idle_s; /* live view: hang up on viewers silent this long (0: default) */
+	char vnc_listen[64]; /* live view: IPv4 address for VNC doors ("" : 127.0.0.1) */
 	volatile int stop; /* set by a signal; the loop exits */
 };
 

@@ -74,6 +74,8 @@ struct route route_parse(enum route_method m, const char *path)
 		r.kind = m == M_GET ? R_SESSION_CONTROL_WS : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/stream")) {
 		r.kind = m == M_GET ? R_SESSION_STREAM_WS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/vnc")) {
+		r.kind = m == M_POST || m == M_DELETE ? R_SESSION_VNC : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/share")) {
 		r.kind = m == M_POST ? R_SESSION_SHARE : R_METHOD_NOT_ALLOWED;
 	} else {

@@ -23,6 +23,7 @@ enum route_kind {
 	R_SESSION_STREAM_WS, /* GET (upgrade) /v1/sessions/{id}/stream (live view) */
 	R_SESSION_SHARE, /* POST /v1/sessions/{id}/share (live view) */
 	R_ROOT, /* GET / (live view: redirects to the web viewer) */
+	R_SESSION_VNC, /* POST|DELETE /v1/sessions/{id}/vnc (live view: VNC door) */
 	R_TEMPLATES_LIST, /* GET /v1/templates */
 	R_TEMPLATE_GET, /* GET /v1/templates/{name} */
 	R_TEMPLATE_DELETE, /* DELETE /v1/templates/{name} */

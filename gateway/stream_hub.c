@@ -5,6 +5,7 @@
 #include "display/stream_wire.h"
 #include "gateway/audit.h"
 #include "gateway/session.h"
+#include "gateway/vnc.h"
 #include "vmm-qemu/input.h"
 
 #include <errno.h>
@@ -36,6 +37,7 @@ void stream_hub_destroy(struct stream_hub *h)
 {
 	if (!h)
 		return;
+	vnc_stop(h);
 	if (h->controller)
 		stream_hub_release(h, h->controller, "session_deleted");
 	for (struct stream_viewer *v = h->viewers; v; v = v->next) {
@@ -98,6 +100,8 @@ void stream_poke_all(struct gw *gw)
 		struct display_cursor *c;
 		uint64_t seq, shape;
 
+		if (h && h->vnc)
+			vnc_poke(h);
 		if (!h || !h->viewers || !s->mirror)
 			continue;
 		f = display_mirror_latest(s->mirror);

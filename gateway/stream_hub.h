@@ -21,6 +21,7 @@
 #define STREAM_MAX_KEYS 16
 
 struct stream_hub;
+struct display_vnc_share;
 
 struct stream_viewer {
 	struct stream_viewer *next; /* stream_hub::viewers */
@@ -69,6 +70,11 @@ struct stream_hub {
 	uint64_t shape_serial, seen_shape;
 	int seen_x, seen_y;
 	struct share_table shares;
+	/* Optional VNC door (gateway/vnc.c). */
+	struct display_vnc_share *vnc; /* owned, or NULL */
+	struct stream_viewer *vnc_viewer; /* owned: the VNC clients' place in the lease */
+	char vnc_view_pw[9], vnc_control_pw[9];
+	int vnc_buttons; /* RFB buttons last seen */
 };
 
 /* The hub of s, made now if it has none; NULL when out of memory. */

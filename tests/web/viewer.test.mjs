@@ -2,7 +2,8 @@
 // Chromium through playwright-core, against `vitrine serve` with a tiny
 // guest: the page shows the session's screen (its canvas matches a
 // screenshot), a click in the viewer with a control token after "Take
-// control" marks the guest's screen, a view token's click changes nothing,
+// control" marks the guest's screen and typed keys reach it, a view token's
+// click changes nothing,
 // and the session list makes sharing links. Run by tests/run.sh:
 //   VITRINE_BIN=build/vitrine node --test tests/web/
 import { test, before, after } from 'node:test';
@@ -93,6 +94,18 @@ function markNear(img, [x, y]) {
   return false;
 }
 
+// Pixels of the tiny guest's text colour (0xE0E0E0) in its text area: typed characters.
+function typedPixels(img) {
+  let n = 0;
+  for (let y = img.height / 2 - 40; y < img.height / 2 + 40; y++) {
+    for (let x = 16; x < img.width - 16; x++) {
+      const i = (y * img.width + x) * 4;
+      if (img.data[i] === 0xe0 && img.data[i + 1] === 0xe0 && img.data[i + 2] === 0xe0) n++;
+    }
+  }
+  return n;
+}
+
 // Mean absolute difference per channel between the viewer's canvas and img.
 function canvasDiff(img) {
   const c = document.getElementById('screen');
@@ -153,6 +166,10 @@ test('with a control token, take control and a click in the viewer marks the gue
     const p = c.getImageData(398, 250, 1, 1).data;
     return p[0] > 150 && p[1] < 100;
   }, null, { timeout: 10000 });
+  // Keys typed in the viewer (it has focus since the click) reach the guest.
+  assert.equal(await withGuestScreen(page, typedPixels), 0);
+  await page.keyboard.type('hi');
+  await waitFor('the typed text on the guest', async () => (await withGuestScreen(page, typedPixels)) > 20);
   await page.click('#release');
   await page.waitForFunction(() => window.vitrineLive.state.you === false, null, { timeout: 10000 });
   await page.close();
