@@ -2,12 +2,13 @@
  * wire format (round trips, malformed frames refused), the frame diff and
  * the shared encoder (changed tiles only, whole frames when cheaper, pixels
  * survive the trip), the viewer message parser with its close codes, DOM key
- * codes, sharing tokens and the stream routes. */
+ * codes, sharing tokens, the stream routes and VNC keysyms. */
 #include "display/stream_encode.h"
 #include "display/stream_wire.h"
 #include "gateway/routes.h"
 #include "gateway/share.h"
 #include "gateway/stream_msg.h"
+#include "gateway/vnc.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -326,6 +327,26 @@ static void test_stream_routes(void **state)
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/share").kind, R_METHOD_NOT_ALLOWED);
 	assert_int_equal(route_parse(M_GET, "/").kind, R_ROOT);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/streams").kind, R_NOT_FOUND);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/vnc").kind, R_SESSION_VNC);
+	assert_int_equal(route_parse(M_DELETE, "/v1/sessions/s_1/vnc").kind, R_SESSION_VNC);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/vnc").kind, R_METHOD_NOT_ALLOWED);
+}
+
+static void test_vnc_keysyms(void **state)
+{
+	(void)state;
+	assert_string_equal(vnc_keysym_qcode('a'), "a");
+	assert_string_equal(vnc_keysym_qcode('A'), "a"); /* the client sends Shift itself */
+	assert_string_equal(vnc_keysym_qcode('!'), "1");
+	assert_string_equal(vnc_keysym_qcode(' '), "spc");
+	assert_string_equal(vnc_keysym_qcode(0xff0d), "ret");
+	assert_string_equal(vnc_keysym_qcode(0xffe1), "shift");
+	assert_string_equal(vnc_keysym_qcode(0xffbe), "f1");
+	assert_string_equal(vnc_keysym_qcode(0xffc9), "f12");
+	assert_string_equal(vnc_keysym_qcode(0xffb5), "kp_5");
+	assert_string_equal(vnc_keysym_qcode(0xff52), "up");
+	assert_null(vnc_keysym_qcode(0x20ac)); /* the euro sign: no key on a US layout */
+	assert_null(vnc_keysym_qcode(0));
 }
 
 int main(void)
@@ -338,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_key_codes),
 		cmocka_unit_test(test_share_tokens),
 		cmocka_unit_test(test_stream_routes),
+		cmocka_unit_test(test_vnc_keysyms),
 	};
 
 	return cmocka_run_group_tests_name("live view, pure parts", tests, NULL, NULL);
