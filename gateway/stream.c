@@ -242,12 +242,16 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 						     "name", v->name));
 		lws_callback_on_writable(v->wsi);
 		return 0;
-	case SM_TAKE:
+	case SM_TAKE: {
+		bool had = h->controller == v;
+
+		/* A change is announced to everyone; a repeated take is answered. */
 		if (stream_hub_take(h, v, &code, &msg) < 0)
 			send_error(v, code, msg);
-		else if (h->controller == v)
+		else if (had)
 			stream_viewer_send_json(v, stream_control_json(h, v));
 		return 0;
+	}
 	case SM_RELEASE:
 		if (stream_hub_release(h, v, "released") < 0)
 			send_error(v, "not_controller", "this viewer does not hold control");
