@@ -81,7 +81,7 @@ static int viewer(const char *token)
 static int viewer_hello(const char *token, const char *scope, struct sc_screen *s)
 {
 	int fd = viewer(token);
-	json_t *j = sc_wait_json(fd, "hello", s, 10000);
+	json_t *j = sc_wait_json(fd, "hello", s, 30000);
 
 	assert_non_null(j);
 	assert_string_equal(json_string_value(json_object_get(j, "scope")), scope);
@@ -162,7 +162,7 @@ static bool has_mark(const struct ppm *img, int x, int y)
 /* Reads frames until the viewer's screen shows a click mark at (x, y). */
 static void wait_mark(int fd, struct sc_screen *s, int x, int y)
 {
-	int64_t deadline = fs_now_ms() + 20000;
+	int64_t deadline = fs_now_ms() + 40000;
 
 	/* JPEG blurs the white centre pixel into its red square, so look for
 	 * the red around it on the dark background. */
@@ -188,7 +188,7 @@ static void test_full_frame_then_deltas(void **state)
 
 	(void)state;
 	fd = viewer_hello(view, "view", &s);
-	assert_int_equal(sc_wait_frame(fd, &s, 0, 10000), 0);
+	assert_int_equal(sc_wait_frame(fd, &s, 0, 30000), 0);
 	assert_int_equal(s.keys, 1); /* the first frame is whole */
 	shot = screenshot_png();
 	d = mean_diff(&s.img, &shot);
@@ -211,7 +211,7 @@ static void test_full_frame_then_deltas(void **state)
 	/* A viewer that reconnects gets a whole frame at once, mark included. */
 	close(fd);
 	fd2 = viewer_hello(view, "view", &s2);
-	assert_int_equal(sc_wait_frame(fd2, &s2, 0, 10000), 0);
+	assert_int_equal(sc_wait_frame(fd2, &s2, 0, 30000), 0);
 	assert_int_equal(s2.keys, 1);
 	assert_true(has_mark(&s2.img, 200, 150));
 	close(fd2);
@@ -298,7 +298,7 @@ static void test_twenty_viewers_one_never_reads(void **state)
 			setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 	}
 	for (int i = 1; i < N_VIEWERS; i++)
-		assert_int_equal(sc_wait_frame(fds[i], &s[i], 0, 15000), 0);
+		assert_int_equal(sc_wait_frame(fds[i], &s[i], 0, 30000), 0);
 	rss0 = gateway_rss_kib();
 	for (int c = 0; c < clicks; c++) {
 		int x = 100 + c * 80, y = 300 + (c % 3) * 100;
@@ -483,7 +483,7 @@ static void test_malformed_messages_close(void **state)
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
 	fd = viewer_hello(view, "view", &s);
-	assert_int_equal(sc_wait_frame(fd, &s, 0, 10000), 0);
+	assert_int_equal(sc_wait_frame(fd, &s, 0, 30000), 0);
 	close(fd);
 	sc_screen_free(&s);
 }

@@ -20,7 +20,7 @@ const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const W = 1280, H = 800;
 let gw, base, key, sess, browser, dir, runBase;
 
-async function waitFor(what, fn, timeoutMs = 20000) {
+async function waitFor(what, fn, timeoutMs = 60000) {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -121,7 +121,7 @@ async function openViewer(token) {
   const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
   page.on('pageerror', (e) => console.log('page error:', e.message));
   await page.goto(base + '/web/#s=' + sess.id + '&t=' + token);
-  await page.waitForFunction(() => window.vitrineLive && window.vitrineLive.stream.frames > 0, null, { timeout: 20000 });
+  await page.waitForFunction(() => window.vitrineLive && window.vitrineLive.stream.frames > 0, null, { timeout: 60000 });
   return page;
 }
 
@@ -149,7 +149,7 @@ test('the viewer shows the session screen: its canvas matches a screenshot', asy
 test('with a control token, take control and a click in the viewer marks the guest', async () => {
   const page = await openViewer(sess.tokens.control);
   await page.click('#take');
-  await page.waitForFunction(() => window.vitrineLive.state.you === true, null, { timeout: 10000 });
+  await page.waitForFunction(() => window.vitrineLive.state.you === true, null, { timeout: 30000 });
   assert.match(await page.locator('#status').textContent(), /control: you/);
   // The agent is refused meanwhile.
   const r = await fetch(base + '/v1/sessions/' + sess.id + '/actions', {
@@ -165,13 +165,13 @@ test('with a control token, take control and a click in the viewer marks the gue
     const c = document.getElementById('screen').getContext('2d');
     const p = c.getImageData(398, 250, 1, 1).data;
     return p[0] > 150 && p[1] < 100;
-  }, null, { timeout: 10000 });
+  }, null, { timeout: 30000 });
   // Keys typed in the viewer (it has focus since the click) reach the guest.
   assert.equal(await withGuestScreen(page, typedPixels), 0);
   await page.keyboard.type('hi');
   await waitFor('the typed text on the guest', async () => (await withGuestScreen(page, typedPixels)) > 20);
   await page.click('#release');
-  await page.waitForFunction(() => window.vitrineLive.state.you === false, null, { timeout: 10000 });
+  await page.waitForFunction(() => window.vitrineLive.state.you === false, null, { timeout: 30000 });
   await page.close();
 });
 
@@ -180,7 +180,7 @@ test('a view token only watches: its click changes nothing', async () => {
   assert.equal(await page.locator('#take').isDisabled(), true);
   // Even asking the socket directly is refused.
   await page.evaluate(() => window.vitrineLive.stream.take());
-  await page.waitForFunction(() => /forbidden/.test(window.vitrineLive.state.error || ''), null, { timeout: 10000 });
+  await page.waitForFunction(() => /forbidden/.test(window.vitrineLive.state.error || ''), null, { timeout: 30000 });
   assert.equal(await withGuestScreen(page, markNear, [700, 500]), false);
   await clickGuest(page, 700, 500);
   await page.evaluate(() => window.vitrineLive.stream.pointer(700, 500, 1));
@@ -202,7 +202,7 @@ test('the session list makes sharing links that open the viewer', async () => {
   assert.ok(url.includes('#s=' + sess.id + '&t='), url);
   const viewer = await browser.newPage();
   await viewer.goto(url);
-  await viewer.waitForFunction(() => window.vitrineLive && window.vitrineLive.stream.frames > 0, null, { timeout: 20000 });
+  await viewer.waitForFunction(() => window.vitrineLive && window.vitrineLive.stream.frames > 0, null, { timeout: 60000 });
   assert.match(await viewer.locator('#status').textContent(), /scope view/);
   await viewer.close();
   await page.close();
