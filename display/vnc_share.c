@@ -202,7 +202,7 @@ void display_vnc_share_show(struct display_vnc_share *v, const struct display_fr
 	struct display_rect rects[STREAM_MAX_RECTS];
 	int n;
 
-	if (v->shown && v->shown->seq == f->seq && v->shown->width == f->width)
+	if (v->shown == f) /* the same frame object (shown holds it alive) */
 		return;
 	if (s->width != f->width || s->height != f->height) {
 		char *fb = calloc((size_t)f->width * f->height, 4), *old = s->frameBuffer;

@@ -365,7 +365,7 @@ static int write_screen(struct stream_viewer *v)
 			       : 1;
 	}
 	f = s->mirror ? display_mirror_latest(s->mirror) : NULL;
-	if (!f || (v->base && v->base->seq == f->seq && v->base->width == f->width)) {
+	if (!f || v->base == f) { /* the same frame object: the base holds it alive */
 		display_frame_unref(f);
 		return 0;
 	}

@@ -104,6 +104,23 @@ void stream_poke_all(struct gw *gw)
 			vnc_poke(h);
 		if (!h || !h->viewers || !s->mirror)
 			continue;
+		if (h->mirror != s->mirror) {
+			/* A new mirror (the guest was replaced) counts frames
+			 * from 1 again: forget every encoding and base. */
+			for (int i = 0; i < STREAM_CACHE; i++) {
+				display_stream_msg_unref(h->cache[i].msg);
+				h->cache[i].msg = NULL;
+			}
+			for (struct stream_viewer *v = h->viewers; v; v = v->next) {
+				display_frame_unref(v->base);
+				v->base = NULL;
+				v->shape_serial = 0;
+			}
+			h->shape_serial = 0;
+			display_stream_msg_unref(h->shape_msg);
+			h->shape_msg = NULL;
+			h->mirror = s->mirror;
+		}
 		f = display_mirror_latest(s->mirror);
 		seq = f ? f->seq : 0;
 		display_frame_unref(f);

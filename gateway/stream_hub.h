@@ -22,6 +22,7 @@
 
 struct stream_hub;
 struct display_vnc_share;
+struct display_mirror;
 
 struct stream_viewer {
 	struct stream_viewer *next; /* stream_hub::viewers */
@@ -66,6 +67,7 @@ struct stream_hub {
 		uint64_t used;
 	} cache[STREAM_CACHE];
 	uint64_t clock, seen_seq, encodes;
+	const struct display_mirror *mirror; /* the mirror the cache and bases belong to */
 	struct display_stream_msg *shape_msg; /* owned: the pointer shape, once per shape */
 	uint64_t shape_serial, seen_shape;
 	int seen_x, seen_y;
