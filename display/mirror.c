@@ -501,6 +501,10 @@ void display_mirror_stop(struct display_mirror *m)
 	if (m->client) {
 		free(m->client->frameBuffer);
 		m->client->frameBuffer = NULL;
+		/* libvncclient 0.9.14 keeps the last pointer shape and never frees it. */
+		free(m->client->rcSource);
+		free(m->client->rcMask);
+		m->client->rcSource = m->client->rcMask = NULL;
 		rfbClientCleanup(m->client);
 	}
 	if (m->wake_fd >= 0)

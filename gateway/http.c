@@ -190,7 +190,8 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			if (!nb)
 				return -1;
 			r->body = nb;
-			memcpy(r->body + r->body_len, in, len);
+			if (len) /* an empty body comes as in == NULL */
+				memcpy(r->body + r->body_len, in, len);
 			r->body_len += len;
 			r->body[r->body_len] = '\0';
 		}

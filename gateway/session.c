@@ -326,6 +326,9 @@ json_t *sess_to_json(const struct sess *s, bool with_tokens)
 			    json_pack("s+++", ws, "/v1/sessions/", s->id, "/stream"));
 	json_object_set_new(json_object_get(j, "urls"), "viewer",
 			    json_pack("s++", base, "/web/#s=", s->id));
+	/* Live view: who drives the guest now (agents get 409 meanwhile). */
+	json_object_set_new(j, "controlled_by",
+			    stream_controller(s) ? json_string(stream_controller(s)) : json_null());
 	if (s->state == SESS_READY)
 		json_object_set_new(j, "ready_ms", json_integer(s->ready_ms - s->created_ms));
 	if (s->state == SESS_FAILED)

@@ -42,9 +42,10 @@ static int setup(void **state)
 	json_decref(req);
 	free(page);
 	rc = http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
-			  strlen(body), 300, &r);
+			  strlen(body), 330, &r);
 	free(body);
-	if (rc < 0 || r.status != 201) {
+	if (rc < 0 || r.status != 201 ||
+	    strcmp(json_string_value(json_object_get(r.json, "status")) ?: "", "ready")) {
 		fprintf(stderr, "create: %d %s\n", r.status, r.body ? r.body : "");
 		http_resp_free(&r);
 		return -1;

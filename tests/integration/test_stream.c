@@ -345,6 +345,22 @@ static void expect_error(int fd, struct sc_screen *s, const char *code)
 	json_decref(j);
 }
 
+/* Whether GET /v1/sessions/{id} names a person in control. */
+static bool controlled_by_someone(void)
+{
+	struct http_resp r;
+	char path[128];
+	bool yes;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s", sid);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path, view, NULL, 0, 10, &r), 0);
+	assert_true(json_is_string(json_object_get(r.json, "controlled_by")) ||
+		    json_is_null(json_object_get(r.json, "controlled_by")));
+	yes = json_is_string(json_object_get(r.json, "controlled_by"));
+	http_resp_free(&r);
+	return yes;
+}
+
 static void pointer(int fd, int x, int y, int buttons)
 {
 	assert_int_equal(sc_send_json(fd, json_pack("{s:s, s:i, s:i, s:i}", "type", "pointer", "x",
@@ -390,6 +406,7 @@ static void test_control_lease(void **state)
 				    sizeof(code)),
 			 409);
 	assert_string_equal(code, "controlled_by_viewer");
+	assert_true(controlled_by_someone());
 
 	/* The person's click lands, and the watcher sees it. */
 	pointer(a, 300, 200, 0);
@@ -410,6 +427,7 @@ static void test_control_lease(void **state)
 	assert_true(json_is_null(json_object_get(j, "controller")));
 	json_decref(j);
 	assert_true(audit_has("control_released", "released"));
+	assert_false(controlled_by_someone());
 	assert_int_equal(act_status(ctl, "{\"action\":\"mouse_move\",\"coordinate\":[5,5]}", NULL, 0),
 			 200);
 

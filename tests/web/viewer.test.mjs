@@ -54,12 +54,17 @@ before(async () => {
   browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
 });
 
-// Stops the gateway; resolves to its exit code (a sanitizer report makes it non-zero).
+// Stops the gateway; resolves to its exit code (a sanitizer report makes it
+// non-zero; a signal gives 128 + its number). Polls, so a timer keeps node's
+// event loop alive until the child is reaped.
 async function stopGateway() {
-  if (!gw || gw.exitCode !== null) return gw ? gw.exitCode : 0;
-  const done = new Promise((r) => gw.once('exit', (code) => r(code)));
-  gw.kill('SIGTERM');
-  return done;
+  if (!gw) return 0;
+  if (gw.exitCode === null && gw.signalCode === null) gw.kill('SIGTERM');
+  const end = Date.now() + 60000;
+  while (gw.exitCode === null && gw.signalCode === null && Date.now() < end)
+    await new Promise((r) => setTimeout(r, 100));
+  if (gw.exitCode !== null) return gw.exitCode;
+  return gw.signalCode ? 128 : -1;
 }
 
 after(async () => {
