@@ -299,6 +299,10 @@ static void on_cursor_shape(rfbClient *cl, int xhot, int yhot, int w, int h, int
 		memcpy(c->rgba + (size_t)i * 4, cl->rcSource + (size_t)i * 4, 3);
 		c->rgba[(size_t)i * 4 + 3] = cl->rcMask[i] ? 255 : 0;
 	}
+	/* libvncclient 0.9.14 allocates a new mask per shape without freeing
+	 * the last one: take it now (it is not used after this callback). */
+	free(cl->rcMask);
+	cl->rcMask = NULL;
 	c->hot_x = xhot < 0 ? 0 : xhot >= w ? w - 1 : xhot;
 	c->hot_y = yhot < 0 ? 0 : yhot >= h ? h - 1 : yhot;
 	c->serial = ++m->cursor_serial;
