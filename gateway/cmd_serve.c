@@ -101,7 +101,7 @@ int cmd_serve(int argc, char **argv)
 		{ "public-url", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
 		{ "demo", required_argument, 0, 'd' },
 		{ "web-dir", required_argument, 0, 'w' },    { "audit-log", required_argument, 0, 'a' },
-		{ "stream-idle-s", required_argument, 0, 'i' }, { "vnc-listen", required_argument, 0, 'V' },
+		{ "stream-idle-s", required_argument, 0, 'i' }, { "vnc-listen", required_argument, 0, 'X' },
 		{ 0, 0, 0, 0 },
 	};
 	static const struct lws_protocols protocols[] = {
@@ -129,7 +129,7 @@ int cmd_serve(int argc, char **argv)
 		case 'd': demo_page = optarg; break;
 		case 'w': web_dir = optarg; break;
 		case 'a': snprintf(gw.audit_path, sizeof(gw.audit_path), "%s", optarg); break;
-		case 'V': snprintf(gw.vnc_listen, sizeof(gw.vnc_listen), "%s", optarg); break;
+		case 'X': snprintf(gw.vnc_listen, sizeof(gw.vnc_listen), "%s", optarg); break;
 		case 'i':
 			if (cli_parse_int("--stream-idle-s", optarg, 1, 3600, &gw.stream_idle_s) < 0)
 				return 2;
