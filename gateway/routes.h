@@ -20,7 +20,12 @@ enum route_kind {
 	R_SESSION_SCREENSHOT, /* GET /v1/sessions/{id}/screenshot */
 	R_SESSION_ACTIONS, /* POST /v1/sessions/{id}/actions */
 	R_SESSION_CONTROL_WS, /* GET (upgrade) /v1/sessions/{id}/control */
+	R_SESSION_PAUSE, /* POST /v1/sessions/{id}/pause */
+	R_SESSION_RESUME, /* POST /v1/sessions/{id}/resume */
+	R_SESSION_FORK, /* POST /v1/sessions/{id}/fork */
+	R_SESSION_EVENTS, /* GET /v1/sessions/{id}/events */
 	R_TEMPLATES_LIST, /* GET /v1/templates */
+	R_TEMPLATES_CREATE, /* POST /v1/templates */
 	R_TEMPLATE_GET, /* GET /v1/templates/{name} */
 	R_TEMPLATE_DELETE, /* DELETE /v1/templates/{name} */
 };

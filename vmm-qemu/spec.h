@@ -36,6 +36,10 @@ struct vmm_spec {
 	bool ram_share;
 	bool incoming; /* -incoming defer: wait for migrate-incoming over QMP */
 	const char *backing_disk; /* qcow2 the overlay is made on, instead of the rootfs */
+	/* An existing overlay (a checkpoint's) linked into the run dir as the
+	 * guest's disk instead of making a new one; NULL for none. The guest
+	 * writes that very file (it is not copied unless it must be). */
+	const char *adopt_disk;
 };
 
 /* Fills in defaults: 2 vcpus, 2048 MiB (256 without a rootfs), 1280x800. */
