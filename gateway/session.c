@@ -95,7 +95,10 @@ int sess_start_mirror(struct sess *s, char *err, size_t errlen)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/vnc.sock", vmm_vm_run_dir(s->vm));
-	if (!s->shots && !(s->shots = display_encode_cache_create(8))) {
+	/* A new mirror numbers its frames afresh: encodings of the old one's
+	 * would be served for the new one's frames of the same number. */
+	display_encode_cache_destroy(s->shots);
+	if (!(s->shots = display_encode_cache_create(8))) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}

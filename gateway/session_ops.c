@@ -155,12 +155,14 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	if (s->job || (s->state != SESS_READY &&
 		       !(s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY)))
 		return busy_error(s, e);
-	rc = sess_check_resources(s->gw, s->vcpus, s->memory_mib, e);
-	if (rc < 0)
-		return rc;
 	child = sess_alloc(s->gw, &s->req, e);
 	if (!child)
 		return -EBUSY;
+	rc = sess_check_resources(s->gw, s->vcpus, s->memory_mib, e);
+	if (rc < 0) {
+		free(child);
+		return rc;
+	}
 	if (!(j = start_job(s, JOB_FORK, e))) {
 		free(child);
 		return -ENOMEM;

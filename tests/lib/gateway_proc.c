@@ -79,7 +79,7 @@ int gateway_proc_guests(const struct gateway_proc *g)
 	int n = 0;
 
 	while (d && (e = readdir(d)))
-		n += !strncmp(e->d_name, "vm-", 3);
+		n += !strncmp(e->d_name, "vm-", 3) && strncmp(e->d_name, "vm-ckpt-", 8);
 	if (d)
 		closedir(d);
 	return n;

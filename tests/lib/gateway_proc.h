@@ -19,7 +19,8 @@ int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args);
 /* SIGTERMs and reaps the server; returns its exit status (or -1), and
  * removes its key file and run base. */
 int gateway_proc_stop(struct gateway_proc *g);
-/* Guests of the server still running (its run dirs). */
+/* Guests of the server still running (its run dirs; checkpoint folders
+ * of sessions paused on disk are not guests). */
 int gateway_proc_guests(const struct gateway_proc *g);
 
 #endif
