@@ -250,6 +250,12 @@ static int restore_template(struct sess *s, const struct session_request *req,
 		return api_error_set(e, 400, "invalid_argument",
 				     "a template fixes screen, vcpus, memory and page; give none of them");
 	}
+	if (!strncmp(req->url, "data:", 5)) {
+		job_free(j);
+		/* Chromium does not let a page script open a data: URL. */
+		return api_error_set(e, 400, "invalid_argument",
+				     "a restored session cannot be sent to a data: url; use a page");
+	}
 	if (req->url[0] && !j->tpl.has_disk) {
 		job_free(j);
 		return api_error_set(e, 400, "invalid_argument",
