@@ -103,6 +103,8 @@ void api_wait(struct http_req *r, struct sess *s, int timeout_s)
 	}
 	snprintf(r->wait_id, sizeof(r->wait_id), "%s", s->id);
 	r->wait_until_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
+	/* lws would close an idle GET after its keep-alive timeout (5 s). */
+	lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, timeout_s + 10);
 	lws_sul_schedule(r->gw->ctx, 0, &r->sul_wait, on_wait_timeout,
 			 (lws_usec_t)timeout_s * LWS_US_PER_SEC);
 }

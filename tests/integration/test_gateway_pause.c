@@ -553,6 +553,31 @@ static void test_bad_requests(void **state)
 	assert_int_equal(entries(gw.run_base), 0);
 }
 
+/* A long poll outlives lws's keep-alive timeout (5 s) and answers empty
+ * when nothing happened. */
+static void test_events_long_poll(void **state)
+{
+	char id[64], path[160];
+	struct http_resp r;
+	int64_t last, t0;
+
+	(void)state;
+	create(id, sizeof(id), NULL);
+	sess_path(path, sizeof(path), id, "/events");
+	r = req("GET", path, NULL, 200, NULL);
+	last = json_integer_value(json_object_get(r.json, "last"));
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "/v1/sessions/%s/events?after=%lld&wait_s=7", id,
+		 (long long)last);
+	t0 = fs_now_ms();
+	r = req("GET", path, NULL, 200, NULL);
+	assert_true(fs_now_ms() - t0 >= 6900);
+	assert_int_equal(json_array_size(json_object_get(r.json, "events")), 0);
+	assert_int_equal(json_integer_value(json_object_get(r.json, "last")), last);
+	http_resp_free(&r);
+	delete(id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -564,6 +589,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_timeout, delete_all),
 		cmocka_unit_test_teardown(test_idle_timeout_pauses, delete_all),
 		cmocka_unit_test_teardown(test_bad_requests, delete_all),
+		cmocka_unit_test_teardown(test_events_long_poll, delete_all),
 	};
 
 	return cmocka_run_group_tests_name("gateway pause, resume, fork, lifetimes, limits", tests,
