@@ -44,21 +44,30 @@ static int int_field(json_t *root, const char *name, int min, int max, int *out,
 
 static int parse_object(json_t *root, struct session_request *req, struct api_error *e);
 
-int session_request_parse(const char *body, size_t len, struct session_request *req,
-			  struct api_error *e)
+/* The body as JSON (duplicate keys refused), or NULL with *e filled. */
+static json_t *load_body(const char *body, size_t len, struct api_error *e)
 {
 	json_error_t jerr;
-	json_t *root;
-	int rc;
+	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 
-	memset(req, 0, sizeof(*req));
-	root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!root) {
 		char msg[200];
 
 		snprintf(msg, sizeof(msg), "body is not valid JSON: %s", jerr.text);
-		return fail(e, "invalid_json", msg);
+		fail(e, "invalid_json", msg);
 	}
+	return root;
+}
+
+int session_request_parse(const char *body, size_t len, struct session_request *req,
+			  struct api_error *e)
+{
+	json_t *root;
+	int rc;
+
+	memset(req, 0, sizeof(*req));
+	if (!(root = load_body(body, len, e)))
+		return -EINVAL;
 	rc = parse_object(root, req, e);
 	json_decref(root);
 	return rc;
@@ -68,18 +77,12 @@ int template_request_parse(const char *body, size_t len, char *name, size_t name
 			   struct session_request *req, struct api_error *e)
 {
 	static const char *not_here[] = { "template", "timeout_s", "idle_timeout_s", "on_expiry" };
-	json_error_t jerr;
 	json_t *root, *v;
 	int rc = -EINVAL;
 
 	memset(req, 0, sizeof(*req));
-	root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-	if (!root) {
-		char msg[200];
-
-		snprintf(msg, sizeof(msg), "body is not valid JSON: %s", jerr.text);
-		return fail(e, "invalid_json", msg);
-	}
+	if (!(root = load_body(body, len, e)))
+		return -EINVAL;
 	if (!json_is_object(root)) {
 		fail(e, "invalid_json", "body must be a JSON object");
 		goto out;

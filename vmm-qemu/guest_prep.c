@@ -115,6 +115,7 @@ int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, siz
 {
 	struct qga_client *c = NULL;
 	char path[PATH_MAX], e2[512];
+	int64_t t0 = fs_now_ms(), t_clock = 0, t_nav = 0;
 	int rc = 0;
 
 	if (p->has_agent) {
@@ -133,10 +134,14 @@ int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, siz
 				    NULL, AGENT_MS, e2, sizeof(e2)) < 0)
 			log_warn("prep", "guest clock not set: %s", e2);
 	}
+	t_clock = fs_now_ms();
 	if (c && p->url)
 		rc = navigate(c, p->url, err, errlen);
+	t_nav = fs_now_ms();
 	if (rc == 0 && p->warm)
 		warm(vm, c);
 	qga_client_destroy(c);
+	log_info("prep", "clock %lld ms, page %lld ms, warm-up %lld ms", (long long)(t_clock - t0),
+		 (long long)(t_nav - t_clock), (long long)(fs_now_ms() - t_nav));
 	return rc;
 }

@@ -12,8 +12,8 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/page_eval.h"
 #include "tests/lib/png.h"
-#include "vmm-qemu/qga_client.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -90,32 +90,20 @@ static void new_run_dir(char known[][PATH_MAX], int n_known, char *out)
 }
 
 /* Evaluates expr in session s's page; its JSON value (caller decrefs). */
-static json_t *page_eval(const struct session *s, const char *expr)
+static json_t *eval(const struct session *s, const char *expr)
 {
-	const char *argv[] = { "/usr/local/bin/vitrine-ready", "eval", "9222", expr, NULL };
-	struct qga_exec_result res;
-	struct qga_client *c = NULL;
-	char err[512], path[PATH_MAX + 16];
+	char err[1024], path[PATH_MAX + 16];
 	json_t *j;
 
 	snprintf(path, sizeof(path), "%s/qga.sock", s->run_dir);
-	if (qga_client_connect(path, 5000, &c, err, sizeof(err)) < 0)
-		fail_msg("qga %s: %s", path, err);
-	if (qga_client_exec(c, argv, NULL, NULL, 0, 20000, &res, err, sizeof(err)) < 0)
-		fail_msg("eval %s: %s", expr, err);
-	if (!res.exited || res.exit_code != 0)
-		fail_msg("eval %s: exit %d: %s", expr, res.exit_code, res.err ? res.err : "");
-	j = json_loadb(res.out, res.out_len, JSON_DECODE_ANY, NULL);
-	if (!j)
-		fail_msg("eval %s: not JSON: %s", expr, res.out);
-	qga_exec_result_free(&res);
-	qga_client_destroy(c);
+	if (!(j = page_eval(path, expr, err, sizeof(err))))
+		fail_msg("%s", err);
 	return j;
 }
 
 static int64_t eval_int(const struct session *s, const char *expr)
 {
-	json_t *j = page_eval(s, expr);
+	json_t *j = eval(s, expr);
 	int64_t v = (int64_t)json_number_value(j);
 
 	json_decref(j);
@@ -130,7 +118,7 @@ static void expect_str(const struct session *s, const char *expr, const char *wa
 
 	for (int i = 0; i < 100; i++) {
 		json_decref(v);
-		v = page_eval(s, expr);
+		v = eval(s, expr);
 		if (json_is_string(v) && !strcmp(json_string_value(v), want))
 			break;
 		usleep(100 * 1000);
@@ -200,23 +188,8 @@ static void delete(struct session *s)
 /* After each test: no session survives into the next one. */
 static int delete_all(void **state)
 {
-	struct http_resp r;
-	json_t *v;
-	size_t i;
-
 	(void)state;
-	if (http_request("127.0.0.1", gw.port, "GET", "/v1/sessions", gw.key, NULL, 0, 30, &r) < 0)
-		return -1;
-	json_array_foreach(json_object_get(r.json, "sessions"), i, v) {
-		char path[128];
-		struct http_resp d;
-
-		snprintf(path, sizeof(path), "/v1/sessions/%s", str(v, "id"));
-		if (http_request("127.0.0.1", gw.port, "DELETE", path, gw.key, NULL, 0, 30, &d) == 0)
-			http_resp_free(&d);
-	}
-	http_resp_free(&r);
-	return 0;
+	return gateway_proc_delete_sessions(&gw);
 }
 
 static int setup(void **state)

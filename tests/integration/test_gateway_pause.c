@@ -157,23 +157,8 @@ static int entries(const char *dir)
  * test failed half-way. */
 static int delete_all(void **state)
 {
-	struct http_resp r;
-	json_t *v;
-	size_t i;
-
 	(void)state;
-	if (http_request("127.0.0.1", gw.port, "GET", "/v1/sessions", gw.key, NULL, 0, 30, &r) < 0)
-		return -1;
-	json_array_foreach(json_object_get(r.json, "sessions"), i, v) {
-		char path[128];
-		struct http_resp d;
-
-		sess_path(path, sizeof(path), str(v, "id"), "");
-		if (http_request("127.0.0.1", gw.port, "DELETE", path, gw.key, NULL, 0, 30, &d) == 0)
-			http_resp_free(&d);
-	}
-	http_resp_free(&r);
-	return 0;
+	return gateway_proc_delete_sessions(&gw);
 }
 
 static int setup(void **state)

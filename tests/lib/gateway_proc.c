@@ -1,6 +1,8 @@
 /* tests/lib/gateway_proc.c: see gateway_proc.h. */
 #include "tests/lib/gateway_proc.h"
 
+#include "common/http_client.h"
+
 #include "common/fsutil.h"
 
 #include <dirent.h>
@@ -83,4 +85,25 @@ int gateway_proc_guests(const struct gateway_proc *g)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+int gateway_proc_delete_sessions(const struct gateway_proc *g)
+{
+	struct http_resp r;
+	json_t *v;
+	size_t i;
+
+	if (http_request("127.0.0.1", g->port, "GET", "/v1/sessions", g->key, NULL, 0, 30, &r) < 0)
+		return -1;
+	json_array_foreach(json_object_get(r.json, "sessions"), i, v) {
+		char path[128];
+		struct http_resp d;
+
+		snprintf(path, sizeof(path), "/v1/sessions/%s",
+			 json_string_value(json_object_get(v, "id")));
+		if (http_request("127.0.0.1", g->port, "DELETE", path, g->key, NULL, 0, 30, &d) == 0)
+			http_resp_free(&d);
+	}
+	http_resp_free(&r);
+	return 0;
 }

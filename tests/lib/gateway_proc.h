@@ -23,4 +23,8 @@ int gateway_proc_stop(struct gateway_proc *g);
  * of sessions paused on disk are not guests). */
 int gateway_proc_guests(const struct gateway_proc *g);
 
+/* Deletes every session of the server (test teardown: a failed test must
+ * not leave guests to the next). Returns 0, or -1 when it cannot ask. */
+int gateway_proc_delete_sessions(const struct gateway_proc *g);
+
 #endif
