@@ -194,9 +194,10 @@ static int delete_all(void **state)
 
 static int setup(void **state)
 {
-	char *page = NULL, *body, path[128];
-	struct http_resp r;
+	char *page = NULL, *body;
+	long long created = 0;
 	json_t *j;
+	int rc;
 
 	(void)state;
 	if (fs_read_file("tests/e2e/pages/life.html", 1 << 20, &page, NULL) < 0 ||
@@ -207,32 +208,10 @@ static int setup(void **state)
 	body = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	free(page);
-	if (http_request("127.0.0.1", gw.port, "POST", "/v1/templates", gw.key, body, strlen(body),
-			 30, &r) < 0 ||
-	    r.status != 202) {
-		fprintf(stderr, "POST /v1/templates: %d %s\n", r.status, r.body ? r.body : "");
-		free(body);
-		return -1;
-	}
+	rc = gateway_proc_make_template(&gw, body, 900, &created);
 	free(body);
-	http_resp_free(&r);
-	snprintf(path, sizeof(path), "/v1/templates/%s", tpl);
-	for (int i = 0; i < 3000; i++) { /* a desktop boots in ~20 s under TCG */
-		if (http_request("127.0.0.1", gw.port, "GET", path, gw.key, NULL, 0, 30, &r) < 0)
-			return -1;
-		if (strcmp(str(r.json, "status"), "building")) {
-			bool ok = !strcmp(str(r.json, "status"), "ready");
-
-			tpl_created_ms = json_integer_value(json_object_get(r.json, "created_at")) * 1000;
-			if (!ok)
-				fprintf(stderr, "template build: %s\n", r.body);
-			http_resp_free(&r);
-			return ok ? 0 : -1;
-		}
-		http_resp_free(&r);
-		usleep(200 * 1000);
-	}
-	return -1;
+	tpl_created_ms = created * 1000;
+	return rc;
 }
 
 static int teardown(void **state)

@@ -165,8 +165,7 @@ static int setup(void **state)
 {
 	const char *args[] = { "--max-sessions", "3", "--max-vcpus", "2", "--max-memory-mib", "512",
 			       "--memory-budget-mib", "800", NULL };
-	char body[256], path[128];
-	struct http_resp r;
+	char body[256];
 
 	(void)state;
 	if (gateway_proc_start(&gw, args) < 0)
@@ -175,29 +174,7 @@ static int setup(void **state)
 	snprintf(tpl_body, sizeof(tpl_body), "{\"template\":\"%s\"}", tpl);
 	snprintf(body, sizeof(body),
 		 "{\"name\":\"%s\",\"image\":\"tiny\",\"width\":800,\"height\":600}", tpl);
-	if (http_request("127.0.0.1", gw.port, "POST", "/v1/templates", gw.key, body, strlen(body),
-			 30, &r) < 0 ||
-	    r.status != 202 || strcmp(str(r.json, "status"), "building")) {
-		fprintf(stderr, "POST /v1/templates: %d %s\n", r.status, r.body ? r.body : "");
-		return -1;
-	}
-	http_resp_free(&r);
-	snprintf(path, sizeof(path), "/v1/templates/%s", tpl);
-	for (int i = 0; i < 600; i++) { /* a tiny guest builds in a few seconds */
-		if (http_request("127.0.0.1", gw.port, "GET", path, gw.key, NULL, 0, 30, &r) < 0)
-			return -1;
-		if (strcmp(str(r.json, "status"), "building")) {
-			bool ok = !strcmp(str(r.json, "status"), "ready");
-
-			if (!ok)
-				fprintf(stderr, "template build: %s\n", r.body);
-			http_resp_free(&r);
-			return ok ? 0 : -1;
-		}
-		http_resp_free(&r);
-		usleep(100 * 1000);
-	}
-	return -1;
+	return gateway_proc_make_template(&gw, body, 300, NULL);
 }
 
 static int teardown(void **state)

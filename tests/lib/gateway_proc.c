@@ -107,3 +107,41 @@ int gateway_proc_delete_sessions(const struct gateway_proc *g)
 	http_resp_free(&r);
 	return 0;
 }
+
+int gateway_proc_make_template(const struct gateway_proc *g, const char *body, int timeout_s,
+			       long long *created_at)
+{
+	char path[160];
+	struct http_resp r;
+	const char *name, *status;
+	int64_t until = fs_now_ms() + (int64_t)timeout_s * 1000;
+
+	if (http_request("127.0.0.1", g->port, "POST", "/v1/templates", g->key, body, strlen(body),
+			 30, &r) < 0 ||
+	    r.status != 202 || !(name = json_string_value(json_object_get(r.json, "name")))) {
+		fprintf(stderr, "POST /v1/templates: %d %s\n", r.status, r.body ? r.body : "");
+		http_resp_free(&r);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/v1/templates/%s", name);
+	http_resp_free(&r);
+	while (fs_now_ms() < until) {
+		if (http_request("127.0.0.1", g->port, "GET", path, g->key, NULL, 0, 30, &r) < 0)
+			return -1;
+		status = json_string_value(json_object_get(r.json, "status"));
+		if (status && strcmp(status, "building")) {
+			int rc = strcmp(status, "ready") ? -1 : 0;
+
+			if (rc < 0)
+				fprintf(stderr, "template build: %s\n", r.body);
+			else if (created_at)
+				*created_at = json_integer_value(json_object_get(r.json, "created_at"));
+			http_resp_free(&r);
+			return rc;
+		}
+		http_resp_free(&r);
+		usleep(100 * 1000);
+	}
+	fprintf(stderr, "%s: not built within %d s\n", path, timeout_s);
+	return -1;
+}

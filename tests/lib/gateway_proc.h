@@ -27,4 +27,10 @@ int gateway_proc_guests(const struct gateway_proc *g);
  * not leave guests to the next). Returns 0, or -1 when it cannot ask. */
 int gateway_proc_delete_sessions(const struct gateway_proc *g);
 
+/* Makes a template through POST /v1/templates with body (JSON text) and
+ * waits up to timeout_s until it is ready. Returns 0 with *created_at
+ * (Unix s, may be NULL), or -1 after printing why. */
+int gateway_proc_make_template(const struct gateway_proc *g, const char *body, int timeout_s,
+			       long long *created_at);
+
 #endif
