@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "gateway/cli.h"
 #include "vmm-qemu/accel.h"
+#include "vmm-qemu/guest_prep.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/template_create.h"
 
@@ -217,9 +218,16 @@ static int boot_from_template(int argc, char **argv)
 		fprintf(stderr, "vitrine boot: cannot restore template %s: %s\n", name, err);
 		return 1;
 	}
-	/* Best effort: only guests with an agent can have their clock set. */
-	if (t.has_disk && vmm_template_set_clock(vm, 5000, err, sizeof(err)) < 0)
-		log_warn("boot", "guest clock not set (it shows the template's time): %s", err);
+	/* As the gateway does: clock, warm-up (only guests with an agent can
+	 * have their clock set). */
+	{
+		struct guest_prep prep = { .has_agent = t.has_disk, .set_clock = t.has_disk,
+					   .warm = true };
+
+		if (guest_prep_run(vm, &prep, err, sizeof(err)) < 0)
+			log_warn("boot", "guest not prepared (its clock shows the template's time): %s",
+				 err);
+	}
 	if (shot) {
 		rc = vmm_vm_screendump(vm, shot, strrchr(shot, '.') + 1, err, sizeof(err));
 		shot_ms = fs_now_ms() - t0;

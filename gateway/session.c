@@ -420,6 +420,12 @@ void sess_destroy(struct sess *s)
 	lws_sul_cancel(&s->sul);
 	/* Waiters look the session up again by id and find it gone. */
 	sess_wake(s);
+	if (s->job && s->job->kind == JOB_FORK) {
+		struct sess *child = sess_find(s->gw, s->job->child_id);
+
+		if (child)
+			sess_set_failed(child, "the session it was forked from was deleted");
+	}
 	if (s->job)
 		job_orphan(s->job); /* it frees its guests itself */
 	s->job = NULL;

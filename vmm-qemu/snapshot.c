@@ -9,7 +9,6 @@
 
 #include "common/fsutil.h"
 #include "vmm-qemu/migrate.h"
-#include "vmm-qemu/qga_client.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -332,27 +331,6 @@ int vmm_template_restore(const struct vmm_template *t, const struct vmm_vm_opts 
 	return 0;
 fail:
 	vmm_vm_destroy(vm);
-	return rc;
-}
-
-int vmm_template_set_clock(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen)
-{
-	struct qga_client *c = NULL;
-	char path[PATH_MAX];
-	struct timespec now;
-	int rc;
-
-	if ((rc = join(path, sizeof(path), vmm_vm_run_dir(vm), "qga.sock", err, errlen)) < 0)
-		return rc;
-	rc = qga_client_connect(path, timeout_ms, &c, err, errlen);
-	if (rc < 0)
-		return rc;
-	clock_gettime(CLOCK_REALTIME, &now);
-	rc = qga_client_call(c, "guest-set-time",
-			     json_pack("{s:I}", "time",
-				       (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec),
-			     NULL, timeout_ms, err, errlen);
-	qga_client_destroy(c);
 	return rc;
 }
 

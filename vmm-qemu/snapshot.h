@@ -80,14 +80,9 @@ int vmm_template_remove(const char *name, char *err, size_t errlen);
  * and inherited fds are the restore's own) and waits until it runs. times
  * may be NULL. Returns 0 with *out owning the guest, or -errno with a reason
  * in err (nothing is left behind). The guest clock shows the template's
- * time until vmm_template_set_clock() or the guest itself corrects it. */
+ * time until guest_prep_run() (guest_prep.h) or the guest corrects it. */
 int vmm_template_restore(const struct vmm_template *t, const struct vmm_vm_opts *opts,
 			 struct vmm_vm **out, struct vmm_restore_times *times, char *err,
 			 size_t errlen);
-
-/* Sets the guest clock to the host's through qemu-ga (guest-set-time),
- * waiting up to timeout_ms for the agent. Returns 0, or -errno with a reason
- * in err (-ETIMEDOUT when no agent answers, as in the tiny guest). */
-int vmm_template_set_clock(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen);
 
 #endif
