@@ -132,7 +132,7 @@ static int template_ls(void)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&at, &tm));
 		snprintf(screen, sizeof(screen), "%dx%d", t.width, t.height);
 		printf("%-24s %-10s %-10s %5d %6dM  %s%s\n", e->d_name, t.image, screen, t.vcpus,
-		       t.memory_mib, when, rc ? "  (stale: its image was rebuilt)" : "");
+		       t.memory_mib, when, rc ? "  (stale: make it again)" : "");
 	}
 	closedir(d);
 	return 0;

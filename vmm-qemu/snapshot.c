@@ -120,7 +120,8 @@ static int write_template_json(const struct vmm_spec *spec, const char *dir, boo
 	if ((rc = join(path, sizeof(path), dir, "template.json", err, errlen)) < 0)
 		return rc;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:s, s:s*, s:b, s:b, s:I}", "image",
+	j = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:s, s:s*, s:b, s:b, s:I}",
+		      "machine", VMM_MACHINE_VERSION, "image",
 		      spec->image->name, "image_dir", spec->image->dir, "image_recipe",
 		      spec->image->recipe, "width", spec->width, "height",
 		      spec->height, "vcpus", spec->vcpus, "memory_mib", spec->memory_mib,
@@ -208,7 +209,7 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 	json_error_t jerr;
 	json_t *j;
 	json_int_t created = 0;
-	int has_disk = 0, has_page = 0, rc;
+	int has_disk = 0, has_page = 0, machine = 0, rc;
 
 	memset(t, 0, sizeof(*t));
 	if (!strchr(name, '/') && !vmm_template_name_ok(name)) {
@@ -233,8 +234,8 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 		return -EINVAL;
 	}
 	if (json_unpack_ex(j, &jerr, 0,
-			   "{s:s, s:s, s?s, s:i, s:i, s:i, s:i, s:i, s:s, s?s, s:b, s:b, s:I}",
-			   "image", &image, "image_dir", &image_dir, "image_recipe", &recipe,
+			   "{s?i, s:s, s:s, s?s, s:i, s:i, s:i, s:i, s:i, s:s, s?s, s:b, s:b, s:I}",
+			   "machine", &machine, "image", &image, "image_dir", &image_dir, "image_recipe", &recipe,
 			   "width", &t->width, "height",
 			   &t->height, "vcpus", &t->vcpus, "memory_mib", &t->memory_mib,
 			   "tb_size_mib", &t->tb_size_mib, "accel", &accel, "url", &url, "disk",
@@ -254,6 +255,12 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 	json_decref(j);
 	/* A template's disk and RAM only fit the build of the image it was
 	 * made from: a rebuilt image makes it stale. */
+	if (machine != VMM_MACHINE_VERSION) {
+		snprintf(err, errlen, "template %s was made for another set of devices (machine %d, now "
+				      "%d): make it again",
+			 name, machine, VMM_MACHINE_VERSION);
+		return -ESTALE;
+	}
 	if (vmm_image_load(t->image_dir, &img, err, errlen) < 0)
 		return -ESTALE;
 	if (strcmp(img.recipe, t->image_recipe)) {

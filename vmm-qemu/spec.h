@@ -18,6 +18,10 @@ enum vmm_accel { VMM_ACCEL_AUTO, VMM_ACCEL_KVM, VMM_ACCEL_TCG };
 #define VMM_MAX_HEIGHT 2160
 #define VMM_MAX_URL 1024
 
+/* The devices argv.c gives a guest, as a number: bumped whenever they
+ * change, since saved state (templates) only loads into the same set. */
+#define VMM_MACHINE_VERSION 2
+
 struct vmm_spec {
 	const struct vmm_image *image;
 	enum vmm_accel accel; /* must be resolved (KVM or TCG) before argv */

@@ -2,7 +2,8 @@
  * the real desktop guest through the gateway. One template is made through
  * the API (one desktop boot) from tests/e2e/pages/life.html; then: a
  * session restored from it is ready with the page from before the snapshot
- * (not reloaded) and a current clock; a template restored with a url
+ * (not reloaded) and a current clock; each clone's kernel reseeded its RNG
+ * (the VM generation id changed); a template restored with a url
  * loads that url; 20 restores in a row each show the page; a value typed into an
  * input (never submitted) and the scroll position survive pause and resume
  * in memory and on disk; a fork has its parent's page and the two diverge;
@@ -14,6 +15,7 @@
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/page_eval.h"
 #include "tests/lib/png.h"
+#include "vmm-qemu/qga_client.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -220,6 +222,7 @@ static int teardown(void **state)
 	struct http_resp r;
 
 	(void)state;
+	gateway_proc_delete_sessions(&gw); /* a template in use cannot go */
 	snprintf(path, sizeof(path), "/v1/templates/%s", tpl);
 	if (http_request("127.0.0.1", gw.port, "DELETE", path, gw.key, NULL, 0, 30, &r) == 0)
 		http_resp_free(&r);
@@ -242,6 +245,43 @@ static void test_restored_state_and_clock(void **state)
 		      (long long)((unix_ms() - loaded) / 1000), (long long)skew);
 	assert_true(skew > -3000 && skew < 3000);
 	delete(&s);
+}
+
+/* The guest kernel's log, through qemu-ga. */
+static char *guest_dmesg(const struct session *s)
+{
+	const char *argv[] = { "/bin/dmesg", NULL };
+	char path[PATH_MAX + 16], err[512], *out;
+	struct qga_exec_result res;
+	struct qga_client *c = NULL;
+
+	snprintf(path, sizeof(path), "%s/qga.sock", s->run_dir);
+	if (qga_client_connect(path, 5000, &c, err, sizeof(err)) < 0 ||
+	    qga_client_exec(c, argv, NULL, NULL, 0, 20000, &res, err, sizeof(err)) < 0)
+		fail_msg("dmesg: %s", err);
+	qga_client_destroy(c);
+	out = strdup(res.out ? res.out : "");
+	qga_exec_result_free(&res);
+	return out;
+}
+
+/* Every clone reseeds its RNG: the kernel saw the VM generation id change. */
+static void test_restored_rng_reseeded(void **state)
+{
+	struct session a, b;
+	char *log;
+
+	(void)state;
+	create(&a, NULL);
+	create(&b, NULL);
+	log = guest_dmesg(&a);
+	assert_non_null(strstr(log, "crng reseeded due to virtual machine fork"));
+	free(log);
+	log = guest_dmesg(&b);
+	assert_non_null(strstr(log, "crng reseeded due to virtual machine fork"));
+	free(log);
+	delete(&a);
+	delete(&b);
 }
 
 static void test_restore_with_url(void **state)
@@ -384,6 +424,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_restored_state_and_clock, delete_all),
+		cmocka_unit_test_teardown(test_restored_rng_reseeded, delete_all),
 		cmocka_unit_test_teardown(test_restore_with_url, delete_all),
 		cmocka_unit_test_teardown(test_twenty_restores, delete_all),
 		cmocka_unit_test_teardown(test_pause_resume_keeps_page_state, delete_all),

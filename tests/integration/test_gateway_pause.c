@@ -183,6 +183,7 @@ static int teardown(void **state)
 	struct http_resp r;
 
 	(void)state;
+	gateway_proc_delete_sessions(&gw); /* a template in use cannot go */
 	snprintf(path, sizeof(path), "/v1/templates/%s", tpl);
 	http_request("127.0.0.1", gw.port, "DELETE", path, gw.key, NULL, 0, 30, &r);
 	http_resp_free(&r);
