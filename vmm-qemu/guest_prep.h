@@ -2,8 +2,8 @@
  * or a checkpoint) current before anyone uses it: its clock set to now
  * through qemu-ga (it shows the time it was saved at until then), its page
  * navigated to a URL, and its input and page paths run once (warm-up: under
- * TCG a restored QEMU translates guest code afresh, so the first input
- * would otherwise pay for that). The guest's RNG needs nothing here: QEMU's
+ * TCG a restored QEMU translates guest code afresh, so the first click
+ * would otherwise take ~2 s to reach the page instead of ~0.4 s). The guest's RNG needs nothing here: QEMU's
  * vmgenid device gives every start a new generation id and the kernel
  * reseeds itself when it changes ("crng reseeded due to virtual machine
  * fork"). Blocking; for a job thread or a command-line tool. */
