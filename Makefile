@@ -47,7 +47,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-stream demo fuzz format
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream demo fuzz format
 all: $(O)/vitrine $(O)/vitrine-view $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -114,6 +114,11 @@ bench-screenshot: all image-tiny
 # The agent's latencies through the gateway on the desktop guest.
 bench-gateway: all images
 	$(O)/bench/bench_gateway
+
+# Templates, pause and fork on the desktop guest (cold vs restore, memory,
+# 20 sessions at once); takes ~10 minutes under TCG.
+bench-sessions: all images
+	$(O)/bench/bench_sessions
 
 # The live stream: fps to 1/10/50 viewers, CPU per viewer, glass-to-glass (desktop guest).
 bench-stream: all images

@@ -129,6 +129,57 @@ int fs_write_file(const char *path, const void *data, size_t len)
 	return close(fd) < 0 ? -errno : 0;
 }
 
+int fs_copy_file(const char *from, const char *to, mode_t mode)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = 0;
+	struct stat st;
+
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (out < 0 || fstat(in, &st) < 0) {
+		rc = -errno;
+		goto done;
+	}
+	for (off_t left = st.st_size; left > 0;) {
+		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			goto done;
+		}
+		left -= n;
+	}
+	if (fsync(out) < 0)
+		rc = -errno;
+done:
+	if (out >= 0 && close(out) < 0 && rc == 0)
+		rc = -errno;
+	close(in);
+	if (rc < 0 && out >= 0)
+		unlink(to);
+	return rc;
+}
+
+int fs_move_file(const char *from, const char *to)
+{
+	struct stat st;
+	int rc;
+
+	if (rename(from, to) == 0)
+		return 0;
+	if (errno != EXDEV)
+		return -errno;
+	if (stat(from, &st) < 0)
+		return -errno;
+	rc = fs_copy_file(from, to, st.st_mode & 07777);
+	if (rc == 0 && unlink(from) < 0)
+		rc = -errno;
+	return rc;
+}
+
 int64_t fs_now_ms(void)
 {
 	struct timespec ts;

@@ -16,6 +16,12 @@ int fs_rm_rf(const char *path);
 int fs_read_file(const char *path, size_t max, char **out, size_t *len);
 /* Writes len bytes to path (created 0644, truncated). Returns 0 or -errno. */
 int fs_write_file(const char *path, const void *data, size_t len);
+/* Copies from to to (created with mode, truncated) with copy_file_range,
+ * then fsyncs it. Returns 0 or -errno (a partial to is removed). */
+int fs_copy_file(const char *from, const char *to, mode_t mode);
+/* Renames from to to, or, across file systems, copies and unlinks from.
+ * Returns 0 or -errno. */
+int fs_move_file(const char *from, const char *to);
 /* Monotonic clock in milliseconds. This function can't fail. */
 int64_t fs_now_ms(void);
 

@@ -33,7 +33,7 @@ struct display_frame {
 	int width, height;
 	int stride; /* bytes per row, >= width * 4 */
 	uint8_t *pixels; /* owned, stride * height bytes, R G B X */
-	uint64_t seq; /* 1 for a mirror's first frame, +1 per published frame */
+	uint64_t seq; /* increasing per mirror, never repeated within the process */
 	int64_t changed_ms; /* display_now_ms() when this frame was published */
 	struct display_damage damage; /* since the previous frame (whole screen on a resize) */
 	atomic_int refs;

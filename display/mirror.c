@@ -29,6 +29,8 @@
  * dropped by QEMU's keyboard state tracker before it reaches the guest. */
 #define NUDGE_KEYSYM XK_Pause
 
+static atomic_uint_fast64_t frame_numbers;
+
 struct display_mirror {
 	rfbClient *client; /* owned; worker-only once the worker runs */
 	pthread_t thread;
@@ -266,7 +268,10 @@ static void on_finished_update(rfbClient *cl)
 	f = damage.n ? display_frame_create(cl->width, cl->height) : NULL;
 	if (f) {
 		memcpy(f->pixels, cl->frameBuffer, (size_t)stride * cl->height);
-		f->seq = ++m->seq;
+		/* Numbered across all mirrors of the process: a guest replaced
+		 * by a new one (resumed from disk) never repeats a number that
+		 * caches or viewers hold for the old one. */
+		f->seq = m->seq = atomic_fetch_add(&frame_numbers, 1) + 1;
 		f->changed_ms = display_now_ms();
 		f->damage = damage;
 		m->resized = false;

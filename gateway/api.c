@@ -1,5 +1,6 @@
 /* gateway/api.c: see api.h. The API is documented in docs/api.md. */
 #include "gateway/api.h"
+#include "gateway/api_int.h"
 
 #include "common/fsutil.h"
 #include "gateway/run.h"
@@ -16,11 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_WAIT_S 300
 
 /* Answers 401/403 and returns false unless the token grants at least need
  * on session s (NULL: an operator-only route). */
-static bool authorise(struct http_req *r, const struct sess *s, enum auth_scope need)
+bool api_authorise(struct http_req *r, const struct sess *s, enum auth_scope need)
 {
 	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key,
 					    s ? s->control_token : NULL, s ? s->view_token : NULL);
@@ -44,7 +44,7 @@ static bool authorise(struct http_req *r, const struct sess *s, enum auth_scope 
 /* The session of the route, answering 404 when there is none. Tokens of
  * other sessions are checked only after the lookup, so a probe with a wrong
  * token cannot tell existing ids from missing ones: both get 401 or 404. */
-static struct sess *route_session(struct http_req *r, enum auth_scope need)
+struct sess *api_route_session(struct http_req *r, enum auth_scope need)
 {
 	struct sess *s = sess_find(r->gw, r->route.id);
 
@@ -55,10 +55,10 @@ static struct sess *route_session(struct http_req *r, enum auth_scope need)
 			http_reply_error(r, 401, "unauthorized", "the token is not valid here");
 		return NULL;
 	}
-	return authorise(r, s, need) ? s : NULL;
+	return api_authorise(r, s, need) ? s : NULL;
 }
 
-static int query_int(struct http_req *r, const char *name, int def, int min, int max, int *out)
+int api_query_int(struct http_req *r, const char *name, int def, int min, int max, int *out)
 {
 	char buf[32], msg[128];
 	const char *v = lws_get_urlarg_by_name(r->wsi, name, buf, sizeof(buf));
@@ -79,7 +79,7 @@ static int query_int(struct http_req *r, const char *name, int def, int min, int
 	return 0;
 }
 
-static void reply_session(struct http_req *r, const struct sess *s, int status, bool tokens)
+void api_reply_session(struct http_req *r, const struct sess *s, int status, bool tokens)
 {
 	json_t *j = sess_to_json(s, tokens);
 
@@ -96,8 +96,9 @@ static void on_wait_timeout(lws_sorted_usec_list_t *sul)
 	lws_callback_on_writable(r->wsi);
 }
 
-/* Parks the request until the session leaves "starting" or timeout_s passes. */
-static void wait_for_state(struct http_req *r, struct sess *s, int timeout_s)
+/* Parks the request until the session changes or timeout_s passes; the
+ * route decides in api_resume_wait when it has its answer. */
+void api_wait(struct http_req *r, struct sess *s, int timeout_s)
 {
 	if (sess_add_waiter(s, r->wsi) < 0) {
 		http_reply_error(r, 503, "busy", "too many requests wait on this session");
@@ -105,30 +106,50 @@ static void wait_for_state(struct http_req *r, struct sess *s, int timeout_s)
 	}
 	snprintf(r->wait_id, sizeof(r->wait_id), "%s", s->id);
 	r->wait_until_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
+	/* lws would close an idle GET after its keep-alive timeout (5 s). */
+	lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, timeout_s + 10);
 	lws_sul_schedule(r->gw->ctx, 0, &r->sul_wait, on_wait_timeout,
 			 (lws_usec_t)timeout_s * LWS_US_PER_SEC);
 }
 
+void api_unpark(struct http_req *r, struct sess *s)
+{
+	if (s)
+		sess_remove_waiter(s, r->wsi);
+	r->wait_id[0] = '\0';
+	lws_sul_cancel(&r->sul_wait);
+}
+
+static void act(struct http_req *r);
+
 void api_resume_wait(struct http_req *r)
 {
 	struct sess *s = sess_find(r->gw, r->wait_id);
+	bool timed_out = fs_now_ms() >= r->wait_until_ms;
 
 	if (!s) {
-		r->wait_id[0] = '\0';
-		lws_sul_cancel(&r->sul_wait);
-		http_reply_error(r, 410, "gone", "the session was deleted while starting");
+		api_unpark(r, NULL);
+		http_reply_error(r, 410, "gone", "the session was deleted meanwhile");
 		return;
 	}
-	if (s->state == SESS_STARTING && fs_now_ms() < r->wait_until_ms)
+	if (r->route.kind == R_SESSION_ACTIONS) {
+		/* An action that resumed its session runs once that is done. */
+		if (sess_busy(s) && !timed_out)
+			return;
+		api_unpark(r, s);
+		act(r);
 		return;
-	sess_remove_waiter(s, r->wsi);
-	r->wait_id[0] = '\0';
-	lws_sul_cancel(&r->sul_wait);
+	}
+	if (api_ops_resume_wait(r, s, timed_out))
+		return;
+	if (sess_busy(s) && !timed_out)
+		return;
+	api_unpark(r, s);
 	/* A create that waited answers 201 with the tokens; a GET that waited 200. */
 	if (r->route.kind == R_SESSIONS_CREATE)
-		reply_session(r, s, 201, true);
+		api_reply_session(r, s, 201, true);
 	else
-		reply_session(r, s, 200, false);
+		api_reply_session(r, s, 200, false);
 }
 
 /* Reads ?wait=: *wait is true for "ready"; anything else is answered 400. */
@@ -153,8 +174,8 @@ static void create_session(struct http_req *r)
 	bool wait;
 	int wait_s, rc;
 
-	if (!authorise(r, NULL, AUTH_OPERATOR) || wait_arg(r, &wait) < 0 ||
-	    query_int(r, "timeout_s=", DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
+	if (!api_authorise(r, NULL, AUTH_OPERATOR) || wait_arg(r, &wait) < 0 ||
+	    api_query_int(r, "timeout_s=", API_DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
 		return;
 	if (session_request_parse(r->body ? r->body : "", r->body_len, &req, &e) < 0) {
 		http_reply_api_error(r, &e);
@@ -166,18 +187,18 @@ static void create_session(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
-	if (wait && s->state == SESS_STARTING) {
-		wait_for_state(r, s, wait_s);
+	if (wait && sess_busy(s)) {
+		api_wait(r, s, wait_s);
 		return;
 	}
-	reply_session(r, s, 201, true);
+	api_reply_session(r, s, 201, true);
 }
 
 static void list_sessions(struct http_req *r)
 {
 	json_t *arr = json_array();
 
-	if (!authorise(r, NULL, AUTH_OPERATOR)) {
+	if (!api_authorise(r, NULL, AUTH_OPERATOR)) {
 		json_decref(arr);
 		return;
 	}
@@ -188,23 +209,23 @@ static void list_sessions(struct http_req *r)
 
 static void get_session(struct http_req *r)
 {
-	struct sess *s = route_session(r, AUTH_VIEW);
+	struct sess *s = api_route_session(r, AUTH_VIEW);
 	bool wait;
 	int wait_s;
 
 	if (!s || wait_arg(r, &wait) < 0 ||
-	    query_int(r, "timeout_s=", DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
+	    api_query_int(r, "timeout_s=", API_DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
 		return;
-	if (wait && s->state == SESS_STARTING) {
-		wait_for_state(r, s, wait_s);
+	if (wait && sess_busy(s)) {
+		api_wait(r, s, wait_s);
 		return;
 	}
-	reply_session(r, s, 200, false);
+	api_reply_session(r, s, 200, false);
 }
 
 static void delete_session(struct http_req *r)
 {
-	struct sess *s = route_session(r, AUTH_OPERATOR);
+	struct sess *s = api_route_session(r, AUTH_OPERATOR);
 
 	if (!s)
 		return;
@@ -238,7 +259,7 @@ static void screenshot_done(void *ud, struct run_outcome *out)
 
 static void screenshot(struct http_req *r)
 {
-	struct sess *s = route_session(r, AUTH_VIEW);
+	struct sess *s = api_route_session(r, AUTH_VIEW);
 	struct shot_opts o;
 	struct api_error e;
 	json_t *j;
@@ -251,10 +272,10 @@ static void screenshot(struct http_req *r)
 	shot_opts_default(&o);
 	o.quiet_ms = 0;
 	format = lws_get_urlarg_by_name(r->wsi, "format=", buf, sizeof(buf));
-	if (query_int(r, "quality=", 80, 1, 100, &quality) < 0 ||
-	    query_int(r, "width=", 0, 1, 16384, &width) < 0 ||
-	    query_int(r, "height=", 0, 1, 16384, &height) < 0 ||
-	    query_int(r, "fresh=", 1, 0, 1, &fresh) < 0)
+	if (api_query_int(r, "quality=", 80, 1, 100, &quality) < 0 ||
+	    api_query_int(r, "width=", 0, 1, 16384, &width) < 0 ||
+	    api_query_int(r, "height=", 0, 1, 16384, &height) < 0 ||
+	    api_query_int(r, "fresh=", 1, 0, 1, &fresh) < 0)
 		return;
 	j = json_pack("{s:s, s:i}", "format", format ? format : "jpeg", "quality", quality);
 	if (width)
@@ -351,79 +372,27 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len, run_d
 
 static void act(struct http_req *r)
 {
-	struct sess *s = route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
 	json_t *error = NULL;
-	int status;
+	struct api_error e;
+	int status, auto_resume;
 
-	if (!s)
+	if (!s || api_query_int(r, "auto_resume=", 0, 0, 1, &auto_resume) < 0)
 		return;
+	if (auto_resume && !r->resumed && s->state == SESS_PAUSED && !s->job) {
+		r->resumed = true; /* once: a resume that fails answers below */
+		if (sess_resume(s, &e) < 0) {
+			http_reply_api_error(r, &e);
+			return;
+		}
+	}
+	if (auto_resume && s->job) {
+		api_wait(r, s, API_DEFAULT_WAIT_S);
+		return;
+	}
 	r->run = api_start_action(s, r->body, r->body_len, act_done, r, &status, &error);
 	if (!r->run)
 		http_reply_json(r, status, error);
-}
-
-static json_t *template_json(const char *name, const struct vmm_template *t)
-{
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:I}", "name", name, "image", t->image,
-			 "width", t->width, "height", t->height, "vcpus", t->vcpus, "memory_mib",
-			 t->memory_mib, "url", t->url, "created_at", (json_int_t)t->created_at);
-}
-
-static void list_templates(struct http_req *r)
-{
-	json_t *arr = json_array();
-	DIR *d;
-	struct dirent *e;
-
-	if (!authorise(r, NULL, AUTH_OPERATOR)) {
-		json_decref(arr);
-		return;
-	}
-	d = opendir(vmm_templates_dir());
-	while (d && (e = readdir(d))) {
-		struct vmm_template t;
-		char err[512];
-
-		if (e->d_name[0] != '.' && vmm_template_load(e->d_name, &t, err, sizeof(err)) == 0)
-			json_array_append_new(arr, template_json(e->d_name, &t));
-	}
-	if (d)
-		closedir(d);
-	http_reply_json(r, 200, json_pack("{s:o}", "templates", arr));
-}
-
-static void get_template(struct http_req *r)
-{
-	struct vmm_template t;
-	char err[1024];
-	int rc;
-
-	if (!authorise(r, NULL, AUTH_OPERATOR))
-		return;
-	rc = vmm_template_load(r->route.id, &t, err, sizeof(err));
-	if (rc == -ENOENT)
-		http_reply_error(r, 404, "unknown_template", "no such template");
-	else if (rc < 0)
-		http_reply_error(r, 500, "internal", err);
-	else
-		http_reply_json(r, 200, template_json(r->route.id, &t));
-}
-
-static void delete_template(struct http_req *r)
-{
-	char err[1024];
-	int rc;
-
-	if (!authorise(r, NULL, AUTH_OPERATOR))
-		return;
-	rc = vmm_template_remove(r->route.id, err, sizeof(err));
-	if (rc == -ENOENT)
-		http_reply_error(r, 404, "unknown_template", "no such template");
-	else if (rc < 0)
-		http_reply_error(r, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "internal",
-				 err);
-	else
-		http_reply_json(r, 200, json_pack("{s:s, s:b}", "name", r->route.id, "deleted", 1));
 }
 
 void api_handle(struct http_req *r)
@@ -452,24 +421,24 @@ void api_handle(struct http_req *r)
 		act(r);
 		return;
 	case R_SESSION_CONTROL_WS:
-		if (route_session(r, AUTH_CONTROL))
+		if (api_route_session(r, AUTH_CONTROL))
 			http_reply_error(r, 426, "upgrade_required",
 					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
 		return;
 	case R_SESSION_STREAM_WS:
-		if (route_session(r, AUTH_VIEW))
+		if (api_route_session(r, AUTH_VIEW))
 			http_reply_error(r, 426, "upgrade_required",
 					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
 		return;
 	case R_SESSION_SHARE: {
-		struct sess *s = route_session(r, AUTH_VIEW);
+		struct sess *s = api_route_session(r, AUTH_VIEW);
 
 		if (s)
 			stream_share(r, s);
 		return;
 	}
 	case R_SESSION_VNC: {
-		struct sess *s = route_session(r, AUTH_CONTROL);
+		struct sess *s = api_route_session(r, AUTH_CONTROL);
 
 		if (s)
 			vnc_route(r, s);
@@ -479,14 +448,29 @@ void api_handle(struct http_req *r)
 		http_add_header(r, "location", "/web/");
 		http_reply_json(r, 302, json_pack("{s:s}", "location", "/web/"));
 		return;
+	case R_SESSION_PAUSE:
+		api_pause(r);
+		return;
+	case R_SESSION_RESUME:
+		api_resume(r);
+		return;
+	case R_SESSION_FORK:
+		api_fork(r);
+		return;
+	case R_SESSION_EVENTS:
+		api_events(r);
+		return;
 	case R_TEMPLATES_LIST:
-		list_templates(r);
+		api_list_templates(r);
+		return;
+	case R_TEMPLATES_CREATE:
+		api_create_template(r);
 		return;
 	case R_TEMPLATE_GET:
-		get_template(r);
+		api_get_template(r);
 		return;
 	case R_TEMPLATE_DELETE:
-		delete_template(r);
+		api_delete_template(r);
 		return;
 	case R_METHOD_NOT_ALLOWED:
 		http_reply_error(r, 405, "method_not_allowed", "this path does not take that method");

@@ -23,6 +23,9 @@ int cmd_create(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+int cmd_fork(int argc, char **argv);
 int cmd_screenshot(int argc, char **argv);
 int cmd_act(int argc, char **argv);
 

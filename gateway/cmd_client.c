@@ -412,3 +412,50 @@ int cmd_rm(int argc, char **argv)
 	http_resp_free(&r);
 	return 0;
 }
+
+/* pause/resume/fork: POST /v1/sessions/ID/WHAT with body, print the answer. */
+static int session_op(int argc, char **argv, const char *cmd, const char *what,
+		      const char *usage, const char *flag_name, const char *body_if_flag,
+		      const char *query_if_flag)
+{
+	struct cli_client cl = { .cmd = cmd };
+	bool flag = false;
+	struct http_resp r;
+	char path[128];
+	int rc = parse_simple(argc, argv, &cl, true, usage, &flag, flag_name);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	snprintf(path, sizeof(path), "/v1/sessions/%s/%s%s", argv[optind], what,
+		 flag && query_if_flag ? query_if_flag : "");
+	if ((rc = cli_client_request(&cl, "POST", path, flag && body_if_flag ? body_if_flag : "{}",
+				     strlen(flag && body_if_flag ? body_if_flag : "{}"),
+				     WAIT_TIMEOUT_S, &r)))
+		return rc;
+	cli_print_json(r.json);
+	http_resp_free(&r);
+	return 0;
+}
+
+int cmd_pause(int argc, char **argv)
+{
+	return session_op(argc, argv, "vitrine pause", "pause",
+			  "usage: vitrine pause ID [--disk]\n"
+			  "  --disk              save the whole guest to disk and stop QEMU (default:\n"
+			  "                      stop it in memory)\n",
+			  "disk", "{\"mode\":\"disk\"}", NULL);
+}
+
+int cmd_resume(int argc, char **argv)
+{
+	return session_op(argc, argv, "vitrine resume", "resume", "usage: vitrine resume ID\n", NULL,
+			  NULL, NULL);
+}
+
+int cmd_fork(int argc, char **argv)
+{
+	return session_op(argc, argv, "vitrine fork", "fork",
+			  "usage: vitrine fork ID [--wait]\n"
+			  "  --wait              answer once the copy is ready\n",
+			  "wait", NULL, "?wait=ready");
+}

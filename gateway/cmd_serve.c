@@ -5,11 +5,16 @@
 #include "gateway/cli.h"
 #include "gateway/gw.h"
 #include "gateway/http.h"
+#include "gateway/job.h"
 #include "gateway/run.h"
 #include "gateway/session.h"
+#include "gateway/template_build.h"
 #include "gateway/web.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
+
+#include "gateway/job.h"
+#include "gateway/template_build.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -34,14 +39,19 @@ static void serve_usage(FILE *f)
 		   "  --listen HOST:PORT   where to listen (default 127.0.0.1:8080; port 0 picks one)\n"
 		   "  --api-key-file FILE  operator API key (default $VITRINE_HOME/api-key, made if missing)\n"
 		   "  --origins LIST       WebSocket Origin allowlist, comma-separated (default: same host)\n"
-		   "  --max-sessions N     sessions at once (default 8)\n"
+		   "  --max-sessions N     sessions at once (default 8; more get 429)\n"
+		   "  --max-vcpus N        vcpus one session may ask for (default 16)\n"
+		   "  --max-memory-mib N   memory one session may ask for (default 32768)\n"
+		   "  --memory-budget-mib N  guest memory over all sessions (default: no budget;\n"
+		   "                       past it, new sessions get 503)\n"
 		   "  --public-url URL     base of the URLs handed out (default http://HOST:PORT)\n"
 		   "  --web-dir DIR        the web viewer's files (default: BIN/../web, /usr/share/vitrine/web)\n"
 		   "  --audit-log FILE     append audit events (live-view control changes) to FILE\n"
 		   "  --stream-idle-s N    hang up on stream viewers silent this long (default 30)\n"
 		   "  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
 		   "  --demo FILE          start a desktop session showing this HTML page and\n"
-		   "                       print how to drive it\n");
+		   "                       print how to drive it\n"
+		   "  --demo-template NAME start the demo session from this template instead\n");
 }
 
 /* Resolves the accelerator once, so no request waits on the KVM probe. */
@@ -63,31 +73,37 @@ static void warm_accel_probe(void)
 		log_info("serve", "guests run under KVM");
 }
 
-/* --demo: one desktop session showing page_file, and how to drive it. */
-static int start_demo(struct gw *gw, const char *page_file)
+/* --demo: one desktop session showing page_file (or restored from the
+ * template tpl, which shows its own page), and how to drive it. */
+static int start_demo(struct gw *gw, const char *page_file, const char *tpl)
 {
 	struct session_request req = { .image = "desktop" };
 	struct api_error e;
 	struct sess *s;
 	size_t len;
 
-	if (fs_read_file(page_file, SESSION_MAX_PAGE, &req.page, &len) < 0) {
+	if (tpl) {
+		snprintf(req.image, sizeof(req.image), "%s", tpl);
+		req.from_template = true;
+	} else if (fs_read_file(page_file, SESSION_MAX_PAGE, &req.page, &len) < 0) {
 		fprintf(stderr, "vitrine serve: cannot read the demo page %s\n", page_file);
 		return -1;
+	} else {
+		snprintf(req.url, sizeof(req.url), "%s", SESSION_PAGE_URL);
 	}
-	snprintf(req.url, sizeof(req.url), "%s", SESSION_PAGE_URL);
 	if (sess_create(gw, &req, &s, &e) < 0) {
 		fprintf(stderr, "vitrine serve: demo session: %s: %s\n", e.code, e.message);
 		session_request_free(&req);
 		return -1;
 	}
 	session_request_free(&req);
-	printf("demo session %s is starting (about 20 s under TCG).\n"
+	printf("demo session %s is starting (%s).\n"
 	       "  screenshot: curl -s -H 'Authorization: Bearer %s' -o shot.jpg '%s/v1/sessions/%s/screenshot'\n"
 	       "  act:        curl -s -H 'Authorization: Bearer %s' -d '{\"action\":\"left_click\",\"coordinate\":[640,400],\"screenshot\":true}' '%s/v1/sessions/%s/actions'\n"
 	       "  control token %s, view token %s\n"
 	       "  watch it live, and take control: %s/web/#s=%s&t=%s\n",
-	       s->id, s->view_token, gw->public_url, s->id, s->control_token, gw->public_url, s->id,
+	       s->id, tpl ? "restored from a template: about a second" : "booting: about 20 s under TCG",
+	       s->view_token, gw->public_url, s->id, s->control_token, gw->public_url, s->id,
 	       s->control_token, s->view_token, gw->public_url, s->id, s->control_token);
 	fflush(stdout);
 	return 0;
@@ -99,7 +115,9 @@ int cmd_serve(int argc, char **argv)
 		{ "listen", required_argument, 0, 'l' },     { "api-key-file", required_argument, 0, 'k' },
 		{ "origins", required_argument, 0, 'o' },    { "max-sessions", required_argument, 0, 'm' },
 		{ "public-url", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
-		{ "demo", required_argument, 0, 'd' },
+		{ "demo", required_argument, 0, 'd' },	     { "demo-template", required_argument, 0, 'T' },
+		{ "max-vcpus", required_argument, 0, 'V' }, { "max-memory-mib", required_argument, 0, 'M' },
+		{ "memory-budget-mib", required_argument, 0, 'B' },
 		{ "web-dir", required_argument, 0, 'w' },    { "audit-log", required_argument, 0, 'a' },
 		{ "stream-idle-s", required_argument, 0, 'i' }, { "vnc-listen", required_argument, 0, 'X' },
 		{ 0, 0, 0, 0 },
@@ -112,7 +130,7 @@ int cmd_serve(int argc, char **argv)
 	struct gw gw = { .max_sessions = 8 };
 	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
 	const char *listen = "127.0.0.1:8080", *public_url = NULL, *home = getenv("VITRINE_HOME");
-	const char *demo_page = NULL, *web_dir = NULL;
+	const char *demo_page = NULL, *demo_template = NULL, *web_dir = NULL;
 	static char web_root[4096]; /* the mount points at it for the context's life */
 	struct lws_http_mount web;
 	struct sigaction sa = { .sa_handler = on_stop_signal };
@@ -132,6 +150,21 @@ int cmd_serve(int argc, char **argv)
 		case 'X': snprintf(gw.vnc_listen, sizeof(gw.vnc_listen), "%s", optarg); break;
 		case 'i':
 			if (cli_parse_int("--stream-idle-s", optarg, 1, 3600, &gw.stream_idle_s) < 0)
+				return 2;
+			break;
+		case 'T': demo_template = optarg; break;
+		case 'V':
+			if (cli_parse_int("--max-vcpus", optarg, 1, VMM_MAX_VCPUS, &gw.max_vcpus) < 0)
+				return 2;
+			break;
+		case 'M':
+			if (cli_parse_int("--max-memory-mib", optarg, VMM_MIN_MEMORY_MIB,
+					  VMM_MAX_MEMORY_MIB, &gw.max_memory_mib) < 0)
+				return 2;
+			break;
+		case 'B':
+			if (cli_parse_int("--memory-budget-mib", optarg, VMM_MIN_MEMORY_MIB, 1 << 24,
+					  &gw.memory_budget_mib) < 0)
 				return 2;
 			break;
 		case 'm':
@@ -193,7 +226,7 @@ int cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	printf("vitrine: listening on %s (API key in %s)\n", gw.public_url, keyfile);
 	fflush(stdout);
-	if (demo_page && start_demo(&gw, demo_page) < 0) {
+	if ((demo_page || demo_template) && start_demo(&gw, demo_page, demo_template) < 0) {
 		sess_destroy_all(&gw);
 		lws_context_destroy(gw.ctx);
 		the_gw = NULL;
@@ -204,6 +237,10 @@ int cmd_serve(int argc, char **argv)
 			break;
 	log_info("serve", "stopping: destroying %d sessions", gw.n_sessions);
 	sess_destroy_all(&gw);
+	template_build_stop_all(&gw, 30000);
+	/* Orphaned jobs end (and free their guests) on their own. */
+	if (!job_wait_all(30000))
+		log_warn("serve", "a session job is still running at exit");
 	/* An agent call times out within 35 s; its thread then wakes the context. */
 	if (!run_wait_threads(40000))
 		log_warn("serve", "a typing thread is still running at exit");

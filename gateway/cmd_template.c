@@ -5,7 +5,9 @@
 #include "common/log.h"
 #include "gateway/cli.h"
 #include "vmm-qemu/accel.h"
+#include "vmm-qemu/guest_prep.h"
 #include "vmm-qemu/snapshot.h"
+#include "vmm-qemu/template_create.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,63 +20,49 @@
 
 static void template_usage(FILE *f)
 {
-	fprintf(f, "usage: vitrine template create NAME --image IMAGE [--url URL] [--width N]\n"
-		   "                                [--height N] [--vcpus N] [--memory MIB]\n"
-		   "                                [--timeout S] [--settle S]\n"
+	fprintf(f, "usage: vitrine template create NAME --image IMAGE [--url URL | --page FILE]\n"
+		   "                                [--width N] [--height N] [--vcpus N] [--memory MIB]\n"
+		   "                                [--timeout S] [--settle S] [--unless-current]\n"
 		   "       vitrine template ls\n"
 		   "       vitrine template rm NAME\n"
 		   "Templates live in $VITRINE_HOME/templates/NAME. create boots IMAGE, waits\n"
 		   "until it is ready (plus --settle seconds, default 2) and saves its state;\n"
-		   "`vitrine boot --template NAME` then starts a guest from it.\n");
-}
-
-/* Waits for phase in short steps so ^C is honoured. */
-static int wait_ready(struct vmm_vm *vm, int timeout_s, char *err, size_t errlen)
-{
-	int64_t deadline = fs_now_ms() + (int64_t)timeout_s * 1000;
-
-	while (!cli_interrupted) {
-		int left = (int)(deadline - fs_now_ms());
-		int rc = vmm_vm_wait_phase(vm, "ready", left < 250 ? (left > 0 ? left : 0) : 250, err,
-					   errlen);
-
-		if (rc != -ETIMEDOUT || left <= 250)
-			return rc;
-	}
-	snprintf(err, errlen, "interrupted");
-	return -EINTR;
+		   "`vitrine boot --template NAME` then starts a guest from it. --unless-current\n"
+		   "keeps an existing template made from the current build of IMAGE (and\n"
+		   "replaces a stale one). `vitrine serve` sessions use {\"template\": NAME}.\n");
 }
 
 static int template_create(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "image", required_argument, 0, 'i' },	 { "url", required_argument, 0, 'u' },
-		{ "width", required_argument, 0, 'W' },	 { "height", required_argument, 0, 'H' },
-		{ "vcpus", required_argument, 0, 'c' },	 { "memory", required_argument, 0, 'm' },
-		{ "timeout", required_argument, 0, 't' }, { "settle", required_argument, 0, 's' },
+		{ "page", required_argument, 0, 'p' },	 { "width", required_argument, 0, 'W' },
+		{ "height", required_argument, 0, 'H' }, { "vcpus", required_argument, 0, 'c' },
+		{ "memory", required_argument, 0, 'm' }, { "timeout", required_argument, 0, 't' },
+		{ "settle", required_argument, 0, 's' }, { "unless-current", no_argument, 0, 'U' },
 		{ 0, 0, 0, 0 },
 	};
-	const char *image = NULL, *url = NULL, *name;
-	int width = 1280, height = 800, vcpus = 2, memory = 0, timeout_s = 180, settle_s = 2;
-	char dir[PATH_MAX], ram[PATH_MAX], err[2048], why[256];
-	struct vmm_vm_opts vopts = { 0 };
-	struct vmm_image img;
-	struct vmm_spec spec;
-	struct vmm_vm *vm = NULL;
-	int64_t t0 = fs_now_ms(), until;
+	bool unless_current = false;
+	struct vmm_template_params p = { .width = 1280, .height = 800, .vcpus = 2,
+					 .timeout_s = 180, .settle_s = 2 };
+	const char *name;
+	char err[2048];
+	int64_t t0 = fs_now_ms();
 	int c, rc = 0;
 
 	optind = 1;
 	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'i': image = optarg; break;
-		case 'u': url = optarg; break;
-		case 'W': rc = cli_parse_int("--width", optarg, VMM_MIN_WIDTH, VMM_MAX_WIDTH, &width); break;
-		case 'H': rc = cli_parse_int("--height", optarg, VMM_MIN_HEIGHT, VMM_MAX_HEIGHT, &height); break;
-		case 'c': rc = cli_parse_int("--vcpus", optarg, 1, VMM_MAX_VCPUS, &vcpus); break;
-		case 'm': rc = cli_parse_int("--memory", optarg, VMM_MIN_MEMORY_MIB, VMM_MAX_MEMORY_MIB, &memory); break;
-		case 't': rc = cli_parse_int("--timeout", optarg, 1, 3600, &timeout_s); break;
-		case 's': rc = cli_parse_int("--settle", optarg, 0, 600, &settle_s); break;
+		case 'i': p.image = optarg; break;
+		case 'u': p.url = optarg; break;
+		case 'p': p.page_file = optarg; break;
+		case 'W': rc = cli_parse_int("--width", optarg, VMM_MIN_WIDTH, VMM_MAX_WIDTH, &p.width); break;
+		case 'H': rc = cli_parse_int("--height", optarg, VMM_MIN_HEIGHT, VMM_MAX_HEIGHT, &p.height); break;
+		case 'c': rc = cli_parse_int("--vcpus", optarg, 1, VMM_MAX_VCPUS, &p.vcpus); break;
+		case 'm': rc = cli_parse_int("--memory", optarg, VMM_MIN_MEMORY_MIB, VMM_MAX_MEMORY_MIB, &p.memory_mib); break;
+		case 't': rc = cli_parse_int("--timeout", optarg, 1, 3600, &p.timeout_s); break;
+		case 's': rc = cli_parse_int("--settle", optarg, 0, 600, &p.settle_s); break;
+		case 'U': unless_current = true; break;
 		default:
 			template_usage(stderr);
 			return 2;
@@ -82,56 +70,41 @@ static int template_create(int argc, char **argv)
 	}
 	if (rc < 0)
 		return 2;
-	if (optind + 1 != argc || !image) {
+	if (optind + 1 != argc || !p.image) {
 		fprintf(stderr, "vitrine template create: need NAME and --image\n");
 		template_usage(stderr);
 		return 2;
 	}
 	name = argv[optind];
-	if (!vmm_template_name_ok(name)) {
-		fprintf(stderr, "vitrine template create: bad name '%s' (letters, digits, '_', '-')\n",
-			name);
+	if (p.page_file && access(p.page_file, R_OK) < 0) {
+		fprintf(stderr, "vitrine template create: --page %s: %s\n", p.page_file,
+			strerror(errno));
 		return 2;
 	}
-	if (vmm_image_load(image, &img, err, sizeof(err)) < 0) {
-		fprintf(stderr, "vitrine template create: %s\n", err);
-		return 1;
+	if (unless_current) {
+		struct vmm_template t;
+
+		rc = vmm_template_load(name, &t, err, sizeof(err));
+		if (rc == 0 && !strcmp(t.image, p.image)) {
+			printf("template %s is current\n", name);
+			return 0;
+		}
+		if (rc == 0 || rc == -ESTALE) {
+			printf("template %s is %s: making it again\n", name,
+			       rc ? "stale" : "of another image");
+			if (vmm_template_remove(name, err, sizeof(err)) < 0) {
+				fprintf(stderr, "vitrine template create: %s\n", err);
+				return 1;
+			}
+		}
 	}
-	vmm_spec_defaults(&spec);
-	spec.image = &img;
-	spec.width = width;
-	spec.height = height;
-	spec.vcpus = vcpus;
-	spec.memory_mib = memory ? memory : img.rootfs[0] ? 2048 : 256;
-	spec.url = url;
-	if (vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &spec.accel, why,
-			      sizeof(why)) < 0) {
-		fprintf(stderr, "vitrine template create: no accelerator: %s\n", why);
-		return 1;
-	}
-	snprintf(dir, sizeof(dir), "%s/%s", vmm_templates_dir(), name);
-	rc = vmm_template_prepare(dir, &spec, ram, sizeof(ram), err, sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "vitrine template create: %s\n", err);
-		return 1;
-	}
-	rc = vmm_vm_start(&spec, &vopts, &vm, err, sizeof(err));
-	if (rc == 0)
-		rc = wait_ready(vm, timeout_s, err, sizeof(err));
-	/* Let the first paint and the guest's start-up work finish. */
-	until = fs_now_ms() + (int64_t)settle_s * 1000;
-	while (rc == 0 && !cli_interrupted && fs_now_ms() < until)
-		rc = vmm_vm_service(vm, 200, err, sizeof(err));
-	if (rc == 0)
-		rc = vmm_template_save(vm, dir, err, sizeof(err));
-	vmm_vm_destroy(vm);
+	rc = vmm_template_create(name, &p, &cli_interrupted, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "vitrine template create: %s: %s\n", name, err);
-		fs_rm_rf(dir);
-		return 1;
+		return rc == -EINVAL ? 2 : 1;
 	}
-	printf("template %s made from %s in %.1f s: %s\n", name, image,
-	       (fs_now_ms() - t0) / 1000.0, dir);
+	printf("template %s made from %s in %.1f s: %s/%s\n", name, p.image,
+	       (fs_now_ms() - t0) / 1000.0, vmm_templates_dir(), name);
 	return 0;
 }
 
@@ -150,13 +123,16 @@ static int template_ls(void)
 		struct tm tm;
 		time_t at;
 
-		if (e->d_name[0] == '.' || vmm_template_load(e->d_name, &t, err, sizeof(err)) < 0)
+		int rc = e->d_name[0] == '.' ? -ENOENT
+					     : vmm_template_load(e->d_name, &t, err, sizeof(err));
+
+		if (rc < 0 && rc != -ESTALE)
 			continue;
 		at = (time_t)t.created_at;
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&at, &tm));
 		snprintf(screen, sizeof(screen), "%dx%d", t.width, t.height);
-		printf("%-24s %-10s %-10s %5d %6dM  %s\n", e->d_name, t.image, screen, t.vcpus,
-		       t.memory_mib, when);
+		printf("%-24s %-10s %-10s %5d %6dM  %s%s\n", e->d_name, t.image, screen, t.vcpus,
+		       t.memory_mib, when, rc ? "  (stale: make it again)" : "");
 	}
 	closedir(d);
 	return 0;
@@ -242,9 +218,16 @@ static int boot_from_template(int argc, char **argv)
 		fprintf(stderr, "vitrine boot: cannot restore template %s: %s\n", name, err);
 		return 1;
 	}
-	/* Best effort: only guests with an agent can have their clock set. */
-	if (t.has_disk && vmm_template_set_clock(vm, 5000, err, sizeof(err)) < 0)
-		log_warn("boot", "guest clock not set (it shows the template's time): %s", err);
+	/* As the gateway does: clock, warm-up (only guests with an agent can
+	 * have their clock set). */
+	{
+		struct guest_prep prep = { .has_agent = t.has_disk, .set_clock = t.has_disk,
+					   .warm = true };
+
+		if (guest_prep_run(vm, &prep, err, sizeof(err)) < 0)
+			log_warn("boot", "guest not prepared (its clock shows the template's time): %s",
+				 err);
+	}
 	if (shot) {
 		rc = vmm_vm_screendump(vm, shot, strrchr(shot, '.') + 1, err, sizeof(err));
 		shot_ms = fs_now_ms() - t0;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 struct sess;
+struct build;
 
 struct gw {
 	struct lws_context *ctx; /* owned */
@@ -18,11 +19,16 @@ struct gw {
 	char origins[512]; /* WebSocket Origin allowlist, comma-separated */
 	char public_url[256]; /* base of the URLs handed out, e.g. http://127.0.0.1:8080 */
 	struct sess *sessions; /* owned list, linked by sess::next */
+	struct build *builds; /* owned list of template builds (template_build.h) */
 	int n_sessions;
 	int max_sessions;
 	char audit_path[512]; /* live view: audit log file ("" : log lines only) */
 	int stream_idle_s; /* live view: hang up on viewers silent this long (0: default) */
 	char vnc_listen[64]; /* live view: IPv4 address for VNC doors ("" : 127.0.0.1) */
+	/* Operator limits (0: none): per session, and memory over all sessions
+	 * (a guest's whole RAM is counted, as it may use it all). */
+	int max_vcpus, max_memory_mib, memory_budget_mib;
+	int vcpus_used, memory_used_mib; /* by the sessions in the registry */
 	volatile int stop; /* set by a signal; the loop exits */
 };
 

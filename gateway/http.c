@@ -180,6 +180,8 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		api_handle(r);
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY:
+		if (len == 0) /* an empty body comes as (NULL, 0) */
+			return 0;
 		if (r->body_too_big || r->body_len + len > HTTP_MAX_BODY) {
 			r->body_too_big = true;
 			return 0;

@@ -40,6 +40,8 @@ struct http_req {
 	struct stream_viewer *viewer; /* owned: set when this is a stream WebSocket */
 	/* A request waiting for a session's state to change (?wait=ready). */
 	char wait_id[24];
+	int64_t wait_after; /* events: answer once there is one past this seq */
+	bool resumed; /* an action's ?auto_resume=1 has been acted on */
 	int64_t wait_until_ms;
 	lws_sorted_usec_list_t sul_wait;
 };

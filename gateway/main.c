@@ -45,6 +45,9 @@ static const struct {
 	{ "ls", cmd_ls, "list the gateway's sessions" },
 	{ "show", cmd_show, "show one session as JSON" },
 	{ "rm", cmd_rm, "delete a session" },
+	{ "pause", cmd_pause, "pause a session, in memory or (--disk) to disk" },
+	{ "resume", cmd_resume, "resume a paused session" },
+	{ "fork", cmd_fork, "start a copy of a running session (prints it as JSON)" },
 	{ "screenshot", cmd_screenshot, "save a session's screen to a file" },
 	{ "act", cmd_act, "send one action (click, type, key...) to a session" },
 };

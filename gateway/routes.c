@@ -31,8 +31,11 @@ struct route route_parse(enum route_method m, const char *path)
 		return pick(m, M_GET, R_ROOT);
 	if (!strcmp(path, "/healthz"))
 		return pick(m, M_GET, R_HEALTH);
-	if (!strcmp(path, "/v1/templates") || !strcmp(path, "/v1/templates/"))
-		return pick(m, M_GET, R_TEMPLATES_LIST);
+	if (!strcmp(path, "/v1/templates") || !strcmp(path, "/v1/templates/")) {
+		r.kind = m == M_GET ? R_TEMPLATES_LIST : m == M_POST ? R_TEMPLATES_CREATE
+							: R_METHOD_NOT_ALLOWED;
+		return r;
+	}
 	if (!strncmp(path, "/v1/templates/", 14)) {
 		n = id_len(path + 14);
 		if (n == 0 || n > ROUTE_ID_MAX || path[14 + n] != '\0')
@@ -78,6 +81,14 @@ struct route route_parse(enum route_method m, const char *path)
 		r.kind = m == M_POST || m == M_DELETE ? R_SESSION_VNC : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/share")) {
 		r.kind = m == M_POST ? R_SESSION_SHARE : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/pause")) {
+		r.kind = m == M_POST ? R_SESSION_PAUSE : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/resume")) {
+		r.kind = m == M_POST ? R_SESSION_RESUME : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/fork")) {
+		r.kind = m == M_POST ? R_SESSION_FORK : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/events")) {
+		r.kind = m == M_GET ? R_SESSION_EVENTS : R_METHOD_NOT_ALLOWED;
 	} else {
 		r.kind = R_NOT_FOUND;
 		r.id[0] = '\0';

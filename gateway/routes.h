@@ -24,7 +24,12 @@ enum route_kind {
 	R_SESSION_SHARE, /* POST /v1/sessions/{id}/share (live view) */
 	R_ROOT, /* GET / (live view: redirects to the web viewer) */
 	R_SESSION_VNC, /* POST|DELETE /v1/sessions/{id}/vnc (live view: VNC door) */
+	R_SESSION_PAUSE, /* POST /v1/sessions/{id}/pause */
+	R_SESSION_RESUME, /* POST /v1/sessions/{id}/resume */
+	R_SESSION_FORK, /* POST /v1/sessions/{id}/fork */
+	R_SESSION_EVENTS, /* GET /v1/sessions/{id}/events */
 	R_TEMPLATES_LIST, /* GET /v1/templates */
+	R_TEMPLATES_CREATE, /* POST /v1/templates */
 	R_TEMPLATE_GET, /* GET /v1/templates/{name} */
 	R_TEMPLATE_DELETE, /* DELETE /v1/templates/{name} */
 };

@@ -485,13 +485,29 @@ struct run *run_start(struct sess *s, struct action *action, const struct shot_o
 {
 	struct run *r;
 
-	if (s->state != SESS_READY || !s->vm || !s->mirror) {
-		api_error_set(e, 409, "session_not_ready",
-			s->state == SESS_STARTING ? "the session is still starting"
-						  : "the session has failed");
+	/* A paused-in-memory guest still shows its screen: screenshots only. */
+	bool shot_only_ok = !action && s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY;
+
+	if ((s->state != SESS_READY && !shot_only_ok) || s->job || !s->vm || !s->mirror) {
+		char msg[160];
+
+		if (s->job)
+			snprintf(msg, sizeof(msg), "the session is busy %s", job_kind_name(s->job->kind));
+		else if (s->state == SESS_PAUSED)
+			snprintf(msg, sizeof(msg), "the session is paused (%s): resume it first, or "
+						   "send the action with ?auto_resume=1",
+				 s->pause == SESS_PAUSE_DISK ? "on disk" : "in memory");
+		else
+			snprintf(msg, sizeof(msg), "the session is %s", sess_state_name(s->state));
+		api_error_set(e, 409,
+			      s->state == SESS_PAUSED ? "session_paused"
+			      : s->job		      ? "session_busy"
+						      : "session_not_ready",
+			      msg);
 		actions_destroy(action);
 		return NULL;
 	}
+	sess_touch(s);
 	r = calloc(1, sizeof(*r));
 	if (!r || (action && !(r->plan = plan_build(action, s->width, s->height)))) {
 		free(r);

@@ -1,9 +1,12 @@
-/* gateway/session.c: see session.h. */
+/* gateway/session.c: see session.h. The registry, creation, the heartbeat
+ * (guest service, readiness, expiry) and the end of every job; the
+ * operations that start jobs are in session_ops.c. */
 #include "gateway/session.h"
 
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/run.h"
+#include "gateway/session_int.h"
 #include "gateway/stream_hub.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/snapshot.h"
@@ -25,21 +28,44 @@ const char *sess_state_name(enum sess_state st)
 		return "starting";
 	case SESS_READY:
 		return "ready";
+	case SESS_PAUSED:
+		return "paused";
 	case SESS_FAILED:
 		return "failed";
 	}
 	return "unknown";
 }
 
-static void wake_waiters(struct sess *s)
+bool sess_busy(const struct sess *s)
+{
+	return s->state == SESS_STARTING || s->job;
+}
+
+void sess_wake(struct sess *s)
 {
 	for (int i = 0; i < SESS_MAX_WAITERS; i++)
 		if (s->waiters[i])
 			lws_callback_on_writable(s->waiters[i]);
 }
 
-/* Releases the guest and everything watching it. */
-static void stop_guest(struct sess *s, const char *why)
+void sess_event(struct sess *s, const char *type, json_t *data)
+{
+	events_add(&s->events, type, data);
+	sess_wake(s);
+}
+
+void sess_set_state(struct sess *s, enum sess_state st)
+{
+	if (s->state == st)
+		return;
+	s->state = st;
+	sess_event(s, "state", json_pack("{s:s, s:s*}", "status", sess_state_name(st), "paused",
+					 st != SESS_PAUSED		   ? NULL
+					 : s->pause == SESS_PAUSE_DISK ? "disk"
+								       : "memory"));
+}
+
+void sess_stop_guest(struct sess *s, const char *why)
 {
 	run_fail_all(s, why);
 	display_mirror_stop(s->mirror);
@@ -48,13 +74,12 @@ static void stop_guest(struct sess *s, const char *why)
 	s->vm = NULL;
 }
 
-static void set_failed(struct sess *s, const char *why)
+void sess_set_failed(struct sess *s, const char *why)
 {
 	log_warn("session", "%s failed: %s", s->id, why);
-	s->state = SESS_FAILED;
 	snprintf(s->error, sizeof(s->error), "%.*s", (int)sizeof(s->error) - 1, why);
-	stop_guest(s, "the session failed");
-	wake_waiters(s);
+	sess_stop_guest(s, "the session failed");
+	sess_set_state(s, SESS_FAILED);
 }
 
 /* Called on the mirror's worker thread: only wake the loop. */
@@ -65,14 +90,16 @@ static void on_frame(void *ud)
 	lws_cancel_service(gw->ctx);
 }
 
-static int start_mirror(struct sess *s, char *err, size_t errlen)
+int sess_start_mirror(struct sess *s, char *err, size_t errlen)
 {
 	char path[4200];
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/vnc.sock", vmm_vm_run_dir(s->vm));
-	s->shots = display_encode_cache_create(8);
-	if (!s->shots) {
+	/* A new mirror numbers its frames afresh: encodings of the old one's
+	 * would be served for the new one's frames of the same number. */
+	display_encode_cache_destroy(s->shots);
+	if (!(s->shots = display_encode_cache_create(8))) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -83,25 +110,96 @@ static int start_mirror(struct sess *s, char *err, size_t errlen)
 	return rc;
 }
 
-/* The session's heartbeat: services QMP and the console, notices the guest
- * becoming ready or dying, and the session expiring. */
+void sess_mark_ready(struct sess *s)
+{
+	char err[2048];
+
+	if (sess_start_mirror(s, err, sizeof(err)) < 0) {
+		sess_set_failed(s, err);
+		return;
+	}
+	if (!s->ready_ms)
+		s->ready_ms = fs_now_ms();
+	s->active_ms = fs_now_ms();
+	sess_set_state(s, SESS_READY);
+}
+
+/* The deadline ahead (monotonic ms; 0: none) and which timeout it is. */
+static int64_t deadline(const struct sess *s, const char **which)
+{
+	int64_t d = s->expires_ms;
+
+	*which = "timeout";
+	if (s->req.idle_timeout_s && s->state == SESS_READY) {
+		int64_t idle = s->active_ms + (int64_t)s->req.idle_timeout_s * 1000;
+
+		if (!d || idle < d) {
+			d = idle;
+			*which = "idle_timeout";
+		}
+	}
+	return d;
+}
+
+/* Warns before the deadline; at it, kills or pauses. Returns true when s
+ * was destroyed. */
+static bool check_expiry(struct sess *s)
+{
+	const char *which;
+	int64_t d = deadline(s, &which), now = fs_now_ms(), warn;
+	int64_t life = !strcmp(which, "timeout") ? (int64_t)s->req.timeout_s * 1000
+						 : (int64_t)s->req.idle_timeout_s * 1000;
+	struct api_error e;
+
+	if (!d || s->job || s->state == SESS_FAILED)
+		return false;
+	warn = life / 2 < SESS_EXPIRY_WARNING_MS ? life / 2 : SESS_EXPIRY_WARNING_MS;
+	if (now < d - warn) {
+		s->warned = false; /* activity moved the idle deadline away */
+		return false;
+	}
+	if (!s->warned) {
+		s->warned = true;
+		sess_event(s, "expiring", json_pack("{s:s, s:I, s:s}", "reason", which, "in_ms",
+						    (json_int_t)(d - now), "action",
+						    s->req.expire_pause ? "pause" : "kill"));
+	}
+	if (now < d)
+		return false;
+	if (s->req.expire_pause && s->state != SESS_PAUSED) {
+		log_info("session", "%s reached its %s: pausing to disk", s->id, which);
+		s->expires_ms = 0; /* spent: a resumed session lives on */
+		sess_event(s, "expired", json_pack("{s:s, s:s}", "reason", which, "action", "pause"));
+		if (s->state == SESS_READY && sess_pause(s, SESS_PAUSE_DISK, &e) < 0)
+			log_warn("session", "%s: expiry pause failed: %s", s->id, e.message);
+		return false;
+	}
+	if (s->req.expire_pause) {
+		s->expires_ms = 0; /* already paused */
+		return false;
+	}
+	log_info("session", "%s reached its %s: destroying", s->id, which);
+	sess_destroy(s);
+	return true;
+}
+
+/* The heartbeat: services QMP and the console, notices the guest becoming
+ * ready or dying, jobs ending, and the session expiring. */
 static void sess_tick(lws_sorted_usec_list_t *sul)
 {
 	struct sess *s = lws_container_of(sul, struct sess, sul);
 	char err[2048];
 	int rc;
 
-	if (s->expires_ms && fs_now_ms() >= s->expires_ms) {
-		log_info("session", "%s reached its timeout_s=%d: destroying", s->id,
-			 s->req.timeout_s);
-		sess_destroy(s);
+	if (s->job && job_done(s->job))
+		sess_job_finished(s);
+	if (check_expiry(s))
 		return;
-	}
-	if (!s->vm)
+	if (!s->vm || s->job)
 		goto again;
 	rc = vmm_vm_service(s->vm, 0, err, sizeof(err));
 	if (rc < 0) {
-		set_failed(s, err);
+		sess_set_failed(s, err);
 		goto again;
 	}
 	if (s->state == SESS_STARTING) {
@@ -113,15 +211,10 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 				/* The mirror connects once the guest has set its screen
 				 * mode: QEMU does not tell a client that connected
 				 * during boot about the guest's resize. */
-				if (start_mirror(s, err, sizeof(err)) < 0) {
-					set_failed(s, err);
-					break;
-				}
-				s->state = SESS_READY;
-				s->ready_ms = fs_now_ms();
-				log_info("session", "%s ready in %.2f s", s->id,
-					 (s->ready_ms - s->created_ms) / 1000.0);
-				wake_waiters(s);
+				sess_mark_ready(s);
+				if (s->state == SESS_READY)
+					log_info("session", "%s ready in %.2f s", s->id,
+						 (s->ready_ms - s->created_ms) / 1000.0);
 				break;
 			}
 	}
@@ -129,94 +222,79 @@ again:
 	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
 }
 
-/* Starts s's guest from the template req->image: restored, not booted, so
- * it is ready as soon as it runs. Returns 0 or -errno with *e filled. */
+/* Starts restoring the template req->image as a job: the session is ready
+ * once the clone runs and is prepared. Returns 0 or -errno with *e. */
 static int restore_template(struct sess *s, const struct session_request *req,
 			    struct api_error *e)
 {
-	struct vmm_vm_opts opts = { 0 };
-	struct vmm_template t;
 	char err[2048];
-	int rc = vmm_template_load(req->image, &t, err, sizeof(err));
+	struct job *j = job_new(JOB_RESTORE, s->gw->ctx);
+	int rc;
 
+	if (!j)
+		return api_error_set(e, 500, "internal", "out of memory");
+	rc = vmm_template_load(req->image, &j->tpl, err, sizeof(err));
 	if (rc < 0) {
-		api_error_set(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_template" : "internal",
-			  err);
+		job_free(j);
+		api_error_set(e, rc == -ENOENT ? 404 : rc == -ESTALE ? 409 : 500,
+			      rc == -ENOENT   ? "unknown_template"
+			      : rc == -ESTALE ? "template_stale"
+					      : "internal",
+			      err);
 		return rc;
 	}
-	if ((req->width && req->width != t.width) || (req->height && req->height != t.height) ||
-	    (req->vcpus && req->vcpus != t.vcpus) ||
-	    (req->memory_mib && req->memory_mib != t.memory_mib) || req->url[0] || req->page) {
-		api_error_set(e, 400, "invalid_argument",
-			  "a template fixes screen, vcpus, memory and page; give none of them");
-		return -EINVAL;
+	if ((req->width && req->width != j->tpl.width) ||
+	    (req->height && req->height != j->tpl.height) ||
+	    (req->vcpus && req->vcpus != j->tpl.vcpus) ||
+	    (req->memory_mib && req->memory_mib != j->tpl.memory_mib) || req->page) {
+		job_free(j);
+		return api_error_set(e, 400, "invalid_argument",
+				     "a template fixes screen, vcpus, memory and page; give none of them");
 	}
-	s->width = t.width;
-	s->height = t.height;
-	rc = vmm_template_restore(&t, &opts, &s->vm, NULL, err, sizeof(err));
+	if (!strncmp(req->url, "data:", 5)) {
+		job_free(j);
+		/* Chromium does not let a page script open a data: URL. */
+		return api_error_set(e, 400, "invalid_argument",
+				     "a restored session cannot be sent to a data: url; use a page");
+	}
+	if (req->url[0] && !j->tpl.has_disk) {
+		job_free(j);
+		return api_error_set(e, 400, "invalid_argument",
+				     "this template's guest has no browser to open a url in");
+	}
+	rc = sess_check_resources(s->gw, j->tpl.vcpus, j->tpl.memory_mib, e);
 	if (rc < 0) {
-		api_error_set(e, 500, "restore_failed", err);
+		job_free(j);
 		return rc;
 	}
-	/* The guest shows the template's clock until told the time (the
-	 * desktop's agent can; the tiny guest has none). */
-	if (t.has_disk && vmm_template_set_clock(s->vm, 2000, err, sizeof(err)) < 0)
-		log_warn("session", "%s: clock not set after restore: %s", s->id, err);
-	rc = start_mirror(s, err, sizeof(err));
+	snprintf(j->url, sizeof(j->url), "%s", req->url);
+	j->has_agent = j->tpl.has_disk;
+	s->has_agent = j->tpl.has_disk;
+	s->width = j->tpl.width;
+	s->height = j->tpl.height;
+	s->vcpus = j->tpl.vcpus;
+	s->memory_mib = j->tpl.memory_mib;
+	snprintf(s->template_name, sizeof(s->template_name), "%s", req->image);
+	rc = job_start(j);
 	if (rc < 0) {
-		api_error_set(e, 500, "restore_failed", err);
-		vmm_vm_destroy(s->vm);
-		s->vm = NULL;
-		return rc;
+		job_free(j);
+		return api_error_set(e, 500, "internal", "cannot start a thread");
 	}
-	s->state = SESS_READY;
-	s->ready_ms = fs_now_ms();
+	s->job = j;
 	return 0;
 }
 
-int sess_create(struct gw *gw, const struct session_request *req, struct sess **out,
-		struct api_error *e)
+/* Boots req->image. Returns 0 or -errno with *e. */
+static int boot_image(struct sess *s, const struct session_request *req, struct api_error *e)
 {
 	struct vmm_vm_opts opts = { 0 };
 	struct vmm_spec spec;
-	unsigned char rnd[8];
 	char err[2048], why[256], page_path[96];
-	struct sess *s;
-	int rc;
+	int rc = vmm_image_load(req->image, &s->image, err, sizeof(err));
 
-	if (gw->n_sessions >= gw->max_sessions) {
-		api_error_set(e, 429, "too_many_sessions", "the gateway runs its maximum of sessions");
-		return -EBUSY;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s || getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd) ||
-	    auth_new_token(s->control_token) < 0 || auth_new_token(s->view_token) < 0) {
-		free(s);
-		api_error_set(e, 500, "internal", "out of memory or randomness");
-		return -ENOMEM;
-	}
-	snprintf(s->id, sizeof(s->id), "s_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
-		 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
-	s->gw = gw;
-	s->req = *req;
-	s->req.page = NULL; /* the page is handed over at start, not kept */
-	if (req->from_template) {
-		s->created_ms = fs_now_ms();
-		if (req->timeout_s)
-			s->expires_ms = s->created_ms + (int64_t)req->timeout_s * 1000;
-		rc = restore_template(s, req, e);
-		if (rc < 0) {
-			display_encode_cache_destroy(s->shots);
-			free(s);
-			return rc;
-		}
-		goto started;
-	}
-	rc = vmm_image_load(req->image, &s->image, err, sizeof(err));
 	if (rc < 0) {
 		api_error_set(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_image" : "internal",
-			  err);
-		free(s);
+			      err);
 		return rc;
 	}
 	vmm_spec_defaults(&spec);
@@ -229,42 +307,91 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 		spec.vcpus = req->vcpus;
 	spec.memory_mib = req->memory_mib ? req->memory_mib : s->image.rootfs[0] ? 2048 : 256;
 	spec.url = req->url[0] ? req->url : NULL;
+	rc = sess_check_resources(s->gw, spec.vcpus, spec.memory_mib, e);
+	if (rc < 0)
+		return rc;
 	if (req->page) {
 		/* The guest gets the page over fw_cfg (see docs/images.md). */
 		snprintf(page_path, sizeof(page_path), "/tmp/vitrine-page-%s.html", s->id);
-		if (fs_write_file(page_path, req->page, strlen(req->page)) < 0) {
-			api_error_set(e, 500, "internal", "cannot stage the page");
-			free(s);
-			return -EIO;
-		}
+		if (fs_write_file(page_path, req->page, strlen(req->page)) < 0)
+			return api_error_set(e, 500, "internal", "cannot stage the page");
 		opts.page_file = page_path;
 	}
 	vmm_accel_resolve(VMM_ACCEL_AUTO, &s->image, "qemu-system-x86_64", &spec.accel, why,
 			  sizeof(why));
 	s->width = spec.width;
 	s->height = spec.height;
-	s->created_ms = fs_now_ms();
-	if (req->timeout_s)
-		s->expires_ms = s->created_ms + (int64_t)req->timeout_s * 1000;
+	s->vcpus = spec.vcpus;
+	s->memory_mib = spec.memory_mib;
+	s->has_agent = s->image.rootfs[0] != '\0';
 	rc = vmm_vm_start(&spec, &opts, &s->vm, err, sizeof(err));
 	if (req->page)
 		unlink(page_path); /* vmm copied it into the run dir */
-	if (rc < 0) {
+	if (rc < 0)
 		api_error_set(e, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "boot_failed",
-			  err);
-		free(s);
-		return rc;
+			      err);
+	return rc;
+}
+
+struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct api_error *e)
+{
+	unsigned char rnd[8];
+	struct sess *s;
+
+	if (gw->n_sessions >= gw->max_sessions) {
+		api_error_set(e, 429, "too_many_sessions", "the gateway runs its maximum of sessions");
+		return NULL;
 	}
-started:
+	s = calloc(1, sizeof(*s));
+	if (!s || getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd) ||
+	    auth_new_token(s->control_token) < 0 || auth_new_token(s->view_token) < 0) {
+		free(s);
+		api_error_set(e, 500, "internal", "out of memory or randomness");
+		return NULL;
+	}
+	snprintf(s->id, sizeof(s->id), "s_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
+		 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	s->gw = gw;
+	s->req = *req;
+	s->req.page = NULL; /* the page is handed over at start, not kept */
+	s->created_ms = fs_now_ms();
+	s->active_ms = s->created_ms;
+	if (req->timeout_s)
+		s->expires_ms = s->created_ms + (int64_t)req->timeout_s * 1000;
+	return s;
+}
+
+void sess_link(struct sess *s)
+{
+	struct gw *gw = s->gw;
+
 	s->pointer_x = s->width / 2;
 	s->pointer_y = s->height / 2;
 	s->next = gw->sessions;
 	gw->sessions = s;
 	gw->n_sessions++;
-	log_info("session", "%s %s: %s %s %dx%d", s->id,
-		 s->state == SESS_READY ? "restored, ready" : "starting",
-		 req->from_template ? "template" : "image", req->image, s->width, s->height);
+	gw->vcpus_used += s->vcpus;
+	gw->memory_used_mib += s->memory_mib;
+	events_add(&s->events, "state", json_pack("{s:s}", "status", sess_state_name(s->state)));
 	lws_sul_schedule(gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+}
+
+int sess_create(struct gw *gw, const struct session_request *req, struct sess **out,
+		struct api_error *e)
+{
+	struct sess *s = sess_alloc(gw, req, e);
+	int rc;
+
+	if (!s)
+		return -EBUSY;
+	rc = req->from_template ? restore_template(s, req, e) : boot_image(s, req, e);
+	if (rc < 0) {
+		free(s);
+		return rc;
+	}
+	sess_link(s);
+	log_info("session", "%s starting: %s %s %dx%d", s->id,
+		 req->from_template ? "template" : "image", req->image, s->width, s->height);
 	*out = s;
 	return 0;
 }
@@ -287,14 +414,28 @@ void sess_destroy(struct sess *s)
 		if (*pp == s) {
 			*pp = s->next;
 			s->gw->n_sessions--;
+			s->gw->vcpus_used -= s->vcpus;
+			s->gw->memory_used_mib -= s->memory_mib;
 			break;
 		}
 	lws_sul_cancel(&s->sul);
 	stream_hub_destroy(s->hub);
 	/* Waiters look the session up again by id and find it gone. */
-	wake_waiters(s);
-	stop_guest(s, "the session was deleted");
+	sess_wake(s);
+	if (s->job && s->job->kind == JOB_FORK) {
+		struct sess *child = sess_find(s->gw, s->job->child_id);
+
+		if (child)
+			sess_set_failed(child, "the session it was forked from was deleted");
+	}
+	if (s->job)
+		job_orphan(s->job); /* it frees its guests itself */
+	s->job = NULL;
+	sess_stop_guest(s, "the session was deleted");
+	if (s->ckpt[0])
+		fs_rm_rf(s->ckpt);
 	display_encode_cache_destroy(s->shots);
+	events_clear(&s->events);
 	log_info("session", "%s destroyed", s->id);
 	free(s);
 }
@@ -307,19 +448,22 @@ void sess_destroy_all(struct gw *gw)
 
 json_t *sess_to_json(const struct sess *s, bool with_tokens)
 {
-	const char *base = s->gw->public_url;
+	const char *base = s->gw->public_url, *which;
 	char ws[sizeof(s->gw->public_url) + 8];
+	int64_t d = deadline(s, &which);
 	json_t *j;
 
 	/* http://host -> ws://host, https://host -> wss://host */
 	snprintf(ws, sizeof(ws), "ws%s", strncmp(base, "http", 4) ? base : base + 4);
-	j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:I, s:{s:s++, s:s+++, s:s+++, s:s+++}}", "id",
-		      s->id, "status", sess_state_name(s->state), "image", s->req.image, "width",
-		      s->width, "height", s->height, "age_ms",
-		      (json_int_t)(fs_now_ms() - s->created_ms), "urls", "self", base,
-		      "/v1/sessions/", s->id, "screenshot", base, "/v1/sessions/", s->id,
+	j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:I, s:{s:s++, s:s+++, s:s+++, s:s+++, "
+		      "s:s+++}}",
+		      "id", s->id, "status", sess_state_name(s->state), "image", s->req.image,
+		      "width", s->width, "height", s->height, "vcpus", s->vcpus, "memory_mib",
+		      s->memory_mib, "age_ms", (json_int_t)(fs_now_ms() - s->created_ms), "urls",
+		      "self", base, "/v1/sessions/", s->id, "screenshot", base, "/v1/sessions/", s->id,
 		      "/screenshot", "actions", base, "/v1/sessions/", s->id, "/actions", "control",
-		      ws, "/v1/sessions/", s->id, "/control");
+		      ws, "/v1/sessions/", s->id, "/control", "events", base, "/v1/sessions/", s->id,
+		      "/events");
 	if (!j)
 		return NULL;
 	json_object_set_new(json_object_get(j, "urls"), "stream",
@@ -329,14 +473,29 @@ json_t *sess_to_json(const struct sess *s, bool with_tokens)
 	/* Live view: who drives the guest now (agents get 409 meanwhile). */
 	json_object_set_new(j, "controlled_by",
 			    stream_controller(s) ? json_string(stream_controller(s)) : json_null());
-	if (s->state == SESS_READY)
+	if (s->ready_ms)
 		json_object_set_new(j, "ready_ms", json_integer(s->ready_ms - s->created_ms));
 	if (s->state == SESS_FAILED)
 		json_object_set_new(j, "error", json_string(s->error));
+	if (s->state == SESS_PAUSED)
+		json_object_set_new(j, "paused", json_string(s->pause == SESS_PAUSE_DISK ? "disk"
+											 : "memory"));
+	if (s->job)
+		json_object_set_new(j, "busy", json_string(job_kind_name(s->job->kind)));
+	if (s->template_name[0])
+		json_object_set_new(j, "template", json_string(s->template_name));
+	if (s->parent_id[0])
+		json_object_set_new(j, "forked_from", json_string(s->parent_id));
 	if (s->req.url[0])
 		json_object_set_new(j, "url", json_string(s->req.url));
 	if (s->req.timeout_s)
 		json_object_set_new(j, "timeout_s", json_integer(s->req.timeout_s));
+	if (s->req.idle_timeout_s)
+		json_object_set_new(j, "idle_timeout_s", json_integer(s->req.idle_timeout_s));
+	if (s->req.timeout_s || s->req.idle_timeout_s)
+		json_object_set_new(j, "on_expiry", json_string(s->req.expire_pause ? "pause" : "kill"));
+	if (d)
+		json_object_set_new(j, "expires_in_ms", json_integer(d > fs_now_ms() ? d - fs_now_ms() : 0));
 	if (with_tokens)
 		json_object_set_new(j, "tokens", json_pack("{s:s, s:s}", "control", s->control_token,
 							   "view", s->view_token));
@@ -358,4 +517,9 @@ void sess_remove_waiter(struct sess *s, struct lws *wsi)
 	for (int i = 0; i < SESS_MAX_WAITERS; i++)
 		if (s->waiters[i] == wsi)
 			s->waiters[i] = NULL;
+}
+
+void sess_touch(struct sess *s)
+{
+	s->active_ms = fs_now_ms();
 }

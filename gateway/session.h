@@ -1,23 +1,34 @@
 /* gateway/session.h: the session registry and each session's lifecycle:
- * starting (QEMU booting) -> ready (the guest says its page is up) or
- * failed; deleted or expired sessions are destroyed at once. A session's
- * guest is serviced by a timer on the lws loop. */
+ * starting (QEMU booting, or a template being restored) -> ready (the
+ * guest says its page is up) <-> paused (in memory or on disk), or failed;
+ * deleted or expired sessions are destroyed at once. A session's guest is
+ * serviced by a timer on the lws loop; slow operations (restore, pause to
+ * disk, resume from disk, fork) run as a job on a thread (job.h), during
+ * which the session is "busy" and its guest belongs to the job. */
 #ifndef VITRINE_GATEWAY_SESSION_H
 #define VITRINE_GATEWAY_SESSION_H
 
 #include "display/encode_cache.h"
 #include "display/mirror.h"
 #include "gateway/auth.h"
+#include "gateway/events.h"
 #include "gateway/gw.h"
+#include "gateway/job.h"
 #include "gateway/session_spec.h"
 #include "vmm-qemu/vm.h"
 
 #include <jansson.h>
 #include <libwebsockets.h>
+#include <limits.h>
 
 #define SESS_MAX_WAITERS 16
 
-enum sess_state { SESS_STARTING, SESS_READY, SESS_FAILED };
+enum sess_state { SESS_STARTING, SESS_READY, SESS_PAUSED, SESS_FAILED };
+enum sess_pause { SESS_PAUSE_MEMORY, SESS_PAUSE_DISK };
+
+/* The "expiring" event comes this long before a timeout (or half the
+ * timeout when that is shorter). */
+#define SESS_EXPIRY_WARNING_MS 10000
 
 struct sess {
 	struct sess *next; /* gw::sessions */
@@ -30,8 +41,17 @@ struct sess {
 	struct session_request req;
 	struct vmm_image image;
 	struct vmm_vm *vm; /* owned; NULL once the guest is gone */
-	int width, height;
+	int width, height, vcpus, memory_mib;
+	char parent_id[24]; /* a fork: the session it was copied from */
 	int64_t created_ms, ready_ms, expires_ms; /* monotonic; expires_ms 0: never */
+	int64_t active_ms; /* last action or screenshot, for the idle timeout */
+	bool warned; /* "expiring" was sent for the deadline ahead */
+	enum sess_pause pause; /* while SESS_PAUSED */
+	char ckpt[PATH_MAX]; /* paused on disk: the checkpoint folder, else "" */
+	struct job *job; /* owned: the slow operation under way, NULL for none */
+	char template_name[64]; /* "" unless restored from a template */
+	bool has_agent; /* the guest runs qemu-ga (images with a rootfs) */
+	struct event_log events;
 	lws_sorted_usec_list_t sul; /* services the guest, checks expiry */
 	struct display_mirror *mirror; /* owned; the guest's screen */
 	struct display_encode_cache *shots; /* owned; encodings of recent frames */
@@ -42,8 +62,9 @@ struct sess {
 	struct stream_hub *hub; /* owned: live viewers and control lease (stream_hub.h); NULL until used */
 };
 
-/* Starts a session for req: loads the image, boots the guest. Returns 0
- * with *out linked into gw, or -errno with *e filled (nothing is left). */
+/* Starts a session for req: loads the image and boots the guest, or starts
+ * restoring the template. Returns 0 with *out linked into gw, or -errno
+ * with *e filled (nothing is left). */
 int sess_create(struct gw *gw, const struct session_request *req, struct sess **out,
 		struct api_error *e);
 /* The session with id, or NULL. */
@@ -57,6 +78,23 @@ void sess_destroy_all(struct gw *gw);
  * with_tokens, {tokens: {control, view}}. */
 json_t *sess_to_json(const struct sess *s, bool with_tokens);
 const char *sess_state_name(enum sess_state st);
+/* True while the session waits for something: starting, or a job runs. */
+bool sess_busy(const struct sess *s);
+
+/* Pauses a ready session: in memory (the guest stops, at once) or to disk
+ * (its state is saved and QEMU quits: a job). Returns 0 (the session is
+ * paused, or busy pausing) or -errno with *e filled. */
+int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e);
+/* Resumes a paused session (a job when it is on disk). Same returns. */
+int sess_resume(struct sess *s, struct api_error *e);
+/* Starts a copy of a running (or memory-paused) session's current state,
+ * disk and memory, as a new session (*out, "starting" until the copy
+ * runs); s keeps running. Same returns. */
+int sess_fork(struct sess *s, struct sess **out, struct api_error *e);
+/* Counts as activity for the idle timeout. */
+void sess_touch(struct sess *s);
+/* Appends an event to the session's log and wakes requests waiting on it. */
+void sess_event(struct sess *s, const char *type, json_t *data);
 
 /* Registers wsi to be made writable when the session's state changes.
  * Returns 0, or -ENOSPC when too many requests wait already. */

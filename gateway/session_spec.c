@@ -42,24 +42,84 @@ static int int_field(json_t *root, const char *name, int min, int max, int *out,
 	return 0;
 }
 
-int session_request_parse(const char *body, size_t len, struct session_request *req,
-			  struct api_error *e)
-{
-	static const char *known[] = { "image",	    "template", "width",     "height", "vcpus",
-				       "memory_mib", "url",	 "timeout_s", "page" };
-	json_error_t jerr;
-	json_t *root, *v;
-	const char *key;
-	int rc = -EINVAL;
+static int parse_object(json_t *root, struct session_request *req, struct api_error *e);
 
-	memset(req, 0, sizeof(*req));
-	root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+/* The body as JSON (duplicate keys refused), or NULL with *e filled. */
+static json_t *load_body(const char *body, size_t len, struct api_error *e)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+
 	if (!root) {
 		char msg[200];
 
 		snprintf(msg, sizeof(msg), "body is not valid JSON: %s", jerr.text);
-		return fail(e, "invalid_json", msg);
+		fail(e, "invalid_json", msg);
 	}
+	return root;
+}
+
+int session_request_parse(const char *body, size_t len, struct session_request *req,
+			  struct api_error *e)
+{
+	json_t *root;
+	int rc;
+
+	memset(req, 0, sizeof(*req));
+	if (!(root = load_body(body, len, e)))
+		return -EINVAL;
+	rc = parse_object(root, req, e);
+	json_decref(root);
+	return rc;
+}
+
+int template_request_parse(const char *body, size_t len, char *name, size_t namelen,
+			   struct session_request *req, struct api_error *e)
+{
+	static const char *not_here[] = { "template", "timeout_s", "idle_timeout_s", "on_expiry" };
+	json_t *root, *v;
+	int rc = -EINVAL;
+
+	memset(req, 0, sizeof(*req));
+	if (!(root = load_body(body, len, e)))
+		return -EINVAL;
+	if (!json_is_object(root)) {
+		fail(e, "invalid_json", "body must be a JSON object");
+		goto out;
+	}
+	v = json_object_get(root, "name");
+	if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 64 ||
+	    json_string_length(v) >= namelen ||
+	    strspn(json_string_value(v), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "0123456789-_") != json_string_length(v)) {
+		fail(e, "invalid_argument", "name must be 1..64 letters, digits, '_' or '-'");
+		goto out;
+	}
+	strcpy(name, json_string_value(v));
+	json_object_del(root, "name");
+	for (size_t i = 0; i < sizeof(not_here) / sizeof(not_here[0]); i++)
+		if (json_object_get(root, not_here[i])) {
+			char msg[200];
+
+			snprintf(msg, sizeof(msg), "'%s' is not a template field", not_here[i]);
+			fail(e, "invalid_argument", msg);
+			goto out;
+		}
+	rc = parse_object(root, req, e);
+out:
+	json_decref(root);
+	return rc;
+}
+
+static int parse_object(json_t *root, struct session_request *req, struct api_error *e)
+{
+	static const char *known[] = { "image",	    "template", "width",     "height", "vcpus",
+				       "memory_mib", "url",	 "timeout_s", "page",
+				       "idle_timeout_s", "on_expiry" };
+	json_t *v;
+	const char *key;
+	int rc = -EINVAL;
+
 	if (!json_is_object(root)) {
 		fail(e, "invalid_json", "body must be a JSON object");
 		goto out;
@@ -101,8 +161,19 @@ int session_request_parse(const char *body, size_t len, struct session_request *
 	    int_field(root, "vcpus", 1, VMM_MAX_VCPUS, &req->vcpus, e) ||
 	    int_field(root, "memory_mib", VMM_MIN_MEMORY_MIB, VMM_MAX_MEMORY_MIB, &req->memory_mib,
 		      e) ||
-	    int_field(root, "timeout_s", 1, SESSION_MAX_TIMEOUT_S, &req->timeout_s, e))
+	    int_field(root, "timeout_s", 1, SESSION_MAX_TIMEOUT_S, &req->timeout_s, e) ||
+	    int_field(root, "idle_timeout_s", 1, SESSION_MAX_TIMEOUT_S, &req->idle_timeout_s, e))
 		goto out;
+	v = json_object_get(root, "on_expiry");
+	if (v) {
+		const char *x = json_string_value(v);
+
+		if (!x || (strcmp(x, "kill") && strcmp(x, "pause"))) {
+			fail(e, "invalid_argument", "on_expiry must be \"kill\" or \"pause\"");
+			goto out;
+		}
+		req->expire_pause = !strcmp(x, "pause");
+	}
 	v = json_object_get(root, "url");
 	if (v) {
 		const char *u = json_string_value(v);
@@ -139,7 +210,6 @@ int session_request_parse(const char *body, size_t len, struct session_request *
 	}
 	rc = 0;
 out:
-	json_decref(root);
 	if (rc < 0)
 		session_request_free(req);
 	return rc;

@@ -17,6 +17,8 @@ struct session_request {
 	int width, height, vcpus, memory_mib; /* 0: the image's default */
 	char url[VMM_MAX_URL + 1]; /* "" for none */
 	int timeout_s; /* maximum life; 0: none */
+	int idle_timeout_s; /* life without actions or screenshots; 0: none */
+	bool expire_pause; /* on_expiry "pause" (to disk) rather than "kill" */
 	char *page; /* owned: HTML handed to the guest (opened when url is empty); NULL: none */
 };
 
@@ -45,5 +47,11 @@ json_t *api_error_json(const char *code, const char *message);
  * Returns 0, or -EINVAL with *e filled (status 400). */
 int session_request_parse(const char *body, size_t len, struct session_request *req,
 			  struct api_error *e);
+
+/* The body of POST /v1/templates: {"name", and image, url, page, width,
+ * height, vcpus, memory_mib as for a session}. name goes into name
+ * (namelen > 64). Returns 0, or -EINVAL with *e filled (status 400). */
+int template_request_parse(const char *body, size_t len, char *name, size_t namelen,
+			   struct session_request *req, struct api_error *e);
 
 #endif

@@ -281,6 +281,8 @@ int stream_hub_take(struct stream_hub *h, struct stream_viewer *v, const char **
 		return -EBUSY;
 	}
 	h->controller = v;
+	sess_event(h->s, "control_taken",
+		   json_pack("{s:i, s:s}", "viewer", v->id, "name", v->name));
 	audit_event(v->gw, h->s->id, "control_taken",
 		    json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "scope",
 			      v->scope == AUTH_OPERATOR ? "operator" : "control"));
@@ -294,6 +296,8 @@ int stream_hub_release(struct stream_hub *h, struct stream_viewer *v, const char
 		return -EPERM;
 	release_held(h, v);
 	h->controller = NULL;
+	sess_event(h->s, "control_released",
+		   json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason", reason));
 	audit_event(v->gw, h->s->id, "control_released",
 		    json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason", reason));
 	announce(h);

@@ -75,12 +75,14 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 	}
 	if (spec->ram_path) {
 		/* Template RAM: shared with the file (the template guest) or a private
-		 * copy-on-write mapping of it (a clone). */
+		 * copy-on-write mapping of it (a clone). Named pc.ram like the RAM
+		 * -m makes on q35, so either kind of guest loads the other's
+		 * checkpoints (checkpoint.h). */
 		strv_push(out, "-object");
-		strv_pushf(out, "memory-backend-file,id=ram0,size=%dM,mem-path=%s,share=%s",
+		strv_pushf(out, "memory-backend-file,id=pc.ram,size=%dM,mem-path=%s,share=%s",
 			   spec->memory_mib, spec->ram_path, spec->ram_share ? "on" : "off");
 		strv_push(out, "-M");
-		strv_push(out, "q35,memory-backend=ram0");
+		strv_push(out, "q35,memory-backend=pc.ram");
 	} else {
 		strv_push(out, "-M");
 		strv_push(out, "q35");
@@ -118,6 +120,10 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 	strv_push(out, "rng-random,id=rng0,filename=/dev/urandom");
 	strv_push(out, "-device");
 	strv_push(out, "virtio-rng-pci,rng=rng0");
+	/* A new generation id on every start and restore: the guest kernel
+	 * reseeds its RNG when it changes (clones never share random state). */
+	strv_push(out, "-device");
+	strv_push(out, "vmgenid,guid=auto");
 	strv_push(out, "-device");
 	strv_push(out, "virtio-serial-pci");
 	strv_push(out, "-chardev");

@@ -104,5 +104,11 @@ int vmm_image_load(const char *name, struct vmm_image *img, char *err, size_t er
 			 name, dir);
 		return -ENOENT;
 	}
+	/* build.sh writes the recipe hash last: templates check it. */
+	snprintf(path, sizeof(path), "%s/recipe", dir);
+	if (fs_read_file(path, 256, &text, NULL) == 0) {
+		snprintf(img->recipe, sizeof(img->recipe), "%.*s", (int)strcspn(text, " \n"), text);
+		free(text);
+	}
 	return 0;
 }

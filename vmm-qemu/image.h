@@ -14,6 +14,7 @@ struct vmm_image {
 	char initrd[PATH_MAX]; /* absolute */
 	char rootfs[PATH_MAX]; /* absolute, or "" when the image has no disk */
 	char append[1024]; /* the image's own kernel command line */
+	char recipe[64]; /* which build of the image (its recipe hash), "" when unknown */
 };
 
 /* Directory images live in: $VITRINE_HOME/images (default /var/lib/vitrine). */

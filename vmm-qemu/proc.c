@@ -35,6 +35,11 @@ static void child_exec(char *const argv[], const char *log_path, const int *keep
 	/* After the credential change, which would clear it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(127); /* the parent is already gone */
+	/* No transparent huge pages (inherited across exec): QEMU asks for
+	 * them on its TCG code buffer and guest RAM, and a 2 MiB page for
+	 * every first touch made each guest's 256 MiB code buffer fully
+	 * resident (measured here: 231 of a clone's 300 MiB). */
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	setpgid(0, 0); /* a ^C on the terminal is the parent's to handle */
 	signal(SIGPIPE, SIG_DFL);
 	setrlimit(RLIMIT_CORE, &no_core);

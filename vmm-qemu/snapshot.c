@@ -8,7 +8,7 @@
 #include "vmm-qemu/snapshot.h"
 
 #include "common/fsutil.h"
-#include "vmm-qemu/qga_client.h"
+#include "vmm-qemu/migrate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STATE_FDNAME "vitrine-state"
-#define MIGRATE_TIMEOUT_MS 120000
 
 const char *vmm_templates_dir(void)
 {
@@ -102,109 +100,14 @@ int vmm_template_prepare(const char *dir, struct vmm_spec *spec, char *ram_path_
 	return 0;
 }
 
-/* Polls query-migrate until the migration (outgoing or incoming) ends.
- * Returns 0 once "completed", -EIO when it failed or was cancelled, or
- * -ETIMEDOUT / another -errno, with a reason in err. */
-static int wait_migration(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen)
+/* fs_move_file() with a reason in err. */
+static int move(const char *from, const char *to, char *err, size_t errlen)
 {
-	int64_t deadline = fs_now_ms() + timeout_ms;
+	int rc = fs_move_file(from, to);
 
-	for (;;) {
-		json_t *ret = NULL;
-		const char *status = NULL, *desc = NULL;
-		int rc = vmm_vm_qmp(vm, "query-migrate", NULL, &ret, 10000, err, errlen);
-
-		if (rc < 0)
-			return rc;
-		json_unpack(ret, "{s?s, s?s}", "status", &status, "error-desc", &desc);
-		if (status && !strcmp(status, "completed")) {
-			json_decref(ret);
-			return 0;
-		}
-		if (status && (!strcmp(status, "failed") || !strcmp(status, "cancelled"))) {
-			snprintf(err, errlen, "migration %s: %s", status, desc ? desc : "no reason given");
-			json_decref(ret);
-			return -EIO;
-		}
-		json_decref(ret);
-		if (fs_now_ms() > deadline) {
-			snprintf(err, errlen, "migration not done within %d ms (status %s)", timeout_ms,
-				 status ? status : "none");
-			return -ETIMEDOUT;
-		}
-		rc = vmm_vm_service(vm, 5, err, errlen);
-		if (rc < 0)
-			return rc;
-	}
-}
-
-/* x-ignore-shared: RAM mapped from a shared file is not in the stream. */
-static int ignore_shared(struct vmm_vm *vm, char *err, size_t errlen)
-{
-	return vmm_vm_qmp(vm, "migrate-set-capabilities",
-			  json_pack("{s:[{s:s, s:b}]}", "capabilities", "capability",
-				    "x-ignore-shared", "state", 1),
-			  NULL, 10000, err, errlen);
-}
-
-/* Moves (or, across file systems, copies) from to to. */
-static int move_file(const char *from, const char *to, char *err, size_t errlen)
-{
-	int in, out, rc = 0;
-	struct stat st;
-
-	if (rename(from, to) == 0)
-		return 0;
-	if (errno != EXDEV) {
-		rc = -errno;
-		snprintf(err, errlen, "rename %s to %s: %s", from, to, strerror(errno));
-		return rc;
-	}
-	in = open(from, O_RDONLY | O_CLOEXEC);
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (in < 0 || out < 0 || fstat(in, &st) < 0) {
-		rc = -errno;
-		goto done;
-	}
-	for (off_t left = st.st_size; left > 0;) {
-		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
-
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			goto done;
-		}
-		left -= n;
-	}
-	if (fsync(out) < 0)
-		rc = -errno;
-done:
 	if (rc < 0)
-		snprintf(err, errlen, "copy %s to %s: %s", from, to, strerror(-rc));
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
+		snprintf(err, errlen, "move %s to %s: %s", from, to, strerror(-rc));
 	return rc;
-}
-
-/* Quits QEMU and waits for it to exit, so its disk writes are all out. */
-static int quit_and_wait(struct vmm_vm *vm, char *err, size_t errlen)
-{
-	int64_t deadline = fs_now_ms() + 10000;
-	int rc = vmm_vm_qmp(vm, "quit", NULL, NULL, 5000, err, errlen);
-
-	/* The reply may race with the monitor closing. */
-	if (rc < 0 && rc != -EPIPE && rc != -ECHILD)
-		return rc;
-	while (fs_now_ms() < deadline) {
-		rc = vmm_vm_service(vm, 50, err, errlen);
-		if (rc == -ECHILD || vmm_vm_proc(vm)->exited)
-			return 0;
-		if (rc < 0 && rc != -EPIPE)
-			return rc;
-	}
-	snprintf(err, errlen, "QEMU did not exit within 10 s of quit");
-	return -ETIMEDOUT;
 }
 
 static int write_template_json(const struct vmm_spec *spec, const char *dir, bool has_disk,
@@ -217,8 +120,10 @@ static int write_template_json(const struct vmm_spec *spec, const char *dir, boo
 	if ((rc = join(path, sizeof(path), dir, "template.json", err, errlen)) < 0)
 		return rc;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	j = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:s, s:s*, s:b, s:b, s:I}", "image",
-		      spec->image->name, "image_dir", spec->image->dir, "width", spec->width, "height",
+	j = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:s, s:s*, s:b, s:b, s:I}",
+		      "machine", VMM_MACHINE_VERSION, "image",
+		      spec->image->name, "image_dir", spec->image->dir, "image_recipe",
+		      spec->image->recipe, "width", spec->width, "height",
 		      spec->height, "vcpus", spec->vcpus, "memory_mib", spec->memory_mib,
 		      "tb_size_mib", spec->tb_size_mib, "accel", vmm_accel_name(spec->accel), "url",
 		      spec->url, "disk", has_disk, "page", has_page, "created_at",
@@ -253,7 +158,7 @@ int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, si
 	const struct vmm_spec *spec = vmm_vm_spec(vm);
 	char ram[PATH_MAX], state[PATH_MAX], screen[PATH_MAX], from[PATH_MAX], disk[PATH_MAX];
 	bool has_disk = spec->image->rootfs[0] != '\0';
-	int fd, rc;
+	int rc;
 
 	if ((rc = join(ram, sizeof(ram), template_dir, "ram", err, errlen)) < 0 ||
 	    (rc = join(state, sizeof(state), template_dir, "state", err, errlen)) < 0 ||
@@ -266,36 +171,19 @@ int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, si
 		return -EINVAL;
 	}
 	rc = vmm_vm_screendump(vm, screen, "ppm", err, errlen);
-	if (rc < 0)
-		return rc;
-	if ((rc = vmm_vm_qmp(vm, "stop", NULL, NULL, 10000, err, errlen)) < 0 ||
-	    (rc = ignore_shared(vm, err, errlen)) < 0 ||
-	    /* The default limit (32 MiB/s) would throttle even a small state. */
-	    (rc = vmm_vm_qmp(vm, "migrate-set-parameters",
-			     json_pack("{s:I}", "max-bandwidth", (json_int_t)1 << 40), NULL, 10000,
-			     err, errlen)) < 0)
-		return rc;
-	fd = open(state, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "create %s: %s", state, strerror(errno));
-		return rc;
-	}
-	rc = vmm_vm_qmp_fd(vm, "getfd", json_pack("{s:s}", "fdname", STATE_FDNAME), fd, NULL, 10000,
-			   err, errlen);
-	close(fd); /* QEMU holds its own copy now */
 	if (rc == 0)
-		rc = vmm_vm_qmp(vm, "migrate", json_pack("{s:s}", "uri", "fd:" STATE_FDNAME), NULL,
-				10000, err, errlen);
+		rc = vmm_vm_qmp(vm, "stop", NULL, NULL, 10000, err, errlen);
 	if (rc == 0)
-		rc = wait_migration(vm, MIGRATE_TIMEOUT_MS, err, errlen);
+		rc = vmm_migrate_ignore_shared(vm, true, err, errlen);
 	if (rc == 0)
-		rc = quit_and_wait(vm, err, errlen);
+		rc = vmm_migrate_to_file(vm, state, err, errlen);
+	if (rc == 0)
+		rc = vmm_vm_quit(vm, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (has_disk) {
 		if ((rc = join(from, sizeof(from), vmm_vm_run_dir(vm), "disk.qcow2", err, errlen)) < 0 ||
-		    (rc = move_file(from, disk, err, errlen)) < 0)
+		    (rc = move(from, disk, err, errlen)) < 0)
 			return rc;
 		freeze(disk);
 	}
@@ -304,7 +192,7 @@ int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, si
 
 		if ((rc = join(from, sizeof(from), vmm_vm_run_dir(vm), "page.html", err, errlen)) < 0 ||
 		    (rc = join(page, sizeof(page), template_dir, "page.html", err, errlen)) < 0 ||
-		    (rc = move_file(from, page, err, errlen)) < 0)
+		    (rc = move(from, page, err, errlen)) < 0)
 			return rc;
 		freeze(page);
 	}
@@ -315,12 +203,13 @@ int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, si
 
 int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_t errlen)
 {
-	const char *image, *image_dir, *accel, *url = NULL;
+	const char *image, *image_dir, *accel, *url = NULL, *recipe = "";
+	struct vmm_image img;
 	char path[PATH_MAX];
 	json_error_t jerr;
 	json_t *j;
 	json_int_t created = 0;
-	int has_disk = 0, has_page = 0, rc;
+	int has_disk = 0, has_page = 0, machine = 0, rc;
 
 	memset(t, 0, sizeof(*t));
 	if (!strchr(name, '/') && !vmm_template_name_ok(name)) {
@@ -344,8 +233,10 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 		snprintf(err, errlen, "%s: %s", path, jerr.text);
 		return -EINVAL;
 	}
-	if (json_unpack_ex(j, &jerr, 0, "{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:s, s?s, s:b, s:b, s:I}",
-			   "image", &image, "image_dir", &image_dir, "width", &t->width, "height",
+	if (json_unpack_ex(j, &jerr, 0,
+			   "{s?i, s:s, s:s, s?s, s:i, s:i, s:i, s:i, s:i, s:s, s?s, s:b, s:b, s:I}",
+			   "machine", &machine, "image", &image, "image_dir", &image_dir, "image_recipe", &recipe,
+			   "width", &t->width, "height",
 			   &t->height, "vcpus", &t->vcpus, "memory_mib", &t->memory_mib,
 			   "tb_size_mib", &t->tb_size_mib, "accel", &accel, "url", &url, "disk",
 			   &has_disk, "page", &has_page, "created_at", &created) < 0 ||
@@ -357,10 +248,29 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 	snprintf(t->image, sizeof(t->image), "%s", image);
 	snprintf(t->image_dir, sizeof(t->image_dir), "%s", image_dir);
 	snprintf(t->url, sizeof(t->url), "%s", url ? url : "");
+	snprintf(t->image_recipe, sizeof(t->image_recipe), "%s", recipe);
 	t->has_disk = has_disk;
 	t->has_page = has_page;
 	t->created_at = created;
 	json_decref(j);
+	/* A template's disk and RAM only fit the build of the image it was
+	 * made from: a rebuilt image makes it stale. */
+	if (machine != VMM_MACHINE_VERSION) {
+		snprintf(err, errlen, "template %s was made for another set of devices (machine %d, now "
+				      "%d): make it again",
+			 name, machine, VMM_MACHINE_VERSION);
+		return -ESTALE;
+	}
+	if (vmm_image_load(t->image_dir, &img, err, errlen) < 0)
+		return -ESTALE;
+	if (strcmp(img.recipe, t->image_recipe)) {
+		snprintf(err, errlen,
+			 "template %s was made from another build of image %s (%s, now %s): make it "
+			 "again",
+			 name, t->image, t->image_recipe[0] ? t->image_recipe : "unknown",
+			 img.recipe[0] ? img.recipe : "unknown");
+		return -ESTALE;
+	}
 	return 0;
 }
 
@@ -368,7 +278,7 @@ int vmm_template_restore(const struct vmm_template *t, const struct vmm_vm_opts 
 			 struct vmm_vm **out, struct vmm_restore_times *times, char *err,
 			 size_t errlen)
 {
-	char ram[PATH_MAX], state[PATH_MAX], disk[PATH_MAX], page[PATH_MAX], uri[32];
+	char ram[PATH_MAX], state[PATH_MAX], disk[PATH_MAX], page[PATH_MAX];
 	struct vmm_restore_times tm = { 0 };
 	struct vmm_vm_opts o = *opts;
 	struct vmm_vm *vm = NULL;
@@ -413,11 +323,8 @@ int vmm_template_restore(const struct vmm_template *t, const struct vmm_vm_opts 
 	if (rc < 0)
 		return rc;
 	tm.started_ms = fs_now_ms() - t0;
-	snprintf(uri, sizeof(uri), "fd:%d", fd);
-	if ((rc = ignore_shared(vm, err, errlen)) < 0 ||
-	    (rc = vmm_vm_qmp(vm, "migrate-incoming", json_pack("{s:s}", "uri", uri), NULL, 10000,
-			     err, errlen)) < 0 ||
-	    (rc = wait_migration(vm, MIGRATE_TIMEOUT_MS, err, errlen)) < 0)
+	if ((rc = vmm_migrate_ignore_shared(vm, true, err, errlen)) < 0 ||
+	    (rc = vmm_migrate_incoming(vm, fd, err, errlen)) < 0)
 		goto fail;
 	tm.loaded_ms = fs_now_ms() - t0;
 	/* The template was stopped when saved, so the clone stays paused. */
@@ -434,27 +341,6 @@ fail:
 	return rc;
 }
 
-int vmm_template_set_clock(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen)
-{
-	struct qga_client *c = NULL;
-	char path[PATH_MAX];
-	struct timespec now;
-	int rc;
-
-	if ((rc = join(path, sizeof(path), vmm_vm_run_dir(vm), "qga.sock", err, errlen)) < 0)
-		return rc;
-	rc = qga_client_connect(path, timeout_ms, &c, err, errlen);
-	if (rc < 0)
-		return rc;
-	clock_gettime(CLOCK_REALTIME, &now);
-	rc = qga_client_call(c, "guest-set-time",
-			     json_pack("{s:I}", "time",
-				       (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec),
-			     NULL, timeout_ms, err, errlen);
-	qga_client_destroy(c);
-	return rc;
-}
-
 int vmm_template_remove(const char *name, char *err, size_t errlen)
 {
 	struct vmm_template t;
@@ -465,7 +351,7 @@ int vmm_template_remove(const char *name, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	rc = vmm_template_load(name, &t, err, errlen);
-	if (rc < 0)
+	if (rc < 0 && rc != -ESTALE) /* a stale one is removed all the same */
 		return rc;
 	rc = fs_rm_rf(t.dir);
 	if (rc < 0)

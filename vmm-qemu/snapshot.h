@@ -29,6 +29,7 @@ struct vmm_template {
 	char dir[PATH_MAX];
 	char image[64]; /* image name */
 	char image_dir[PATH_MAX]; /* where the image was when the template was made */
+	char image_recipe[64]; /* which build of it */
 	int width, height, vcpus, memory_mib, tb_size_mib;
 	enum vmm_accel accel; /* a clone must use the template's accelerator */
 	char url[VMM_MAX_URL + 1]; /* "" when none */
@@ -65,8 +66,9 @@ int vmm_template_prepare(const char *dir, struct vmm_spec *spec, char *ram_path_
 int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, size_t errlen);
 
 /* Loads the template called name from vmm_templates_dir(), or from name
- * itself when it contains a '/'. Returns 0, -ENOENT when there is none, or
- * -EINVAL for a broken template.json; err says which. */
+ * itself when it contains a '/'. Returns 0, -ENOENT when there is none,
+ * -EINVAL for a broken template.json, or -ESTALE (t filled) when its image
+ * is gone or was rebuilt since; err says which. */
 int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_t errlen);
 
 /* Removes the template called name (clones running from it keep their
@@ -78,14 +80,9 @@ int vmm_template_remove(const char *name, char *err, size_t errlen);
  * and inherited fds are the restore's own) and waits until it runs. times
  * may be NULL. Returns 0 with *out owning the guest, or -errno with a reason
  * in err (nothing is left behind). The guest clock shows the template's
- * time until vmm_template_set_clock() or the guest itself corrects it. */
+ * time until guest_prep_run() (guest_prep.h) or the guest corrects it. */
 int vmm_template_restore(const struct vmm_template *t, const struct vmm_vm_opts *opts,
 			 struct vmm_vm **out, struct vmm_restore_times *times, char *err,
 			 size_t errlen);
-
-/* Sets the guest clock to the host's through qemu-ga (guest-set-time),
- * waiting up to timeout_ms for the agent. Returns 0, or -errno with a reason
- * in err (-ETIMEDOUT when no agent answers, as in the tiny guest). */
-int vmm_template_set_clock(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen);
 
 #endif

@@ -18,6 +18,10 @@ enum vmm_accel { VMM_ACCEL_AUTO, VMM_ACCEL_KVM, VMM_ACCEL_TCG };
 #define VMM_MAX_HEIGHT 2160
 #define VMM_MAX_URL 1024
 
+/* The devices argv.c gives a guest, as a number: bumped whenever they
+ * change, since saved state (templates) only loads into the same set. */
+#define VMM_MACHINE_VERSION 2
+
 struct vmm_spec {
 	const struct vmm_image *image;
 	enum vmm_accel accel; /* must be resolved (KVM or TCG) before argv */
@@ -36,6 +40,10 @@ struct vmm_spec {
 	bool ram_share;
 	bool incoming; /* -incoming defer: wait for migrate-incoming over QMP */
 	const char *backing_disk; /* qcow2 the overlay is made on, instead of the rootfs */
+	/* An existing overlay (a checkpoint's) linked into the run dir as the
+	 * guest's disk instead of making a new one; NULL for none. The guest
+	 * writes that very file (it is not copied unless it must be). */
+	const char *adopt_disk;
 };
 
 /* Fills in defaults: 2 vcpus, 2048 MiB (256 without a rootfs), 1280x800. */

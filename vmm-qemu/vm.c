@@ -258,7 +258,19 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 		if (rc < 0)
 			return rc;
 	}
-	if (vm->image.rootfs[0]) {
+	if (vm->image.rootfs[0] && vm->spec.adopt_disk) {
+		snprintf(path, sizeof(path), "%s/disk.qcow2", vm->run_dir);
+		/* A second name for the same file (a copy across file systems):
+		 * the checkpoint keeps its disk until its owner removes it. */
+		rc = link(vm->spec.adopt_disk, path) == 0 ? 0 : -errno;
+		if (rc == -EXDEV)
+			rc = fs_copy_file(vm->spec.adopt_disk, path, 0600);
+		if (rc < 0) {
+			snprintf(err, errlen, "link %s into %s: %s", vm->spec.adopt_disk, vm->run_dir,
+				 strerror(-rc));
+			return rc;
+		}
+	} else if (vm->image.rootfs[0]) {
 		char disk[PATH_MAX + 16], log[PATH_MAX + 16];
 		const char *backing = vm->spec.backing_disk;
 		char *argv[] = { "qemu-img", "create", "-q", "-f", "qcow2", "-F",
@@ -342,6 +354,7 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
 	vm->spec.ram_path = vm->ram_path;
 	vm->spec.backing_disk = vm->backing_disk;
 	rc = prepare_run_dir(vm, qemu_user(), err, errlen);
+	vm->spec.adopt_disk = NULL; /* moved: it names nothing any more */
 	if (rc < 0)
 		goto fail;
 	rc = vmm_argv_build(&vm->spec, opts->qemu_bin ? opts->qemu_bin : "qemu-system-x86_64",

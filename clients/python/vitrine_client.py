@@ -163,12 +163,14 @@ class VitrineClient:
     # -- sessions ------------------------------------------------------------
 
     def create_session(self, image=None, template=None, width=None, height=None, vcpus=None,
-                       memory_mib=None, url=None, timeout_s=None, wait=False):
+                       memory_mib=None, url=None, timeout_s=None, wait=False,
+                       idle_timeout_s=None, on_expiry=None, page=None):
         """POST /v1/sessions. Returns the new session (with its tokens). With
         wait=True the gateway answers once it is ready (or failed)."""
         body = {k: v for k, v in dict(image=image, template=template, width=width, height=height,
                                       vcpus=vcpus, memory_mib=memory_mib, url=url,
-                                      timeout_s=timeout_s).items() if v is not None}
+                                      timeout_s=timeout_s, idle_timeout_s=idle_timeout_s,
+                                      on_expiry=on_expiry, page=page).items() if v is not None}
         return self._json("POST", "/v1/sessions", body, {"wait": "ready" if wait else None},
                           WAIT_TIMEOUT_S if wait else None)
 
@@ -185,6 +187,50 @@ class VitrineClient:
     def delete_session(self, session_id):
         """DELETE /v1/sessions/{id}. Returns {"id", "deleted": true}."""
         return self._json("DELETE", "/v1/sessions/" + self._sid(session_id))
+
+    def pause(self, session_id, mode="memory"):
+        """POST /v1/sessions/{id}/pause; mode "memory" or "disk". Returns the
+        session once paused."""
+        return self._json("POST", f"/v1/sessions/{self._sid(session_id)}/pause",
+                          {"mode": mode}, timeout=WAIT_TIMEOUT_S)
+
+    def resume(self, session_id):
+        """POST /v1/sessions/{id}/resume. Returns the session once running."""
+        return self._json("POST", f"/v1/sessions/{self._sid(session_id)}/resume", {},
+                          timeout=WAIT_TIMEOUT_S)
+
+    def fork(self, session_id, wait=False):
+        """POST /v1/sessions/{id}/fork. Returns the new session (with its tokens)."""
+        return self._json("POST", f"/v1/sessions/{self._sid(session_id)}/fork", {},
+                          {"wait": "ready" if wait else None}, WAIT_TIMEOUT_S)
+
+    def events(self, session_id, after=0, wait_s=None):
+        """GET /v1/sessions/{id}/events. Returns {"events": [...], "last": SEQ}."""
+        return self._json("GET", f"/v1/sessions/{self._sid(session_id)}/events", None,
+                          {"after": after, "wait_s": wait_s},
+                          (wait_s or 0) + DEFAULT_TIMEOUT_S)
+
+    # -- templates -----------------------------------------------------------
+
+    def create_template(self, name, image="desktop", url=None, page=None, width=None,
+                        height=None):
+        """POST /v1/templates: starts building; poll get_template until
+        its status is "ready" (or "failed")."""
+        body = {k: v for k, v in dict(name=name, image=image, url=url, page=page, width=width,
+                                      height=height).items() if v is not None}
+        return self._json("POST", "/v1/templates", body)
+
+    def get_template(self, name):
+        """GET /v1/templates/{name}."""
+        return self._json("GET", "/v1/templates/" + self._sid(name))
+
+    def list_templates(self):
+        """GET /v1/templates. Returns the list of templates."""
+        return self._json("GET", "/v1/templates")["templates"]
+
+    def delete_template(self, name):
+        """DELETE /v1/templates/{name}."""
+        return self._json("DELETE", "/v1/templates/" + self._sid(name))
 
     # -- the screen ----------------------------------------------------------
 

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -148,6 +149,48 @@ class ClientTest(GatewayTest):
         self.assertEqual(self.vc.delete_session(sid), {"id": sid, "deleted": True})
         with self.assertRaises(VitrineError) as cm:
             self.vc.get_session(sid)
+        self.assertEqual(cm.exception.status, 404)
+
+    def test_pause_resume_fork_events_and_templates(self):
+        name = f"py-{os.getpid()}"
+        self.assertEqual(self.vc.create_template(name, image="tiny", width=800, height=600)
+                         ["status"], "building")
+        for _ in range(600):
+            t = self.vc.get_template(name)
+            if t["status"] != "building":
+                break
+            time.sleep(0.1)
+        self.assertEqual(t["status"], "ready", t.get("error"))
+        self.assertIn(name, [x["name"] for x in self.vc.list_templates()])
+        try:
+            s = self.vc.create_session(template=name, wait=True, idle_timeout_s=600,
+                                       on_expiry="pause")
+            sid = s["id"]
+            self.assertEqual((s["status"], s["on_expiry"]), ("ready", "pause"))
+            self.assertEqual(self.vc.pause(sid, mode="disk")["paused"], "disk")
+            with self.assertRaises(VitrineError) as cm:
+                self.vc.act(sid, {"action": "left_click", "coordinate": [5, 5]})
+            self.assertEqual((cm.exception.status, cm.exception.code), (409, "session_paused"))
+            self.assertEqual(self.vc.resume(sid)["status"], "ready")
+            child = self.vc.fork(sid, wait=True)
+            self.assertEqual((child["status"], child["forked_from"]), ("ready", sid))
+            self.assertIn("control", child["tokens"])
+            ev = self.vc.events(sid)
+            types = [e["type"] for e in ev["events"]]
+            self.assertIn("forked", types)
+            self.assertEqual(ev["last"], ev["events"][-1]["seq"])
+            self.assertEqual(self.vc.events(sid, after=ev["last"])["events"], [])
+            with self.assertRaises(VitrineError) as cm:
+                self.vc.delete_template(name)
+            self.assertEqual(cm.exception.code, "template_in_use")
+            self.vc.delete_session(child["id"])
+            self.vc.delete_session(sid)
+        finally:
+            for s in self.vc.list_sessions():
+                self.vc.delete_session(s["id"])
+            self.vc.delete_template(name)
+        with self.assertRaises(VitrineError) as cm:
+            self.vc.get_template(name)
         self.assertEqual(cm.exception.status, 404)
 
     # Needs GET .../screenshot and screenshots in action replies.

@@ -9,8 +9,8 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/page_eval.h"
 #include "tests/lib/png.h"
-#include "vmm-qemu/qga_client.h"
 
 #include <dirent.h>
 #include <setjmp.h>
@@ -33,25 +33,13 @@ static char ctl_buf[64];
 static int ox, oy; /* where the page's viewport starts on the screen */
 
 /* Evaluates expr in the page; returns its JSON value (caller decrefs). */
-static json_t *page_eval(const char *expr)
+static json_t *eval(const char *expr)
 {
-	const char *argv[] = { "/usr/local/bin/vitrine-ready", "eval", "9222", expr, NULL };
-	struct qga_exec_result res;
-	struct qga_client *c = NULL;
-	char err[512];
-	json_t *j = NULL;
+	char err[1024];
+	json_t *j = page_eval(qga_path, expr, err, sizeof(err));
 
-	if (qga_client_connect(qga_path, 5000, &c, err, sizeof(err)) < 0)
-		fail_msg("qga: %s", err);
-	if (qga_client_exec(c, argv, NULL, NULL, 0, 20000, &res, err, sizeof(err)) < 0)
-		fail_msg("eval %s: %s", expr, err);
-	if (!res.exited || res.exit_code != 0)
-		fail_msg("eval %s: exit %d: %s", expr, res.exit_code, res.err ? res.err : "");
-	j = json_loadb(res.out, res.out_len, JSON_DECODE_ANY, NULL);
 	if (!j)
-		fail_msg("eval %s: not JSON: %s", expr, res.out);
-	qga_exec_result_free(&res);
-	qga_client_destroy(c);
+		fail_msg("%s", err);
 	return j;
 }
 
@@ -63,7 +51,7 @@ static void expect_eval_str(const char *expr, const char *want)
 
 	for (int i = 0; i < 100; i++) {
 		json_decref(v);
-		v = page_eval(expr);
+		v = eval(expr);
 		if (json_is_string(v) && !strcmp(json_string_value(v), want))
 			break;
 		usleep(100 * 1000);
@@ -77,7 +65,7 @@ static void expect_eval_str(const char *expr, const char *want)
 /* Number of clicks the page has seen. */
 static int clicks_seen(void)
 {
-	json_t *n = page_eval("window.clicks.length");
+	json_t *n = eval("window.clicks.length");
 	int v = (int)json_integer_value(n);
 
 	json_decref(n);
@@ -188,7 +176,7 @@ static void test_find_viewport(void **state)
 /* The last click the page saw. */
 static void last_click(int *x, int *y, int *button, int *detail)
 {
-	json_t *c = page_eval("window.clicks[window.clicks.length - 1]");
+	json_t *c = eval("window.clicks[window.clicks.length - 1]");
 
 	*x = (int)json_integer_value(json_object_get(c, "x"));
 	*y = (int)json_integer_value(json_object_get(c, "y"));
@@ -247,7 +235,7 @@ static void test_scaled_space_click(void **state)
 
 static void test_double_and_triple_click_select(void **state)
 {
-	json_t *r = page_eval("(() => { const b = document.getElementById('beta')"
+	json_t *r = eval("(() => { const b = document.getElementById('beta')"
 			      ".getBoundingClientRect(); return [Math.round(b.left + b.width / 2),"
 			      " Math.round(b.top + b.height / 2)]; })()");
 	int bx = (int)json_integer_value(json_array_get(r, 0)) + ox;
@@ -282,7 +270,7 @@ static void test_scroll_scrolls(void **state)
 	       950 + ox, 400 + oy);
 	/* Chromium scrolls smoothly: the position moves over a few frames. */
 	for (int i = 0; i < 50; i++) {
-		top = page_eval("document.getElementById('scroller').scrollTop");
+		top = eval("document.getElementById('scroller').scrollTop");
 		if (json_number_value(top) > 0)
 			break;
 		json_decref(top);

@@ -246,6 +246,42 @@ static void test_session_lifecycle(void **state)
 	assert_int_equal(qemu_running(), 0);
 }
 
+static void test_pause_resume_fork(void **state)
+{
+	char args[256], child[64];
+	const char *id;
+	json_t *j;
+
+	(void)state;
+	id = create_tiny();
+	snprintf(args, sizeof(args), "pause %s", id);
+	expect(args, 0, "\"paused\": \"memory\"");
+	snprintf(args, sizeof(args), "resume %s", id);
+	expect(args, 0, "\"status\": \"ready\"");
+	snprintf(args, sizeof(args), "pause %s --disk", id);
+	expect(args, 0, "\"paused\": \"disk\"");
+	assert_int_equal(qemu_running(), 0);
+	snprintf(args, sizeof(args), "fork %s", id);
+	expect(args, 1, "session_paused");
+	snprintf(args, sizeof(args), "resume %s", id);
+	expect(args, 0, "\"status\": \"ready\"");
+	snprintf(args, sizeof(args), "fork %s --wait", id);
+	j = expect_json(args);
+	assert_string_equal(json_string_value(json_object_get(j, "status")), "ready");
+	assert_string_equal(json_string_value(json_object_get(j, "forked_from")), id);
+	snprintf(child, sizeof(child), "%s", json_string_value(json_object_get(j, "id")));
+	json_decref(j);
+	assert_int_equal(qemu_running(), 2);
+	expect("pause", 2, "a session id is required");
+	expect("pause s_1 --swap", 2, "usage: vitrine pause");
+	expect("resume s_doesnotexist", 1, "not_found");
+	snprintf(args, sizeof(args), "rm %s", child);
+	expect(args, 0, "deleted");
+	snprintf(args, sizeof(args), "rm %s", id);
+	expect(args, 0, "deleted");
+	assert_int_equal(qemu_running(), 0);
+}
+
 /* Needs GET .../screenshot and screenshots in action replies. */
 static void test_screenshots(void **state)
 {
@@ -300,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_no_server_and_bad_keys),
 		cmocka_unit_test(test_session_lifecycle),
+		cmocka_unit_test(test_pause_resume_fork),
 		cmocka_unit_test(test_screenshots),
 	};
 

@@ -232,7 +232,7 @@ static void test_first_frame(void **state)
 	assert_int_equal(display_mirror_start(srv.path, on_frame, NULL, &mirror, err, sizeof(err)),
 			 0);
 	assert_int_equal(display_mirror_wait_frame(mirror, 0, 5000, &f), 0);
-	assert_int_equal(f->seq, 1);
+	assert_true(f->seq > 0);
 	assert_int_equal(f->damage.n, 1);
 	assert_int_equal(f->damage.bounds.w, 320);
 	assert_int_equal(f->damage.bounds.h, 200);

@@ -336,6 +336,25 @@ static bool audit_has(const char *event, const char *reason)
 	return found;
 }
 
+/* Whether the session's events (GET .../events) hold one of type. */
+static bool event_has(const char *type)
+{
+	struct http_resp r;
+	char path[128];
+	json_t *ev;
+	size_t i;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s/events", sid);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path, ctl, NULL, 0, 10, &r), 0);
+	if (r.status != 200)
+		fail_msg("events: %d %s", r.status, r.body ? r.body : "");
+	json_array_foreach(json_object_get(r.json, "events"), i, ev)
+		found |= !strcmp(json_string_value(json_object_get(ev, "type")) ?: "", type);
+	http_resp_free(&r);
+	return found;
+}
+
 static void expect_error(int fd, struct sc_screen *s, const char *code)
 {
 	json_t *j = sc_wait_json(fd, "error", s, 10000);
@@ -400,6 +419,7 @@ static void test_control_lease(void **state)
 	assert_true(json_is_object(json_object_get(j, "controller")));
 	json_decref(j);
 	assert_true(audit_has("control_taken", NULL));
+	assert_true(event_has("control_taken"));
 
 	/* Agents are refused while a person drives. */
 	assert_int_equal(act_status(ctl, "{\"action\":\"left_click\",\"coordinate\":[5,5]}", code,
@@ -427,6 +447,7 @@ static void test_control_lease(void **state)
 	assert_true(json_is_null(json_object_get(j, "controller")));
 	json_decref(j);
 	assert_true(audit_has("control_released", "released"));
+	assert_true(event_has("control_released"));
 	assert_false(controlled_by_someone());
 	assert_int_equal(act_status(ctl, "{\"action\":\"mouse_move\",\"coordinate\":[5,5]}", NULL, 0),
 			 200);

@@ -293,12 +293,49 @@ static void test_bad_names(void **state)
 	assert_int_equal(vmm_template_load("bad name", &t, err, sizeof(err)), -EINVAL);
 }
 
+/* A template made for another set of devices, or from another build of
+ * its image, is refused as stale (QEMU could not load its state). */
+static void test_stale(void **state)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32], err[512], *text = NULL, *p;
+	struct vmm_template t;
+	size_t len;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/stale-XXXXXX", vmm_run_base(NULL));
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/template.json", tpl_dir);
+	assert_int_equal(fs_read_file(path, 1 << 16, &text, &len), 0);
+	snprintf(path, sizeof(path), "%s/template.json", dir);
+	/* as it is: loads */
+	assert_int_equal(fs_write_file(path, text, len), 0);
+	assert_int_equal(vmm_template_load(dir, &t, err, sizeof(err)), 0);
+	/* another machine version */
+	p = strstr(text, "\"machine\": ");
+	assert_non_null(p);
+	p[11] = p[11] == '9' ? '8' : '9';
+	assert_int_equal(fs_write_file(path, text, len), 0);
+	assert_int_equal(vmm_template_load(dir, &t, err, sizeof(err)), -ESTALE);
+	assert_non_null(strstr(err, "another set of devices"));
+	p[11] = (char)('0' + VMM_MACHINE_VERSION);
+	/* another build of the image */
+	p = strstr(text, "\"image_recipe\": \"");
+	assert_non_null(p);
+	p[17] = p[17] == 'x' ? 'y' : 'x';
+	assert_int_equal(fs_write_file(path, text, len), 0);
+	assert_int_equal(vmm_template_load(dir, &t, err, sizeof(err)), -ESTALE);
+	assert_non_null(strstr(err, "another build of image"));
+	free(text);
+	fs_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_names),
 		cmocka_unit_test(test_restore_many_times),
 		cmocka_unit_test(test_clones_diverge),
+		cmocka_unit_test(test_stale),
 		cmocka_unit_test(test_nothing_left_behind),
 	};
 

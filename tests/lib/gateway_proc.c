@@ -1,6 +1,8 @@
 /* tests/lib/gateway_proc.c: see gateway_proc.h. */
 #include "tests/lib/gateway_proc.h"
 
+#include "common/http_client.h"
+
 #include "common/fsutil.h"
 
 #include <dirent.h>
@@ -79,8 +81,67 @@ int gateway_proc_guests(const struct gateway_proc *g)
 	int n = 0;
 
 	while (d && (e = readdir(d)))
-		n += !strncmp(e->d_name, "vm-", 3);
+		n += !strncmp(e->d_name, "vm-", 3) && strncmp(e->d_name, "vm-ckpt-", 8);
 	if (d)
 		closedir(d);
 	return n;
+}
+
+int gateway_proc_delete_sessions(const struct gateway_proc *g)
+{
+	struct http_resp r;
+	json_t *v;
+	size_t i;
+
+	if (http_request("127.0.0.1", g->port, "GET", "/v1/sessions", g->key, NULL, 0, 30, &r) < 0)
+		return -1;
+	json_array_foreach(json_object_get(r.json, "sessions"), i, v) {
+		char path[128];
+		struct http_resp d;
+
+		snprintf(path, sizeof(path), "/v1/sessions/%s",
+			 json_string_value(json_object_get(v, "id")));
+		if (http_request("127.0.0.1", g->port, "DELETE", path, g->key, NULL, 0, 30, &d) == 0)
+			http_resp_free(&d);
+	}
+	http_resp_free(&r);
+	return 0;
+}
+
+int gateway_proc_make_template(const struct gateway_proc *g, const char *body, int timeout_s,
+			       long long *created_at)
+{
+	char path[160];
+	struct http_resp r;
+	const char *name, *status;
+	int64_t until = fs_now_ms() + (int64_t)timeout_s * 1000;
+
+	if (http_request("127.0.0.1", g->port, "POST", "/v1/templates", g->key, body, strlen(body),
+			 30, &r) < 0 ||
+	    r.status != 202 || !(name = json_string_value(json_object_get(r.json, "name")))) {
+		fprintf(stderr, "POST /v1/templates: %d %s\n", r.status, r.body ? r.body : "");
+		http_resp_free(&r);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/v1/templates/%s", name);
+	http_resp_free(&r);
+	while (fs_now_ms() < until) {
+		if (http_request("127.0.0.1", g->port, "GET", path, g->key, NULL, 0, 30, &r) < 0)
+			return -1;
+		status = json_string_value(json_object_get(r.json, "status"));
+		if (status && strcmp(status, "building")) {
+			int rc = strcmp(status, "ready") ? -1 : 0;
+
+			if (rc < 0)
+				fprintf(stderr, "template build: %s\n", r.body);
+			else if (created_at)
+				*created_at = json_integer_value(json_object_get(r.json, "created_at"));
+			http_resp_free(&r);
+			return rc;
+		}
+		http_resp_free(&r);
+		usleep(100 * 1000);
+	}
+	fprintf(stderr, "%s: not built within %d s\n", path, timeout_s);
+	return -1;
 }

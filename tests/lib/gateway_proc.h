@@ -19,7 +19,18 @@ int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args);
 /* SIGTERMs and reaps the server; returns its exit status (or -1), and
  * removes its key file and run base. */
 int gateway_proc_stop(struct gateway_proc *g);
-/* Guests of the server still running (its run dirs). */
+/* Guests of the server still running (its run dirs; checkpoint folders
+ * of sessions paused on disk are not guests). */
 int gateway_proc_guests(const struct gateway_proc *g);
+
+/* Deletes every session of the server (test teardown: a failed test must
+ * not leave guests to the next). Returns 0, or -1 when it cannot ask. */
+int gateway_proc_delete_sessions(const struct gateway_proc *g);
+
+/* Makes a template through POST /v1/templates with body (JSON text) and
+ * waits up to timeout_s until it is ready. Returns 0 with *created_at
+ * (Unix s, may be NULL), or -1 after printing why. */
+int gateway_proc_make_template(const struct gateway_proc *g, const char *body, int timeout_s,
+			       long long *created_at);
 
 #endif

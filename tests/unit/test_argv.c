@@ -191,8 +191,8 @@ static void test_template_ram_and_incoming(void **state)
 	assert_int_equal(vmm_argv_build(&spec, "qemu", "/r", &v, err, sizeof(err)), 0);
 	/* A clone maps the template's RAM privately (copy-on-write). */
 	assert_non_null(opt_with(&v, "-object",
-				 "memory-backend-file,id=ram0,size=2048M,mem-path=/t/ram,share=off"));
-	assert_non_null(opt_with(&v, "-M", "q35,memory-backend=ram0"));
+				 "memory-backend-file,id=pc.ram,size=2048M,mem-path=/t/ram,share=off"));
+	assert_non_null(opt_with(&v, "-M", "q35,memory-backend=pc.ram"));
 	assert_non_null(opt_with(&v, "-incoming", "defer"));
 	strv_free(&v);
 	spec.ram_share = true;

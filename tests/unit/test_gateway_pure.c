@@ -43,7 +43,8 @@ static void test_routes(void **state)
 	assert_int_equal(route_parse(M_GET, "/").kind, R_ROOT); /* redirects to the web viewer */
 	assert_int_equal(route_parse(M_GET, "/nope").kind, R_NOT_FOUND);
 	assert_int_equal(route_parse(M_GET, "/v1/templates").kind, R_TEMPLATES_LIST);
-	assert_int_equal(route_parse(M_POST, "/v1/templates").kind, R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_POST, "/v1/templates").kind, R_TEMPLATES_CREATE);
+	assert_int_equal(route_parse(M_DELETE, "/v1/templates").kind, R_METHOD_NOT_ALLOWED);
 	r = route_parse(M_GET, "/v1/templates/desktop-ready");
 	assert_int_equal(r.kind, R_TEMPLATE_GET);
 	assert_string_equal(r.id, "desktop-ready");

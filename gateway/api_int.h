@@ -1,0 +1,47 @@
+/* gateway/api_int.h: helpers the REST handler files share (api.c for
+ * sessions, screenshots and actions; api_ops.c for pause, resume, fork and
+ * events; api_templates.c for templates). Loop thread only. */
+#ifndef VITRINE_GATEWAY_API_INT_H
+#define VITRINE_GATEWAY_API_INT_H
+
+#include "gateway/auth.h"
+#include "gateway/http.h"
+
+#define API_DEFAULT_WAIT_S 300
+
+struct sess;
+
+/* Answers 401/403 and returns false unless the token grants at least need
+ * on session s (NULL: an operator-only route). */
+bool api_authorise(struct http_req *r, const struct sess *s, enum auth_scope need);
+/* The session of the route, answering 404/401 when there is none. */
+struct sess *api_route_session(struct http_req *r, enum auth_scope need);
+/* Reads ?name=N (name ends in '='), def when absent; answers 400 and
+ * returns -EINVAL outside [min, max]. */
+int api_query_int(struct http_req *r, const char *name, int def, int min, int max, int *out);
+/* Answers with the session's JSON (with its tokens when tokens). */
+void api_reply_session(struct http_req *r, const struct sess *s, int status, bool tokens);
+/* Parks r until session s changes (api_resume_wait decides when it is
+ * done) or timeout_s passes. */
+void api_wait(struct http_req *r, struct sess *s, int timeout_s);
+
+/* Stops waiting: r leaves s's waiters (s may be NULL: gone). */
+void api_unpark(struct http_req *r, struct sess *s);
+
+/* api_ops.c */
+void api_pause(struct http_req *r);
+void api_resume(struct http_req *r);
+void api_fork(struct http_req *r);
+void api_events(struct http_req *r);
+/* A parked request was woken (or timed out): for the routes of api_ops.c
+ * answers if it has its answer (or keeps waiting) and returns true; false
+ * for any other route. */
+bool api_ops_resume_wait(struct http_req *r, struct sess *s, bool timed_out);
+
+/* api_templates.c */
+void api_list_templates(struct http_req *r);
+void api_get_template(struct http_req *r);
+void api_create_template(struct http_req *r);
+void api_delete_template(struct http_req *r);
+
+#endif

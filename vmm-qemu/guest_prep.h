@@ -1,0 +1,32 @@
+/* vmm-qemu/guest_prep.h: making a guest that was restored (from a template
+ * or a checkpoint) current before anyone uses it: its clock set to now
+ * through qemu-ga (it shows the time it was saved at until then), its page
+ * navigated to a URL, and its input and page paths run once (warm-up: under
+ * TCG a restored QEMU translates guest code afresh, so the first click
+ * would otherwise take ~2 s to reach the page instead of ~0.4 s). The guest's RNG needs nothing here: QEMU's
+ * vmgenid device gives every start a new generation id and the kernel
+ * reseeds itself when it changes ("crng reseeded due to virtual machine
+ * fork"). Blocking; for a job thread or a command-line tool. */
+#ifndef VITRINE_VMM_GUEST_PREP_H
+#define VITRINE_VMM_GUEST_PREP_H
+
+#include "vmm-qemu/vm.h"
+
+#include <stdbool.h>
+
+struct guest_prep {
+	bool has_agent; /* the guest runs qemu-ga and the desktop's vitrine-ready */
+	bool set_clock; /* needs has_agent */
+	bool warm;
+	const char *url; /* NULL: stay; needs has_agent */
+};
+
+/* Runs the steps p asks for. Returns 0, or -errno with a reason in err;
+ * a failed clock or warm-up is only logged, a failed navigation fails. */
+int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, size_t errlen);
+
+/* The JavaScript that sends the page to url and marks the old document so
+ * that its replacement can be told apart: into out, or -ENOSPC. Pure. */
+int guest_prep_nav_js(const char *url, char *out, size_t outlen);
+
+#endif
