@@ -42,8 +42,12 @@ static pid_t spawn(const char *const *argv, const char *token, int *out_fd)
 	pid = fork();
 	if (pid == 0) {
 		setenv("DISPLAY", display, 1);
-		if (token)
+		if (token) {
 			setenv("VITRINE_TOKEN", token, 1);
+			/* vitrine-view: SDL's X11, D-Bus and Mesa keep allocations
+			 * to exit; other sanitizer errors still fail it. */
+			setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+		}
 		if (out_fd) {
 			dup2(p[1], 1);
 			close(p[0]);
@@ -58,12 +62,17 @@ static pid_t spawn(const char *const *argv, const char *token, int *out_fd)
 	return pid;
 }
 
-static void stop(pid_t pid)
+/* SIGTERMs pid and returns its exit status (-1 when it did not exit). */
+static int stop(pid_t pid)
 {
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
+	int st = 0;
+
+	if (pid <= 0)
+		return -1;
+	kill(pid, SIGTERM);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
 }
 
 static int start_xvfb(void)
@@ -282,7 +291,7 @@ static void test_window_shows_the_session(void **state)
 	shot = screenshot_png();
 	assert_false(mark_near(&shot, 1000, 200));
 	ppm_free(&shot);
-	stop(v);
+	assert_int_equal(stop(v), 0); /* SDL turns SIGTERM into a quit: a clean exit */
 	close(fd);
 }
 
@@ -325,7 +334,7 @@ static void test_control_click_marks_the_guest(void **state)
 			usleep(200 * 1000);
 	}
 	assert_true(marked);
-	stop(v);
+	assert_int_equal(stop(v), 0); /* SDL turns SIGTERM into a quit: a clean exit */
 	close(fd);
 }
 
