@@ -50,7 +50,13 @@ void sess_wake(struct sess *s)
 
 void sess_event(struct sess *s, const char *type, json_t *data)
 {
-	events_add(&s->events, type, data);
+	int64_t seq = events_add(&s->events, type, data);
+	json_t *kept = seq ? events_since(&s->events, seq - 1) : NULL;
+
+	/* Live viewers get it too (docs/stream.md). */
+	if (s->hub && json_array_size(kept) == 1)
+		stream_hub_event(s->hub, json_array_get(kept, 0));
+	json_decref(kept);
 	sess_wake(s);
 }
 

@@ -377,3 +377,11 @@ int stream_hub_input(struct stream_hub *h, struct stream_viewer *v, const struct
 	}
 	return send_events(h, ev);
 }
+
+void stream_hub_event(struct stream_hub *h, json_t *event)
+{
+	for (struct stream_viewer *v = h ? h->viewers : NULL; v; v = v->next)
+		if (v->scope != AUTH_NONE)
+			stream_viewer_send_json(v, json_pack("{s:s, s:O}", "type", "event", "event",
+							     event));
+}

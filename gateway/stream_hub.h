@@ -79,6 +79,11 @@ struct stream_hub {
 	int vnc_buttons; /* RFB buttons last seen */
 };
 
+/* Sends the session's event (borrowed) to every authenticated viewer as
+ * {"type":"event","event":{...}}: viewers see pauses, resumes, expiry
+ * warnings as they happen. */
+void stream_hub_event(struct stream_hub *h, json_t *event);
+
 /* The hub of s, made now if it has none; NULL when out of memory. */
 struct stream_hub *stream_hub_of(struct sess *s);
 /* Closes every viewer (1001: the session is going away) and frees. Accepts NULL. */

@@ -107,6 +107,14 @@ function showLive(session, token) {
     hello: (m) => { st.scope = m.scope; st.controller = m.controller; $('take').disabled = m.scope === 'view'; render(); },
     control: (m) => { st.controller = m.controller; st.you = m.you; render(); placeCursor(); },
     error: (m) => { st.error = m.code + ': ' + m.message; render(); },
+    // The session's events: pauses, resumes, expiry warnings.
+    event: (m) => {
+      const e = m.event || {};
+      if (e.type === 'state') st.session = e.status + (e.paused ? ' (' + e.paused + ')' : '');
+      else if (e.type === 'busy') st.session = e.busy;
+      else if (e.type === 'expiring') st.notice = 'expires in ' + Math.round(e.in_ms / 1000) + ' s (' + e.action + ')';
+      render();
+    },
     pong: (m) => { st.rtt = m.rtt; },
     frame: (f) => { st.age = Date.now() - f.timeUs / 1000; placeCursor(); },
     cursor: (x, y) => { st.cursor = { x, y }; placeCursor(); },
@@ -128,7 +136,8 @@ function showLive(session, token) {
     $('release').hidden = !st.you;
     canvas.classList.toggle('controlling', st.you);
     $('status').textContent = [
-      st.closed || 'live',
+      st.closed || (st.session && st.session !== 'ready' ? 'session ' + st.session : 'live'),
+      st.notice || '',
       'scope ' + (st.scope || '?'),
       'fps ' + st.fps,
       'rtt ' + (st.rtt == null ? '?' : st.rtt.toFixed(0) + ' ms'),

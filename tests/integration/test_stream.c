@@ -661,6 +661,65 @@ static void test_silent_viewer_hung_up(void **state)
 	sc_screen_free(&s);
 }
 
+/* Reads event messages until a "state" one with status (and paused, when
+ * not NULL) arrives. */
+static void wait_state_event(int fd, struct sc_screen *s, const char *status, const char *paused)
+{
+	for (int i = 0; i < 20; i++) {
+		json_t *j = sc_wait_json(fd, "event", s, 60000), *e;
+		bool hit;
+
+		assert_non_null(j);
+		e = json_object_get(j, "event");
+		hit = !strcmp(json_string_value(json_object_get(e, "type")) ?: "", "state") &&
+		      !strcmp(json_string_value(json_object_get(e, "status")) ?: "", status) &&
+		      (!paused ||
+		       !strcmp(json_string_value(json_object_get(e, "paused")) ?: "", paused));
+		json_decref(j);
+		if (hit)
+			return;
+	}
+	fail_msg("no state event %s %s", status, paused ? paused : "");
+}
+
+static void session_op(const char *what, const char *body)
+{
+	char path[160];
+	struct http_resp r;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s/%s", sid, what);
+	if (http_request("127.0.0.1", gw.port, "POST", path, ctl, body, body ? strlen(body) : 0, 120,
+			 &r) < 0 ||
+	    r.status != 200)
+		fail_msg("%s: %d %s", what, r.status, r.body ? r.body : "");
+	http_resp_free(&r);
+}
+
+/* Viewers see the session paused and resumed (as events), and the picture
+ * goes on after a resume from disk, which replaces the guest's QEMU and
+ * the screen mirror with it. */
+static void test_viewers_see_pause_and_resume(void **state)
+{
+	struct sc_screen s = { 0 };
+	int fd;
+
+	(void)state;
+	fd = viewer_hello(view, "view", &s);
+	assert_int_equal(sc_wait_frame(fd, &s, 0, 30000), 0);
+	session_op("pause", "{\"mode\":\"memory\"}");
+	wait_state_event(fd, &s, "paused", "memory");
+	session_op("resume", NULL);
+	wait_state_event(fd, &s, "ready", NULL);
+	session_op("pause", "{\"mode\":\"disk\"}");
+	wait_state_event(fd, &s, "paused", "disk");
+	session_op("resume", NULL);
+	wait_state_event(fd, &s, "ready", NULL);
+	click(333, 222);
+	wait_mark(fd, &s, 333, 222);
+	close(fd);
+	sc_screen_free(&s);
+}
+
 static void test_deleting_session_closes_viewers(void **state)
 {
 	struct http_resp r;
@@ -692,6 +751,7 @@ int main(void)
 		cmocka_unit_test(test_upgrades_refused),
 		cmocka_unit_test(test_share_tokens),
 		cmocka_unit_test(test_silent_viewer_hung_up),
+		cmocka_unit_test(test_viewers_see_pause_and_resume),
 		cmocka_unit_test(test_deleting_session_closes_viewers),
 	};
 
