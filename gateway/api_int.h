@@ -38,6 +38,11 @@ void api_events(struct http_req *r);
  * for any other route. */
 bool api_ops_resume_wait(struct http_req *r, struct sess *s, bool timed_out);
 
+/* api_exec.c */
+void api_exec(struct http_req *r);
+/* A parked exec request was woken: answers once its command ended. */
+void api_exec_resume(struct http_req *r, struct sess *s, bool timed_out);
+
 /* api_templates.c */
 void api_list_templates(struct http_req *r);
 void api_get_template(struct http_req *r);

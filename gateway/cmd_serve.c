@@ -4,6 +4,7 @@
 #include "common/log.h"
 #include "gateway/cli.h"
 #include "gateway/gw.h"
+#include "gateway/exec.h"
 #include "gateway/http.h"
 #include "gateway/job.h"
 #include "gateway/run.h"
@@ -238,6 +239,8 @@ int cmd_serve(int argc, char **argv)
 	log_info("serve", "stopping: destroying %d sessions", gw.n_sessions);
 	sess_destroy_all(&gw);
 	template_build_stop_all(&gw, 30000);
+	if (!exec_wait_threads(15000))
+		log_warn("serve", "a command thread is still running at exit");
 	/* Orphaned jobs end (and free their guests) on their own. */
 	if (!job_wait_all(30000))
 		log_warn("serve", "a session job is still running at exit");

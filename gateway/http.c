@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "gateway/api.h"
 #include "gateway/control.h"
+#include "gateway/exec.h"
 #include "gateway/run.h"
 #include "gateway/session.h"
 #include "gateway/stream.h"
@@ -152,6 +153,8 @@ static void release(struct http_req *r)
 	lws_sul_cancel(&r->sul_wait);
 	run_cancel(r->run);
 	r->run = NULL;
+	exec_release(r->exec);
+	r->exec = NULL;
 	free(r->body);
 	r->body = NULL;
 	free(r->resp);
@@ -253,6 +256,10 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if (gw) {
 			run_poke_all(gw->sessions);
 			stream_poke_all(gw);
+			/* A command ended: its request waits on its session. */
+			if (exec_poke())
+				for (struct sess *s = gw->sessions; s; s = s->next)
+					sess_wake_waiters(s);
 		}
 		return 0;
 	default:

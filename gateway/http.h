@@ -35,6 +35,7 @@ struct http_req {
 	} hdrs[6]; /* extra response headers */
 	int n_hdrs;
 	struct run *run; /* owned: an action or screenshot under way */
+	struct exec_job *exec; /* owned: a command under way (exec.h) */
 	int screen_w, screen_h; /* of the session, for screenshot headers */
 	struct control_conn *ctl; /* owned: set when this is a control WebSocket */
 	struct stream_viewer *viewer; /* owned: set when this is a stream WebSocket */

@@ -28,6 +28,7 @@ enum route_kind {
 	R_SESSION_RESUME, /* POST /v1/sessions/{id}/resume */
 	R_SESSION_FORK, /* POST /v1/sessions/{id}/fork */
 	R_SESSION_EVENTS, /* GET /v1/sessions/{id}/events */
+	R_SESSION_EXEC, /* POST /v1/sessions/{id}/exec */
 	R_TEMPLATES_LIST, /* GET /v1/templates */
 	R_TEMPLATES_CREATE, /* POST /v1/templates */
 	R_TEMPLATE_GET, /* GET /v1/templates/{name} */

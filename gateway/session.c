@@ -525,6 +525,11 @@ void sess_remove_waiter(struct sess *s, struct lws *wsi)
 			s->waiters[i] = NULL;
 }
 
+void sess_wake_waiters(struct sess *s)
+{
+	sess_wake(s);
+}
+
 void sess_touch(struct sess *s)
 {
 	s->active_ms = fs_now_ms();

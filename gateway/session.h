@@ -91,6 +91,8 @@ int sess_resume(struct sess *s, struct api_error *e);
  * disk and memory, as a new session (*out, "starting" until the copy
  * runs); s keeps running. Same returns. */
 int sess_fork(struct sess *s, struct sess **out, struct api_error *e);
+/* Makes the requests waiting on s look at it again. */
+void sess_wake_waiters(struct sess *s);
 /* Counts as activity for the idle timeout. */
 void sess_touch(struct sess *s);
 /* Appends an event to the session's log and wakes requests waiting on it. */

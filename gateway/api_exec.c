@@ -1,0 +1,59 @@
+/* gateway/api_exec.c: POST /v1/sessions/{id}/exec: a command in the guest
+ * (gateway/exec.h); the request waits on its session until the command's
+ * thread has ended. */
+#include "gateway/api_int.h"
+#include "gateway/exec.h"
+#include "gateway/session.h"
+
+#include <stdio.h>
+
+void api_exec(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	char path[4200];
+	struct api_error e;
+	struct exec_job *j;
+
+	if (!s)
+		return;
+	if (!s->has_agent) {
+		http_reply_error(r, 409, "no_agent", "this session's guest runs no agent to run commands");
+		return;
+	}
+	if (s->state != SESS_READY || s->job || !s->vm) {
+		http_reply_error(r, 409, s->state == SESS_PAUSED ? "session_paused" : "session_not_ready",
+				 "the session is not running: commands need a ready session");
+		return;
+	}
+	if (!(j = exec_parse(r->body, r->body_len, &e))) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/qga.sock", vmm_vm_run_dir(s->vm));
+	if (exec_start(j, r->gw, path) < 0) {
+		exec_free(j);
+		http_reply_error(r, 500, "internal", "cannot start a thread");
+		return;
+	}
+	r->exec = j;
+	sess_touch(s);
+	api_wait(r, s, EXEC_MAX_TIMEOUT_S + 60);
+}
+
+void api_exec_resume(struct http_req *r, struct sess *s, bool timed_out)
+{
+	json_t *answer;
+	int status;
+
+	if (!r->exec || (!exec_done(r->exec) && !timed_out))
+		return;
+	api_unpark(r, s);
+	if (!exec_done(r->exec)) {
+		http_reply_error(r, 504, "timeout", "the command did not end");
+		return;
+	}
+	answer = exec_answer(r->exec, &status);
+	exec_release(r->exec);
+	r->exec = NULL;
+	http_reply_json(r, status, answer);
+}

@@ -1,0 +1,369 @@
+/* gateway/exec.c: see exec.h. */
+#include "gateway/exec.h"
+
+#include "common/base64.h"
+#include "common/fsutil.h"
+#include "common/strv.h"
+#include "gateway/gw.h"
+#include "vmm-qemu/qga_client.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXEC_MAX_ARGS 256
+#define USER_PATH "PATH=/usr/local/bin:/usr/bin:/bin"
+#define ROOT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+struct exec_job {
+	struct strv argv; /* the guest command line, NULL-terminated */
+	unsigned char *in; /* owned stdin */
+	size_t in_len;
+	int timeout_ms;
+	char qga_path[4200];
+	/* results, written by the thread before done */
+	int rc;
+	char err[512];
+	bool timed_out;
+	struct qga_exec_result res;
+	int64_t elapsed_ms;
+	/* handshake */
+	pthread_mutex_t mu;
+	bool done, released;
+	struct lws_context *ctx;
+};
+
+static atomic_int threads, ended;
+
+static int fail(struct api_error *e, const char *msg)
+{
+	return api_error_set(e, 400, "invalid_argument", msg);
+}
+
+/* A string array field into v (appended); -EINVAL when not one. */
+static int strings(json_t *a, const char *prefix, struct strv *v)
+{
+	size_t i;
+	json_t *s;
+
+	if (!json_is_array(a) || json_array_size(a) > EXEC_MAX_ARGS)
+		return -EINVAL;
+	json_array_foreach(a, i, s) {
+		if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s))
+			return -EINVAL;
+		strv_pushf(v, "%s%s", prefix, json_string_value(s));
+	}
+	return 0;
+}
+
+struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
+{
+	static const char *known[] = { "cmd", "args", "env", "cwd", "timeout", "stdin", "stdin_b64",
+				       "user" };
+	json_t *root = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL), *v;
+	const char *key, *cmd, *cwd = NULL, *user = "vitrine";
+	struct exec_job *j = calloc(1, sizeof(*j));
+	bool root_user;
+	int timeout_s = EXEC_DEFAULT_TIMEOUT_S;
+
+	if (!j) {
+		json_decref(root);
+		api_error_set(e, 500, "internal", "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&j->mu, NULL);
+	if (!json_is_object(root)) {
+		api_error_set(e, 400, "invalid_json", "the body must be a JSON object");
+		goto bad;
+	}
+	json_object_foreach(root, key, v) {
+		bool ok = false;
+
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			ok |= !strcmp(key, known[i]);
+		if (!ok) {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "unknown field '%.64s'", key);
+			fail(e, msg);
+			goto bad;
+		}
+	}
+	cmd = json_string_value(json_object_get(root, "cmd"));
+	if (!cmd || !*cmd || strlen(cmd) != json_string_length(json_object_get(root, "cmd"))) {
+		fail(e, "cmd must be a non-empty string");
+		goto bad;
+	}
+	if ((v = json_object_get(root, "user")) &&
+	    (!(user = json_string_value(v)) || (strcmp(user, "root") && strcmp(user, "vitrine")))) {
+		fail(e, "user must be \"vitrine\" (default) or \"root\"");
+		goto bad;
+	}
+	root_user = !strcmp(user, "root");
+	if ((v = json_object_get(root, "cwd")) && (!(cwd = json_string_value(v)) || cwd[0] != '/')) {
+		fail(e, "cwd must be an absolute path");
+		goto bad;
+	}
+	if ((v = json_object_get(root, "timeout"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > EXEC_MAX_TIMEOUT_S) {
+			fail(e, "timeout must be whole seconds in 1..600");
+			goto bad;
+		}
+		timeout_s = (int)json_integer_value(v);
+	}
+	j->timeout_ms = timeout_s * 1000;
+	if ((v = json_object_get(root, "stdin"))) {
+		if (!json_is_string(v)) {
+			fail(e, "stdin must be a string (stdin_b64 for bytes)");
+			goto bad;
+		}
+		j->in_len = json_string_length(v);
+		j->in = malloc(j->in_len + 1);
+		if (j->in)
+			memcpy(j->in, json_string_value(v), j->in_len);
+	} else if ((v = json_object_get(root, "stdin_b64"))) {
+		const char *b = json_string_value(v);
+
+		j->in = b ? malloc(strlen(b) + 1) : NULL;
+		if (!b || !j->in || base64_decode(b, strlen(b), j->in, strlen(b) + 1, &j->in_len) < 0) {
+			fail(e, "stdin_b64 must be base64");
+			goto bad;
+		}
+	}
+	/* Who and where: setsid makes the command a process group of its own
+	 * (a timeout kills the group, children included); setpriv drops to
+	 * the desktop's user; env -i gives a clean environment; sh cds into
+	 * cwd and execs the command. */
+	strv_push(&j->argv, "/usr/bin/setsid");
+	if (!root_user) {
+		strv_push(&j->argv, "/usr/bin/setpriv");
+		strv_push(&j->argv, "--reuid=1000");
+		strv_push(&j->argv, "--regid=1000");
+		strv_push(&j->argv, "--init-groups");
+		strv_push(&j->argv, "--inh-caps=-all");
+	}
+	strv_push(&j->argv, "/usr/bin/env");
+	strv_push(&j->argv, "-i");
+	strv_push(&j->argv, root_user ? "HOME=/root" : "HOME=/home/vitrine");
+	strv_push(&j->argv, root_user ? "USER=root" : "USER=vitrine");
+	strv_push(&j->argv, root_user ? ROOT_PATH : USER_PATH);
+	strv_push(&j->argv, "LANG=C.UTF-8");
+	strv_push(&j->argv, "DISPLAY=:0");
+	if ((v = json_object_get(root, "env"))) {
+		const char *k;
+		json_t *val;
+
+		if (!json_is_object(v)) {
+			fail(e, "env must be an object of strings");
+			goto bad;
+		}
+		json_object_foreach(v, k, val) {
+			if (!json_is_string(val) || !*k || strchr(k, '=')) {
+				fail(e, "env must be an object of strings with names without '='");
+				goto bad;
+			}
+			strv_pushf(&j->argv, "%s=%s", k, json_string_value(val));
+		}
+	}
+	strv_push(&j->argv, "/bin/sh");
+	strv_push(&j->argv, "-c");
+	if ((v = json_object_get(root, "args"))) {
+		/* cmd is the program, args its arguments: no shell parsing. */
+		strv_push(&j->argv, "cd \"$0\" && exec \"$@\"");
+		strv_push(&j->argv, cwd ? cwd : root_user ? "/root" : "/home/vitrine");
+		strv_push(&j->argv, cmd);
+		if (strings(v, "", &j->argv) < 0) {
+			fail(e, "args must be an array of strings");
+			goto bad;
+		}
+	} else {
+		/* cmd is a shell command line. */
+		strv_push(&j->argv, "cd \"$0\" && exec /bin/sh -c \"$1\"");
+		strv_push(&j->argv, cwd ? cwd : root_user ? "/root" : "/home/vitrine");
+		strv_push(&j->argv, cmd);
+	}
+	if (j->argv.oom || (j->in_len && !j->in)) {
+		api_error_set(e, 500, "internal", "out of memory");
+		goto bad;
+	}
+	json_decref(root);
+	return j;
+bad:
+	json_decref(root);
+	exec_free(j);
+	return NULL;
+}
+
+void exec_free(struct exec_job *j)
+{
+	if (!j)
+		return;
+	strv_free(&j->argv);
+	free(j->in);
+	qga_exec_result_free(&j->res);
+	pthread_mutex_destroy(&j->mu);
+	free(j);
+}
+
+const char *const *exec_argv(const struct exec_job *j)
+{
+	return (const char *const *)j->argv.v;
+}
+
+/* Kills what a timed-out command left running: its process group (setsid
+ * made the command's pid its group id). */
+static void kill_left(struct qga_client *c, int64_t pid)
+{
+	char p[32], err[256];
+	const char *argv[] = { "/bin/kill", "-s", "KILL", "--", p, NULL };
+	struct qga_exec_result res;
+
+	snprintf(p, sizeof(p), "-%lld", (long long)pid);
+	if (qga_client_exec(c, argv, NULL, NULL, 0, 10000, &res, err, sizeof(err)) == 0)
+		qga_exec_result_free(&res);
+}
+
+static void *exec_thread(void *arg)
+{
+	struct exec_job *j = arg;
+	struct qga_client *c = NULL;
+	int64_t t0 = fs_now_ms();
+	bool released;
+
+	j->rc = qga_client_connect(j->qga_path, 5000, &c, j->err, sizeof(j->err));
+	if (j->rc == 0)
+		j->rc = qga_client_exec(c, exec_argv(j), NULL, j->in, j->in_len, j->timeout_ms, &j->res,
+					j->err, sizeof(j->err));
+	if (j->rc == -ETIMEDOUT && j->res.pid > 0) {
+		j->timed_out = true;
+		kill_left(c, j->res.pid);
+		j->rc = 0;
+	}
+	qga_client_destroy(c);
+	j->elapsed_ms = fs_now_ms() - t0;
+	pthread_mutex_lock(&j->mu);
+	j->done = true;
+	released = j->released;
+	if (!released) {
+		atomic_store(&ended, 1);
+		lws_cancel_service(j->ctx);
+	}
+	pthread_mutex_unlock(&j->mu);
+	if (released)
+		exec_free(j);
+	atomic_fetch_sub(&threads, 1);
+	return NULL;
+}
+
+int exec_start(struct exec_job *j, struct gw *gw, const char *qga_path)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	snprintf(j->qga_path, sizeof(j->qga_path), "%s", qga_path);
+	j->ctx = gw->ctx;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	atomic_fetch_add(&threads, 1);
+	rc = pthread_create(&t, &attr, exec_thread, j);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		atomic_fetch_sub(&threads, 1);
+		return -rc;
+	}
+	return 0;
+}
+
+bool exec_done(struct exec_job *j)
+{
+	bool d;
+
+	pthread_mutex_lock(&j->mu);
+	d = j->done;
+	pthread_mutex_unlock(&j->mu);
+	return d;
+}
+
+void exec_release(struct exec_job *j)
+{
+	bool done;
+
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->mu);
+	done = j->done;
+	j->released = true;
+	pthread_mutex_unlock(&j->mu);
+	if (done)
+		exec_free(j);
+}
+
+bool exec_poke(void)
+{
+	return atomic_exchange(&ended, 0) != 0;
+}
+
+bool exec_wait_threads(int timeout_ms)
+{
+	int64_t until = fs_now_ms() + timeout_ms;
+
+	while (atomic_load(&threads) > 0 && fs_now_ms() < until)
+		usleep(20 * 1000);
+	return atomic_load(&threads) == 0;
+}
+
+/* Output as text when it is UTF-8 without NULs, else base64. */
+static void put_output(json_t *o, const char *name, const char *data, size_t len)
+{
+	char enc_key[32];
+	json_t *s = data && memchr(data, 0, len) == NULL ? json_stringn(data, len) : NULL;
+
+	snprintf(enc_key, sizeof(enc_key), "%s_encoding", name);
+	if (!data)
+		s = json_string("");
+	if (s) {
+		json_object_set_new(o, name, s);
+		json_object_set_new(o, enc_key, json_string("utf-8"));
+		return;
+	}
+	{
+		char *b = base64_encode(data, len, NULL);
+
+		json_object_set_new(o, name, json_string(b ? b : ""));
+		free(b);
+		json_object_set_new(o, enc_key, json_string("base64"));
+	}
+}
+
+json_t *exec_answer(struct exec_job *j, int *status)
+{
+	json_t *o;
+
+	if (j->rc < 0) {
+		*status = j->rc == -EREMOTEIO ? 502 : 503;
+		return api_error_json(j->rc == -EREMOTEIO ? "exec_failed" : "agent_unavailable", j->err);
+	}
+	*status = 200;
+	o = json_pack("{s:b, s:I}", "timed_out", j->timed_out, "elapsed_ms",
+		      (json_int_t)j->elapsed_ms);
+	if (!o)
+		return NULL;
+	if (j->timed_out) {
+		json_object_set_new(o, "exit_code", json_null());
+		json_object_set_new(o, "signal", json_integer(9));
+	} else {
+		json_object_set_new(o, "exit_code",
+				    j->res.signal ? json_null() : json_integer(j->res.exit_code));
+		json_object_set_new(o, "signal", json_integer(j->res.signal));
+	}
+	put_output(o, "stdout", j->res.out, j->res.out_len);
+	put_output(o, "stderr", j->res.err, j->res.err_len);
+	json_object_set_new(o, "truncated", json_boolean(j->res.out_truncated || j->res.err_truncated));
+	return o;
+}

@@ -1,0 +1,202 @@
+/* tests/e2e/test_desktop_exec.c: POST /v1/sessions/{id}/exec on the desktop
+ * guest: exit codes, stdout and stderr apart, every byte value through
+ * base64, 1 MiB of output, a timeout that kills the command, the
+ * unprivileged user by default and root on request, cwd, env, stdin, argv
+ * without a shell, and the refusals. One desktop session serves the group. */
+#include "common/base64.h"
+#include "common/fsutil.h"
+#include "common/http_client.h"
+#include "tests/lib/gateway_proc.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static struct gateway_proc gw;
+static char path_exec[128], ctl[64], view[64];
+
+static int setup(void **state)
+{
+	const char *body = "{\"image\":\"desktop\",\"page\":\"<p>exec</p>\"}";
+	struct http_resp r;
+
+	(void)state;
+	if (gateway_proc_start(&gw, NULL) < 0)
+		return -1;
+	if (http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
+			 strlen(body), 600, &r) < 0 ||
+	    r.status != 201) {
+		fprintf(stderr, "create: %d %s\n", r.status, r.body ? r.body : "");
+		http_resp_free(&r);
+		return -1;
+	}
+	snprintf(path_exec, sizeof(path_exec), "/v1/sessions/%s/exec",
+		 json_string_value(json_object_get(r.json, "id")));
+	snprintf(ctl, sizeof(ctl), "%s",
+		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "control")));
+	snprintf(view, sizeof(view), "%s",
+		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "view")));
+	http_resp_free(&r);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
+}
+
+/* Runs body; fails unless the answer has status want. */
+static json_t *run_as(const char *token, const char *body, int want)
+{
+	struct http_resp r;
+	json_t *j;
+
+	if (http_request("127.0.0.1", gw.port, "POST", path_exec, token, body, strlen(body), 120,
+			 &r) < 0 ||
+	    r.status != want)
+		fail_msg("exec %s -> %d %.300s (want %d)", body, r.status, r.body ? r.body : "", want);
+	j = json_incref(r.json);
+	http_resp_free(&r);
+	return j;
+}
+
+static json_t *run(const char *body)
+{
+	return run_as(ctl, body, 200);
+}
+
+static const char *str(json_t *j, const char *k)
+{
+	const char *s = json_string_value(json_object_get(j, k));
+
+	return s ? s : "";
+}
+
+static void test_exit_codes_and_streams(void **state)
+{
+	json_t *j;
+
+	(void)state;
+	j = run("{\"cmd\":\"echo out; echo err >&2; exit 3\"}");
+	assert_int_equal(json_integer_value(json_object_get(j, "exit_code")), 3);
+	assert_string_equal(str(j, "stdout"), "out\n");
+	assert_string_equal(str(j, "stderr"), "err\n");
+	assert_false(json_is_true(json_object_get(j, "timed_out")));
+	json_decref(j);
+	j = run("{\"cmd\":\"true\"}");
+	assert_int_equal(json_integer_value(json_object_get(j, "exit_code")), 0);
+	json_decref(j);
+	/* A program (no shell), with arguments that keep their spaces. */
+	j = run("{\"cmd\":\"/bin/echo\",\"args\":[\"a  b\",\"$HOME\"]}");
+	assert_string_equal(str(j, "stdout"), "a  b $HOME\n");
+	json_decref(j);
+}
+
+static void test_binary_output_and_size(void **state)
+{
+	unsigned char raw[512];
+	size_t n;
+	json_t *j;
+
+	(void)state;
+	/* Every byte value, twice over: comes back base64. */
+	j = run("{\"cmd\":\"i=0; while [ $i -lt 256 ]; do printf \\\"\\\\\\\\$(printf %o $i)\\\"; "
+		"i=$((i+1)); done; i=0; while [ $i -lt 256 ]; do printf \\\"\\\\\\\\$(printf %o $i)\\\"; "
+		"i=$((i+1)); done\"}");
+	assert_string_equal(str(j, "stdout_encoding"), "base64");
+	assert_int_equal(base64_decode(str(j, "stdout"), strlen(str(j, "stdout")), raw, sizeof(raw),
+				       &n),
+			 0);
+	assert_int_equal(n, 512);
+	for (int i = 0; i < 512; i++)
+		assert_int_equal(raw[i], i % 256);
+	json_decref(j);
+	/* 1 MiB of output. */
+	j = run("{\"cmd\":\"head -c 1048576 /dev/zero | tr '\\\\0' a\"}");
+	assert_int_equal(strlen(str(j, "stdout")), 1048576);
+	assert_false(json_is_true(json_object_get(j, "truncated")));
+	json_decref(j);
+}
+
+static void test_timeout_kills(void **state)
+{
+	int64_t t0 = fs_now_ms();
+	json_t *j = run("{\"cmd\":\"sleep 300\",\"timeout\":2}");
+
+	(void)state;
+	assert_true(json_is_true(json_object_get(j, "timed_out")));
+	assert_true(json_is_null(json_object_get(j, "exit_code")));
+	assert_true(fs_now_ms() - t0 >= 2000);
+	json_decref(j);
+	j = run("{\"cmd\":\"pgrep -x sleep || echo none\"}");
+	assert_string_equal(str(j, "stdout"), "none\n");
+	json_decref(j);
+}
+
+static void test_user_cwd_env_stdin(void **state)
+{
+	json_t *j;
+
+	(void)state;
+	j = run("{\"cmd\":\"id -u; pwd\"}");
+	assert_string_equal(str(j, "stdout"), "1000\n/home/vitrine\n");
+	json_decref(j);
+	j = run("{\"cmd\":\"id -u; pwd\",\"user\":\"root\",\"cwd\":\"/tmp\"}");
+	assert_string_equal(str(j, "stdout"), "0\n/tmp\n");
+	json_decref(j);
+	j = run("{\"cmd\":\"echo \\\"$GREETING\\\"; cat\",\"env\":{\"GREETING\":\"Grüße ✓\"},"
+		"\"stdin\":\"from stdin\"}");
+	assert_string_equal(str(j, "stdout"), "Grüße ✓\nfrom stdin");
+	json_decref(j);
+	/* Files persist across commands. */
+	json_decref(run("{\"cmd\":\"echo kept > note.txt\"}"));
+	j = run("{\"cmd\":\"cat /home/vitrine/note.txt\"}");
+	assert_string_equal(str(j, "stdout"), "kept\n");
+	json_decref(j);
+}
+
+static void test_refusals_and_round_trip(void **state)
+{
+	int64_t ms[7];
+	json_t *j;
+
+	(void)state;
+	json_decref(run_as(ctl, "{\"cmd\":\"\"}", 400));
+	json_decref(run_as(ctl, "{\"cmd\":\"x\",\"user\":\"admin\"}", 400));
+	json_decref(run_as(ctl, "{\"cmd\":\"x\",\"timeout\":0}", 400));
+	json_decref(run_as(ctl, "{\"cmd\":\"x\",\"cwd\":\"relative\"}", 400));
+	json_decref(run_as(ctl, "{\"cmd\":\"x\",\"args\":[1]}", 400));
+	json_decref(run_as(ctl, "{\"cmd\":\"x\",\"shell\":true}", 400));
+	json_decref(run_as(ctl, "[]", 400));
+	json_decref(run_as(view, "{\"cmd\":\"true\"}", 403));
+	json_decref(run_as("", "{\"cmd\":\"true\"}", 401));
+	for (int i = 0; i < 7; i++) {
+		int64_t t0 = fs_now_ms();
+
+		j = run("{\"cmd\":\"true\",\"args\":[]}");
+		ms[i] = fs_now_ms() - t0;
+		json_decref(j);
+	}
+	print_message("exec `true` round trips (ms): %lld %lld %lld %lld %lld %lld %lld\n",
+		      (long long)ms[0], (long long)ms[1], (long long)ms[2], (long long)ms[3],
+		      (long long)ms[4], (long long)ms[5], (long long)ms[6]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exit_codes_and_streams),
+		cmocka_unit_test(test_binary_output_and_size),
+		cmocka_unit_test(test_timeout_kills),
+		cmocka_unit_test(test_user_cwd_env_stdin),
+		cmocka_unit_test(test_refusals_and_round_trip),
+	};
+
+	return cmocka_run_group_tests_name("desktop exec", tests, setup, teardown);
+}

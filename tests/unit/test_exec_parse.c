@@ -1,0 +1,94 @@
+/* tests/unit/test_exec_parse.c: the body of POST /v1/sessions/{id}/exec
+ * turned into the guest command line: the user, the environment, the
+ * working directory, shell or no shell, and every refusal. */
+#include "gateway/exec.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* The argv of body joined with '|', into out. */
+static int joined(const char *body, char *out, size_t len)
+{
+	struct api_error e;
+	struct exec_job *j = exec_parse(body, strlen(body), &e);
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (!j) {
+		snprintf(out, len, "%d %s", e.status, e.code);
+		return -1;
+	}
+	for (const char *const *a = exec_argv(j); *a; a++)
+		n += (size_t)snprintf(out + n, len - n, "%s%s", n ? "|" : "", *a);
+	exec_free(j);
+	return 0;
+}
+
+static void test_command_lines(void **state)
+{
+	char out[2048];
+
+	(void)state;
+	assert_int_equal(joined("{\"cmd\":\"ls -la\"}", out, sizeof(out)), 0);
+	assert_string_equal(out, "/usr/bin/setsid|/usr/bin/setpriv|--reuid=1000|--regid=1000|"
+				 "--init-groups|--inh-caps=-all|/usr/bin/env|-i|HOME=/home/vitrine|"
+				 "USER=vitrine|PATH=/usr/local/bin:/usr/bin:/bin|LANG=C.UTF-8|DISPLAY=:0|"
+				 "/bin/sh|-c|cd \"$0\" && exec /bin/sh -c \"$1\"|/home/vitrine|ls -la");
+	assert_int_equal(joined("{\"cmd\":\"/bin/echo\",\"args\":[\"a b\",\"c\"],\"user\":\"root\","
+				"\"cwd\":\"/tmp\",\"env\":{\"K\":\"v=1\"}}",
+				out, sizeof(out)),
+			 0);
+	assert_string_equal(out, "/usr/bin/setsid|/usr/bin/env|-i|HOME=/root|USER=root|"
+				 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin|"
+				 "LANG=C.UTF-8|DISPLAY=:0|K=v=1|/bin/sh|-c|cd \"$0\" && exec \"$@\"|/tmp|"
+				 "/bin/echo|a b|c");
+}
+
+static void test_refusals(void **state)
+{
+	static const char *bad[] = {
+		"{}",
+		"{\"cmd\":\"\"}",
+		"{\"cmd\":5}",
+		"{\"cmd\":\"x\",\"user\":\"admin\"}",
+		"{\"cmd\":\"x\",\"cwd\":\"tmp\"}",
+		"{\"cmd\":\"x\",\"timeout\":0}",
+		"{\"cmd\":\"x\",\"timeout\":601}",
+		"{\"cmd\":\"x\",\"timeout\":\"5\"}",
+		"{\"cmd\":\"x\",\"args\":\"a\"}",
+		"{\"cmd\":\"x\",\"args\":[1]}",
+		"{\"cmd\":\"x\",\"env\":[\"A=1\"]}",
+		"{\"cmd\":\"x\",\"env\":{\"A=B\":\"1\"}}",
+		"{\"cmd\":\"x\",\"env\":{\"A\":1}}",
+		"{\"cmd\":\"x\",\"stdin\":5}",
+		"{\"cmd\":\"x\",\"stdin_b64\":\"***\"}",
+		"{\"cmd\":\"x\",\"extra\":1}",
+		"{\"cmd\":\"x\",\"cmd\":\"y\"}",
+		"[\"x\"]",
+		"not json",
+	};
+	char out[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (joined(bad[i], out, sizeof(out)) == 0)
+			fail_msg("accepted %s", bad[i]);
+		if (strncmp(out, "400 ", 4))
+			fail_msg("%s -> %s", bad[i], out);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_command_lines),
+		cmocka_unit_test(test_refusals),
+	};
+
+	return cmocka_run_group_tests_name("exec request parsing", tests, NULL, NULL);
+}
