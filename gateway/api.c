@@ -144,6 +144,10 @@ void api_resume_wait(struct http_req *r)
 		api_exec_resume(r, s, timed_out);
 		return;
 	}
+	if (r->route.kind == R_SESSION_FILES) {
+		api_files_resume(r, s, timed_out);
+		return;
+	}
 	if (api_ops_resume_wait(r, s, timed_out))
 		return;
 	if (sess_busy(s) && !timed_out)
@@ -466,6 +470,9 @@ void api_handle(struct http_req *r)
 		return;
 	case R_SESSION_EXEC:
 		api_exec(r);
+		return;
+	case R_SESSION_FILES:
+		api_files(r);
 		return;
 	case R_TEMPLATES_LIST:
 		api_list_templates(r);

@@ -43,6 +43,13 @@ void api_exec(struct http_req *r);
 /* A parked exec request was woken: answers once its command ended. */
 void api_exec_resume(struct http_req *r, struct sess *s, bool timed_out);
 
+/* api_files.c */
+void api_files(struct http_req *r);
+void api_files_resume(struct http_req *r, struct sess *s, bool timed_out);
+/* The guest path for ?path=in: under /home/vitrine (relative paths start
+ * there) or /tmp, no ".." part. Returns 0, or -1 when not allowed. Pure. */
+int api_files_path(const char *in, char *out, size_t outlen);
+
 /* api_templates.c */
 void api_list_templates(struct http_req *r);
 void api_get_template(struct http_req *r);

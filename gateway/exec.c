@@ -199,6 +199,37 @@ bad:
 	return NULL;
 }
 
+struct exec_job *exec_new(const char *const *argv, const void *in, size_t in_len, int timeout_s)
+{
+	struct exec_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	pthread_mutex_init(&j->mu, NULL);
+	j->timeout_ms = timeout_s * 1000;
+	for (const char *const *a = argv; *a; a++)
+		strv_push(&j->argv, *a);
+	if (in_len && (j->in = malloc(in_len)))
+		memcpy(j->in, in, in_len);
+	j->in_len = in_len;
+	if (j->argv.oom || (in_len && !j->in)) {
+		exec_free(j);
+		return NULL;
+	}
+	return j;
+}
+
+int exec_result(struct exec_job *j, const struct qga_exec_result **res, const char **err)
+{
+	*res = &j->res;
+	*err = j->err;
+	if (j->rc == 0 && j->timed_out) {
+		snprintf(j->err, sizeof(j->err), "timed out");
+		return -ETIMEDOUT;
+	}
+	return j->rc;
+}
+
 void exec_free(struct exec_job *j)
 {
 	if (!j)

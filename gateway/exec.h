@@ -27,6 +27,11 @@ struct gw;
  * Returns a job not yet started, or NULL with *e filled (400). */
 struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e);
 
+/* A job that runs argv (NULL-terminated, copied) as the desktop's user
+ * with stdin (copied, may be NULL) and a timeout: for the files routes.
+ * NULL when out of memory. */
+struct exec_job *exec_new(const char *const *argv, const void *in, size_t in_len, int timeout_s);
+
 /* Starts j against the agent socket at qga_path; the loop of gw is woken
  * when it ends (exec_poke). Returns 0 or -errno (j still the caller's). */
 int exec_start(struct exec_job *j, struct gw *gw, const char *qga_path);
@@ -36,6 +41,9 @@ bool exec_done(struct exec_job *j);
  * stdout_encoding, stderr, stderr_encoding, truncated, elapsed_ms}, or an
  * error with *status set. */
 json_t *exec_answer(struct exec_job *j, int *status);
+/* The raw outcome of a done job: 0 with *res (owned by j), or -errno with
+ * a reason in *err. */
+int exec_result(struct exec_job *j, const struct qga_exec_result **res, const char **err);
 /* The request lets go: frees j now if done, else its thread will. */
 void exec_release(struct exec_job *j);
 /* Loop side: true (once) when some job ended since the last call. */

@@ -85,7 +85,7 @@ static enum route_method method_of(struct lws *wsi, char *path, size_t len)
 		{ WSI_TOKEN_GET_URI, M_GET },
 		{ WSI_TOKEN_POST_URI, M_POST },
 		{ WSI_TOKEN_DELETE_URI, M_DELETE },
-		{ WSI_TOKEN_PUT_URI, M_OTHER },
+		{ WSI_TOKEN_PUT_URI, M_PUT },
 		{ WSI_TOKEN_PATCH_URI, M_OTHER },
 		{ WSI_TOKEN_OPTIONS_URI, M_OTHER },
 	};
@@ -178,7 +178,7 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		/* lws hands the path without the query string. */
 		r->route = route_parse(r->method, in ? (const char *)in : path);
 		read_bearer(wsi, r);
-		if (r->method == M_POST)
+		if (r->method == M_POST || r->method == M_PUT)
 			return 0; /* the body follows */
 		api_handle(r);
 		return 0;

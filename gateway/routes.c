@@ -87,6 +87,8 @@ struct route route_parse(enum route_method m, const char *path)
 		r.kind = m == M_POST ? R_SESSION_RESUME : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/fork")) {
 		r.kind = m == M_POST ? R_SESSION_FORK : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/files")) {
+		r.kind = m == M_GET || m == M_PUT ? R_SESSION_FILES : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/exec")) {
 		r.kind = m == M_POST ? R_SESSION_EXEC : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/events")) {

@@ -7,7 +7,7 @@
 
 #define ROUTE_ID_MAX 32
 
-enum route_method { M_GET, M_POST, M_DELETE, M_OTHER };
+enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
 
 enum route_kind {
 	R_NOT_FOUND,
@@ -29,6 +29,7 @@ enum route_kind {
 	R_SESSION_FORK, /* POST /v1/sessions/{id}/fork */
 	R_SESSION_EVENTS, /* GET /v1/sessions/{id}/events */
 	R_SESSION_EXEC, /* POST /v1/sessions/{id}/exec */
+	R_SESSION_FILES, /* GET|PUT /v1/sessions/{id}/files?path= */
 	R_TEMPLATES_LIST, /* GET /v1/templates */
 	R_TEMPLATES_CREATE, /* POST /v1/templates */
 	R_TEMPLATE_GET, /* GET /v1/templates/{name} */

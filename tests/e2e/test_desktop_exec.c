@@ -2,13 +2,16 @@
  * guest: exit codes, stdout and stderr apart, every byte value through
  * base64, 1 MiB of output, a timeout that kills the command, the
  * unprivileged user by default and root on request, cwd, env, stdin, argv
- * without a shell, and the refusals. One desktop session serves the group. */
+ * without a shell, and the refusals; files uploaded and downloaded with
+ * every byte value, directories listed, paths outside the user's home and
+ * /tmp and bodies over 1 MiB refused. One desktop session serves the group. */
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
 
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -188,6 +191,61 @@ static void test_refusals_and_round_trip(void **state)
 		      (long long)ms[4], (long long)ms[5], (long long)ms[6]);
 }
 
+static struct http_resp files(const char *method, const char *path, const void *body, size_t len,
+			      int want)
+{
+	char url[1400];
+	struct http_resp r;
+
+	snprintf(url, sizeof(url), "%.*sfiles?path=%s", (int)(strlen(path_exec) - 4), path_exec,
+		 path);
+	if (http_request("127.0.0.1", gw.port, method, url, ctl, body, len, 120, &r) < 0 ||
+	    r.status != want)
+		fail_msg("%s %s -> %d %.300s (want %d)", method, url, r.status, r.body ? r.body : "",
+			 want);
+	return r;
+}
+
+static void test_files(void **state)
+{
+	static unsigned char data[1024], big[(1 << 20) + 16];
+	struct http_resp r;
+	bool listed = false;
+	json_t *e, *j;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i % 256);
+	r = files("PUT", "up/every-byte.bin", data, sizeof(data), 200);
+	assert_string_equal(json_string_value(json_object_get(r.json, "path")),
+			    "/home/vitrine/up/every-byte.bin");
+	http_resp_free(&r);
+	r = files("GET", "/home/vitrine/up/every-byte.bin", NULL, 0, 200);
+	assert_int_equal(r.body_len, sizeof(data));
+	assert_memory_equal(r.body, data, sizeof(data));
+	http_resp_free(&r);
+	/* A command sees it, owned by the desktop's user. */
+	j = run("{\"cmd\":\"stat -c '%u %s' up/every-byte.bin\"}");
+	assert_string_equal(str(j, "stdout"), "1000 1024\n");
+	json_decref(j);
+	r = files("GET", "up", NULL, 0, 200);
+	json_array_foreach(json_object_get(r.json, "entries"), i, e)
+		listed |= !strcmp(json_string_value(json_object_get(e, "name")), "every-byte.bin") &&
+			  json_integer_value(json_object_get(e, "size")) == 1024 &&
+			  !strcmp(json_string_value(json_object_get(e, "type")), "file");
+	assert_true(listed);
+	http_resp_free(&r);
+	r = files("GET", "no-such-file", NULL, 0, 404);
+	http_resp_free(&r);
+	r = files("GET", "../../etc/passwd", NULL, 0, 400);
+	http_resp_free(&r);
+	r = files("PUT", "/etc/evil", data, 10, 400);
+	http_resp_free(&r);
+	r = files("PUT", "big.bin", big, sizeof(big), 413);
+	http_resp_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_kills),
 		cmocka_unit_test(test_user_cwd_env_stdin),
 		cmocka_unit_test(test_refusals_and_round_trip),
+		cmocka_unit_test(test_files),
 	};
 
 	return cmocka_run_group_tests_name("desktop exec", tests, setup, teardown);

@@ -1,6 +1,7 @@
 /* tests/unit/test_exec_parse.c: the body of POST /v1/sessions/{id}/exec
  * turned into the guest command line: the user, the environment, the
  * working directory, shell or no shell, and every refusal. */
+#include "gateway/api_int.h"
 #include "gateway/exec.h"
 
 #include <setjmp.h>
@@ -83,11 +84,32 @@ static void test_refusals(void **state)
 	}
 }
 
+static void test_files_paths(void **state)
+{
+	char out[1200];
+
+	(void)state;
+	assert_int_equal(api_files_path("notes/a.txt", out, sizeof(out)), 0);
+	assert_string_equal(out, "/home/vitrine/notes/a.txt");
+	assert_int_equal(api_files_path("/tmp/x", out, sizeof(out)), 0);
+	assert_int_equal(api_files_path("/home/vitrine", out, sizeof(out)), 0);
+	assert_int_equal(api_files_path("/tmp", out, sizeof(out)), 0);
+	assert_int_equal(api_files_path("a..b/c", out, sizeof(out)), 0); /* not a ".." part */
+	assert_int_equal(api_files_path("../etc/passwd", out, sizeof(out)), -1);
+	assert_int_equal(api_files_path("/home/vitrine/../../etc", out, sizeof(out)), -1);
+	assert_int_equal(api_files_path("/tmp/..", out, sizeof(out)), -1);
+	assert_int_equal(api_files_path("/etc/passwd", out, sizeof(out)), -1);
+	assert_int_equal(api_files_path("/home/vitrinex/a", out, sizeof(out)), -1);
+	assert_int_equal(api_files_path("/tmpx", out, sizeof(out)), -1);
+	assert_int_equal(api_files_path("", out, sizeof(out)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_command_lines),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_files_paths),
 	};
 
 	return cmocka_run_group_tests_name("exec request parsing", tests, NULL, NULL);
