@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAGE_URL "file:///run/vitrine/page.html"
+#define PAGE_URL VMM_PAGE_URL
 
 static void boot_usage(FILE *f)
 {

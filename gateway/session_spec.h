@@ -23,7 +23,7 @@ struct session_request {
 };
 
 #define SESSION_MAX_PAGE (256u << 10)
-#define SESSION_PAGE_URL "file:///run/vitrine/page.html"
+#define SESSION_PAGE_URL VMM_PAGE_URL
 
 /* Frees what a parsed request owns. Accepts a zeroed request. */
 void session_request_free(struct session_request *req);

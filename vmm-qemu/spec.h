@@ -17,6 +17,8 @@ enum vmm_accel { VMM_ACCEL_AUTO, VMM_ACCEL_KVM, VMM_ACCEL_TCG };
 #define VMM_MIN_HEIGHT 200
 #define VMM_MAX_HEIGHT 2160
 #define VMM_MAX_URL 1024
+/* Where the guest puts the page handed over fw_cfg (docs/images.md). */
+#define VMM_PAGE_URL "file:///run/vitrine/page.html"
 
 /* The devices argv.c gives a guest, as a number: bumped whenever they
  * change, since saved state (templates) only loads into the same set. */

@@ -56,7 +56,8 @@ int vmm_template_create(const char *name, const struct vmm_template_params *p,
 	if (p->vcpus)
 		spec.vcpus = p->vcpus;
 	spec.memory_mib = p->memory_mib ? p->memory_mib : img.rootfs[0] ? 2048 : 256;
-	spec.url = p->url;
+	/* A page alone is opened where the guest puts it. */
+	spec.url = p->url ? p->url : p->page_file ? VMM_PAGE_URL : NULL;
 	vopts.page_file = p->page_file;
 	if (vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &spec.accel, why,
 			      sizeof(why)) < 0) {
