@@ -143,6 +143,8 @@ static int write_response(struct lws *wsi, struct http_req *r)
 
 static void release(struct http_req *r)
 {
+	if (!r) /* lws may drop the protocol of a connection that has no request data */
+		return;
 	if (r->wait_id[0]) {
 		struct sess *s = sess_find(r->gw, r->wait_id);
 
