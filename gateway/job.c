@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static atomic_int running;
@@ -207,16 +206,10 @@ static void *clock_thread(void *arg)
 {
 	char *path = arg, err[512];
 	struct qga_client *c = NULL;
-	struct timespec now;
 
-	if (qga_client_connect(path, 5000, &c, err, sizeof(err)) == 0) {
-		clock_gettime(CLOCK_REALTIME, &now);
-		if (qga_client_call(c, "guest-set-time",
-				    json_pack("{s:I}", "time",
-					      (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec),
-				    NULL, 10000, err, sizeof(err)) < 0)
-			log_warn("job", "guest clock not set after resume: %s", err);
-	}
+	if (qga_client_connect(path, 5000, &c, err, sizeof(err)) == 0 &&
+	    guest_prep_set_clock(c, 10000, err, sizeof(err)) < 0)
+		log_warn("job", "guest clock not set after resume: %s", err);
 	qga_client_destroy(c);
 	free(path);
 	atomic_fetch_sub(&running, 1);

@@ -115,23 +115,28 @@ static void warm(struct vmm_vm *vm, struct qga_client *c)
 		log_warn("prep", "warm-up page: %s", err);
 }
 
-/* Sets the guest clock with qemu-ga's guest-set-time, which sets the time
- * at once and then runs `hwclock -w`; that waits for the RTC's next second
- * (up to 1 s under TCG, measured here). Unless wait, the reply is not
- * waited for (a command in flight when the connection closes is still
- * carried out): only on a connection already in sync, where the command
- * goes out at once. */
-static void set_clock(struct qga_client *c, bool wait)
+int guest_prep_set_clock(struct qga_client *c, int timeout_ms, char *err, size_t errlen)
 {
 	struct timespec now;
-	char err[512];
-	int rc;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	rc = qga_client_call(c, "guest-set-time",
-			     json_pack("{s:I}", "time",
-				       (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec),
-			     NULL, wait ? AGENT_MS : CLOCK_REPLY_MS, err, sizeof(err));
+	return qga_client_call(c, "guest-set-time",
+			       json_pack("{s:I}", "time",
+					 (json_int_t)now.tv_sec * 1000000000 + now.tv_nsec),
+			       NULL, timeout_ms, err, errlen);
+}
+
+/* guest_prep_set_clock(), which waits for the reply when wait. qemu-ga sets
+ * the time at once and then runs `hwclock -w`, which waits for the RTC's
+ * next second (up to 1 s under TCG, measured here); unless wait, the reply
+ * is not waited for (a command in flight when the connection closes is
+ * still carried out): only on a connection already in sync, where the
+ * command goes out at once. */
+static void set_clock(struct qga_client *c, bool wait)
+{
+	char err[512];
+	int rc = guest_prep_set_clock(c, wait ? AGENT_MS : CLOCK_REPLY_MS, err, sizeof(err));
+
 	if (rc < 0 && (wait || rc != -ETIMEDOUT))
 		log_warn("prep", "guest clock not set: %s", err);
 }

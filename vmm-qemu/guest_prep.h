@@ -25,6 +25,12 @@ struct guest_prep {
  * a failed clock or warm-up is only logged, a failed navigation fails. */
 int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, size_t errlen);
 
+struct qga_client;
+/* Sets the guest clock to the host's with qemu-ga's guest-set-time on c,
+ * waiting up to timeout_ms for the reply. Returns 0 or -errno with a reason
+ * in err (-ETIMEDOUT: no reply yet; the time may well be set). */
+int guest_prep_set_clock(struct qga_client *c, int timeout_ms, char *err, size_t errlen);
+
 /* The JavaScript that sends the page to url and marks the old document so
  * that its replacement can be told apart: into out, or -ENOSPC. Pure. */
 int guest_prep_nav_js(const char *url, char *out, size_t outlen);
