@@ -48,7 +48,7 @@ BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
 .PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream demo fuzz format
-all: $(O)/vitrine $(O)/vitrine-view $(TESTS) $(BENCHES)
+all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -73,6 +73,13 @@ $(O)/vitrine: $(call obj,$(filter-out $(GATEWAY_LIB_SRC),$(GATEWAY_SRC))) $(LIBS
 $(call obj,$(VIEW_SRC)): CFLAGS += $(shell pkg-config --cflags sdl2)
 $(O)/vitrine-view: $(call obj,$(VIEW_SRC)) $(O)/libdisplay.a $(O)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs sdl2)
+
+# The guest agent, built for the host too: integration tests run it on a
+# socket pair (the guest images build their own static copy).
+AGENT_SRC := $(wildcard guest-images/agent/*.c)
+$(O)/vitrine-agent: $(AGENT_SRC) $(wildcard guest-images/agent/*.h)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+		-Wmissing-prototypes -Wformat=2 -Wvla $(SANFLAGS) -o $@ $(AGENT_SRC)
 
 $(O)/tests/%: $(O)/obj/tests/%.o $(O)/libtest.a $(LIBS)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,68 @@
+/* guest-images/agent/agent.h: vitrine-agent's shared state: the link to
+ * the host (one virtio-serial port), its channels, and the helpers the
+ * exec and WebSocket parts use. One thread, one poll loop (agent.c). */
+#ifndef VITRINE_AGENT_H
+#define VITRINE_AGENT_H
+
+#include "agent_proto.h"
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A byte queue: data[off..len) still to go. */
+struct bq {
+	unsigned char *data;
+	size_t off, len, cap;
+};
+
+int bq_put(struct bq *q, const void *p, size_t n);
+size_t bq_size(const struct bq *q);
+void bq_consume(struct bq *q, size_t n);
+void bq_free(struct bq *q);
+
+enum chan_kind { CHAN_EXEC, CHAN_TCP, CHAN_CDP };
+
+struct chan {
+	uint32_t id;
+	enum chan_kind kind;
+	int sink; /* where the host's DATA goes: stdin pipe or socket; -1 closed */
+	int src[2]; /* read and sent to the host: stdout/stderr pipes, or the socket in [0] */
+	struct bq to_sink; /* host DATA (cdp: encoded frames) not yet written */
+	bool sink_eof; /* the host sent EOF: close sink once to_sink is empty */
+	int64_t credit; /* bytes we may still send to the host */
+	uint32_t owed; /* bytes passed to the sink, not yet returned as WINDOW */
+	/* exec */
+	pid_t pid;
+	bool reaped;
+	int status;
+	int64_t reaped_ms;
+	/* cdp: bytes from the browser not yet framed, the host's message being joined */
+	struct bq ws_in, ws_frag, msg;
+	struct chan *next;
+};
+
+/* Sending to the host (agent.c). Frames queue in the link's buffer. */
+void agent_send(uint32_t chan, uint8_t type, uint8_t flags, const void *p, size_t n);
+void agent_send_text(uint32_t chan, uint8_t type, const char *text);
+int64_t agent_now_ms(void);
+
+/* agent_exec.c: starts the command described by payload (key=value
+ * entries: arg=, env=, cwd=, uid=, gid=) for c. 0, or -1 with a reason. */
+int agent_exec_start(struct chan *c, const char *payload, size_t len, char *err, size_t errlen);
+
+/* agent_ws.c: the browser's DevTools WebSocket on 127.0.0.1:port.
+ * Returns a connected socket (handshake done, blocking), or -1 with a
+ * reason. */
+int agent_ws_connect(int port, char *err, size_t errlen);
+/* Appends a masked text frame of msg to out. 0 or -1 (out of memory). */
+int agent_ws_frame(struct bq *out, const void *msg, size_t len);
+/* Takes whole messages out of in: calls deliver for each (text or binary,
+ * fragments joined in frag), answers pings into pong. Returns 0, 1 when
+ * the peer closed, -1 on a protocol error. */
+int agent_ws_parse(struct bq *in, struct bq *frag, struct bq *pong,
+		   void (*deliver)(void *u, const void *p, size_t n), void *u);
+
+#endif

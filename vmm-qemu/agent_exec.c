@@ -1,0 +1,244 @@
+/* vmm-qemu/agent_exec.c: see agent_exec.h. The caller's thread waits on a
+ * condition the link's callbacks signal. */
+#include "vmm-qemu/agent_exec.h"
+
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define KILL_GRACE_MS 5000 /* for the EXIT after a SIGKILL */
+
+struct waiter {
+	struct agent_link *l;
+	uint32_t chan;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t max;
+	struct agent_exec_result *r;
+	bool done, exited;
+	char reason[256];
+};
+
+static int put(char **buf, size_t *len, size_t *cap, const char *k, const char *v)
+{
+	size_t n = strlen(k) + strlen(v) + 1;
+
+	if (*len + n > AGENT_MAX_PAYLOAD)
+		return -E2BIG;
+	if (*len + n > *cap) {
+		size_t c = *cap ? *cap * 2 : 1024;
+		char *p;
+
+		while (c < *len + n)
+			c *= 2;
+		if (!(p = realloc(*buf, c)))
+			return -ENOMEM;
+		*buf = p;
+		*cap = c;
+	}
+	memcpy(*buf + *len, k, strlen(k));
+	memcpy(*buf + *len + strlen(k), v, strlen(v) + 1);
+	*len += n;
+	return 0;
+}
+
+int agent_exec_payload(const struct agent_exec_spec *spec, char **out, size_t *len)
+{
+	char *buf = NULL, num[32];
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	for (const char *const *a = spec->argv; a && *a && !rc; a++)
+		rc = put(&buf, &n, &cap, "arg=", *a);
+	for (const char *const *e = spec->env; e && *e && !rc; e++)
+		rc = put(&buf, &n, &cap, "env=", *e);
+	if (!rc && spec->cwd)
+		rc = put(&buf, &n, &cap, "cwd=", spec->cwd);
+	if (!rc && spec->uid >= 0) {
+		snprintf(num, sizeof(num), "%d", spec->uid);
+		rc = put(&buf, &n, &cap, "uid=", num);
+	}
+	if (!rc && spec->gid >= 0) {
+		snprintf(num, sizeof(num), "%d", spec->gid);
+		rc = put(&buf, &n, &cap, "gid=", num);
+	}
+	if (rc || !n) {
+		free(buf);
+		return rc ? rc : -EINVAL;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static void append(char **buf, size_t *len, bool *trunc, size_t max, const void *p, size_t n)
+{
+	char *b;
+
+	if (*len + n > max) {
+		*trunc = true;
+		n = max - *len;
+	}
+	if (!n || !(b = realloc(*buf, *len + n + 1)))
+		return;
+	memcpy(b + *len, p, n);
+	*len += n;
+	b[*len] = '\0';
+	*buf = b;
+}
+
+static void on_opened(void *u, const char *info)
+{
+	struct waiter *w = u;
+
+	pthread_mutex_lock(&w->mu);
+	if (!strncmp(info, "pid=", 4))
+		w->r->pid = strtoll(info + 4, NULL, 10);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void on_data(void *u, uint8_t flags, const void *p, size_t n)
+{
+	struct waiter *w = u;
+	struct agent_exec_result *r = w->r;
+
+	pthread_mutex_lock(&w->mu);
+	if ((flags & AGENT_STREAM_MASK) == AGENT_STREAM_STDERR)
+		append(&r->err, &r->err_len, &r->err_truncated, w->max, p, n);
+	else
+		append(&r->out, &r->out_len, &r->out_truncated, w->max, p, n);
+	pthread_mutex_unlock(&w->mu);
+	agent_chan_ack(w->l, w->chan, n);
+}
+
+static void on_exit_status(void *u, const char *status)
+{
+	struct waiter *w = u;
+
+	pthread_mutex_lock(&w->mu);
+	w->exited = true;
+	if (!strncmp(status, "signal=", 7)) {
+		w->r->signal = atoi(status + 7);
+		w->r->exit_code = -1;
+	} else {
+		w->r->exit_code = atoi(status + 5);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
+{
+	struct waiter *w = u;
+
+	(void)in;
+	(void)out;
+	pthread_mutex_lock(&w->mu);
+	snprintf(w->reason, sizeof(w->reason), "%s", reason);
+	w->done = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static const struct agent_chan_ops exec_ops = {
+	.opened = on_opened, .data = on_data, .exit = on_exit_status, .closed = on_closed,
+};
+
+static struct timespec deadline(int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+int agent_exec_run(struct agent_link *l, const struct agent_exec_spec *spec,
+		   struct agent_exec_result *r, char *err, size_t errlen)
+{
+	struct waiter w = { .l = l, .r = r, .max = spec->max_output ? spec->max_output : 1 << 20 };
+	pthread_condattr_t ca;
+	struct timespec until;
+	char *payload;
+	size_t plen;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if ((rc = agent_exec_payload(spec, &payload, &plen)) < 0) {
+		snprintf(err, errlen, rc == -E2BIG ? "the command line and environment are too long"
+						   : "no command");
+		return rc == -ENOMEM ? rc : -EINVAL;
+	}
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w.cv, &ca);
+	pthread_condattr_destroy(&ca);
+	/* w must be set before the first callback can run: open under w.mu. */
+	pthread_mutex_lock(&w.mu);
+	w.chan = agent_chan_open(l, AGENT_EXEC, payload, plen, &exec_ops, &w);
+	free(payload);
+	if (!w.chan) {
+		pthread_mutex_unlock(&w.mu);
+		snprintf(err, errlen, "the guest agent is not connected");
+		rc = -EPIPE;
+		goto out;
+	}
+	pthread_mutex_unlock(&w.mu);
+	if (spec->in_len)
+		agent_chan_send(l, w.chan, AGENT_DATA, AGENT_STREAM_STDOUT, spec->in, spec->in_len);
+	agent_chan_send(l, w.chan, AGENT_EOF, 0, NULL, 0);
+	until = deadline(spec->timeout_ms);
+	pthread_mutex_lock(&w.mu);
+	while (!w.done && pthread_cond_timedwait(&w.cv, &w.mu, &until) == 0) {
+	}
+	if (!w.done) {
+		r->timed_out = true;
+		pthread_mutex_unlock(&w.mu);
+		agent_chan_send(l, w.chan, AGENT_SIGNAL, 0, "9", 1);
+		until = deadline(KILL_GRACE_MS);
+		pthread_mutex_lock(&w.mu);
+		while (!w.done && pthread_cond_timedwait(&w.cv, &w.mu, &until) == 0) {
+		}
+		if (!w.done) { /* the agent is stuck: cut the channel */
+			pthread_mutex_unlock(&w.mu);
+			agent_chan_close(l, w.chan, "timed out");
+			pthread_mutex_lock(&w.mu);
+			while (!w.done)
+				pthread_cond_wait(&w.cv, &w.mu);
+		}
+	}
+	pthread_mutex_unlock(&w.mu);
+	if (w.exited || r->timed_out) {
+		rc = 0;
+	} else if (!strcmp(w.reason, "agent link lost") || !strcmp(w.reason, "agent link closed")) {
+		snprintf(err, errlen, "%s", w.reason);
+		rc = -EPIPE;
+	} else {
+		snprintf(err, errlen, "%s", w.reason[0] ? w.reason : "the command did not start");
+		rc = -EREMOTEIO;
+	}
+out:
+	pthread_cond_destroy(&w.cv);
+	pthread_mutex_destroy(&w.mu);
+	if (rc < 0)
+		agent_exec_result_free(r);
+	return rc;
+}
+
+void agent_exec_result_free(struct agent_exec_result *r)
+{
+	if (!r)
+		return;
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,788 @@
+/* vmm-qemu/agent_link.c: see agent_link.h. One mutex guards the channel
+ * table and the outgoing bytes; the thread drops it around callbacks. */
+#include "vmm-qemu/agent_link.h"
+
+#include "common/unixsock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READ_CHUNK (64 * 1024)
+#define OUT_HIGH (2 * 1024 * 1024) /* relays stop reading while more is queued */
+#define MAX_POLL 256
+
+/* Bytes with a read offset. */
+struct q {
+	unsigned char *data;
+	size_t off, len, cap;
+};
+
+struct pending { /* a frame waiting for the window (or behind DATA that does) */
+	struct pending *next;
+	uint8_t type, flags;
+	size_t len;
+	unsigned char data[];
+};
+
+struct chan {
+	struct chan *next; /* agent_link::chans */
+	uint32_t id;
+	const struct agent_chan_ops *ops;
+	void *u;
+	int64_t credit; /* DATA we may still send */
+	struct pending *pend, **pend_tail; /* owned, in order */
+	size_t pend_bytes;
+	uint64_t bytes_in, bytes_out;
+	bool want_close;
+	char close_reason[128];
+	/* relay */
+	int fd; /* owned, -1 when not a relay */
+	struct q to_fd;
+	bool fd_eof, guest_eof, fd_wr_done;
+};
+
+struct agent_link {
+	int fd; /* owned */
+	int wake[2]; /* owned */
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* under mu */
+	bool stop, dead, ready;
+	struct q out, in;
+	struct chan *chans; /* owned */
+	uint32_t next_id;
+	uint64_t ping_sent, pong_seen;
+	agent_accept_fn accept;
+	void *accept_u;
+};
+
+static int q_put(struct q *q, const void *p, size_t n)
+{
+	if (!n)
+		return 0;
+	if (q->off == q->len)
+		q->off = q->len = 0;
+	if (q->len + n > q->cap) {
+		size_t live = q->len - q->off, cap = q->cap ? q->cap : 4096;
+		unsigned char *d;
+
+		if (live)
+			memmove(q->data, q->data + q->off, live);
+		q->off = 0;
+		q->len = live;
+		while (cap < live + n)
+			cap *= 2;
+		if (cap > q->cap) {
+			if (!(d = realloc(q->data, cap)))
+				return -ENOMEM;
+			q->data = d;
+			q->cap = cap;
+		}
+	}
+	memcpy(q->data + q->len, p, n);
+	q->len += n;
+	return 0;
+}
+
+static size_t q_size(const struct q *q)
+{
+	return q->len - q->off;
+}
+
+static void q_free(struct q *q)
+{
+	free(q->data);
+	memset(q, 0, sizeof(*q));
+}
+
+static void wake(struct agent_link *l)
+{
+	if (write(l->wake[1], "w", 1) < 0) {
+		/* full: a wake-up is pending already */
+	}
+}
+
+/* Under mu: one frame into out. */
+static void put_frame(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t flags,
+		      const void *p, size_t n)
+{
+	unsigned char h[AGENT_HEADER];
+
+	agent_header_put(h, chan, type, flags, (uint32_t)n);
+	if (q_put(&l->out, h, sizeof h) || q_put(&l->out, p, n))
+		l->dead = true; /* out of memory: give the link up */
+}
+
+static struct chan *find(struct agent_link *l, uint32_t id)
+{
+	for (struct chan *c = l->chans; c; c = c->next)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+/* Under mu: moves pending DATA into out while the window allows. */
+static void flush_pending(struct agent_link *l, struct chan *c)
+{
+	struct pending *p;
+
+	while ((p = c->pend) && (c->credit > 0 || p->type != AGENT_DATA)) {
+		put_frame(l, c->id, p->type, p->flags, p->data, p->len);
+		if (p->type == AGENT_DATA) {
+			c->credit -= (int64_t)p->len;
+			c->bytes_out += p->len;
+			c->pend_bytes -= p->len;
+		}
+		if (!(c->pend = p->next))
+			c->pend_tail = &c->pend;
+		free(p);
+	}
+}
+
+static void chan_free(struct chan *c)
+{
+	while (c->pend) {
+		struct pending *p = c->pend;
+
+		c->pend = p->next;
+		free(p);
+	}
+	if (c->fd >= 0)
+		close(c->fd);
+	q_free(&c->to_fd);
+	free(c);
+}
+
+/* Under mu: unlinks c. */
+static void unlink_chan(struct agent_link *l, struct chan *c)
+{
+	for (struct chan **pp = &l->chans; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			return;
+		}
+}
+
+/* Called with mu held; returns with it held. Unlinks c, runs closed
+ * without the lock, frees. */
+static void finish(struct agent_link *l, struct chan *c, const char *reason)
+{
+	unlink_chan(l, c);
+	pthread_mutex_unlock(&l->mu);
+	if (c->ops && c->ops->closed)
+		c->ops->closed(c->u, reason, c->bytes_in, c->bytes_out);
+	chan_free(c);
+	pthread_mutex_lock(&l->mu);
+}
+
+static struct chan *chan_add(struct agent_link *l, uint32_t id, const struct agent_chan_ops *ops,
+			     void *u)
+{
+	struct chan *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->id = id;
+	c->ops = ops;
+	c->u = u;
+	c->credit = AGENT_WINDOW;
+	c->pend_tail = &c->pend;
+	c->fd = -1;
+	c->next = l->chans;
+	l->chans = c;
+	return c;
+}
+
+/* ---- frames from the agent (link thread, mu held) ---- */
+
+static void ack_locked(struct agent_link *l, struct chan *c, size_t n)
+{
+	unsigned char p[4];
+
+	agent_put32(p, (uint32_t)n);
+	put_frame(l, c->id, AGENT_WINDOW_UPDATE, 0, p, 4);
+}
+
+static void on_frame(struct agent_link *l, const struct agent_header *h, const unsigned char *p)
+{
+	char text[256];
+	size_t tn = h->len < sizeof(text) - 1 ? h->len : sizeof(text) - 1;
+	struct chan *c;
+
+	memcpy(text, p, tn);
+	text[tn] = '\0';
+	if (h->type == AGENT_RESET) {
+		l->ready = true;
+		pthread_cond_broadcast(&l->cv);
+		return;
+	}
+	if (!l->ready)
+		return; /* before our RESET was answered: left over from earlier */
+	if (h->type == AGENT_PONG) {
+		if (h->len == 8) {
+			uint64_t seq = agent_get32(p) | (uint64_t)agent_get32(p + 4) << 32;
+
+			if (seq > l->pong_seen)
+				l->pong_seen = seq;
+			pthread_cond_broadcast(&l->cv);
+		}
+		return;
+	}
+	if (h->type == AGENT_ACCEPT) {
+		agent_accept_fn fn = l->accept;
+		void *au = l->accept_u;
+
+		if (!(h->chan & 1) || find(l, h->chan) || !fn || !chan_add(l, h->chan, NULL, NULL)) {
+			put_frame(l, h->chan, AGENT_CLOSE, 0, "refused", 7);
+			return;
+		}
+		pthread_mutex_unlock(&l->mu);
+		fn(au, l, h->chan, text);
+		pthread_mutex_lock(&l->mu);
+		return;
+	}
+	if (!(c = find(l, h->chan)))
+		return;
+	switch (h->type) {
+	case AGENT_OPENED:
+		if (c->ops && c->ops->opened) {
+			pthread_mutex_unlock(&l->mu);
+			c->ops->opened(c->u, text);
+			pthread_mutex_lock(&l->mu);
+		}
+		break;
+	case AGENT_DATA:
+		c->bytes_in += h->len;
+		if (c->fd >= 0) {
+			if (q_put(&c->to_fd, p, h->len))
+				l->dead = true;
+		} else if (c->ops && c->ops->data) {
+			pthread_mutex_unlock(&l->mu);
+			c->ops->data(c->u, h->flags, p, h->len);
+			pthread_mutex_lock(&l->mu);
+		} else {
+			ack_locked(l, c, h->len); /* nobody wants it */
+		}
+		break;
+	case AGENT_EOF:
+		if (c->fd >= 0) {
+			c->guest_eof = true;
+		} else if (c->ops && c->ops->eof) {
+			pthread_mutex_unlock(&l->mu);
+			c->ops->eof(c->u, h->flags & AGENT_STREAM_MASK);
+			pthread_mutex_lock(&l->mu);
+		}
+		break;
+	case AGENT_EXIT:
+		if (c->ops && c->ops->exit) {
+			pthread_mutex_unlock(&l->mu);
+			c->ops->exit(c->u, text);
+			pthread_mutex_lock(&l->mu);
+		}
+		if ((c = find(l, h->chan)))
+			finish(l, c, "");
+		break;
+	case AGENT_WINDOW_UPDATE:
+		if (h->len == 4) {
+			c->credit += agent_get32(p);
+			flush_pending(l, c);
+		}
+		break;
+	case AGENT_CLOSE:
+		finish(l, c, text);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- the thread ---- */
+
+static void read_link(struct agent_link *l)
+{
+	unsigned char buf[READ_CHUNK];
+	ssize_t n = read(l->fd, buf, sizeof buf);
+	struct agent_header h;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	pthread_mutex_lock(&l->mu);
+	if (n <= 0 || q_put(&l->in, buf, (size_t)n)) {
+		l->dead = true;
+		pthread_mutex_unlock(&l->mu);
+		return;
+	}
+	while (q_size(&l->in) && !l->dead) {
+		const unsigned char *p = l->in.data + l->in.off;
+		long fl = agent_frame_parse(p, q_size(&l->in), &h);
+
+		if (fl == 0)
+			break;
+		if (fl < 0) {
+			l->in.off += agent_resync(p, q_size(&l->in));
+			continue;
+		}
+		/* a callback may add to in? no: only this thread reads. Copy the
+		 * payload out first: callbacks run unlocked but in stays put. */
+		{
+			unsigned char *copy = malloc(h.len ? h.len : 1);
+
+			if (!copy) {
+				l->dead = true;
+				break;
+			}
+			memcpy(copy, p + AGENT_HEADER, h.len);
+			l->in.off += (size_t)fl;
+			on_frame(l, &h, copy);
+			free(copy);
+		}
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+static void write_link(struct agent_link *l)
+{
+	ssize_t n;
+
+	pthread_mutex_lock(&l->mu);
+	n = send(l->fd, l->out.data + l->out.off, q_size(&l->out), MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n > 0)
+		l->out.off += (size_t)n;
+	else if (n < 0 && errno != EAGAIN && errno != EINTR)
+		l->dead = true;
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* Under mu: a relay's fd is readable. */
+static void relay_read(struct agent_link *l, struct chan *c)
+{
+	unsigned char buf[READ_CHUNK];
+	size_t want = c->credit < (int64_t)sizeof buf ? (size_t)c->credit : sizeof buf;
+	ssize_t n;
+
+	pthread_mutex_unlock(&l->mu);
+	n = want ? read(c->fd, buf, want) : -1;
+	pthread_mutex_lock(&l->mu);
+	if (!want || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+		return;
+	if (n < 0) {
+		put_frame(l, c->id, AGENT_CLOSE, 0, "upstream error", 14);
+		finish(l, c, "upstream error");
+		return;
+	}
+	if (n == 0) {
+		c->fd_eof = true;
+		put_frame(l, c->id, AGENT_EOF, 0, NULL, 0);
+		shutdown(c->fd, SHUT_RD);
+		return;
+	}
+	put_frame(l, c->id, AGENT_DATA, 0, buf, (size_t)n);
+	c->credit -= n;
+	c->bytes_out += (uint64_t)n;
+}
+
+/* Under mu: a relay's fd is writable. */
+static void relay_write(struct agent_link *l, struct chan *c)
+{
+	ssize_t n = send(c->fd, c->to_fd.data + c->to_fd.off, q_size(&c->to_fd),
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n < 0) {
+		put_frame(l, c->id, AGENT_CLOSE, 0, "upstream error", 14);
+		finish(l, c, "upstream error");
+		return;
+	}
+	c->to_fd.off += (size_t)n;
+	ack_locked(l, c, (size_t)n);
+}
+
+/* Under mu: closes what was asked, ends relays done both ways. */
+static void housekeeping(struct agent_link *l)
+{
+	for (bool again = true; again;) {
+		again = false;
+		for (struct chan *c = l->chans; c; c = c->next) {
+			if (c->want_close) {
+				put_frame(l, c->id, AGENT_CLOSE, 0, c->close_reason,
+					  strlen(c->close_reason));
+				finish(l, c, c->close_reason[0] ? c->close_reason : "closed");
+				again = true;
+				break;
+			}
+			if (c->fd >= 0 && c->guest_eof && !c->fd_wr_done && !q_size(&c->to_fd)) {
+				shutdown(c->fd, SHUT_WR);
+				c->fd_wr_done = true;
+			}
+			if (c->fd >= 0 && c->fd_eof && c->fd_wr_done && !c->pend) {
+				put_frame(l, c->id, AGENT_CLOSE, 0, NULL, 0);
+				finish(l, c, "");
+				again = true;
+				break;
+			}
+		}
+	}
+}
+
+static void *link_thread(void *arg)
+{
+	struct agent_link *l = arg;
+	struct pollfd pfd[MAX_POLL];
+	uint32_t ids[MAX_POLL];
+
+	pthread_mutex_lock(&l->mu);
+	while (!l->stop && !l->dead) {
+		int n = 0;
+
+		housekeeping(l);
+		pfd[n++] = (struct pollfd){ l->fd, (short)(POLLIN | (q_size(&l->out) ? POLLOUT : 0)), 0 };
+		pfd[n++] = (struct pollfd){ l->wake[0], POLLIN, 0 };
+		for (struct chan *c = l->chans; c && n < MAX_POLL; c = c->next) {
+			short ev = 0;
+
+			if (c->fd < 0)
+				continue;
+			if (!c->fd_eof && c->credit > 0 && q_size(&l->out) < OUT_HIGH)
+				ev |= POLLIN;
+			if (q_size(&c->to_fd))
+				ev |= POLLOUT;
+			if (!ev)
+				continue;
+			ids[n] = c->id;
+			pfd[n++] = (struct pollfd){ c->fd, ev, 0 };
+		}
+		pthread_mutex_unlock(&l->mu);
+		if (poll(pfd, (nfds_t)n, 1000) < 0 && errno != EINTR) {
+			pthread_mutex_lock(&l->mu);
+			l->dead = true;
+			break;
+		}
+		if (pfd[1].revents) {
+			char b[64];
+
+			while (read(l->wake[0], b, sizeof b) > 0) {
+			}
+		}
+		if (pfd[0].revents & POLLOUT)
+			write_link(l);
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))
+			read_link(l);
+		pthread_mutex_lock(&l->mu);
+		for (int i = 2; i < n && !l->dead; i++) {
+			struct chan *c = find(l, ids[i]);
+
+			if (!c || c->fd < 0 || !pfd[i].revents)
+				continue;
+			if (pfd[i].revents & POLLOUT)
+				relay_write(l, c);
+			if ((c = find(l, ids[i])) && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    !c->fd_eof)
+				relay_read(l, c);
+		}
+	}
+	if (l->dead)
+		while (l->chans)
+			finish(l, l->chans, "agent link lost");
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+/* ---- the API ---- */
+
+int agent_link_open_fd(int fd, int timeout_ms, struct agent_link **out, char *err, size_t errlen)
+{
+	struct agent_link *l = calloc(1, sizeof(*l));
+	struct timespec until;
+	int rc = 0;
+
+	*out = NULL;
+	if (!l) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	l->fd = fd;
+	l->next_id = 2;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	pthread_mutex_init(&l->mu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&l->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	if (pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		l->wake[0] = l->wake[1] = -1;
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		agent_link_destroy(l);
+		return -EMFILE;
+	}
+	/* Whatever the agent still had from an earlier host is cut off by this. */
+	put_frame(l, 0, AGENT_RESET, 0, NULL, 0);
+	if ((rc = pthread_create(&l->thread, NULL, link_thread, l))) {
+		snprintf(err, errlen, "pthread_create: %s", strerror(rc));
+		agent_link_destroy(l);
+		return -rc;
+	}
+	l->started = true;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&l->mu);
+	while (!l->ready && !l->dead && rc == 0)
+		rc = pthread_cond_timedwait(&l->cv, &l->mu, &until);
+	rc = l->ready ? 0 : l->dead ? -EPIPE : -ETIMEDOUT;
+	pthread_mutex_unlock(&l->mu);
+	if (rc < 0) {
+		snprintf(err, errlen, rc == -EPIPE ? "the agent's connection closed"
+						   : "no answer from vitrine-agent");
+		agent_link_destroy(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}
+
+int agent_link_open(const char *path, int timeout_ms, struct agent_link **out, char *err,
+		    size_t errlen)
+{
+	int fd = unixsock_connect(path, timeout_ms, err, errlen);
+
+	*out = NULL;
+	if (fd < 0)
+		return fd;
+	return agent_link_open_fd(fd, timeout_ms, out, err, errlen);
+}
+
+void agent_link_destroy(struct agent_link *l)
+{
+	if (!l)
+		return;
+	if (l->started) {
+		pthread_mutex_lock(&l->mu);
+		l->stop = true;
+		pthread_mutex_unlock(&l->mu);
+		wake(l);
+		pthread_join(l->thread, NULL);
+	}
+	pthread_mutex_lock(&l->mu);
+	while (l->chans)
+		finish(l, l->chans, "agent link closed");
+	pthread_mutex_unlock(&l->mu);
+	if (l->fd >= 0)
+		close(l->fd);
+	if (l->wake[0] >= 0) {
+		close(l->wake[0]);
+		close(l->wake[1]);
+	}
+	q_free(&l->out);
+	q_free(&l->in);
+	pthread_cond_destroy(&l->cv);
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}
+
+bool agent_link_alive(struct agent_link *l)
+{
+	bool alive;
+
+	pthread_mutex_lock(&l->mu);
+	alive = !l->dead && !l->stop;
+	pthread_mutex_unlock(&l->mu);
+	return alive;
+}
+
+void agent_link_on_accept(struct agent_link *l, agent_accept_fn fn, void *au)
+{
+	pthread_mutex_lock(&l->mu);
+	l->accept = fn;
+	l->accept_u = au;
+	pthread_mutex_unlock(&l->mu);
+}
+
+int agent_link_ping(struct agent_link *l, int timeout_ms)
+{
+	unsigned char p[8];
+	struct timespec until;
+	uint64_t seq;
+	int rc = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&l->mu);
+	seq = ++l->ping_sent;
+	agent_put32(p, (uint32_t)seq);
+	agent_put32(p + 4, (uint32_t)(seq >> 32));
+	put_frame(l, 0, AGENT_PING, 0, p, sizeof p);
+	wake(l);
+	while (l->pong_seen < seq && !l->dead && !l->stop && rc == 0)
+		rc = pthread_cond_timedwait(&l->cv, &l->mu, &until);
+	rc = l->pong_seen >= seq ? 0 : (l->dead || l->stop) ? -EPIPE : -ETIMEDOUT;
+	pthread_mutex_unlock(&l->mu);
+	return rc;
+}
+
+uint32_t agent_chan_open(struct agent_link *l, uint8_t type, const void *payload, size_t len,
+			 const struct agent_chan_ops *ops, void *u)
+{
+	uint32_t id = 0;
+
+	pthread_mutex_lock(&l->mu);
+	if (!l->dead && !l->stop && len <= AGENT_MAX_PAYLOAD && chan_add(l, l->next_id, ops, u)) {
+		id = l->next_id;
+		l->next_id += 2;
+		if (l->next_id == 0)
+			l->next_id = 2;
+		put_frame(l, id, type, 0, payload, len);
+	}
+	pthread_mutex_unlock(&l->mu);
+	if (id)
+		wake(l);
+	return id;
+}
+
+int agent_chan_bind(struct agent_link *l, uint32_t chan, const struct agent_chan_ops *ops, void *u)
+{
+	struct chan *c;
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&l->mu);
+	if ((c = find(l, chan))) {
+		c->ops = ops;
+		c->u = u;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&l->mu);
+	return rc;
+}
+
+int agent_chan_send(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t flags,
+		    const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	struct chan *c;
+	int rc = 0;
+
+	pthread_mutex_lock(&l->mu);
+	if (!(c = find(l, chan)) || c->want_close) {
+		rc = -ENOENT;
+	} else if (type != AGENT_DATA && (!c->pend || type == AGENT_SIGNAL)) {
+		put_frame(l, chan, type, flags, p, n); /* a signal never waits behind stdin */
+	} else if (type != AGENT_DATA && n > AGENT_MAX_PAYLOAD) {
+		rc = -EINVAL;
+	} else {
+		do {
+			size_t part = n > AGENT_MAX_PAYLOAD ? AGENT_MAX_PAYLOAD : n;
+			struct pending *pe = malloc(sizeof(*pe) + (part ? part : 1));
+
+			if (!pe) {
+				rc = -ENOMEM;
+				break;
+			}
+			pe->next = NULL;
+			pe->type = type;
+			pe->flags = (uint8_t)(flags | (type == AGENT_DATA && n > part ? AGENT_FLAG_MORE : 0));
+			pe->len = part;
+			if (part)
+				memcpy(pe->data, b, part);
+			*c->pend_tail = pe;
+			c->pend_tail = &pe->next;
+			if (type == AGENT_DATA)
+				c->pend_bytes += part;
+			b += part;
+			n -= part;
+		} while (n);
+		flush_pending(l, c);
+	}
+	pthread_mutex_unlock(&l->mu);
+	if (!rc)
+		wake(l);
+	return rc;
+}
+
+size_t agent_chan_pending(struct agent_link *l, uint32_t chan)
+{
+	struct chan *c;
+	size_t n = 0;
+
+	pthread_mutex_lock(&l->mu);
+	if ((c = find(l, chan)))
+		n = c->pend_bytes;
+	pthread_mutex_unlock(&l->mu);
+	return n;
+}
+
+void agent_chan_ack(struct agent_link *l, uint32_t chan, size_t n)
+{
+	struct chan *c;
+
+	if (!n)
+		return;
+	pthread_mutex_lock(&l->mu);
+	if ((c = find(l, chan)))
+		ack_locked(l, c, n);
+	pthread_mutex_unlock(&l->mu);
+	wake(l);
+}
+
+int agent_chan_relay(struct agent_link *l, uint32_t chan, int fd, const void *to_guest,
+		     size_t to_guest_len, const void *to_fd, size_t to_fd_len)
+{
+	struct chan *c;
+	int rc = 0;
+
+	pthread_mutex_lock(&l->mu);
+	if (!(c = find(l, chan)) || c->fd >= 0) {
+		close(fd);
+		rc = -ENOENT;
+	} else {
+		c->fd = fd;
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		if (q_put(&c->to_fd, to_fd, to_fd_len))
+			c->want_close = true;
+		if (to_guest_len) {
+			put_frame(l, chan, AGENT_DATA, 0, to_guest, to_guest_len);
+			c->credit -= (int64_t)to_guest_len;
+			c->bytes_out += to_guest_len;
+		}
+	}
+	pthread_mutex_unlock(&l->mu);
+	wake(l);
+	return rc;
+}
+
+void agent_chan_close(struct agent_link *l, uint32_t chan, const char *reason)
+{
+	struct chan *c;
+
+	pthread_mutex_lock(&l->mu);
+	if ((c = find(l, chan)) && !c->want_close) {
+		c->want_close = true;
+		snprintf(c->close_reason, sizeof(c->close_reason), "%s", reason ? reason : "");
+	}
+	pthread_mutex_unlock(&l->mu);
+	wake(l);
+}

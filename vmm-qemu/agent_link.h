@@ -1,0 +1,80 @@
+/* vmm-qemu/agent_link.h: the host's end of vitrine-agent's virtio-serial
+ * port (guest-images/agent/agent_proto.h, docs/agent.md): one connection
+ * per guest, many channels on it (commands, the DevTools relay, the guest's
+ * egress connections). A thread of its own reads and writes the socket and
+ * runs the channels' callbacks; any thread may open, send and close.
+ *
+ * Flow control: DATA to the guest waits for the agent's window (queued
+ * here, agent_chan_pending says how much); DATA from the guest counts
+ * against our window until the consumer returns it with agent_chan_ack.
+ * A channel can also be tied to a file descriptor (agent_chan_relay), in
+ * which case the link copies both ways and acks by itself. */
+#ifndef VITRINE_VMM_AGENT_LINK_H
+#define VITRINE_VMM_AGENT_LINK_H
+
+#include "guest-images/agent/agent_proto.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct agent_link;
+
+/* A channel's callbacks, all on the link's thread, never under its lock
+ * (they may call any agent_ function). closed is always the last, exactly
+ * once: after it the link never touches u again. */
+struct agent_chan_ops {
+	void (*opened)(void *u, const char *info); /* OPENED: "pid=N" for exec */
+	void (*data)(void *u, uint8_t flags, const void *p, size_t n); /* ack what you consumed */
+	void (*eof)(void *u, uint8_t stream);
+	void (*exit)(void *u, const char *status); /* exec: "exit=N" or "signal=N" */
+	/* reason: "" when it ended normally; bytes: DATA from and to the guest */
+	void (*closed)(void *u, const char *reason, uint64_t bytes_in, uint64_t bytes_out);
+};
+
+/* A guest-opened channel (a connection to the agent's egress listener):
+ * the handler must agent_chan_bind it or agent_chan_close it. On the
+ * link's thread. */
+typedef void (*agent_accept_fn)(void *au, struct agent_link *l, uint32_t chan, const char *info);
+
+/* Connects to the agent's socket at path (QEMU's chardev), resets the
+ * agent and waits for its answer for up to timeout_ms. Returns 0 with *out
+ * or -errno with a reason in err (-ETIMEDOUT: no agent answered). */
+int agent_link_open(const char *path, int timeout_ms, struct agent_link **out, char *err,
+		    size_t errlen);
+/* The same on a connected stream socket (tests); the link owns fd. */
+int agent_link_open_fd(int fd, int timeout_ms, struct agent_link **out, char *err, size_t errlen);
+/* Closes every channel (closed: "agent link closed"), stops the thread,
+ * frees. Accepts NULL. Not from a callback. */
+void agent_link_destroy(struct agent_link *l);
+/* False once the connection broke (the guest went away). */
+bool agent_link_alive(struct agent_link *l);
+/* Who handles guest-opened channels (before it is set they are closed). */
+void agent_link_on_accept(struct agent_link *l, agent_accept_fn fn, void *au);
+/* A PING round trip: 0, -ETIMEDOUT, or -EPIPE when the link is down. */
+int agent_link_ping(struct agent_link *l, int timeout_ms);
+
+/* Opens a channel: type AGENT_EXEC, AGENT_TCP or AGENT_CDP with its
+ * payload. Returns the channel id, or 0 when the link is down. */
+uint32_t agent_chan_open(struct agent_link *l, uint8_t type, const void *payload, size_t len,
+			 const struct agent_chan_ops *ops, void *u);
+/* Gives an accepted channel its callbacks. 0 or -ENOENT. */
+int agent_chan_bind(struct agent_link *l, uint32_t chan, const struct agent_chan_ops *ops, void *u);
+/* Sends DATA (flags: stream, AGENT_FLAG_MORE; split into frames as needed,
+ * queued while the window is shut), EOF or SIGNAL (payload). 0 or -ENOENT. */
+int agent_chan_send(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t flags,
+		    const void *p, size_t n);
+/* DATA for chan waiting for the agent's window, in bytes. */
+size_t agent_chan_pending(struct agent_link *l, uint32_t chan);
+/* Returns n bytes of the guest's DATA as consumed. */
+void agent_chan_ack(struct agent_link *l, uint32_t chan, size_t n);
+/* Ties chan to fd (owned from now on, made non-blocking): guest DATA is
+ * written to fd, what fd reads is sent as DATA, EOF both ways; the channel
+ * ends when both directions have (or on an error). to_guest goes to the
+ * guest and to_fd to fd before anything else. 0 or -ENOENT (fd closed). */
+int agent_chan_relay(struct agent_link *l, uint32_t chan, int fd, const void *to_guest,
+		     size_t to_guest_len, const void *to_fd, size_t to_fd_len);
+/* Ends chan: CLOSE to the agent (a command is killed), then closed(). */
+void agent_chan_close(struct agent_link *l, uint32_t chan, const char *reason);
+
+#endif
