@@ -10,16 +10,11 @@
 void api_exec(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_CONTROL);
-	char path[4200];
 	struct api_error e;
 	struct exec_job *j;
 
 	if (!s)
 		return;
-	if (!s->has_agent) {
-		http_reply_error(r, 409, "no_agent", "this session's guest runs no agent to run commands");
-		return;
-	}
 	if (s->state != SESS_READY || s->job || !s->vm) {
 		http_reply_error(r, 409, s->state == SESS_PAUSED ? "session_paused" : "session_not_ready",
 				 "the session is not running: commands need a ready session");
@@ -29,8 +24,7 @@ void api_exec(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/qga.sock", vmm_vm_run_dir(s->vm));
-	if (exec_start(j, r->gw, path) < 0) {
+	if (exec_start(j, r->gw, s->agent) < 0) {
 		exec_free(j);
 		http_reply_error(r, 500, "internal", "cannot start a thread");
 		return;

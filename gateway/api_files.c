@@ -51,26 +51,14 @@ int api_files_path(const char *in, char *out, size_t outlen)
 static void start(struct http_req *r, struct sess *s, const char *script, const char *path,
 		  const void *in, size_t in_len)
 {
-	const char *argv[] = { "/usr/bin/setsid",
-			       "/usr/bin/setpriv",
-			       "--reuid=1000",
-			       "--regid=1000",
-			       "--init-groups",
-			       "--inh-caps=-all",
-			       "/bin/sh",
-			       "-c",
-			       script,
-			       path,
-			       NULL };
-	char qga[4200];
+	const char *argv[] = { "/bin/sh", "-c", script, path, NULL };
 	struct exec_job *j = exec_new(argv, in, in_len, FILES_TIMEOUT_S);
 
 	if (!j) {
 		http_reply_error(r, 500, "internal", "out of memory");
 		return;
 	}
-	snprintf(qga, sizeof(qga), "%s/qga.sock", vmm_vm_run_dir(s->vm));
-	if (exec_start(j, r->gw, qga) < 0) {
+	if (exec_start(j, r->gw, s->agent) < 0) {
 		exec_free(j);
 		http_reply_error(r, 500, "internal", "cannot start a thread");
 		return;
@@ -93,10 +81,6 @@ void api_files(struct http_req *r)
 		http_reply_error(r, 400, "path_not_allowed",
 				 "give ?path= under /home/vitrine (relative paths start there) or "
 				 "/tmp, without '..'");
-		return;
-	}
-	if (!s->has_agent) {
-		http_reply_error(r, 409, "no_agent", "this session's guest runs no agent");
 		return;
 	}
 	if (s->state != SESS_READY || s->job || !s->vm) {
@@ -142,7 +126,7 @@ static json_t *listing(const char *path, const char *text, size_t len)
 
 void api_files_resume(struct http_req *r, struct sess *s, bool timed_out)
 {
-	const struct qga_exec_result *res;
+	const struct agent_exec_result *res;
 	const char *err;
 	int rc;
 
@@ -156,7 +140,7 @@ void api_files_resume(struct http_req *r, struct sess *s, bool timed_out)
 	rc = exec_result(r->exec, &res, &err);
 	if (rc < 0)
 		http_reply_error(r, 503, "agent_unavailable", err);
-	else if (!res->exited || res->exit_code != 0)
+	else if (res->timed_out || res->exit_code != 0)
 		http_reply_error(r, res->exit_code == 2 ? 404 : 400,
 				 res->exit_code == 2 ? "not_found" : "file_error",
 				 res->err && res->err_len ? res->err : "the guest refused");

@@ -5,7 +5,7 @@
 #include "common/fsutil.h"
 #include "common/strv.h"
 #include "gateway/gw.h"
-#include "vmm-qemu/qga_client.h"
+#include "vmm-qemu/agent_exec.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -18,18 +18,23 @@
 #define EXEC_MAX_ARGS 256
 #define USER_PATH "PATH=/usr/local/bin:/usr/bin:/bin"
 #define ROOT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define PROXY "http://127.0.0.1:3128" /* vitrine-agent's egress listener */
+#define DESKTOP_UID 1000
+#define GUEST_MAX_OUTPUT (4u << 20)
 
 struct exec_job {
-	struct strv argv; /* the guest command line, NULL-terminated */
+	struct strv argv; /* the program and its arguments, NULL-terminated */
+	struct strv env; /* the whole environment, "K=V", NULL-terminated */
+	char cwd[1024];
+	bool root; /* else the desktop's user */
 	unsigned char *in; /* owned stdin */
 	size_t in_len;
 	int timeout_ms;
-	char qga_path[4200];
+	struct sess_agent *agent; /* held while the thread runs */
 	/* results, written by the thread before done */
 	int rc;
 	char err[512];
-	bool timed_out;
-	struct qga_exec_result res;
+	struct agent_exec_result res;
 	int64_t elapsed_ms;
 	/* handshake */
 	pthread_mutex_t mu;
@@ -58,6 +63,22 @@ static int strings(json_t *a, const char *prefix, struct strv *v)
 		strv_pushf(v, "%s%s", prefix, json_string_value(s));
 	}
 	return 0;
+}
+
+/* What every command starts with: who it is, where programs are, UTF-8,
+ * the desktop's display and the way out (the egress proxy). */
+static void default_env(struct strv *env, bool root_user)
+{
+	strv_push(env, root_user ? "HOME=/root" : "HOME=/home/vitrine");
+	strv_push(env, root_user ? "USER=root" : "USER=vitrine");
+	strv_push(env, root_user ? ROOT_PATH : USER_PATH);
+	strv_push(env, "LANG=C.UTF-8");
+	strv_push(env, "DISPLAY=:0");
+	strv_push(env, "http_proxy=" PROXY);
+	strv_push(env, "https_proxy=" PROXY);
+	strv_push(env, "HTTP_PROXY=" PROXY);
+	strv_push(env, "HTTPS_PROXY=" PROXY);
+	strv_push(env, "no_proxy=localhost,127.0.0.1,::1");
 }
 
 struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
@@ -135,25 +156,12 @@ struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
 			goto bad;
 		}
 	}
-	/* Who and where: setsid makes the command a process group of its own
-	 * (a timeout kills the group, children included); setpriv drops to
-	 * the desktop's user; env -i gives a clean environment; sh cds into
-	 * cwd and execs the command. */
-	strv_push(&j->argv, "/usr/bin/setsid");
-	if (!root_user) {
-		strv_push(&j->argv, "/usr/bin/setpriv");
-		strv_push(&j->argv, "--reuid=1000");
-		strv_push(&j->argv, "--regid=1000");
-		strv_push(&j->argv, "--init-groups");
-		strv_push(&j->argv, "--inh-caps=-all");
-	}
-	strv_push(&j->argv, "/usr/bin/env");
-	strv_push(&j->argv, "-i");
-	strv_push(&j->argv, root_user ? "HOME=/root" : "HOME=/home/vitrine");
-	strv_push(&j->argv, root_user ? "USER=root" : "USER=vitrine");
-	strv_push(&j->argv, root_user ? ROOT_PATH : USER_PATH);
-	strv_push(&j->argv, "LANG=C.UTF-8");
-	strv_push(&j->argv, "DISPLAY=:0");
+	/* The agent starts the command in a process group of its own (a
+	 * timeout kills the group), as the desktop's user unless root was
+	 * asked for, with exactly this environment, in cwd. */
+	j->root = root_user;
+	snprintf(j->cwd, sizeof(j->cwd), "%s", cwd ? cwd : root_user ? "/root" : "/home/vitrine");
+	default_env(&j->env, root_user);
 	if ((v = json_object_get(root, "env"))) {
 		const char *k;
 		json_t *val;
@@ -163,19 +171,16 @@ struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
 			goto bad;
 		}
 		json_object_foreach(v, k, val) {
-			if (!json_is_string(val) || !*k || strchr(k, '=')) {
+			if (!json_is_string(val) || !*k || strchr(k, '=') ||
+			    strlen(json_string_value(val)) != json_string_length(val)) {
 				fail(e, "env must be an object of strings with names without '='");
 				goto bad;
 			}
-			strv_pushf(&j->argv, "%s=%s", k, json_string_value(val));
+			strv_pushf(&j->env, "%s=%s", k, json_string_value(val));
 		}
 	}
-	strv_push(&j->argv, "/bin/sh");
-	strv_push(&j->argv, "-c");
 	if ((v = json_object_get(root, "args"))) {
 		/* cmd is the program, args its arguments: no shell parsing. */
-		strv_push(&j->argv, "cd \"$0\" && exec \"$@\"");
-		strv_push(&j->argv, cwd ? cwd : root_user ? "/root" : "/home/vitrine");
 		strv_push(&j->argv, cmd);
 		if (strings(v, "", &j->argv) < 0) {
 			fail(e, "args must be an array of strings");
@@ -183,11 +188,11 @@ struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
 		}
 	} else {
 		/* cmd is a shell command line. */
-		strv_push(&j->argv, "cd \"$0\" && exec /bin/sh -c \"$1\"");
-		strv_push(&j->argv, cwd ? cwd : root_user ? "/root" : "/home/vitrine");
+		strv_push(&j->argv, "/bin/sh");
+		strv_push(&j->argv, "-c");
 		strv_push(&j->argv, cmd);
 	}
-	if (j->argv.oom || (j->in_len && !j->in)) {
+	if (j->argv.oom || j->env.oom || (j->in_len && !j->in)) {
 		api_error_set(e, 500, "internal", "out of memory");
 		goto bad;
 	}
@@ -207,23 +212,25 @@ struct exec_job *exec_new(const char *const *argv, const void *in, size_t in_len
 		return NULL;
 	pthread_mutex_init(&j->mu, NULL);
 	j->timeout_ms = timeout_s * 1000;
+	snprintf(j->cwd, sizeof(j->cwd), "/home/vitrine");
+	default_env(&j->env, false);
 	for (const char *const *a = argv; *a; a++)
 		strv_push(&j->argv, *a);
 	if (in_len && (j->in = malloc(in_len)))
 		memcpy(j->in, in, in_len);
 	j->in_len = in_len;
-	if (j->argv.oom || (in_len && !j->in)) {
+	if (j->argv.oom || j->env.oom || (in_len && !j->in)) {
 		exec_free(j);
 		return NULL;
 	}
 	return j;
 }
 
-int exec_result(struct exec_job *j, const struct qga_exec_result **res, const char **err)
+int exec_result(struct exec_job *j, const struct agent_exec_result **res, const char **err)
 {
 	*res = &j->res;
 	*err = j->err;
-	if (j->rc == 0 && j->timed_out) {
+	if (j->rc == 0 && j->res.timed_out) {
 		snprintf(j->err, sizeof(j->err), "timed out");
 		return -ETIMEDOUT;
 	}
@@ -235,8 +242,10 @@ void exec_free(struct exec_job *j)
 	if (!j)
 		return;
 	strv_free(&j->argv);
+	strv_free(&j->env);
 	free(j->in);
-	qga_exec_result_free(&j->res);
+	agent_exec_result_free(&j->res);
+	sess_agent_release(j->agent);
 	pthread_mutex_destroy(&j->mu);
 	free(j);
 }
@@ -246,36 +255,43 @@ const char *const *exec_argv(const struct exec_job *j)
 	return (const char *const *)j->argv.v;
 }
 
-/* Kills what a timed-out command left running: its process group (setsid
- * made the command's pid its group id). */
-static void kill_left(struct qga_client *c, int64_t pid)
+const char *const *exec_env(const struct exec_job *j)
 {
-	char p[32], err[256];
-	const char *argv[] = { "/bin/kill", "-s", "KILL", "--", p, NULL };
-	struct qga_exec_result res;
+	return (const char *const *)j->env.v;
+}
 
-	snprintf(p, sizeof(p), "-%lld", (long long)pid);
-	if (qga_client_exec(c, argv, NULL, NULL, 0, 10000, &res, err, sizeof(err)) == 0)
-		qga_exec_result_free(&res);
+const char *exec_cwd(const struct exec_job *j)
+{
+	return j->cwd;
+}
+
+bool exec_as_root(const struct exec_job *j)
+{
+	return j->root;
 }
 
 static void *exec_thread(void *arg)
 {
 	struct exec_job *j = arg;
-	struct qga_client *c = NULL;
 	int64_t t0 = fs_now_ms();
+	/* Just after ready the link may still be on its way. */
+	struct agent_link *l = sess_agent_get(j->agent, 10000);
 	bool released;
 
-	j->rc = qga_client_connect(j->qga_path, 5000, &c, j->err, sizeof(j->err));
-	if (j->rc == 0)
-		j->rc = qga_client_exec(c, exec_argv(j), NULL, j->in, j->in_len, j->timeout_ms, &j->res,
-					j->err, sizeof(j->err));
-	if (j->rc == -ETIMEDOUT && j->res.pid > 0) {
-		j->timed_out = true;
-		kill_left(c, j->res.pid);
-		j->rc = 0;
+	if (!l) {
+		j->rc = -EPIPE;
+		snprintf(j->err, sizeof(j->err), "the guest agent is not connected");
+	} else {
+		struct agent_exec_spec spec = {
+			.argv = exec_argv(j), .env = exec_env(j), .cwd = j->cwd,
+			.uid = j->root ? -1 : DESKTOP_UID, .gid = j->root ? -1 : DESKTOP_UID,
+			.in = j->in, .in_len = j->in_len, .timeout_ms = j->timeout_ms,
+			.max_output = GUEST_MAX_OUTPUT,
+		};
+
+		j->rc = agent_exec_run(l, &spec, &j->res, j->err, sizeof(j->err));
+		agent_link_release(l);
 	}
-	qga_client_destroy(c);
 	j->elapsed_ms = fs_now_ms() - t0;
 	pthread_mutex_lock(&j->mu);
 	j->done = true;
@@ -291,13 +307,13 @@ static void *exec_thread(void *arg)
 	return NULL;
 }
 
-int exec_start(struct exec_job *j, struct gw *gw, const char *qga_path)
+int exec_start(struct exec_job *j, struct gw *gw, struct sess_agent *agent)
 {
 	pthread_attr_t attr;
 	pthread_t t;
 	int rc;
 
-	snprintf(j->qga_path, sizeof(j->qga_path), "%s", qga_path);
+	j->agent = sess_agent_hold(agent);
 	j->ctx = gw->ctx;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -377,15 +393,15 @@ json_t *exec_answer(struct exec_job *j, int *status)
 	json_t *o;
 
 	if (j->rc < 0) {
-		*status = j->rc == -EREMOTEIO ? 502 : 503;
+		*status = j->rc == -EREMOTEIO ? 502 : j->rc == -EINVAL ? 400 : 503;
 		return api_error_json(j->rc == -EREMOTEIO ? "exec_failed" : "agent_unavailable", j->err);
 	}
 	*status = 200;
-	o = json_pack("{s:b, s:I}", "timed_out", j->timed_out, "elapsed_ms",
+	o = json_pack("{s:b, s:I}", "timed_out", j->res.timed_out, "elapsed_ms",
 		      (json_int_t)j->elapsed_ms);
 	if (!o)
 		return NULL;
-	if (j->timed_out) {
+	if (j->res.timed_out) {
 		json_object_set_new(o, "exit_code", json_null());
 		json_object_set_new(o, "signal", json_integer(9));
 	} else {

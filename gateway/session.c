@@ -6,6 +6,7 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/run.h"
+#include "gateway/sess_agent.h"
 #include "gateway/session_int.h"
 #include "gateway/stream_hub.h"
 #include "vmm-qemu/accel.h"
@@ -74,6 +75,8 @@ void sess_set_state(struct sess *s, enum sess_state st)
 void sess_stop_guest(struct sess *s, const char *why)
 {
 	run_fail_all(s, why);
+	sess_agent_stop(s->agent);
+	s->agent = NULL;
 	display_mirror_stop(s->mirror);
 	s->mirror = NULL;
 	vmm_vm_destroy(s->vm);
@@ -116,6 +119,17 @@ int sess_start_mirror(struct sess *s, char *err, size_t errlen)
 	return rc;
 }
 
+void sess_start_agent(struct sess *s)
+{
+	char path[4200];
+
+	if (s->agent || !s->vm)
+		return;
+	snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(s->vm));
+	if (!(s->agent = sess_agent_start(path, NULL, NULL)))
+		log_warn("session", "%s: cannot start the agent connection", s->id);
+}
+
 void sess_mark_ready(struct sess *s)
 {
 	char err[2048];
@@ -124,6 +138,7 @@ void sess_mark_ready(struct sess *s)
 		sess_set_failed(s, err);
 		return;
 	}
+	sess_start_agent(s);
 	if (!s->ready_ms)
 		s->ready_ms = fs_now_ms();
 	s->active_ms = fs_now_ms();

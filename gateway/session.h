@@ -50,7 +50,8 @@ struct sess {
 	char ckpt[PATH_MAX]; /* paused on disk: the checkpoint folder, else "" */
 	struct job *job; /* owned: the slow operation under way, NULL for none */
 	char template_name[64]; /* "" unless restored from a template */
-	bool has_agent; /* the guest runs qemu-ga (images with a rootfs) */
+	bool has_agent; /* the guest runs qemu-ga (images with a rootfs): clock, page probes */
+	struct sess_agent *agent; /* owned while the guest runs: vitrine-agent (commands, CDP, egress) */
 	struct event_log events;
 	lws_sorted_usec_list_t sul; /* services the guest, checks expiry */
 	struct display_mirror *mirror; /* owned; the guest's screen */

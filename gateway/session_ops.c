@@ -4,6 +4,7 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/run.h"
+#include "gateway/sess_agent.h"
 #include "gateway/session_int.h"
 #include "vmm-qemu/checkpoint.h"
 
@@ -98,6 +99,8 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 	run_fail_all(s, "the session is being paused");
 	display_mirror_stop(s->mirror);
 	s->mirror = NULL;
+	sess_agent_stop(s->agent); /* QEMU exits: connect again after the resume */
+	s->agent = NULL;
 	j->vm = s->vm;
 	s->vm = NULL;
 	rc = launch(s, j, e);
@@ -107,6 +110,7 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 		job_free(j);
 		if (sess_start_mirror(s, err, sizeof(err)) < 0)
 			sess_set_failed(s, err);
+		sess_start_agent(s);
 	}
 	return rc;
 }

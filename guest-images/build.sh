@@ -15,7 +15,7 @@ mkdir -p "$VITRINE_HOME/images"
 for IMAGE_NAME in "$@"; do
 	export IMAGE_NAME
 	[ -x "$here/$IMAGE_NAME/recipe.sh" ] || die "no recipe $here/$IMAGE_NAME/recipe.sh"
-	recipe=$( (cd "$here" && find lib.sh build.sh "$IMAGE_NAME" -type f -print0 |
+	recipe=$( (cd "$here" && find lib.sh build.sh agent "$IMAGE_NAME" -type f -print0 |
 		LC_ALL=C sort -z | xargs -0 sha256sum; guest_kernel_version) |
 		sha256sum | cut -c1-16)
 	dest=$VITRINE_HOME/images/$IMAGE_NAME

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@ struct chan {
 };
 
 struct agent_link {
+	atomic_int refs; /* agent_link_hold/release; the owner's destroy is one */
 	int fd; /* owned */
 	int wake[2]; /* owned */
 	pthread_t thread;
@@ -513,6 +515,7 @@ int agent_link_open_fd(int fd, int timeout_ms, struct agent_link **out, char *er
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	atomic_init(&l->refs, 1);
 	l->fd = fd;
 	l->next_id = 2;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -572,23 +575,17 @@ int agent_link_open(const char *path, int timeout_ms, struct agent_link **out, c
 	return agent_link_open_fd(fd, timeout_ms, out, err, errlen);
 }
 
-void agent_link_destroy(struct agent_link *l)
+struct agent_link *agent_link_hold(struct agent_link *l)
 {
-	if (!l)
+	if (l)
+		atomic_fetch_add(&l->refs, 1);
+	return l;
+}
+
+void agent_link_release(struct agent_link *l)
+{
+	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
 		return;
-	if (l->started) {
-		pthread_mutex_lock(&l->mu);
-		l->stop = true;
-		pthread_mutex_unlock(&l->mu);
-		wake(l);
-		pthread_join(l->thread, NULL);
-	}
-	pthread_mutex_lock(&l->mu);
-	while (l->chans)
-		finish(l, l->chans, "agent link closed");
-	pthread_mutex_unlock(&l->mu);
-	if (l->fd >= 0)
-		close(l->fd);
 	if (l->wake[0] >= 0) {
 		close(l->wake[0]);
 		close(l->wake[1]);
@@ -598,6 +595,29 @@ void agent_link_destroy(struct agent_link *l)
 	pthread_cond_destroy(&l->cv);
 	pthread_mutex_destroy(&l->mu);
 	free(l);
+}
+
+void agent_link_destroy(struct agent_link *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->stop = true;
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+	if (l->started) {
+		wake(l);
+		pthread_join(l->thread, NULL);
+		l->started = false;
+	}
+	pthread_mutex_lock(&l->mu);
+	while (l->chans)
+		finish(l, l->chans, "agent link closed");
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+	pthread_mutex_unlock(&l->mu);
+	agent_link_release(l);
 }
 
 bool agent_link_alive(struct agent_link *l)

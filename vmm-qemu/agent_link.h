@@ -44,9 +44,14 @@ int agent_link_open(const char *path, int timeout_ms, struct agent_link **out, c
 		    size_t errlen);
 /* The same on a connected stream socket (tests); the link owns fd. */
 int agent_link_open_fd(int fd, int timeout_ms, struct agent_link **out, char *err, size_t errlen);
-/* Closes every channel (closed: "agent link closed"), stops the thread,
- * frees. Accepts NULL. Not from a callback. */
+/* The owner's end: closes every channel (closed: "agent link closed"),
+ * stops the thread, closes the socket, and lets go of the owner's
+ * reference. Accepts NULL. Not from a callback. */
 void agent_link_destroy(struct agent_link *l);
+/* Other threads that use a link another owns hold a reference while they
+ * do (a destroyed link answers every call as down). hold returns l. */
+struct agent_link *agent_link_hold(struct agent_link *l);
+void agent_link_release(struct agent_link *l);
 /* False once the connection broke (the guest went away). */
 bool agent_link_alive(struct agent_link *l);
 /* Who handles guest-opened channels (before it is set they are closed). */

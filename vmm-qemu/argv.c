@@ -6,6 +6,8 @@
  * and the guest agent are unix sockets in the session's 0700 run dir. */
 #include "vmm-qemu/argv.h"
 
+#include "guest-images/agent/agent_proto.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -130,6 +132,11 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 	strv_pushf(out, "socket,id=qga0,path=%s/qga.sock,server=on,wait=off", run_dir);
 	strv_push(out, "-device");
 	strv_push(out, "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0");
+	/* vitrine-agent (guest-images/agent): commands, DevTools, egress. */
+	strv_push(out, "-chardev");
+	strv_pushf(out, "socket,id=agent0,path=%s/agent.sock,server=on,wait=off", run_dir);
+	strv_push(out, "-device");
+	strv_push(out, "virtserialport,chardev=agent0,name=" AGENT_PORT_NAME);
 	if (spec->has_page) {
 		strv_push(out, "-fw_cfg");
 		strv_pushf(out, "name=opt/vitrine/page,file=%s/page.html", run_dir);

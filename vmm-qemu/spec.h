@@ -22,7 +22,7 @@ enum vmm_accel { VMM_ACCEL_AUTO, VMM_ACCEL_KVM, VMM_ACCEL_TCG };
 
 /* The devices argv.c gives a guest, as a number: bumped whenever they
  * change, since saved state (templates) only loads into the same set. */
-#define VMM_MACHINE_VERSION 2
+#define VMM_MACHINE_VERSION 3
 
 struct vmm_spec {
 	const struct vmm_image *image;

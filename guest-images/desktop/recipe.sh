@@ -29,6 +29,7 @@ PACKAGES="
 	matchbox-window-manager xdotool
 	fonts-dejavu-core fonts-wqy-microhei fonts-noto-color-emoji fontconfig
 	qemu-guest-agent
+	python3 curl ca-certificates procps less file unzip xz-utils xclip xterm
 "
 
 # Kernel modules the initramfs loads (stay loaded after switch_root).
@@ -149,6 +150,19 @@ rm -f "$root"/usr/lib/chromium/libVkLayer_khronos_validation.so*
 echo vitrine >"$root/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tvitrine\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 : >"$root/etc/fstab"
+log "compiling vitrine-agent"
+gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wvla -o "$root/usr/local/sbin/vitrine-agent" \
+	"$here"/../agent/*.c
+strip "$root/usr/local/sbin/vitrine-agent"
+# Programs run outside Chromium reach the network through the same proxy.
+cat >>"$root/etc/environment" <<-'EOF'
+	http_proxy=http://127.0.0.1:3128
+	https_proxy=http://127.0.0.1:3128
+	HTTP_PROXY=http://127.0.0.1:3128
+	HTTPS_PROXY=http://127.0.0.1:3128
+	no_proxy=localhost,127.0.0.1,::1
+EOF
 log "compiling vitrine-ready"
 gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -o "$root/usr/local/bin/vitrine-ready" \

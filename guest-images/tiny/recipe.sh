@@ -14,6 +14,8 @@ collect_modules "$root" $GUEST_BASE_MODULES
 install -m 0755 "$here/init" "$root/init"
 gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -s -o "$root/bin/tinyfb" "$here/tinyfb.c"
+gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wvla -s -o "$root/bin/vitrine-agent" "$here"/../agent/*.c
 pack_initramfs "$root" "$out/initrd.img"
 copy_kernel "$out/vmlinux"
 

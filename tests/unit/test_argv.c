@@ -70,6 +70,8 @@ static void test_tcg_desktop(void **state)
 	assert_non_null(opt_with(&v, "-qmp", "unix:/run/v/vm-1/qmp.sock,server=on,wait=off"));
 	assert_non_null(opt_with(&v, "-vnc", "unix:/run/v/vm-1/vnc.sock"));
 	assert_non_null(opt_with(&v, "-chardev", "path=/run/v/vm-1/qga.sock"));
+	assert_non_null(opt_with(&v, "-chardev", "id=agent0,path=/run/v/vm-1/agent.sock,server=on"));
+	assert_non_null(opt_with(&v, "-device", "virtserialport,chardev=agent0,name=org.vitrine.agent.0"));
 	assert_non_null(opt_with(&v, "-serial", "file:/run/v/vm-1/serial.log"));
 	assert_non_null(opt_with(&v, "-fw_cfg", "name=opt/vitrine/page,file=/run/v/vm-1/page.html"));
 	assert_non_null(opt_with(&v, "-sandbox", "spawn=deny"));

@@ -1,6 +1,6 @@
 /* tests/unit/test_exec_parse.c: the body of POST /v1/sessions/{id}/exec
- * turned into the guest command line: the user, the environment, the
- * working directory, shell or no shell, and every refusal. */
+ * turned into what the agent runs: the user, the environment, the working
+ * directory, shell or no shell, and every refusal. */
 #include "gateway/api_int.h"
 #include "gateway/exec.h"
 
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-/* The argv of body joined with '|', into out. */
+/* What body runs, as "cwd|root?|argv...|--|env...", into out. */
 static int joined(const char *body, char *out, size_t len)
 {
 	struct api_error e;
@@ -24,11 +24,19 @@ static int joined(const char *body, char *out, size_t len)
 		snprintf(out, len, "%d %s", e.status, e.code);
 		return -1;
 	}
+	n += (size_t)snprintf(out + n, len - n, "%s|%s", exec_cwd(j), exec_as_root(j) ? "root" : "user");
 	for (const char *const *a = exec_argv(j); *a; a++)
-		n += (size_t)snprintf(out + n, len - n, "%s%s", n ? "|" : "", *a);
+		n += (size_t)snprintf(out + n, len - n, "|%s", *a);
+	n += (size_t)snprintf(out + n, len - n, "|--");
+	for (const char *const *a = exec_env(j); *a; a++)
+		n += (size_t)snprintf(out + n, len - n, "|%s", *a);
 	exec_free(j);
 	return 0;
 }
+
+#define PROXY_ENV "http_proxy=http://127.0.0.1:3128|https_proxy=http://127.0.0.1:3128|" \
+		  "HTTP_PROXY=http://127.0.0.1:3128|HTTPS_PROXY=http://127.0.0.1:3128|" \
+		  "no_proxy=localhost,127.0.0.1,::1"
 
 static void test_command_lines(void **state)
 {
@@ -36,18 +44,16 @@ static void test_command_lines(void **state)
 
 	(void)state;
 	assert_int_equal(joined("{\"cmd\":\"ls -la\"}", out, sizeof(out)), 0);
-	assert_string_equal(out, "/usr/bin/setsid|/usr/bin/setpriv|--reuid=1000|--regid=1000|"
-				 "--init-groups|--inh-caps=-all|/usr/bin/env|-i|HOME=/home/vitrine|"
+	assert_string_equal(out, "/home/vitrine|user|/bin/sh|-c|ls -la|--|HOME=/home/vitrine|"
 				 "USER=vitrine|PATH=/usr/local/bin:/usr/bin:/bin|LANG=C.UTF-8|DISPLAY=:0|"
-				 "/bin/sh|-c|cd \"$0\" && exec /bin/sh -c \"$1\"|/home/vitrine|ls -la");
+				 PROXY_ENV);
 	assert_int_equal(joined("{\"cmd\":\"/bin/echo\",\"args\":[\"a b\",\"c\"],\"user\":\"root\","
 				"\"cwd\":\"/tmp\",\"env\":{\"K\":\"v=1\"}}",
 				out, sizeof(out)),
 			 0);
-	assert_string_equal(out, "/usr/bin/setsid|/usr/bin/env|-i|HOME=/root|USER=root|"
+	assert_string_equal(out, "/tmp|root|/bin/echo|a b|c|--|HOME=/root|USER=root|"
 				 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin|"
-				 "LANG=C.UTF-8|DISPLAY=:0|K=v=1|/bin/sh|-c|cd \"$0\" && exec \"$@\"|/tmp|"
-				 "/bin/echo|a b|c");
+				 "LANG=C.UTF-8|DISPLAY=:0|" PROXY_ENV "|K=v=1");
 }
 
 static void test_refusals(void **state)
