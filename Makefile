@@ -93,7 +93,8 @@ $(O)/bench/%: $(O)/obj/bench/%.o $(O)/libtest.a $(LIBS)
 FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
 	$(shell pkg-config --cflags $(PKGS))
 fuzz: $(FUZZERS)
-build/fuzz/%: tests/fuzz/%.c $(VMM_SRC) $(COMMON_SRC) gateway/stream_msg.c display/stream_wire.c
+build/fuzz/%: tests/fuzz/%.c $(VMM_SRC) $(COMMON_SRC) gateway/stream_msg.c display/stream_wire.c \
+		gateway/proxy_req.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZFLAGS) -o $@ $^ $(LDLIBS)
 

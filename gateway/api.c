@@ -1,6 +1,7 @@
 /* gateway/api.c: see api.h. The API is documented in docs/api.md. */
 #include "gateway/api.h"
 #include "gateway/api_int.h"
+#include "gateway/guest_ws.h"
 
 #include "common/fsutil.h"
 #include "gateway/run.h"
@@ -146,6 +147,11 @@ void api_resume_wait(struct http_req *r)
 	}
 	if (r->route.kind == R_SESSION_FILES) {
 		api_files_resume(r, s, timed_out);
+		return;
+	}
+	if (r->route.kind == R_SESSION_CLIPBOARD || r->route.kind == R_SESSION_OPEN ||
+	    r->route.kind == R_SESSION_LAUNCH) {
+		api_guest_resume(r, s, timed_out);
 		return;
 	}
 	if (api_ops_resume_wait(r, s, timed_out))
@@ -473,6 +479,30 @@ void api_handle(struct http_req *r)
 		return;
 	case R_SESSION_FILES:
 		api_files(r);
+		return;
+	case R_SESSION_EXEC_WS:
+	case R_SESSION_CDP_WS:
+		if (api_route_session(r, AUTH_CONTROL))
+			http_reply_error(r, 426, "upgrade_required",
+					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
+		return;
+	case R_SESSION_CDP_VERSION:
+		guest_ws_cdp_version(r);
+		return;
+	case R_SESSION_EGRESS:
+		api_egress(r);
+		return;
+	case R_SESSION_EGRESS_LOG:
+		api_egress_log(r);
+		return;
+	case R_SESSION_CLIPBOARD:
+		api_clipboard(r);
+		return;
+	case R_SESSION_OPEN:
+		api_open(r);
+		return;
+	case R_SESSION_LAUNCH:
+		api_launch(r);
 		return;
 	case R_TEMPLATES_LIST:
 		api_list_templates(r);

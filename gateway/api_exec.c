@@ -15,11 +15,8 @@ void api_exec(struct http_req *r)
 
 	if (!s)
 		return;
-	if (s->state != SESS_READY || s->job || !s->vm) {
-		http_reply_error(r, 409, s->state == SESS_PAUSED ? "session_paused" : "session_not_ready",
-				 "the session is not running: commands need a ready session");
+	if (!api_exec_ready(r, s))
 		return;
-	}
 	if (!(j = exec_parse(r->body, r->body_len, &e))) {
 		http_reply_api_error(r, &e);
 		return;
@@ -32,6 +29,34 @@ void api_exec(struct http_req *r)
 	r->exec = j;
 	sess_touch(s);
 	api_wait(r, s, EXEC_MAX_TIMEOUT_S + 60);
+}
+
+bool api_exec_ready(struct http_req *r, struct sess *s)
+{
+	if (s->state == SESS_READY && !s->job && s->vm && s->agent)
+		return true;
+	http_reply_error(r, 409, s->state == SESS_PAUSED ? "session_paused" : "session_not_ready",
+			 "the session is not running: commands need a ready session");
+	return false;
+}
+
+void api_exec_start(struct http_req *r, struct sess *s, const char *const *argv, const void *in,
+		    size_t in_len, int timeout_s)
+{
+	struct exec_job *j = exec_new(argv, in, in_len, timeout_s);
+
+	if (!j) {
+		http_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	if (exec_start(j, r->gw, s->agent) < 0) {
+		exec_free(j);
+		http_reply_error(r, 500, "internal", "cannot start a thread");
+		return;
+	}
+	r->exec = j;
+	sess_touch(s);
+	api_wait(r, s, timeout_s + 30);
 }
 
 void api_exec_resume(struct http_req *r, struct sess *s, bool timed_out)

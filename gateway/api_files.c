@@ -52,20 +52,8 @@ static void start(struct http_req *r, struct sess *s, const char *script, const 
 		  const void *in, size_t in_len)
 {
 	const char *argv[] = { "/bin/sh", "-c", script, path, NULL };
-	struct exec_job *j = exec_new(argv, in, in_len, FILES_TIMEOUT_S);
 
-	if (!j) {
-		http_reply_error(r, 500, "internal", "out of memory");
-		return;
-	}
-	if (exec_start(j, r->gw, s->agent) < 0) {
-		exec_free(j);
-		http_reply_error(r, 500, "internal", "cannot start a thread");
-		return;
-	}
-	r->exec = j;
-	sess_touch(s);
-	api_wait(r, s, FILES_TIMEOUT_S + 30);
+	api_exec_start(r, s, argv, in, in_len, FILES_TIMEOUT_S);
 }
 
 void api_files(struct http_req *r)
@@ -83,11 +71,8 @@ void api_files(struct http_req *r)
 				 "/tmp, without '..'");
 		return;
 	}
-	if (s->state != SESS_READY || s->job || !s->vm) {
-		http_reply_error(r, 409, s->state == SESS_PAUSED ? "session_paused" : "session_not_ready",
-				 "the session is not running");
+	if (!api_exec_ready(r, s))
 		return;
-	}
 	snprintf(r->files_path, sizeof(r->files_path), "%s", path);
 	if (r->method == M_PUT)
 		start(r, s, put_script, path, r->body, r->body_len);

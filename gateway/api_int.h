@@ -43,6 +43,21 @@ void api_exec(struct http_req *r);
 /* A parked exec request was woken: answers once its command ended. */
 void api_exec_resume(struct http_req *r, struct sess *s, bool timed_out);
 
+/* True when s can run commands now; else answers 409 and returns false. */
+bool api_exec_ready(struct http_req *r, struct sess *s);
+/* Runs argv as the desktop's user (exec_new) for r, which waits for it;
+ * the route's *_resume answers. On failure r is answered. */
+void api_exec_start(struct http_req *r, struct sess *s, const char *const *argv, const void *in,
+		    size_t in_len, int timeout_s);
+
+/* api_guest.c: clipboard, open a URL, launch an app (commands), egress */
+void api_clipboard(struct http_req *r);
+void api_open(struct http_req *r);
+void api_launch(struct http_req *r);
+void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out);
+void api_egress(struct http_req *r);
+void api_egress_log(struct http_req *r);
+
 /* api_files.c */
 void api_files(struct http_req *r);
 void api_files_resume(struct http_req *r, struct sess *s, bool timed_out);

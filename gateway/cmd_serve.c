@@ -50,6 +50,10 @@ static void serve_usage(FILE *f)
 		   "  --audit-log FILE     append audit events (live-view control changes) to FILE\n"
 		   "  --stream-idle-s N    hang up on stream viewers silent this long (default 30)\n"
 		   "  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
+		   "  --egress-map NAME=ADDR  guests reaching NAME (when a session's egress rules\n"
+		   "                       allow it) connect to ADDR, even a private one; repeatable\n"
+		   "  --egress-allow-private  let names resolve to loopback, private and link-local\n"
+		   "                       addresses (default: refused; the gateway's port always is)\n"
 		   "  --demo FILE          start a desktop session showing this HTML page and\n"
 		   "                       print how to drive it\n"
 		   "  --demo-template NAME start the demo session from this template instead\n");
@@ -121,6 +125,7 @@ int cmd_serve(int argc, char **argv)
 		{ "memory-budget-mib", required_argument, 0, 'B' },
 		{ "web-dir", required_argument, 0, 'w' },    { "audit-log", required_argument, 0, 'a' },
 		{ "stream-idle-s", required_argument, 0, 'i' }, { "vnc-listen", required_argument, 0, 'X' },
+		{ "egress-map", required_argument, 0, 'E' }, { "egress-allow-private", no_argument, 0, 'P' },
 		{ 0, 0, 0, 0 },
 	};
 	static const struct lws_protocols protocols[] = {
@@ -154,6 +159,13 @@ int cmd_serve(int argc, char **argv)
 				return 2;
 			break;
 		case 'T': demo_template = optarg; break;
+		case 'E':
+			if (egress_config_add_map(&gw.egress_cfg, optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "vitrine serve: %s\n", err);
+				return 2;
+			}
+			break;
+		case 'P': gw.egress_cfg.allow_private = true; break;
 		case 'V':
 			if (cli_parse_int("--max-vcpus", optarg, 1, VMM_MAX_VCPUS, &gw.max_vcpus) < 0)
 				return 2;
@@ -215,6 +227,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	gw.vhost = lws_get_vhost_by_name(gw.ctx, "default");
 	gw.port = gw.vhost ? lws_get_vhost_listen_port(gw.vhost) : port;
+	gw.egress_cfg.gateway_port = gw.port;
 	if (public_url)
 		snprintf(gw.public_url, sizeof(gw.public_url), "%s", public_url);
 	else

@@ -19,7 +19,6 @@
 #define USER_PATH "PATH=/usr/local/bin:/usr/bin:/bin"
 #define ROOT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define PROXY "http://127.0.0.1:3128" /* vitrine-agent's egress listener */
-#define DESKTOP_UID 1000
 #define GUEST_MAX_OUTPUT (4u << 20)
 
 struct exec_job {
@@ -270,6 +269,17 @@ bool exec_as_root(const struct exec_job *j)
 	return j->root;
 }
 
+const void *exec_stdin(const struct exec_job *j, size_t *len)
+{
+	*len = j->in_len;
+	return j->in_len ? j->in : NULL;
+}
+
+int exec_timeout_ms(const struct exec_job *j)
+{
+	return j->timeout_ms;
+}
+
 static void *exec_thread(void *arg)
 {
 	struct exec_job *j = arg;
@@ -284,7 +294,7 @@ static void *exec_thread(void *arg)
 	} else {
 		struct agent_exec_spec spec = {
 			.argv = exec_argv(j), .env = exec_env(j), .cwd = j->cwd,
-			.uid = j->root ? -1 : DESKTOP_UID, .gid = j->root ? -1 : DESKTOP_UID,
+			.uid = j->root ? -1 : EXEC_DESKTOP_UID, .gid = j->root ? -1 : EXEC_DESKTOP_UID,
 			.in = j->in, .in_len = j->in_len, .timeout_ms = j->timeout_ms,
 			.max_output = GUEST_MAX_OUTPUT,
 		};

@@ -59,6 +59,11 @@ const char *const *exec_argv(const struct exec_job *j);
 const char *const *exec_env(const struct exec_job *j);
 const char *exec_cwd(const struct exec_job *j);
 bool exec_as_root(const struct exec_job *j);
+/* Its stdin (len in *len; NULL when none) and timeout. */
+const void *exec_stdin(const struct exec_job *j, size_t *len);
+int exec_timeout_ms(const struct exec_job *j);
+
+#define EXEC_DESKTOP_UID 1000 /* the desktop's user, vitrine */
 /* Waits up to timeout_ms for running exec threads (shutdown). */
 bool exec_wait_threads(int timeout_ms);
 

@@ -5,6 +5,8 @@
 
 #include "gateway/auth.h"
 
+#include "gateway/egress.h"
+
 #include <libwebsockets.h>
 #include <stdbool.h>
 
@@ -29,6 +31,7 @@ struct gw {
 	 * (a guest's whole RAM is counted, as it may use it all). */
 	int max_vcpus, max_memory_mib, memory_budget_mib;
 	int vcpus_used, memory_used_mib; /* by the sessions in the registry */
+	struct egress_config egress_cfg; /* the operator's part of every session's egress */
 	volatile int stop; /* set by a signal; the loop exits */
 };
 

@@ -10,6 +10,7 @@
 #include "gateway/run.h"
 #include "gateway/session.h"
 #include "gateway/stream.h"
+#include "gateway/guest_ws.h"
 #include "gateway/stream_hub.h"
 
 #include <stdio.h>
@@ -224,6 +225,8 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		if (stream_is_stream(wsi))
 			return stream_filter(gw, wsi);
+		if (guest_ws_is(wsi))
+			return guest_ws_filter(gw, wsi);
 		return control_filter(gw, wsi);
 	case LWS_CALLBACK_ESTABLISHED:
 		memset(r, 0, sizeof(*r));
@@ -233,11 +236,17 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 			r->viewer = stream_open(gw, wsi);
 			return r->viewer ? 0 : -1;
 		}
+		if (guest_ws_is(wsi)) {
+			r->gws = guest_ws_open(gw, wsi);
+			return r->gws ? 0 : -1;
+		}
 		r->ctl = control_open(gw, wsi);
 		return r->ctl ? 0 : -1;
 	case LWS_CALLBACK_RECEIVE:
 		if (r->viewer)
 			return stream_receive(r->viewer, in, len);
+		if (r->gws)
+			return guest_ws_receive(r->gws, in, len);
 		return r->ctl ? control_receive(r->ctl, in, len) : -1;
 	case LWS_CALLBACK_RECEIVE_PONG:
 		if (r->viewer)
@@ -246,10 +255,14 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		if (r->viewer)
 			return stream_writeable(r->viewer);
+		if (r->gws)
+			return guest_ws_writeable(r->gws);
 		return r->ctl ? control_writeable(r->ctl) : 0;
 	case LWS_CALLBACK_CLOSED:
 		stream_close(r->viewer);
 		r->viewer = NULL;
+		guest_ws_close(r->gws);
+		r->gws = NULL;
 		control_close(r->ctl);
 		r->ctl = NULL;
 		return 0;
@@ -258,6 +271,7 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if (gw) {
 			run_poke_all(gw->sessions);
 			stream_poke_all(gw);
+			guest_ws_poke_all();
 			/* A command ended: its request waits on its session. */
 			if (exec_poke())
 				for (struct sess *s = gw->sessions; s; s = s->next)

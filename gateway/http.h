@@ -36,7 +36,9 @@ struct http_req {
 	int n_hdrs;
 	struct run *run; /* owned: an action or screenshot under way */
 	struct exec_job *exec; /* owned: a command under way (exec.h) */
-	char files_path[1200]; /* the guest path of a files request */
+	char files_path[1200]; /* the guest path of a files request (the url of an open) */
+	size_t clip_len; /* the text a clipboard PUT sets */
+	struct guest_ws *gws; /* owned: set when this is a CDP or exec WebSocket */
 	int screen_w, screen_h; /* of the session, for screenshot headers */
 	struct control_conn *ctl; /* owned: set when this is a control WebSocket */
 	struct stream_viewer *viewer; /* owned: set when this is a stream WebSocket */

@@ -91,6 +91,22 @@ struct route route_parse(enum route_method m, const char *path)
 		r.kind = m == M_GET || m == M_PUT ? R_SESSION_FILES : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/exec")) {
 		r.kind = m == M_POST ? R_SESSION_EXEC : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/exec/stream")) {
+		r.kind = m == M_GET ? R_SESSION_EXEC_WS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/cdp")) {
+		r.kind = m == M_GET ? R_SESSION_CDP_WS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/cdp/json/version") || !strcmp(rest, "/cdp/json/version/")) {
+		r.kind = m == M_GET ? R_SESSION_CDP_VERSION : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/egress")) {
+		r.kind = m == M_GET || m == M_PUT ? R_SESSION_EGRESS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/egress/log")) {
+		r.kind = m == M_GET ? R_SESSION_EGRESS_LOG : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/clipboard")) {
+		r.kind = m == M_GET || m == M_PUT ? R_SESSION_CLIPBOARD : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/open")) {
+		r.kind = m == M_POST ? R_SESSION_OPEN : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/launch")) {
+		r.kind = m == M_POST ? R_SESSION_LAUNCH : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/events")) {
 		r.kind = m == M_GET ? R_SESSION_EVENTS : R_METHOD_NOT_ALLOWED;
 	} else {

@@ -30,6 +30,14 @@ enum route_kind {
 	R_SESSION_EVENTS, /* GET /v1/sessions/{id}/events */
 	R_SESSION_EXEC, /* POST /v1/sessions/{id}/exec */
 	R_SESSION_FILES, /* GET|PUT /v1/sessions/{id}/files?path= */
+	R_SESSION_EXEC_WS, /* GET (upgrade) /v1/sessions/{id}/exec/stream */
+	R_SESSION_CDP_WS, /* GET (upgrade) /v1/sessions/{id}/cdp: the DevTools protocol */
+	R_SESSION_CDP_VERSION, /* GET /v1/sessions/{id}/cdp/json/version[/] */
+	R_SESSION_EGRESS, /* GET|PUT /v1/sessions/{id}/egress: the rules */
+	R_SESSION_EGRESS_LOG, /* GET /v1/sessions/{id}/egress/log */
+	R_SESSION_CLIPBOARD, /* GET|PUT /v1/sessions/{id}/clipboard */
+	R_SESSION_OPEN, /* POST /v1/sessions/{id}/open {url} */
+	R_SESSION_LAUNCH, /* POST /v1/sessions/{id}/launch {command, args} */
 	R_TEMPLATES_LIST, /* GET /v1/templates */
 	R_TEMPLATES_CREATE, /* POST /v1/templates */
 	R_TEMPLATE_GET, /* GET /v1/templates/{name} */

@@ -5,6 +5,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "gateway/egress.h"
 #include "gateway/run.h"
 #include "gateway/sess_agent.h"
 #include "gateway/session_int.h"
@@ -126,7 +127,7 @@ void sess_start_agent(struct sess *s)
 	if (s->agent || !s->vm)
 		return;
 	snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(s->vm));
-	if (!(s->agent = sess_agent_start(path, NULL, NULL)))
+	if (!(s->agent = sess_agent_start(path, egress_accept, s->egress)))
 		log_warn("session", "%s: cannot start the agent connection", s->id);
 }
 
@@ -375,11 +376,27 @@ struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct
 	s->gw = gw;
 	s->req = *req;
 	s->req.page = NULL; /* the page is handed over at start, not kept */
+	s->req.egress = NULL; /* the rules live in s->egress */
+	if (!(s->egress = egress_create(&gw->egress_cfg, egress_rules_dup(req->egress))) ||
+	    (req->egress && egress_rules_empty(req->egress) != egress_rules_now_empty(s->egress))) {
+		egress_release(s->egress);
+		free(s);
+		api_error_set(e, 500, "internal", "out of memory");
+		return NULL;
+	}
 	s->created_ms = fs_now_ms();
 	s->active_ms = s->created_ms;
 	if (req->timeout_s)
 		s->expires_ms = s->created_ms + (int64_t)req->timeout_s * 1000;
 	return s;
+}
+
+void sess_free_unlinked(struct sess *s)
+{
+	if (!s)
+		return;
+	egress_release(s->egress);
+	free(s);
 }
 
 void sess_link(struct sess *s)
@@ -407,7 +424,7 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 		return -EBUSY;
 	rc = req->from_template ? restore_template(s, req, e) : boot_image(s, req, e);
 	if (rc < 0) {
-		free(s);
+		sess_free_unlinked(s);
 		return rc;
 	}
 	sess_link(s);
@@ -458,7 +475,7 @@ void sess_destroy(struct sess *s)
 	display_encode_cache_destroy(s->shots);
 	events_clear(&s->events);
 	log_info("session", "%s destroyed", s->id);
-	free(s);
+	sess_free_unlinked(s);
 }
 
 void sess_destroy_all(struct gw *gw)

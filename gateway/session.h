@@ -52,6 +52,7 @@ struct sess {
 	char template_name[64]; /* "" unless restored from a template */
 	bool has_agent; /* the guest runs qemu-ga (images with a rootfs): clock, page probes */
 	struct sess_agent *agent; /* owned while the guest runs: vitrine-agent (commands, CDP, egress) */
+	struct egress *egress; /* owned (held): the rules and log of the guest's connections */
 	struct event_log events;
 	lws_sorted_usec_list_t sul; /* services the guest, checks expiry */
 	struct display_mirror *mirror; /* owned; the guest's screen */

@@ -17,6 +17,8 @@ int sess_start_mirror(struct sess *s, char *err, size_t errlen);
 /* s->vm runs and is ready: connects the mirror and goes "ready" (or
  * "failed" when the mirror cannot connect). */
 void sess_mark_ready(struct sess *s);
+/* Frees a session sess_alloc made that was never linked. Accepts NULL. */
+void sess_free_unlinked(struct sess *s);
 /* Starts connecting to the guest's vitrine-agent (once the guest runs). */
 void sess_start_agent(struct sess *s);
 /* A new session for req, not yet linked nor started; NULL with *e filled

@@ -3,6 +3,7 @@
  * and cont; everything slower runs as a job (job.h). */
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "gateway/egress.h"
 #include "gateway/run.h"
 #include "gateway/sess_agent.h"
 #include "gateway/session_int.h"
@@ -164,11 +165,11 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 		return -EBUSY;
 	rc = sess_check_resources(s->gw, s->vcpus, s->memory_mib, e);
 	if (rc < 0) {
-		free(child);
+		sess_free_unlinked(child);
 		return rc;
 	}
 	if (!(j = start_job(s, JOB_FORK, e))) {
-		free(child);
+		sess_free_unlinked(child);
 		return -ENOMEM;
 	}
 	child->width = s->width;
@@ -176,6 +177,7 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	child->vcpus = s->vcpus;
 	child->memory_mib = s->memory_mib;
 	child->has_agent = s->has_agent;
+	egress_set_rules(child->egress, egress_rules_copy(s->egress));
 	child->image = s->image;
 	snprintf(child->template_name, sizeof(child->template_name), "%s", s->template_name);
 	snprintf(child->parent_id, sizeof(child->parent_id), "%s", s->id);
@@ -190,7 +192,7 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 		s->vm = j->vm;
 		j->vm = NULL;
 		job_free(j);
-		free(child);
+		sess_free_unlinked(child);
 		return rc;
 	}
 	sess_link(child);

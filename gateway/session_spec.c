@@ -1,6 +1,8 @@
 /* gateway/session_spec.c: see session_spec.h. */
 #include "gateway/session_spec.h"
 
+#include "gateway/egress_rules.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -76,7 +78,8 @@ int session_request_parse(const char *body, size_t len, struct session_request *
 int template_request_parse(const char *body, size_t len, char *name, size_t namelen,
 			   struct session_request *req, struct api_error *e)
 {
-	static const char *not_here[] = { "template", "timeout_s", "idle_timeout_s", "on_expiry" };
+	static const char *not_here[] = { "template", "timeout_s", "idle_timeout_s", "on_expiry",
+					  "egress" };
 	json_t *root, *v;
 	int rc = -EINVAL;
 
@@ -115,7 +118,7 @@ static int parse_object(json_t *root, struct session_request *req, struct api_er
 {
 	static const char *known[] = { "image",	    "template", "width",     "height", "vcpus",
 				       "memory_mib", "url",	 "timeout_s", "page",
-				       "idle_timeout_s", "on_expiry" };
+				       "idle_timeout_s", "on_expiry", "egress" };
 	json_t *v;
 	const char *key;
 	int rc = -EINVAL;
@@ -208,6 +211,15 @@ static int parse_object(json_t *root, struct session_request *req, struct api_er
 		if (!req->url[0])
 			strcpy(req->url, SESSION_PAGE_URL);
 	}
+	{
+		char msg[512];
+
+		if (egress_rules_parse(json_object_get(root, "egress"), &req->egress, msg,
+				       sizeof(msg)) < 0) {
+			fail(e, "invalid_argument", msg);
+			goto out;
+		}
+	}
 	rc = 0;
 out:
 	if (rc < 0)
@@ -219,4 +231,6 @@ void session_request_free(struct session_request *req)
 {
 	free(req->page);
 	req->page = NULL;
+	egress_rules_destroy(req->egress);
+	req->egress = NULL;
 }

@@ -3,6 +3,7 @@
 #ifndef VITRINE_GATEWAY_SESSION_SPEC_H
 #define VITRINE_GATEWAY_SESSION_SPEC_H
 
+#include "gateway/egress_rules.h"
 #include "vmm-qemu/spec.h"
 
 #include <jansson.h>
@@ -20,6 +21,7 @@ struct session_request {
 	int idle_timeout_s; /* life without actions or screenshots; 0: none */
 	bool expire_pause; /* on_expiry "pause" (to disk) rather than "kill" */
 	char *page; /* owned: HTML handed to the guest (opened when url is empty); NULL: none */
+	struct egress_rules *egress; /* owned: where the guest may connect (NULL: nowhere) */
 };
 
 #define SESSION_MAX_PAGE (256u << 10)

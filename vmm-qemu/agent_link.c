@@ -47,6 +47,7 @@ struct chan {
 	/* relay */
 	int fd; /* owned, -1 when not a relay */
 	struct q to_fd;
+	size_t no_ack; /* bytes at the head of to_fd the owner acked already */
 	bool fd_eof, guest_eof, fd_wr_done;
 };
 
@@ -407,7 +408,13 @@ static void relay_write(struct agent_link *l, struct chan *c)
 		return;
 	}
 	c->to_fd.off += (size_t)n;
-	ack_locked(l, c, (size_t)n);
+	{
+		size_t skip = c->no_ack < (size_t)n ? c->no_ack : (size_t)n;
+
+		c->no_ack -= skip;
+		if ((size_t)n > skip)
+			ack_locked(l, c, (size_t)n - skip);
+	}
 }
 
 /* Under mu: closes what was asked, ends relays done both ways. */
@@ -783,12 +790,26 @@ int agent_chan_relay(struct agent_link *l, uint32_t chan, int fd, const void *to
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		if (q_put(&c->to_fd, to_fd, to_fd_len))
 			c->want_close = true;
+		c->no_ack = to_fd_len;
 		if (to_guest_len) {
 			put_frame(l, chan, AGENT_DATA, 0, to_guest, to_guest_len);
 			c->credit -= (int64_t)to_guest_len;
 			c->bytes_out += to_guest_len;
 		}
 	}
+	pthread_mutex_unlock(&l->mu);
+	wake(l);
+	return rc;
+}
+
+int agent_chan_relay_feed(struct agent_link *l, uint32_t chan, const void *p, size_t n)
+{
+	struct chan *c;
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&l->mu);
+	if ((c = find(l, chan)) && c->fd >= 0)
+		rc = q_put(&c->to_fd, p, n);
 	pthread_mutex_unlock(&l->mu);
 	wake(l);
 	return rc;

@@ -79,6 +79,11 @@ void agent_chan_ack(struct agent_link *l, uint32_t chan, size_t n);
  * guest and to_fd to fd before anything else. 0 or -ENOENT (fd closed). */
 int agent_chan_relay(struct agent_link *l, uint32_t chan, int fd, const void *to_guest,
 		     size_t to_guest_len, const void *to_fd, size_t to_fd_len);
+/* More guest bytes for a relayed chan's fd, not acked yet (the link acks
+ * them once written): for a data callback that raced agent_chan_relay.
+ * The bytes given to agent_chan_relay as to_fd count as acked by the
+ * caller. 0, -ENOENT (not a relay), -ENOMEM. */
+int agent_chan_relay_feed(struct agent_link *l, uint32_t chan, const void *p, size_t n);
 /* Ends chan: CLOSE to the agent (a command is killed), then closed(). */
 void agent_chan_close(struct agent_link *l, uint32_t chan, const char *reason);
 

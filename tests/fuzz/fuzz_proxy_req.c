@@ -2,12 +2,10 @@
  * request (gateway/proxy_req.c), which the guest writes byte for byte: any
  * input must give a head, "more bytes", "too big" or "malformed", never a
  * crash, a leak or a head longer than the input; and a head that parses
- * must parse the same when it is all there is, and not before.
- *
- * The Makefile's fuzz rule links a fixed list of sources without
- * gateway/proxy_req.c, so the parser is compiled into this target. */
-#include "gateway/proxy_req.c"
+ * must parse the same when it is all there is, and not before. */
+#include "gateway/proxy_req.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 

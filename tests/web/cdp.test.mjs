@@ -1,0 +1,191 @@
+// tests/web/cdp.test.mjs: Playwright (playwright-core) drives the desktop
+// guest's Chromium through the gateway's CDP proxy (WS /v1/sessions/{id}/cdp):
+// connectOverCDP by the /json/version URL and by the WebSocket URL, open a
+// test page, click, read the DOM, evaluate, take a screenshot, and see the
+// click in the gateway's own screenshot of the live screen; without a token,
+// with a view token, or for another session, the proxy refuses. Also the
+// streaming exec WebSocket. Run by tests/run.sh:
+//   VITRINE_BIN=build/vitrine node --test tests/web/
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+
+const bin = process.env.VITRINE_BIN || 'build/vitrine';
+let gw, base, key, sess, dir, runBase;
+
+const PAGE = `<!doctype html><html><body style="margin:0;background:#fff">
+<button id="b" style="position:absolute;left:100px;top:100px;width:300px;height:200px;font-size:40px"
+ onclick="this.textContent='clicked '+(++window.n);document.body.style.background='#0a0'">press</button>
+<script>window.n=0;</script></body></html>`;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vitrine-cdp-'));
+  runBase = join(tmpdir(), 'vitrine-cdp-run-' + process.pid);
+  gw = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--api-key-file', join(dir, 'key')], {
+    env: { ...process.env, VITRINE_RUN: runBase },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise((resolve, reject) => {
+    const rl = createInterface({ input: gw.stdout });
+    rl.once('line', resolve);
+    gw.once('exit', (c) => reject(new Error('gateway exited ' + c)));
+  });
+  base = line.match(/listening on (http:\/\/\S+)/)[1];
+  key = readFileSync(join(dir, 'key'), 'utf8').trim();
+  const r = await fetch(base + '/v1/sessions?wait=ready', {
+    method: 'POST', headers: { Authorization: 'Bearer ' + key },
+    body: JSON.stringify({ image: 'desktop', page: PAGE }),
+  });
+  sess = await r.json();
+  assert.equal(r.status, 201, JSON.stringify(sess));
+});
+
+async function stopGateway() {
+  if (!gw) return 0;
+  if (gw.exitCode === null && gw.signalCode === null) gw.kill('SIGTERM');
+  const end = Date.now() + 60000;
+  while (gw.exitCode === null && gw.signalCode === null && Date.now() < end)
+    await new Promise((r) => setTimeout(r, 100));
+  if (gw.exitCode !== null) return gw.exitCode;
+  return gw.signalCode ? 128 : -1;
+}
+
+after(async () => {
+  await stopGateway();
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(runBase, { recursive: true, force: true });
+});
+
+const auth = (t) => ({ Authorization: 'Bearer ' + t });
+const cdpUrl = () => `${base}/v1/sessions/${sess.id}/cdp`;
+
+test('playwright drives the guest browser through the CDP proxy', { timeout: 240000 }, async () => {
+  const browser = await chromium.connectOverCDP(cdpUrl(), { headers: auth(sess.tokens.control), timeout: 60000 });
+  try {
+    const ctx = browser.contexts()[0];
+    assert.ok(ctx, 'the guest browser has its default context');
+    const page = ctx.pages().find((p) => p.url().startsWith('file:')) || ctx.pages()[0];
+    assert.ok(page, 'the guest tab is there');
+    assert.equal(await page.textContent('#b'), 'press');
+    await page.click('#b');
+    assert.equal(await page.textContent('#b'), 'clicked 1');
+    assert.equal(await page.evaluate(() => window.n), 1);
+    // Playwright's own screenshot of the page, through the proxy: a PNG the
+    // size of the viewport with the button's green around it.
+    const png = await page.screenshot();
+    assert.equal(png.subarray(1, 4).toString(), 'PNG');
+    assert.ok(png.length > 1000);
+    // The same click is on the live screen: the gateway's screenshot shows
+    // the green background the click set.
+    const shot = await fetch(`${base}/v1/sessions/${sess.id}/screenshot?format=png`, { headers: auth(sess.tokens.view) });
+    assert.equal(shot.status, 200);
+    const bytes = Buffer.from(await shot.arrayBuffer());
+    const { green } = await pageColor(browser, bytes);
+    assert.ok(green, 'the live screen shows the page the click turned green');
+    // A new page opened through CDP shows up and navigates (loopback only:
+    // the guest has no network).
+    const p2 = await ctx.newPage();
+    await p2.goto('about:blank');
+    await p2.setContent('<h1 id=h>second tab</h1>');
+    assert.equal(await p2.textContent('#h'), 'second tab');
+    await p2.close();
+  } finally {
+    await browser.close();
+  }
+});
+
+// Decodes the PNG in the (connected) guest browser itself: is the pixel at
+// (20, 700), outside the button, green? (No PNG decoder in node's stdlib.)
+async function pageColor(browser, png) {
+  const ctx = browser.contexts()[0];
+  const p = await ctx.newPage();
+  try {
+    const rgb = await p.evaluate(async (b64) => {
+      const img = new Image();
+      img.src = 'data:image/png;base64,' + b64;
+      await img.decode();
+      const c = document.createElement('canvas');
+      c.width = img.width; c.height = img.height;
+      const g = c.getContext('2d');
+      g.drawImage(img, 0, 0);
+      return Array.from(g.getImageData(20, 700, 1, 1).data.slice(0, 3));
+    }, png.toString('base64'));
+    return { green: rgb[1] > 120 && rgb[0] < 60 && rgb[2] < 60, rgb };
+  } finally {
+    await p.close();
+  }
+}
+
+test('the WebSocket URL works directly, and /json/version names it', async () => {
+  const r = await fetch(cdpUrl() + '/json/version/', { headers: auth(sess.tokens.control) });
+  assert.equal(r.status, 200);
+  const v = await r.json();
+  assert.match(v.webSocketDebuggerUrl, new RegExp(`^ws://127\\.0\\.0\\.1:\\d+/v1/sessions/${sess.id}/cdp$`));
+  const browser = await chromium.connectOverCDP(v.webSocketDebuggerUrl, { headers: auth(sess.tokens.control), timeout: 60000 });
+  try {
+    const page = browser.contexts()[0].pages()[0];
+    assert.equal(typeof (await page.evaluate(() => document.title)), 'string');
+  } finally {
+    await browser.close();
+  }
+});
+
+test('the proxy refuses without the control token', async () => {
+  for (const [headers, status] of [[{}, 401], [auth(sess.tokens.view), 403], [auth('x'.repeat(43)), 401]]) {
+    await assert.rejects(chromium.connectOverCDP(cdpUrl(), { headers, timeout: 15000 }));
+    const r = await fetch(cdpUrl() + '/json/version', { headers });
+    assert.equal(r.status, status, JSON.stringify(headers));
+  }
+  // A WebSocket upgrade without a token (or with a view token) is refused
+  // before any CDP flows.
+  const { wsConnect } = await import('./ws_raw.mjs');
+  await assert.rejects(wsConnect(cdpUrl()));
+  await assert.rejects(wsConnect(cdpUrl(), auth(sess.tokens.view)));
+});
+
+test('streaming exec: output as it comes, stdin, exit', async () => {
+  const { wsConnect } = await import('./ws_raw.mjs');
+  const url = `${base}/v1/sessions/${sess.id}/exec/stream`;
+  const c = await wsConnect(url, { Authorization: 'Bearer ' + sess.tokens.control });
+  c.sendText(JSON.stringify({ cmd: 'echo start; read line; echo "got $line"; echo oops >&2; exit 7' }));
+  const started = JSON.parse(await c.nextText());
+  assert.equal(started.type, 'started');
+  assert.ok(started.pid > 0);
+  let out = Buffer.alloc(0), err = Buffer.alloc(0);
+  const first = await c.next();
+  assert.equal(first.binary, true);
+  assert.equal(first.data[0], 1);
+  out = Buffer.concat([out, first.data.subarray(1)]);
+  assert.equal(out.toString(), 'start\n', 'the first line arrives before stdin is sent');
+  c.sendBinary(Buffer.from('héllo\n'));
+  let exit;
+  for (;;) {
+    const m = await c.next();
+    if (!m.binary) { exit = JSON.parse(m.data.toString()); break; }
+    if (m.data[0] === 1) out = Buffer.concat([out, m.data.subarray(1)]);
+    else err = Buffer.concat([err, m.data.subarray(1)]);
+  }
+  assert.equal(out.toString(), 'start\ngot héllo\n');
+  assert.equal(err.toString(), 'oops\n');
+  assert.deepEqual(exit, { type: 'exit', exit_code: 7, signal: 0, timed_out: false });
+  assert.equal((await c.closed()).code, 1000);
+
+  // a signal ends a command that would run for long
+  const c2 = await wsConnect(url, { Authorization: 'Bearer ' + sess.tokens.control });
+  c2.sendText(JSON.stringify({ cmd: 'sleep 100' }));
+  assert.equal(JSON.parse(await c2.nextText()).type, 'started');
+  c2.sendText(JSON.stringify({ type: 'signal', signal: 15 }));
+  assert.deepEqual(JSON.parse(await c2.nextText()), { type: 'exit', exit_code: null, signal: 15, timed_out: false });
+
+  // a bad first message closes with 1008 and a reason
+  const c3 = await wsConnect(url, { Authorization: 'Bearer ' + sess.tokens.control });
+  c3.sendText('{"cmd": ""}');
+  const closed = await c3.closed();
+  assert.equal(closed.code, 1008);
+  assert.match(closed.reason, /cmd/);
+});
