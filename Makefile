@@ -47,7 +47,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream demo fuzz format
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec demo fuzz format
 all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -131,6 +131,11 @@ bench-sessions: all images
 # The live stream: fps to 1/10/50 viewers, CPU per viewer, glass-to-glass (desktop guest).
 bench-stream: all images
 	$(O)/bench/bench_stream
+
+# A command's round trip: the gateway + vitrine-agent against qemu-ga's
+# guest-exec polling (desktop guest).
+bench-exec: all images
+	$(O)/bench/bench_exec
 
 # Boots the demo desktop session and saves its screen (deploy/demo.sh).
 demo:

@@ -7,6 +7,8 @@
 
 int bytebuf_append(struct bytebuf *b, const void *bytes, size_t len)
 {
+	if (len == 0)
+		return 0;
 	if (b->len + len > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;
 		char *n;
