@@ -7,11 +7,13 @@ out=${1:?usage: recipe.sh OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+chmod 755 "$root" # the guest's /: mktemp made it 0700, closed to the unprivileged user
 
 install_busybox "$root"
 # shellcheck disable=SC2086 # a word list
 collect_modules "$root" $GUEST_BASE_MODULES
 install -m 0755 "$here/init" "$root/init"
+install -d -m 1777 "$root/tmp" # commands through the agent write here
 gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -s -o "$root/bin/tinyfb" "$here/tinyfb.c"
 gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \

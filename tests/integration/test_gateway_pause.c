@@ -132,6 +132,34 @@ static bool marked(const char *id, int x, int y)
 	return m;
 }
 
+/* A command's stdout in session id (the tiny guest: busybox, no home). */
+static char *sh(const char *id, const char *cmd)
+{
+	char path[128];
+	json_t *body = json_pack("{s:s, s:s}", "cmd", cmd, "cwd", "/");
+	char *text = json_dumps(body, JSON_COMPACT), *out;
+	struct http_resp r;
+
+	sess_path(path, sizeof(path), id, "/exec");
+	r = req("POST", path, text, 200, NULL);
+	if (json_integer_value(json_object_get(r.json, "exit_code")) != 0)
+		fail_msg("%s: exit %d: %s", cmd, (int)json_integer_value(json_object_get(r.json, "exit_code")),
+			 str(r.json, "stderr"));
+	out = strdup(str(r.json, "stdout"));
+	http_resp_free(&r);
+	free(text);
+	json_decref(body);
+	return out;
+}
+
+static void assert_sh(const char *id, const char *cmd, const char *want)
+{
+	char *out = sh(id, cmd);
+
+	assert_string_equal(out, want);
+	free(out);
+}
+
 static void delete(const char *id)
 {
 	char path[128];
@@ -257,6 +285,9 @@ static void test_pause_resume_disk(void **state)
 	click(id, 150, 120, &img);
 	ppm_free(&img);
 	assert_int_equal(gateway_proc_guests(&gw), 1);
+	/* The guest agent runs commands, and keeps running them across a
+	 * pause to disk (a new QEMU, a new link to the same agent). */
+	assert_sh(id, "echo kept > /tmp/mark && echo ok", "ok\n");
 
 	sess_path(path, sizeof(path), id, "/pause");
 	r = req("POST", path, "{\"mode\":\"disk\"}", 200, NULL);
@@ -297,6 +328,7 @@ static void test_pause_resume_disk(void **state)
 		http_resp_free(&r);
 	}
 	assert_true(marked(id, 250, 220));
+	assert_sh(id, "cat /tmp/mark", "kept\n");
 	/* Deleting a session paused on disk removes its checkpoint. */
 	sess_path(path, sizeof(path), id, "/pause");
 	req_free("POST", path, "{\"mode\":\"disk\"}", 200, NULL);
@@ -317,6 +349,7 @@ static void test_fork(void **state)
 	create(id, sizeof(id), NULL);
 	click(id, 120, 300, &img);
 	ppm_free(&img);
+	assert_sh(id, "echo before > /tmp/f", "");
 	sess_path(path, sizeof(path), id, "/fork?wait=ready");
 	r = req("POST", path, NULL, 201, NULL);
 	assert_string_equal(str(r.json, "status"), "ready");
@@ -335,6 +368,11 @@ static void test_fork(void **state)
 	assert_int_not_equal(ppm_pixel(&img, 500, 300), MARK);
 	ppm_free(&img);
 	assert_false(marked(child, 600, 400));
+	/* Each copy's agent answers its own session: the file from before the
+	 * fork is in both, one written after only in its own. */
+	assert_sh(child, "cat /tmp/f; echo child > /tmp/g", "before\n");
+	assert_sh(id, "cat /tmp/f; cat /tmp/g 2>/dev/null || echo none", "before\nnone\n");
+	assert_sh(child, "cat /tmp/g", "child\n");
 
 	sess_path(path, sizeof(path), id, "/events");
 	r = req("GET", path, NULL, 200, NULL);
