@@ -211,7 +211,7 @@ struct exec_job *exec_new(const char *const *argv, const void *in, size_t in_len
 		return NULL;
 	pthread_mutex_init(&j->mu, NULL);
 	j->timeout_ms = timeout_s * 1000;
-	snprintf(j->cwd, sizeof(j->cwd), "/home/vitrine");
+	snprintf(j->cwd, sizeof(j->cwd), "/"); /* these commands name absolute paths */
 	default_env(&j->env, false);
 	for (const char *const *a = argv; *a; a++)
 		strv_push(&j->argv, *a);

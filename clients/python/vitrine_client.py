@@ -148,6 +148,24 @@ class VitrineClient:
         except OSError as e:  # reset connections and the like
             raise VitrineError(0, "unavailable", f"{self.url}: {e}") from None
 
+    def _raw_json(self, method, path, data, query=None):
+        """Sends data (bytes) as the body; returns the JSON reply."""
+        url = self.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Authorization", "Bearer " + self.api_key)
+        req.add_header("Content-Type", "application/octet-stream")
+        try:
+            with self._opener.open(req, timeout=self.timeout) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as e:
+            try:
+                err = json.loads(e.read())["error"]
+                raise VitrineError(e.code, err["code"], err.get("message", "")) from None
+            except (ValueError, KeyError, TypeError):
+                raise VitrineError(e.code, "http_error", str(e.reason)) from None
+        except (urllib.error.URLError, OSError) as e:
+            raise VitrineError(0, "unavailable", f"{self.url}: {e}") from None
+
     def _json(self, method, path, body=None, query=None, timeout=None):
         raw, _ = self._request(method, path, body, query, timeout)
         try:
@@ -164,13 +182,16 @@ class VitrineClient:
 
     def create_session(self, image=None, template=None, width=None, height=None, vcpus=None,
                        memory_mib=None, url=None, timeout_s=None, wait=False,
-                       idle_timeout_s=None, on_expiry=None, page=None):
+                       idle_timeout_s=None, on_expiry=None, page=None, egress=None):
         """POST /v1/sessions. Returns the new session (with its tokens). With
-        wait=True the gateway answers once it is ready (or failed)."""
+        wait=True the gateway answers once it is ready (or failed). egress:
+        a list of allowed "host[:port]" entries (default: no network)."""
         body = {k: v for k, v in dict(image=image, template=template, width=width, height=height,
                                       vcpus=vcpus, memory_mib=memory_mib, url=url,
                                       timeout_s=timeout_s, idle_timeout_s=idle_timeout_s,
                                       on_expiry=on_expiry, page=page).items() if v is not None}
+        if egress is not None:
+            body["egress"] = {"allow": list(egress)}
         return self._json("POST", "/v1/sessions", body, {"wait": "ready" if wait else None},
                           WAIT_TIMEOUT_S if wait else None)
 
@@ -209,6 +230,81 @@ class VitrineClient:
         return self._json("GET", f"/v1/sessions/{self._sid(session_id)}/events", None,
                           {"after": after, "wait_s": wait_s},
                           (wait_s or 0) + DEFAULT_TIMEOUT_S)
+
+    # -- the guest: commands, files, clipboard, apps, egress, CDP ---------------
+
+    def exec(self, session_id, cmd, args=None, env=None, cwd=None, timeout=None, stdin=None,
+             user=None):
+        """POST /v1/sessions/{id}/exec. cmd alone is a shell command line;
+        with args it is the program. stdin: str or bytes. Returns {exit_code,
+        signal, timed_out, stdout, stderr, ...}; stdout/stderr are decoded
+        to bytes when the gateway sent them as base64."""
+        body = {k: v for k, v in dict(cmd=cmd, args=args, env=env, cwd=cwd, timeout=timeout,
+                                      user=user).items() if v is not None}
+        if isinstance(stdin, bytes):
+            body["stdin_b64"] = base64.b64encode(stdin).decode()
+        elif stdin is not None:
+            body["stdin"] = stdin
+        r = self._json("POST", f"/v1/sessions/{self._sid(session_id)}/exec", body,
+                       timeout=(timeout or 60) + DEFAULT_TIMEOUT_S)
+        for name in ("stdout", "stderr"):
+            if r.get(name + "_encoding") == "base64":
+                r[name] = base64.b64decode(r[name])
+        return r
+
+    def upload(self, session_id, path, data):
+        """PUT /v1/sessions/{id}/files?path=: data (bytes) into the guest."""
+        url = f"/v1/sessions/{self._sid(session_id)}/files"
+        req_body = data if isinstance(data, bytes) else data.encode()
+        return self._raw_json("PUT", url, req_body, {"path": path})
+
+    def download(self, session_id, path):
+        """GET /v1/sessions/{id}/files?path=: a file's bytes (a directory
+        comes back as its listing, a dict)."""
+        raw, headers = self._request("GET", f"/v1/sessions/{self._sid(session_id)}/files",
+                                     query={"path": path})
+        if (headers.get("Content-Type") or "").startswith("application/json"):
+            return json.loads(raw)
+        return raw
+
+    def get_clipboard(self, session_id):
+        """GET /v1/sessions/{id}/clipboard. Returns the text."""
+        return self._json("GET", f"/v1/sessions/{self._sid(session_id)}/clipboard")["text"]
+
+    def set_clipboard(self, session_id, text):
+        """PUT /v1/sessions/{id}/clipboard {text}."""
+        return self._json("PUT", f"/v1/sessions/{self._sid(session_id)}/clipboard",
+                          {"text": text})
+
+    def open_url(self, session_id, url):
+        """POST /v1/sessions/{id}/open {url}: returns once the page has loaded."""
+        return self._json("POST", f"/v1/sessions/{self._sid(session_id)}/open", {"url": url},
+                          timeout=ACT_TIMEOUT_S)
+
+    def launch(self, session_id, command, args=None):
+        """POST /v1/sessions/{id}/launch: starts an installed program on the
+        desktop. Returns {"pid"}."""
+        body = {"command": command}
+        if args is not None:
+            body["args"] = list(args)
+        return self._json("POST", f"/v1/sessions/{self._sid(session_id)}/launch", body)
+
+    def egress(self, session_id, allow=None):
+        """GET (allow None) or PUT /v1/sessions/{id}/egress. Returns {"allow"}."""
+        path = f"/v1/sessions/{self._sid(session_id)}/egress"
+        if allow is None:
+            return self._json("GET", path)
+        return self._json("PUT", path, {"allow": list(allow)})
+
+    def egress_log(self, session_id, after=0, limit=None):
+        """GET /v1/sessions/{id}/egress/log. Returns {"entries", "next", "dropped"}."""
+        return self._json("GET", f"/v1/sessions/{self._sid(session_id)}/egress/log", None,
+                          {"after": after, "limit": limit})
+
+    def cdp_url(self, session_id):
+        """The CDP endpoint for Playwright's connect_over_cdp / Puppeteer's
+        connect (send the session's control token as a Bearer header)."""
+        return f"{self.url}/v1/sessions/{self._sid(session_id)}/cdp"
 
     # -- templates -----------------------------------------------------------
 

@@ -151,6 +151,36 @@ class ClientTest(GatewayTest):
             self.vc.get_session(sid)
         self.assertEqual(cm.exception.status, 404)
 
+    def test_guest_commands_files_and_egress(self):
+        # The tiny guest runs vitrine-agent too (busybox, no home: cwd /).
+        s = self.vc.create_session(image="tiny", width=800, height=600, wait=True,
+                                   egress=["allowed.test:8080"])
+        sid = s["id"]
+        r = self.vc.exec(sid, "echo out; echo err >&2; exit 4", cwd="/")
+        self.assertEqual((r["exit_code"], r["stdout"], r["stderr"]), (4, "out\n", "err\n"))
+        every = bytes(range(256))
+        r = self.vc.exec(sid, "cat", stdin=every, cwd="/")
+        self.assertEqual(r["stdout"], every)  # came back base64, decoded
+        r = self.vc.exec(sid, "/bin/echo", args=["a  b"], cwd="/", user="root")
+        self.assertEqual(r["stdout"], "a  b\n")
+        self.assertEqual(self.vc.upload(sid, "/tmp/x.bin", every)["size"], 256)
+        self.assertEqual(self.vc.download(sid, "/tmp/x.bin"), every)
+        with self.assertRaises(VitrineError) as cm:
+            self.vc.download(sid, "/etc/passwd")
+        self.assertEqual((cm.exception.status, cm.exception.code), (400, "path_not_allowed"))
+        # Egress: the rules as given; a name outside them refused and logged.
+        self.assertEqual(self.vc.egress(sid), {"allow": ["allowed.test:8080"]})
+        r = self.vc.exec(sid, "wget -q -O - http://elsewhere.test/ 2>&1; echo rc=$?", cwd="/")
+        self.assertIn("rc=1", r["stdout"])
+        log = self.vc.egress_log(sid)["entries"]
+        self.assertTrue(any(e["host"] == "elsewhere.test" and e["verdict"] == "denied"
+                            and e["reason"] == "not_in_allowlist" for e in log), log)
+        self.assertEqual(self.vc.egress(sid, allow=[]), {"allow": []})
+        with self.assertRaises(VitrineError) as cm:
+            self.vc.egress(sid, allow=["not a host"])
+        self.assertEqual(cm.exception.status, 400)
+        self.assertTrue(self.vc.cdp_url(sid).endswith(f"/v1/sessions/{sid}/cdp"))
+
     def test_pause_resume_fork_events_and_templates(self):
         name = f"py-{os.getpid()}"
         self.assertEqual(self.vc.create_template(name, image="tiny", width=800, height=600)
