@@ -7,6 +7,19 @@
 
 #include <stdio.h>
 
+/* Starts j (owned from now on) for r, which waits up to wait_s for it. */
+static void launch(struct http_req *r, struct sess *s, struct exec_job *j, int wait_s)
+{
+	if (exec_start(j, r->gw, s->agent) < 0) {
+		exec_free(j);
+		http_reply_error(r, 500, "internal", "cannot start a thread");
+		return;
+	}
+	r->exec = j;
+	sess_touch(s);
+	api_wait(r, s, wait_s);
+}
+
 void api_exec(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_CONTROL);
@@ -21,14 +34,7 @@ void api_exec(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
-	if (exec_start(j, r->gw, s->agent) < 0) {
-		exec_free(j);
-		http_reply_error(r, 500, "internal", "cannot start a thread");
-		return;
-	}
-	r->exec = j;
-	sess_touch(s);
-	api_wait(r, s, EXEC_MAX_TIMEOUT_S + 60);
+	launch(r, s, j, EXEC_MAX_TIMEOUT_S + 60);
 }
 
 bool api_exec_ready(struct http_req *r, struct sess *s)
@@ -49,14 +55,18 @@ void api_exec_start(struct http_req *r, struct sess *s, const char *const *argv,
 		http_reply_error(r, 500, "internal", "out of memory");
 		return;
 	}
-	if (exec_start(j, r->gw, s->agent) < 0) {
-		exec_free(j);
-		http_reply_error(r, 500, "internal", "cannot start a thread");
-		return;
-	}
-	r->exec = j;
-	sess_touch(s);
-	api_wait(r, s, timeout_s + 30);
+	launch(r, s, j, timeout_s + 30);
+}
+
+bool api_exec_finished(struct http_req *r, struct sess *s, bool timed_out)
+{
+	if (!r->exec || (!exec_done(r->exec) && !timed_out))
+		return false;
+	api_unpark(r, s);
+	if (exec_done(r->exec))
+		return true;
+	http_reply_error(r, 504, "timeout", "the guest did not answer");
+	return false;
 }
 
 void api_exec_resume(struct http_req *r, struct sess *s, bool timed_out)
@@ -64,13 +74,8 @@ void api_exec_resume(struct http_req *r, struct sess *s, bool timed_out)
 	json_t *answer;
 	int status;
 
-	if (!r->exec || (!exec_done(r->exec) && !timed_out))
+	if (!api_exec_finished(r, s, timed_out))
 		return;
-	api_unpark(r, s);
-	if (!exec_done(r->exec)) {
-		http_reply_error(r, 504, "timeout", "the command did not end");
-		return;
-	}
 	answer = exec_answer(r->exec, &status);
 	exec_release(r->exec);
 	r->exec = NULL;

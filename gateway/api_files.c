@@ -115,13 +115,8 @@ void api_files_resume(struct http_req *r, struct sess *s, bool timed_out)
 	const char *err;
 	int rc;
 
-	if (!r->exec || (!exec_done(r->exec) && !timed_out))
+	if (!api_exec_finished(r, s, timed_out))
 		return;
-	api_unpark(r, s);
-	if (!exec_done(r->exec)) {
-		http_reply_error(r, 504, "timeout", "the guest did not answer");
-		return;
-	}
 	rc = exec_result(r->exec, &res, &err);
 	if (rc < 0)
 		http_reply_error(r, 503, "agent_unavailable", err);

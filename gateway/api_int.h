@@ -50,6 +50,11 @@ bool api_exec_ready(struct http_req *r, struct sess *s);
 void api_exec_start(struct http_req *r, struct sess *s, const char *const *argv, const void *in,
 		    size_t in_len, int timeout_s);
 
+/* For a *_resume: true once r's command has ended (r unparked, the
+ * caller answers); false while it runs, or when r waited too long (then
+ * answered 504). */
+bool api_exec_finished(struct http_req *r, struct sess *s, bool timed_out);
+
 /* api_guest.c: clipboard, open a URL, launch an app (commands), egress */
 void api_clipboard(struct http_req *r);
 void api_open(struct http_req *r);

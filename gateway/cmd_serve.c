@@ -8,6 +8,7 @@
 #include "gateway/http.h"
 #include "gateway/job.h"
 #include "gateway/run.h"
+#include "gateway/sess_agent.h"
 #include "gateway/session.h"
 #include "gateway/template_build.h"
 #include "gateway/web.h"
@@ -254,6 +255,8 @@ int cmd_serve(int argc, char **argv)
 	template_build_stop_all(&gw, 30000);
 	if (!exec_wait_threads(15000))
 		log_warn("serve", "a command thread is still running at exit");
+	if (!sess_agent_wait_threads(5000))
+		log_warn("serve", "an agent connection attempt is still running at exit");
 	/* Orphaned jobs end (and free their guests) on their own. */
 	if (!job_wait_all(30000))
 		log_warn("serve", "a session job is still running at exit");

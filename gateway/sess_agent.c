@@ -2,6 +2,7 @@
 #include "gateway/sess_agent.h"
 
 #include "common/log.h"
+#include "common/timedwait.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,8 +15,10 @@
 #define CONNECT_TIMEOUT_MS 3000
 #define RETRY_MS 250
 
+static atomic_int connectors; /* connector threads still running */
+
 struct sess_agent {
-	atomic_int refs;
+	atomic_int refs; /* the owner's and the connector thread's */
 	char path[4200];
 	agent_accept_fn accept;
 	void *au;
@@ -25,20 +28,6 @@ struct sess_agent {
 	bool stop; /* under mu */
 	struct agent_link *link; /* owned, under mu; NULL while not connected */
 };
-
-static struct timespec in_ms(int ms)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
-	return t;
-}
 
 static void *connector(void *arg)
 {
@@ -52,7 +41,7 @@ static void *connector(void *arg)
 		int rc;
 
 		if (l && agent_link_alive(l)) {
-			struct timespec t = in_ms(1000);
+			struct timespec t = timedwait_deadline(1000);
 
 			pthread_cond_timedwait(&a->cv, &a->mu, &t);
 			continue;
@@ -78,37 +67,41 @@ static void *connector(void *arg)
 			a->link = l;
 			pthread_cond_broadcast(&a->cv);
 		} else {
-			struct timespec t = in_ms(RETRY_MS);
+			struct timespec t = timedwait_deadline(RETRY_MS);
 
 			pthread_cond_timedwait(&a->cv, &a->mu, &t);
 		}
 	}
 	pthread_mutex_unlock(&a->mu);
+	sess_agent_release(a);
+	atomic_fetch_sub(&connectors, 1);
 	return NULL;
 }
 
 struct sess_agent *sess_agent_start(const char *path, agent_accept_fn accept, void *au)
 {
 	struct sess_agent *a = calloc(1, sizeof(*a));
-	pthread_condattr_t ca;
 
 	if (!a)
 		return NULL;
-	atomic_init(&a->refs, 1);
+	atomic_init(&a->refs, 2);
 	snprintf(a->path, sizeof(a->path), "%s", path);
 	a->accept = accept;
 	a->au = au;
 	pthread_mutex_init(&a->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&a->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	timedwait_cond_init(&a->cv);
+	atomic_fetch_add(&connectors, 1);
 	if (pthread_create(&a->thread, NULL, connector, a)) {
+		atomic_fetch_sub(&connectors, 1);
 		pthread_cond_destroy(&a->cv);
 		pthread_mutex_destroy(&a->mu);
 		free(a);
 		return NULL;
 	}
+	/* Not joined: a stop must not wait out a connection attempt (up to
+	 * CONNECT_TIMEOUT_MS) on the event loop; the thread lets go of its
+	 * reference when it ends. */
+	pthread_detach(a->thread);
 	return a;
 }
 
@@ -121,14 +114,20 @@ void sess_agent_stop(struct sess_agent *a)
 	pthread_mutex_lock(&a->mu);
 	a->stop = true;
 	pthread_cond_broadcast(&a->cv);
-	pthread_mutex_unlock(&a->mu);
-	pthread_join(a->thread, NULL);
-	pthread_mutex_lock(&a->mu);
 	l = a->link;
 	a->link = NULL;
 	pthread_mutex_unlock(&a->mu);
 	agent_link_destroy(l);
 	sess_agent_release(a);
+}
+
+bool sess_agent_wait_threads(int timeout_ms)
+{
+	struct timespec t = { 0, 20 * 1000 * 1000 };
+
+	for (int waited = 0; atomic_load(&connectors) > 0 && waited < timeout_ms; waited += 20)
+		nanosleep(&t, NULL);
+	return atomic_load(&connectors) == 0;
 }
 
 struct sess_agent *sess_agent_hold(struct sess_agent *a)
@@ -149,7 +148,7 @@ void sess_agent_release(struct sess_agent *a)
 
 struct agent_link *sess_agent_get(struct sess_agent *a, int wait_ms)
 {
-	struct timespec t = in_ms(wait_ms);
+	struct timespec t = timedwait_deadline(wait_ms);
 	struct agent_link *l;
 
 	if (!a)

@@ -8,15 +8,21 @@
 
 #include "vmm-qemu/agent_link.h"
 
+#include <stdbool.h>
+
 struct sess_agent;
 
 /* Starts connecting to the agent socket at path; connections from the
  * guest's egress listener go to accept(au). NULL when out of memory or
  * threads. */
 struct sess_agent *sess_agent_start(const char *path, agent_accept_fn accept, void *au);
-/* The owner's end: stops connecting, closes the link, releases. Accepts
- * NULL. */
+/* The owner's end: stops connecting, closes the link, releases. Does not
+ * wait for a connection attempt under way (its thread ends on its own).
+ * Accepts NULL. */
 void sess_agent_stop(struct sess_agent *a);
+/* Waits up to timeout_ms for the connector threads of stopped sessions to
+ * end (shutdown). True when none is left. */
+bool sess_agent_wait_threads(int timeout_ms);
 struct sess_agent *sess_agent_hold(struct sess_agent *a);
 void sess_agent_release(struct sess_agent *a);
 /* The link, held (agent_link_release it), waiting up to wait_ms for one;

@@ -2,6 +2,8 @@
  * condition the link's callbacks signal. */
 #include "vmm-qemu/agent_exec.h"
 
+#include "common/timedwait.h"
+
 
 #include <errno.h>
 #include <pthread.h>
@@ -147,25 +149,10 @@ static const struct agent_chan_ops exec_ops = {
 	.opened = on_opened, .data = on_data, .exit = on_exit_status, .closed = on_closed,
 };
 
-static struct timespec deadline(int ms)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
-	return t;
-}
-
 int agent_exec_run(struct agent_link *l, const struct agent_exec_spec *spec,
 		   struct agent_exec_result *r, char *err, size_t errlen)
 {
 	struct waiter w = { .l = l, .r = r, .max = spec->max_output ? spec->max_output : 1 << 20 };
-	pthread_condattr_t ca;
 	struct timespec until;
 	char *payload;
 	size_t plen;
@@ -178,10 +165,7 @@ int agent_exec_run(struct agent_link *l, const struct agent_exec_spec *spec,
 		return rc == -ENOMEM ? rc : -EINVAL;
 	}
 	pthread_mutex_init(&w.mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w.cv, &ca);
-	pthread_condattr_destroy(&ca);
+	timedwait_cond_init(&w.cv);
 	/* w must be set before the first callback can run: open under w.mu. */
 	pthread_mutex_lock(&w.mu);
 	w.chan = agent_chan_open(l, AGENT_EXEC, payload, plen, &exec_ops, &w);
@@ -196,7 +180,7 @@ int agent_exec_run(struct agent_link *l, const struct agent_exec_spec *spec,
 	if (spec->in_len)
 		agent_chan_send(l, w.chan, AGENT_DATA, AGENT_STREAM_STDOUT, spec->in, spec->in_len);
 	agent_chan_send(l, w.chan, AGENT_EOF, 0, NULL, 0);
-	until = deadline(spec->timeout_ms);
+	until = timedwait_deadline(spec->timeout_ms);
 	pthread_mutex_lock(&w.mu);
 	while (!w.done && pthread_cond_timedwait(&w.cv, &w.mu, &until) == 0) {
 	}
@@ -204,7 +188,7 @@ int agent_exec_run(struct agent_link *l, const struct agent_exec_spec *spec,
 		r->timed_out = true;
 		pthread_mutex_unlock(&w.mu);
 		agent_chan_send(l, w.chan, AGENT_SIGNAL, 0, "9", 1);
-		until = deadline(KILL_GRACE_MS);
+		until = timedwait_deadline(KILL_GRACE_MS);
 		pthread_mutex_lock(&w.mu);
 		while (!w.done && pthread_cond_timedwait(&w.cv, &w.mu, &until) == 0) {
 		}

@@ -2,6 +2,7 @@
  * table and the outgoing bytes; the thread drops it around callbacks. */
 #include "vmm-qemu/agent_link.h"
 
+#include "common/timedwait.h"
 #include "common/unixsock.h"
 
 #include <errno.h>
@@ -527,14 +528,7 @@ int agent_link_open_fd(int fd, int timeout_ms, struct agent_link **out, char *er
 	l->next_id = 2;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	pthread_mutex_init(&l->mu, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&l->cv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	timedwait_cond_init(&l->cv);
 	if (pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		l->wake[0] = l->wake[1] = -1;
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
@@ -549,13 +543,7 @@ int agent_link_open_fd(int fd, int timeout_ms, struct agent_link **out, char *er
 		return -rc;
 	}
 	l->started = true;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = timedwait_deadline(timeout_ms);
 	pthread_mutex_lock(&l->mu);
 	while (!l->ready && !l->dead && rc == 0)
 		rc = pthread_cond_timedwait(&l->cv, &l->mu, &until);
@@ -652,13 +640,7 @@ int agent_link_ping(struct agent_link *l, int timeout_ms)
 	uint64_t seq;
 	int rc = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = timedwait_deadline(timeout_ms);
 	pthread_mutex_lock(&l->mu);
 	seq = ++l->ping_sent;
 	agent_put32(p, (uint32_t)seq);

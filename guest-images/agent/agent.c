@@ -147,6 +147,14 @@ static struct chan *chan_new(uint32_t id, enum chan_kind kind)
 	return c;
 }
 
+/* Signals a command's process group; just after the fork the child may
+ * not have made its group yet (setsid), so then the child itself. */
+static void signal_group(pid_t pid, int sig)
+{
+	if (kill(-pid, sig) < 0 && errno == ESRCH)
+		kill(pid, sig);
+}
+
 /* True while c is still a channel (a pointer from this round of poll). */
 static bool chan_live(const struct chan *c)
 {
@@ -167,7 +175,7 @@ static void chan_destroy(struct chan *c, bool kill_group)
 	if (*pp)
 		*pp = c->next;
 	if (c->kind == CHAN_EXEC && c->pid > 0 && kill_group)
-		kill(-c->pid, SIGKILL);
+		signal_group(c->pid, SIGKILL);
 	if (c->sink >= 0 && c->sink != c->src[0])
 		close(c->sink);
 	for (int i = 0; i < 2; i++)
@@ -331,7 +339,7 @@ static void dispatch(const struct agent_header *h, const unsigned char *p)
 		int sig = parse_port(p, h->len); /* a small positive number too */
 
 		if (c->kind == CHAN_EXEC && c->pid > 0 && sig > 0 && sig < 65)
-			kill(-c->pid, sig);
+			signal_group(c->pid, sig);
 		return;
 	}
 	case AGENT_WINDOW_UPDATE:

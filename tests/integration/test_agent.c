@@ -228,6 +228,66 @@ static void test_exec_identity(void **state)
 	agent_exec_result_free(&r);
 }
 
+/* A signal sent at once, before the child has made its process group,
+ * still reaches it (the agent falls back to the child itself). */
+struct sig_wait {
+	pthread_mutex_t mu;
+	char status[64];
+	bool closed;
+};
+
+static void sig_exit(void *u, const char *status)
+{
+	struct sig_wait *w = u;
+
+	pthread_mutex_lock(&w->mu);
+	snprintf(w->status, sizeof(w->status), "%s", status);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void sig_closed(void *u, const char *reason, uint64_t in, uint64_t out)
+{
+	struct sig_wait *w = u;
+
+	(void)reason;
+	(void)in;
+	(void)out;
+	pthread_mutex_lock(&w->mu);
+	w->closed = true;
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void test_exec_signal_at_once(void **state)
+{
+	static const struct agent_chan_ops ops = { .exit = sig_exit, .closed = sig_closed };
+	static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
+	struct agent_exec_spec spec = { .argv = (const char *[]){ "sleep", "30", NULL }, .env = env,
+					.uid = -1, .gid = -1 };
+	struct fixture *f = *state;
+
+	for (int round = 0; round < 10; round++) {
+		struct sig_wait w = { .mu = PTHREAD_MUTEX_INITIALIZER };
+		char *payload;
+		size_t len;
+		uint32_t ch;
+		bool closed = false;
+
+		assert_int_equal(agent_exec_payload(&spec, &payload, &len), 0);
+		ch = agent_chan_open(f->link, AGENT_EXEC, payload, len, &ops, &w);
+		free(payload);
+		assert_true(ch > 0);
+		assert_int_equal(agent_chan_send(f->link, ch, AGENT_SIGNAL, 0, "15", 2), 0);
+		for (int i = 0; i < 500 && !closed; i++) {
+			usleep(10 * 1000);
+			pthread_mutex_lock(&w.mu);
+			closed = w.closed;
+			pthread_mutex_unlock(&w.mu);
+		}
+		assert_true(closed); /* well before sleep's 30 s */
+		assert_string_equal(w.status, "signal=15");
+	}
+}
+
 /* ---- channels other than exec ---- */
 
 struct got {
@@ -484,6 +544,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_timeout_kills_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_signal_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_channel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_egress_listener_relay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_lost, setup, teardown_lost),

@@ -35,6 +35,25 @@ static void test_routes(void **state)
 	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/actions").kind, R_SESSION_ACTIONS);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/control").kind, R_SESSION_CONTROL_WS);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/nope").kind, R_NOT_FOUND);
+	/* the guest's services */
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/exec").kind, R_SESSION_EXEC);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/exec/stream").kind, R_SESSION_EXEC_WS);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/cdp").kind, R_SESSION_CDP_WS);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/cdp/json/version").kind,
+			 R_SESSION_CDP_VERSION);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/cdp/json/version/").kind,
+			 R_SESSION_CDP_VERSION);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/cdp/json/list").kind, R_NOT_FOUND);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/cdp").kind, R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_PUT, "/v1/sessions/s_1/egress").kind, R_SESSION_EGRESS);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/egress").kind, R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/egress/log").kind, R_SESSION_EGRESS_LOG);
+	assert_int_equal(route_parse(M_PUT, "/v1/sessions/s_1/clipboard").kind, R_SESSION_CLIPBOARD);
+	assert_int_equal(route_parse(M_DELETE, "/v1/sessions/s_1/clipboard").kind,
+			 R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/open").kind, R_SESSION_OPEN);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/launch").kind, R_SESSION_LAUNCH);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/launch").kind, R_METHOD_NOT_ALLOWED);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/../etc").kind, R_NOT_FOUND);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/a.b").kind, R_NOT_FOUND);
 	assert_int_equal(route_parse(M_GET, "/v1/sessionsX").kind, R_NOT_FOUND);
@@ -157,6 +176,17 @@ static void test_session_request(void **state)
 	assert_int_equal(parse("{}", &req, &e), 0);
 	assert_string_equal(req.image, "desktop");
 	assert_int_equal(req.width, 0);
+	assert_true(egress_rules_empty(req.egress)); /* no network by default */
+	session_request_free(&req);
+	assert_int_equal(parse("{\"egress\":{\"allow\":[\"*.example.org\",\"web.test:8080\"]}}", &req,
+			       &e), 0);
+	assert_true(egress_rules_allows(req.egress, "a.example.org", 443));
+	assert_true(egress_rules_allows(req.egress, "web.test", 8080));
+	assert_false(egress_rules_allows(req.egress, "web.test", 80));
+	session_request_free(&req);
+	assert_null(req.egress);
+	expect_bad("{\"egress\":{\"allow\":[\"bad host\"]}}", "invalid_argument", "egress.allow[0]");
+	expect_bad("{\"egress\":[\"x.org\"]}", "invalid_argument", "egress");
 	assert_int_equal(parse("{\"image\":\"tiny\",\"width\":1024,\"height\":768,\"vcpus\":1,"
 			       "\"memory_mib\":512,\"url\":\"https://example.org/a?b=c\",\"timeout_s\":60}",
 			       &req, &e),
@@ -169,9 +199,11 @@ static void test_session_request(void **state)
 	assert_string_equal(req.url, "https://example.org/a?b=c");
 	assert_int_equal(req.timeout_s, 60);
 	assert_false(req.from_template);
+	session_request_free(&req);
 	assert_int_equal(parse("{\"template\":\"desktop-ready\"}", &req, &e), 0);
 	assert_string_equal(req.image, "desktop-ready");
 	assert_true(req.from_template);
+	session_request_free(&req);
 	assert_int_equal(parse("{\"page\":\"<p>hi</p>\"}", &req, &e), 0);
 	assert_string_equal(req.page, "<p>hi</p>");
 	assert_string_equal(req.url, SESSION_PAGE_URL);

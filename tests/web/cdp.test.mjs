@@ -8,15 +8,10 @@
 //   VITRINE_BIN=build/vitrine node --test tests/web/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
+import { startGateway, stopGateway } from './gateway.mjs';
 
-const bin = process.env.VITRINE_BIN || 'build/vitrine';
-let gw, base, key, sess, dir, runBase;
+let g, base, key, sess;
 
 const PAGE = `<!doctype html><html><body style="margin:0;background:#fff">
 <button id="b" style="position:absolute;left:100px;top:100px;width:300px;height:200px;font-size:40px"
@@ -24,19 +19,8 @@ const PAGE = `<!doctype html><html><body style="margin:0;background:#fff">
 <script>window.n=0;</script></body></html>`;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vitrine-cdp-'));
-  runBase = join(tmpdir(), 'vitrine-cdp-run-' + process.pid);
-  gw = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--api-key-file', join(dir, 'key')], {
-    env: { ...process.env, VITRINE_RUN: runBase },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const line = await new Promise((resolve, reject) => {
-    const rl = createInterface({ input: gw.stdout });
-    rl.once('line', resolve);
-    gw.once('exit', (c) => reject(new Error('gateway exited ' + c)));
-  });
-  base = line.match(/listening on (http:\/\/\S+)/)[1];
-  key = readFileSync(join(dir, 'key'), 'utf8').trim();
+  g = await startGateway('cdp');
+  ({ base, key } = g);
   const r = await fetch(base + '/v1/sessions?wait=ready', {
     method: 'POST', headers: { Authorization: 'Bearer ' + key },
     body: JSON.stringify({ image: 'desktop', page: PAGE }),
@@ -45,20 +29,8 @@ before(async () => {
   assert.equal(r.status, 201, JSON.stringify(sess));
 });
 
-async function stopGateway() {
-  if (!gw) return 0;
-  if (gw.exitCode === null && gw.signalCode === null) gw.kill('SIGTERM');
-  const end = Date.now() + 60000;
-  while (gw.exitCode === null && gw.signalCode === null && Date.now() < end)
-    await new Promise((r) => setTimeout(r, 100));
-  if (gw.exitCode !== null) return gw.exitCode;
-  return gw.signalCode ? 128 : -1;
-}
-
 after(async () => {
-  await stopGateway();
-  rmSync(dir, { recursive: true, force: true });
-  rmSync(runBase, { recursive: true, force: true });
+  assert.equal(await stopGateway(g), 0, 'the gateway exits cleanly');
 });
 
 const auth = (t) => ({ Authorization: 'Bearer ' + t });

@@ -8,17 +8,13 @@
 //   VITRINE_BIN=build/vitrine node --test tests/web/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
+import { startGateway, stopGateway } from './gateway.mjs';
 
-const bin = process.env.VITRINE_BIN || 'build/vitrine';
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const W = 1280, H = 800;
-let gw, base, key, sess, browser, dir, runBase;
+let g, base, key, sess, browser, dir;
 
 async function waitFor(what, fn, timeoutMs = 60000) {
   const end = Date.now() + timeoutMs;
@@ -31,20 +27,8 @@ async function waitFor(what, fn, timeoutMs = 60000) {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vitrine-web-'));
-  runBase = join(tmpdir(), 'vitrine-web-run-' + process.pid);
-  gw = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--api-key-file', join(dir, 'key')], {
-    // The gateway makes its run base itself (QEMU's own user must reach it).
-    env: { ...process.env, VITRINE_RUN: runBase },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const line = await new Promise((resolve, reject) => {
-    const rl = createInterface({ input: gw.stdout });
-    rl.once('line', resolve);
-    gw.once('exit', (c) => reject(new Error('gateway exited ' + c)));
-  });
-  base = line.match(/listening on (http:\/\/\S+)/)[1];
-  key = readFileSync(join(dir, 'key'), 'utf8').trim();
+  g = await startGateway('web');
+  ({ base, key, dir } = g);
   const r = await fetch(base + '/v1/sessions?wait=ready', {
     method: 'POST', headers: { Authorization: 'Bearer ' + key },
     body: JSON.stringify({ image: 'tiny', width: W, height: H }),
@@ -54,24 +38,9 @@ before(async () => {
   browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
 });
 
-// Stops the gateway; resolves to its exit code (a sanitizer report makes it
-// non-zero; a signal gives 128 + its number). Polls, so a timer keeps node's
-// event loop alive until the child is reaped.
-async function stopGateway() {
-  if (!gw) return 0;
-  if (gw.exitCode === null && gw.signalCode === null) gw.kill('SIGTERM');
-  const end = Date.now() + 60000;
-  while (gw.exitCode === null && gw.signalCode === null && Date.now() < end)
-    await new Promise((r) => setTimeout(r, 100));
-  if (gw.exitCode !== null) return gw.exitCode;
-  return gw.signalCode ? 128 : -1;
-}
-
 after(async () => {
   if (browser) await browser.close();
-  await stopGateway();
-  rmSync(dir, { recursive: true, force: true });
-  rmSync(runBase, { recursive: true, force: true });
+  await stopGateway(g);
 });
 
 // Runs fn(screen, arg) in the page, where screen is the guest's screen right
@@ -216,5 +185,6 @@ test('the session list makes sharing links that open the viewer', async () => {
 test('the gateway exits cleanly after all that (no leak or sanitizer report)', async () => {
   await browser.close();
   browser = null;
-  assert.equal(await stopGateway(), 0);
+  assert.equal(await stopGateway(g), 0);
+  g = null;
 });
