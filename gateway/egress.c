@@ -29,9 +29,12 @@
 #include <unistd.h>
 
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000
+/* Connections of one session at once; the link polls at most 256 fds. */
+#define MAX_CONNECTIONS 128
 
 struct egress {
 	atomic_int refs;
+	atomic_int connections; /* open now */
 	struct egress_config cfg;
 	pthread_mutex_t mu;
 	struct egress_rules *rules; /* owned, under mu */
@@ -193,6 +196,7 @@ static void conn_release(struct conn *c)
 {
 	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
+	atomic_fetch_sub(&c->e->connections, 1);
 	agent_link_release(c->l);
 	egress_release(c->e);
 	bytebuf_free(&c->head);
@@ -459,10 +463,13 @@ void egress_accept(void *au, struct agent_link *l, uint32_t chan, const char *in
 	struct conn *c = calloc(1, sizeof(*c));
 
 	(void)info;
-	if (!c) {
-		agent_chan_close(l, chan, "out of memory");
+	if (!c || atomic_load(&e->connections) >= MAX_CONNECTIONS) {
+		/* the program sees its connection closed at once */
+		free(c);
+		agent_chan_close(l, chan, "too many connections");
 		return;
 	}
+	atomic_fetch_add(&e->connections, 1);
 	atomic_init(&c->refs, 1);
 	c->e = egress_hold(e);
 	c->l = agent_link_hold(l);

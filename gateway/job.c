@@ -47,6 +47,7 @@ void job_free(struct job *j)
 {
 	if (!j)
 		return;
+	agent_link_destroy(j->agent);
 	vmm_vm_destroy(j->vm);
 	vmm_vm_destroy(j->child);
 	if (j->ckpt[0])
@@ -58,7 +59,7 @@ void job_free(struct job *j)
 static void do_restore(struct job *j)
 {
 	struct vmm_vm_opts opts = { 0 };
-	struct guest_prep prep = { .set_clock = j->has_agent, .warm = true };
+	struct guest_prep prep = { .set_clock = j->has_agent, .warm = true, .keep_agent = &j->agent };
 
 	j->rc = vmm_template_restore(&j->tpl, &opts, &j->vm, NULL, j->err, sizeof(j->err));
 	if (j->rc < 0)
@@ -82,7 +83,8 @@ static void do_pause(struct job *j)
 static void do_resume(struct job *j)
 {
 	struct vmm_vm_opts opts = { 0 };
-	struct guest_prep prep = { .set_clock = j->has_agent, .has_agent = j->has_agent };
+	struct guest_prep prep = { .set_clock = j->has_agent, .has_agent = j->has_agent,
+				   .keep_agent = &j->agent };
 
 	j->rc = vmm_checkpoint_restore(j->ckpt, &opts, &j->vm, j->err, sizeof(j->err));
 	if (j->rc < 0)

@@ -11,6 +11,7 @@
 #ifndef VITRINE_GATEWAY_JOB_H
 #define VITRINE_GATEWAY_JOB_H
 
+#include "vmm-qemu/agent_link.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/vm.h"
 
@@ -36,6 +37,8 @@ struct job {
 	char url[VMM_MAX_URL + 1]; /* JOB_RESTORE: navigate here once restored, "" stays */
 	bool has_agent; /* the guest runs qemu-ga (its clock can be set, its page driven) */
 	char child_id[24]; /* JOB_FORK: the session that gets child */
+	struct agent_link *agent; /* JOB_RESTORE, JOB_RESUME_DISK: the link to vitrine-agent the
+				   * guest was prepared through, for the session */
 	/* results */
 	int rc;
 	char err[1024];

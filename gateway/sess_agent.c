@@ -55,10 +55,10 @@ static void *connector(void *arg)
 		rc = agent_link_open(a->path, CONNECT_TIMEOUT_MS, &l, err, sizeof(err));
 		if (rc == 0)
 			agent_link_on_accept(l, a->accept, a->au);
-		else if (!said)
+		pthread_mutex_lock(&a->mu);
+		if (rc < 0 && !said && !a->stop) /* a guest going away is no news */
 			log_info("agent", "%s: %s (retrying)", a->path, err);
 		said |= rc != 0;
-		pthread_mutex_lock(&a->mu);
 		if (rc == 0 && a->stop) {
 			pthread_mutex_unlock(&a->mu);
 			agent_link_destroy(l);
@@ -78,12 +78,18 @@ static void *connector(void *arg)
 	return NULL;
 }
 
-struct sess_agent *sess_agent_start(const char *path, agent_accept_fn accept, void *au)
+struct sess_agent *sess_agent_start(const char *path, struct agent_link *first,
+				    agent_accept_fn accept, void *au)
 {
 	struct sess_agent *a = calloc(1, sizeof(*a));
 
-	if (!a)
+	if (!a) {
+		agent_link_destroy(first);
 		return NULL;
+	}
+	if (first)
+		agent_link_on_accept(first, accept, au);
+	a->link = first;
 	atomic_init(&a->refs, 2);
 	snprintf(a->path, sizeof(a->path), "%s", path);
 	a->accept = accept;
@@ -95,6 +101,7 @@ struct sess_agent *sess_agent_start(const char *path, agent_accept_fn accept, vo
 		atomic_fetch_sub(&connectors, 1);
 		pthread_cond_destroy(&a->cv);
 		pthread_mutex_destroy(&a->mu);
+		agent_link_destroy(first);
 		free(a);
 		return NULL;
 	}

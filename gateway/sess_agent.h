@@ -12,10 +12,12 @@
 
 struct sess_agent;
 
-/* Starts connecting to the agent socket at path; connections from the
- * guest's egress listener go to accept(au). NULL when out of memory or
- * threads. */
-struct sess_agent *sess_agent_start(const char *path, agent_accept_fn accept, void *au);
+/* Starts connecting to the agent socket at path, or keeps first (a link
+ * already open, owned from now on; may be NULL) and connects again when it
+ * breaks; connections from the guest's egress listener go to accept(au).
+ * NULL when out of memory or threads (first is closed then). */
+struct sess_agent *sess_agent_start(const char *path, struct agent_link *first,
+				    agent_accept_fn accept, void *au);
 /* The owner's end: stops connecting, closes the link, releases. Does not
  * wait for a connection attempt under way (its thread ends on its own).
  * Accepts NULL. */

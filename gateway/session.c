@@ -120,14 +120,16 @@ int sess_start_mirror(struct sess *s, char *err, size_t errlen)
 	return rc;
 }
 
-void sess_start_agent(struct sess *s)
+void sess_start_agent(struct sess *s, struct agent_link *first)
 {
 	char path[4200];
 
-	if (s->agent || !s->vm)
+	if (s->agent || !s->vm) {
+		agent_link_destroy(first);
 		return;
+	}
 	snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(s->vm));
-	if (!(s->agent = sess_agent_start(path, egress_accept, s->egress)))
+	if (!(s->agent = sess_agent_start(path, first, egress_accept, s->egress)))
 		log_warn("session", "%s: cannot start the agent connection", s->id);
 }
 
@@ -139,7 +141,7 @@ void sess_mark_ready(struct sess *s)
 		sess_set_failed(s, err);
 		return;
 	}
-	sess_start_agent(s);
+	sess_start_agent(s, NULL);
 	if (!s->ready_ms)
 		s->ready_ms = fs_now_ms();
 	s->active_ms = fs_now_ms();
@@ -352,6 +354,8 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 	if (rc < 0)
 		api_error_set(e, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "boot_failed",
 			      err);
+	else /* the agent is up long before the desktop: be linked when it is ready */
+		sess_start_agent(s, NULL);
 	return rc;
 }
 

@@ -19,8 +19,9 @@ int sess_start_mirror(struct sess *s, char *err, size_t errlen);
 void sess_mark_ready(struct sess *s);
 /* Frees a session sess_alloc made that was never linked. Accepts NULL. */
 void sess_free_unlinked(struct sess *s);
-/* Starts connecting to the guest's vitrine-agent (once the guest runs). */
-void sess_start_agent(struct sess *s);
+/* Starts connecting to the guest's vitrine-agent once the guest runs
+ * (keeping first, a link already open, when given). */
+void sess_start_agent(struct sess *s, struct agent_link *first);
 /* A new session for req, not yet linked nor started; NULL with *e filled
  * (429 when the gateway is full). */
 struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct api_error *e);

@@ -111,7 +111,7 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 		job_free(j);
 		if (sess_start_mirror(s, err, sizeof(err)) < 0)
 			sess_set_failed(s, err);
-		sess_start_agent(s);
+		sess_start_agent(s, NULL);
 	}
 	return rc;
 }
@@ -237,6 +237,8 @@ void sess_job_finished(struct sess *s)
 		}
 		s->vm = j->vm;
 		j->vm = NULL;
+		sess_start_agent(s, j->agent); /* the link the guest was prepared through */
+		j->agent = NULL;
 		sess_mark_ready(s);
 		log_info("session", "%s restored from %s, ready in %lld ms", s->id, s->template_name,
 			 (long long)(fs_now_ms() - s->created_ms));
@@ -268,6 +270,8 @@ void sess_job_finished(struct sess *s)
 		}
 		s->vm = j->vm;
 		j->vm = NULL;
+		sess_start_agent(s, j->agent);
+		j->agent = NULL;
 		sess_mark_ready(s);
 		log_info("session", "%s resumed from disk in %lld ms", s->id, (long long)j->ms);
 		break;

@@ -1,11 +1,14 @@
 /* vmm-qemu/guest_prep.c: see guest_prep.h. Page steps run the desktop
- * image's vitrine-ready through qemu-ga's guest-exec (DevTools listens on
- * the guest's loopback only). */
+ * image's vitrine-ready in the guest (DevTools listens on the guest's
+ * loopback only): through vitrine-agent (a command in ~20 ms), or through
+ * qemu-ga's guest-exec when the agent does not answer (each command then
+ * costs a guest-exec-status poll or more). */
 #include "vmm-qemu/guest_prep.h"
 
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "vmm-qemu/input.h"
+#include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/qga_client.h"
 
 #include <errno.h>
@@ -19,6 +22,13 @@
 #define AGENT_MS 10000
 #define NAV_TIMEOUT_S 60
 #define CLOCK_REPLY_MS 300
+#define VAGENT_MS 3000 /* vitrine-agent's answer to a new link */
+
+/* Where commands go: vitrine-agent when it answered, else qemu-ga. */
+struct runner {
+	struct agent_link *agent;
+	struct qga_client *qga;
+};
 
 int guest_prep_nav_js(const char *url, char *out, size_t outlen)
 {
@@ -35,28 +45,50 @@ int guest_prep_nav_js(const char *url, char *out, size_t outlen)
 	return n < 0 || (size_t)n >= outlen ? -ENOSPC : 0;
 }
 
-/* Runs vitrine-ready with args; its stdout into out (may be NULL). */
-static int ready_exec(struct qga_client *c, const char *const *argv, char *out, size_t outlen,
+/* Runs vitrine-ready with args (as root); its stdout into out (may be NULL). */
+static int ready_exec(struct runner *c, const char *const *argv, char *out, size_t outlen,
 		      char *err, size_t errlen)
 {
-	struct qga_exec_result res;
-	int rc = qga_client_exec(c, argv, NULL, NULL, 0, (NAV_TIMEOUT_S + 5) * 1000, &res, err,
-				 errlen);
+	static const char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+	int code, rc;
+	const char *stderr_text, *stdout_text;
+	size_t stdout_len;
+	struct qga_exec_result q = { 0 };
+	struct agent_exec_result a = { 0 };
 
+	if (c->agent) {
+		struct agent_exec_spec spec = { .argv = argv, .env = env, .uid = -1, .gid = -1,
+						.timeout_ms = (NAV_TIMEOUT_S + 5) * 1000,
+						.max_output = 1 << 20 };
+
+		rc = agent_exec_run(c->agent, &spec, &a, err, errlen);
+		code = a.timed_out ? -1 : a.exit_code;
+		stderr_text = a.err;
+		stdout_text = a.out;
+		stdout_len = a.out_len;
+	} else {
+		rc = qga_client_exec(c->qga, argv, NULL, NULL, 0, (NAV_TIMEOUT_S + 5) * 1000, &q, err,
+				     errlen);
+		code = q.exited ? q.exit_code : -1;
+		stderr_text = q.err;
+		stdout_text = q.out;
+		stdout_len = q.out_len;
+	}
 	if (rc < 0)
 		return rc;
-	if (!res.exited || res.exit_code != 0) {
-		snprintf(err, errlen, "%s %s exited %d: %.300s", argv[0], argv[1], res.exit_code,
-			 res.err ? res.err : "");
+	if (code != 0) {
+		snprintf(err, errlen, "%s %s exited %d: %.300s", argv[0], argv[1], code,
+			 stderr_text ? stderr_text : "");
 		rc = -EIO;
 	} else if (out) {
-		snprintf(out, outlen, "%.*s", (int)res.out_len, res.out ? res.out : "");
+		snprintf(out, outlen, "%.*s", (int)stdout_len, stdout_text ? stdout_text : "");
 	}
-	qga_exec_result_free(&res);
+	qga_exec_result_free(&q);
+	agent_exec_result_free(&a);
 	return rc;
 }
 
-static int navigate(struct qga_client *c, const char *url, char *err, size_t errlen)
+static int navigate(struct runner *c, const char *url, char *err, size_t errlen)
 {
 	const char *check = "document.readyState === 'complete' && !window.__vitrineOld";
 	char js[VMM_MAX_URL * 2 + 128], out[64], wait_s[16];
@@ -93,7 +125,7 @@ static int navigate(struct qga_client *c, const char *url, char *err, size_t err
  * page render two frames (its script and compositor run once). Measured
  * here on the desktop: without the page step the first click took ~2 s to
  * reach the page after ready, with it ~0.4 s, like later ones. */
-static void warm(struct vmm_vm *vm, struct qga_client *c)
+static void warm(struct vmm_vm *vm, struct runner *c)
 {
 	const struct vmm_spec *spec = vmm_vm_spec(vm);
 	int w = spec->width, h = spec->height;
@@ -126,33 +158,53 @@ int guest_prep_set_clock(struct qga_client *c, int timeout_ms, char *err, size_t
 			       NULL, timeout_ms, err, errlen);
 }
 
-/* guest_prep_set_clock(), which waits for the reply when wait. qemu-ga sets
- * the time at once and then runs `hwclock -w`, which waits for the RTC's
- * next second (up to 1 s under TCG, measured here); unless wait, the reply
- * is not waited for (a command in flight when the connection closes is
- * still carried out): only on a connection already in sync, where the
- * command goes out at once. */
-static void set_clock(struct qga_client *c, bool wait)
+/* Sets the guest clock to the host's: `date -s` through vitrine-agent, or
+ * guest_prep_set_clock() through qemu-ga, waiting for the reply when wait.
+ * qemu-ga sets the time at once and then runs `hwclock -w`, which waits
+ * for the RTC's next second (up to 1 s under TCG, measured here); unless
+ * wait, that reply is not waited for (a command in flight when the
+ * connection closes is still carried out): only on a connection already in
+ * sync, where the command goes out at once. */
+static void set_clock(struct runner *c, bool wait)
 {
 	char err[512];
-	int rc = guest_prep_set_clock(c, wait ? AGENT_MS : CLOCK_REPLY_MS, err, sizeof(err));
+	int rc;
 
+	if (c->agent) {
+		struct timespec now;
+		char when[64];
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		snprintf(when, sizeof(when), "@%lld.%09ld", (long long)now.tv_sec, now.tv_nsec);
+		rc = ready_exec(c, (const char *const[]){ "date", "-u", "-s", when, NULL }, NULL, 0, err,
+				sizeof(err));
+		if (rc < 0)
+			log_warn("prep", "guest clock not set: %s", err);
+		return;
+	}
+	rc = guest_prep_set_clock(c->qga, wait ? AGENT_MS : CLOCK_REPLY_MS, err, sizeof(err));
 	if (rc < 0 && (wait || rc != -ETIMEDOUT))
 		log_warn("prep", "guest clock not set: %s", err);
 }
 
 int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, size_t errlen)
 {
-	struct qga_client *c = NULL;
-	char path[PATH_MAX];
+	struct runner r = { 0 };
+	struct runner *c = NULL;
+	char path[PATH_MAX], why[256];
 	int64_t t_clock = 0, t_nav = 0;
 	int rc = 0;
 
 	if (p->has_agent) {
-		snprintf(path, sizeof(path), "%s/qga.sock", vmm_vm_run_dir(vm));
-		rc = qga_client_connect(path, AGENT_MS, &c, err, errlen);
-		if (rc < 0)
-			return rc;
+		snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(vm));
+		if (agent_link_open(path, VAGENT_MS, &r.agent, why, sizeof(why)) < 0) {
+			log_warn("prep", "vitrine-agent: %s; using qemu-ga", why);
+			snprintf(path, sizeof(path), "%s/qga.sock", vmm_vm_run_dir(vm));
+			rc = qga_client_connect(path, AGENT_MS, &r.qga, err, errlen);
+			if (rc < 0)
+				return rc;
+		}
+		c = &r;
 	}
 	if (c && p->set_clock && !p->warm)
 		set_clock(c, true);
@@ -166,8 +218,12 @@ int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, siz
 	 * late (see set_clock). */
 	if (c && p->set_clock && p->warm)
 		set_clock(c, false);
-	qga_client_destroy(c);
-	log_info("prep", "page %lld ms, warm-up and clock %lld ms", (long long)(t_nav - t_clock),
-		 (long long)(fs_now_ms() - t_nav));
+	qga_client_destroy(r.qga);
+	log_info("prep", "page %lld ms, warm-up and clock %lld ms%s", (long long)(t_nav - t_clock),
+		 (long long)(fs_now_ms() - t_nav), r.agent ? " (vitrine-agent)" : "");
+	if (p->keep_agent)
+		*p->keep_agent = r.agent;
+	else
+		agent_link_destroy(r.agent);
 	return rc;
 }

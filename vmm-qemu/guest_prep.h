@@ -10,6 +10,7 @@
 #ifndef VITRINE_VMM_GUEST_PREP_H
 #define VITRINE_VMM_GUEST_PREP_H
 
+#include "vmm-qemu/agent_link.h"
 #include "vmm-qemu/vm.h"
 
 #include <stdbool.h>
@@ -19,6 +20,9 @@ struct guest_prep {
 	bool set_clock; /* needs has_agent */
 	bool warm;
 	const char *url; /* NULL: stay; needs has_agent */
+	/* Non-NULL: the link to vitrine-agent the steps used is handed over
+	 * here (NULL when there was none) instead of closed, for the session. */
+	struct agent_link **keep_agent;
 };
 
 /* Runs the steps p asks for. Returns 0, or -errno with a reason in err;

@@ -377,9 +377,12 @@ static void link_read(void)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
 		link_down();
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
-		nanosleep(&ts, NULL); /* the port polls as hung up until a host connects */
+		/* The port polls as hung up until a host connects: look again
+		 * soon (a restored guest's first request waits this long). */
+		nanosleep(&ts, NULL);
 		return;
 	}
 	if (bq_put(&ag.in, buf, (size_t)n)) {
