@@ -17,6 +17,7 @@
 #include "gateway/session.h"
 #include "vmm-qemu/guest_prep.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -336,18 +336,26 @@ static void test_twenty_restores(void **state)
 	assert_int_equal(gateway_proc_guests(&gw), 0);
 }
 
-/* The page's scroll position once it stops changing (Chromium scrolls
- * smoothly). */
-static int settled_scroll(const struct session *s)
+/* Scrolls the page down by amount notches and answers the scroll position
+ * once it has moved and then stopped changing (Chromium scrolls smoothly;
+ * under load the wheel event can take a while to arrive). */
+static int scroll_and_settle(struct session *s, int amount)
 {
-	int y = 0;
+	char action[160];
+	int from = (int)eval_int(s, "scrollY"), y = from;
 
-	for (int i = 0, last = -1; i < 50; i++) {
+	snprintf(action, sizeof(action),
+		 "{\"action\":\"scroll\",\"coordinate\":[640,500],\"scroll_direction\":\"down\","
+		 "\"scroll_amount\":%d}", amount);
+	act(s, action);
+	for (int i = 0; i < 50 && y == from; i++) {
+		usleep(100 * 1000);
 		y = (int)eval_int(s, "scrollY");
-		if (y == last)
-			break;
+	}
+	for (int i = 0, last = -1; i < 50 && y != last; i++) {
 		last = y;
 		usleep(300 * 1000);
+		y = (int)eval_int(s, "scrollY");
 	}
 	return y;
 }
@@ -359,10 +367,8 @@ static void make_state(struct session *s, const char *text, int *scroll_y)
 
 	snprintf(action, sizeof(action), "{\"action\":\"type\",\"text\":\"%s\"}", text);
 	act(s, action);
-	act(s, "{\"action\":\"scroll\",\"coordinate\":[640,500],\"scroll_direction\":\"down\","
-	       "\"scroll_amount\":5}");
 	expect_str(s, "document.getElementById('in').value", text);
-	*scroll_y = settled_scroll(s);
+	*scroll_y = scroll_and_settle(s, 5);
 	assert_true(*scroll_y > 0);
 }
 
@@ -386,9 +392,7 @@ static void test_pause_resume_keeps_page_state(void **state)
 		act(&s, "{\"action\":\"key\",\"text\":\"BackSpace\"}");
 		expect_str(&s, "document.getElementById('in').value", "unsent draft");
 		/* Typing scrolled the input back into view: scroll away again. */
-		act(&s, "{\"action\":\"scroll\",\"coordinate\":[640,500],"
-			"\"scroll_direction\":\"down\",\"scroll_amount\":3}");
-		scroll_y = settled_scroll(&s);
+		scroll_y = scroll_and_settle(&s, 3);
 	}
 	delete(&s);
 }
