@@ -106,10 +106,13 @@ static int start_demo(struct gw *gw, const char *page_file, const char *tpl)
 	printf("demo session %s is starting (%s).\n"
 	       "  screenshot: curl -s -H 'Authorization: Bearer %s' -o shot.jpg '%s/v1/sessions/%s/screenshot'\n"
 	       "  act:        curl -s -H 'Authorization: Bearer %s' -d '{\"action\":\"left_click\",\"coordinate\":[640,400],\"screenshot\":true}' '%s/v1/sessions/%s/actions'\n"
+	       "  run:        curl -s -H 'Authorization: Bearer %s' -d '{\"cmd\":\"uname -a\"}' '%s/v1/sessions/%s/exec'\n"
+	       "  Playwright: chromium.connectOverCDP('%s/v1/sessions/%s/cdp', {headers: {Authorization: 'Bearer %s'}})\n"
 	       "  control token %s, view token %s\n"
 	       "  watch it live, and take control: %s/web/#s=%s&t=%s\n",
 	       s->id, tpl ? "restored from a template: about a second" : "booting: about 20 s under TCG",
 	       s->view_token, gw->public_url, s->id, s->control_token, gw->public_url, s->id,
+	       s->control_token, gw->public_url, s->id, gw->public_url, s->id, s->control_token,
 	       s->control_token, s->view_token, gw->public_url, s->id, s->control_token);
 	fflush(stdout);
 	return 0;
