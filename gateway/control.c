@@ -5,6 +5,7 @@
 #include "gateway/routes.h"
 #include "gateway/run.h"
 #include "gateway/session.h"
+#include "gateway/ws_upgrade.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,45 +27,25 @@ struct control_conn {
 	struct run *run; /* owned: the action under way */
 };
 
-/* The session id of the upgrade request's path, or -1. */
-static int path_session(struct lws *wsi, char *sid)
-{
-	char path[256];
-	struct route r;
-
-	if (lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI) <= 0)
-		return -1;
-	r = route_parse(M_GET, path);
-	if (r.kind != R_SESSION_CONTROL_WS)
-		return -1;
-	strcpy(sid, r.id);
-	return 0;
-}
-
 static enum auth_scope header_scope(struct gw *gw, struct lws *wsi, struct sess *s)
 {
-	char h[256], token[160];
+	char token[160];
 
-	if (lws_hdr_copy(wsi, h, sizeof(h), WSI_TOKEN_HTTP_AUTHORIZATION) <= 0 ||
-	    auth_parse_bearer(h, token, sizeof(token)) < 0)
+	if (ws_upgrade_bearer(wsi, token, sizeof(token)) < 0)
 		return AUTH_NONE;
 	return auth_scope_of(token, gw->operator_key, s->control_token, s->view_token);
 }
 
 int control_filter(struct gw *gw, struct lws *wsi)
 {
-	char sid[ROUTE_ID_MAX + 1], origin[256] = "";
-	struct sess *s;
+	struct route r;
+	struct sess *s = ws_upgrade_session(gw, wsi, R_SESSION_CONTROL_WS, &r);
 
-	if (path_session(wsi, sid) < 0 || !(s = sess_find(gw, sid)))
-		return 1;
-	if (lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) < 0 ||
-	    !auth_origin_allowed(origin, gw->origins))
+	if (!s)
 		return 1;
 	/* A credential in the header must be good; without one, the first
 	 * message must carry it. */
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0 &&
-	    header_scope(gw, wsi, s) < AUTH_CONTROL)
+	if (ws_upgrade_has_auth(wsi) && header_scope(gw, wsi, s) < AUTH_CONTROL)
 		return 1;
 	return 0;
 }
@@ -72,12 +53,14 @@ int control_filter(struct gw *gw, struct lws *wsi)
 struct control_conn *control_open(struct gw *gw, struct lws *wsi)
 {
 	struct control_conn *c = calloc(1, sizeof(*c));
+	struct route r;
 	struct sess *s;
 
-	if (!c || path_session(wsi, c->sid) < 0 || !(s = sess_find(gw, c->sid))) {
+	if (!c || !(s = ws_upgrade_session(gw, wsi, R_SESSION_CONTROL_WS, &r))) {
 		free(c);
 		return NULL;
 	}
+	snprintf(c->sid, sizeof(c->sid), "%s", r.id);
 	c->wsi = wsi;
 	c->gw = gw;
 	c->authed = header_scope(gw, wsi, s) >= AUTH_CONTROL;

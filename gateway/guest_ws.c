@@ -12,6 +12,7 @@
 #include "gateway/routes.h"
 #include "gateway/sess_agent.h"
 #include "gateway/session.h"
+#include "gateway/ws_upgrade.h"
 #include "vmm-qemu/agent_exec.h"
 
 #include <pthread.h>
@@ -55,35 +56,22 @@ struct guest_ws {
 
 static struct guest_ws *all; /* loop thread */
 
-static int path_route(struct lws *wsi, struct route *r)
-{
-	char path[256];
-
-	if (lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI) <= 0)
-		return -1;
-	*r = route_parse(M_GET, path);
-	return r->kind == R_SESSION_CDP_WS || r->kind == R_SESSION_EXEC_WS ? 0 : -1;
-}
-
 bool guest_ws_is(struct lws *wsi)
 {
-	struct route r;
+	enum route_kind k = ws_upgrade_route(wsi).kind;
 
-	return path_route(wsi, &r) == 0;
+	return k == R_SESSION_CDP_WS || k == R_SESSION_EXEC_WS;
 }
 
+/* The session of a CDP or exec upgrade whose Authorization header grants
+ * control (these clients cannot send a token in a first message). */
 static struct sess *authorized(struct gw *gw, struct lws *wsi, struct route *r)
 {
-	char h[256], token[160], origin[256] = "";
-	struct sess *s;
+	enum route_kind kind = guest_ws_is(wsi) ? ws_upgrade_route(wsi).kind : R_NOT_FOUND;
+	char token[160];
+	struct sess *s = ws_upgrade_session(gw, wsi, kind, r);
 
-	if (path_route(wsi, r) < 0 || !(s = sess_find(gw, r->id)))
-		return NULL;
-	if (lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) < 0 ||
-	    !auth_origin_allowed(origin, gw->origins))
-		return NULL;
-	if (lws_hdr_copy(wsi, h, sizeof(h), WSI_TOKEN_HTTP_AUTHORIZATION) <= 0 ||
-	    auth_parse_bearer(h, token, sizeof(token)) < 0 ||
+	if (!s || ws_upgrade_bearer(wsi, token, sizeof(token)) < 0 ||
 	    auth_scope_of(token, gw->operator_key, s->control_token, s->view_token) < AUTH_CONTROL)
 		return NULL;
 	return s;

@@ -13,32 +13,16 @@
 #include "gateway/routes.h"
 #include "gateway/session.h"
 #include "gateway/stream_hub.h"
+#include "gateway/ws_upgrade.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The session id of the upgrade request's path, or -1 when it is not a stream path. */
-static int path_session(struct lws *wsi, char *sid)
-{
-	char path[256];
-	struct route r;
-
-	if (lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI) <= 0)
-		return -1;
-	r = route_parse(M_GET, path);
-	if (r.kind != R_SESSION_STREAM_WS)
-		return -1;
-	strcpy(sid, r.id);
-	return 0;
-}
-
 bool stream_is_stream(struct lws *wsi)
 {
-	char sid[ROUTE_ID_MAX + 1];
-
-	return path_session(wsi, sid) == 0;
+	return ws_upgrade_route(wsi).kind == R_SESSION_STREAM_WS;
 }
 
 /* What token grants on s: its own tokens, the operator key, or a share. */
@@ -53,26 +37,20 @@ static enum auth_scope token_scope(struct gw *gw, struct sess *s, const char *to
 
 static enum auth_scope header_scope(struct gw *gw, struct lws *wsi, struct sess *s)
 {
-	char h[256], token[160];
+	char token[160];
 
-	if (lws_hdr_copy(wsi, h, sizeof(h), WSI_TOKEN_HTTP_AUTHORIZATION) <= 0 ||
-	    auth_parse_bearer(h, token, sizeof(token)) < 0)
-		return AUTH_NONE;
-	return token_scope(gw, s, token);
+	return ws_upgrade_bearer(wsi, token, sizeof(token)) < 0 ? AUTH_NONE
+								 : token_scope(gw, s, token);
 }
 
 int stream_filter(struct gw *gw, struct lws *wsi)
 {
-	char sid[ROUTE_ID_MAX + 1], origin[256] = "";
-	struct sess *s;
+	struct route r;
+	struct sess *s = ws_upgrade_session(gw, wsi, R_SESSION_STREAM_WS, &r);
 
-	if (path_session(wsi, sid) < 0 || !(s = sess_find(gw, sid)))
+	if (!s)
 		return 1;
-	if (lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) < 0 ||
-	    !auth_origin_allowed(origin, gw->origins))
-		return 1;
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0 &&
-	    header_scope(gw, wsi, s) < AUTH_VIEW)
+	if (ws_upgrade_has_auth(wsi) && header_scope(gw, wsi, s) < AUTH_VIEW)
 		return 1;
 	return 0;
 }
@@ -126,11 +104,12 @@ static void on_pace(lws_sorted_usec_list_t *sul)
 struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 {
 	struct stream_viewer *v = calloc(1, sizeof(*v));
-	char sid[ROUTE_ID_MAX + 1];
 	struct stream_hub *h;
+	struct route r;
 	struct sess *s;
 
-	if (!v || path_session(wsi, sid) < 0 || !(s = sess_find(gw, sid)) || !(h = stream_hub_of(s))) {
+	if (!v || !(s = ws_upgrade_session(gw, wsi, R_SESSION_STREAM_WS, &r)) ||
+	    !(h = stream_hub_of(s))) {
 		free(v);
 		return NULL;
 	}
