@@ -26,25 +26,16 @@ static char path_exec[128], ctl[64], view[64];
 static int setup(void **state)
 {
 	const char *body = "{\"image\":\"desktop\",\"page\":\"<p>exec</p>\"}";
-	struct http_resp r;
+	struct gateway_session created;
 
 	(void)state;
 	if (gateway_proc_start(&gw, NULL) < 0)
 		return -1;
-	if (http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
-			 strlen(body), 600, &r) < 0 ||
-	    r.status != 201) {
-		fprintf(stderr, "create: %d %s\n", r.status, r.body ? r.body : "");
-		http_resp_free(&r);
+	if (gateway_proc_create_session(&gw, body, 600, &created) < 0)
 		return -1;
-	}
-	snprintf(path_exec, sizeof(path_exec), "/v1/sessions/%s/exec",
-		 json_string_value(json_object_get(r.json, "id")));
-	snprintf(ctl, sizeof(ctl), "%s",
-		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "control")));
-	snprintf(view, sizeof(view), "%s",
-		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "view")));
-	http_resp_free(&r);
+	snprintf(path_exec, sizeof(path_exec), "/v1/sessions/%s/exec", created.id);
+	snprintf(ctl, sizeof(ctl), "%s", created.control);
+	snprintf(view, sizeof(view), "%s", created.view);
 	return 0;
 }
 

@@ -26,7 +26,7 @@ static char sid[64], ctl[64], view[64], path_stream[128];
 static int setup(void **state)
 {
 	char *page = NULL, *body;
-	struct http_resp r;
+	struct gateway_session created;
 	json_t *req;
 	int rc;
 
@@ -41,22 +41,14 @@ static int setup(void **state)
 	body = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
 	free(page);
-	rc = http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
-			  strlen(body), 330, &r);
+	rc = gateway_proc_create_session(&gw, body, 330, &created);
 	free(body);
-	if (rc < 0 || r.status != 201 ||
-	    strcmp(json_string_value(json_object_get(r.json, "status")) ?: "", "ready")) {
-		fprintf(stderr, "create: %d %s\n", r.status, r.body ? r.body : "");
-		http_resp_free(&r);
+	if (rc < 0)
 		return -1;
-	}
-	snprintf(sid, sizeof(sid), "%s", json_string_value(json_object_get(r.json, "id")));
-	snprintf(ctl, sizeof(ctl), "%s",
-		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "control")));
-	snprintf(view, sizeof(view), "%s",
-		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "view")));
+	snprintf(sid, sizeof(sid), "%s", created.id);
+	snprintf(ctl, sizeof(ctl), "%s", created.control);
+	snprintf(view, sizeof(view), "%s", created.view);
 	snprintf(path_stream, sizeof(path_stream), "/v1/sessions/%s/stream", sid);
-	http_resp_free(&r);
 	return 0;
 }
 
@@ -68,15 +60,9 @@ static int teardown(void **state)
 
 static struct ppm screenshot_png(void)
 {
-	char path[200];
-	struct http_resp r;
 	struct ppm img;
 
-	snprintf(path, sizeof(path), "/v1/sessions/%s/screenshot?format=png", sid);
-	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path, view, NULL, 0, 30, &r), 0);
-	assert_int_equal(r.status, 200);
-	assert_int_equal(png_decode(r.body, r.body_len, &img), 0);
-	http_resp_free(&r);
+	assert_int_equal(gateway_proc_screenshot(&gw, sid, view, &img), 0);
 	return img;
 }
 

@@ -86,23 +86,15 @@ static int setup(void **state)
 {
 	const char *args[] = { "--egress-map", "web.test=127.0.0.1", NULL };
 	const char *body = "{\"image\":\"desktop\",\"page\":\"<p>services</p>\"}";
-	struct http_resp r;
+	struct gateway_session created;
 
 	(void)state;
 	if (start_web() < 0 || gateway_proc_start(&gw, args) < 0)
 		return -1;
-	if (http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
-			 strlen(body), 600, &r) < 0 ||
-	    r.status != 201) {
-		fprintf(stderr, "create: %d %s\n", r.status, r.body ? r.body : "");
-		http_resp_free(&r);
+	if (gateway_proc_create_session(&gw, body, 600, &created) < 0)
 		return -1;
-	}
-	snprintf(base, sizeof(base), "/v1/sessions/%s",
-		 json_string_value(json_object_get(r.json, "id")));
-	snprintf(ctl, sizeof(ctl), "%s",
-		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "control")));
-	http_resp_free(&r);
+	snprintf(base, sizeof(base), "/v1/sessions/%s", created.id);
+	snprintf(ctl, sizeof(ctl), "%s", created.control);
 	return 0;
 }
 

@@ -28,27 +28,19 @@ static char sid[64], ctl[64], view[64], path_actions[128], path_shot[160];
 
 static int setup(void **state)
 {
-	struct http_resp r;
+	struct gateway_session created;
 	const char *body = "{\"image\":\"tiny\",\"width\":1280,\"height\":800}";
 
 	(void)state;
 	if (gateway_proc_start(&gw, NULL) < 0)
 		return -1;
-	if (http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
-			 strlen(body), 120, &r) < 0 ||
-	    r.status != 201) {
-		fprintf(stderr, "create: %d %s\n", r.status, r.body ? r.body : "");
-		http_resp_free(&r);
+	if (gateway_proc_create_session(&gw, body, 120, &created) < 0)
 		return -1;
-	}
-	snprintf(sid, sizeof(sid), "%s", json_string_value(json_object_get(r.json, "id")));
-	snprintf(ctl, sizeof(ctl), "%s",
-		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "control")));
-	snprintf(view, sizeof(view), "%s",
-		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "view")));
+	snprintf(sid, sizeof(sid), "%s", created.id);
+	snprintf(ctl, sizeof(ctl), "%s", created.control);
+	snprintf(view, sizeof(view), "%s", created.view);
 	snprintf(path_actions, sizeof(path_actions), "/v1/sessions/%s/actions", sid);
 	snprintf(path_shot, sizeof(path_shot), "/v1/sessions/%s/screenshot", sid);
-	http_resp_free(&r);
 	return 0;
 }
 

@@ -29,24 +29,17 @@ static const char *password; /* for the next client */
 static int setup(void **state)
 {
 	const char *body = "{\"image\":\"tiny\",\"width\":1280,\"height\":800}";
-	struct http_resp r;
+	struct gateway_session created;
 
 	(void)state;
 	if (gateway_proc_start(&gw, NULL) < 0)
 		return -1;
-	if (http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
-			 strlen(body), 120, &r) < 0 ||
-	    r.status != 201) {
-		http_resp_free(&r);
+	if (gateway_proc_create_session(&gw, body, 120, &created) < 0)
 		return -1;
-	}
-	snprintf(sid, sizeof(sid), "%s", json_string_value(json_object_get(r.json, "id")));
-	snprintf(ctl, sizeof(ctl), "%s",
-		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "control")));
-	snprintf(view, sizeof(view), "%s",
-		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "view")));
+	snprintf(sid, sizeof(sid), "%s", created.id);
+	snprintf(ctl, sizeof(ctl), "%s", created.control);
+	snprintf(view, sizeof(view), "%s", created.view);
 	snprintf(path_vnc, sizeof(path_vnc), "/v1/sessions/%s/vnc", sid);
-	http_resp_free(&r);
 	return 0;
 }
 
@@ -115,14 +108,9 @@ static uint32_t fb_pixel(rfbClient *cl, int x, int y)
 
 static struct ppm screenshot_png(void)
 {
-	char path[200];
-	struct http_resp r;
 	struct ppm img;
 
-	snprintf(path, sizeof(path), "/v1/sessions/%s/screenshot?format=png", sid);
-	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path, gw.key, NULL, 0, 30, &r), 0);
-	assert_int_equal(png_decode(r.body, r.body_len, &img), 0);
-	http_resp_free(&r);
+	assert_int_equal(gateway_proc_screenshot(&gw, sid, gw.key, &img), 0);
 	return img;
 }
 

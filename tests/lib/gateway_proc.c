@@ -4,6 +4,7 @@
 #include "common/http_client.h"
 
 #include "common/fsutil.h"
+#include "tests/lib/png.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -144,4 +145,46 @@ int gateway_proc_make_template(const struct gateway_proc *g, const char *body, i
 	}
 	fprintf(stderr, "%s: not built within %d s\n", path, timeout_s);
 	return -1;
+}
+
+int gateway_proc_create_session(const struct gateway_proc *g, const char *body, int timeout_s,
+				struct gateway_session *out)
+{
+	struct http_resp r;
+	json_t *tokens;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (http_request("127.0.0.1", g->port, "POST", "/v1/sessions?wait=ready", g->key, body,
+			 strlen(body), timeout_s, &r) < 0 ||
+	    r.status != 201 ||
+	    strcmp(json_string_value(json_object_get(r.json, "status")) ?: "", "ready")) {
+		fprintf(stderr, "create session: %d %s\n", r.status, r.body ? r.body : "");
+		goto out;
+	}
+	tokens = json_object_get(r.json, "tokens");
+	snprintf(out->id, sizeof(out->id), "%s", json_string_value(json_object_get(r.json, "id")) ?: "");
+	snprintf(out->control, sizeof(out->control), "%s",
+		 json_string_value(json_object_get(tokens, "control")) ?: "");
+	snprintf(out->view, sizeof(out->view), "%s",
+		 json_string_value(json_object_get(tokens, "view")) ?: "");
+	rc = out->id[0] && out->control[0] && out->view[0] ? 0 : -1;
+out:
+	http_resp_free(&r);
+	return rc;
+}
+
+int gateway_proc_screenshot(const struct gateway_proc *g, const char *id, const char *token,
+			    struct ppm *img)
+{
+	char path[200];
+	struct http_resp r;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s/screenshot?format=png", id);
+	if (http_request("127.0.0.1", g->port, "GET", path, token, NULL, 0, 30, &r) == 0 &&
+	    r.status == 200 && png_decode(r.body, r.body_len, img) == 0)
+		rc = 0;
+	http_resp_free(&r);
+	return rc;
 }

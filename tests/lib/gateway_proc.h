@@ -27,6 +27,25 @@ int gateway_proc_guests(const struct gateway_proc *g);
  * not leave guests to the next). Returns 0, or -1 when it cannot ask. */
 int gateway_proc_delete_sessions(const struct gateway_proc *g);
 
+/* A session POST /v1/sessions made: its id and tokens. */
+struct gateway_session {
+	char id[40];
+	char control[64];
+	char view[64];
+};
+
+/* POST /v1/sessions?wait=ready with body (JSON text), waiting up to
+ * timeout_s. Returns 0 with *out once the session is ready, or -1 after
+ * printing why. */
+int gateway_proc_create_session(const struct gateway_proc *g, const char *body, int timeout_s,
+				struct gateway_session *out);
+
+struct ppm;
+/* GET /v1/sessions/{id}/screenshot?format=png with token, decoded into
+ * *img. Returns 0, or -1 (status or decoding failed). */
+int gateway_proc_screenshot(const struct gateway_proc *g, const char *id, const char *token,
+			    struct ppm *img);
+
 /* Makes a template through POST /v1/templates with body (JSON text) and
  * waits up to timeout_s until it is ready. Returns 0 with *created_at
  * (Unix s, may be NULL), or -1 after printing why. */

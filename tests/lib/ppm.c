@@ -132,3 +132,15 @@ void ppm_free(struct ppm *img)
 	free(img->rgb);
 	img->rgb = NULL;
 }
+
+double ppm_mean_diff(const struct ppm *a, const struct ppm *b)
+{
+	size_t n = (size_t)a->width * a->height * 3;
+	uint64_t sum = 0;
+
+	if (a->width != b->width || a->height != b->height)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		sum += (uint64_t)abs((int)a->rgb[i] - (int)b->rgb[i]);
+	return (double)sum / (double)n;
+}

@@ -24,4 +24,8 @@ size_t ppm_count(const struct ppm *img, uint32_t rgb, int tolerance);
 bool ppm_find_bbox(const struct ppm *img, uint32_t rgb, int tolerance, int *x0, int *y0, int *x1,
 		   int *y1);
 
+/* Mean absolute difference per channel between two images of the same
+ * size; -1 when their sizes differ. */
+double ppm_mean_diff(const struct ppm *a, const struct ppm *b);
+
 #endif
