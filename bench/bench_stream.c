@@ -65,7 +65,7 @@ static int connect_viewer(const char *token, int max_fps)
 		return -1;
 	snprintf(msg, sizeof(msg), "{\"type\":\"auth\",\"token\":\"%s\",\"max_fps\":%d,\"quality\":70}",
 		 token, max_fps);
-	sc_send(fd, 1, msg, strlen(msg));
+	ws_send(fd, 1, msg, strlen(msg));
 	return fd;
 }
 
@@ -100,7 +100,7 @@ static void parse(struct counter *c)
 			break;
 		op = h[0] & 0x0f;
 		if (op == 0x9)
-			sc_send(c->fd, 0xA, h + hl, (size_t)n);
+			ws_send(c->fd, 0xA, h + hl, (size_t)n);
 		if (op == 0x8)
 			c->closed = true;
 		if (op == 0x2 && n >= STREAM_WIRE_FRAME_HDR && h[hl] == STREAM_WIRE_FRAME) {
@@ -287,7 +287,7 @@ static int latency(int clicks, double *ms)
 
 	if (fd < 0)
 		return -1;
-	sc_send(fd, 1, "{\"type\":\"take\"}", 15);
+	ws_send(fd, 1, "{\"type\":\"take\"}", 15);
 	j = sc_wait_json(fd, "control", &s, 10000);
 	json_decref(j);
 	if (!j || sc_wait_frame(fd, &s, 0, 10000) < 0) {
@@ -300,13 +300,13 @@ static int latency(int clicks, double *ms)
 		int64_t t0, deadline;
 
 		snprintf(m, sizeof(m), "{\"type\":\"pointer\",\"x\":%d,\"y\":%d,\"buttons\":0}", x, y);
-		sc_send(fd, 1, m, strlen(m));
+		ws_send(fd, 1, m, strlen(m));
 		usleep(100 * 1000);
 		t0 = fs_now_ms();
 		snprintf(m, sizeof(m), "{\"type\":\"pointer\",\"x\":%d,\"y\":%d,\"buttons\":1}", x, y);
-		sc_send(fd, 1, m, strlen(m));
+		ws_send(fd, 1, m, strlen(m));
 		snprintf(m, sizeof(m), "{\"type\":\"pointer\",\"x\":%d,\"y\":%d,\"buttons\":0}", x, y);
-		sc_send(fd, 1, m, strlen(m));
+		ws_send(fd, 1, m, strlen(m));
 		deadline = t0 + 10000;
 		while (!red_at(&s.img, x, y) && fs_now_ms() < deadline)
 			if (sc_wait_frame(fd, &s, s.seq, (int)(deadline - fs_now_ms())) < 0)
@@ -314,7 +314,7 @@ static int latency(int clicks, double *ms)
 		if (red_at(&s.img, x, y))
 			ms[got++] = (double)(fs_now_ms() - t0);
 	}
-	sc_send(fd, 1, "{\"type\":\"release\"}", 18);
+	ws_send(fd, 1, "{\"type\":\"release\"}", 18);
 	close(fd);
 	sc_screen_free(&s);
 	return got;

@@ -106,7 +106,7 @@ static void test_live_view_on_chromium(void **state)
 
 	/* A person takes control and clicks in the page. */
 	c = connect_with(ctl);
-	assert_int_equal(sc_send(c, 1, "{\"type\":\"take\"}", 15), 0);
+	assert_int_equal(ws_send(c, 1, "{\"type\":\"take\"}", 15), 0);
 	j = sc_wait_json(c, "control", &sc, 20000);
 	assert_non_null(j);
 	assert_true(json_is_true(json_object_get(j, "you")));

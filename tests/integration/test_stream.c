@@ -198,23 +198,23 @@ static void test_full_frame_then_deltas(void **state)
  * quality given with the auth message, so it applies from the first frame). */
 static size_t key_frame_size(int q)
 {
-	struct sc_msg m;
+	struct ws_msg m;
 	int fd = viewer(NULL);
 	size_t len = 0;
 	char msg[256];
 	json_t *j;
 
 	snprintf(msg, sizeof(msg), "{\"type\":\"auth\",\"token\":\"%s\",\"quality\":%d}", view, q);
-	assert_int_equal(sc_send(fd, 1, msg, strlen(msg)), 0);
+	assert_int_equal(ws_send(fd, 1, msg, strlen(msg)), 0);
 	j = sc_wait_json(fd, "hello", NULL, 10000);
 	assert_non_null(j);
 	assert_int_equal(json_integer_value(json_object_get(j, "quality")), q);
 	json_decref(j);
 	while (!len) {
-		assert_int_equal(sc_recv(fd, 10000, &m), 0);
-		if (m.opcode == SC_BINARY && stream_wire_type(m.data, m.len) == STREAM_WIRE_FRAME)
+		assert_int_equal(ws_recv(fd, 10000, &m), 0);
+		if (m.opcode == WS_BINARY && stream_wire_type(m.data, m.len) == STREAM_WIRE_FRAME)
 			len = m.len;
-		sc_msg_free(&m);
+		ws_msg_free(&m);
 	}
 	/* Settings change it later too, and are acknowledged. */
 	assert_int_equal(sc_send_json(fd, json_pack("{s:s, s:i, s:i}", "type", "settings", "quality",
@@ -374,7 +374,7 @@ static void test_control_lease(void **state)
 	a = viewer_hello(ctl, "control", &sa);
 	b = viewer_hello(view, "view", &sb);
 	/* The view token only watches: no take, no input. */
-	assert_int_equal(sc_send(b, 1, "{\"type\":\"take\"}", 15), 0);
+	assert_int_equal(ws_send(b, 1, "{\"type\":\"take\"}", 15), 0);
 	expect_error(b, &sb, "forbidden");
 	pointer(b, 500, 300, 1);
 	pointer(b, 500, 300, 0);
@@ -383,7 +383,7 @@ static void test_control_lease(void **state)
 	pointer(a, 520, 320, 1);
 	expect_error(a, &sa, "not_controller");
 
-	assert_int_equal(sc_send(a, 1, "{\"type\":\"take\"}", 15), 0);
+	assert_int_equal(ws_send(a, 1, "{\"type\":\"take\"}", 15), 0);
 	j = sc_wait_json(a, "control", &sa, 10000);
 	assert_non_null(j);
 	assert_true(json_is_true(json_object_get(j, "you")));
@@ -416,7 +416,7 @@ static void test_control_lease(void **state)
 	assert_true(ppm_close(ppm_pixel(&shot, 300, 200), 0xFFFFFF, 40));
 	ppm_free(&shot);
 
-	assert_int_equal(sc_send(a, 1, "{\"type\":\"release\"}", 18), 0);
+	assert_int_equal(ws_send(a, 1, "{\"type\":\"release\"}", 18), 0);
 	j = sc_wait_json(b, "control", &sb, 10000);
 	assert_non_null(j);
 	assert_true(json_is_null(json_object_get(j, "controller")));
@@ -428,7 +428,7 @@ static void test_control_lease(void **state)
 			 200);
 
 	/* Taking again and hanging up gives control back too. */
-	assert_int_equal(sc_send(a, 1, "{\"type\":\"take\"}", 15), 0);
+	assert_int_equal(ws_send(a, 1, "{\"type\":\"take\"}", 15), 0);
 	j = sc_wait_json(b, "control", &sb, 10000);
 	assert_non_null(j);
 	json_decref(j);
@@ -451,19 +451,19 @@ static void expect_close(bool auth_first, int opcode, const char *msg, size_t le
 {
 	int fd = auth_first ? viewer(ctl) : viewer(NULL);
 	int64_t deadline = fs_now_ms() + 10000;
-	struct sc_msg m;
+	struct ws_msg m;
 
-	assert_int_equal(sc_send(fd, opcode, msg, len), 0);
+	assert_int_equal(ws_send(fd, opcode, msg, len), 0);
 	for (;;) {
-		if (fs_now_ms() > deadline || sc_recv(fd, 10000, &m) < 0)
+		if (fs_now_ms() > deadline || ws_recv(fd, 10000, &m) < 0)
 			fail_msg("no close frame after %.40s", msg);
-		if (m.opcode == SC_CLOSE)
+		if (m.opcode == WS_CLOSE)
 			break;
-		sc_msg_free(&m);
+		ws_msg_free(&m);
 	}
 	if (m.close_code != code)
 		fail_msg("%.60s: close code %d, want %d", msg, m.close_code, code);
-	sc_msg_free(&m);
+	ws_msg_free(&m);
 	close(fd);
 }
 
@@ -552,14 +552,14 @@ static int auth_with(const char *token)
 	int fd = viewer(NULL);
 
 	snprintf(msg, sizeof(msg), "{\"type\":\"auth\",\"token\":\"%s\",\"name\":\"guest\"}", token);
-	assert_int_equal(sc_send(fd, 1, msg, strlen(msg)), 0);
+	assert_int_equal(ws_send(fd, 1, msg, strlen(msg)), 0);
 	return fd;
 }
 
 static void test_share_tokens(void **state)
 {
 	char *tv, *tc, *tshort;
-	struct sc_msg m;
+	struct ws_msg m;
 	json_t *j;
 	int fd;
 
@@ -591,9 +591,9 @@ static void test_share_tokens(void **state)
 	usleep(1500 * 1000);
 	fd = auth_with(tshort);
 	do {
-		assert_int_equal(sc_recv(fd, 10000, &m), 0);
-		sc_msg_free(&m);
-	} while (m.opcode != SC_CLOSE);
+		assert_int_equal(ws_recv(fd, 10000, &m), 0);
+		ws_msg_free(&m);
+	} while (m.opcode != WS_CLOSE);
 	assert_int_equal(m.close_code, 1008);
 	close(fd);
 	free(tv);
@@ -612,16 +612,16 @@ static void test_silent_viewer_hung_up(void **state)
 	(void)state;
 	quiet = viewer(view);
 	live = viewer_hello(view, "view", &s);
-	/* The live viewer answers PINGs (sc_recv does) past the idle limit. */
+	/* The live viewer answers PINGs (ws_recv does) past the idle limit. */
 	deadline = fs_now_ms() + (IDLE_S + 3) * 1000;
 	while (fs_now_ms() < deadline) {
-		struct sc_msg m;
+		struct ws_msg m;
 
-		if (sc_recv(live, 500, &m) == 0 && m.opcode == SC_CLOSE)
+		if (ws_recv(live, 500, &m) == 0 && m.opcode == WS_CLOSE)
 			fail_msg("the gateway closed a viewer that answers its pings");
-		if (m.opcode == SC_BINARY)
+		if (m.opcode == WS_BINARY)
 			sc_apply(&s, m.data, m.len);
-		sc_msg_free(&m);
+		ws_msg_free(&m);
 	}
 	/* The quiet one, which never read or answered, has been hung up on. */
 	do
@@ -698,7 +698,7 @@ static void test_viewers_see_pause_and_resume(void **state)
 static void test_deleting_session_closes_viewers(void **state)
 {
 	struct http_resp r;
-	struct sc_msg m;
+	struct ws_msg m;
 	char path[128];
 	int fd = viewer_hello(view, "view", NULL);
 
@@ -708,9 +708,9 @@ static void test_deleting_session_closes_viewers(void **state)
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
 	do {
-		assert_int_equal(sc_recv(fd, 10000, &m), 0);
-		sc_msg_free(&m);
-	} while (m.opcode != SC_CLOSE);
+		assert_int_equal(ws_recv(fd, 10000, &m), 0);
+		ws_msg_free(&m);
+	} while (m.opcode != WS_CLOSE);
 	assert_int_equal(m.close_code, 1001);
 	close(fd);
 }

@@ -7,29 +7,14 @@
 #define VITRINE_TESTS_STREAM_CLIENT_H
 
 #include "tests/lib/ppm.h"
+#include "tests/lib/ws_client.h"
 
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define SC_TEXT 1
-#define SC_BINARY 2
-#define SC_CLOSE 8
+/* Messages go through tests/lib/ws_client.h (ws_recv answers PINGs). */
 
-struct sc_msg {
-	int opcode; /* SC_TEXT, SC_BINARY or SC_CLOSE; 0 on timeout or a dropped connection */
-	unsigned char *data; /* owned, NUL-terminated */
-	size_t len;
-	int close_code; /* SC_CLOSE: the code (1005 when none) */
-};
-
-/* Receives one message (answering PINGs on the way). Returns 0 with *m
- * filled, or -1 on timeout or when the connection dropped without a close
- * frame (m->opcode 0). */
-int sc_recv(int fd, int timeout_ms, struct sc_msg *m);
-void sc_msg_free(struct sc_msg *m);
-/* Sends one message with opcode (1 text, 2 binary). Returns 0 or -1. */
-int sc_send(int fd, int opcode, const void *data, size_t len);
 /* Sends a JSON text built with json_pack-like format. Returns 0 or -1. */
 int sc_send_json(int fd, json_t *j);
 

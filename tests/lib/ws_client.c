@@ -1,6 +1,8 @@
 /* tests/lib/ws_client.c: see ws_client.h. */
 #include "tests/lib/ws_client.h"
 
+#include "common/fsutil.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -74,15 +76,15 @@ fail:
 	return -1;
 }
 
-int ws_send_text(int fd, const char *text)
+int ws_send(int fd, int opcode, const void *data, size_t n)
 {
-	size_t n = strlen(text), h = 0;
+	size_t h = 0;
 	unsigned char *frame = malloc(n + 14), mask[4] = { 0x12, 0x34, 0x56, 0x78 };
 	int rc;
 
 	if (!frame)
 		return -1;
-	frame[h++] = 0x81; /* FIN, text */
+	frame[h++] = (unsigned char)(0x80 | opcode); /* FIN */
 	if (n < 126) {
 		frame[h++] = (unsigned char)(0x80 | n);
 	} else if (n < 65536) {
@@ -97,46 +99,86 @@ int ws_send_text(int fd, const char *text)
 	memcpy(frame + h, mask, 4);
 	h += 4;
 	for (size_t i = 0; i < n; i++)
-		frame[h + i] = (unsigned char)text[i] ^ mask[i % 4];
+		frame[h + i] = ((const unsigned char *)data)[i] ^ mask[i % 4];
 	rc = write(fd, frame, h + n) == (ssize_t)(h + n) ? 0 : -1;
 	free(frame);
 	return rc;
 }
 
-char *ws_recv_text(int fd, int timeout_ms)
+void ws_msg_free(struct ws_msg *m)
 {
+	free(m->data);
+	m->data = NULL;
+}
+
+int ws_recv(int fd, int timeout_ms, struct ws_msg *m)
+{
+	int64_t deadline = fs_now_ms() + timeout_ms;
 	unsigned char hdr[2], ext[8];
 	uint64_t n;
-	char *buf;
 
+	memset(m, 0, sizeof(*m));
 	for (;;) {
-		if (read_full(fd, hdr, 2, timeout_ms) < 0)
-			return NULL;
+		int left = (int)(deadline - fs_now_ms());
+		unsigned char *buf;
+		int op;
+
+		if (left <= 0 || read_full(fd, hdr, 2, left) < 0)
+			return -1;
 		n = hdr[1] & 0x7f;
 		if (n == 126) {
-			if (read_full(fd, ext, 2, timeout_ms) < 0)
-				return NULL;
+			if (read_full(fd, ext, 2, left) < 0)
+				return -1;
 			n = (uint64_t)ext[0] << 8 | ext[1];
 		} else if (n == 127) {
-			if (read_full(fd, ext, 8, timeout_ms) < 0)
-				return NULL;
+			if (read_full(fd, ext, 8, left) < 0)
+				return -1;
 			n = 0;
 			for (int i = 0; i < 8; i++)
 				n = n << 8 | ext[i];
 		}
 		if (n > (64u << 20) || !(buf = malloc((size_t)n + 1)))
-			return NULL;
-		if (read_full(fd, buf, (size_t)n, timeout_ms) < 0) {
+			return -1;
+		if (read_full(fd, buf, (size_t)n, left) < 0) {
 			free(buf);
-			return NULL;
+			return -1;
 		}
 		buf[n] = '\0';
-		if ((hdr[0] & 0x0f) == 0x8) { /* close */
+		op = hdr[0] & 0x0f;
+		if (op == 0x9) { /* PING: answer */
+			ws_send(fd, 0xA, buf, (size_t)n);
 			free(buf);
-			return NULL;
+			continue;
 		}
-		if ((hdr[0] & 0x0f) == 0x1)
-			return buf;
-		free(buf); /* ping/pong/binary: not for these tests */
+		if (op == 0xA) {
+			free(buf);
+			continue;
+		}
+		m->opcode = op;
+		m->data = buf;
+		m->len = (size_t)n;
+		if (op == WS_CLOSE)
+			m->close_code = n >= 2 ? buf[0] << 8 | buf[1] : 1005;
+		return 0;
 	}
+}
+
+int ws_send_text(int fd, const char *text)
+{
+	return ws_send(fd, WS_TEXT, text, strlen(text));
+}
+
+char *ws_recv_text(int fd, int timeout_ms)
+{
+	struct ws_msg m;
+
+	/* Binary messages are not for the tests that use this: skipped. */
+	while (ws_recv(fd, timeout_ms, &m) == 0) {
+		if (m.opcode == WS_TEXT)
+			return (char *)m.data;
+		ws_msg_free(&m);
+		if (m.opcode == WS_CLOSE)
+			break;
+	}
+	return NULL;
 }

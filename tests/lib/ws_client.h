@@ -9,6 +9,25 @@
  * Returns the socket, or -1 when the upgrade was refused (status in *status
  * when not NULL). */
 int ws_connect(int port, const char *path, const char *token, const char *origin, int *status);
+#define WS_TEXT 1
+#define WS_BINARY 2
+#define WS_CLOSE 8
+
+/* One message received. */
+struct ws_msg {
+	int opcode; /* WS_TEXT, WS_BINARY or WS_CLOSE; 0 when nothing came */
+	unsigned char *data; /* owned, NUL-terminated */
+	size_t len;
+	int close_code; /* close: the code (1005 when none) */
+};
+
+/* Sends one (masked, final) frame with opcode. Returns 0 or -1. */
+int ws_send(int fd, int opcode, const void *data, size_t len);
+/* Receives the next data or close message within timeout_ms, answering
+ * PINGs and skipping PONGs on the way. Returns 0 with *m filled (free it
+ * with ws_msg_free), or -1 on timeout or a dropped connection. */
+int ws_recv(int fd, int timeout_ms, struct ws_msg *m);
+void ws_msg_free(struct ws_msg *m);
 /* Sends one text message. Returns 0 or -1. */
 int ws_send_text(int fd, const char *text);
 /* Receives one message into a new NUL-terminated string (caller frees),
