@@ -12,6 +12,7 @@
  * baseline's time to ready projected from it (ours after rootfs added).
  *
  * usage: bench_boot [--runs N] [--images tiny,desktop] [--no-baseline] */
+#include "tests/lib/stats.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
 
@@ -35,13 +36,6 @@ struct series {
 	int failures;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double median(const double *v, int n)
 {
 	double s[MAX_RUNS];
@@ -49,7 +43,7 @@ static double median(const double *v, int n)
 	if (n == 0)
 		return -1;
 	memcpy(s, v, (size_t)n * sizeof(*s));
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	stats_sort(s, n);
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 

@@ -11,27 +11,13 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/stats.h"
 #include "vmm-qemu/qga_client.h"
 
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double pct(double *v, int n, double p)
-{
-	int i = (int)(n * p);
-
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return v[i < n ? i : n - 1];
-}
 
 /* The qga socket of the server's only guest. */
 static int find_qga(const struct gateway_proc *g, char *out, size_t len)
@@ -124,9 +110,9 @@ int main(int argc, char **argv)
 			qga_ms[i] = (double)(fs_now_ms() - t0);
 	}
 	{
-		double g50 = pct(gw_ms, runs, 0.5), g95 = pct(gw_ms, runs, 0.95);
-		double q50 = pct(qga_ms, runs, 0.5), q95 = pct(qga_ms, runs, 0.95);
-		double b50 = pct(qgab_ms, runs, 0.5), b95 = pct(qgab_ms, runs, 0.95);
+		double g50 = stats_pct(gw_ms, runs, 0.5), g95 = stats_pct(gw_ms, runs, 0.95);
+		double q50 = stats_pct(qga_ms, runs, 0.5), q95 = stats_pct(qga_ms, runs, 0.95);
+		double b50 = stats_pct(qgab_ms, runs, 0.5), b95 = stats_pct(qgab_ms, runs, 0.95);
 
 		printf("exec `true` round trip, desktop guest, %d runs each, interleaved (TCG):\n", runs);
 		printf("  gateway + vitrine-agent (POST .../exec, as the user): p50 %6.1f ms  p95 %6.1f ms\n",

@@ -10,6 +10,7 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/stats.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
 
@@ -22,21 +23,6 @@
 	"data:text/html,<title>static</title><body style='margin:0;font:24px sans-serif'>"         \
 	"<h1 style='background:%2328a;color:white;padding:20px'>A static page</h1>"               \
 	"<p style='padding:20px'>Nothing here moves.</p></body>"
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double pct(double *v, int n, double p)
-{
-	int i = (int)(n * p);
-
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return v[i < n ? i : n - 1];
-}
 
 static double now_ms(void)
 {
@@ -161,17 +147,17 @@ int main(int argc, char **argv)
 	}
 	gateway_proc_stop(&gw);
 
-	p50_sd = pct(sd, shots, 0.5);
+	p50_sd = stats_pct(sd, shots, 0.5);
 	printf("screendump PNG (QMP)        p50 %7.2f ms  p95 %7.2f ms  (n=%d)\n", p50_sd,
-	       pct(sd, shots, 0.95), shots);
-	p50_gs = pct(gs, shots, 0.5);
-	p95_gs = pct(gs, shots, 0.95);
+	       stats_pct(sd, shots, 0.95), shots);
+	p50_gs = stats_pct(gs, shots, 0.5);
+	p95_gs = stats_pct(gs, shots, 0.95);
 	printf("gateway screenshot JPEG     p50 %7.2f ms  p95 %7.2f ms  (n=%d, over HTTP)\n", p50_gs,
 	       p95_gs, shots);
 	printf("  ratio screendump/gateway: %.1fx (target >= 5x); p50 <= 20 ms: %s\n",
 	       p50_sd / p50_gs, p50_gs <= 20 ? "met" : "NOT met");
-	p50_ours = pct(act_ours, actions, 0.5);
-	p50_ref = pct(act_ref, actions, 0.5);
+	p50_ours = stats_pct(act_ours, actions, 0.5);
+	p50_ref = stats_pct(act_ref, actions, 0.5);
 	printf("action -> settled screenshot p50 %7.1f ms  (n=%d)\n", p50_ours, actions);
 	printf("act + sleep 2 s + screenshot p50 %7.1f ms  (n=%d)\n", p50_ref, actions);
 	printf("  ratio fixed-sleep/settled: %.1fx (target >= 4x)\n", p50_ref / p50_ours);

@@ -8,6 +8,7 @@
  * usage: bench_screenshot [--shots N] */
 #include "display/encode.h"
 #include "display/mirror.h"
+#include "tests/lib/stats.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
 
@@ -27,19 +28,10 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void report(const char *label, double *v, int n, double *p50)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	*p50 = v[n / 2];
-	printf("%-34s p50 %7.2f ms  p95 %7.2f ms  (n=%d)\n", label, v[n / 2],
-	       v[(int)(n * 0.95) < n ? (int)(n * 0.95) : n - 1], n);
+	*p50 = stats_pct(v, n, 0.5);
+	printf("%-34s p50 %7.2f ms  p95 %7.2f ms  (n=%d)\n", label, *p50, stats_pct(v, n, 0.95), n);
 }
 
 /* One shot through the mirror; fresh: wait for a confirmed-current frame. */

@@ -17,6 +17,7 @@
 #include "display/stream_encode.h"
 #include "display/stream_wire.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/stats.h"
 #include "tests/lib/stream_client.h"
 #include "tests/lib/ws_client.h"
 
@@ -202,7 +203,6 @@ static int measure(int n, int max_fps, int seconds, struct round *out)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b);
 
 static double now_us(void)
 {
@@ -255,20 +255,13 @@ static void encoder_cost(int n, double *key_ms, double *delta_ms, size_t *key_le
 		*delta_len = m->len;
 		display_stream_msg_unref(m);
 	}
-	qsort(k, (size_t)n, sizeof(k[0]), cmp_double);
-	qsort(d, (size_t)n, sizeof(d[0]), cmp_double);
+	stats_sort(k, n);
+	stats_sort(d, n);
 	*key_ms = k[n / 2];
 	*delta_ms = d[n / 2];
 	display_frame_unref(f[0]);
 	display_frame_unref(f[1]);
 	display_stream_encoder_destroy(e);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 static bool red_at(const struct ppm *img, int x, int y)
@@ -402,7 +395,7 @@ int main(int argc, char **argv)
 		if (measure(counts[i], 30, seconds, &r[i]) < 0)
 			goto fail;
 	got = latency(clicks, lat);
-	qsort(lat, (size_t)(got > 0 ? got : 0), sizeof(lat[0]), cmp_double);
+	stats_sort(lat, got > 0 ? got : 0);
 
 	encoder_cost(31, &key_ms, &delta_ms, &key_len, &delta_len);
 	printf("\nlive stream, desktop guest, animated page, 1280x800, JPEG q70, %d s per round (TCG)\n\n",

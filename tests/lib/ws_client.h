@@ -1,5 +1,6 @@
 /* tests/lib/ws_client.h: a minimal blocking WebSocket client (RFC 6455,
- * text frames, client masking) for tests of the gateway's WebSockets. */
+ * client masking, any message, PINGs answered) for tests of the gateway's
+ * WebSockets. */
 #ifndef VITRINE_TESTS_WS_CLIENT_H
 #define VITRINE_TESTS_WS_CLIENT_H
 
