@@ -29,7 +29,7 @@ VMM_SRC := $(wildcard vmm-qemu/*.c)
 # display/view_*.c is vitrine-view (SDL2), a program of its own.
 VIEW_SRC := $(wildcard display/view_*.c)
 DISPLAY_SRC := $(filter-out $(VIEW_SRC),$(wildcard display/*.c))
-GATEWAY_SRC := $(wildcard gateway/*.c)
+GATEWAY_SRC := $(wildcard gateway/*/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 INTEG_SRC := $(wildcard tests/integration/test_*.c)
 E2E_SRC := $(wildcard tests/e2e/test_*.c)
@@ -37,8 +37,8 @@ TESTLIB_SRC := $(wildcard tests/lib/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
-# The gateway's sources but its main() and subcommands: libgateway.a.
-GATEWAY_LIB_SRC := $(filter-out gateway/main.c gateway/cmd_%.c,$(GATEWAY_SRC))
+# The gateway's rooms but its command line (gateway/cli/): libgateway.a.
+GATEWAY_LIB_SRC := $(filter-out gateway/cli/%.c,$(GATEWAY_SRC))
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 LIBS := $(O)/libgateway.a $(O)/libdisplay.a $(O)/libvmm.a $(O)/libcommon.a
@@ -93,8 +93,8 @@ $(O)/bench/%: $(O)/obj/bench/%.o $(O)/libtest.a $(LIBS)
 FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
 	$(shell pkg-config --cflags $(PKGS))
 fuzz: $(FUZZERS)
-build/fuzz/%: tests/fuzz/%.c $(VMM_SRC) $(COMMON_SRC) gateway/stream_msg.c display/stream_wire.c \
-		gateway/proxy_req.c
+build/fuzz/%: tests/fuzz/%.c $(VMM_SRC) $(COMMON_SRC) gateway/stream/stream_msg.c display/stream_wire.c \
+		gateway/egress/proxy_req.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZFLAGS) -o $@ $^ $(LDLIBS)
 

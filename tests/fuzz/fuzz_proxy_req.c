@@ -3,7 +3,7 @@
  * input must give a head, "more bytes", "too big" or "malformed", never a
  * crash, a leak or a head longer than the input; and a head that parses
  * must parse the same when it is all there is, and not before. */
-#include "gateway/proxy_req.h"
+#include "gateway/egress/proxy_req.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * or a close code, never a crash) and the binary messages viewers read
  * (display/stream_wire.c: frames, cursor, pointer shapes). */
 #include "display/stream_wire.h"
-#include "gateway/stream_msg.h"
+#include "gateway/stream/stream_msg.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* tests/unit/test_actions.c: the action parser (gateway/actions.c) in its
  * three dialects, on verbatim vendor inputs, every error path with its code,
  * and the screenshot -> screen coordinate mapping. */
-#include "gateway/actions.h"
+#include "gateway/action/actions.h"
 
 #include <errno.h>
 #include <setjmp.h>

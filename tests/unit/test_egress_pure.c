@@ -2,10 +2,10 @@
  * allowlist (parsing, every refusal, matching), the classes of resolved
  * addresses, the proxy request head (parsed as bytes arrive, rewritten for
  * plain http) and the connection log the API serves. */
-#include "gateway/egress_addr.h"
-#include "gateway/egress_log.h"
-#include "gateway/egress_rules.h"
-#include "gateway/proxy_req.h"
+#include "gateway/egress/egress_addr.h"
+#include "gateway/egress/egress_log.h"
+#include "gateway/egress/egress_rules.h"
+#include "gateway/egress/proxy_req.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

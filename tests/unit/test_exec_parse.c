@@ -1,8 +1,8 @@
 /* tests/unit/test_exec_parse.c: the body of POST /v1/sessions/{id}/exec
  * turned into what the agent runs: the user, the environment, the working
  * directory, shell or no shell, and every refusal. */
-#include "gateway/api_int.h"
-#include "gateway/exec.h"
+#include "gateway/api/api_int.h"
+#include "gateway/guest/exec.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* tests/unit/test_keys.c: key names, chords, xdotool key sequences and
  * characters -> QEMU qcodes (gateway/keys.c). */
-#include "gateway/keys.h"
+#include "gateway/action/keys.h"
 
 #include <errno.h>
 #include <setjmp.h>

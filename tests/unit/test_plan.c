@@ -1,7 +1,7 @@
 /* tests/unit/test_plan.c: actions -> step plans (gateway/plan.c): key and
  * button order, modifiers around pointer actions, click timing, wheel notches,
  * drag interpolation, text that keys cannot express. */
-#include "gateway/plan.h"
+#include "gateway/action/plan.h"
 
 #include "vmm-qemu/input.h"
 

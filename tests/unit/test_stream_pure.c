@@ -5,10 +5,10 @@
  * codes, sharing tokens, the stream routes and VNC keysyms. */
 #include "display/stream_encode.h"
 #include "display/stream_wire.h"
-#include "gateway/routes.h"
-#include "gateway/share.h"
-#include "gateway/stream_msg.h"
-#include "gateway/vnc.h"
+#include "gateway/api/routes.h"
+#include "gateway/stream/share.h"
+#include "gateway/stream/stream_msg.h"
+#include "gateway/stream/vnc.h"
 
 #include <errno.h>
 #include <setjmp.h>

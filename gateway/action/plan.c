@@ -1,0 +1,381 @@
+/* gateway/action/plan.c: see plan.h. */
+#include "gateway/action/plan.h"
+
+#include "vmm-qemu/input.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *plan_step_kind_name(enum plan_step_kind kind)
+{
+	switch (kind) {
+	case PLAN_INPUT:
+		return "input";
+	case PLAN_DELAY:
+		return "delay";
+	case PLAN_TYPE_TEXT:
+		return "type_text";
+	case PLAN_SCREENSHOT:
+		return "screenshot";
+	case PLAN_CURSOR_POSITION:
+		return "cursor_position";
+	case PLAN_ZOOM:
+		return "zoom";
+	case PLAN_WAIT:
+		return "wait";
+	}
+	return "unknown";
+}
+
+struct builder {
+	struct plan *p;
+	int w, h;
+	int oom; /* sticky: set on the first failed allocation; later pushes are no-ops */
+};
+
+static struct plan_step *push(struct builder *b, enum plan_step_kind kind)
+{
+	struct plan *p = b->p;
+
+	if (b->oom)
+		return NULL;
+	if (p->len == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 16;
+		struct plan_step *s = realloc(p->steps, cap * sizeof(*s));
+
+		if (!s) {
+			b->oom = 1;
+			return NULL;
+		}
+		p->steps = s;
+		p->cap = cap;
+	}
+	memset(&p->steps[p->len], 0, sizeof(p->steps[0]));
+	p->steps[p->len].kind = kind;
+	return &p->steps[p->len++];
+}
+
+/* Takes ownership of ev (NULL = the builder failed to allocate it). */
+static void input(struct builder *b, json_t *ev)
+{
+	struct plan_step *s;
+
+	if (!ev) {
+		b->oom = 1;
+		return;
+	}
+	s = push(b, PLAN_INPUT);
+	if (!s) {
+		json_decref(ev);
+		return;
+	}
+	s->event = ev;
+}
+
+static void delay(struct builder *b, enum plan_step_kind kind, int ms)
+{
+	struct plan_step *s = push(b, kind);
+
+	if (s)
+		s->ms = ms;
+}
+
+static void move(struct builder *b, struct action_point pt)
+{
+	input(b, vmm_input_move(pt.x, pt.y, b->w, b->h));
+}
+
+static void key(struct builder *b, const char *qcode, bool down)
+{
+	input(b, vmm_input_key(qcode, down));
+}
+
+static void chord_down(struct builder *b, const struct keys_chord *c)
+{
+	for (size_t i = 0; i < c->len; i++)
+		key(b, c->qcodes[i], true);
+}
+
+static void chord_up(struct builder *b, const struct keys_chord *c)
+{
+	for (size_t i = c->len; i > 0; i--)
+		key(b, c->qcodes[i - 1], false);
+}
+
+static const char *button_name(enum action_button button)
+{
+	switch (button) {
+	case ACTION_BUTTON_MIDDLE:
+		return "middle";
+	case ACTION_BUTTON_RIGHT:
+		return "right";
+	case ACTION_BUTTON_BACK:
+		return "side";
+	case ACTION_BUTTON_FORWARD:
+		return "extra";
+	case ACTION_BUTTON_LEFT:
+		break;
+	}
+	return "left";
+}
+
+/* One wheel button pressed and released per notch. */
+static void wheel(struct builder *b, const char *button, int notches)
+{
+	for (int i = 0; i < notches; i++) {
+		input(b, vmm_input_button(button, true));
+		input(b, vmm_input_button(button, false));
+	}
+}
+
+/* Decodes the UTF-8 sequence at s[*i] (valid: jansson checked it). */
+static uint32_t next_codepoint(const char *s, size_t len, size_t *i)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t c = u[*i];
+	int extra = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+
+	if (extra)
+		c &= 0x3f >> extra;
+	(*i)++;
+	for (; extra > 0 && *i < len; extra--, (*i)++)
+		c = (c << 6) | (u[*i] & 0x3f);
+	return c;
+}
+
+/* Keys for what a US layout types; the runs in between go by another path. */
+/* Text that key events can type is typed with them. Text with even one
+ * character they cannot express goes whole through the other path, so it is
+ * typed entirely or not at all (never a prefix, should that path fail). */
+static void type_text(struct builder *b, const char *text, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		const char *qcode;
+		bool shift;
+
+		if (keys_char_to_qcodes(next_codepoint(text, len, &i), &qcode, &shift) < 0) {
+			struct plan_step *s = push(b, PLAN_TYPE_TEXT);
+
+			if (s && !(s->text = strndup(text, len)))
+				b->oom = 1;
+			return;
+		}
+	}
+	i = 0;
+	while (i < len && !b->oom) {
+		size_t start = i;
+		const char *qcode;
+		bool shift;
+		uint32_t c = next_codepoint(text, len, &i);
+
+		if (keys_char_to_qcodes(c, &qcode, &shift) == 0) {
+			if (shift)
+				key(b, "shift", true);
+			key(b, qcode, true);
+			key(b, qcode, false);
+			if (shift)
+				key(b, "shift", false);
+			continue;
+		}
+		/* Extend the run over every following inexpressible character. */
+		for (;;) {
+			size_t at = i;
+
+			if (i >= len)
+				break;
+			c = next_codepoint(text, len, &i);
+			if (keys_char_to_qcodes(c, &qcode, &shift) == 0) {
+				i = at;
+				break;
+			}
+		}
+		{
+			struct plan_step *s = push(b, PLAN_TYPE_TEXT);
+
+			if (!s)
+				return;
+			s->text = strndup(text + start, i - start);
+			if (!s->text)
+				b->oom = 1;
+		}
+	}
+}
+
+/* num / den rounded half away from zero; den > 0. */
+static int round_div(long long num, long long den)
+{
+	return (int)(num >= 0 ? (2 * num + den) / (2 * den) : -((-2 * num + den) / (2 * den)));
+}
+
+/* ceil(sqrt(v)) for v >= 0, without libm. */
+static long long ceil_sqrt(long long v)
+{
+	long long r = 0, bit = 1LL << 31;
+
+	for (; bit > 0; bit >>= 1)
+		if ((r + bit) * (r + bit) <= v)
+			r += bit;
+	return r * r == v ? r : r + 1;
+}
+
+static long long seg_len(struct action_point a, struct action_point b)
+{
+	long long dx = b.x - a.x, dy = b.y - a.y;
+
+	return ceil_sqrt(dx * dx + dy * dy);
+}
+
+/* Moves from a to b in steps of at most step_px, PLAN_DRAG_STEP_MS apart. */
+static void glide(struct builder *b, struct action_point from, struct action_point to,
+		  long long step_px)
+{
+	long long dx = to.x - from.x, dy = to.y - from.y;
+	long long n = (seg_len(from, to) + step_px - 1) / step_px;
+
+	if (n < 1)
+		n = 1;
+	for (long long i = 1; i <= n; i++) {
+		struct action_point pt = { from.x + round_div(dx * i, n),
+					   from.y + round_div(dy * i, n) };
+
+		delay(b, PLAN_DELAY, PLAN_DRAG_STEP_MS);
+		move(b, pt);
+	}
+}
+
+static void drag(struct builder *b, const struct action *a)
+{
+	const char *button = button_name(a->button);
+	long long total = 0, step = PLAN_DRAG_STEP_PX;
+	size_t first = 0;
+
+	for (size_t i = 1; i < a->path_len; i++)
+		total += seg_len(a->path[i - 1], a->path[i]);
+	/* Each segment rounds its move count up: budget one extra move per segment. */
+	if (total > (long long)PLAN_DRAG_MAX_MOVES * step)
+		step = (total + PLAN_DRAG_MAX_MOVES - 1) / PLAN_DRAG_MAX_MOVES;
+
+	chord_down(b, &a->modifiers);
+	if (!a->drag_from_pointer) {
+		move(b, a->path[0]);
+		first = 1;
+	}
+	input(b, vmm_input_button(button, true));
+	delay(b, PLAN_DELAY, PLAN_DRAG_HOLD_MS);
+	if (a->drag_from_pointer) {
+		/* Where the pointer is is unknown here: one straight move to the end. */
+		move(b, a->path[0]);
+	}
+	for (size_t i = first; i < a->path_len; i++)
+		if (i > 0)
+			glide(b, a->path[i - 1], a->path[i], step);
+	delay(b, PLAN_DELAY, PLAN_DRAG_HOLD_MS);
+	input(b, vmm_input_button(button, false));
+	chord_up(b, &a->modifiers);
+}
+
+static void build(struct builder *b, const struct action *a)
+{
+	const char *button = button_name(a->button);
+	struct plan_step *s;
+
+	switch (a->kind) {
+	case ACTION_KEY:
+		for (int r = 0; r < a->repeat; r++) {
+			for (size_t i = 0; i < a->n_chords; i++) {
+				chord_down(b, &a->chords[i]);
+				chord_up(b, &a->chords[i]);
+			}
+		}
+		break;
+	case ACTION_HOLD_KEY:
+		chord_down(b, &a->chords[0]);
+		delay(b, PLAN_DELAY, a->duration_ms);
+		chord_up(b, &a->chords[0]);
+		break;
+	case ACTION_TYPE:
+		type_text(b, a->text, a->text_len);
+		break;
+	case ACTION_MOVE:
+		chord_down(b, &a->modifiers);
+		move(b, a->point);
+		chord_up(b, &a->modifiers);
+		break;
+	case ACTION_CLICK:
+		if (a->has_point)
+			move(b, a->point);
+		chord_down(b, &a->modifiers);
+		for (int i = 0; i < a->click_count; i++) {
+			if (i > 0)
+				delay(b, PLAN_DELAY, PLAN_CLICK_GAP_MS);
+			input(b, vmm_input_button(button, true));
+			input(b, vmm_input_button(button, false));
+		}
+		chord_up(b, &a->modifiers);
+		break;
+	case ACTION_MOUSE_DOWN:
+	case ACTION_MOUSE_UP:
+		if (a->has_point)
+			move(b, a->point);
+		chord_down(b, &a->modifiers);
+		input(b, vmm_input_button(button, a->kind == ACTION_MOUSE_DOWN));
+		chord_up(b, &a->modifiers);
+		break;
+	case ACTION_DRAG:
+		drag(b, a);
+		break;
+	case ACTION_SCROLL:
+		if (a->has_point)
+			move(b, a->point);
+		chord_down(b, &a->modifiers);
+		wheel(b, a->scroll_dy < 0 ? "wheel-up" : "wheel-down", abs(a->scroll_dy));
+		wheel(b, a->scroll_dx < 0 ? "wheel-left" : "wheel-right", abs(a->scroll_dx));
+		chord_up(b, &a->modifiers);
+		break;
+	case ACTION_WAIT:
+		delay(b, PLAN_WAIT, a->duration_ms);
+		break;
+	case ACTION_SCREENSHOT:
+		push(b, PLAN_SCREENSHOT);
+		break;
+	case ACTION_CURSOR_POSITION:
+		push(b, PLAN_CURSOR_POSITION);
+		break;
+	case ACTION_ZOOM:
+		s = push(b, PLAN_ZOOM);
+		if (s)
+			s->region = a->region;
+		break;
+	}
+}
+
+struct plan *plan_build(const struct action *a, int screen_w, int screen_h)
+{
+	struct builder b = { .w = screen_w, .h = screen_h };
+
+	if (screen_w <= 0 || screen_h <= 0)
+		return NULL;
+	b.p = calloc(1, sizeof(*b.p));
+	if (!b.p)
+		return NULL;
+	build(&b, a);
+	if (b.oom) {
+		plan_destroy(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+void plan_destroy(struct plan *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->len; i++) {
+		json_decref(p->steps[i].event);
+		free(p->steps[i].text);
+	}
+	free(p->steps);
+	free(p);
+}

@@ -1,0 +1,72 @@
+/* gateway/action/plan.h: a validated action (actions.h) -> the ordered steps that
+ * perform it.
+ *
+ * Steps are QMP input-send-event arguments (built with vmm-qemu/input.h),
+ * pacing delays, and the things input events cannot do (type text that no
+ * key expresses, take a screenshot, report the cursor, zoom, wait). Keeping
+ * this pure means the exact event sequences (modifier order, click timing,
+ * drag interpolation) are unit-tested without a guest; the session code only
+ * walks the list. No I/O happens here.
+ *
+ * Timing (all well under X's 400 ms double-click time):
+ *   PLAN_CLICK_GAP_MS    release -> next press within a double/triple click
+ *   PLAN_DRAG_HOLD_MS    after pressing and before releasing in a drag, so
+ *                        toolkits see a press, then motion, then a release
+ *   PLAN_DRAG_STEP_MS    between the intermediate moves of a drag, each at
+ *                        most PLAN_DRAG_STEP_PX long (longer when the path
+ *                        would need more than PLAN_DRAG_MAX_MOVES moves; each
+ *                        path segment rounds up, so at most one more per
+ *                        segment)
+ */
+#ifndef VITRINE_GATEWAY_PLAN_H
+#define VITRINE_GATEWAY_PLAN_H
+
+#include "gateway/action/actions.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define PLAN_CLICK_GAP_MS 60
+#define PLAN_DRAG_HOLD_MS 50
+#define PLAN_DRAG_STEP_MS 10
+#define PLAN_DRAG_STEP_PX 20
+#define PLAN_DRAG_MAX_MOVES 500
+
+enum plan_step_kind {
+	PLAN_INPUT, /* event: send as QMP input-send-event arguments */
+	PLAN_DELAY, /* ms: pause before the next step (pacing input) */
+	PLAN_TYPE_TEXT, /* text: the whole text of a type action that has a
+			 * character keys cannot express; deliver it all by
+			 * another path (the guest agent) or none of it */
+	PLAN_SCREENSHOT, /* take a screenshot */
+	PLAN_CURSOR_POSITION, /* report the pointer position */
+	PLAN_ZOOM, /* region: a screenshot of that part of the screen at full size */
+	PLAN_WAIT, /* ms: let the guest work (an agent's wait), then carry on */
+};
+
+struct plan_step {
+	enum plan_step_kind kind;
+	json_t *event; /* PLAN_INPUT: owned by the plan */
+	int ms; /* PLAN_DELAY, PLAN_WAIT */
+	char *text; /* PLAN_TYPE_TEXT: owned by the plan, NUL-terminated UTF-8 */
+	struct action_rect region; /* PLAN_ZOOM: screen pixels */
+};
+
+struct plan {
+	struct plan_step *steps; /* owned, len used of cap */
+	size_t len, cap;
+};
+
+/* Builds the steps for a on a screen_w x screen_h screen (the size the
+ * action was parsed against). Returns a new plan (free with plan_destroy),
+ * or NULL when out of memory or when a screen size is not positive. */
+struct plan *plan_build(const struct action *a, int screen_w, int screen_h);
+
+/* Frees a plan and everything its steps own. Accepts NULL. */
+void plan_destroy(struct plan *p);
+
+/* A short name of a step kind for logs ("input", "delay", "type_text", ...).
+ * Never NULL. */
+const char *plan_step_kind_name(enum plan_step_kind kind);
+
+#endif

@@ -1,0 +1,545 @@
+/* gateway/action/run.c: see run.h. */
+#include "gateway/action/run.h"
+
+#include "common/base64.h"
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "display/mirror.h"
+#include "display/settle.h"
+#include "gateway/action/plan.h"
+#include "gateway/session/session.h"
+#include "vmm-qemu/qga_client.h"
+
+#include <pthread.h>
+#include <unistd.h>
+#include <stdatomic.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROBE_POLL_US (10 * LWS_US_PER_MS)
+/* A frame confirmed current this recently counts as fresh (the mirror is
+ * kept fresh every SESS_KEEP_FRESH_MS, see session.c). */
+#define FRESH_ENOUGH_MS 80
+
+enum run_phase { RUN_STEPS, RUN_SETTLE };
+
+/* Text the keymap cannot type goes through the guest agent (qemu-ga runs
+ * `vitrine-type`, i.e. xdotool, in the guest). The agent call blocks, so a
+ * thread makes it; the job is shared by that thread and the run, and freed
+ * by whichever lets go last. */
+struct type_job {
+	atomic_int refs;
+	atomic_int done; /* set by the thread when it has finished */
+	int status; /* 0: typed; else see err */
+	char err[512];
+	char *text; /* owned */
+	char qga_path[4200];
+	struct lws_context *ctx; /* to wake the loop: lws_cancel_service is thread-safe */
+};
+
+#define TYPE_TIMEOUT_MS 30000
+
+/* Typing threads still running: they wake the lws context when done, so the
+ * context must outlive them (run_wait_threads). */
+static atomic_int typing_threads;
+/* A click action closer than this to the previous one would be counted by
+ * X and Chromium as the continuation of its click sequence (a double click
+ * followed by a triple click would make a quintuple one): it waits. Above
+ * X's default double-click time (400 ms) and Chromium's own (500 ms), with
+ * room for a guest that processes input a little late. */
+#define NEW_CLICK_SEQUENCE_MS 800
+#define AGENT_PING_MS 3000
+
+struct run {
+	struct run *next; /* all_runs */
+	struct sess *s;
+	struct sess_listener listener; /* the session stopping its guest ends the run */
+	struct action *action; /* owned; NULL for a plain screenshot */
+	struct plan *plan; /* owned */
+	size_t step;
+	enum run_phase phase;
+	int64_t t0_ms;
+	struct shot_opts shot;
+	bool want_shot;
+	bool sent_input; /* the screen may still change because of us */
+	json_t *result; /* owned: cursor_position's answer */
+	uint64_t ticket; /* freshness probe in flight; 0 when none */
+	struct type_job *typing; /* shared with its thread while text is typed */
+	uint64_t seen_seq; /* newest frame taken into account */
+	struct display_settle settle;
+	lws_sorted_usec_list_t sul; /* delays, probe polls */
+	run_done_fn done;
+	void *ud;
+};
+
+void shot_opts_default(struct shot_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->enc.format = DISPLAY_FORMAT_JPEG;
+	o->enc.quality = 80;
+	o->quiet_ms = 300;
+	o->timeout_ms = 5000;
+	o->fresh = true;
+}
+
+int shot_opts_parse(const json_t *j, struct shot_opts *o, struct api_error *e)
+{
+	const char *format = NULL;
+	int quality = -1, width = -1, height = -1, quiet = -1, timeout = -1;
+	json_error_t jerr;
+
+	if (json_is_true(j))
+		return 0;
+	if (!json_is_object(j) ||
+	    json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s?s, s?i, s?i, s?i, s?i, s?i}", "format",
+			   &format, "quality", &quality, "width", &width, "height", &height,
+			   "quiet_ms", &quiet, "timeout_ms", &timeout) < 0) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "screenshot must be true or {format, quality, width, height, "
+					   "quiet_ms, timeout_ms}: %s",
+			 json_is_object(j) ? jerr.text : "not an object");
+		api_error_set(e, 400, "invalid_argument", msg);
+		return -EINVAL;
+	}
+	if (format && !strcmp(format, "png"))
+		o->enc.format = DISPLAY_FORMAT_PNG;
+	else if (format && strcmp(format, "jpeg") && strcmp(format, "jpg")) {
+		api_error_set(e, 400, "invalid_argument", "screenshot format must be jpeg or png");
+		return -EINVAL;
+	}
+	if ((quality != -1 && (quality < 1 || quality > 100)) ||
+	    (width != -1 && (width < 1 || width > 16384)) ||
+	    (height != -1 && (height < 1 || height > 16384)) ||
+	    (quiet != -1 && (quiet < 0 || quiet > 10000)) ||
+	    (timeout != -1 && (timeout < 0 || timeout > 60000))) {
+		api_error_set(e, 400, "out_of_range",
+			"screenshot: quality 1..100, width/height 1..16384, quiet_ms 0..10000, "
+			"timeout_ms 0..60000");
+		return -EINVAL;
+	}
+	if (quality != -1)
+		o->enc.quality = quality;
+	if (width != -1)
+		o->enc.max_width = width;
+	if (height != -1)
+		o->enc.max_height = height;
+	if (quiet != -1)
+		o->quiet_ms = quiet;
+	if (timeout != -1)
+		o->timeout_ms = timeout;
+	return 0;
+}
+
+/* Every run under way, of every session (loop thread only). */
+static struct run *all_runs;
+
+static void unlink_run(struct run *r)
+{
+	sess_unlisten(r->s, &r->listener);
+	for (struct run **pp = &all_runs; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+}
+
+static void type_job_unref(struct type_job *j)
+{
+	if (j && atomic_fetch_sub(&j->refs, 1) == 1) {
+		free(j->text);
+		free(j);
+	}
+}
+
+static void *type_thread(void *arg)
+{
+	struct type_job *j = arg;
+	const char *argv[] = { "/usr/local/bin/vitrine-type", j->text, NULL };
+	struct qga_exec_result res;
+	struct qga_client *c = NULL;
+
+	j->status = -1;
+	/* A guest without an agent fails the ping fast, not the exec slowly. */
+	if (qga_client_connect(j->qga_path, 5000, &c, j->err, sizeof(j->err)) == 0 &&
+	    qga_client_call(c, "guest-ping", NULL, NULL, AGENT_PING_MS, j->err, sizeof(j->err)) == 0 &&
+	    qga_client_exec(c, argv, NULL, NULL, 0, TYPE_TIMEOUT_MS, &res, j->err, sizeof(j->err)) ==
+		    0) {
+		if (res.exited && res.exit_code == 0)
+			j->status = 0;
+		else
+			snprintf(j->err, sizeof(j->err), "vitrine-type exited %d: %.400s",
+				 res.exit_code, res.err ? res.err : "");
+		qga_exec_result_free(&res);
+	}
+	qga_client_destroy(c);
+	atomic_store(&j->done, 1);
+	lws_cancel_service(j->ctx);
+	type_job_unref(j);
+	atomic_fetch_sub(&typing_threads, 1);
+	return NULL;
+}
+
+/* Starts typing text through the guest agent. Returns 0 or -errno. */
+static int start_typing(struct run *r, const char *text)
+{
+	struct type_job *j = calloc(1, sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	if (!j || !(j->text = strdup(text))) {
+		free(j);
+		return -ENOMEM;
+	}
+	atomic_init(&j->refs, 2);
+	snprintf(j->qga_path, sizeof(j->qga_path), "%s/qga.sock", vmm_vm_run_dir(r->s->vm));
+	j->ctx = r->s->gw->ctx;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	atomic_fetch_add(&typing_threads, 1);
+	rc = pthread_create(&t, &attr, type_thread, j);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		atomic_fetch_sub(&typing_threads, 1);
+		free(j->text);
+		free(j);
+		return -rc;
+	}
+	r->typing = j;
+	return 0;
+}
+
+static void free_run(struct run *r)
+{
+	lws_sul_cancel(&r->sul);
+	type_job_unref(r->typing);
+	unlink_run(r);
+	actions_destroy(r->action);
+	plan_destroy(r->plan);
+	json_decref(r->result);
+	free(r);
+}
+
+void run_cancel(struct run *r)
+{
+	if (r)
+		free_run(r);
+}
+
+static void finish(struct run *r, struct run_outcome *out)
+{
+	run_done_fn done = r->done;
+	void *ud = r->ud;
+
+	free_run(r);
+	done(ud, out);
+}
+
+static void fail(struct run *r, int status, const char *code, const char *msg)
+{
+	struct run_outcome out = { .failed = true };
+
+	api_error_set(&out.err, status, code, msg);
+	finish(r, &out);
+}
+
+/* The session stops its guest or goes away: the run ends, 410 gone. */
+static void on_session(struct sess_listener *l, struct sess *s, enum sess_signal sig,
+		       const void *data)
+{
+	struct run *r = lws_container_of(l, struct run, listener);
+
+	(void)s;
+	if (sig == SESS_SIGNAL_GUEST_STOPPING)
+		fail(r, 410, "gone", data);
+	else if (sig == SESS_SIGNAL_DESTROY)
+		fail(r, 410, "gone", "the session was deleted");
+}
+
+/* Base64 of an image, as a JSON string; NULL when out of memory. */
+static json_t *b64_of(const struct display_image *img)
+{
+	size_t n;
+	char *buf = base64_encode(img->data, img->len, &n);
+	json_t *j = buf ? json_stringn_nocheck(buf, n) : NULL;
+
+	free(buf);
+	return j;
+}
+
+/* The screenshot (when wanted) and the reply; ends the run. */
+static void complete(struct run *r, bool settled, int waited_ms)
+{
+	struct run_outcome out = { .settled = settled, .waited_ms = waited_ms };
+	struct display_frame *f = NULL;
+	char err[256];
+
+	if (r->want_shot) {
+		f = display_mirror_latest(r->s->mirror);
+		if (!f) {
+			fail(r, 503, "no_screen", "the guest's screen has not arrived yet");
+			return;
+		}
+		if (display_encode_cache_get(r->s->shots, f, &r->shot.enc, &out.image, err,
+					     sizeof(err)) < 0) {
+			display_frame_unref(f);
+			fail(r, r->shot.enc.region.w ? 400 : 500, "encode_failed", err);
+			return;
+		}
+	}
+	if (r->action) {
+		json_t *reply = json_pack("{s:b, s:s, s:I}", "ok", 1, "action", r->action->name,
+					  "elapsed_ms", (json_int_t)(fs_now_ms() - r->t0_ms));
+
+		if (r->action->id)
+			json_object_set(reply, "id", r->action->id);
+		if (r->result)
+			json_object_set(reply, "result", r->result);
+		if (out.image && json_object_set_new(
+					 reply, "screenshot",
+				json_pack("{s:s, s:i, s:i, s:f, s:b, s:i, s:i, s:i, s:I, s:o}", "format",
+					  out.image->format == DISPLAY_FORMAT_PNG ? "png" : "jpeg",
+					  "width", out.image->width, "height", out.image->height,
+					  "scale", out.image->scale, "settled", settled, "waited_ms",
+					  waited_ms, "screen_width", f->width, "screen_height",
+					  f->height, "frame_seq", (json_int_t)f->seq, "data",
+					  b64_of(out.image))) < 0) {
+			json_decref(reply);
+			display_image_unref(out.image);
+			display_frame_unref(f);
+			fail(r, 500, "internal", "out of memory for the screenshot");
+			return;
+		}
+		out.reply = reply;
+	}
+	display_frame_unref(f);
+	finish(r, &out);
+}
+
+static void on_sul(lws_sorted_usec_list_t *sul);
+
+static void schedule(struct run *r, lws_usec_t us)
+{
+	lws_sul_schedule(r->s->gw->ctx, 0, &r->sul, on_sul, us);
+}
+
+static void start_settle(struct run *r)
+{
+	struct display_frame *f = display_mirror_latest(r->s->mirror);
+	int64_t now = fs_now_ms();
+
+	r->phase = RUN_SETTLE;
+	r->seen_seq = f ? f->seq : 0;
+	/* After input, quiet counts from now: the guest may not have drawn yet,
+	 * and a screen idle since long before the action proves nothing. */
+	display_settle_init(&r->settle, now,
+			    r->sent_input ? now : f ? f->changed_ms : INT64_MIN, r->shot.quiet_ms,
+			    r->shot.timeout_ms);
+	display_frame_unref(f);
+	/* A plain screenshot from a mirror kept current is served at once. */
+	if (!r->shot.fresh || (!r->sent_input && r->shot.quiet_ms == 0 &&
+			       now - display_mirror_current_as_of(r->s->mirror) <= FRESH_ENOUGH_MS)) {
+		complete(r, true, 0);
+		return;
+	}
+	r->ticket = display_mirror_fresh_begin(r->s->mirror);
+	schedule(r, PROBE_POLL_US);
+}
+
+/* One settle step: called on probe answers (woken by the mirror) and polls. */
+static void settle_step(struct run *r)
+{
+	struct display_frame *f;
+	int rc = display_mirror_fresh_poll(r->s->mirror, r->ticket);
+	int64_t now = fs_now_ms();
+
+	if (rc < 0) {
+		fail(r, 502, "display_lost", display_mirror_error(r->s->mirror));
+		return;
+	}
+	if (rc == 0) {
+		/* A probe QEMU never answers must not hang the request. */
+		if (now - r->settle.start_ms > r->shot.timeout_ms + 2000)
+			complete(r, false, (int)(now - r->settle.start_ms));
+		else
+			schedule(r, PROBE_POLL_US);
+		return;
+	}
+	f = display_mirror_latest(r->s->mirror);
+	if (f && f->seq != r->seen_seq) {
+		r->seen_seq = f->seq;
+		display_settle_change(&r->settle, f->changed_ms);
+	}
+	display_frame_unref(f);
+	if (display_settle_poll(&r->settle, now) == 0) {
+		complete(r, r->settle.result.settled, r->settle.result.waited_ms);
+		return;
+	}
+	r->ticket = display_mirror_fresh_begin(r->s->mirror);
+	schedule(r, PROBE_POLL_US);
+}
+
+/* Carries out plan steps until one needs to wait. */
+static void steps(struct run *r)
+{
+	char err[512];
+
+	if (r->typing) {
+		if (!atomic_load(&r->typing->done)) {
+			schedule(r, PROBE_POLL_US);
+			return;
+		}
+		if (r->typing->status) {
+			fail(r, 502, "type_failed", r->typing->err);
+			return;
+		}
+		type_job_unref(r->typing);
+		r->typing = NULL;
+		r->sent_input = true;
+	}
+	while (r->plan && r->step < r->plan->len) {
+		const struct plan_step *st = &r->plan->steps[r->step++];
+
+		switch (st->kind) {
+		case PLAN_INPUT:
+			if (vmm_vm_qmp_send(r->s->vm, "input-send-event", json_deep_copy(st->event), err,
+					    sizeof(err)) < 0) {
+				fail(r, 502, "guest_gone", err);
+				return;
+			}
+			r->sent_input = true;
+			break;
+		case PLAN_DELAY:
+		case PLAN_WAIT:
+			if (st->kind == PLAN_WAIT)
+				r->want_shot = true;
+			schedule(r, (lws_usec_t)st->ms * LWS_US_PER_MS);
+			return;
+		case PLAN_TYPE_TEXT:
+			if (start_typing(r, st->text) < 0) {
+				fail(r, 500, "internal", "cannot start typing");
+				return;
+			}
+			schedule(r, PROBE_POLL_US);
+			return;
+		case PLAN_SCREENSHOT:
+			r->want_shot = true;
+			break;
+		case PLAN_ZOOM:
+			r->want_shot = true;
+			r->shot.enc.region = (struct display_rect){ st->region.x, st->region.y,
+								    st->region.w, st->region.h };
+			break;
+		case PLAN_CURSOR_POSITION:
+			json_decref(r->result);
+			r->result = json_pack("{s:i, s:i}", "x", r->s->pointer_x, "y", r->s->pointer_y);
+			break;
+		}
+	}
+	if (r->action && r->action->kind == ACTION_CLICK)
+		sess_note_click(r->s);
+	if (r->action && r->action->has_point) {
+		sess_set_pointer(r->s, r->action->point.x, r->action->point.y);
+	}
+	if (r->action && r->action->path_len) {
+		sess_set_pointer(r->s, r->action->path[r->action->path_len - 1].x,
+				 r->action->path[r->action->path_len - 1].y);
+	}
+	if (r->want_shot)
+		start_settle(r);
+	else
+		complete(r, false, 0);
+}
+
+static void on_sul(lws_sorted_usec_list_t *sul)
+{
+	struct run *r = lws_container_of(sul, struct run, sul);
+
+	if (r->phase == RUN_STEPS)
+		steps(r);
+	else
+		settle_step(r);
+}
+
+bool run_wait_threads(int timeout_ms)
+{
+	int64_t deadline = fs_now_ms() + timeout_ms;
+
+	while (atomic_load(&typing_threads) > 0 && fs_now_ms() < deadline)
+		usleep(20 * 1000);
+	return atomic_load(&typing_threads) == 0;
+}
+
+void run_poke_all(void)
+{
+	/* settle_step may finish (and free) the run: walk with care. */
+	for (struct run *r = all_runs, *next; r; r = next) {
+		next = r->next;
+		if (r->phase == RUN_SETTLE && r->ticket &&
+		    display_mirror_fresh_poll(r->s->mirror, r->ticket) != 0)
+			settle_step(r);
+		else if (r->typing && atomic_load(&r->typing->done))
+			steps(r);
+	}
+}
+
+struct run *run_start(struct sess *s, struct action *action, const struct shot_opts *shot,
+		      run_done_fn done, void *ud, struct api_error *e)
+{
+	struct run *r;
+
+	/* A paused-in-memory guest still shows its screen: screenshots only. */
+	bool shot_only_ok = !action && s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY;
+
+	if ((s->state != SESS_READY && !shot_only_ok) || s->job || !s->vm || !s->mirror) {
+		char msg[160];
+
+		if (s->job)
+			snprintf(msg, sizeof(msg), "the session is busy %s", job_kind_name(s->job->kind));
+		else if (s->state == SESS_PAUSED)
+			snprintf(msg, sizeof(msg), "the session is paused (%s): resume it first, or "
+						   "send the action with ?auto_resume=1",
+				 s->pause == SESS_PAUSE_DISK ? "on disk" : "in memory");
+		else
+			snprintf(msg, sizeof(msg), "the session is %s", sess_state_name(s->state));
+		api_error_set(e, 409,
+			      s->state == SESS_PAUSED ? "session_paused"
+			      : s->job		      ? "session_busy"
+						      : "session_not_ready",
+			      msg);
+		actions_destroy(action);
+		return NULL;
+	}
+	sess_touch(s);
+	r = calloc(1, sizeof(*r));
+	if (!r || (action && !(r->plan = plan_build(action, s->width, s->height)))) {
+		free(r);
+		actions_destroy(action);
+		api_error_set(e, 500, "internal", "out of memory");
+		return NULL;
+	}
+	r->s = s;
+	r->action = action;
+	r->shot = *shot;
+	r->want_shot = !action || action->want_screenshot;
+	r->t0_ms = fs_now_ms();
+	r->done = done;
+	r->ud = ud;
+	r->listener.notify = on_session;
+	sess_listen(s, &r->listener);
+	r->next = all_runs;
+	all_runs = r;
+	/* Start from the loop, never inside the caller: done must come later. */
+	{
+		int64_t wait = action && action->kind == ACTION_CLICK
+				       ? s->last_click_ms + NEW_CLICK_SEQUENCE_MS - fs_now_ms()
+				       : 0;
+
+		schedule(r, wait > 0 ? (lws_usec_t)wait * LWS_US_PER_MS : 1);
+	}
+	return r;
+}

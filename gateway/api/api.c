@@ -1,0 +1,526 @@
+/* gateway/api/api.c: see api.h. The API is documented in docs/api.md. */
+#include "gateway/api/api.h"
+#include "gateway/api/api_int.h"
+#include "gateway/api/guest_ws.h"
+
+#include "common/fsutil.h"
+#include "gateway/action/run.h"
+#include "gateway/session/session.h"
+#include "gateway/api/stream.h"
+#include "gateway/stream/stream_hub.h"
+#include "gateway/stream/vnc.h"
+#include "vmm-qemu/snapshot.h"
+
+#include <dirent.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* Answers 401/403 and returns false unless the token grants at least need
+ * on session s (NULL: an operator-only route). */
+bool api_authorise(struct http_req *r, const struct sess *s, enum auth_scope need)
+{
+	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key,
+					    s ? s->control_token : NULL, s ? s->view_token : NULL);
+
+	/* On an operator route, a valid session token is known but not enough. */
+	for (struct sess *o = r->gw->sessions; !s && got == AUTH_NONE && o; o = o->next)
+		got = auth_scope_of(r->token, NULL, o->control_token, o->view_token);
+
+	if (got >= need)
+		return true;
+	if (!r->token[0])
+		http_reply_error(r, 401, "unauthorized",
+				 "send an API key or session token as Authorization: Bearer TOKEN");
+	else if (got == AUTH_NONE)
+		http_reply_error(r, 401, "unauthorized", "the token is not valid here");
+	else
+		http_reply_error(r, 403, "forbidden", "the token's scope does not allow this");
+	return false;
+}
+
+/* The session of the route, answering 404 when there is none. Tokens of
+ * other sessions are checked only after the lookup, so a probe with a wrong
+ * token cannot tell existing ids from missing ones: both get 401 or 404. */
+struct sess *api_route_session(struct http_req *r, enum auth_scope need)
+{
+	struct sess *s = sess_find(r->gw, r->route.id);
+
+	if (!s) {
+		if (auth_scope_of(r->token, r->gw->operator_key, NULL, NULL) == AUTH_OPERATOR)
+			http_reply_error(r, 404, "not_found", "no such session");
+		else
+			http_reply_error(r, 401, "unauthorized", "the token is not valid here");
+		return NULL;
+	}
+	return api_authorise(r, s, need) ? s : NULL;
+}
+
+int api_query_int(struct http_req *r, const char *name, int def, int min, int max, int *out)
+{
+	char buf[32], msg[128];
+	const char *v = lws_get_urlarg_by_name(r->wsi, name, buf, sizeof(buf));
+	char *end;
+	long n;
+
+	*out = def;
+	if (!v)
+		return 0;
+	n = strtol(v, &end, 10);
+	if (end == v || *end || n < min || n > max) {
+		snprintf(msg, sizeof(msg), "%.*s must be an integer in %d..%d", (int)strlen(name) - 1,
+			 name, min, max);
+		http_reply_error(r, 400, "invalid_argument", msg);
+		return -EINVAL;
+	}
+	*out = (int)n;
+	return 0;
+}
+
+void api_reply_session(struct http_req *r, const struct sess *s, int status, bool tokens)
+{
+	json_t *j = api_session_json(s, tokens);
+
+	if (!j)
+		http_reply_error(r, 500, "internal", "out of memory");
+	else
+		http_reply_json(r, status, j);
+}
+
+static void on_wait_timeout(lws_sorted_usec_list_t *sul)
+{
+	struct http_req *r = lws_container_of(sul, struct http_req, sul_wait);
+
+	lws_callback_on_writable(r->wsi);
+}
+
+/* Parks the request until the session changes or timeout_s passes; the
+ * route decides in api_resume_wait when it has its answer. */
+void api_wait(struct http_req *r, struct sess *s, int timeout_s)
+{
+	if (sess_add_waiter(s, r->wsi) < 0) {
+		http_reply_error(r, 503, "busy", "too many requests wait on this session");
+		return;
+	}
+	snprintf(r->wait_id, sizeof(r->wait_id), "%s", s->id);
+	r->wait_until_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
+	/* lws would close an idle GET after its keep-alive timeout (5 s). */
+	lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, timeout_s + 10);
+	lws_sul_schedule(r->gw->ctx, 0, &r->sul_wait, on_wait_timeout,
+			 (lws_usec_t)timeout_s * LWS_US_PER_SEC);
+}
+
+void api_unpark(struct http_req *r, struct sess *s)
+{
+	if (s)
+		sess_remove_waiter(s, r->wsi);
+	r->wait_id[0] = '\0';
+	lws_sul_cancel(&r->sul_wait);
+}
+
+static void act(struct http_req *r);
+
+void api_resume_wait(struct http_req *r)
+{
+	struct sess *s = sess_find(r->gw, r->wait_id);
+	bool timed_out = fs_now_ms() >= r->wait_until_ms;
+
+	if (!s) {
+		api_unpark(r, NULL);
+		http_reply_error(r, 410, "gone", "the session was deleted meanwhile");
+		return;
+	}
+	if (r->route.kind == R_SESSION_ACTIONS) {
+		/* An action that resumed its session runs once that is done. */
+		if (sess_busy(s) && !timed_out)
+			return;
+		api_unpark(r, s);
+		act(r);
+		return;
+	}
+	if (r->route.kind == R_SESSION_EXEC) {
+		api_exec_resume(r, s, timed_out);
+		return;
+	}
+	if (r->route.kind == R_SESSION_FILES) {
+		api_files_resume(r, s, timed_out);
+		return;
+	}
+	if (r->route.kind == R_SESSION_CLIPBOARD || r->route.kind == R_SESSION_OPEN ||
+	    r->route.kind == R_SESSION_LAUNCH) {
+		api_guest_resume(r, s, timed_out);
+		return;
+	}
+	if (api_ops_resume_wait(r, s, timed_out))
+		return;
+	if (sess_busy(s) && !timed_out)
+		return;
+	api_unpark(r, s);
+	/* A create that waited answers 201 with the tokens; a GET that waited 200. */
+	if (r->route.kind == R_SESSIONS_CREATE)
+		api_reply_session(r, s, 201, true);
+	else
+		api_reply_session(r, s, 200, false);
+}
+
+/* Reads ?wait=: *wait is true for "ready"; anything else is answered 400. */
+static int wait_arg(struct http_req *r, bool *wait)
+{
+	char buf[32];
+	const char *v = lws_get_urlarg_by_name(r->wsi, "wait=", buf, sizeof(buf));
+
+	*wait = v != NULL;
+	if (v && strcmp(v, "ready")) {
+		http_reply_error(r, 400, "invalid_argument", "wait must be 'ready'");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void create_session(struct http_req *r)
+{
+	struct session_request req;
+	struct api_error e;
+	struct sess *s;
+	bool wait;
+	int wait_s, rc;
+
+	if (!api_authorise(r, NULL, AUTH_OPERATOR) || wait_arg(r, &wait) < 0 ||
+	    api_query_int(r, "timeout_s=", API_DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
+		return;
+	if (session_request_parse(r->body ? r->body : "", r->body_len, &req, &e) < 0) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	rc = sess_create(r->gw, &req, &s, &e);
+	session_request_free(&req);
+	if (rc < 0) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	if (wait && sess_busy(s)) {
+		api_wait(r, s, wait_s);
+		return;
+	}
+	api_reply_session(r, s, 201, true);
+}
+
+static void list_sessions(struct http_req *r)
+{
+	json_t *arr = json_array();
+
+	if (!api_authorise(r, NULL, AUTH_OPERATOR)) {
+		json_decref(arr);
+		return;
+	}
+	for (struct sess *s = r->gw->sessions; s; s = s->next)
+		json_array_append_new(arr, api_session_json(s, false));
+	http_reply_json(r, 200, json_pack("{s:o}", "sessions", arr));
+}
+
+static void get_session(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_VIEW);
+	bool wait;
+	int wait_s;
+
+	if (!s || wait_arg(r, &wait) < 0 ||
+	    api_query_int(r, "timeout_s=", API_DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
+		return;
+	if (wait && sess_busy(s)) {
+		api_wait(r, s, wait_s);
+		return;
+	}
+	api_reply_session(r, s, 200, false);
+}
+
+static void delete_session(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_OPERATOR);
+
+	if (!s)
+		return;
+	sess_destroy(s);
+	http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.id, "deleted", 1));
+}
+
+/* The run of a screenshot request ended: the image, with its geometry. */
+static void screenshot_done(void *ud, struct run_outcome *out)
+{
+	struct http_req *r = ud;
+	char v[64];
+
+	r->run = NULL;
+	if (out->failed) {
+		http_reply_api_error(r, &out->err);
+		return;
+	}
+	snprintf(v, sizeof(v), "%d", out->image->width);
+	http_add_header(r, "x-vitrine-width", v);
+	snprintf(v, sizeof(v), "%d", out->image->height);
+	http_add_header(r, "x-vitrine-height", v);
+	snprintf(v, sizeof(v), "%.6f", out->image->scale);
+	http_add_header(r, "x-vitrine-scale", v);
+	snprintf(v, sizeof(v), "%dx%d", r->screen_w, r->screen_h);
+	http_add_header(r, "x-vitrine-screen", v);
+	http_reply_bytes(r, 200, out->image->format == DISPLAY_FORMAT_PNG ? "image/png" : "image/jpeg",
+			 out->image->data, out->image->len);
+	display_image_unref(out->image);
+}
+
+static void screenshot(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_VIEW);
+	struct shot_opts o;
+	struct api_error e;
+	json_t *j;
+	char buf[32];
+	const char *format;
+	int quality, width, height, fresh;
+
+	if (!s)
+		return;
+	shot_opts_default(&o);
+	o.quiet_ms = 0;
+	format = lws_get_urlarg_by_name(r->wsi, "format=", buf, sizeof(buf));
+	if (api_query_int(r, "quality=", 80, 1, 100, &quality) < 0 ||
+	    api_query_int(r, "width=", 0, 1, 16384, &width) < 0 ||
+	    api_query_int(r, "height=", 0, 1, 16384, &height) < 0 ||
+	    api_query_int(r, "fresh=", 1, 0, 1, &fresh) < 0)
+		return;
+	j = json_pack("{s:s, s:i}", "format", format ? format : "jpeg", "quality", quality);
+	if (width)
+		json_object_set_new(j, "width", json_integer(width));
+	if (height)
+		json_object_set_new(j, "height", json_integer(height));
+	o.fresh = fresh;
+	if (shot_opts_parse(j, &o, &e) < 0) {
+		json_decref(j);
+		http_reply_api_error(r, &e);
+		return;
+	}
+	json_decref(j);
+	r->screen_w = s->width;
+	r->screen_h = s->height;
+	r->run = run_start(s, NULL, &o, screenshot_done, r, &e);
+	if (!r->run)
+		http_reply_api_error(r, &e);
+}
+
+static void act_done(void *ud, struct run_outcome *out)
+{
+	struct http_req *r = ud;
+
+	r->run = NULL;
+	if (out->failed)
+		http_reply_api_error(r, &out->err);
+	else
+		http_reply_json(r, 200, out->reply);
+	display_image_unref(out->image);
+}
+
+struct run *api_start_action(struct sess *s, const char *text, size_t len, run_done_fn done,
+			     void *ud, int *status, json_t **error)
+{
+	struct actions_error ae;
+	struct actions_ctx ctx = { 0 };
+	struct shot_opts o;
+	struct api_error e;
+	struct action *a;
+	struct run *run;
+	json_error_t jerr;
+	json_t *body;
+
+	/* Live view: while a person drives the guest, agents wait their turn. */
+	if (stream_controller(s)) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "a person (%s) holds control of this session in the live view",
+			 stream_controller(s));
+		*status = 409;
+		*error = api_error_json("controlled_by_viewer", msg);
+		return NULL;
+	}
+	body = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+	if (!json_is_object(body)) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "the body must be one JSON action object%s%s",
+			 body ? "" : ": ", body ? "" : jerr.text);
+		json_decref(body);
+		*status = 400;
+		*error = api_error_json("invalid_json", msg);
+		return NULL;
+	}
+	ctx.screen_width = s->width;
+	ctx.screen_height = s->height;
+	a = actions_parse(body, &ctx, &ae);
+	if (!a) {
+		*status = ae.code == ACTIONS_E_NO_MEMORY ? 500 : 400;
+		*error = json_pack("{s:{s:s, s:s, s:s}}", "error", "code", actions_errc_name(ae.code),
+				   "message", ae.message, "field", ae.field);
+		/* Echo the id even of an action that did not parse. */
+		if (*error && json_object_get(body, "id"))
+			json_object_set(*error, "id", json_object_get(body, "id"));
+		json_decref(body);
+		return NULL;
+	}
+	json_decref(body);
+	shot_opts_default(&o);
+	if (a->screenshot_opts && shot_opts_parse(a->screenshot_opts, &o, &e) < 0) {
+		actions_destroy(a);
+		*status = e.status;
+		*error = api_error_json(e.code, e.message);
+		return NULL;
+	}
+	run = run_start(s, a, &o, done, ud, &e);
+	if (!run) {
+		*status = e.status;
+		*error = api_error_json(e.code, e.message);
+	}
+	return run;
+}
+
+static void act(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	json_t *error = NULL;
+	struct api_error e;
+	int status, auto_resume;
+
+	if (!s || api_query_int(r, "auto_resume=", 0, 0, 1, &auto_resume) < 0)
+		return;
+	if (auto_resume && !r->resumed && s->state == SESS_PAUSED && !s->job) {
+		r->resumed = true; /* once: a resume that fails answers below */
+		if (sess_resume(s, &e) < 0) {
+			http_reply_api_error(r, &e);
+			return;
+		}
+	}
+	if (auto_resume && s->job) {
+		api_wait(r, s, API_DEFAULT_WAIT_S);
+		return;
+	}
+	r->run = api_start_action(s, r->body, r->body_len, act_done, r, &status, &error);
+	if (!r->run)
+		http_reply_json(r, status, error);
+}
+
+void api_handle(struct http_req *r)
+{
+	switch (r->route.kind) {
+	case R_HEALTH:
+		http_reply_json(r, 200, json_pack("{s:s, s:i}", "status", "ok", "sessions",
+						  r->gw->n_sessions));
+		return;
+	case R_SESSIONS_LIST:
+		list_sessions(r);
+		return;
+	case R_SESSIONS_CREATE:
+		create_session(r);
+		return;
+	case R_SESSION_GET:
+		get_session(r);
+		return;
+	case R_SESSION_DELETE:
+		delete_session(r);
+		return;
+	case R_SESSION_SCREENSHOT:
+		screenshot(r);
+		return;
+	case R_SESSION_ACTIONS:
+		act(r);
+		return;
+	case R_SESSION_CONTROL_WS:
+		if (api_route_session(r, AUTH_CONTROL))
+			http_reply_error(r, 426, "upgrade_required",
+					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
+		return;
+	case R_SESSION_STREAM_WS:
+		if (api_route_session(r, AUTH_VIEW))
+			http_reply_error(r, 426, "upgrade_required",
+					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
+		return;
+	case R_SESSION_SHARE: {
+		struct sess *s = api_route_session(r, AUTH_VIEW);
+
+		if (s)
+			stream_share(r, s);
+		return;
+	}
+	case R_SESSION_VNC: {
+		struct sess *s = api_route_session(r, AUTH_CONTROL);
+
+		if (s)
+			api_vnc(r, s);
+		return;
+	}
+	case R_ROOT:
+		http_add_header(r, "location", "/web/");
+		http_reply_json(r, 302, json_pack("{s:s}", "location", "/web/"));
+		return;
+	case R_SESSION_PAUSE:
+		api_pause(r);
+		return;
+	case R_SESSION_RESUME:
+		api_resume(r);
+		return;
+	case R_SESSION_FORK:
+		api_fork(r);
+		return;
+	case R_SESSION_EVENTS:
+		api_events(r);
+		return;
+	case R_SESSION_EXEC:
+		api_exec(r);
+		return;
+	case R_SESSION_FILES:
+		api_files(r);
+		return;
+	case R_SESSION_EXEC_WS:
+	case R_SESSION_CDP_WS:
+		if (api_route_session(r, AUTH_CONTROL))
+			http_reply_error(r, 426, "upgrade_required",
+					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
+		return;
+	case R_SESSION_CDP_VERSION:
+		guest_ws_cdp_version(r);
+		return;
+	case R_SESSION_EGRESS:
+		api_egress(r);
+		return;
+	case R_SESSION_EGRESS_LOG:
+		api_egress_log(r);
+		return;
+	case R_SESSION_CLIPBOARD:
+		api_clipboard(r);
+		return;
+	case R_SESSION_OPEN:
+		api_open(r);
+		return;
+	case R_SESSION_LAUNCH:
+		api_launch(r);
+		return;
+	case R_TEMPLATES_LIST:
+		api_list_templates(r);
+		return;
+	case R_TEMPLATES_CREATE:
+		api_create_template(r);
+		return;
+	case R_TEMPLATE_GET:
+		api_get_template(r);
+		return;
+	case R_TEMPLATE_DELETE:
+		api_delete_template(r);
+		return;
+	case R_METHOD_NOT_ALLOWED:
+		http_reply_error(r, 405, "method_not_allowed", "this path does not take that method");
+		return;
+	case R_NOT_FOUND:
+		break;
+	}
+	http_reply_error(r, 404, "not_found", "no such path");
+}

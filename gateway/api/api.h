@@ -1,0 +1,22 @@
+/* gateway/api/api.h: the REST handlers: authorise, validate, act, answer. */
+#ifndef VITRINE_GATEWAY_API_H
+#define VITRINE_GATEWAY_API_H
+
+#include "gateway/api/http.h"
+#include "gateway/action/run.h"
+
+/* Handles the request in r (route, token and body are set); answers through
+ * http_reply_*, now or, for ?wait=ready, once the session's state changes. */
+void api_handle(struct http_req *r);
+/* Called when a waiting request is woken: answers if there is news. */
+void api_resume_wait(struct http_req *r);
+
+struct sess;
+/* Parses text (one JSON action, any dialect) and starts it on s; done gets
+ * the outcome later. On refusal returns NULL with *status and *error (an
+ * {"error": ...} object, owned by the caller) set. Shared by the REST route
+ * and the WebSocket control channel. */
+struct run *api_start_action(struct sess *s, const char *text, size_t len, run_done_fn done,
+			     void *ud, int *status, json_t **error);
+
+#endif

@@ -1,0 +1,83 @@
+/* gateway/api_exec.c: POST /v1/sessions/{id}/exec: a command in the guest
+ * (gateway/exec.h); the request waits on its session until the command's
+ * thread has ended. */
+#include "gateway/api/api_int.h"
+#include "gateway/guest/exec.h"
+#include "gateway/session/session.h"
+
+#include <stdio.h>
+
+/* Starts j (owned from now on) for r, which waits up to wait_s for it. */
+static void launch(struct http_req *r, struct sess *s, struct exec_job *j, int wait_s)
+{
+	if (exec_start(j, r->gw, s->agent) < 0) {
+		exec_free(j);
+		http_reply_error(r, 500, "internal", "cannot start a thread");
+		return;
+	}
+	r->exec = j;
+	sess_touch(s);
+	api_wait(r, s, wait_s);
+}
+
+void api_exec(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct api_error e;
+	struct exec_job *j;
+
+	if (!s)
+		return;
+	if (!api_exec_ready(r, s))
+		return;
+	if (!(j = exec_parse(r->body, r->body_len, &e))) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	launch(r, s, j, EXEC_MAX_TIMEOUT_S + 60);
+}
+
+bool api_exec_ready(struct http_req *r, struct sess *s)
+{
+	if (s->state == SESS_READY && !s->job && s->vm && s->agent)
+		return true;
+	http_reply_error(r, 409, s->state == SESS_PAUSED ? "session_paused" : "session_not_ready",
+			 "the session is not running: commands need a ready session");
+	return false;
+}
+
+void api_exec_start(struct http_req *r, struct sess *s, const char *const *argv, const void *in,
+		    size_t in_len, int timeout_s)
+{
+	struct exec_job *j = exec_new(argv, in, in_len, timeout_s);
+
+	if (!j) {
+		http_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	launch(r, s, j, timeout_s + 30);
+}
+
+bool api_exec_finished(struct http_req *r, struct sess *s, bool timed_out)
+{
+	if (!r->exec || (!exec_done(r->exec) && !timed_out))
+		return false;
+	api_unpark(r, s);
+	if (exec_done(r->exec))
+		return true;
+	http_reply_error(r, 504, "timeout", "the guest did not answer");
+	return false;
+}
+
+void api_exec_resume(struct http_req *r, struct sess *s, bool timed_out)
+{
+	json_t *answer;
+	int status;
+
+	if (!api_exec_finished(r, s, timed_out))
+		return;
+	answer = exec_answer(r->exec, &status);
+	exec_release(r->exec);
+	r->exec = NULL;
+	http_reply_json(r, status, answer);
+}

@@ -1,0 +1,220 @@
+/* gateway/api_guest.c: what an agent does in the desktop besides commands
+ * and files, each a command run as the desktop's user (api_exec_start):
+ *
+ *   GET|PUT /v1/sessions/{id}/clipboard   {text} (UTF-8), through xclip
+ *   POST /v1/sessions/{id}/open {url}     navigates Chromium's tab, waits
+ *                                         until the page has loaded and painted
+ *   POST /v1/sessions/{id}/launch {command, args}  starts an installed
+ *                                         program on the desktop, detached
+ *
+ * and the egress rules and log (gateway/egress.h):
+ *
+ *   GET|PUT /v1/sessions/{id}/egress      {allow: [...]}
+ *   GET /v1/sessions/{id}/egress/log?after=SEQ&limit=N */
+#include "gateway/api/api_int.h"
+#include "gateway/egress/egress.h"
+#include "gateway/guest/exec.h"
+#include "gateway/session/session.h"
+#include "vmm-qemu/guest_prep.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLIPBOARD_TIMEOUT_S 15
+#define OPEN_TIMEOUT_S 45
+#define LAUNCH_TIMEOUT_S 15
+
+static const char *const open_script =
+	"vitrine-ready eval 9222 \"$0\" >/dev/null || exit 1; i=0; "
+	"while [ \"$(vitrine-ready eval 9222 \"document.readyState === 'complete' && "
+	"!window.__vitrineOld\")\" != true ]; do i=$((i+1)); "
+	"[ $i -gt 300 ] && { echo 'the page did not load in 30 s' >&2; exit 3; }; sleep 0.1; done; "
+	"exec vitrine-ready page 9222 30 \"$1\"";
+static const char *const launch_script =
+	"command -v \"$0\" >/dev/null 2>&1 || { echo \"no such application: $0\" >&2; exit 127; }; "
+	"setsid \"$0\" \"$@\" </dev/null >/dev/null 2>&1 & echo $!";
+
+/* The JSON object body of r, or NULL with r answered. */
+static json_t *body_object(struct http_req *r)
+{
+	json_t *j = json_loadb(r->body ? r->body : "", r->body_len, JSON_REJECT_DUPLICATES, NULL);
+
+	if (!json_is_object(j)) {
+		json_decref(j);
+		http_reply_error(r, 400, "invalid_json", "the body must be a JSON object");
+		return NULL;
+	}
+	return j;
+}
+
+void api_clipboard(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	const char *get[] = { "xclip", "-selection", "clipboard", "-o", "-t", "UTF8_STRING", NULL };
+	const char *set[] = { "/bin/sh", "-c",
+			      "exec xclip -selection clipboard -i -t UTF8_STRING >/dev/null", NULL };
+	json_t *j, *text;
+
+	if (!s || !api_exec_ready(r, s))
+		return;
+	if (r->method == M_GET) {
+		api_exec_start(r, s, get, NULL, 0, CLIPBOARD_TIMEOUT_S);
+		return;
+	}
+	if (!(j = body_object(r)))
+		return;
+	text = json_object_get(j, "text");
+	if (!json_is_string(text) || json_object_size(j) != 1 ||
+	    strlen(json_string_value(text)) != json_string_length(text)) {
+		json_decref(j);
+		http_reply_error(r, 400, "invalid_argument",
+				 "the body is {\"text\": \"...\"}: a string without NUL characters");
+		return;
+	}
+	r->clip_len = json_string_length(text);
+	api_exec_start(r, s, set, json_string_value(text), json_string_length(text),
+		       CLIPBOARD_TIMEOUT_S);
+	json_decref(j);
+}
+
+static bool url_allowed(const char *u)
+{
+	return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8) || !strncmp(u, "file://", 7) ||
+	       !strcmp(u, "about:blank");
+}
+
+void api_open(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	char js[VMM_MAX_URL * 2 + 128];
+	const char *url;
+	json_t *j;
+
+	if (!s || !api_exec_ready(r, s) || !(j = body_object(r)))
+		return;
+	url = json_string_value(json_object_get(j, "url"));
+	if (!url || json_object_size(j) != 1 || strlen(url) > VMM_MAX_URL || !url_allowed(url) ||
+	    guest_prep_nav_js(url, js, sizeof(js)) < 0) {
+		json_decref(j);
+		http_reply_error(r, 400, "invalid_argument",
+				 "the body is {\"url\": ...}: http://, https://, file:// or about:blank, "
+				 "up to 1024 bytes");
+		return;
+	}
+	snprintf(r->files_path, sizeof(r->files_path), "%s", url);
+	api_exec_start(r, s, (const char *const[]){ "/bin/sh", "-c", open_script, js, url, NULL }, NULL,
+		       0, OPEN_TIMEOUT_S);
+	json_decref(j);
+}
+
+void api_launch(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	const char *argv[40] = { "/bin/sh", "-c", launch_script };
+	const char *cmd;
+	json_t *j, *args, *a;
+	size_t n = 3, i;
+
+	if (!s || !api_exec_ready(r, s) || !(j = body_object(r)))
+		return;
+	cmd = json_string_value(json_object_get(j, "command"));
+	args = json_object_get(j, "args");
+	if (!cmd || !*cmd || strlen(cmd) != json_string_length(json_object_get(j, "command")) ||
+	    (args && (!json_is_array(args) || json_array_size(args) > 32)) ||
+	    json_object_size(j) != (args ? 2u : 1u)) {
+		json_decref(j);
+		http_reply_error(r, 400, "invalid_argument",
+				 "the body is {\"command\": \"NAME\", \"args\": [up to 32 strings]}");
+		return;
+	}
+	argv[n++] = cmd;
+	json_array_foreach(args, i, a) {
+		if (!json_is_string(a) || strlen(json_string_value(a)) != json_string_length(a)) {
+			json_decref(j);
+			http_reply_error(r, 400, "invalid_argument", "args must be strings");
+			return;
+		}
+		argv[n++] = json_string_value(a);
+	}
+	argv[n] = NULL;
+	api_exec_start(r, s, argv, NULL, 0, LAUNCH_TIMEOUT_S);
+	json_decref(j);
+}
+
+void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
+{
+	const struct agent_exec_result *res;
+	const char *err;
+	int rc;
+
+	if (!api_exec_finished(r, s, timed_out))
+		return;
+	rc = exec_result(r->exec, &res, &err);
+	if (rc < 0 && rc != -ETIMEDOUT) {
+		http_reply_error(r, 503, "agent_unavailable", err);
+	} else if (r->route.kind == R_SESSION_CLIPBOARD && r->method == M_GET) {
+		/* xclip says so when nothing owns the clipboard: empty */
+		bool empty = res->exit_code != 0 && res->err && strstr(res->err, "not available");
+
+		if (rc == 0 && (res->exit_code == 0 || empty))
+			http_reply_json(r, 200, json_pack("{s:s%}", "text", empty ? "" : res->out ? res->out : "",
+							  empty ? (size_t)0 : res->out_len));
+		else
+			http_reply_error(r, 502, "clipboard_failed", res->err ? res->err : err);
+	} else if (rc < 0 || res->exit_code != 0) {
+		const char *why = rc < 0 ? err : res->err && res->err_len ? res->err : "the guest refused";
+
+		if (r->route.kind == R_SESSION_LAUNCH && rc == 0 && res->exit_code == 127)
+			http_reply_error(r, 404, "app_not_found", why);
+		else
+			http_reply_error(r, 502, r->route.kind == R_SESSION_OPEN ? "open_failed"
+						 : r->route.kind == R_SESSION_LAUNCH ? "launch_failed"
+										      : "clipboard_failed",
+					 why);
+	} else if (r->route.kind == R_SESSION_CLIPBOARD) {
+		http_reply_json(r, 200, json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)r->clip_len));
+	} else if (r->route.kind == R_SESSION_OPEN) {
+		http_reply_json(r, 200, json_pack("{s:s, s:b}", "url", r->files_path, "loaded", 1));
+	} else {
+		http_reply_json(r, 200, json_pack("{s:I}", "pid",
+						  (json_int_t)(res->out ? atoll(res->out) : 0)));
+	}
+	exec_release(r->exec);
+	r->exec = NULL;
+}
+
+void api_egress(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct egress_rules *rules;
+	char err[512];
+	json_t *j;
+
+	if (!s)
+		return;
+	if (r->method == M_PUT) {
+		if (!(j = body_object(r)))
+			return;
+		if (egress_rules_parse(j, &rules, err, sizeof(err)) < 0) {
+			json_decref(j);
+			http_reply_error(r, 400, "invalid_argument", err);
+			return;
+		}
+		json_decref(j);
+		egress_set_rules(s->egress, rules);
+	}
+	http_reply_json(r, 200, egress_rules_now(s->egress));
+}
+
+void api_egress_log(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	int after, limit;
+
+	if (!s || api_query_int(r, "after=", 0, 0, 1 << 30, &after) < 0 ||
+	    api_query_int(r, "limit=", 100, 1, 1000, &limit) < 0)
+		return;
+	http_reply_json(r, 200, egress_log_get(s->egress, (uint64_t)after, (size_t)limit));
+}

@@ -1,0 +1,86 @@
+/* gateway/api/api_int.h: helpers the REST handler files share (api.c for
+ * sessions, screenshots and actions; api_ops.c for pause, resume, fork and
+ * events; api_templates.c for templates). Loop thread only. */
+#ifndef VITRINE_GATEWAY_API_INT_H
+#define VITRINE_GATEWAY_API_INT_H
+
+#include "gateway/core/auth.h"
+#include "gateway/api/http.h"
+
+#define API_DEFAULT_WAIT_S 300
+
+struct sess;
+
+/* Answers 401/403 and returns false unless the token grants at least need
+ * on session s (NULL: an operator-only route). */
+bool api_authorise(struct http_req *r, const struct sess *s, enum auth_scope need);
+/* The session of the route, answering 404/401 when there is none. */
+struct sess *api_route_session(struct http_req *r, enum auth_scope need);
+/* Reads ?name=N (name ends in '='), def when absent; answers 400 and
+ * returns -EINVAL outside [min, max]. */
+int api_query_int(struct http_req *r, const char *name, int def, int min, int max, int *out);
+/* Answers with the session's JSON (with its tokens when tokens). */
+void api_reply_session(struct http_req *r, const struct sess *s, int status, bool tokens);
+/* Parks r until session s changes (api_resume_wait decides when it is
+ * done) or timeout_s passes. */
+void api_wait(struct http_req *r, struct sess *s, int timeout_s);
+
+/* Stops waiting: r leaves s's waiters (s may be NULL: gone). */
+void api_unpark(struct http_req *r, struct sess *s);
+
+/* api_ops.c */
+void api_pause(struct http_req *r);
+void api_resume(struct http_req *r);
+void api_fork(struct http_req *r);
+void api_events(struct http_req *r);
+/* A parked request was woken (or timed out): for the routes of api_ops.c
+ * answers if it has its answer (or keeps waiting) and returns true; false
+ * for any other route. */
+bool api_ops_resume_wait(struct http_req *r, struct sess *s, bool timed_out);
+
+/* api_exec.c */
+void api_exec(struct http_req *r);
+/* A parked exec request was woken: answers once its command ended. */
+void api_exec_resume(struct http_req *r, struct sess *s, bool timed_out);
+
+/* True when s can run commands now; else answers 409 and returns false. */
+bool api_exec_ready(struct http_req *r, struct sess *s);
+/* Runs argv as the desktop's user (exec_new) for r, which waits for it;
+ * the route's *_resume answers. On failure r is answered. */
+void api_exec_start(struct http_req *r, struct sess *s, const char *const *argv, const void *in,
+		    size_t in_len, int timeout_s);
+
+/* For a *_resume: true once r's command has ended (r unparked, the
+ * caller answers); false while it runs, or when r waited too long (then
+ * answered 504). */
+bool api_exec_finished(struct http_req *r, struct sess *s, bool timed_out);
+
+/* api_guest.c: clipboard, open a URL, launch an app (commands), egress */
+void api_clipboard(struct http_req *r);
+void api_open(struct http_req *r);
+void api_launch(struct http_req *r);
+void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out);
+void api_egress(struct http_req *r);
+void api_egress_log(struct http_req *r);
+
+/* api_files.c */
+void api_files(struct http_req *r);
+void api_files_resume(struct http_req *r, struct sess *s, bool timed_out);
+/* The guest path for ?path=in: under /home/vitrine (relative paths start
+ * there) or /tmp, no ".." part. Returns 0, or -1 when not allowed. Pure. */
+int api_files_path(const char *in, char *out, size_t outlen);
+
+/* api_vnc.c: POST|DELETE /v1/sessions/{id}/vnc on s (control scope). */
+void api_vnc(struct http_req *r, struct sess *s);
+
+/* session_json.c: {id, status, image, width, height, vcpus, memory_mib,
+ * age_ms, urls, ...} and, when with_tokens, {tokens: {control, view}}. */
+json_t *api_session_json(const struct sess *s, bool with_tokens);
+
+/* api_templates.c */
+void api_list_templates(struct http_req *r);
+void api_get_template(struct http_req *r);
+void api_create_template(struct http_req *r);
+void api_delete_template(struct http_req *r);
+
+#endif

@@ -1,0 +1,200 @@
+/* gateway/api_ops.c: POST /v1/sessions/{id}/pause, /resume and /fork, and
+ * GET /v1/sessions/{id}/events. Pause and resume answer once done (an
+ * on-disk pause or resume takes a few seconds: the request waits); fork
+ * answers at once with the new session ("starting"), or once it is ready
+ * with ?wait=ready; events answer at once, or with ?wait_s=N once there
+ * is one (long polling). */
+#include "common/fsutil.h"
+#include "gateway/api/api_int.h"
+#include "gateway/session/session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reads {"mode": "memory"|"disk"} (an empty body is {}). */
+static int pause_mode(struct http_req *r, enum sess_pause *how)
+{
+	json_error_t jerr;
+	json_t *body, *v;
+	const char *key, *mode = "memory";
+	int rc = 0;
+
+	*how = SESS_PAUSE_MEMORY;
+	if (!r->body || r->body_len == 0)
+		return 0;
+	body = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(body)) {
+		json_decref(body);
+		http_reply_error(r, 400, "invalid_json", "the body must be a JSON object");
+		return -EINVAL;
+	}
+	json_object_foreach(body, key, v) {
+		if (strcmp(key, "mode")) {
+			http_reply_error(r, 400, "invalid_argument", "unknown field: only 'mode'");
+			rc = -EINVAL;
+			break;
+		}
+		mode = json_string_value(v);
+	}
+	if (rc == 0 && (!mode || (strcmp(mode, "memory") && strcmp(mode, "disk")))) {
+		http_reply_error(r, 400, "invalid_argument", "mode must be \"memory\" or \"disk\"");
+		rc = -EINVAL;
+	}
+	if (rc == 0 && !strcmp(mode, "disk"))
+		*how = SESS_PAUSE_DISK;
+	json_decref(body);
+	return rc;
+}
+
+/* An empty body or {} only. */
+static int empty_body(struct http_req *r)
+{
+	json_t *body;
+
+	if (!r->body || r->body_len == 0)
+		return 0;
+	body = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, NULL);
+	if (json_is_object(body) && json_object_size(body) == 0) {
+		json_decref(body);
+		return 0;
+	}
+	json_decref(body);
+	http_reply_error(r, 400, "invalid_argument", "this route takes no body (or {})");
+	return -EINVAL;
+}
+
+/* Answers a pause or resume that is done: the session, or why it failed. */
+static void answer_op(struct http_req *r, struct sess *s)
+{
+	bool resume = r->route.kind == R_SESSION_RESUME;
+
+	if (s->state == SESS_FAILED)
+		http_reply_error(r, 500, resume ? "resume_failed" : "pause_failed", s->error);
+	else if (resume && s->state != SESS_READY)
+		http_reply_error(r, 500, "resume_failed", s->error[0] ? s->error : "not resumed");
+	else
+		api_reply_session(r, s, 200, false);
+}
+
+void api_pause(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	enum sess_pause how;
+	struct api_error e;
+
+	if (!s || pause_mode(r, &how) < 0)
+		return;
+	if (s->state == SESS_PAUSED && !s->job && s->pause == how) {
+		api_reply_session(r, s, 200, false); /* already: idempotent */
+		return;
+	}
+	if (sess_pause(s, how, &e) < 0) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	if (s->job)
+		api_wait(r, s, API_DEFAULT_WAIT_S);
+	else
+		answer_op(r, s);
+}
+
+void api_resume(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct api_error e;
+
+	if (!s || empty_body(r) < 0)
+		return;
+	if (sess_resume(s, &e) < 0) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	if (s->job)
+		api_wait(r, s, API_DEFAULT_WAIT_S);
+	else
+		answer_op(r, s);
+}
+
+void api_fork(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL), *child;
+	struct api_error e;
+	char buf[16];
+	const char *w;
+
+	if (!s || empty_body(r) < 0)
+		return;
+	w = lws_get_urlarg_by_name(r->wsi, "wait=", buf, sizeof(buf));
+	if (w && strcmp(w, "ready")) {
+		http_reply_error(r, 400, "invalid_argument", "wait must be 'ready'");
+		return;
+	}
+	if (sess_fork(s, &child, &e) < 0) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	if (w)
+		api_wait(r, child, API_DEFAULT_WAIT_S);
+	else
+		api_reply_session(r, child, 201, true);
+}
+
+static void answer_events(struct http_req *r, struct sess *s, int64_t after)
+{
+	json_t *events = events_since(&s->events, after);
+
+	if (!events) {
+		http_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	http_reply_json(r, 200, json_pack("{s:o, s:I}", "events", events, "last",
+					  (json_int_t)events_last(&s->events)));
+}
+
+void api_events(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_VIEW);
+	int after, wait_s;
+
+	if (!s || api_query_int(r, "after=", 0, 0, 2000000000, &after) < 0 ||
+	    api_query_int(r, "wait_s=", 0, 0, 300, &wait_s) < 0)
+		return;
+	if (wait_s > 0 && events_last(&s->events) <= after) {
+		r->wait_after = after;
+		api_wait(r, s, wait_s);
+		return;
+	}
+	answer_events(r, s, after);
+}
+
+bool api_ops_resume_wait(struct http_req *r, struct sess *s, bool timed_out)
+{
+	switch (r->route.kind) {
+	case R_SESSION_PAUSE:
+	case R_SESSION_RESUME:
+		if (s->job && !timed_out)
+			return true;
+		api_unpark(r, s);
+		if (s->job)
+			http_reply_error(r, 504, "timeout", "still busy; ask GET for its state later");
+		else
+			answer_op(r, s);
+		return true;
+	case R_SESSION_FORK: /* waiting on the child */
+		if (sess_busy(s) && !timed_out)
+			return true;
+		api_unpark(r, s);
+		api_reply_session(r, s, 201, true);
+		return true;
+	case R_SESSION_EVENTS:
+		if (events_last(&s->events) <= r->wait_after && !timed_out)
+			return true;
+		api_unpark(r, s);
+		answer_events(r, s, r->wait_after);
+		return true;
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,230 @@
+/* gateway/api/control.c: see control.h. */
+#include "gateway/api/control.h"
+
+#include "gateway/api/api.h"
+#include "gateway/api/routes.h"
+#include "gateway/action/run.h"
+#include "gateway/session/session.h"
+#include "gateway/api/ws_upgrade.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct control_conn {
+	struct lws *wsi;
+	struct gw *gw;
+	char sid[ROUTE_ID_MAX + 1];
+	bool authed;
+	char *rx; /* owned: the message being received */
+	size_t rx_len;
+	bool rx_too_big;
+	char *in[CONTROL_MAX_QUEUE]; /* owned: actions waiting their turn */
+	int n_in;
+	char *out[CONTROL_MAX_QUEUE]; /* owned: replies, LWS_PRE headroom each */
+	size_t out_len[CONTROL_MAX_QUEUE];
+	int n_out;
+	struct run *run; /* owned: the action under way */
+};
+
+static enum auth_scope header_scope(struct gw *gw, struct lws *wsi, struct sess *s)
+{
+	char token[160];
+
+	if (ws_upgrade_bearer(wsi, token, sizeof(token)) < 0)
+		return AUTH_NONE;
+	return auth_scope_of(token, gw->operator_key, s->control_token, s->view_token);
+}
+
+int control_filter(struct gw *gw, struct lws *wsi)
+{
+	struct route r;
+	struct sess *s = ws_upgrade_session(gw, wsi, R_SESSION_CONTROL_WS, &r);
+
+	if (!s)
+		return 1;
+	/* A credential in the header must be good; without one, the first
+	 * message must carry it. */
+	if (ws_upgrade_has_auth(wsi) && header_scope(gw, wsi, s) < AUTH_CONTROL)
+		return 1;
+	return 0;
+}
+
+struct control_conn *control_open(struct gw *gw, struct lws *wsi)
+{
+	struct control_conn *c = calloc(1, sizeof(*c));
+	struct route r;
+	struct sess *s;
+
+	if (!c || !(s = ws_upgrade_session(gw, wsi, R_SESSION_CONTROL_WS, &r))) {
+		free(c);
+		return NULL;
+	}
+	snprintf(c->sid, sizeof(c->sid), "%s", r.id);
+	c->wsi = wsi;
+	c->gw = gw;
+	c->authed = header_scope(gw, wsi, s) >= AUTH_CONTROL;
+	return c;
+}
+
+/* Queues reply (stolen) to be sent; drops the connection's oldest work when
+ * the client does not read. */
+static void send_json(struct control_conn *c, json_t *reply)
+{
+	char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+	size_t n = text ? strlen(text) : 0;
+	char *buf;
+
+	json_decref(reply);
+	if (!text || c->n_out == CONTROL_MAX_QUEUE || !(buf = malloc(LWS_PRE + n))) {
+		free(text);
+		return;
+	}
+	memcpy(buf + LWS_PRE, text, n);
+	free(text);
+	c->out[c->n_out] = buf;
+	c->out_len[c->n_out++] = n;
+	lws_callback_on_writable(c->wsi);
+}
+
+static void send_error(struct control_conn *c, const json_t *id, const char *code, const char *msg)
+{
+	json_t *j = api_error_json(code, msg);
+
+	if (j && id)
+		json_object_set(j, "id", (json_t *)id);
+	send_json(c, j);
+}
+
+static void start_next(struct control_conn *c);
+
+static void action_done(void *ud, struct run_outcome *out)
+{
+	struct control_conn *c = ud;
+
+	c->run = NULL;
+	if (out->failed)
+		send_json(c, api_error_json(out->err.code, out->err.message));
+	else
+		send_json(c, out->reply);
+	display_image_unref(out->image);
+	start_next(c);
+}
+
+/* Starts the oldest queued action, if none runs. */
+static void start_next(struct control_conn *c)
+{
+	while (!c->run && c->n_in > 0) {
+		char *text = c->in[0];
+		struct sess *s = sess_find(c->gw, c->sid);
+		json_t *error = NULL;
+		int status;
+
+		memmove(c->in, c->in + 1, (size_t)(--c->n_in) * sizeof(c->in[0]));
+		if (!s) {
+			send_error(c, NULL, "gone", "the session no longer exists");
+		} else {
+			c->run = api_start_action(s, text, strlen(text), action_done, c, &status, &error);
+			if (!c->run)
+				send_json(c, error);
+		}
+		free(text);
+	}
+}
+
+/* A first message {"token": "..."} authenticates a browser. */
+static void authenticate(struct control_conn *c, const char *text)
+{
+	json_t *j = json_loads(text, 0, NULL);
+	const char *token = json_string_value(json_object_get(j, "token"));
+	struct sess *s = sess_find(c->gw, c->sid);
+
+	if (s && token &&
+	    auth_scope_of(token, c->gw->operator_key, s->control_token, s->view_token) >= AUTH_CONTROL) {
+		c->authed = true;
+		send_json(c, json_pack("{s:b}", "authenticated", 1));
+	} else {
+		send_error(c, NULL, "unauthorized",
+			   "send {\"token\": CONTROL_TOKEN} first, or an Authorization header");
+	}
+	json_decref(j);
+}
+
+int control_receive(struct control_conn *c, const void *in, size_t len)
+{
+	char *text;
+
+	if (!c->rx_too_big && c->rx_len + len <= CONTROL_MAX_MESSAGE) {
+		char *n = realloc(c->rx, c->rx_len + len + 1);
+
+		if (!n)
+			return -1;
+		c->rx = n;
+		memcpy(c->rx + c->rx_len, in, len);
+		c->rx_len += len;
+		c->rx[c->rx_len] = '\0';
+	} else {
+		c->rx_too_big = true;
+	}
+	if (!lws_is_final_fragment(c->wsi))
+		return 0;
+	text = c->rx;
+	c->rx = NULL;
+	c->rx_len = 0;
+	if (c->rx_too_big) {
+		c->rx_too_big = false;
+		free(text);
+		send_error(c, NULL, "message_too_large", "one action per message, at most 256 KiB");
+		return 0;
+	}
+	if (!text)
+		return 0;
+	if (!c->authed) {
+		authenticate(c, text);
+		free(text);
+		return 0;
+	}
+	if (c->n_in == CONTROL_MAX_QUEUE) {
+		free(text);
+		send_error(c, NULL, "busy", "too many actions queued on this connection");
+		return 0;
+	}
+	c->in[c->n_in++] = text;
+	start_next(c);
+	return 0;
+}
+
+int control_writeable(struct control_conn *c)
+{
+	char *buf;
+	size_t n;
+
+	if (!c->n_out)
+		return 0;
+	buf = c->out[0];
+	n = c->out_len[0];
+	memmove(c->out, c->out + 1, (size_t)(c->n_out - 1) * sizeof(c->out[0]));
+	memmove(c->out_len, c->out_len + 1, (size_t)(c->n_out - 1) * sizeof(c->out_len[0]));
+	c->n_out--;
+	if (lws_write(c->wsi, (unsigned char *)buf + LWS_PRE, n, LWS_WRITE_TEXT) < (int)n) {
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	if (c->n_out)
+		lws_callback_on_writable(c->wsi);
+	return 0;
+}
+
+void control_close(struct control_conn *c)
+{
+	if (!c)
+		return;
+	run_cancel(c->run);
+	free(c->rx);
+	for (int i = 0; i < c->n_in; i++)
+		free(c->in[i]);
+	for (int i = 0; i < c->n_out; i++)
+		free(c->out[i]);
+	free(c);
+}

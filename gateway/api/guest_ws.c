@@ -1,0 +1,418 @@
+/* gateway/api/guest_ws.c: see guest_ws.h. A connection is held twice: by lws
+ * (until CLOSED) and by its agent channel (until the channel's closed
+ * callback); the link's thread only queues messages under the
+ * connection's lock and wakes the loop, which writes them. */
+#include "gateway/api/guest_ws.h"
+
+#include "common/bytebuf.h"
+#include "common/log.h"
+#include "gateway/api/api_int.h"
+#include "gateway/core/auth.h"
+#include "gateway/guest/exec.h"
+#include "gateway/api/routes.h"
+#include "gateway/guest/sess_agent.h"
+#include "gateway/session/session.h"
+#include "gateway/api/ws_upgrade.h"
+#include "vmm-qemu/agent_exec.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CDP_PORT "9222" /* the guest's Chromium, on its own 127.0.0.1 */
+#define AGENT_WAIT_MS 1000 /* a session just ready may not be linked yet */
+
+struct outmsg {
+	struct outmsg *next;
+	bool binary;
+	size_t len, ack; /* ack: guest bytes to return to the window once sent */
+	unsigned char data[]; /* LWS_PRE, then len bytes */
+};
+
+struct guest_ws {
+	atomic_int refs; /* lws + the channel */
+	struct guest_ws *next; /* all (loop thread only) */
+	struct lws *wsi; /* NULL once lws closed it */
+	struct lws_context *ctx;
+	bool cdp; /* else exec */
+	struct agent_link *link; /* held */
+	uint32_t chan; /* 0 until opened */
+	struct bytebuf rx; /* the client's message being received (loop) */
+	/* exec (loop) */
+	struct exec_job *spec; /* owned: the first message, parsed */
+	lws_sorted_usec_list_t sul; /* the command's timeout */
+	bool timed_out;
+	/* shared with the link's thread, under mu */
+	pthread_mutex_t mu;
+	struct outmsg *out, **out_tail;
+	struct bytebuf gmsg; /* cdp: a message from the browser being joined */
+	size_t gmsg_ack;
+	bool ended; /* the channel is gone: close once out is empty */
+	char reason[128];
+	atomic_bool pending;
+};
+
+static struct guest_ws *all; /* loop thread */
+
+bool guest_ws_is(struct lws *wsi)
+{
+	enum route_kind k = ws_upgrade_route(wsi).kind;
+
+	return k == R_SESSION_CDP_WS || k == R_SESSION_EXEC_WS;
+}
+
+/* The session of a CDP or exec upgrade whose Authorization header grants
+ * control (these clients cannot send a token in a first message). */
+static struct sess *authorized(struct gw *gw, struct lws *wsi, struct route *r)
+{
+	enum route_kind kind = guest_ws_is(wsi) ? ws_upgrade_route(wsi).kind : R_NOT_FOUND;
+	char token[160];
+	struct sess *s = ws_upgrade_session(gw, wsi, kind, r);
+
+	if (!s || ws_upgrade_bearer(wsi, token, sizeof(token)) < 0 ||
+	    auth_scope_of(token, gw->operator_key, s->control_token, s->view_token) < AUTH_CONTROL)
+		return NULL;
+	return s;
+}
+
+int guest_ws_filter(struct gw *gw, struct lws *wsi)
+{
+	struct route r;
+	struct sess *s = authorized(gw, wsi, &r);
+
+	return s && s->state == SESS_READY && s->agent ? 0 : 1;
+}
+
+static void release(struct guest_ws *g)
+{
+	if (atomic_fetch_sub(&g->refs, 1) != 1)
+		return;
+	while (g->out) {
+		struct outmsg *m = g->out;
+
+		g->out = m->next;
+		free(m);
+	}
+	bytebuf_free(&g->rx);
+	bytebuf_free(&g->gmsg);
+	exec_free(g->spec);
+	agent_link_release(g->link);
+	pthread_mutex_destroy(&g->mu);
+	free(g);
+}
+
+/* Under mu: queues a message and wakes the loop. */
+static void push(struct guest_ws *g, bool binary, const void *a, size_t alen, const void *b,
+		 size_t blen, size_t ack)
+{
+	struct outmsg *m = malloc(sizeof(*m) + LWS_PRE + alen + blen);
+
+	if (!m) {
+		g->ended = true;
+		snprintf(g->reason, sizeof(g->reason), "out of memory");
+	} else {
+		m->next = NULL;
+		m->binary = binary;
+		m->len = alen + blen;
+		m->ack = ack;
+		if (alen)
+			memcpy(m->data + LWS_PRE, a, alen);
+		if (blen)
+			memcpy(m->data + LWS_PRE + alen, b, blen);
+		*g->out_tail = m;
+		g->out_tail = &m->next;
+	}
+	atomic_store(&g->pending, true);
+	lws_cancel_service(g->ctx);
+}
+
+static void push_json(struct guest_ws *g, json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	if (text)
+		push(g, false, text, strlen(text), NULL, 0, 0);
+	free(text);
+}
+
+/* ---- the channel's side (link thread) ---- */
+
+static void on_opened(void *u, const char *info)
+{
+	struct guest_ws *g = u;
+
+	if (g->cdp)
+		return;
+	pthread_mutex_lock(&g->mu);
+	push_json(g, json_pack("{s:s, s:I}", "type", "started", "pid",
+			       (json_int_t)(strncmp(info, "pid=", 4) ? 0 : atoll(info + 4))));
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void on_data(void *u, uint8_t flags, const void *p, size_t n)
+{
+	struct guest_ws *g = u;
+
+	pthread_mutex_lock(&g->mu);
+	if (!g->cdp) {
+		unsigned char tag = (flags & AGENT_STREAM_MASK) == AGENT_STREAM_STDERR ? 2 : 1;
+
+		push(g, true, &tag, 1, p, n, n);
+	} else if (bytebuf_append(&g->gmsg, p, n) < 0 || g->gmsg.len > GUEST_WS_MAX_MESSAGE) {
+		g->ended = true;
+		snprintf(g->reason, sizeof(g->reason), "browser message too large");
+		atomic_store(&g->pending, true);
+		lws_cancel_service(g->ctx);
+	} else {
+		g->gmsg_ack += n;
+		if (!(flags & AGENT_FLAG_MORE)) {
+			push(g, false, g->gmsg.data, g->gmsg.len, NULL, 0, g->gmsg_ack);
+			bytebuf_free(&g->gmsg);
+			g->gmsg_ack = 0;
+		}
+	}
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void on_exit_status(void *u, const char *status)
+{
+	struct guest_ws *g = u;
+	bool sig = !strncmp(status, "signal=", 7);
+	int v = atoi(strchr(status, '=') ? strchr(status, '=') + 1 : "0");
+
+	pthread_mutex_lock(&g->mu);
+	push_json(g, json_pack("{s:s, s:o, s:i, s:b}", "type", "exit", "exit_code",
+			       sig ? json_null() : json_integer(v), "signal", sig ? v : 0, "timed_out",
+			       g->timed_out));
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
+{
+	struct guest_ws *g = u;
+
+	(void)in;
+	(void)out;
+	pthread_mutex_lock(&g->mu);
+	g->ended = true;
+	if (!g->reason[0])
+		snprintf(g->reason, sizeof(g->reason), "%s", reason[0] ? reason : "done");
+	atomic_store(&g->pending, true);
+	lws_cancel_service(g->ctx);
+	pthread_mutex_unlock(&g->mu);
+	release(g);
+}
+
+static const struct agent_chan_ops ws_ops = {
+	.opened = on_opened, .data = on_data, .exit = on_exit_status, .closed = on_closed,
+};
+
+/* ---- the loop's side ---- */
+
+struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
+{
+	struct route r;
+	struct sess *s = authorized(gw, wsi, &r);
+	struct guest_ws *g;
+	struct agent_link *l;
+
+	if (!s || !(l = sess_agent_get(s->agent, AGENT_WAIT_MS))) {
+		log_warn("guest-ws", "%s: no agent link: connection dropped", r.id);
+		return NULL;
+	}
+	if (!(g = calloc(1, sizeof(*g)))) {
+		agent_link_release(l);
+		return NULL;
+	}
+	atomic_init(&g->refs, 1);
+	g->wsi = wsi;
+	g->ctx = gw->ctx;
+	g->cdp = r.kind == R_SESSION_CDP_WS;
+	g->link = l;
+	g->out_tail = &g->out;
+	pthread_mutex_init(&g->mu, NULL);
+	if (g->cdp) {
+		atomic_fetch_add(&g->refs, 1);
+		if (!(g->chan = agent_chan_open(l, AGENT_CDP, CDP_PORT, strlen(CDP_PORT), &ws_ops, g))) {
+			atomic_fetch_sub(&g->refs, 1);
+			release(g);
+			return NULL;
+		}
+	}
+	g->next = all;
+	all = g;
+	sess_touch(s);
+	return g;
+}
+
+static void on_timeout(lws_sorted_usec_list_t *sul)
+{
+	struct guest_ws *g = lws_container_of(sul, struct guest_ws, sul);
+
+	g->timed_out = true;
+	agent_chan_send(g->link, g->chan, AGENT_SIGNAL, 0, "9", 1);
+}
+
+/* Fails the connection with a reason the client can read. */
+static int refuse(struct guest_ws *g, const char *why)
+{
+	lws_close_reason(g->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char *)why, strlen(why));
+	return -1;
+}
+
+static int start_exec(struct guest_ws *g)
+{
+	struct api_error e;
+	struct agent_exec_spec spec;
+	const void *in;
+	size_t in_len, plen;
+	char *payload;
+
+	if (!(g->spec = exec_parse(g->rx.data, g->rx.len, &e)))
+		return refuse(g, e.message);
+	in = exec_stdin(g->spec, &in_len);
+	spec = (struct agent_exec_spec){ .argv = exec_argv(g->spec), .env = exec_env(g->spec),
+					 .cwd = exec_cwd(g->spec),
+					 .uid = exec_as_root(g->spec) ? -1 : EXEC_DESKTOP_UID,
+					 .gid = exec_as_root(g->spec) ? -1 : EXEC_DESKTOP_UID };
+	if (agent_exec_payload(&spec, &payload, &plen) < 0)
+		return refuse(g, "the command line and environment are too long");
+	atomic_fetch_add(&g->refs, 1);
+	g->chan = agent_chan_open(g->link, AGENT_EXEC, payload, plen, &ws_ops, g);
+	free(payload);
+	if (!g->chan) {
+		atomic_fetch_sub(&g->refs, 1);
+		return refuse(g, "the guest agent is not connected");
+	}
+	if (in_len) {
+		agent_chan_send(g->link, g->chan, AGENT_DATA, 0, in, in_len);
+		agent_chan_send(g->link, g->chan, AGENT_EOF, 0, NULL, 0);
+	}
+	lws_sul_schedule(g->ctx, 0, &g->sul, on_timeout,
+			 (lws_usec_t)exec_timeout_ms(g->spec) * LWS_US_PER_MS);
+	return 0;
+}
+
+/* A whole message from the client. */
+static int on_message(struct guest_ws *g, bool binary)
+{
+	json_t *j;
+	const char *type;
+
+	if (g->cdp)
+		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.data, g->rx.len) < 0 ? -1 : 0;
+	if (!g->chan)
+		return binary ? refuse(g, "the first message is the command (JSON text)") : start_exec(g);
+	if (binary)
+		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.data, g->rx.len) < 0 ? 0 : 0;
+	j = json_loadb(g->rx.data ? g->rx.data : "", g->rx.len, 0, NULL);
+	type = json_string_value(json_object_get(j, "type"));
+	if (type && !strcmp(type, "eof")) {
+		agent_chan_send(g->link, g->chan, AGENT_EOF, 0, NULL, 0);
+	} else if (type && !strcmp(type, "signal") &&
+		   json_is_integer(json_object_get(j, "signal")) &&
+		   json_integer_value(json_object_get(j, "signal")) > 0 &&
+		   json_integer_value(json_object_get(j, "signal")) < 65) {
+		char sig[8];
+
+		snprintf(sig, sizeof(sig), "%d", (int)json_integer_value(json_object_get(j, "signal")));
+		agent_chan_send(g->link, g->chan, AGENT_SIGNAL, 0, sig, strlen(sig));
+	} else {
+		json_decref(j);
+		return refuse(g, "messages are binary stdin, {\"type\":\"eof\"} or {\"type\":\"signal\",\"signal\":N}");
+	}
+	json_decref(j);
+	return 0;
+}
+
+int guest_ws_receive(struct guest_ws *g, const void *in, size_t len)
+{
+	int rc;
+
+	if (g->rx.len + len > GUEST_WS_MAX_MESSAGE)
+		return refuse(g, "message too large");
+	if (len && bytebuf_append(&g->rx, in, len) < 0)
+		return -1;
+	if (!lws_is_final_fragment(g->wsi))
+		return 0;
+	rc = on_message(g, lws_frame_is_binary(g->wsi));
+	g->rx.len = 0;
+	return rc;
+}
+
+int guest_ws_writeable(struct guest_ws *g)
+{
+	struct outmsg *m;
+	bool ended;
+	char reason[128];
+
+	pthread_mutex_lock(&g->mu);
+	if ((m = g->out) && !(g->out = m->next))
+		g->out_tail = &g->out;
+	ended = g->ended;
+	snprintf(reason, sizeof(reason), "%s", g->reason);
+	pthread_mutex_unlock(&g->mu);
+	if (m) {
+		int w = lws_write(g->wsi, m->data + LWS_PRE, m->len,
+				  m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
+
+		if (m->ack)
+			agent_chan_ack(g->link, g->chan, m->ack);
+		free(m);
+		if (w < 0)
+			return -1;
+		lws_callback_on_writable(g->wsi);
+		return 0;
+	}
+	if (ended) {
+		/* exec ends normally; a CDP channel only ends when the browser
+		 * side went away */
+		bool normal = !g->cdp && (!strcmp(reason, "done") || !reason[0]);
+
+		lws_close_reason(g->wsi, normal ? LWS_CLOSE_STATUS_NORMAL : LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
+				 (unsigned char *)reason, strlen(reason));
+		return -1;
+	}
+	return 0;
+}
+
+void guest_ws_close(struct guest_ws *g)
+{
+	if (!g)
+		return;
+	for (struct guest_ws **pp = &all; *pp; pp = &(*pp)->next)
+		if (*pp == g) {
+			*pp = g->next;
+			break;
+		}
+	lws_sul_cancel(&g->sul);
+	if (g->chan)
+		agent_chan_close(g->link, g->chan, "the client went away");
+	g->wsi = NULL;
+	release(g);
+}
+
+void guest_ws_poke_all(void)
+{
+	for (struct guest_ws *g = all; g; g = g->next)
+		if (atomic_exchange(&g->pending, false))
+			lws_callback_on_writable(g->wsi);
+}
+
+void guest_ws_cdp_version(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	char host[256] = "", url[512];
+
+	if (!s)
+		return;
+	if (lws_hdr_copy(r->wsi, host, sizeof(host), WSI_TOKEN_HOST) <= 0)
+		snprintf(host, sizeof(host), "%s", r->gw->public_url + (strncmp(r->gw->public_url, "https://", 8) ? 7 : 8));
+	snprintf(url, sizeof(url), "ws://%s/v1/sessions/%s/cdp", host, s->id);
+	http_reply_json(r, 200, json_pack("{s:s, s:s, s:s, s:s}", "Browser", "Chromium (vitrine guest)",
+					  "Protocol-Version", "1.3", "User-Agent", "vitrine",
+					  "webSocketDebuggerUrl", url));
+}

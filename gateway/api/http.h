@@ -1,0 +1,69 @@
+/* gateway/api/http.h: the HTTP side of the lws protocol: per-request state, and
+ * how handlers answer (JSON with a status, or an API error), now or later. */
+#ifndef VITRINE_GATEWAY_HTTP_H
+#define VITRINE_GATEWAY_HTTP_H
+
+#include "gateway/core/gw.h"
+#include "gateway/api/routes.h"
+#include "gateway/session/session_spec.h"
+
+#include <jansson.h>
+#include <libwebsockets.h>
+#include <stdbool.h>
+
+#define HTTP_MAX_BODY (1u << 20)
+
+/* Per-request data, sized in lws_protocols; lws zeroes it. */
+struct http_req {
+	struct lws *wsi;
+	struct gw *gw;
+	enum route_method method;
+	struct route route;
+	char token[160]; /* bearer token, "" when none */
+	char *body; /* owned */
+	size_t body_len;
+	bool body_too_big;
+	/* The response, once decided. */
+	bool have_response, headers_sent;
+	int status;
+	const char *content_type;
+	unsigned char *resp; /* owned, LWS_PRE bytes of headroom before the body */
+	size_t resp_len;
+	struct {
+		char name[32]; /* with the trailing ':' lws wants */
+		char value[64];
+	} hdrs[6]; /* extra response headers */
+	int n_hdrs;
+	struct run *run; /* owned: an action or screenshot under way */
+	struct exec_job *exec; /* owned: a command under way (exec.h) */
+	char files_path[1200]; /* the guest path of a files request (the url of an open) */
+	size_t clip_len; /* the text a clipboard PUT sets */
+	struct guest_ws *gws; /* owned: set when this is a CDP or exec WebSocket */
+	int screen_w, screen_h; /* of the session, for screenshot headers */
+	struct control_conn *ctl; /* owned: set when this is a control WebSocket */
+	struct stream_viewer *viewer; /* owned: set when this is a stream WebSocket */
+	/* A request waiting for a session's state to change (?wait=ready). */
+	char wait_id[24];
+	int64_t wait_after; /* events: answer once there is one past this seq */
+	bool resumed; /* an action's ?auto_resume=1 has been acted on */
+	int64_t wait_until_ms;
+	lws_sorted_usec_list_t sul_wait;
+};
+
+/* Sets the response to body (stolen) with status. This function can't fail:
+ * when out of memory the response becomes a bare 500. */
+void http_reply_json(struct http_req *r, int status, json_t *body);
+/* Sets the response to {"error": {"code", "message"}}. */
+void http_reply_error(struct http_req *r, int status, const char *code, const char *message);
+void http_reply_api_error(struct http_req *r, const struct api_error *e);
+/* Sets the response to len bytes of data (copied) with content_type. */
+void http_reply_bytes(struct http_req *r, int status, const char *content_type, const void *data,
+		      size_t len);
+/* Adds a response header (before the reply is sent). Ignored past 6. */
+void http_add_header(struct http_req *r, const char *name, const char *value);
+
+/* The lws protocol callback serving HTTP for the gateway. */
+int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		  size_t len);
+
+#endif

@@ -1,0 +1,117 @@
+/* gateway/api/routes.c: see routes.h. */
+#include "gateway/api/routes.h"
+
+#include <string.h>
+
+static size_t id_len(const char *p)
+{
+	size_t n = 0;
+
+	while ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z') ||
+	       (p[n] >= '0' && p[n] <= '9') || p[n] == '_' || p[n] == '-')
+		n++;
+	return n;
+}
+
+static struct route pick(enum route_method m, enum route_method want, enum route_kind kind)
+{
+	struct route r = { .kind = m == want ? kind : R_METHOD_NOT_ALLOWED };
+
+	return r;
+}
+
+struct route route_parse(enum route_method m, const char *path)
+{
+	static const char prefix[] = "/v1/sessions";
+	struct route r = { .kind = R_NOT_FOUND };
+	const char *rest;
+	size_t n;
+
+	if (!strcmp(path, "/"))
+		return pick(m, M_GET, R_ROOT);
+	if (!strcmp(path, "/healthz"))
+		return pick(m, M_GET, R_HEALTH);
+	if (!strcmp(path, "/v1/templates") || !strcmp(path, "/v1/templates/")) {
+		r.kind = m == M_GET ? R_TEMPLATES_LIST : m == M_POST ? R_TEMPLATES_CREATE
+							: R_METHOD_NOT_ALLOWED;
+		return r;
+	}
+	if (!strncmp(path, "/v1/templates/", 14)) {
+		n = id_len(path + 14);
+		if (n == 0 || n > ROUTE_ID_MAX || path[14 + n] != '\0')
+			return r;
+		memcpy(r.id, path + 14, n);
+		r.id[n] = '\0';
+		r.kind = m == M_GET ? R_TEMPLATE_GET : m == M_DELETE ? R_TEMPLATE_DELETE
+							: R_METHOD_NOT_ALLOWED;
+		return r;
+	}
+	if (strncmp(path, prefix, sizeof(prefix) - 1))
+		return r;
+	rest = path + sizeof(prefix) - 1;
+	if (!strcmp(rest, "") || !strcmp(rest, "/")) {
+		if (m == M_GET)
+			r.kind = R_SESSIONS_LIST;
+		else if (m == M_POST)
+			r.kind = R_SESSIONS_CREATE;
+		else
+			r.kind = R_METHOD_NOT_ALLOWED;
+		return r;
+	}
+	if (*rest++ != '/')
+		return r;
+	n = id_len(rest);
+	if (n == 0 || n > ROUTE_ID_MAX)
+		return r;
+	memcpy(r.id, rest, n);
+	r.id[n] = '\0';
+	rest += n;
+	if (!strcmp(rest, "") || !strcmp(rest, "/")) {
+		r.kind = m == M_GET ? R_SESSION_GET : m == M_DELETE ? R_SESSION_DELETE
+								 : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/screenshot")) {
+		r.kind = m == M_GET ? R_SESSION_SCREENSHOT : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/actions")) {
+		r.kind = m == M_POST ? R_SESSION_ACTIONS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/control")) {
+		r.kind = m == M_GET ? R_SESSION_CONTROL_WS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/stream")) {
+		r.kind = m == M_GET ? R_SESSION_STREAM_WS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/vnc")) {
+		r.kind = m == M_POST || m == M_DELETE ? R_SESSION_VNC : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/share")) {
+		r.kind = m == M_POST ? R_SESSION_SHARE : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/pause")) {
+		r.kind = m == M_POST ? R_SESSION_PAUSE : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/resume")) {
+		r.kind = m == M_POST ? R_SESSION_RESUME : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/fork")) {
+		r.kind = m == M_POST ? R_SESSION_FORK : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/files")) {
+		r.kind = m == M_GET || m == M_PUT ? R_SESSION_FILES : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/exec")) {
+		r.kind = m == M_POST ? R_SESSION_EXEC : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/exec/stream")) {
+		r.kind = m == M_GET ? R_SESSION_EXEC_WS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/cdp")) {
+		r.kind = m == M_GET ? R_SESSION_CDP_WS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/cdp/json/version") || !strcmp(rest, "/cdp/json/version/")) {
+		r.kind = m == M_GET ? R_SESSION_CDP_VERSION : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/egress")) {
+		r.kind = m == M_GET || m == M_PUT ? R_SESSION_EGRESS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/egress/log")) {
+		r.kind = m == M_GET ? R_SESSION_EGRESS_LOG : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/clipboard")) {
+		r.kind = m == M_GET || m == M_PUT ? R_SESSION_CLIPBOARD : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/open")) {
+		r.kind = m == M_POST ? R_SESSION_OPEN : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/launch")) {
+		r.kind = m == M_POST ? R_SESSION_LAUNCH : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/events")) {
+		r.kind = m == M_GET ? R_SESSION_EVENTS : R_METHOD_NOT_ALLOWED;
+	} else {
+		r.kind = R_NOT_FOUND;
+		r.id[0] = '\0';
+	}
+	return r;
+}

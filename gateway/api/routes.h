@@ -1,0 +1,57 @@
+/* gateway/api/routes.h: the API's URL space, parsed without I/O so it can be
+ * unit-tested: method + path -> which handler, and the session id in it. */
+#ifndef VITRINE_GATEWAY_ROUTES_H
+#define VITRINE_GATEWAY_ROUTES_H
+
+#include <stddef.h>
+
+#define ROUTE_ID_MAX 32
+
+enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
+
+enum route_kind {
+	R_NOT_FOUND,
+	R_METHOD_NOT_ALLOWED,
+	R_HEALTH, /* GET /healthz */
+	R_SESSIONS_LIST, /* GET /v1/sessions */
+	R_SESSIONS_CREATE, /* POST /v1/sessions */
+	R_SESSION_GET, /* GET /v1/sessions/{id} */
+	R_SESSION_DELETE, /* DELETE /v1/sessions/{id} */
+	R_SESSION_SCREENSHOT, /* GET /v1/sessions/{id}/screenshot */
+	R_SESSION_ACTIONS, /* POST /v1/sessions/{id}/actions */
+	R_SESSION_CONTROL_WS, /* GET (upgrade) /v1/sessions/{id}/control */
+	R_SESSION_STREAM_WS, /* GET (upgrade) /v1/sessions/{id}/stream (live view) */
+	R_SESSION_SHARE, /* POST /v1/sessions/{id}/share (live view) */
+	R_ROOT, /* GET / (live view: redirects to the web viewer) */
+	R_SESSION_VNC, /* POST|DELETE /v1/sessions/{id}/vnc (live view: VNC door) */
+	R_SESSION_PAUSE, /* POST /v1/sessions/{id}/pause */
+	R_SESSION_RESUME, /* POST /v1/sessions/{id}/resume */
+	R_SESSION_FORK, /* POST /v1/sessions/{id}/fork */
+	R_SESSION_EVENTS, /* GET /v1/sessions/{id}/events */
+	R_SESSION_EXEC, /* POST /v1/sessions/{id}/exec */
+	R_SESSION_FILES, /* GET|PUT /v1/sessions/{id}/files?path= */
+	R_SESSION_EXEC_WS, /* GET (upgrade) /v1/sessions/{id}/exec/stream */
+	R_SESSION_CDP_WS, /* GET (upgrade) /v1/sessions/{id}/cdp: the DevTools protocol */
+	R_SESSION_CDP_VERSION, /* GET /v1/sessions/{id}/cdp/json/version[/] */
+	R_SESSION_EGRESS, /* GET|PUT /v1/sessions/{id}/egress: the rules */
+	R_SESSION_EGRESS_LOG, /* GET /v1/sessions/{id}/egress/log */
+	R_SESSION_CLIPBOARD, /* GET|PUT /v1/sessions/{id}/clipboard */
+	R_SESSION_OPEN, /* POST /v1/sessions/{id}/open {url} */
+	R_SESSION_LAUNCH, /* POST /v1/sessions/{id}/launch {command, args} */
+	R_TEMPLATES_LIST, /* GET /v1/templates */
+	R_TEMPLATES_CREATE, /* POST /v1/templates */
+	R_TEMPLATE_GET, /* GET /v1/templates/{name} */
+	R_TEMPLATE_DELETE, /* DELETE /v1/templates/{name} */
+};
+
+struct route {
+	enum route_kind kind;
+	char id[ROUTE_ID_MAX + 1]; /* session id (R_SESSION_*) or template name (R_TEMPLATE_*) */
+};
+
+/* Parses path (no query string) for method. An id is [A-Za-z0-9_-]{1,32};
+ * anything else is R_NOT_FOUND. A known path with the wrong method is
+ * R_METHOD_NOT_ALLOWED. This function can't fail. */
+struct route route_parse(enum route_method method, const char *path);
+
+#endif

@@ -1,0 +1,482 @@
+/* gateway/api/stream.c: see stream.h. One WRITEABLE callback writes one message:
+ * a pending close, a PING, a queued text message, the cursor, or the frame
+ * that brings the viewer to the newest screen (never a queue of frames: the
+ * viewer's base frame is the only state, so a viewer that fell behind
+ * simply gets a bigger delta or a whole frame). */
+#include "gateway/api/stream.h"
+
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "display/stream_wire.h"
+#include "gateway/api/api.h"
+#include "gateway/api/http.h"
+#include "gateway/api/routes.h"
+#include "gateway/session/session.h"
+#include "gateway/stream/stream_hub.h"
+#include "gateway/api/ws_upgrade.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool stream_is_stream(struct lws *wsi)
+{
+	return ws_upgrade_route(wsi).kind == R_SESSION_STREAM_WS;
+}
+
+/* What token grants on s: its own tokens, the operator key, or a share. */
+static enum auth_scope token_scope(struct gw *gw, struct sess *s, const char *token)
+{
+	enum auth_scope got = auth_scope_of(token, gw->operator_key, s->control_token, s->view_token);
+
+	if (got == AUTH_NONE && stream_hub_find(s))
+		got = share_scope(&stream_hub_find(s)->shares, token, fs_now_ms());
+	return got;
+}
+
+static enum auth_scope header_scope(struct gw *gw, struct lws *wsi, struct sess *s)
+{
+	char token[160];
+
+	return ws_upgrade_bearer(wsi, token, sizeof(token)) < 0 ? AUTH_NONE
+								 : token_scope(gw, s, token);
+}
+
+int stream_filter(struct gw *gw, struct lws *wsi)
+{
+	struct route r;
+	struct sess *s = ws_upgrade_session(gw, wsi, R_SESSION_STREAM_WS, &r);
+
+	if (!s)
+		return 1;
+	if (ws_upgrade_has_auth(wsi) && header_scope(gw, wsi, s) < AUTH_VIEW)
+		return 1;
+	return 0;
+}
+
+static void close_with(struct stream_viewer *v, int code, const char *reason)
+{
+	if (v->close_code)
+		return;
+	v->close_code = code;
+	snprintf(v->close_reason, sizeof(v->close_reason), "%s", reason);
+	lws_callback_on_writable(v->wsi);
+	lws_set_timeout(v->wsi, PENDING_TIMEOUT_USER_OK, 2);
+}
+
+static int idle_s(const struct stream_viewer *v)
+{
+	return v->gw->stream_idle_s > 0 ? v->gw->stream_idle_s : STREAM_DEFAULT_IDLE_S;
+}
+
+/* Pings a quiet viewer, hangs up on a dead one or one that never said who it is. */
+static void on_idle(lws_sorted_usec_list_t *sul)
+{
+	struct stream_viewer *v = lws_container_of(sul, struct stream_viewer, sul_idle);
+	int64_t now = fs_now_ms(), quiet = now - v->last_rx_ms, limit = (int64_t)idle_s(v) * 1000;
+
+	if (v->scope == AUTH_NONE && now - v->opened_ms >= STREAM_AUTH_TIMEOUT_S * 1000) {
+		close_with(v, STREAM_CLOSE_POLICY, "no auth message in time");
+		return;
+	}
+	if (quiet >= limit) {
+		log_info("stream", "viewer %d silent for %lld ms: hanging up", v->id, (long long)quiet);
+		/* It may not be reading at all: no close handshake to wait for. */
+		lws_set_timeout(v->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		return;
+	}
+	if (quiet >= limit / 3) {
+		v->ping_due = true;
+		lws_callback_on_writable(v->wsi);
+	}
+	lws_sul_schedule(lws_get_context(v->wsi), 0, &v->sul_idle, on_idle,
+			 (lws_usec_t)(limit / 6 > 0 ? limit / 6 : 1) * LWS_US_PER_MS);
+}
+
+static void on_pace(lws_sorted_usec_list_t *sul)
+{
+	struct stream_viewer *v = lws_container_of(sul, struct stream_viewer, sul_pace);
+
+	lws_callback_on_writable(v->wsi);
+}
+
+struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
+{
+	struct stream_viewer *v = calloc(1, sizeof(*v));
+	struct stream_hub *h;
+	struct route r;
+	struct sess *s;
+
+	if (!v || !(s = ws_upgrade_session(gw, wsi, R_SESSION_STREAM_WS, &r)) ||
+	    !(h = stream_hub_of(s))) {
+		free(v);
+		return NULL;
+	}
+	v->wsi = wsi;
+	v->gw = gw;
+	v->quality = STREAM_DEFAULT_QUALITY;
+	v->max_fps = STREAM_DEFAULT_MAX_FPS;
+	v->cur_x = v->cur_y = -1;
+	v->opened_ms = v->last_rx_ms = fs_now_ms();
+	stream_hub_add(h, v);
+	snprintf(v->name, sizeof(v->name), "viewer %d", v->id);
+	v->scope = header_scope(gw, wsi, s);
+	if (v->scope != AUTH_NONE)
+		stream_viewer_send_json(v, NULL); /* the hello */
+	lws_sul_schedule(lws_get_context(wsi), 0, &v->sul_idle, on_idle,
+			 (lws_usec_t)idle_s(v) * 1000 / 6 * LWS_US_PER_MS);
+	return v;
+}
+
+static const char *scope_name(enum auth_scope a)
+{
+	return a == AUTH_OPERATOR ? "operator" : a == AUTH_CONTROL ? "control" : "view";
+}
+
+void stream_viewer_send_json(struct stream_viewer *v, json_t *j)
+{
+	char *text, *buf;
+	size_t n;
+
+	if (!j && v->hub) { /* NULL: the hello, once authenticated */
+		struct sess *s = v->hub->s;
+		json_t *ctl = stream_control_json(v->hub, v);
+
+		j = json_pack("{s:s, s:s, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:o}", "type", "hello",
+			      "session", s->id, "viewer", v->id, "name", v->name, "scope",
+			      scope_name(v->scope), "width", s->width, "height", s->height, "quality",
+			      v->quality, "max_fps", v->max_fps, "controller",
+			      json_incref(json_object_get(ctl, "controller")));
+		json_decref(ctl);
+	}
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!text)
+		return;
+	n = strlen(text);
+	if (v->n_text == STREAM_TEXT_QUEUE) { /* not reading: drop the oldest */
+		free(v->text[0]);
+		memmove(v->text, v->text + 1, (size_t)(v->n_text - 1) * sizeof(v->text[0]));
+		memmove(v->text_len, v->text_len + 1, (size_t)(v->n_text - 1) * sizeof(v->text_len[0]));
+		v->n_text--;
+	}
+	buf = malloc(LWS_PRE + n);
+	if (buf) {
+		memcpy(buf + LWS_PRE, text, n);
+		v->text[v->n_text] = buf;
+		v->text_len[v->n_text++] = n;
+		lws_callback_on_writable(v->wsi);
+	}
+	free(text);
+}
+
+static void send_error(struct stream_viewer *v, const char *code, const char *msg)
+{
+	stream_viewer_send_json(v, json_pack("{s:s, s:s, s:s}", "type", "error", "code", code,
+					     "message", msg));
+}
+
+/* Handles one complete, parsed message. Returns 0, or a close code. */
+static int handle(struct stream_viewer *v, const struct stream_msg *m, char *reason, size_t rn)
+{
+	struct stream_hub *h = v->hub;
+	const char *code, *msg;
+	int rc;
+
+	if (v->scope == AUTH_NONE) {
+		if (m->kind != SM_AUTH) {
+			snprintf(reason, rn, "the first message must be {\"type\":\"auth\",...}");
+			return STREAM_CLOSE_POLICY;
+		}
+		v->scope = token_scope(v->gw, h->s, m->token);
+		if (v->scope == AUTH_NONE) {
+			snprintf(reason, rn, "unauthorized: the token is not valid for this session");
+			return STREAM_CLOSE_POLICY;
+		}
+		if (m->name[0])
+			snprintf(v->name, sizeof(v->name), "%s", m->name);
+		if (m->quality)
+			v->quality = m->quality;
+		if (m->max_fps)
+			v->max_fps = m->max_fps;
+		stream_viewer_send_json(v, NULL);
+		return 0;
+	}
+	switch (m->kind) {
+	case SM_AUTH:
+		snprintf(reason, rn, "already authenticated");
+		return STREAM_CLOSE_POLICY;
+	case SM_SETTINGS:
+		if (m->quality)
+			v->quality = m->quality;
+		if (m->max_fps) {
+			v->max_fps = m->max_fps;
+			v->next_frame_ms = 0;
+		}
+		if (m->name[0])
+			snprintf(v->name, sizeof(v->name), "%s", m->name);
+		stream_viewer_send_json(v, json_pack("{s:s, s:i, s:i, s:s}", "type", "settings",
+						     "quality", v->quality, "max_fps", v->max_fps,
+						     "name", v->name));
+		lws_callback_on_writable(v->wsi);
+		return 0;
+	case SM_TAKE: {
+		bool had = h->controller == v;
+
+		/* A change is announced to everyone; a repeated take is answered. */
+		if (stream_hub_take(h, v, &code, &msg) < 0)
+			send_error(v, code, msg);
+		else if (had)
+			stream_viewer_send_json(v, stream_control_json(h, v));
+		return 0;
+	}
+	case SM_RELEASE:
+		if (stream_hub_release(h, v, "released") < 0)
+			send_error(v, "not_controller", "this viewer does not hold control");
+		return 0;
+	case SM_POINTER:
+	case SM_WHEEL:
+	case SM_KEY:
+		rc = stream_hub_input(h, v, m);
+		if (rc == -EPERM)
+			send_error(v, v->scope < AUTH_CONTROL ? "forbidden" : "not_controller",
+				   v->scope < AUTH_CONTROL ? "a view token only watches"
+							   : "send {\"type\":\"take\"} first");
+		else if (rc < 0)
+			send_error(v, "guest_gone", "the guest is not running");
+		return 0;
+	case SM_PING:
+		stream_viewer_send_json(v, m->has_t ? json_pack("{s:s, s:f}", "type", "pong", "t", m->t)
+						    : json_pack("{s:s}", "type", "pong"));
+		return 0;
+	}
+	return 0;
+}
+
+int stream_receive(struct stream_viewer *v, const void *in, size_t len)
+{
+	struct stream_msg m;
+	char reason[120];
+	int code;
+
+	v->last_rx_ms = fs_now_ms();
+	if (v->close_code)
+		return 0; /* closing: nothing more is read */
+	if (lws_frame_is_binary(v->wsi))
+		v->rx_binary = true;
+	if (!v->rx_too_big && v->rx_len + len <= STREAM_MSG_MAX) {
+		char *n = realloc(v->rx, v->rx_len + len + 1);
+
+		if (!n)
+			return -1;
+		v->rx = n;
+		memcpy(v->rx + v->rx_len, in, len);
+		v->rx_len += len;
+	} else {
+		v->rx_too_big = true;
+	}
+	if (!lws_is_final_fragment(v->wsi))
+		return 0;
+	if (!v->hub)
+		return -1;
+	if (v->rx_binary) {
+		code = STREAM_CLOSE_UNSUPPORTED;
+		snprintf(reason, sizeof(reason), "binary messages are not accepted: send JSON text");
+	} else if (v->rx_too_big) {
+		code = STREAM_CLOSE_TOO_BIG;
+		snprintf(reason, sizeof(reason), "message over 4096 bytes");
+	} else {
+		code = stream_msg_parse(v->rx ? v->rx : "", v->rx_len, v->hub->s->width,
+					v->hub->s->height, &m, reason, sizeof(reason));
+		if (code == 0)
+			code = handle(v, &m, reason, sizeof(reason));
+	}
+	free(v->rx);
+	v->rx = NULL;
+	v->rx_len = 0;
+	v->rx_too_big = v->rx_binary = false;
+	if (code) {
+		/* Closed from WRITEABLE: a frame may still be going out, and the
+		 * close frame must follow it whole. */
+		log_info("stream", "viewer %d closed with %d: %s", v->id, code, reason);
+		close_with(v, code, reason);
+	}
+	return 0;
+}
+
+void stream_pong(struct stream_viewer *v)
+{
+	v->last_rx_ms = fs_now_ms();
+}
+
+/* Writes the frame or cursor the viewer lacks. Returns 1 when it wrote, 0
+ * when there was nothing to send, -1 on a write error. */
+static int write_screen(struct stream_viewer *v)
+{
+	struct sess *s = v->hub->s;
+	struct display_stream_msg *m;
+	struct display_cursor *c;
+	struct display_frame *f;
+	int64_t now;
+	int n;
+
+	c = s->mirror ? display_mirror_cursor(s->mirror) : NULL;
+	if (c && c->serial != v->shape_serial) {
+		v->shape_serial = c->serial;
+		m = stream_hub_shape(v->hub, c);
+		display_cursor_unref(c);
+		if (!m)
+			return 0;
+		n = lws_write(v->wsi, m->buf + m->headroom, m->len, LWS_WRITE_BINARY);
+		display_stream_msg_unref(m);
+		return n < 0 ? -1 : 1;
+	}
+	display_cursor_unref(c);
+	if (s->pointer_x != v->cur_x || s->pointer_y != v->cur_y) {
+		unsigned char buf[LWS_PRE + STREAM_WIRE_CURSOR_LEN];
+
+		v->cur_x = s->pointer_x;
+		v->cur_y = s->pointer_y;
+		stream_wire_put_cursor(buf + LWS_PRE, v->cur_x, v->cur_y, true);
+		return lws_write(v->wsi, buf + LWS_PRE, STREAM_WIRE_CURSOR_LEN, LWS_WRITE_BINARY) < 0
+			       ? -1
+			       : 1;
+	}
+	f = s->mirror ? display_mirror_latest(s->mirror) : NULL;
+	if (!f || v->base == f) { /* the same frame object: the base holds it alive */
+		display_frame_unref(f);
+		return 0;
+	}
+	now = fs_now_ms();
+	if (now < v->next_frame_ms) {
+		display_frame_unref(f);
+		lws_sul_schedule(lws_get_context(v->wsi), 0, &v->sul_pace, on_pace,
+				 (lws_usec_t)(v->next_frame_ms - now) * LWS_US_PER_MS);
+		return 0;
+	}
+	m = stream_hub_message(v->hub, v->base, f, v->quality);
+	if (!m) {
+		display_frame_unref(f);
+		return 0;
+	}
+	n = lws_write(v->wsi, m->buf + m->headroom, m->len, LWS_WRITE_BINARY);
+	v->frames++;
+	v->bytes += m->len;
+	display_stream_msg_unref(m);
+	display_frame_unref(v->base);
+	v->base = f;
+	v->next_frame_ms = (v->next_frame_ms && now - v->next_frame_ms < 1000 / v->max_fps
+				    ? v->next_frame_ms
+				    : now) +
+			   1000 / v->max_fps;
+	return n < 0 ? -1 : 1;
+}
+
+int stream_writeable(struct stream_viewer *v)
+{
+	int rc;
+
+	if (v->close_code) {
+		lws_close_reason(v->wsi, (enum lws_close_status)v->close_code,
+				 (unsigned char *)v->close_reason, strlen(v->close_reason));
+		return -1;
+	}
+	if (!v->hub)
+		return -1;
+	if (v->ping_due) {
+		/* A payload: lws 4.1 reports no RECEIVE_PONG for an empty pong. */
+		unsigned char buf[LWS_PRE + 4] = { 0 };
+
+		memcpy(buf + LWS_PRE, "vtr1", 4);
+		v->ping_due = false;
+		if (lws_write(v->wsi, buf + LWS_PRE, 4, LWS_WRITE_PING) < 0)
+			return -1;
+		lws_callback_on_writable(v->wsi);
+		return 0;
+	}
+	if (v->n_text) {
+		char *buf = v->text[0];
+		size_t n = v->text_len[0];
+
+		memmove(v->text, v->text + 1, (size_t)(v->n_text - 1) * sizeof(v->text[0]));
+		memmove(v->text_len, v->text_len + 1, (size_t)(v->n_text - 1) * sizeof(v->text_len[0]));
+		v->n_text--;
+		rc = lws_write(v->wsi, (unsigned char *)buf + LWS_PRE, n, LWS_WRITE_TEXT);
+		free(buf);
+		if (rc < 0)
+			return -1;
+		lws_callback_on_writable(v->wsi);
+		return 0;
+	}
+	if (v->scope == AUTH_NONE)
+		return 0;
+	rc = write_screen(v);
+	if (rc < 0)
+		return -1;
+	if (rc > 0)
+		lws_callback_on_writable(v->wsi);
+	return 0;
+}
+
+void stream_close(struct stream_viewer *v)
+{
+	if (!v)
+		return;
+	if (v->hub)
+		stream_hub_remove(v->hub, v, "disconnected");
+	lws_sul_cancel(&v->sul_pace);
+	lws_sul_cancel(&v->sul_idle);
+	display_frame_unref(v->base);
+	free(v->rx);
+	for (int i = 0; i < v->n_text; i++)
+		free(v->text[i]);
+	free(v);
+}
+
+void stream_share(struct http_req *r, struct sess *s)
+{
+	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key, s->control_token,
+					    s->view_token), want;
+	json_t *body = r->body_len ? json_loadb(r->body, r->body_len, 0, NULL) : json_object();
+	const char *scope = json_string_value(json_object_get(body, "scope"));
+	json_t *ttl = json_object_get(body, "ttl_s");
+	struct stream_hub *h;
+	char token[AUTH_TOKEN_LEN + 1];
+	int ttl_s = SHARE_DEFAULT_TTL_S;
+
+	if (!json_is_object(body)) {
+		json_decref(body);
+		http_reply_error(r, 400, "invalid_json", "the body must be a JSON object");
+		return;
+	}
+	if (!scope || (strcmp(scope, "view") && strcmp(scope, "control"))) {
+		json_decref(body);
+		http_reply_error(r, 400, "invalid_argument", "scope must be \"view\" or \"control\"");
+		return;
+	}
+	want = scope[0] == 'v' ? AUTH_VIEW : AUTH_CONTROL;
+	scope = want == AUTH_VIEW ? "view" : "control"; /* body is freed below */
+	if (ttl) {
+		if (!json_is_integer(ttl) || json_integer_value(ttl) < 1 ||
+		    json_integer_value(ttl) > SHARE_MAX_TTL_S) {
+			json_decref(body);
+			http_reply_error(r, 400, "out_of_range", "ttl_s must be an integer in 1..86400");
+			return;
+		}
+		ttl_s = (int)json_integer_value(ttl);
+	}
+	json_decref(body);
+	if (got < want) {
+		http_reply_error(r, 403, "forbidden", "a token can only share its own scope or less");
+		return;
+	}
+	if (!(h = stream_hub_of(s)) || share_add(&h->shares, want, ttl_s, fs_now_ms(), token) < 0) {
+		http_reply_error(r, 500, "internal", "cannot mint a token");
+		return;
+	}
+	http_reply_json(r, 201,
+			json_pack("{s:s, s:s, s:i, s:s++++}", "token", token, "scope", scope,
+				  "expires_in_s", ttl_s, "url", r->gw->public_url, "/web/#s=", s->id,
+				  "&t=", token));
+}

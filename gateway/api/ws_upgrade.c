@@ -1,0 +1,45 @@
+/* gateway/api/ws_upgrade.c: see ws_upgrade.h. */
+#include "gateway/api/ws_upgrade.h"
+
+#include "gateway/core/auth.h"
+#include "gateway/session/session.h"
+
+struct route ws_upgrade_route(struct lws *wsi)
+{
+	char path[256];
+	struct route r = { .kind = R_NOT_FOUND };
+
+	if (lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI) > 0)
+		r = route_parse(M_GET, path);
+	return r;
+}
+
+struct sess *ws_upgrade_session(struct gw *gw, struct lws *wsi, enum route_kind kind,
+				struct route *r)
+{
+	char origin[256] = "";
+	struct sess *s;
+
+	*r = ws_upgrade_route(wsi);
+	if (r->kind != kind || !(s = sess_find(gw, r->id)))
+		return NULL;
+	if (lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) < 0 ||
+	    !auth_origin_allowed(origin, gw->origins))
+		return NULL;
+	return s;
+}
+
+bool ws_upgrade_has_auth(struct lws *wsi)
+{
+	return lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0;
+}
+
+int ws_upgrade_bearer(struct lws *wsi, char *token, size_t len)
+{
+	char h[256];
+
+	if (lws_hdr_copy(wsi, h, sizeof(h), WSI_TOKEN_HTTP_AUTHORIZATION) <= 0 ||
+	    auth_parse_bearer(h, token, len) < 0)
+		return -1;
+	return 0;
+}

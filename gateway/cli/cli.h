@@ -1,0 +1,75 @@
+/* gateway/cli/cli.h: the `vitrine` subcommands, each in its own file, and the
+ * small argument helpers they share. */
+#ifndef VITRINE_GATEWAY_CLI_H
+#define VITRINE_GATEWAY_CLI_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Set by SIGINT/SIGTERM; long-running commands poll it and clean up. */
+extern volatile sig_atomic_t cli_interrupted;
+
+int cmd_boot(int argc, char **argv);
+/* cmd_template.c: `vitrine template`, and `boot` with or without --template. */
+int cmd_template(int argc, char **argv);
+int cmd_boot_any(int argc, char **argv);
+int cmd_accel(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+/* The gateway's clients (cmd_client.c, cmd_screen.c). */
+int cmd_create(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+int cmd_fork(int argc, char **argv);
+int cmd_screenshot(int argc, char **argv);
+int cmd_act(int argc, char **argv);
+
+/* Parses a whole decimal int in [min, max]; prints a CLI error naming opt
+ * and returns -1 when s is not one. */
+int cli_parse_int(const char *opt, const char *s, int min, int max, int *out);
+
+/* What the client subcommands share: where the gateway is and which bearer
+ * token to send. Filled by cli_client_init; "--gateway URL" and
+ * "--api-key-file FILE" are every client command's options
+ * (CLI_CLIENT_LONGOPTS, handled by cli_client_option). */
+struct cli_client {
+	const char *cmd; /* "vitrine ls", the prefix of every message */
+	const char *gateway_url; /* --gateway, else $VITRINE_URL, else the default */
+	const char *key_file; /* --api-key-file, or NULL */
+	char host[256];
+	int port;
+	char key[512]; /* the bearer token */
+};
+
+#define CLI_DEFAULT_GATEWAY "http://127.0.0.1:8080"
+#define CLI_CLIENT_LONGOPTS                                                                         \
+	{ "gateway", required_argument, 0, 'G' }, { "api-key-file", required_argument, 0, 'K' }
+#define CLI_CLIENT_USAGE                                                                            \
+	"  --gateway URL       the gateway (default $VITRINE_URL, else " CLI_DEFAULT_GATEWAY ")\n"     \
+	"  --api-key-file FILE bearer key (default $VITRINE_API_KEY, else $VITRINE_HOME/api-key)\n"
+
+struct http_resp;
+
+/* Takes option c ('G' or 'K') with its argument into cl; returns false for
+ * any other option. This function can't fail. */
+bool cli_client_option(struct cli_client *cl, int c, const char *arg);
+/* Resolves the gateway address and loads the key. Returns 0, or the exit
+ * status after printing why: 2 for a malformed URL, 1 for a missing key. */
+int cli_client_init(struct cli_client *cl);
+/* Sends one request and checks the answer. Returns 0 for a 2xx reply (resp
+ * filled; free it), or 1 after printing the failure: no connection, no HTTP
+ * reply, or the API's error code and message. */
+int cli_client_request(struct cli_client *cl, const char *method, const char *path,
+		       const char *body, size_t body_len, int timeout_s, struct http_resp *resp);
+/* Checks that id can be a session id ([A-Za-z0-9_-]{1,32}); prints a usage
+ * error and returns -1 when not. */
+int cli_check_session_id(const struct cli_client *cl, const char *id);
+/* Prints j on stdout as indented JSON. This function can't fail. */
+void cli_print_json(const json_t *j);
+
+#endif

@@ -1,0 +1,461 @@
+/* gateway/cmd_client.c: the session commands of the gateway's client side,
+ * `vitrine create`, `ls`, `show` and `rm`, and what every client command
+ * shares: finding the gateway and the key, sending one request and turning
+ * every failure (no connection, an API error) into one message and exit 1.
+ * The API itself is described in docs/api.md. */
+#include "common/fsutil.h"
+#include "common/http_client.h"
+#include "gateway/cli/cli.h"
+#include "vmm-qemu/spec.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REQUEST_TIMEOUT_S 60
+#define WAIT_TIMEOUT_S 330 /* the gateway gives up waiting after 300 s */
+
+bool cli_client_option(struct cli_client *cl, int c, const char *arg)
+{
+	if (c == 'G')
+		cl->gateway_url = arg;
+	else if (c == 'K')
+		cl->key_file = arg;
+	return c == 'G' || c == 'K';
+}
+
+/* Parses http://HOST[:PORT][/] (or HOST:PORT) into cl. Returns 0 or -1. */
+static int parse_gateway_url(struct cli_client *cl, const char *url)
+{
+	const char *p = url, *host_end, *port_s = NULL;
+	char port_buf[8];
+	size_t n;
+
+	if (!strncmp(p, "http://", 7))
+		p += 7;
+	else if (strstr(p, "://"))
+		return -1; /* https and friends: the CLI speaks plain HTTP to loopback */
+	if (*p == '[') { /* [::1]:8080 */
+		host_end = strchr(p, ']');
+		if (!host_end)
+			return -1;
+		p++;
+		if (host_end[1] == ':')
+			port_s = host_end + 2;
+		else if (host_end[1] && strcmp(host_end + 1, "/"))
+			return -1;
+	} else {
+		host_end = p + strcspn(p, ":/");
+		if (*host_end == ':')
+			port_s = host_end + 1;
+		else if (*host_end && strcmp(host_end, "/"))
+			return -1;
+	}
+	n = (size_t)(host_end - p);
+	if (n == 0 || n >= sizeof(cl->host))
+		return -1;
+	memcpy(cl->host, p, n);
+	cl->host[n] = '\0';
+	cl->port = 80;
+	if (port_s) {
+		n = strcspn(port_s, "/");
+		if (n == 0 || n >= sizeof(port_buf) || (port_s[n] && strcmp(port_s + n, "/")))
+			return -1;
+		memcpy(port_buf, port_s, n);
+		port_buf[n] = '\0';
+		if (cli_parse_int("the gateway port", port_buf, 1, 65535, &cl->port) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Reads the key from path into cl->key. Returns 0 or -errno (-ENODATA: empty). */
+static int read_key_file(struct cli_client *cl, const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = fs_read_file(path, sizeof(cl->key) - 1, &text, &len);
+
+	if (rc < 0)
+		return rc;
+	while (len && strchr(" \t\r\n", text[len - 1]))
+		text[--len] = '\0';
+	snprintf(cl->key, sizeof(cl->key), "%s", text);
+	free(text);
+	return len ? 0 : -ENODATA;
+}
+
+int cli_client_init(struct cli_client *cl)
+{
+	const char *url = cl->gateway_url, *env_key = getenv("VITRINE_API_KEY");
+	const char *home = getenv("VITRINE_HOME");
+	char path[4096];
+	int rc;
+
+	if (!url)
+		url = getenv("VITRINE_URL") && *getenv("VITRINE_URL") ? getenv("VITRINE_URL")
+								     : CLI_DEFAULT_GATEWAY;
+	cl->gateway_url = url;
+	if (parse_gateway_url(cl, url) < 0) {
+		fprintf(stderr, "%s: the gateway must be given as http://HOST:PORT, not '%s'\n",
+			cl->cmd, url);
+		return 2;
+	}
+	if (cl->key_file) {
+		rc = read_key_file(cl, cl->key_file);
+		if (rc < 0) {
+			fprintf(stderr, "%s: cannot read the API key from %s: %s\n", cl->cmd,
+				cl->key_file, rc == -ENODATA ? "the file is empty" : strerror(-rc));
+			return 1;
+		}
+		return 0;
+	}
+	if (env_key && *env_key) {
+		snprintf(cl->key, sizeof(cl->key), "%s", env_key);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/api-key", home && *home ? home : "/var/lib/vitrine");
+	rc = read_key_file(cl, path);
+	if (rc < 0) {
+		fprintf(stderr,
+			"%s: no API key: set VITRINE_API_KEY or pass --api-key-file FILE "
+			"(the default %s: %s)\n",
+			cl->cmd, path, rc == -ENODATA ? "is empty" : strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
+int cli_client_request(struct cli_client *cl, const char *method, const char *path,
+		       const char *body, size_t body_len, int timeout_s, struct http_resp *resp)
+{
+	int rc = http_request(cl->host, cl->port, method, path, cl->key, body, body_len, timeout_s,
+			      resp);
+	const char *msg;
+
+	if (rc == -ECONNREFUSED) {
+		fprintf(stderr, "%s: cannot connect to the gateway at %s: connection refused "
+				"(is `vitrine serve` running there?)\n",
+			cl->cmd, cl->gateway_url);
+	} else if (rc == -EHOSTUNREACH) {
+		fprintf(stderr, "%s: cannot resolve the gateway's host '%s'\n", cl->cmd, cl->host);
+	} else if (rc < 0) {
+		fprintf(stderr, "%s: %s %s: no valid HTTP reply from %s within %d s (%s)\n", cl->cmd,
+			method, path, cl->gateway_url, timeout_s, strerror(-rc));
+	} else if (resp->status >= 200 && resp->status < 300) {
+		return 0;
+	} else if (*http_error_code(resp)) {
+		msg = json_string_value(
+			json_object_get(json_object_get(resp->json, "error"), "message"));
+		fprintf(stderr, "%s: %s: %s (HTTP %d)\n", cl->cmd, http_error_code(resp),
+			msg ? msg : "", resp->status);
+	} else {
+		fprintf(stderr, "%s: HTTP %d from %s: %.200s\n", cl->cmd, resp->status,
+			cl->gateway_url, resp->body ? resp->body : "");
+	}
+	http_resp_free(resp);
+	return 1;
+}
+
+int cli_check_session_id(const struct cli_client *cl, const char *id)
+{
+	size_t n = strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+
+	if (n == 0 || n > 32 || id[n]) {
+		fprintf(stderr, "%s: '%s' is not a session id (letters, digits, _ and -, at most 32)\n",
+			cl->cmd, id);
+		return -1;
+	}
+	return 0;
+}
+
+void cli_print_json(const json_t *j)
+{
+	char *text = json_dumps(j, JSON_INDENT(2));
+
+	if (text)
+		puts(text);
+	free(text);
+}
+
+static void create_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vitrine create [options]\n"
+		"  --image NAME        guest image (default: the gateway's, desktop)\n"
+		"  --template NAME     start from a template instead of an image\n"
+		"  --url URL           page the guest's browser opens\n"
+		"  --width N --height N  screen size (default 1280x800)\n"
+		"  --vcpus N           virtual CPUs\n"
+		"  --memory MIB        guest memory\n"
+		"  --timeout S         the session ends after S seconds (default: never)\n"
+		"  --wait              answer once the session is ready (or failed)\n" CLI_CLIENT_USAGE
+		"Prints the new session as JSON, with its control and view tokens.\n");
+}
+
+/* Adds the integer option text s (already range-checked) to the body. */
+static int set_int(json_t *body, const char *field, const char *opt, const char *s, int min,
+		   int max)
+{
+	int v;
+
+	if (cli_parse_int(opt, s, min, max, &v) < 0)
+		return -1;
+	json_object_set_new(body, field, json_integer(v));
+	return 0;
+}
+
+int cmd_create(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "image", required_argument, 0, 'i' },	  { "template", required_argument, 0, 'T' },
+		{ "url", required_argument, 0, 'u' },	  { "width", required_argument, 0, 'W' },
+		{ "height", required_argument, 0, 'H' },  { "vcpus", required_argument, 0, 'c' },
+		{ "memory", required_argument, 0, 'm' },  { "timeout", required_argument, 0, 't' },
+		{ "wait", no_argument, 0, 'w' },	  CLI_CLIENT_LONGOPTS,
+		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
+	};
+	struct cli_client cl = { .cmd = "vitrine create" };
+	json_t *body = json_object(), *st;
+	struct http_resp r;
+	bool wait = false;
+	char *text = NULL;
+	int c, rc = 0;
+
+	optind = 1;
+	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': json_object_set_new(body, "image", json_string(optarg)); break;
+		case 'T': json_object_set_new(body, "template", json_string(optarg)); break;
+		case 'u': json_object_set_new(body, "url", json_string(optarg)); break;
+		case 'w': wait = true; break;
+		case 'W': rc = set_int(body, "width", "--width", optarg, VMM_MIN_WIDTH, VMM_MAX_WIDTH); break;
+		case 'H': rc = set_int(body, "height", "--height", optarg, VMM_MIN_HEIGHT, VMM_MAX_HEIGHT); break;
+		case 'c': rc = set_int(body, "vcpus", "--vcpus", optarg, 1, VMM_MAX_VCPUS); break;
+		case 'm': rc = set_int(body, "memory_mib", "--memory", optarg, VMM_MIN_MEMORY_MIB, VMM_MAX_MEMORY_MIB); break;
+		case 't': rc = set_int(body, "timeout_s", "--timeout", optarg, 1, INT_MAX); break;
+		case 'h': create_usage(stdout); json_decref(body); return 0;
+		default:
+			if (!cli_client_option(&cl, c, optarg)) {
+				create_usage(stderr);
+				rc = -1;
+			}
+		}
+	}
+	if (rc == 0 && optind < argc) {
+		fprintf(stderr, "vitrine create: unexpected argument '%s'\n", argv[optind]);
+		rc = -1;
+	}
+	if (rc < 0 || (rc = cli_client_init(&cl)) != 0 || !(text = json_dumps(body, JSON_COMPACT))) {
+		json_decref(body);
+		return rc < 0 ? 2 : rc ? rc : 1;
+	}
+	json_decref(body);
+	rc = cli_client_request(&cl, "POST", wait ? "/v1/sessions?wait=ready" : "/v1/sessions", text,
+				strlen(text), wait ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S, &r);
+	free(text);
+	if (rc)
+		return rc;
+	cli_print_json(r.json);
+	/* --wait promises a ready session: say so when it is not. */
+	st = json_object_get(r.json, "status");
+	if (wait && (!json_is_string(st) || strcmp(json_string_value(st), "ready"))) {
+		const char *why = json_string_value(json_object_get(r.json, "error"));
+
+		fprintf(stderr, "vitrine create: session %s is %s, not ready%s%s\n",
+			json_string_value(json_object_get(r.json, "id")),
+			json_is_string(st) ? json_string_value(st) : "in an unknown state",
+			why ? ": " : "", why ? why : "");
+		rc = 1;
+	}
+	http_resp_free(&r);
+	return rc;
+}
+
+/* Parses the client options, the boolean option flag_name (into *flag;
+ * none when NULL) and, when want_id, exactly one session id argument.
+ * Returns 0; -1 after printing usage for --help; or the exit status after
+ * printing why. */
+static int parse_simple(int argc, char **argv, struct cli_client *cl, bool want_id,
+			const char *usage, bool *flag, const char *flag_name)
+{
+	/* Without flag_name, its entry ends the table. */
+	const struct option longopts[] = {
+		CLI_CLIENT_LONGOPTS,
+		{ "help", no_argument, 0, 'h' },
+		{ flag_name, no_argument, 0, 'f' },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			printf("%s" CLI_CLIENT_USAGE, usage);
+			return -1;
+		}
+		if (c == 'f')
+			*flag = true;
+		else if (!cli_client_option(cl, c, optarg)) {
+			fprintf(stderr, "%s" CLI_CLIENT_USAGE, usage);
+			return 2;
+		}
+	}
+	if (argc - optind != (want_id ? 1 : 0)) {
+		if (want_id && optind == argc)
+			fprintf(stderr, "%s: a session id is required\n", cl->cmd);
+		else
+			fprintf(stderr, "%s: unexpected argument '%s'\n", cl->cmd,
+				argv[optind + (want_id ? 1 : 0)]);
+		fprintf(stderr, "%s" CLI_CLIENT_USAGE, usage);
+		return 2;
+	}
+	if (want_id && cli_check_session_id(cl, argv[optind]) < 0)
+		return 2;
+	return cli_client_init(cl);
+}
+
+/* "12 s", "5 min", "3 h": an age for people. */
+static void format_age(json_int_t ms, char *buf, size_t len)
+{
+	json_int_t s = ms / 1000;
+
+	if (s < 120)
+		snprintf(buf, len, "%lld s", (long long)s);
+	else if (s < 7200)
+		snprintf(buf, len, "%lld min", (long long)(s / 60));
+	else
+		snprintf(buf, len, "%lld h", (long long)(s / 3600));
+}
+
+/* The string member key of o, or "?". */
+static const char *field(const json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v ? v : "?";
+}
+
+int cmd_ls(int argc, char **argv)
+{
+	struct cli_client cl = { .cmd = "vitrine ls" };
+	bool as_json = false;
+	struct http_resp r;
+	size_t i;
+	json_t *s;
+	int rc = parse_simple(argc, argv, &cl, false,
+			      "usage: vitrine ls [--json]\n"
+			      "  --json              print the gateway's answer as JSON\n",
+			      &as_json, "json");
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if ((rc = cli_client_request(&cl, "GET", "/v1/sessions", NULL, 0, REQUEST_TIMEOUT_S, &r)))
+		return rc;
+	if (as_json) {
+		cli_print_json(r.json);
+	} else {
+		printf("%-24s %-9s %-12s %-10s %s\n", "ID", "STATUS", "IMAGE", "SCREEN", "AGE");
+		json_array_foreach(json_object_get(r.json, "sessions"), i, s) {
+			char screen[32], age[32];
+
+			snprintf(screen, sizeof(screen), "%lldx%lld",
+				 (long long)json_integer_value(json_object_get(s, "width")),
+				 (long long)json_integer_value(json_object_get(s, "height")));
+			format_age(json_integer_value(json_object_get(s, "age_ms")), age, sizeof(age));
+			printf("%-24s %-9s %-12s %-10s %s\n", field(s, "id"), field(s, "status"),
+			       field(s, "image"), screen, age);
+		}
+	}
+	http_resp_free(&r);
+	return 0;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	struct cli_client cl = { .cmd = "vitrine show" };
+	bool wait = false;
+	struct http_resp r;
+	char path[96];
+	int rc = parse_simple(argc, argv, &cl, true,
+			      "usage: vitrine show ID [--wait]\n"
+			      "  --wait              answer once the session is no longer starting\n",
+			      &wait, "wait");
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	snprintf(path, sizeof(path), "/v1/sessions/%s%s", argv[optind], wait ? "?wait=ready" : "");
+	if ((rc = cli_client_request(&cl, "GET", path, NULL, 0,
+				     wait ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S, &r)))
+		return rc;
+	cli_print_json(r.json);
+	http_resp_free(&r);
+	return 0;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+	struct cli_client cl = { .cmd = "vitrine rm" };
+	struct http_resp r;
+	char path[96];
+	int rc = parse_simple(argc, argv, &cl, true, "usage: vitrine rm ID\n", NULL, NULL);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	snprintf(path, sizeof(path), "/v1/sessions/%s", argv[optind]);
+	if ((rc = cli_client_request(&cl, "DELETE", path, NULL, 0, REQUEST_TIMEOUT_S, &r)))
+		return rc;
+	printf("deleted %s\n", argv[optind]);
+	http_resp_free(&r);
+	return 0;
+}
+
+/* pause/resume/fork: POST /v1/sessions/ID/WHAT with body, print the answer. */
+static int session_op(int argc, char **argv, const char *cmd, const char *what,
+		      const char *usage, const char *flag_name, const char *body_if_flag,
+		      const char *query_if_flag)
+{
+	struct cli_client cl = { .cmd = cmd };
+	bool flag = false;
+	struct http_resp r;
+	char path[128];
+	int rc = parse_simple(argc, argv, &cl, true, usage, &flag, flag_name);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	snprintf(path, sizeof(path), "/v1/sessions/%s/%s%s", argv[optind], what,
+		 flag && query_if_flag ? query_if_flag : "");
+	if ((rc = cli_client_request(&cl, "POST", path, flag && body_if_flag ? body_if_flag : "{}",
+				     strlen(flag && body_if_flag ? body_if_flag : "{}"),
+				     WAIT_TIMEOUT_S, &r)))
+		return rc;
+	cli_print_json(r.json);
+	http_resp_free(&r);
+	return 0;
+}
+
+int cmd_pause(int argc, char **argv)
+{
+	return session_op(argc, argv, "vitrine pause", "pause",
+			  "usage: vitrine pause ID [--disk]\n"
+			  "  --disk              save the whole guest to disk and stop QEMU (default:\n"
+			  "                      stop it in memory)\n",
+			  "disk", "{\"mode\":\"disk\"}", NULL);
+}
+
+int cmd_resume(int argc, char **argv)
+{
+	return session_op(argc, argv, "vitrine resume", "resume", "usage: vitrine resume ID\n", NULL,
+			  NULL, NULL);
+}
+
+int cmd_fork(int argc, char **argv)
+{
+	return session_op(argc, argv, "vitrine fork", "fork",
+			  "usage: vitrine fork ID [--wait]\n"
+			  "  --wait              answer once the copy is ready\n",
+			  "wait", NULL, "?wait=ready");
+}

@@ -1,0 +1,273 @@
+/* gateway/cmd_serve.c: `vitrine serve`: the gateway daemon. One lws event
+ * loop (HTTP now; WebSocket with the screen mirror) owns every session. */
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "gateway/cli/cli.h"
+#include "gateway/core/gw.h"
+#include "gateway/guest/exec.h"
+#include "gateway/api/http.h"
+#include "gateway/session/job.h"
+#include "gateway/action/run.h"
+#include "gateway/guest/sess_agent.h"
+#include "gateway/session/session.h"
+#include "gateway/session/template_build.h"
+#include "gateway/api/web.h"
+#include "vmm-qemu/accel.h"
+#include "vmm-qemu/vm.h"
+
+#include "gateway/session/job.h"
+#include "gateway/session/template_build.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct gw *the_gw; /* for the signal handler only */
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	if (the_gw) {
+		the_gw->stop = 1;
+		if (the_gw->ctx)
+			lws_cancel_service(the_gw->ctx);
+	}
+}
+
+static void serve_usage(FILE *f)
+{
+	fprintf(f, "usage: vitrine serve [options]\n"
+		   "  --listen HOST:PORT   where to listen (default 127.0.0.1:8080; port 0 picks one)\n"
+		   "  --api-key-file FILE  operator API key (default $VITRINE_HOME/api-key, made if missing)\n"
+		   "  --origins LIST       WebSocket Origin allowlist, comma-separated (default: same host)\n"
+		   "  --max-sessions N     sessions at once (default 8; more get 429)\n"
+		   "  --max-vcpus N        vcpus one session may ask for (default 16)\n"
+		   "  --max-memory-mib N   memory one session may ask for (default 32768)\n"
+		   "  --memory-budget-mib N  guest memory over all sessions (default: no budget;\n"
+		   "                       past it, new sessions get 503)\n"
+		   "  --public-url URL     base of the URLs handed out (default http://HOST:PORT)\n"
+		   "  --web-dir DIR        the web viewer's files (default: BIN/../web, /usr/share/vitrine/web)\n"
+		   "  --audit-log FILE     append audit events (live-view control changes) to FILE\n"
+		   "  --stream-idle-s N    hang up on stream viewers silent this long (default 30)\n"
+		   "  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
+		   "  --egress-map NAME=ADDR  guests reaching NAME (when a session's egress rules\n"
+		   "                       allow it) connect to ADDR, even a private one; repeatable\n"
+		   "  --egress-allow-private  let names resolve to loopback, private and link-local\n"
+		   "                       addresses (default: refused; the gateway's port always is)\n"
+		   "  --demo FILE          start a desktop session showing this HTML page and\n"
+		   "                       print how to drive it\n"
+		   "  --demo-template NAME start the demo session from this template instead\n");
+}
+
+/* Resolves the accelerator once, so no request waits on the KVM probe. */
+static void warm_accel_probe(void)
+{
+	struct vmm_image img;
+	enum vmm_accel a;
+	char err[512], why[256];
+
+	if (vmm_image_load("tiny", &img, err, sizeof(err)) < 0 &&
+	    vmm_image_load("desktop", &img, err, sizeof(err)) < 0)
+		return;
+	vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &a, why, sizeof(why));
+	if (a == VMM_ACCEL_TCG)
+		log_warn("serve", "guests run under TCG (%s): slower, and per QEMU's security docs "
+				  "not a security boundary",
+			 why);
+	else
+		log_info("serve", "guests run under KVM");
+}
+
+/* --demo: one desktop session showing page_file (or restored from the
+ * template tpl, which shows its own page), and how to drive it. */
+static int start_demo(struct gw *gw, const char *page_file, const char *tpl)
+{
+	struct session_request req = { .image = "desktop" };
+	struct api_error e;
+	struct sess *s;
+	size_t len;
+
+	if (tpl) {
+		snprintf(req.image, sizeof(req.image), "%s", tpl);
+		req.from_template = true;
+	} else if (fs_read_file(page_file, SESSION_MAX_PAGE, &req.page, &len) < 0) {
+		fprintf(stderr, "vitrine serve: cannot read the demo page %s\n", page_file);
+		return -1;
+	} else {
+		snprintf(req.url, sizeof(req.url), "%s", SESSION_PAGE_URL);
+	}
+	if (sess_create(gw, &req, &s, &e) < 0) {
+		fprintf(stderr, "vitrine serve: demo session: %s: %s\n", e.code, e.message);
+		session_request_free(&req);
+		return -1;
+	}
+	session_request_free(&req);
+	printf("demo session %s is starting (%s).\n"
+	       "  screenshot: curl -s -H 'Authorization: Bearer %s' -o shot.jpg '%s/v1/sessions/%s/screenshot'\n"
+	       "  act:        curl -s -H 'Authorization: Bearer %s' -d '{\"action\":\"left_click\",\"coordinate\":[640,400],\"screenshot\":true}' '%s/v1/sessions/%s/actions'\n"
+	       "  run:        curl -s -H 'Authorization: Bearer %s' -d '{\"cmd\":\"uname -a\"}' '%s/v1/sessions/%s/exec'\n"
+	       "  Playwright: chromium.connectOverCDP('%s/v1/sessions/%s/cdp', {headers: {Authorization: 'Bearer %s'}})\n"
+	       "  control token %s, view token %s\n"
+	       "  watch it live, and take control: %s/web/#s=%s&t=%s\n",
+	       s->id, tpl ? "restored from a template: about a second" : "booting: about 20 s under TCG",
+	       s->view_token, gw->public_url, s->id, s->control_token, gw->public_url, s->id,
+	       s->control_token, gw->public_url, s->id, gw->public_url, s->id, s->control_token,
+	       s->control_token, s->view_token, gw->public_url, s->id, s->control_token);
+	fflush(stdout);
+	return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, 0, 'l' },     { "api-key-file", required_argument, 0, 'k' },
+		{ "origins", required_argument, 0, 'o' },    { "max-sessions", required_argument, 0, 'm' },
+		{ "public-url", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
+		{ "demo", required_argument, 0, 'd' },	     { "demo-template", required_argument, 0, 'T' },
+		{ "max-vcpus", required_argument, 0, 'V' }, { "max-memory-mib", required_argument, 0, 'M' },
+		{ "memory-budget-mib", required_argument, 0, 'B' },
+		{ "web-dir", required_argument, 0, 'w' },    { "audit-log", required_argument, 0, 'a' },
+		{ "stream-idle-s", required_argument, 0, 'i' }, { "vnc-listen", required_argument, 0, 'X' },
+		{ "egress-map", required_argument, 0, 'E' }, { "egress-allow-private", no_argument, 0, 'P' },
+		{ 0, 0, 0, 0 },
+	};
+	static const struct lws_protocols protocols[] = {
+		{ "http", http_callback, sizeof(struct http_req), 0, 0, NULL, 0 },
+		{ NULL, NULL, 0, 0, 0, NULL, 0 },
+	};
+	struct lws_context_creation_info info;
+	struct gw gw = { .max_sessions = 8 };
+	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
+	const char *listen = "127.0.0.1:8080", *public_url = NULL, *home = getenv("VITRINE_HOME");
+	const char *demo_page = NULL, *demo_template = NULL, *web_dir = NULL;
+	static char web_root[4096]; /* the mount points at it for the context's life */
+	struct lws_http_mount web;
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	int c, port, rc = 1;
+	const char *colon;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l': listen = optarg; break;
+		case 'k': snprintf(keyfile, sizeof(keyfile), "%s", optarg); break;
+		case 'o': snprintf(gw.origins, sizeof(gw.origins), "%s", optarg); break;
+		case 'u': public_url = optarg; break;
+		case 'd': demo_page = optarg; break;
+		case 'w': web_dir = optarg; break;
+		case 'a': snprintf(gw.audit_path, sizeof(gw.audit_path), "%s", optarg); break;
+		case 'X': snprintf(gw.vnc_listen, sizeof(gw.vnc_listen), "%s", optarg); break;
+		case 'i':
+			if (cli_parse_int("--stream-idle-s", optarg, 1, 3600, &gw.stream_idle_s) < 0)
+				return 2;
+			break;
+		case 'T': demo_template = optarg; break;
+		case 'E':
+			if (egress_config_add_map(&gw.egress_cfg, optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "vitrine serve: %s\n", err);
+				return 2;
+			}
+			break;
+		case 'P': gw.egress_cfg.allow_private = true; break;
+		case 'V':
+			if (cli_parse_int("--max-vcpus", optarg, 1, VMM_MAX_VCPUS, &gw.max_vcpus) < 0)
+				return 2;
+			break;
+		case 'M':
+			if (cli_parse_int("--max-memory-mib", optarg, VMM_MIN_MEMORY_MIB,
+					  VMM_MAX_MEMORY_MIB, &gw.max_memory_mib) < 0)
+				return 2;
+			break;
+		case 'B':
+			if (cli_parse_int("--memory-budget-mib", optarg, VMM_MIN_MEMORY_MIB, 1 << 24,
+					  &gw.memory_budget_mib) < 0)
+				return 2;
+			break;
+		case 'm':
+			if (cli_parse_int("--max-sessions", optarg, 1, 256, &gw.max_sessions) < 0)
+				return 2;
+			break;
+		case 'h': serve_usage(stdout); return 0;
+		default: serve_usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vitrine serve: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	colon = strrchr(listen, ':');
+	if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host) ||
+	    cli_parse_int("--listen port", colon + 1, 0, 65535, &port) < 0) {
+		fprintf(stderr, "vitrine serve: --listen must be HOST:PORT, not '%s'\n", listen);
+		return 2;
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
+	if (!keyfile[0])
+		snprintf(keyfile, sizeof(keyfile), "%s/api-key", home && *home ? home : "/var/lib/vitrine");
+	if (auth_load_or_create_key(keyfile, gw.operator_key, sizeof(gw.operator_key), err,
+				    sizeof(err)) < 0) {
+		fprintf(stderr, "vitrine serve: %s\n", err);
+		return 1;
+	}
+	vmm_sweep_stale(vmm_run_base(NULL));
+	warm_accel_probe();
+
+	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
+	memset(&info, 0, sizeof(info));
+	info.port = port;
+	info.iface = host;
+	info.protocols = protocols;
+	info.user = &gw;
+	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
+	if (web_mount(&web, web_dir, web_root, sizeof(web_root)) == 0)
+		info.mounts = &web;
+	else
+		log_warn("serve", "no web viewer: %s has no index.html (see --web-dir)", web_root);
+	gw.ctx = lws_create_context(&info);
+	if (!gw.ctx) {
+		fprintf(stderr, "vitrine serve: cannot listen on %s\n", listen);
+		return 1;
+	}
+	gw.vhost = lws_get_vhost_by_name(gw.ctx, "default");
+	gw.port = gw.vhost ? lws_get_vhost_listen_port(gw.vhost) : port;
+	gw.egress_cfg.gateway_port = gw.port;
+	if (public_url)
+		snprintf(gw.public_url, sizeof(gw.public_url), "%s", public_url);
+	else
+		snprintf(gw.public_url, sizeof(gw.public_url), "http://%s:%d", host, gw.port);
+	if (!gw.origins[0])
+		snprintf(gw.origins, sizeof(gw.origins), "%s", gw.public_url);
+
+	the_gw = &gw;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	printf("vitrine: listening on %s (API key in %s)\n", gw.public_url, keyfile);
+	fflush(stdout);
+	if ((demo_page || demo_template) && start_demo(&gw, demo_page, demo_template) < 0) {
+		sess_destroy_all(&gw);
+		lws_context_destroy(gw.ctx);
+		the_gw = NULL;
+		return 1;
+	}
+	while (!gw.stop)
+		if (lws_service(gw.ctx, 0) < 0)
+			break;
+	log_info("serve", "stopping: destroying %d sessions", gw.n_sessions);
+	sess_destroy_all(&gw);
+	template_build_stop_all(&gw, 30000);
+	if (!exec_wait_threads(15000))
+		log_warn("serve", "a command thread is still running at exit");
+	if (!sess_agent_wait_threads(5000))
+		log_warn("serve", "an agent connection attempt is still running at exit");
+	/* Orphaned jobs end (and free their guests) on their own. */
+	if (!job_wait_all(30000))
+		log_warn("serve", "a session job is still running at exit");
+	/* An agent call times out within 35 s; its thread then wakes the context. */
+	if (!run_wait_threads(40000))
+		log_warn("serve", "a typing thread is still running at exit");
+	lws_context_destroy(gw.ctx);
+	the_gw = NULL;
+	rc = 0;
+	return rc;
+}

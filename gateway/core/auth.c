@@ -1,0 +1,156 @@
+/* gateway/core/auth.c: see auth.h. */
+#include "gateway/core/auth.h"
+
+#include "common/fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+int auth_new_token(char *out)
+{
+	static const char b64url[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	unsigned char raw[33];
+	size_t o = 0;
+
+	if (getrandom(raw, 32, 0) != 32)
+		return -EIO;
+	raw[32] = 0;
+	for (size_t i = 0; i < 33 && o < AUTH_TOKEN_LEN; i += 3) {
+		unsigned v = (unsigned)raw[i] << 16 | (unsigned)raw[i + 1] << 8 | raw[i + 2];
+
+		out[o++] = b64url[v >> 18 & 63];
+		out[o++] = b64url[v >> 12 & 63];
+		if (o < AUTH_TOKEN_LEN)
+			out[o++] = b64url[v >> 6 & 63];
+		if (o < AUTH_TOKEN_LEN)
+			out[o++] = b64url[v & 63];
+	}
+	out[AUTH_TOKEN_LEN] = '\0';
+	return 0;
+}
+
+bool auth_equal(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = la > lb ? la : lb;
+	unsigned char diff = (unsigned char)(la != lb);
+
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)((i < la ? a[i] : 0) ^ (i < lb ? b[i] : 0));
+	return diff == 0;
+}
+
+int auth_parse_bearer(const char *header, char *out, size_t outlen)
+{
+	size_t n;
+
+	if (!header || strncasecmp(header, "Bearer ", 7))
+		return -EINVAL;
+	header += 7;
+	while (*header == ' ')
+		header++;
+	n = strcspn(header, " \t\r\n");
+	if (n == 0 || n >= outlen || header[n] != '\0')
+		return -EINVAL;
+	memcpy(out, header, n);
+	out[n] = '\0';
+	return 0;
+}
+
+enum auth_scope auth_scope_of(const char *token, const char *operator_key,
+			      const char *session_control, const char *session_view)
+{
+	enum auth_scope s = AUTH_NONE;
+
+	if (!token || !*token)
+		return AUTH_NONE;
+	/* Compare against all three so timing does not say which matched. */
+	if (session_view && auth_equal(token, session_view))
+		s = AUTH_VIEW;
+	if (session_control && auth_equal(token, session_control))
+		s = AUTH_CONTROL;
+	if (operator_key && *operator_key && auth_equal(token, operator_key))
+		s = AUTH_OPERATOR;
+	return s;
+}
+
+bool auth_origin_allowed(const char *origin, const char *allowlist)
+{
+	const char *p = allowlist;
+	size_t olen;
+
+	if (!origin || !*origin)
+		return true;
+	if (!allowlist)
+		return false;
+	olen = strlen(origin);
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		const char *item = p;
+
+		while (n && *item == ' ') {
+			item++;
+			n--;
+		}
+		while (n && item[n - 1] == ' ')
+			n--;
+		if ((n == 1 && *item == '*') || (n == olen && !strncasecmp(item, origin, n)))
+			return true;
+		p += strcspn(p, ",");
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+int auth_load_or_create_key(const char *path, char *key, size_t keylen, char *err,
+			    size_t errlen)
+{
+	char *text = NULL, fresh[AUTH_TOKEN_LEN + 2];
+	int rc, fd;
+
+	rc = fs_read_file(path, 4096, &text, NULL);
+	if (rc == 0) {
+		text[strcspn(text, "\r\n")] = '\0';
+		if (strlen(text) < 16 || strlen(text) >= keylen) {
+			snprintf(err, errlen, "%s: the API key must be 16..%zu characters", path,
+				 keylen - 1);
+			free(text);
+			return -EINVAL;
+		}
+		strcpy(key, text);
+		free(text);
+		return 0;
+	}
+	if (rc != -ENOENT) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (auth_new_token(fresh) < 0 || keylen <= AUTH_TOKEN_LEN) {
+		snprintf(err, errlen, "cannot make an API key");
+		return -EIO;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "create %s: %s", path, strerror(errno));
+		return rc;
+	}
+	strcat(fresh, "\n");
+	if (write(fd, fresh, strlen(fresh)) != (ssize_t)strlen(fresh)) {
+		rc = -errno;
+		close(fd);
+		unlink(path);
+		snprintf(err, errlen, "write %s failed", path);
+		return rc ? rc : -EIO;
+	}
+	close(fd);
+	fresh[AUTH_TOKEN_LEN] = '\0';
+	strcpy(key, fresh);
+	return 0;
+}

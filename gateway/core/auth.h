@@ -1,0 +1,43 @@
+/* gateway/core/auth.h: who may do what. The operator holds one API key (bearer)
+ * for the whole REST API; each session gets two tokens of its own, scoped
+ * "control" (act and view) and "view" (view only). Tokens travel in the
+ * Authorization header, never required in a URL that ends up in logs.
+ * Every comparison is constant-time. */
+#ifndef VITRINE_GATEWAY_AUTH_H
+#define VITRINE_GATEWAY_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define AUTH_TOKEN_LEN 43 /* 32 random bytes, base64url without padding */
+
+enum auth_scope { AUTH_NONE, AUTH_VIEW, AUTH_CONTROL, AUTH_OPERATOR };
+
+/* Fills out (AUTH_TOKEN_LEN + 1 bytes) with a fresh random token.
+ * Returns 0 or -errno when the system has no randomness to give. */
+int auth_new_token(char *out);
+
+/* Constant-time equality of two NUL-terminated strings (time depends only on
+ * the length of the longer one). */
+bool auth_equal(const char *a, const char *b);
+
+/* Extracts the token of an "Authorization: Bearer TOKEN" value into out.
+ * Returns 0, or -EINVAL when the value is not a bearer credential. */
+int auth_parse_bearer(const char *header, char *out, size_t outlen);
+
+/* The scope token grants on a session with the given tokens, given the
+ * operator key: AUTH_OPERATOR, AUTH_CONTROL, AUTH_VIEW or AUTH_NONE. Pure.
+ * session_control/session_view may be NULL (no session in question). */
+enum auth_scope auth_scope_of(const char *token, const char *operator_key,
+			      const char *session_control, const char *session_view);
+
+/* Whether an Origin header value is allowed by a comma-separated allowlist
+ * ("*" allows any; an absent Origin — a non-browser client — is allowed). */
+bool auth_origin_allowed(const char *origin, const char *allowlist);
+
+/* Loads the operator key from path, creating it (0600, a fresh token) when
+ * missing. Returns 0 or -errno with a reason in err. */
+int auth_load_or_create_key(const char *path, char *key, size_t keylen, char *err,
+			    size_t errlen);
+
+#endif

@@ -1,0 +1,482 @@
+/* gateway/egress/egress.c: see egress.h. A connection reads the proxy request
+ * head on the link's thread; the verdict on the name is immediate, while
+ * resolving and connecting happen on a thread of the connection's own. */
+#include "gateway/egress/egress.h"
+
+#include "common/bytebuf.h"
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "gateway/egress/egress_addr.h"
+#include "gateway/egress/egress_log.h"
+#include "gateway/egress/proxy_req.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_CONNECT_TIMEOUT_MS 10000
+/* Connections of one session at once; the link polls at most 256 fds. */
+#define MAX_CONNECTIONS 128
+
+struct egress {
+	atomic_int refs;
+	atomic_int connections; /* open now */
+	struct egress_config cfg;
+	pthread_mutex_t mu;
+	struct egress_rules *rules; /* owned, under mu */
+	struct egress_log *log; /* owned; has its own lock */
+};
+
+enum conn_state { CONN_HEAD, CONN_CONNECTING, CONN_RELAYING, CONN_REFUSED };
+
+/* One guest connection to the proxy. Held by the link (until closed) and
+ * by its connect thread. */
+struct conn {
+	atomic_int refs;
+	struct egress *e; /* held */
+	struct agent_link *l; /* held */
+	uint32_t chan;
+	pthread_mutex_t mu;
+	enum conn_state state;
+	struct bytebuf head; /* the request so far, then bytes after it */
+	struct proxy_req req;
+	uint64_t seq; /* its log entry */
+	struct egress_log_entry entry;
+	int64_t t0;
+};
+
+int egress_config_add_map(struct egress_config *cfg, const char *arg, char *err, size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	struct egress_map *m;
+	size_t n = eq ? (size_t)(eq - arg) : 0;
+
+	if (cfg->n_maps >= EGRESS_MAX_MAPS) {
+		snprintf(err, errlen, "at most %d --egress-map", EGRESS_MAX_MAPS);
+		return -EINVAL;
+	}
+	m = &cfg->maps[cfg->n_maps];
+	memset(m, 0, sizeof(*m));
+	if (!eq || n == 0 || n >= sizeof(m->name)) {
+		snprintf(err, errlen, "--egress-map wants NAME=ADDRESS, not '%s'", arg);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		m->name[i] = (char)((arg[i] >= 'A' && arg[i] <= 'Z') ? arg[i] + 32 : arg[i]);
+	m->name[n] = '\0';
+	{
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&m->addr;
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&m->addr;
+
+		if (inet_pton(AF_INET, eq + 1, &a4->sin_addr) == 1) {
+			a4->sin_family = AF_INET;
+			m->len = sizeof(*a4);
+		} else if (inet_pton(AF_INET6, eq + 1, &a6->sin6_addr) == 1) {
+			a6->sin6_family = AF_INET6;
+			m->len = sizeof(*a6);
+		} else {
+			snprintf(err, errlen, "--egress-map %s: '%s' is not an IP address", m->name, eq + 1);
+			return -EINVAL;
+		}
+	}
+	cfg->n_maps++;
+	return 0;
+}
+
+struct egress *egress_create(const struct egress_config *cfg, struct egress_rules *rules)
+{
+	struct egress *e = calloc(1, sizeof(*e));
+
+	if (!e || !(e->log = egress_log_create(EGRESS_LOG_DEFAULT_CAPACITY))) {
+		free(e);
+		egress_rules_destroy(rules);
+		return NULL;
+	}
+	atomic_init(&e->refs, 1);
+	e->cfg = *cfg;
+	if (!e->cfg.connect_timeout_ms)
+		e->cfg.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
+	e->rules = rules;
+	pthread_mutex_init(&e->mu, NULL);
+	return e;
+}
+
+struct egress *egress_hold(struct egress *e)
+{
+	if (e)
+		atomic_fetch_add(&e->refs, 1);
+	return e;
+}
+
+void egress_release(struct egress *e)
+{
+	if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
+		return;
+	egress_rules_destroy(e->rules);
+	egress_log_destroy(e->log);
+	pthread_mutex_destroy(&e->mu);
+	free(e);
+}
+
+void egress_set_rules(struct egress *e, struct egress_rules *rules)
+{
+	struct egress_rules *old;
+
+	pthread_mutex_lock(&e->mu);
+	old = e->rules;
+	e->rules = rules;
+	pthread_mutex_unlock(&e->mu);
+	egress_rules_destroy(old);
+}
+
+json_t *egress_rules_now(struct egress *e)
+{
+	json_t *j;
+
+	pthread_mutex_lock(&e->mu);
+	j = egress_rules_json(e->rules);
+	pthread_mutex_unlock(&e->mu);
+	return j;
+}
+
+struct egress_rules *egress_rules_dup(const struct egress_rules *rules)
+{
+	json_t *j = rules ? egress_rules_json(rules) : NULL;
+	struct egress_rules *r = NULL;
+	char err[256];
+
+	if (j && egress_rules_parse(j, &r, err, sizeof(err)) < 0)
+		r = NULL;
+	json_decref(j);
+	return r;
+}
+
+struct egress_rules *egress_rules_copy(struct egress *e)
+{
+	struct egress_rules *r;
+
+	pthread_mutex_lock(&e->mu);
+	r = egress_rules_dup(e->rules);
+	pthread_mutex_unlock(&e->mu);
+	return r;
+}
+
+bool egress_rules_now_empty(struct egress *e)
+{
+	bool empty;
+
+	pthread_mutex_lock(&e->mu);
+	empty = egress_rules_empty(e->rules);
+	pthread_mutex_unlock(&e->mu);
+	return empty;
+}
+
+json_t *egress_log_get(struct egress *e, uint64_t after, size_t limit)
+{
+	return egress_log_json(e->log, after, limit);
+}
+
+/* ---- one connection ---- */
+
+static void conn_release(struct conn *c)
+{
+	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	atomic_fetch_sub(&c->e->connections, 1);
+	agent_link_release(c->l);
+	egress_release(c->e);
+	bytebuf_free(&c->head);
+	proxy_req_free(&c->req);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+static int64_t unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Under c->mu: answers the guest with status, logs the refusal. */
+static void refuse(struct conn *c, int status, enum egress_reason why)
+{
+	const char *reply = proxy_reply(status);
+
+	c->state = CONN_REFUSED;
+	c->entry.allowed = false;
+	c->entry.reason = why;
+	egress_log_update(c->e->log, c->seq, &c->entry);
+	log_info("egress", "refused %s:%d (%s)", c->entry.host, c->entry.port, egress_reason_name(why));
+	agent_chan_send(c->l, c->chan, AGENT_DATA, 0, reply, strlen(reply));
+	agent_chan_send(c->l, c->chan, AGENT_EOF, 0, NULL, 0);
+}
+
+/* True when addr is one of this host's own addresses (or loopback). */
+static bool is_own_address(const struct sockaddr *sa)
+{
+	struct ifaddrs *ifs, *i;
+	bool own = egress_addr_classify(sa) == EGRESS_ADDR_LOOPBACK;
+
+	if (own || getifaddrs(&ifs) < 0)
+		return own;
+	for (i = ifs; i && !own; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != sa->sa_family)
+			continue;
+		if (sa->sa_family == AF_INET)
+			own = ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+			      ((const struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+		else if (sa->sa_family == AF_INET6)
+			own = !memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr,
+				      &((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
+	}
+	/* 0.0.0.0 and :: mean this host too */
+	if (!own && sa->sa_family == AF_INET)
+		own = ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+	freeifaddrs(ifs);
+	return own;
+}
+
+/* Connects to sa:port within timeout_ms. A socket or -errno. */
+static int connect_to(struct sockaddr_storage *ss, socklen_t len, int port, int timeout_ms)
+{
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1, soerr = 0;
+	socklen_t sl = sizeof(soerr);
+	struct pollfd p;
+
+	if (fd < 0)
+		return -errno;
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)ss, len) < 0 && errno != EINPROGRESS) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	p = (struct pollfd){ fd, POLLOUT, 0 };
+	if (poll(&p, 1, timeout_ms) <= 0) {
+		close(fd);
+		return -ETIMEDOUT;
+	}
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+	if (soerr) {
+		close(fd);
+		return -soerr;
+	}
+	return fd;
+}
+
+/* The addresses host stands for: the operator's map first (mapped), a
+ * literal, else DNS. Up to max; returns how many (0: none). */
+static int resolve(const struct egress_config *cfg, const char *host, struct sockaddr_storage *out,
+		   socklen_t *lens, int max, bool *mapped)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
+	char lower[256];
+	size_t n = strlen(host);
+	int k = 0;
+
+	*mapped = false;
+	snprintf(lower, sizeof(lower), "%s", host);
+	for (char *p = lower; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p + 32);
+	if (n && lower[n - 1] == '.')
+		lower[n - 1] = '\0';
+	for (int i = 0; i < cfg->n_maps; i++)
+		if (!strcmp(cfg->maps[i].name, lower)) {
+			out[0] = cfg->maps[i].addr;
+			lens[0] = cfg->maps[i].len;
+			*mapped = true;
+			return 1;
+		}
+	if (getaddrinfo(lower, NULL, &hints, &res) != 0)
+		return 0;
+	for (ai = res; ai && k < max; ai = ai->ai_next) {
+		if (ai->ai_addrlen > sizeof(out[0]))
+			continue;
+		memcpy(&out[k], ai->ai_addr, ai->ai_addrlen);
+		lens[k++] = ai->ai_addrlen;
+	}
+	freeaddrinfo(res);
+	return k;
+}
+
+static void *connect_thread(void *arg)
+{
+	struct conn *c = arg;
+	const struct egress_config *cfg = &c->e->cfg;
+	struct sockaddr_storage addrs[8];
+	socklen_t lens[8];
+	bool mapped;
+	int n = resolve(cfg, c->req.host, addrs, lens, 8, &mapped), fd = -ETIMEDOUT;
+	enum egress_reason why = n ? EGRESS_REASON_CONNECT_FAILED : EGRESS_REASON_RESOLVE_FAILED;
+
+	for (int i = 0; i < n && fd < 0; i++) {
+		enum egress_addr_class cls = egress_addr_classify((struct sockaddr *)&addrs[i]);
+
+		egress_addr_format((struct sockaddr *)&addrs[i], c->entry.address, sizeof(c->entry.address));
+		if (c->req.port == cfg->gateway_port && is_own_address((struct sockaddr *)&addrs[i])) {
+			why = EGRESS_REASON_GATEWAY_PORT;
+			continue;
+		}
+		if (cls != EGRESS_ADDR_PUBLIC && !mapped && !cfg->allow_private) {
+			why = egress_reason_for_addr(cls);
+			continue;
+		}
+		fd = connect_to(&addrs[i], lens[i], c->req.port, cfg->connect_timeout_ms);
+		if (fd < 0)
+			why = fd == -ETIMEDOUT ? EGRESS_REASON_TIMEOUT : EGRESS_REASON_CONNECT_FAILED;
+	}
+	pthread_mutex_lock(&c->mu);
+	if (fd < 0) {
+		bool policy = why != EGRESS_REASON_CONNECT_FAILED && why != EGRESS_REASON_TIMEOUT &&
+			      why != EGRESS_REASON_RESOLVE_FAILED;
+
+		refuse(c, policy ? 403 : why == EGRESS_REASON_TIMEOUT ? 504 : 502, why);
+	} else {
+		const char *ok = proxy_reply(200);
+		struct bytebuf to_fd = { 0 };
+		size_t extra = c->head.len - c->req.head_len;
+
+		if (!c->req.connect)
+			bytebuf_append(&to_fd, c->req.forward, c->req.forward_len);
+		bytebuf_append(&to_fd, c->head.data + c->req.head_len, extra);
+		c->state = CONN_RELAYING;
+		c->entry.allowed = true;
+		c->entry.reason = EGRESS_REASON_ALLOWED;
+		egress_log_update(c->e->log, c->seq, &c->entry);
+		agent_chan_relay(c->l, c->chan, fd, c->req.connect ? ok : NULL,
+				 c->req.connect ? strlen(ok) : 0, to_fd.data, to_fd.len);
+		bytebuf_free(&to_fd);
+	}
+	pthread_mutex_unlock(&c->mu);
+	conn_release(c);
+	return NULL;
+}
+
+static void on_data(void *u, uint8_t flags, const void *p, size_t n)
+{
+	struct conn *c = u;
+	struct egress_rules *rules;
+	int rc;
+
+	(void)flags;
+	pthread_mutex_lock(&c->mu);
+	if (c->state == CONN_RELAYING) {
+		/* raced the relay's start: the link writes (and acks) these */
+		agent_chan_relay_feed(c->l, c->chan, p, n);
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	agent_chan_ack(c->l, c->chan, n);
+	if (c->state == CONN_REFUSED || bytebuf_append(&c->head, p, n) < 0 || c->state != CONN_HEAD) {
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	rc = proxy_req_parse(c->head.data, c->head.len, &c->req);
+	if (rc == -EAGAIN) {
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	if (rc == 0) {
+		snprintf(c->entry.host, sizeof(c->entry.host), "%s", c->req.host);
+		c->entry.port = c->req.port;
+	}
+	c->seq = egress_log_add(c->e->log, &c->entry);
+	if (rc < 0) {
+		refuse(c, 400, EGRESS_REASON_BAD_REQUEST);
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	pthread_mutex_lock(&c->e->mu);
+	rules = c->e->rules;
+	if (egress_rules_empty(rules))
+		rc = EGRESS_REASON_NO_NETWORK;
+	else if (!egress_rules_allows(rules, c->req.host, c->req.port))
+		rc = EGRESS_REASON_NOT_IN_ALLOWLIST;
+	else
+		rc = EGRESS_REASON_ALLOWED;
+	pthread_mutex_unlock(&c->e->mu);
+	if (rc != EGRESS_REASON_ALLOWED) {
+		refuse(c, 403, (enum egress_reason)rc);
+	} else {
+		pthread_t t;
+		pthread_attr_t attr;
+
+		c->state = CONN_CONNECTING;
+		atomic_fetch_add(&c->refs, 1);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &attr, connect_thread, c)) {
+			atomic_fetch_sub(&c->refs, 1);
+			refuse(c, 502, EGRESS_REASON_CONNECT_FAILED);
+		}
+		pthread_attr_destroy(&attr);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
+{
+	struct conn *c = u;
+
+	(void)reason;
+	pthread_mutex_lock(&c->mu);
+	if (c->seq) {
+		/* what went through: after the request head, both ways */
+		c->entry.bytes_up = c->state == CONN_RELAYING && in > c->req.head_len
+					    ? in - c->req.head_len : 0;
+		c->entry.bytes_down = c->state == CONN_RELAYING ? out : 0;
+		c->entry.duration_ms = fs_now_ms() - c->t0;
+		c->entry.ended = true;
+		egress_log_update(c->e->log, c->seq, &c->entry);
+	}
+	pthread_mutex_unlock(&c->mu);
+	conn_release(c);
+}
+
+static const struct agent_chan_ops conn_ops = { .data = on_data, .closed = on_closed };
+
+void egress_accept(void *au, struct agent_link *l, uint32_t chan, const char *info)
+{
+	struct egress *e = au;
+	struct conn *c = calloc(1, sizeof(*c));
+
+	(void)info;
+	if (!c || atomic_load(&e->connections) >= MAX_CONNECTIONS) {
+		/* the program sees its connection closed at once */
+		free(c);
+		agent_chan_close(l, chan, "too many connections");
+		return;
+	}
+	atomic_fetch_add(&e->connections, 1);
+	atomic_init(&c->refs, 1);
+	c->e = egress_hold(e);
+	c->l = agent_link_hold(l);
+	c->chan = chan;
+	c->t0 = fs_now_ms();
+	c->entry.start_ms = unix_ms();
+	pthread_mutex_init(&c->mu, NULL);
+	if (agent_chan_bind(l, chan, &conn_ops, c) < 0)
+		conn_release(c);
+}

@@ -1,0 +1,426 @@
+/* gateway/guest/exec.c: see exec.h. */
+#include "gateway/guest/exec.h"
+
+#include "common/base64.h"
+#include "common/fsutil.h"
+#include "common/strv.h"
+#include "gateway/core/gw.h"
+#include "vmm-qemu/agent_exec.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXEC_MAX_ARGS 256
+#define USER_PATH "PATH=/usr/local/bin:/usr/bin:/bin"
+#define ROOT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define PROXY "http://127.0.0.1:3128" /* vitrine-agent's egress listener */
+#define GUEST_MAX_OUTPUT (4u << 20)
+
+struct exec_job {
+	struct strv argv; /* the program and its arguments, NULL-terminated */
+	struct strv env; /* the whole environment, "K=V", NULL-terminated */
+	char cwd[1024];
+	bool root; /* else the desktop's user */
+	unsigned char *in; /* owned stdin */
+	size_t in_len;
+	int timeout_ms;
+	struct sess_agent *agent; /* held while the thread runs */
+	/* results, written by the thread before done */
+	int rc;
+	char err[512];
+	struct agent_exec_result res;
+	int64_t elapsed_ms;
+	/* handshake */
+	pthread_mutex_t mu;
+	bool done, released;
+	struct lws_context *ctx;
+};
+
+static atomic_int threads, ended;
+
+static int fail(struct api_error *e, const char *msg)
+{
+	return api_error_set(e, 400, "invalid_argument", msg);
+}
+
+/* A string array field into v (appended); -EINVAL when not one. */
+static int strings(json_t *a, const char *prefix, struct strv *v)
+{
+	size_t i;
+	json_t *s;
+
+	if (!json_is_array(a) || json_array_size(a) > EXEC_MAX_ARGS)
+		return -EINVAL;
+	json_array_foreach(a, i, s) {
+		if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s))
+			return -EINVAL;
+		strv_pushf(v, "%s%s", prefix, json_string_value(s));
+	}
+	return 0;
+}
+
+/* What every command starts with: who it is, where programs are, UTF-8,
+ * the desktop's display and the way out (the egress proxy). */
+static void default_env(struct strv *env, bool root_user)
+{
+	strv_push(env, root_user ? "HOME=/root" : "HOME=/home/vitrine");
+	strv_push(env, root_user ? "USER=root" : "USER=vitrine");
+	strv_push(env, root_user ? ROOT_PATH : USER_PATH);
+	strv_push(env, "LANG=C.UTF-8");
+	strv_push(env, "DISPLAY=:0");
+	strv_push(env, "http_proxy=" PROXY);
+	strv_push(env, "https_proxy=" PROXY);
+	strv_push(env, "HTTP_PROXY=" PROXY);
+	strv_push(env, "HTTPS_PROXY=" PROXY);
+	strv_push(env, "no_proxy=localhost,127.0.0.1,::1");
+}
+
+struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
+{
+	static const char *known[] = { "cmd", "args", "env", "cwd", "timeout", "stdin", "stdin_b64",
+				       "user" };
+	json_t *root = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL), *v;
+	const char *key, *cmd, *cwd = NULL, *user = "vitrine";
+	struct exec_job *j = calloc(1, sizeof(*j));
+	bool root_user;
+	int timeout_s = EXEC_DEFAULT_TIMEOUT_S;
+
+	if (!j) {
+		json_decref(root);
+		api_error_set(e, 500, "internal", "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&j->mu, NULL);
+	if (!json_is_object(root)) {
+		api_error_set(e, 400, "invalid_json", "the body must be a JSON object");
+		goto bad;
+	}
+	json_object_foreach(root, key, v) {
+		bool ok = false;
+
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			ok |= !strcmp(key, known[i]);
+		if (!ok) {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "unknown field '%.64s'", key);
+			fail(e, msg);
+			goto bad;
+		}
+	}
+	cmd = json_string_value(json_object_get(root, "cmd"));
+	if (!cmd || !*cmd || strlen(cmd) != json_string_length(json_object_get(root, "cmd"))) {
+		fail(e, "cmd must be a non-empty string");
+		goto bad;
+	}
+	if ((v = json_object_get(root, "user")) &&
+	    (!(user = json_string_value(v)) || (strcmp(user, "root") && strcmp(user, "vitrine")))) {
+		fail(e, "user must be \"vitrine\" (default) or \"root\"");
+		goto bad;
+	}
+	root_user = !strcmp(user, "root");
+	if ((v = json_object_get(root, "cwd")) && (!(cwd = json_string_value(v)) || cwd[0] != '/')) {
+		fail(e, "cwd must be an absolute path");
+		goto bad;
+	}
+	if ((v = json_object_get(root, "timeout"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > EXEC_MAX_TIMEOUT_S) {
+			fail(e, "timeout must be whole seconds in 1..600");
+			goto bad;
+		}
+		timeout_s = (int)json_integer_value(v);
+	}
+	j->timeout_ms = timeout_s * 1000;
+	if ((v = json_object_get(root, "stdin"))) {
+		if (!json_is_string(v)) {
+			fail(e, "stdin must be a string (stdin_b64 for bytes)");
+			goto bad;
+		}
+		j->in_len = json_string_length(v);
+		j->in = malloc(j->in_len + 1);
+		if (j->in)
+			memcpy(j->in, json_string_value(v), j->in_len);
+	} else if ((v = json_object_get(root, "stdin_b64"))) {
+		const char *b = json_string_value(v);
+
+		j->in = b ? malloc(strlen(b) + 1) : NULL;
+		if (!b || !j->in || base64_decode(b, strlen(b), j->in, strlen(b) + 1, &j->in_len) < 0) {
+			fail(e, "stdin_b64 must be base64");
+			goto bad;
+		}
+	}
+	/* The agent starts the command in a process group of its own (a
+	 * timeout kills the group), as the desktop's user unless root was
+	 * asked for, with exactly this environment, in cwd. */
+	j->root = root_user;
+	snprintf(j->cwd, sizeof(j->cwd), "%s", cwd ? cwd : root_user ? "/root" : "/home/vitrine");
+	default_env(&j->env, root_user);
+	if ((v = json_object_get(root, "env"))) {
+		const char *k;
+		json_t *val;
+
+		if (!json_is_object(v)) {
+			fail(e, "env must be an object of strings");
+			goto bad;
+		}
+		json_object_foreach(v, k, val) {
+			if (!json_is_string(val) || !*k || strchr(k, '=') ||
+			    strlen(json_string_value(val)) != json_string_length(val)) {
+				fail(e, "env must be an object of strings with names without '='");
+				goto bad;
+			}
+			strv_pushf(&j->env, "%s=%s", k, json_string_value(val));
+		}
+	}
+	if ((v = json_object_get(root, "args"))) {
+		/* cmd is the program, args its arguments: no shell parsing. */
+		strv_push(&j->argv, cmd);
+		if (strings(v, "", &j->argv) < 0) {
+			fail(e, "args must be an array of strings");
+			goto bad;
+		}
+	} else {
+		/* cmd is a shell command line. */
+		strv_push(&j->argv, "/bin/sh");
+		strv_push(&j->argv, "-c");
+		strv_push(&j->argv, cmd);
+	}
+	if (j->argv.oom || j->env.oom || (j->in_len && !j->in)) {
+		api_error_set(e, 500, "internal", "out of memory");
+		goto bad;
+	}
+	json_decref(root);
+	return j;
+bad:
+	json_decref(root);
+	exec_free(j);
+	return NULL;
+}
+
+struct exec_job *exec_new(const char *const *argv, const void *in, size_t in_len, int timeout_s)
+{
+	struct exec_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	pthread_mutex_init(&j->mu, NULL);
+	j->timeout_ms = timeout_s * 1000;
+	snprintf(j->cwd, sizeof(j->cwd), "/"); /* these commands name absolute paths */
+	default_env(&j->env, false);
+	for (const char *const *a = argv; *a; a++)
+		strv_push(&j->argv, *a);
+	if (in_len && (j->in = malloc(in_len)))
+		memcpy(j->in, in, in_len);
+	j->in_len = in_len;
+	if (j->argv.oom || j->env.oom || (in_len && !j->in)) {
+		exec_free(j);
+		return NULL;
+	}
+	return j;
+}
+
+int exec_result(struct exec_job *j, const struct agent_exec_result **res, const char **err)
+{
+	*res = &j->res;
+	*err = j->err;
+	if (j->rc == 0 && j->res.timed_out) {
+		snprintf(j->err, sizeof(j->err), "timed out");
+		return -ETIMEDOUT;
+	}
+	return j->rc;
+}
+
+void exec_free(struct exec_job *j)
+{
+	if (!j)
+		return;
+	strv_free(&j->argv);
+	strv_free(&j->env);
+	free(j->in);
+	agent_exec_result_free(&j->res);
+	sess_agent_release(j->agent);
+	pthread_mutex_destroy(&j->mu);
+	free(j);
+}
+
+const char *const *exec_argv(const struct exec_job *j)
+{
+	return (const char *const *)j->argv.v;
+}
+
+const char *const *exec_env(const struct exec_job *j)
+{
+	return (const char *const *)j->env.v;
+}
+
+const char *exec_cwd(const struct exec_job *j)
+{
+	return j->cwd;
+}
+
+bool exec_as_root(const struct exec_job *j)
+{
+	return j->root;
+}
+
+const void *exec_stdin(const struct exec_job *j, size_t *len)
+{
+	*len = j->in_len;
+	return j->in_len ? j->in : NULL;
+}
+
+int exec_timeout_ms(const struct exec_job *j)
+{
+	return j->timeout_ms;
+}
+
+static void *exec_thread(void *arg)
+{
+	struct exec_job *j = arg;
+	int64_t t0 = fs_now_ms();
+	/* Just after ready the link may still be on its way. */
+	struct agent_link *l = sess_agent_get(j->agent, 10000);
+	bool released;
+
+	if (!l) {
+		j->rc = -EPIPE;
+		snprintf(j->err, sizeof(j->err), "the guest agent is not connected");
+	} else {
+		struct agent_exec_spec spec = {
+			.argv = exec_argv(j), .env = exec_env(j), .cwd = j->cwd,
+			.uid = j->root ? -1 : EXEC_DESKTOP_UID, .gid = j->root ? -1 : EXEC_DESKTOP_UID,
+			.in = j->in, .in_len = j->in_len, .timeout_ms = j->timeout_ms,
+			.max_output = GUEST_MAX_OUTPUT,
+		};
+
+		j->rc = agent_exec_run(l, &spec, &j->res, j->err, sizeof(j->err));
+		agent_link_release(l);
+	}
+	j->elapsed_ms = fs_now_ms() - t0;
+	pthread_mutex_lock(&j->mu);
+	j->done = true;
+	released = j->released;
+	if (!released) {
+		atomic_store(&ended, 1);
+		lws_cancel_service(j->ctx);
+	}
+	pthread_mutex_unlock(&j->mu);
+	if (released)
+		exec_free(j);
+	atomic_fetch_sub(&threads, 1);
+	return NULL;
+}
+
+int exec_start(struct exec_job *j, struct gw *gw, struct sess_agent *agent)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	j->agent = sess_agent_hold(agent);
+	j->ctx = gw->ctx;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	atomic_fetch_add(&threads, 1);
+	rc = pthread_create(&t, &attr, exec_thread, j);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		atomic_fetch_sub(&threads, 1);
+		return -rc;
+	}
+	return 0;
+}
+
+bool exec_done(struct exec_job *j)
+{
+	bool d;
+
+	pthread_mutex_lock(&j->mu);
+	d = j->done;
+	pthread_mutex_unlock(&j->mu);
+	return d;
+}
+
+void exec_release(struct exec_job *j)
+{
+	bool done;
+
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->mu);
+	done = j->done;
+	j->released = true;
+	pthread_mutex_unlock(&j->mu);
+	if (done)
+		exec_free(j);
+}
+
+bool exec_poke(void)
+{
+	return atomic_exchange(&ended, 0) != 0;
+}
+
+bool exec_wait_threads(int timeout_ms)
+{
+	int64_t until = fs_now_ms() + timeout_ms;
+
+	while (atomic_load(&threads) > 0 && fs_now_ms() < until)
+		usleep(20 * 1000);
+	return atomic_load(&threads) == 0;
+}
+
+/* Output as text when it is UTF-8 without NULs, else base64. */
+static void put_output(json_t *o, const char *name, const char *data, size_t len)
+{
+	char enc_key[32];
+	json_t *s = data && memchr(data, 0, len) == NULL ? json_stringn(data, len) : NULL;
+
+	snprintf(enc_key, sizeof(enc_key), "%s_encoding", name);
+	if (!data)
+		s = json_string("");
+	if (s) {
+		json_object_set_new(o, name, s);
+		json_object_set_new(o, enc_key, json_string("utf-8"));
+		return;
+	}
+	{
+		char *b = base64_encode(data, len, NULL);
+
+		json_object_set_new(o, name, json_string(b ? b : ""));
+		free(b);
+		json_object_set_new(o, enc_key, json_string("base64"));
+	}
+}
+
+json_t *exec_answer(struct exec_job *j, int *status)
+{
+	json_t *o;
+
+	if (j->rc < 0) {
+		*status = j->rc == -EREMOTEIO ? 502 : j->rc == -EINVAL ? 400 : 503;
+		return api_error_json(j->rc == -EREMOTEIO ? "exec_failed" : "agent_unavailable", j->err);
+	}
+	*status = 200;
+	o = json_pack("{s:b, s:I}", "timed_out", j->res.timed_out, "elapsed_ms",
+		      (json_int_t)j->elapsed_ms);
+	if (!o)
+		return NULL;
+	if (j->res.timed_out) {
+		json_object_set_new(o, "exit_code", json_null());
+		json_object_set_new(o, "signal", json_integer(9));
+	} else {
+		json_object_set_new(o, "exit_code",
+				    j->res.signal ? json_null() : json_integer(j->res.exit_code));
+		json_object_set_new(o, "signal", json_integer(j->res.signal));
+	}
+	put_output(o, "stdout", j->res.out, j->res.out_len);
+	put_output(o, "stderr", j->res.err, j->res.err_len);
+	json_object_set_new(o, "truncated", json_boolean(j->res.out_truncated || j->res.err_truncated));
+	return o;
+}

@@ -1,0 +1,587 @@
+/* gateway/session/session.c: see session.h. The registry, creation, the heartbeat
+ * (guest service, readiness, expiry) and the end of every job; the
+ * operations that start jobs are in session_ops.c. */
+#include "gateway/session/session.h"
+
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "gateway/egress/egress.h"
+#include "gateway/guest/sess_agent.h"
+#include "gateway/session/session_int.h"
+#include "vmm-qemu/accel.h"
+#include "vmm-qemu/snapshot.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define POLL_US (20 * LWS_US_PER_MS)
+#define SESS_KEEP_FRESH_MS 30
+
+const char *sess_state_name(enum sess_state st)
+{
+	switch (st) {
+	case SESS_STARTING:
+		return "starting";
+	case SESS_READY:
+		return "ready";
+	case SESS_PAUSED:
+		return "paused";
+	case SESS_FAILED:
+		return "failed";
+	}
+	return "unknown";
+}
+
+bool sess_busy(const struct sess *s)
+{
+	return s->state == SESS_STARTING || s->job;
+}
+
+void sess_wake(struct sess *s)
+{
+	for (int i = 0; i < SESS_MAX_WAITERS; i++)
+		if (s->waiters[i])
+			lws_callback_on_writable(s->waiters[i]);
+}
+
+void sess_listen(struct sess *s, struct sess_listener *l)
+{
+	l->next = s->listeners;
+	s->listeners = l;
+}
+
+void sess_unlisten(struct sess *s, struct sess_listener *l)
+{
+	for (struct sess_listener **pp = &s->listeners; *pp; pp = &(*pp)->next)
+		if (*pp == l) {
+			*pp = l->next;
+			l->next = NULL;
+			return;
+		}
+}
+
+struct sess_listener *sess_find_listener(const struct sess *s, sess_notify_fn fn)
+{
+	for (struct sess_listener *l = s->listeners; l; l = l->next)
+		if (l->notify == fn)
+			return l;
+	return NULL;
+}
+
+static bool listening(const struct sess *s, const struct sess_listener *l)
+{
+	for (const struct sess_listener *o = s->listeners; o; o = o->next)
+		if (o == l)
+			return true;
+	return false;
+}
+
+/* Tells every listener; one that a notify removed (its own or another's)
+ * is not told, one that a notify added is told next time. */
+static void emit(struct sess *s, enum sess_signal sig, const void *data)
+{
+	struct sess_listener *snap[64], **all = snap;
+	size_t n = 0, cap = sizeof(snap) / sizeof(snap[0]);
+
+	for (struct sess_listener *l = s->listeners; l; l = l->next)
+		n++;
+	if (n > cap && !(all = malloc(n * sizeof(*all)))) {
+		all = snap; /* out of memory: tell the first ones */
+		n = cap;
+	}
+	n = 0;
+	for (struct sess_listener *l = s->listeners; l && (all != snap || n < cap); l = l->next)
+		all[n++] = l;
+	for (size_t i = 0; i < n; i++)
+		if (listening(s, all[i]))
+			all[i]->notify(all[i], s, sig, data);
+	if (all != snap)
+		free(all);
+}
+
+void sess_event(struct sess *s, const char *type, json_t *data)
+{
+	int64_t seq = events_add(&s->events, type, data);
+	json_t *kept = seq ? events_since(&s->events, seq - 1) : NULL;
+
+	/* Live viewers get it too (docs/stream.md). */
+	if (json_array_size(kept) == 1)
+		emit(s, SESS_SIGNAL_EVENT, json_array_get(kept, 0));
+	json_decref(kept);
+	sess_wake(s);
+}
+
+void sess_guest_stopping(struct sess *s, const char *why)
+{
+	emit(s, SESS_SIGNAL_GUEST_STOPPING, why);
+}
+
+void sess_set_state(struct sess *s, enum sess_state st)
+{
+	if (s->state == st)
+		return;
+	s->state = st;
+	sess_event(s, "state", json_pack("{s:s, s:s*}", "status", sess_state_name(st), "paused",
+					 st != SESS_PAUSED		   ? NULL
+					 : s->pause == SESS_PAUSE_DISK ? "disk"
+								       : "memory"));
+}
+
+void sess_stop_guest(struct sess *s, const char *why)
+{
+	sess_guest_stopping(s, why);
+	sess_agent_stop(s->agent);
+	s->agent = NULL;
+	display_mirror_stop(s->mirror);
+	s->mirror = NULL;
+	vmm_vm_destroy(s->vm);
+	s->vm = NULL;
+}
+
+void sess_set_failed(struct sess *s, const char *why)
+{
+	log_warn("session", "%s failed: %s", s->id, why);
+	snprintf(s->error, sizeof(s->error), "%.*s", (int)sizeof(s->error) - 1, why);
+	sess_stop_guest(s, "the session failed");
+	sess_set_state(s, SESS_FAILED);
+}
+
+/* Called on the mirror's worker thread: only wake the loop. */
+static void on_frame(void *ud)
+{
+	struct gw *gw = ud;
+
+	lws_cancel_service(gw->ctx);
+}
+
+int sess_start_mirror(struct sess *s, char *err, size_t errlen)
+{
+	char path[4200];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/vnc.sock", vmm_vm_run_dir(s->vm));
+	/* A new mirror numbers its frames afresh: encodings of the old one's
+	 * would be served for the new one's frames of the same number. */
+	display_encode_cache_destroy(s->shots);
+	if (!(s->shots = display_encode_cache_create(8))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = display_mirror_start(path, on_frame, s->gw, &s->mirror, err, errlen);
+	/* Screenshots then need no round trip to QEMU (see run.c). */
+	if (rc == 0)
+		display_mirror_keep_fresh(s->mirror, SESS_KEEP_FRESH_MS);
+	return rc;
+}
+
+void sess_start_agent(struct sess *s, struct agent_link *first)
+{
+	char path[4200];
+
+	if (s->agent || !s->vm) {
+		agent_link_destroy(first);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(s->vm));
+	if (!(s->agent = sess_agent_start(path, first, egress_accept, s->egress)))
+		log_warn("session", "%s: cannot start the agent connection", s->id);
+}
+
+void sess_mark_ready(struct sess *s)
+{
+	char err[2048];
+
+	if (sess_start_mirror(s, err, sizeof(err)) < 0) {
+		sess_set_failed(s, err);
+		return;
+	}
+	sess_start_agent(s, NULL);
+	if (!s->ready_ms)
+		s->ready_ms = fs_now_ms();
+	s->active_ms = fs_now_ms();
+	sess_set_state(s, SESS_READY);
+}
+
+int64_t sess_deadline(const struct sess *s, const char **which)
+{
+	int64_t d = s->expires_ms;
+
+	*which = "timeout";
+	if (s->req.idle_timeout_s && s->state == SESS_READY) {
+		int64_t idle = s->active_ms + (int64_t)s->req.idle_timeout_s * 1000;
+
+		if (!d || idle < d) {
+			d = idle;
+			*which = "idle_timeout";
+		}
+	}
+	return d;
+}
+
+/* Warns before the deadline; at it, kills or pauses. Returns true when s
+ * was destroyed. */
+static bool check_expiry(struct sess *s)
+{
+	const char *which;
+	int64_t d = sess_deadline(s, &which), now = fs_now_ms(), warn;
+	int64_t life = !strcmp(which, "timeout") ? (int64_t)s->req.timeout_s * 1000
+						 : (int64_t)s->req.idle_timeout_s * 1000;
+	struct api_error e;
+
+	if (!d || s->job || s->state == SESS_FAILED)
+		return false;
+	warn = life / 2 < SESS_EXPIRY_WARNING_MS ? life / 2 : SESS_EXPIRY_WARNING_MS;
+	if (now < d - warn) {
+		s->warned = false; /* activity moved the idle deadline away */
+		return false;
+	}
+	if (!s->warned) {
+		s->warned = true;
+		sess_event(s, "expiring", json_pack("{s:s, s:I, s:s}", "reason", which, "in_ms",
+						    (json_int_t)(d - now), "action",
+						    s->req.expire_pause ? "pause" : "kill"));
+	}
+	if (now < d)
+		return false;
+	if (s->req.expire_pause && s->state != SESS_PAUSED) {
+		log_info("session", "%s reached its %s: pausing to disk", s->id, which);
+		s->expires_ms = 0; /* spent: a resumed session lives on */
+		sess_event(s, "expired", json_pack("{s:s, s:s}", "reason", which, "action", "pause"));
+		if (s->state == SESS_READY && sess_pause(s, SESS_PAUSE_DISK, &e) < 0)
+			log_warn("session", "%s: expiry pause failed: %s", s->id, e.message);
+		return false;
+	}
+	if (s->req.expire_pause) {
+		s->expires_ms = 0; /* already paused */
+		return false;
+	}
+	log_info("session", "%s reached its %s: destroying", s->id, which);
+	sess_destroy(s);
+	return true;
+}
+
+/* The heartbeat: services QMP and the console, notices the guest becoming
+ * ready or dying, jobs ending, and the session expiring. */
+static void sess_tick(lws_sorted_usec_list_t *sul)
+{
+	struct sess *s = lws_container_of(sul, struct sess, sul);
+	char err[2048];
+	int rc;
+
+	if (s->job && job_done(s->job))
+		sess_job_finished(s);
+	if (check_expiry(s))
+		return;
+	if (!s->vm || s->job)
+		goto again;
+	rc = vmm_vm_service(s->vm, 0, err, sizeof(err));
+	if (rc < 0) {
+		sess_set_failed(s, err);
+		goto again;
+	}
+	if (s->state == SESS_STARTING) {
+		const struct vmm_phase *ph;
+		size_t n = vmm_vm_phases(s->vm, &ph);
+
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(ph[i].name, "ready")) {
+				/* The mirror connects once the guest has set its screen
+				 * mode: QEMU does not tell a client that connected
+				 * during boot about the guest's resize. */
+				sess_mark_ready(s);
+				if (s->state == SESS_READY)
+					log_info("session", "%s ready in %.2f s", s->id,
+						 (s->ready_ms - s->created_ms) / 1000.0);
+				break;
+			}
+	}
+again:
+	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+}
+
+/* Starts restoring the template req->image as a job: the session is ready
+ * once the clone runs and is prepared. Returns 0 or -errno with *e. */
+static int restore_template(struct sess *s, const struct session_request *req,
+			    struct api_error *e)
+{
+	char err[2048];
+	struct job *j = job_new(JOB_RESTORE, s->gw->ctx);
+	int rc;
+
+	if (!j)
+		return api_error_set(e, 500, "internal", "out of memory");
+	rc = vmm_template_load(req->image, &j->tpl, err, sizeof(err));
+	if (rc < 0) {
+		job_free(j);
+		api_error_set(e, rc == -ENOENT ? 404 : rc == -ESTALE ? 409 : 500,
+			      rc == -ENOENT   ? "unknown_template"
+			      : rc == -ESTALE ? "template_stale"
+					      : "internal",
+			      err);
+		return rc;
+	}
+	if ((req->width && req->width != j->tpl.width) ||
+	    (req->height && req->height != j->tpl.height) ||
+	    (req->vcpus && req->vcpus != j->tpl.vcpus) ||
+	    (req->memory_mib && req->memory_mib != j->tpl.memory_mib) || req->page) {
+		job_free(j);
+		return api_error_set(e, 400, "invalid_argument",
+				     "a template fixes screen, vcpus, memory and page; give none of them");
+	}
+	if (!strncmp(req->url, "data:", 5)) {
+		job_free(j);
+		/* Chromium does not let a page script open a data: URL. */
+		return api_error_set(e, 400, "invalid_argument",
+				     "a restored session cannot be sent to a data: url; use a page");
+	}
+	if (req->url[0] && !j->tpl.has_disk) {
+		job_free(j);
+		return api_error_set(e, 400, "invalid_argument",
+				     "this template's guest has no browser to open a url in");
+	}
+	rc = sess_check_resources(s->gw, j->tpl.vcpus, j->tpl.memory_mib, e);
+	if (rc < 0) {
+		job_free(j);
+		return rc;
+	}
+	snprintf(j->url, sizeof(j->url), "%s", req->url);
+	j->has_agent = j->tpl.has_disk;
+	s->has_agent = j->tpl.has_disk;
+	s->width = j->tpl.width;
+	s->height = j->tpl.height;
+	s->vcpus = j->tpl.vcpus;
+	s->memory_mib = j->tpl.memory_mib;
+	snprintf(s->template_name, sizeof(s->template_name), "%s", req->image);
+	rc = job_start(j);
+	if (rc < 0) {
+		job_free(j);
+		return api_error_set(e, 500, "internal", "cannot start a thread");
+	}
+	s->job = j;
+	return 0;
+}
+
+/* Boots req->image. Returns 0 or -errno with *e. */
+static int boot_image(struct sess *s, const struct session_request *req, struct api_error *e)
+{
+	struct vmm_vm_opts opts = { 0 };
+	struct vmm_spec spec;
+	char err[2048], why[256], page_path[96];
+	int rc = vmm_image_load(req->image, &s->image, err, sizeof(err));
+
+	if (rc < 0) {
+		api_error_set(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_image" : "internal",
+			      err);
+		return rc;
+	}
+	vmm_spec_defaults(&spec);
+	spec.image = &s->image;
+	if (req->width)
+		spec.width = req->width;
+	if (req->height)
+		spec.height = req->height;
+	if (req->vcpus)
+		spec.vcpus = req->vcpus;
+	spec.memory_mib = req->memory_mib ? req->memory_mib : s->image.rootfs[0] ? 2048 : 256;
+	spec.url = req->url[0] ? req->url : NULL;
+	rc = sess_check_resources(s->gw, spec.vcpus, spec.memory_mib, e);
+	if (rc < 0)
+		return rc;
+	if (req->page) {
+		/* The guest gets the page over fw_cfg (see docs/images.md). */
+		snprintf(page_path, sizeof(page_path), "/tmp/vitrine-page-%s.html", s->id);
+		if (fs_write_file(page_path, req->page, strlen(req->page)) < 0)
+			return api_error_set(e, 500, "internal", "cannot stage the page");
+		opts.page_file = page_path;
+	}
+	vmm_accel_resolve(VMM_ACCEL_AUTO, &s->image, "qemu-system-x86_64", &spec.accel, why,
+			  sizeof(why));
+	s->width = spec.width;
+	s->height = spec.height;
+	s->vcpus = spec.vcpus;
+	s->memory_mib = spec.memory_mib;
+	s->has_agent = s->image.rootfs[0] != '\0';
+	rc = vmm_vm_start(&spec, &opts, &s->vm, err, sizeof(err));
+	if (req->page)
+		unlink(page_path); /* vmm copied it into the run dir */
+	if (rc < 0)
+		api_error_set(e, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "boot_failed",
+			      err);
+	else /* the agent is up long before the desktop: be linked when it is ready */
+		sess_start_agent(s, NULL);
+	return rc;
+}
+
+struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct api_error *e)
+{
+	unsigned char rnd[8];
+	struct sess *s;
+
+	if (gw->n_sessions >= gw->max_sessions) {
+		api_error_set(e, 429, "too_many_sessions", "the gateway runs its maximum of sessions");
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd) ||
+	    auth_new_token(s->control_token) < 0 || auth_new_token(s->view_token) < 0) {
+		free(s);
+		api_error_set(e, 500, "internal", "out of memory or randomness");
+		return NULL;
+	}
+	snprintf(s->id, sizeof(s->id), "s_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
+		 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	s->gw = gw;
+	s->req = *req;
+	s->req.page = NULL; /* the page is handed over at start, not kept */
+	s->req.egress = NULL; /* the rules live in s->egress */
+	if (!(s->egress = egress_create(&gw->egress_cfg, egress_rules_dup(req->egress))) ||
+	    (req->egress && egress_rules_empty(req->egress) != egress_rules_now_empty(s->egress))) {
+		egress_release(s->egress);
+		free(s);
+		api_error_set(e, 500, "internal", "out of memory");
+		return NULL;
+	}
+	s->created_ms = fs_now_ms();
+	s->active_ms = s->created_ms;
+	if (req->timeout_s)
+		s->expires_ms = s->created_ms + (int64_t)req->timeout_s * 1000;
+	return s;
+}
+
+void sess_free_unlinked(struct sess *s)
+{
+	if (!s)
+		return;
+	egress_release(s->egress);
+	free(s);
+}
+
+void sess_link(struct sess *s)
+{
+	struct gw *gw = s->gw;
+
+	s->pointer_x = s->width / 2;
+	s->pointer_y = s->height / 2;
+	s->next = gw->sessions;
+	gw->sessions = s;
+	gw->n_sessions++;
+	gw->vcpus_used += s->vcpus;
+	gw->memory_used_mib += s->memory_mib;
+	events_add(&s->events, "state", json_pack("{s:s}", "status", sess_state_name(s->state)));
+	lws_sul_schedule(gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+}
+
+int sess_create(struct gw *gw, const struct session_request *req, struct sess **out,
+		struct api_error *e)
+{
+	struct sess *s = sess_alloc(gw, req, e);
+	int rc;
+
+	if (!s)
+		return -EBUSY;
+	rc = req->from_template ? restore_template(s, req, e) : boot_image(s, req, e);
+	if (rc < 0) {
+		sess_free_unlinked(s);
+		return rc;
+	}
+	sess_link(s);
+	log_info("session", "%s starting: %s %s %dx%d", s->id,
+		 req->from_template ? "template" : "image", req->image, s->width, s->height);
+	*out = s;
+	return 0;
+}
+
+struct sess *sess_find(struct gw *gw, const char *id)
+{
+	for (struct sess *s = gw->sessions; s; s = s->next)
+		if (!strcmp(s->id, id))
+			return s;
+	return NULL;
+}
+
+void sess_destroy(struct sess *s)
+{
+	struct sess **pp;
+
+	if (!s)
+		return;
+	for (pp = &s->gw->sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			s->gw->n_sessions--;
+			s->gw->vcpus_used -= s->vcpus;
+			s->gw->memory_used_mib -= s->memory_mib;
+			break;
+		}
+	lws_sul_cancel(&s->sul);
+	emit(s, SESS_SIGNAL_DESTROY, NULL);
+	if (s->listeners)
+		log_warn("session", "%s: a listener stayed past destroy", s->id);
+	s->listeners = NULL;
+	/* Waiters look the session up again by id and find it gone. */
+	sess_wake(s);
+	if (s->job && s->job->kind == JOB_FORK) {
+		struct sess *child = sess_find(s->gw, s->job->child_id);
+
+		if (child)
+			sess_set_failed(child, "the session it was forked from was deleted");
+	}
+	if (s->job)
+		job_orphan(s->job); /* it frees its guests itself */
+	s->job = NULL;
+	sess_stop_guest(s, "the session was deleted");
+	if (s->ckpt[0])
+		fs_rm_rf(s->ckpt);
+	display_encode_cache_destroy(s->shots);
+	events_clear(&s->events);
+	log_info("session", "%s destroyed", s->id);
+	sess_free_unlinked(s);
+}
+
+void sess_destroy_all(struct gw *gw)
+{
+	while (gw->sessions)
+		sess_destroy(gw->sessions);
+}
+
+int sess_add_waiter(struct sess *s, struct lws *wsi)
+{
+	for (int i = 0; i < SESS_MAX_WAITERS; i++)
+		if (!s->waiters[i]) {
+			s->waiters[i] = wsi;
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+void sess_remove_waiter(struct sess *s, struct lws *wsi)
+{
+	for (int i = 0; i < SESS_MAX_WAITERS; i++)
+		if (s->waiters[i] == wsi)
+			s->waiters[i] = NULL;
+}
+
+void sess_wake_waiters(struct sess *s)
+{
+	sess_wake(s);
+}
+
+void sess_touch(struct sess *s)
+{
+	s->active_ms = fs_now_ms();
+}
+
+void sess_set_pointer(struct sess *s, int x, int y)
+{
+	s->pointer_x = x;
+	s->pointer_y = y;
+}
+
+void sess_note_click(struct sess *s)
+{
+	s->last_click_ms = fs_now_ms();
+}

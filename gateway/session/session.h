@@ -1,0 +1,143 @@
+/* gateway/session/session.h: the session registry and each session's lifecycle:
+ * starting (QEMU booting, or a template being restored) -> ready (the
+ * guest says its page is up) <-> paused (in memory or on disk), or failed;
+ * deleted or expired sessions are destroyed at once. A session's guest is
+ * serviced by a timer on the lws loop; slow operations (restore, pause to
+ * disk, resume from disk, fork) run as a job on a thread (job.h), during
+ * which the session is "busy" and its guest belongs to the job. */
+#ifndef VITRINE_GATEWAY_SESSION_H
+#define VITRINE_GATEWAY_SESSION_H
+
+#include "display/encode_cache.h"
+#include "display/mirror.h"
+#include "gateway/core/auth.h"
+#include "gateway/session/events.h"
+#include "gateway/core/gw.h"
+#include "gateway/session/job.h"
+#include "gateway/session/session_spec.h"
+#include "vmm-qemu/vm.h"
+
+#include <jansson.h>
+#include <libwebsockets.h>
+#include <limits.h>
+
+#define SESS_MAX_WAITERS 16
+
+enum sess_state { SESS_STARTING, SESS_READY, SESS_PAUSED, SESS_FAILED };
+enum sess_pause { SESS_PAUSE_MEMORY, SESS_PAUSE_DISK };
+
+/* The "expiring" event comes this long before a timeout (or half the
+ * timeout when that is shorter). */
+#define SESS_EXPIRY_WARNING_MS 10000
+
+struct sess {
+	struct sess *next; /* gw::sessions */
+	struct gw *gw;
+	char id[24];
+	enum sess_state state;
+	char error[1024]; /* why it failed */
+	char control_token[AUTH_TOKEN_LEN + 1];
+	char view_token[AUTH_TOKEN_LEN + 1];
+	struct session_request req;
+	struct vmm_image image;
+	struct vmm_vm *vm; /* owned; NULL once the guest is gone */
+	int width, height, vcpus, memory_mib;
+	char parent_id[24]; /* a fork: the session it was copied from */
+	int64_t created_ms, ready_ms, expires_ms; /* monotonic; expires_ms 0: never */
+	int64_t active_ms; /* last action or screenshot, for the idle timeout */
+	bool warned; /* "expiring" was sent for the deadline ahead */
+	enum sess_pause pause; /* while SESS_PAUSED */
+	char ckpt[PATH_MAX]; /* paused on disk: the checkpoint folder, else "" */
+	struct job *job; /* owned: the slow operation under way, NULL for none */
+	char template_name[64]; /* "" unless restored from a template */
+	bool has_agent; /* the guest runs qemu-ga (images with a rootfs): clock, page probes */
+	struct sess_agent *agent; /* owned while the guest runs: vitrine-agent (commands, CDP, egress) */
+	struct egress *egress; /* owned (held): the rules and log of the guest's connections */
+	struct event_log events;
+	lws_sorted_usec_list_t sul; /* services the guest, checks expiry */
+	struct display_mirror *mirror; /* owned; the guest's screen */
+	struct display_encode_cache *shots; /* owned; encodings of recent frames */
+	struct sess_listener *listeners; /* not owned: rooms told of changes (sess_listen) */
+	int pointer_x, pointer_y; /* where the last action left the pointer */
+	int64_t last_click_ms; /* when the last click action ended */
+	struct lws *waiters[SESS_MAX_WAITERS]; /* HTTP requests waiting for a state change */
+};
+
+/* What a session tells the rooms that care about it (the tinywl wl_signal
+ * model): the session never calls up into them. A listener is embedded in
+ * its owner (container_of finds the owner), added with sess_listen and
+ * removed with sess_unlisten, at the latest when it hears DESTROY. */
+enum sess_signal {
+	SESS_SIGNAL_EVENT, /* data: the event just logged (json_t *, borrowed) */
+	SESS_SIGNAL_GUEST_STOPPING, /* data: why (const char *): actions under way must end
+				     * (the guest stops, pauses, or is handed to a job) */
+	SESS_SIGNAL_DESTROY, /* data: NULL; the session is freed once every listener was told */
+};
+
+struct sess_listener;
+typedef void (*sess_notify_fn)(struct sess_listener *l, struct sess *s, enum sess_signal sig,
+			       const void *data);
+
+struct sess_listener {
+	struct sess_listener *next; /* sess::listeners */
+	sess_notify_fn notify;
+};
+
+/* Adds l (notify set by the caller) to the listeners of s. */
+void sess_listen(struct sess *s, struct sess_listener *l);
+/* Removes l; nothing happens when it is not listening. May be called from
+ * inside a notify (also for another listener). */
+void sess_unlisten(struct sess *s, struct sess_listener *l);
+/* The listener of s whose notify is fn, or NULL: how a room finds its own
+ * state for a session (one such listener per session and room). */
+struct sess_listener *sess_find_listener(const struct sess *s, sess_notify_fn fn);
+
+/* Starts a session for req: loads the image and boots the guest, or starts
+ * restoring the template. Returns 0 with *out linked into gw, or -errno
+ * with *e filled (nothing is left). */
+int sess_create(struct gw *gw, const struct session_request *req, struct sess **out,
+		struct api_error *e);
+/* The session with id, or NULL. */
+struct sess *sess_find(struct gw *gw, const char *id);
+/* Unlinks, stops the guest, wakes its waiters, frees. Accepts NULL. */
+void sess_destroy(struct sess *s);
+/* Destroys every session (shutdown). */
+void sess_destroy_all(struct gw *gw);
+
+/* The deadline ahead (monotonic ms; 0: none) and which timeout it is
+ * ("timeout" or "idle_timeout"). */
+int64_t sess_deadline(const struct sess *s, const char **which);
+const char *sess_state_name(enum sess_state st);
+/* True while the session waits for something: starting, or a job runs. */
+bool sess_busy(const struct sess *s);
+
+/* Pauses a ready session: in memory (the guest stops, at once) or to disk
+ * (its state is saved and QEMU quits: a job). Returns 0 (the session is
+ * paused, or busy pausing) or -errno with *e filled. */
+int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e);
+/* Resumes a paused session (a job when it is on disk). Same returns. */
+int sess_resume(struct sess *s, struct api_error *e);
+/* Starts a copy of a running (or memory-paused) session's current state,
+ * disk and memory, as a new session (*out, "starting" until the copy
+ * runs); s keeps running. Same returns. */
+int sess_fork(struct sess *s, struct sess **out, struct api_error *e);
+/* Makes the requests waiting on s look at it again. */
+void sess_wake_waiters(struct sess *s);
+/* Counts as activity for the idle timeout. */
+void sess_touch(struct sess *s);
+/* Where input (an action, a person) left the pointer. */
+void sess_set_pointer(struct sess *s, int x, int y);
+/* A click action ended now (the next one waits out the click sequence). */
+void sess_note_click(struct sess *s);
+/* Refuses vcpus/memory_mib beyond the operator's per-session limits (400)
+ * or beyond the memory budget left (503). Returns 0 or -errno with *e. */
+int sess_check_resources(struct gw *gw, int vcpus, int memory_mib, struct api_error *e);
+/* Appends an event to the session's log and wakes requests waiting on it. */
+void sess_event(struct sess *s, const char *type, json_t *data);
+
+/* Registers wsi to be made writable when the session's state changes.
+ * Returns 0, or -ENOSPC when too many requests wait already. */
+int sess_add_waiter(struct sess *s, struct lws *wsi);
+void sess_remove_waiter(struct sess *s, struct lws *wsi);
+
+#endif

@@ -1,0 +1,36 @@
+/* gateway/session/session_int.h: what session.c and session_ops.c share and no
+ * one else calls. Loop thread only. */
+#ifndef VITRINE_GATEWAY_SESSION_INT_H
+#define VITRINE_GATEWAY_SESSION_INT_H
+
+#include "gateway/session/session.h"
+
+/* Makes requests waiting on s writable (they look at it again). */
+void sess_wake(struct sess *s);
+/* Changes the state, with a "state" event. */
+void sess_set_state(struct sess *s, enum sess_state st);
+/* Tells the listeners that actions under way must end (why). */
+void sess_guest_stopping(struct sess *s, const char *why);
+/* Fails the actions under way, stops the mirror and the guest. */
+void sess_stop_guest(struct sess *s, const char *why);
+void sess_set_failed(struct sess *s, const char *why);
+/* Connects the mirror to s->vm's screen. Returns 0 or -errno with err. */
+int sess_start_mirror(struct sess *s, char *err, size_t errlen);
+/* s->vm runs and is ready: connects the mirror and goes "ready" (or
+ * "failed" when the mirror cannot connect). */
+void sess_mark_ready(struct sess *s);
+/* Frees a session sess_alloc made that was never linked. Accepts NULL. */
+void sess_free_unlinked(struct sess *s);
+/* Starts connecting to the guest's vitrine-agent once the guest runs
+ * (keeping first, a link already open, when given). */
+void sess_start_agent(struct sess *s, struct agent_link *first);
+/* A new session for req, not yet linked nor started; NULL with *e filled
+ * (429 when the gateway is full). */
+struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct api_error *e);
+/* Links s into the registry (it counts against the limits from now on)
+ * and starts its heartbeat. */
+void sess_link(struct sess *s);
+/* s->job has ended: takes its results. */
+void sess_job_finished(struct sess *s);
+
+#endif

@@ -1,0 +1,291 @@
+/* gateway/session_ops.c: pause, resume and fork, and what happens when
+ * their jobs (and a restore's) end. In-memory pause and resume are QMP stop
+ * and cont; everything slower runs as a job (job.h). */
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "gateway/egress/egress.h"
+#include "gateway/guest/sess_agent.h"
+#include "gateway/session/session_int.h"
+#include "vmm-qemu/checkpoint.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sess_check_resources(struct gw *gw, int vcpus, int memory_mib, struct api_error *e)
+{
+	char msg[200];
+
+	if (gw->max_vcpus && vcpus > gw->max_vcpus) {
+		snprintf(msg, sizeof(msg), "vcpus %d is over this gateway's limit of %d", vcpus,
+			 gw->max_vcpus);
+		return api_error_set(e, 400, "limit_exceeded", msg);
+	}
+	if (gw->max_memory_mib && memory_mib > gw->max_memory_mib) {
+		snprintf(msg, sizeof(msg), "memory_mib %d is over this gateway's limit of %d",
+			 memory_mib, gw->max_memory_mib);
+		return api_error_set(e, 400, "limit_exceeded", msg);
+	}
+	if (gw->memory_budget_mib && gw->memory_used_mib + memory_mib > gw->memory_budget_mib) {
+		snprintf(msg, sizeof(msg),
+			 "not enough memory left: %d MiB of %d in use, %d MiB asked for",
+			 gw->memory_used_mib, gw->memory_budget_mib, memory_mib);
+		api_error_set(e, 503, "capacity", msg);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static int busy_error(const struct sess *s, struct api_error *e)
+{
+	char msg[200];
+
+	if (s->job)
+		snprintf(msg, sizeof(msg), "the session is busy %s", job_kind_name(s->job->kind));
+	else
+		snprintf(msg, sizeof(msg), "the session is %s", sess_state_name(s->state));
+	api_error_set(e, 409, s->state == SESS_PAUSED ? "session_paused" : "session_busy", msg);
+	return -EBUSY;
+}
+
+static struct job *start_job(struct sess *s, enum job_kind kind, struct api_error *e)
+{
+	struct job *j = job_new(kind, s->gw->ctx);
+
+	if (!j)
+		api_error_set(e, 500, "internal", "out of memory");
+	return j;
+}
+
+static int launch(struct sess *s, struct job *j, struct api_error *e)
+{
+	int rc = job_start(j);
+
+	if (rc < 0) {
+		api_error_set(e, 500, "internal", "cannot start a thread");
+		return rc;
+	}
+	s->job = j;
+	sess_event(s, "busy", json_pack("{s:s}", "busy", job_kind_name(j->kind)));
+	return 0;
+}
+
+int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
+{
+	char err[1024];
+	struct job *j;
+	int rc;
+
+	if (s->job || s->state != SESS_READY)
+		return busy_error(s, e);
+	if (how == SESS_PAUSE_MEMORY) {
+		rc = vmm_vm_qmp(s->vm, "stop", NULL, NULL, 10000, err, sizeof(err));
+		if (rc < 0)
+			return api_error_set(e, 500, "pause_failed", err);
+		sess_guest_stopping(s, "the session was paused");
+		s->pause = SESS_PAUSE_MEMORY;
+		sess_set_state(s, SESS_PAUSED);
+		return 0;
+	}
+	if (!(j = start_job(s, JOB_PAUSE_DISK, e)))
+		return -ENOMEM;
+	rc = vmm_checkpoint_dir_new(NULL, j->ckpt, err, sizeof(err));
+	if (rc < 0) {
+		job_free(j);
+		return api_error_set(e, 500, "pause_failed", err);
+	}
+	/* The job owns the guest from here; nothing may watch it meanwhile. */
+	sess_guest_stopping(s, "the session is being paused");
+	display_mirror_stop(s->mirror);
+	s->mirror = NULL;
+	sess_agent_stop(s->agent); /* QEMU exits: connect again after the resume */
+	s->agent = NULL;
+	j->vm = s->vm;
+	s->vm = NULL;
+	rc = launch(s, j, e);
+	if (rc < 0) {
+		s->vm = j->vm;
+		j->vm = NULL;
+		job_free(j);
+		if (sess_start_mirror(s, err, sizeof(err)) < 0)
+			sess_set_failed(s, err);
+		sess_start_agent(s, NULL);
+	}
+	return rc;
+}
+
+int sess_resume(struct sess *s, struct api_error *e)
+{
+	char err[1024];
+	struct job *j;
+	int rc;
+
+	s->error[0] = '\0'; /* a failed resume's reason, from before */
+	if (s->job || s->state != SESS_PAUSED) {
+		if (!s->job && s->state == SESS_READY)
+			return 0; /* already running: resuming is idempotent */
+		return busy_error(s, e);
+	}
+	if (s->pause == SESS_PAUSE_MEMORY) {
+		rc = vmm_vm_qmp(s->vm, "cont", NULL, NULL, 10000, err, sizeof(err));
+		if (rc < 0)
+			return api_error_set(e, 500, "resume_failed", err);
+		s->active_ms = fs_now_ms();
+		if (s->has_agent)
+			job_set_clock_async(vmm_vm_run_dir(s->vm));
+		sess_set_state(s, SESS_READY);
+		return 0;
+	}
+	if (!(j = start_job(s, JOB_RESUME_DISK, e)))
+		return -ENOMEM;
+	snprintf(j->ckpt, sizeof(j->ckpt), "%s", s->ckpt);
+	j->has_agent = s->has_agent;
+	rc = launch(s, j, e);
+	if (rc < 0) {
+		j->ckpt[0] = '\0'; /* still the session's */
+		job_free(j);
+		return rc;
+	}
+	s->ckpt[0] = '\0'; /* the job's now; it removes it once restored */
+	return 0;
+}
+
+int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
+{
+	struct sess *child;
+	struct job *j;
+	int rc;
+
+	if (s->job || (s->state != SESS_READY &&
+		       !(s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY)))
+		return busy_error(s, e);
+	child = sess_alloc(s->gw, &s->req, e);
+	if (!child)
+		return -EBUSY;
+	rc = sess_check_resources(s->gw, s->vcpus, s->memory_mib, e);
+	if (rc < 0) {
+		sess_free_unlinked(child);
+		return rc;
+	}
+	if (!(j = start_job(s, JOB_FORK, e))) {
+		sess_free_unlinked(child);
+		return -ENOMEM;
+	}
+	child->width = s->width;
+	child->height = s->height;
+	child->vcpus = s->vcpus;
+	child->memory_mib = s->memory_mib;
+	child->has_agent = s->has_agent;
+	egress_set_rules(child->egress, egress_rules_copy(s->egress));
+	child->image = s->image;
+	snprintf(child->template_name, sizeof(child->template_name), "%s", s->template_name);
+	snprintf(child->parent_id, sizeof(child->parent_id), "%s", s->id);
+	snprintf(j->child_id, sizeof(j->child_id), "%s", child->id);
+	/* The original keeps its mirror: its screen stays readable, but no
+	 * action runs while the job holds the guest (the session is busy). */
+	sess_guest_stopping(s, "the session is being forked");
+	j->vm = s->vm;
+	s->vm = NULL;
+	rc = launch(s, j, e);
+	if (rc < 0) {
+		s->vm = j->vm;
+		j->vm = NULL;
+		job_free(j);
+		sess_free_unlinked(child);
+		return rc;
+	}
+	sess_link(child);
+	sess_event(child, "forked", json_pack("{s:s}", "from", s->id));
+	log_info("session", "%s forking into %s", s->id, child->id);
+	*out = child;
+	return 0;
+}
+
+/* A fork's copy is running: hand it to its session (if it still exists). */
+static void adopt_child(struct sess *s, struct job *j)
+{
+	struct sess *child = sess_find(s->gw, j->child_id);
+
+	if (!child) {
+		log_info("session", "%s: fork %s was deleted before it ran", s->id, j->child_id);
+		return;
+	}
+	if (j->rc < 0) {
+		sess_set_failed(child, j->err);
+		return;
+	}
+	child->vm = j->child;
+	j->child = NULL;
+	sess_mark_ready(child);
+	sess_event(s, "forked", json_pack("{s:s}", "into", child->id));
+	log_info("session", "%s forked from %s in %lld ms (%lld MiB of state)", child->id, s->id,
+		 (long long)j->ms, (long long)(j->bytes >> 20));
+}
+
+void sess_job_finished(struct sess *s)
+{
+	struct job *j = s->job;
+	char err[1024];
+
+	s->job = NULL;
+	switch (j->kind) {
+	case JOB_RESTORE:
+		if (j->rc < 0) {
+			sess_set_failed(s, j->err);
+			break;
+		}
+		s->vm = j->vm;
+		j->vm = NULL;
+		sess_start_agent(s, j->agent); /* the link the guest was prepared through */
+		j->agent = NULL;
+		sess_mark_ready(s);
+		log_info("session", "%s restored from %s, ready in %lld ms", s->id, s->template_name,
+			 (long long)(fs_now_ms() - s->created_ms));
+		break;
+	case JOB_PAUSE_DISK:
+		if (j->rc < 0) {
+			/* The guest may be stopped or gone: say so rather than guess. */
+			sess_set_failed(s, j->err);
+			vmm_vm_destroy(j->vm);
+			j->vm = NULL;
+			break;
+		}
+		snprintf(s->ckpt, sizeof(s->ckpt), "%s", j->ckpt);
+		j->ckpt[0] = '\0';
+		s->pause = SESS_PAUSE_DISK;
+		sess_set_state(s, SESS_PAUSED);
+		log_info("session", "%s paused to disk in %lld ms (%lld MiB)", s->id, (long long)j->ms,
+			 (long long)(j->bytes >> 20));
+		break;
+	case JOB_RESUME_DISK:
+		if (j->rc < 0) {
+			/* The checkpoint is intact: stay paused, say why. */
+			snprintf(s->ckpt, sizeof(s->ckpt), "%s", j->ckpt);
+			j->ckpt[0] = '\0';
+			snprintf(s->error, sizeof(s->error), "%s", j->err);
+			sess_event(s, "resume_failed", json_pack("{s:s}", "error", j->err));
+			log_warn("session", "%s: resume failed: %s", s->id, j->err);
+			break;
+		}
+		s->vm = j->vm;
+		j->vm = NULL;
+		sess_start_agent(s, j->agent);
+		j->agent = NULL;
+		sess_mark_ready(s);
+		log_info("session", "%s resumed from disk in %lld ms", s->id, (long long)j->ms);
+		break;
+	case JOB_FORK:
+		s->vm = j->vm;
+		j->vm = NULL;
+		adopt_child(s, j);
+		if (!s->vm) {
+			sess_set_failed(s, "the guest was lost while forking");
+		} else if (!s->mirror && sess_start_mirror(s, err, sizeof(err)) < 0) {
+			sess_set_failed(s, err);
+		}
+		break;
+	}
+	job_free(j);
+	sess_wake(s);
+}

@@ -1,0 +1,409 @@
+/* gateway/stream/stream_hub.c: see stream_hub.h. */
+#include "gateway/stream/stream_hub.h"
+
+#include "common/log.h"
+#include "display/stream_wire.h"
+#include "gateway/stream/audit.h"
+#include "gateway/session/session.h"
+#include "gateway/stream/vnc.h"
+#include "vmm-qemu/input.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The hub hears its session's events (for the viewers) and its end. */
+static void on_session(struct sess_listener *l, struct sess *s, enum sess_signal sig,
+		       const void *data)
+{
+	struct stream_hub *h = lws_container_of(l, struct stream_hub, listener);
+
+	(void)s;
+	if (sig == SESS_SIGNAL_EVENT)
+		stream_hub_event(h, (json_t *)data);
+	else if (sig == SESS_SIGNAL_DESTROY)
+		stream_hub_destroy(h);
+}
+
+struct stream_hub *stream_hub_find(const struct sess *s)
+{
+	struct sess_listener *l = sess_find_listener(s, on_session);
+
+	return l ? lws_container_of(l, struct stream_hub, listener) : NULL;
+}
+
+struct stream_hub *stream_hub_of(struct sess *s)
+{
+	struct stream_hub *h = stream_hub_find(s);
+
+	if (h)
+		return h;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->enc = display_stream_encoder_create();
+	if (!h->enc) {
+		free(h);
+		return NULL;
+	}
+	h->s = s;
+	h->seen_x = h->seen_y = -1;
+	h->listener.notify = on_session;
+	sess_listen(s, &h->listener);
+	return h;
+}
+
+void stream_hub_destroy(struct stream_hub *h)
+{
+	if (!h)
+		return;
+	vnc_stop(h);
+	if (h->controller)
+		stream_hub_release(h, h->controller, "session_deleted");
+	for (struct stream_viewer *v = h->viewers; v; v = v->next) {
+		v->hub = NULL;
+		v->close_code = STREAM_CLOSE_GOING_AWAY;
+		snprintf(v->close_reason, sizeof(v->close_reason), "the session was deleted");
+		lws_callback_on_writable(v->wsi);
+		/* A viewer that does not read never becomes writable. */
+		lws_set_timeout(v->wsi, PENDING_TIMEOUT_USER_OK, 2);
+	}
+	for (int i = 0; i < STREAM_CACHE; i++)
+		display_stream_msg_unref(h->cache[i].msg);
+	display_stream_msg_unref(h->shape_msg);
+	display_stream_encoder_destroy(h->enc);
+	sess_unlisten(h->s, &h->listener);
+	free(h);
+}
+
+const char *stream_controller(const struct sess *s)
+{
+	struct stream_hub *h = stream_hub_find(s);
+
+	return h && h->controller ? h->controller->name : NULL;
+}
+
+void stream_hub_add(struct stream_hub *h, struct stream_viewer *v)
+{
+	v->hub = h;
+	v->id = ++h->next_id;
+	v->next = h->viewers;
+	h->viewers = v;
+	h->n_viewers++;
+}
+
+void stream_hub_remove(struct stream_hub *h, struct stream_viewer *v, const char *reason)
+{
+	struct stream_viewer **pp;
+
+	if (h->controller == v)
+		stream_hub_release(h, v, reason);
+	for (pp = &h->viewers; *pp; pp = &(*pp)->next)
+		if (*pp == v) {
+			*pp = v->next;
+			h->n_viewers--;
+			break;
+		}
+	v->hub = NULL;
+}
+
+static void wake(struct stream_hub *h)
+{
+	for (struct stream_viewer *v = h->viewers; v; v = v->next)
+		if (v->scope != AUTH_NONE)
+			lws_callback_on_writable(v->wsi);
+}
+
+void stream_poke_all(struct gw *gw)
+{
+	for (struct sess *s = gw->sessions; s; s = s->next) {
+		struct stream_hub *h = stream_hub_find(s);
+		struct display_frame *f;
+		struct display_cursor *c;
+		uint64_t seq, shape;
+
+		if (h && h->vnc)
+			vnc_poke(h);
+		if (!h || !h->viewers || !s->mirror)
+			continue;
+		if (h->mirror != s->mirror) {
+			/* A new mirror (the guest was replaced) counts frames
+			 * from 1 again: forget every encoding and base. */
+			for (int i = 0; i < STREAM_CACHE; i++) {
+				display_stream_msg_unref(h->cache[i].msg);
+				h->cache[i].msg = NULL;
+			}
+			for (struct stream_viewer *v = h->viewers; v; v = v->next) {
+				display_frame_unref(v->base);
+				v->base = NULL;
+				v->shape_serial = 0;
+			}
+			h->shape_serial = 0;
+			display_stream_msg_unref(h->shape_msg);
+			h->shape_msg = NULL;
+			h->mirror = s->mirror;
+		}
+		f = display_mirror_latest(s->mirror);
+		seq = f ? f->seq : 0;
+		display_frame_unref(f);
+		c = display_mirror_cursor(s->mirror);
+		shape = c ? c->serial : 0;
+		display_cursor_unref(c);
+		if (seq != h->seen_seq || shape != h->seen_shape || s->pointer_x != h->seen_x ||
+		    s->pointer_y != h->seen_y) {
+			h->seen_seq = seq;
+			h->seen_shape = shape;
+			h->seen_x = s->pointer_x;
+			h->seen_y = s->pointer_y;
+			wake(h);
+		}
+	}
+}
+
+/* Microseconds since the Unix epoch when f was published. */
+static uint64_t frame_time_us(const struct display_frame *f)
+{
+	struct timespec ts;
+	int64_t age_ms = display_now_ms() - f->changed_ms;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u -
+	       (uint64_t)(age_ms > 0 ? age_ms : 0) * 1000u;
+}
+
+struct display_stream_msg *stream_hub_message(struct stream_hub *h,
+					      const struct display_frame *base,
+					      const struct display_frame *f, int quality)
+{
+	uint64_t from = base && base->width == f->width && base->height == f->height ? base->seq : 0;
+	int victim = 0;
+	struct display_stream_msg *m;
+	char err[256];
+
+	for (int i = 0; i < STREAM_CACHE; i++) {
+		if (h->cache[i].msg && h->cache[i].from == from && h->cache[i].to == f->seq &&
+		    h->cache[i].quality == quality) {
+			h->cache[i].used = ++h->clock;
+			return display_stream_msg_ref(h->cache[i].msg);
+		}
+		if (!h->cache[i].msg ||
+		    (h->cache[victim].msg && h->cache[i].used < h->cache[victim].used))
+			victim = i;
+	}
+	if (display_stream_encode(h->enc, from ? base : NULL, f, quality, frame_time_us(f), LWS_PRE,
+				  &m, err, sizeof(err)) < 0) {
+		log_warn("stream", "%s: %s", h->s->id, err);
+		return NULL;
+	}
+	h->encodes++;
+	display_stream_msg_unref(h->cache[victim].msg);
+	h->cache[victim].from = from;
+	h->cache[victim].to = f->seq;
+	h->cache[victim].quality = quality;
+	h->cache[victim].msg = display_stream_msg_ref(m);
+	h->cache[victim].used = ++h->clock;
+	return m;
+}
+
+struct display_stream_msg *stream_hub_shape(struct stream_hub *h, const struct display_cursor *c)
+{
+	size_t n = STREAM_WIRE_SHAPE_HDR + (size_t)c->width * c->height * 4;
+	struct display_stream_msg *m;
+
+	if (h->shape_msg && h->shape_serial == c->serial)
+		return display_stream_msg_ref(h->shape_msg);
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->buf = malloc(LWS_PRE + n))) {
+		free(m);
+		return NULL;
+	}
+	atomic_init(&m->refs, 1);
+	m->headroom = LWS_PRE;
+	m->len = n;
+	stream_wire_put_shape(m->buf + LWS_PRE, c->width, c->height, c->hot_x, c->hot_y);
+	memcpy(m->buf + LWS_PRE + STREAM_WIRE_SHAPE_HDR, c->rgba, n - STREAM_WIRE_SHAPE_HDR);
+	display_stream_msg_unref(h->shape_msg);
+	h->shape_msg = display_stream_msg_ref(m);
+	h->shape_serial = c->serial;
+	return m;
+}
+
+json_t *stream_control_json(const struct stream_hub *h, const struct stream_viewer *v)
+{
+	const struct stream_viewer *c = h->controller;
+
+	return json_pack("{s:s, s:o, s:b}", "type", "control", "controller",
+			 c ? json_pack("{s:i, s:s}", "id", c->id, "name", c->name) : json_null(),
+			 "you", c == v);
+}
+
+static void announce(struct stream_hub *h)
+{
+	for (struct stream_viewer *v = h->viewers; v; v = v->next)
+		if (v->scope != AUTH_NONE)
+			stream_viewer_send_json(v, stream_control_json(h, v));
+}
+
+static int send_events(struct stream_hub *h, json_t *events)
+{
+	char err[256];
+
+	if (!h->s->vm) {
+		json_decref(events);
+		return -EPIPE;
+	}
+	if (vmm_vm_qmp_send(h->s->vm, "input-send-event", json_pack("{s:o}", "events", events), err,
+			    sizeof(err)) < 0) {
+		log_warn("stream", "%s: input: %s", h->s->id, err);
+		return -EPIPE;
+	}
+	return 0;
+}
+
+/* Appends the events of an input builder's {"events": [...]} to arr. */
+static void append_events(json_t *arr, json_t *built)
+{
+	json_array_extend(arr, json_object_get(built, "events"));
+	json_decref(built);
+}
+
+static const char *const button_names[] = { "left", "middle", "right", "side", "extra" };
+
+/* Lets go of every button and key v holds (it is losing control). */
+static void release_held(struct stream_hub *h, struct stream_viewer *v)
+{
+	json_t *ev = json_array();
+
+	for (int i = 0; i < 5; i++)
+		if (v->buttons & (1 << i))
+			append_events(ev, vmm_input_button(button_names[i], false));
+	for (int i = v->n_keys; i > 0; i--)
+		append_events(ev, vmm_input_key(v->keys[i - 1], false));
+	v->buttons = 0;
+	v->n_keys = 0;
+	if (json_array_size(ev))
+		send_events(h, ev);
+	else
+		json_decref(ev);
+}
+
+int stream_hub_take(struct stream_hub *h, struct stream_viewer *v, const char **code,
+		    const char **msg)
+{
+	if (v->scope < AUTH_CONTROL) {
+		*code = "forbidden";
+		*msg = "a view token only watches: connect with a control token to take control";
+		return -EPERM;
+	}
+	if (h->controller == v)
+		return 0;
+	if (h->controller) {
+		*code = "controlled_by_other";
+		*msg = "another viewer holds control; it must release it first";
+		return -EBUSY;
+	}
+	h->controller = v;
+	sess_event(h->s, "control_taken",
+		   json_pack("{s:i, s:s}", "viewer", v->id, "name", v->name));
+	audit_event(v->gw, h->s->id, "control_taken",
+		    json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "scope",
+			      v->scope == AUTH_OPERATOR ? "operator" : "control"));
+	announce(h);
+	return 0;
+}
+
+int stream_hub_release(struct stream_hub *h, struct stream_viewer *v, const char *reason)
+{
+	if (h->controller != v)
+		return -EPERM;
+	release_held(h, v);
+	h->controller = NULL;
+	sess_event(h->s, "control_released",
+		   json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason", reason));
+	audit_event(v->gw, h->s->id, "control_released",
+		    json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason", reason));
+	announce(h);
+	return 0;
+}
+
+static bool key_held(const struct stream_viewer *v, const char *q)
+{
+	for (int i = 0; i < v->n_keys; i++)
+		if (v->keys[i] == q)
+			return true;
+	return false;
+}
+
+static void key_forget(struct stream_viewer *v, const char *q)
+{
+	for (int i = 0; i < v->n_keys; i++)
+		if (v->keys[i] == q) {
+			memmove(&v->keys[i], &v->keys[i + 1], (size_t)(v->n_keys - i - 1) * sizeof(v->keys[0]));
+			v->n_keys--;
+			return;
+		}
+}
+
+int stream_hub_input(struct stream_hub *h, struct stream_viewer *v, const struct stream_msg *m)
+{
+	struct sess *s = h->s;
+	json_t *ev;
+
+	if (h->controller != v)
+		return -EPERM;
+	ev = json_array();
+	switch (m->kind) {
+	case SM_POINTER:
+	case SM_WHEEL:
+		append_events(ev, vmm_input_move(m->x, m->y, s->width, s->height));
+		sess_set_pointer(s, m->x, m->y);
+		if (m->kind == SM_POINTER) {
+			for (int i = 0; i < 5; i++)
+				if ((m->buttons ^ v->buttons) & (1 << i))
+					append_events(ev, vmm_input_button(button_names[i],
+									   m->buttons & (1 << i)));
+			v->buttons = m->buttons;
+		} else {
+			const char *b = m->dy > 0 ? "wheel-down" : "wheel-up";
+
+			for (int i = 0; i < abs(m->dy); i++) {
+				append_events(ev, vmm_input_button(b, true));
+				append_events(ev, vmm_input_button(b, false));
+			}
+			b = m->dx > 0 ? "wheel-right" : "wheel-left";
+			for (int i = 0; i < abs(m->dx); i++) {
+				append_events(ev, vmm_input_button(b, true));
+				append_events(ev, vmm_input_button(b, false));
+			}
+		}
+		break;
+	case SM_KEY:
+		if (m->down && !key_held(v, m->qcode)) {
+			if (v->n_keys == STREAM_MAX_KEYS) {
+				json_decref(ev);
+				return 0; /* more keys than hands: ignore */
+			}
+			v->keys[v->n_keys++] = m->qcode;
+		} else if (!m->down) {
+			key_forget(v, m->qcode);
+		}
+		append_events(ev, vmm_input_key(m->qcode, m->down));
+		break;
+	default:
+		break;
+	}
+	if (!json_array_size(ev)) {
+		json_decref(ev);
+		return 0;
+	}
+	return send_events(h, ev);
+}
+
+void stream_hub_event(struct stream_hub *h, json_t *event)
+{
+	for (struct stream_viewer *v = h ? h->viewers : NULL; v; v = v->next)
+		if (v->scope != AUTH_NONE)
+			stream_viewer_send_json(v, json_pack("{s:s, s:O}", "type", "event", "event",
+							     event));
+}

@@ -1,0 +1,130 @@
+/* gateway/stream/stream_hub.h: one session's live viewers: the list of them, the
+ * encodings they share (keyed by the frame a viewer has and the frame it
+ * gets, and quality: each encoded once), the control lease (one person at a
+ * time drives the guest; agent actions are refused meanwhile), their input
+ * into the guest, and the session's sharing tokens. Made on first use for a
+ * session, which it listens to; freed when the session goes. Loop thread
+ * only. */
+#ifndef VITRINE_GATEWAY_STREAM_HUB_H
+#define VITRINE_GATEWAY_STREAM_HUB_H
+
+#include "display/stream_encode.h"
+#include "gateway/core/auth.h"
+#include "gateway/stream/share.h"
+#include "gateway/session/session.h"
+#include "gateway/stream/stream_msg.h"
+
+#include <jansson.h>
+#include <libwebsockets.h>
+#include <stdint.h>
+
+#define STREAM_CACHE 8
+#define STREAM_TEXT_QUEUE 16 /* text messages waiting for a viewer */
+#define STREAM_MAX_KEYS 16
+
+struct stream_hub;
+struct display_vnc_share;
+struct display_mirror;
+
+struct stream_viewer {
+	struct stream_viewer *next; /* stream_hub::viewers */
+	struct stream_hub *hub; /* NULL once the session is gone */
+	struct lws *wsi;
+	struct gw *gw;
+	int id;
+	char name[STREAM_NAME_MAX + 1];
+	enum auth_scope scope; /* AUTH_NONE until authenticated */
+	int quality, max_fps;
+	struct display_frame *base; /* owned reference: the frame it has */
+	int64_t next_frame_ms; /* not before: max_fps */
+	int cur_x, cur_y; /* the cursor position it was last sent; -1: none */
+	uint64_t shape_serial; /* of the pointer shape it was last sent */
+	char *rx; /* owned: the message being received */
+	size_t rx_len;
+	bool rx_too_big, rx_binary;
+	char *text[STREAM_TEXT_QUEUE]; /* owned, LWS_PRE headroom each */
+	size_t text_len[STREAM_TEXT_QUEUE];
+	int n_text;
+	int close_code; /* non-zero: close with it at the next chance */
+	char close_reason[120];
+	bool ping_due;
+	int64_t opened_ms, last_rx_ms;
+	int buttons; /* held while in control */
+	const char *keys[STREAM_MAX_KEYS]; /* qcodes held while in control */
+	int n_keys;
+	lws_sorted_usec_list_t sul_pace, sul_idle;
+	uint64_t frames, bytes; /* sent */
+};
+
+struct stream_hub {
+	struct sess *s; /* the session it serves (it listens to it) */
+	struct sess_listener listener; /* on s: events go to the viewers; destroy frees the hub */
+	struct stream_viewer *viewers; /* not owned (their connections own them) */
+	int n_viewers, next_id;
+	struct stream_viewer *controller; /* holds the lease, or NULL */
+	struct display_stream_encoder *enc; /* owned */
+	struct {
+		uint64_t from, to; /* frame seqs; from 0: a whole frame */
+		int quality;
+		struct display_stream_msg *msg; /* owned reference; NULL: free */
+		uint64_t used;
+	} cache[STREAM_CACHE];
+	uint64_t clock, seen_seq, encodes;
+	const struct display_mirror *mirror; /* the mirror the cache and bases belong to */
+	struct display_stream_msg *shape_msg; /* owned: the pointer shape, once per shape */
+	uint64_t shape_serial, seen_shape;
+	int seen_x, seen_y;
+	struct share_table shares;
+	/* Optional VNC door (gateway/vnc.c). */
+	struct display_vnc_share *vnc; /* owned, or NULL */
+	struct stream_viewer *vnc_viewer; /* owned: the VNC clients' place in the lease */
+	char vnc_view_pw[9], vnc_control_pw[9];
+	int vnc_buttons; /* RFB buttons last seen */
+};
+
+/* Sends the session's event (borrowed) to every authenticated viewer as
+ * {"type":"event","event":{...}}: viewers see pauses, resumes, expiry
+ * warnings as they happen. */
+void stream_hub_event(struct stream_hub *h, json_t *event);
+
+/* The hub of s, made now if it has none; NULL when out of memory. The hub
+ * lives until s is destroyed (it hears that). */
+struct stream_hub *stream_hub_of(struct sess *s);
+/* The hub of s, or NULL when nobody has looked at s yet. */
+struct stream_hub *stream_hub_find(const struct sess *s);
+/* Closes every viewer (1001: the session is going away) and frees. Accepts NULL. */
+void stream_hub_destroy(struct stream_hub *h);
+/* Wakes the viewers of every session whose screen or cursor changed. */
+void stream_poke_all(struct gw *gw);
+/* The name of the viewer holding control of s ("" is possible), or NULL. */
+const char *stream_controller(const struct sess *s);
+
+void stream_hub_add(struct stream_hub *h, struct stream_viewer *v);
+/* Unlinks v, giving up control (reason for the audit log) if it held it. */
+void stream_hub_remove(struct stream_hub *h, struct stream_viewer *v, const char *reason);
+/* The message bringing a viewer from base (NULL: nothing) to f at quality:
+ * from the cache or encoded now. A new reference, or NULL on failure. */
+struct display_stream_msg *stream_hub_message(struct stream_hub *h,
+					      const struct display_frame *base,
+					      const struct display_frame *f, int quality);
+
+/* The message carrying pointer shape c: encoded once per shape. A new
+ * reference, or NULL when out of memory. */
+struct display_stream_msg *stream_hub_shape(struct stream_hub *h, const struct display_cursor *c);
+
+/* Lease. Return 0, or a negative errno with an error code/message for the
+ * viewer: -EPERM (view scope), -EBUSY (someone else holds it). */
+int stream_hub_take(struct stream_hub *h, struct stream_viewer *v, const char **code,
+		    const char **msg);
+int stream_hub_release(struct stream_hub *h, struct stream_viewer *v, const char *reason);
+/* Sends the input of m (pointer, wheel, key) from the controller v to the
+ * guest. Returns 0, or -EPERM when v does not hold control, -EPIPE when the
+ * guest is gone. */
+int stream_hub_input(struct stream_hub *h, struct stream_viewer *v, const struct stream_msg *m);
+
+/* Queues a text message for v (stolen JSON; dropped when the queue is full). */
+void stream_viewer_send_json(struct stream_viewer *v, json_t *j);
+/* {"type":"control","controller":{id,name}|null,"you":bool} for v. */
+json_t *stream_control_json(const struct stream_hub *h, const struct stream_viewer *v);
+
+#endif

@@ -1,0 +1,177 @@
+/* gateway/stream/vnc.c: see vnc.h. */
+#include "gateway/stream/vnc.h"
+
+#include "common/log.h"
+#include "display/vnc_share.h"
+#include "gateway/stream/audit.h"
+#include "gateway/action/keys.h"
+#include "gateway/session/session.h"
+#include "gateway/stream/stream_hub.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	uint32_t keysym;
+	const char *qcode;
+} specials[] = {
+	{ 0xff08, "backspace" }, { 0xff09, "tab" },	{ 0xff0d, "ret" },     { 0xff13, "pause" },
+	{ 0xff14, "scroll_lock" }, { 0xff1b, "esc" },	{ 0xffff, "delete" },  { 0xff50, "home" },
+	{ 0xff51, "left" },	{ 0xff52, "up" },	{ 0xff53, "right" },   { 0xff54, "down" },
+	{ 0xff55, "pgup" },	{ 0xff56, "pgdn" },	{ 0xff57, "end" },     { 0xff61, "print" },
+	{ 0xff63, "insert" },	{ 0xff67, "menu" },	{ 0xff7f, "num_lock" }, { 0xff8d, "kp_enter" },
+	{ 0xffaa, "kp_multiply" }, { 0xffab, "kp_add" }, { 0xffad, "kp_subtract" },
+	{ 0xffae, "kp_decimal" }, { 0xffaf, "kp_divide" }, { 0xffe1, "shift" },
+	{ 0xffe2, "shift_r" },	{ 0xffe3, "ctrl" },	{ 0xffe4, "ctrl_r" },  { 0xffe5, "caps_lock" },
+	{ 0xffe7, "meta_l" },	{ 0xffe8, "meta_r" },	{ 0xffe9, "alt" },     { 0xffea, "alt_r" },
+	{ 0xffeb, "meta_l" },	{ 0xffec, "meta_r" },	{ 0xfe03, "alt_r" },
+};
+
+const char *vnc_keysym_qcode(uint32_t keysym)
+{
+	static const char *const kp[] = { "kp_0", "kp_1", "kp_2", "kp_3", "kp_4",
+					  "kp_5", "kp_6", "kp_7", "kp_8", "kp_9" };
+	static const char *const fn[] = { "f1", "f2", "f3", "f4",  "f5",  "f6",
+					  "f7", "f8", "f9", "f10", "f11", "f12" };
+	const char *q;
+	bool shift;
+
+	/* Printable ASCII: the key that types it; the client sends Shift itself. */
+	if (keysym >= 0x20 && keysym <= 0x7e)
+		return keys_char_to_qcodes(keysym, &q, &shift) == 0 ? q : NULL;
+	if (keysym >= 0xffb0 && keysym <= 0xffb9)
+		return kp[keysym - 0xffb0];
+	if (keysym >= 0xffbe && keysym <= 0xffc9)
+		return fn[keysym - 0xffbe];
+	for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]); i++)
+		if (specials[i].keysym == keysym)
+			return specials[i].qcode;
+	return NULL;
+}
+
+static void on_input(void *ud)
+{
+	struct gw *gw = ud;
+
+	lws_cancel_service(gw->ctx);
+}
+
+/* 8 password characters from a fresh token. */
+static int new_password(char *out)
+{
+	char t[AUTH_TOKEN_LEN + 1];
+
+	if (auth_new_token(t) < 0)
+		return -1;
+	memcpy(out, t, VNC_SHARE_PASSWORD_LEN);
+	out[VNC_SHARE_PASSWORD_LEN] = '\0';
+	return 0;
+}
+
+int vnc_start(struct stream_hub *h, struct gw *gw, const char **code, char *err, size_t errlen)
+{
+	const char *bind = gw->vnc_listen[0] ? gw->vnc_listen : "127.0.0.1";
+	struct sess *s = h->s;
+	int rc;
+
+	*code = "internal";
+	if (h->vnc)
+		return 1;
+	if (new_password(h->vnc_view_pw) < 0 || new_password(h->vnc_control_pw) < 0) {
+		snprintf(err, errlen, "no randomness");
+		return -EIO;
+	}
+	h->vnc_viewer = calloc(1, sizeof(*h->vnc_viewer));
+	if (!h->vnc_viewer) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = display_vnc_share_start(bind, s->width, s->height, h->vnc_control_pw, h->vnc_view_pw,
+				     on_input, gw, &h->vnc, err, errlen);
+	if (rc < 0) {
+		free(h->vnc_viewer);
+		h->vnc_viewer = NULL;
+		*code = "vnc_failed";
+		return rc;
+	}
+	/* The VNC clients act as one viewer in the control lease. */
+	h->vnc_viewer->gw = gw;
+	h->vnc_viewer->scope = AUTH_CONTROL;
+	h->vnc_viewer->id = ++h->next_id;
+	snprintf(h->vnc_viewer->name, sizeof(h->vnc_viewer->name), "VNC client");
+	audit_event(gw, s->id, "vnc_started",
+		    json_pack("{s:s, s:i}", "listen", bind, "port", display_vnc_share_port(h->vnc)));
+	h->vnc_buttons = 0;
+	vnc_poke(h);
+	return 0;
+}
+
+void vnc_stop(struct stream_hub *h)
+{
+	if (!h->vnc)
+		return;
+	if (h->controller == h->vnc_viewer)
+		stream_hub_release(h, h->vnc_viewer, "vnc_stopped");
+	display_vnc_share_stop(h->vnc);
+	h->vnc = NULL;
+	free(h->vnc_viewer);
+	h->vnc_viewer = NULL;
+	audit_event(h->s->gw, h->s->id, "vnc_stopped", NULL);
+}
+
+/* One input event of a control client, through the lease. */
+static void apply(struct stream_hub *h, const struct vnc_share_input *in)
+{
+	struct stream_viewer *v = h->vnc_viewer;
+	struct stream_msg m = { 0 };
+	const char *code, *msg;
+	int pressed;
+
+	if (!h->controller && stream_hub_take(h, v, &code, &msg) < 0)
+		return;
+	if (h->controller != v)
+		return; /* a person holds control: VNC input waits its turn */
+	if (in->kind == VNC_IN_KEY) {
+		m.kind = SM_KEY;
+		m.qcode = vnc_keysym_qcode(in->keysym);
+		m.down = in->down;
+		if (m.qcode)
+			stream_hub_input(h, v, &m);
+		return;
+	}
+	m.x = in->x < 0 ? 0 : in->x >= h->s->width ? h->s->width - 1 : in->x;
+	m.y = in->y < 0 ? 0 : in->y >= h->s->height ? h->s->height - 1 : in->y;
+	pressed = in->buttons & ~h->vnc_buttons;
+	h->vnc_buttons = in->buttons;
+	if (pressed & (8 | 16)) { /* RFB wheel buttons: a notch per press */
+		m.kind = SM_WHEEL;
+		m.dy = pressed & 8 ? -1 : 1;
+		stream_hub_input(h, v, &m);
+		m.dy = 0;
+	}
+	m.kind = SM_POINTER;
+	m.buttons = in->buttons & 7; /* left, middle, right: the same bits */
+	stream_hub_input(h, v, &m);
+}
+
+void vnc_poke(struct stream_hub *h)
+{
+	struct vnc_share_input in[64];
+	struct display_frame *f;
+	int n, all, controllers;
+
+	if (!h->vnc || !h->s->mirror)
+		return;
+	f = display_mirror_latest(h->s->mirror);
+	if (f)
+		display_vnc_share_show(h->vnc, f);
+	display_frame_unref(f);
+	while ((n = display_vnc_share_input(h->vnc, in, 64)) > 0)
+		for (int i = 0; i < n; i++)
+			apply(h, &in[i]);
+	display_vnc_share_clients(h->vnc, &all, &controllers);
+	if (!controllers && h->controller == h->vnc_viewer)
+		stream_hub_release(h, h->vnc_viewer, "disconnected");
+}

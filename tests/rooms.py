@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""tests/rooms.py: measures the gateway's include graph and holds it against
+the rooms docs/architecture.md allows.
+
+Modules are file stems (x.c, x.h and a private x_int.h are one module). Printed: the modules,
+the include arrows between them, the largest cycle of modules (a strongly
+connected component), the arrows inside cycles (each runs "back up" somewhere),
+and, where gateway/ has sub-folders, the arrows between rooms that the
+```rooms``` block of docs/architecture.md does not allow and any cycle of
+rooms. Exit 1 when a room rule is broken or rooms form a cycle; 0 otherwise.
+
+Run it on any checkout: python3 tests/rooms.py [REPO_DIR] (also on an old
+commit: git worktree add /tmp/old REV && python3 tests/rooms.py /tmp/old).
+"""
+import os
+import re
+import sys
+
+repo = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+gw = os.path.join(repo, "gateway")
+inc = re.compile(r'#include\s+"gateway/([^"]+)"')
+
+modules = {}  # "api/http" -> room
+edges = set()  # (from module, to module)
+for root, _, files in os.walk(gw):
+    for f in sorted(files):
+        if not f.endswith((".c", ".h")):
+            continue
+        rel = os.path.relpath(os.path.join(root, f), gw)
+        mod = rel[:-2]
+        if mod.endswith("_int"):  # a private header is part of its module
+            mod = mod[:-4]
+        room = os.path.dirname(rel) or "."
+        modules[mod] = room
+        with open(os.path.join(root, f), errors="replace") as fh:
+            for m in inc.finditer(fh.read()):
+                dst = m.group(1)[:-2]
+                dst = dst[:-4] if dst.endswith("_int") else dst
+                if dst != mod:
+                    edges.add((mod, dst))
+
+graph = {m: sorted(d for s, d in edges if s == m) for m in modules}
+
+# Tarjan's strongly connected components.
+index, low, on, stack, sccs, counter = {}, {}, set(), [], [], [0]
+
+
+def strong(v):
+    index[v] = low[v] = counter[0]
+    counter[0] += 1
+    stack.append(v)
+    on.add(v)
+    for w in graph.get(v, ()):
+        if w not in index:
+            strong(w)
+            low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop()
+            on.discard(w)
+            comp.append(w)
+            if w == v:
+                break
+        sccs.append(sorted(comp))
+
+
+sys.setrecursionlimit(10000)
+for v in sorted(modules):
+    if v not in index:
+        strong(v)
+cycles = [c for c in sccs if len(c) > 1]
+comp_of = {m: i for i, c in enumerate(sccs) for m in c}
+in_cycles = [(s, d) for s, d in edges if comp_of.get(s) == comp_of.get(d)]
+largest = max((len(c) for c in cycles), default=0)
+print(f"gateway: {len(modules)} modules, {len(edges)} include arrows")
+print(f"module cycles: {len(cycles)}, largest {largest} modules"
+      + (f" ({' '.join(max(cycles, key=len))})" if cycles else ""))
+print(f"arrows inside cycles: {len(in_cycles)}")
+
+rooms = sorted(set(modules.values()) - {"."})
+if not rooms:
+    sys.exit(0)
+
+allowed = {}
+doc = os.path.join(repo, "docs", "architecture.md")
+if os.path.exists(doc):
+    text = open(doc).read()
+    block = re.search(r"```rooms\n(.*?)```", text, re.S)
+    for line in (block.group(1) if block else "").splitlines():
+        if ":" in line:
+            room, deps = line.split(":", 1)
+            allowed[room.strip()] = set(deps.split())
+
+room_edges = {}
+for s, d in edges:
+    rs, rd = modules[s], modules.get(d)
+    if rd is None:
+        print(f"include of a missing module: {s} -> {d}")
+        continue
+    if rs != rd:
+        room_edges.setdefault((rs, rd), []).append(f"{s} -> {d}")
+bad = 0
+for (rs, rd), why in sorted(room_edges.items()):
+    if rs == "." or rd not in allowed.get(rs, set()):
+        bad += 1
+        print(f"arrow not allowed: {rs} -> {rd} ({why[0]}{' ...' if len(why) > 1 else ''})")
+for r in rooms:
+    if r not in allowed:
+        bad += 1
+        print(f"room without a rule in docs/architecture.md: {r}")
+if "." in set(modules.values()):
+    bad += 1
+    print("files directly in gateway/: every file belongs to a room")
+
+# Rooms form a cycle?
+rgraph = {}
+for rs, rd in room_edges:
+    rgraph.setdefault(rs, set()).add(rd)
+state, cyc = {}, []
+
+
+def visit(n, path):
+    state[n] = 1
+    for m in sorted(rgraph.get(n, ())):
+        if state.get(m) == 1 and not cyc:
+            cyc.extend(path[path.index(m):] + [m])
+        elif not state.get(m):
+            visit(m, path + [m])
+    state[n] = 2
+
+
+for n in sorted(rgraph):
+    if not state.get(n):
+        visit(n, [n])
+print(f"rooms: {len(rooms)} ({' '.join(rooms)}), {len(room_edges)} arrows between them, "
+      f"{bad} not allowed, room cycle: {' -> '.join(cyc) if cyc else 'none'}")
+sys.exit(1 if bad or cyc else 0)
