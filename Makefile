@@ -47,7 +47,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec demo fuzz format
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-loop demo fuzz format
 all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -136,6 +136,11 @@ bench-stream: all images
 # guest-exec polling (desktop guest).
 bench-exec: all images
 	$(O)/bench/bench_exec
+
+# Session A's screenshot latency while session B boots (slowed on
+# purpose), pauses, resumes, is encoded 16 ways and is deleted (tiny guests).
+bench-loop: all image-tiny
+	$(O)/bench/bench_loop
 
 # Boots the demo desktop session and saves its screen (deploy/demo.sh).
 demo:

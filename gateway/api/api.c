@@ -237,14 +237,34 @@ static void get_session(struct http_req *r)
 	api_reply_session(r, s, 200, false);
 }
 
+/* A DELETE answers once the guest is gone (it quits on a job thread), or
+ * after this long anyway. */
+#define DELETE_WAIT_MS 15000
+#define DELETE_POLL_US (10 * LWS_US_PER_MS)
+
+static void delete_poll(lws_sorted_usec_list_t *sul)
+{
+	struct http_req *r = lws_container_of(sul, struct http_req, sul_ticket);
+
+	if (!job_ticket_done(r->ticket) && fs_now_ms() < r->wait_until_ms) {
+		lws_sul_schedule(r->gw->ctx, 0, &r->sul_ticket, delete_poll, DELETE_POLL_US);
+		return;
+	}
+	job_ticket_release(r->ticket);
+	r->ticket = NULL;
+	http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.id, "deleted", 1));
+}
+
 static void delete_session(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_OPERATOR);
 
 	if (!s)
 		return;
-	sess_destroy(s);
-	http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.id, "deleted", 1));
+	r->ticket = job_ticket_new(r->gw->ctx);
+	sess_destroy(s, r->ticket);
+	r->wait_until_ms = fs_now_ms() + DELETE_WAIT_MS;
+	delete_poll(&r->sul_ticket);
 }
 
 /* The run of a screenshot request ended: the image, with its geometry. */

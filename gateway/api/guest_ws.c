@@ -5,6 +5,7 @@
 #include "gateway/api/guest_ws.h"
 
 #include "common/bytebuf.h"
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/api/api_int.h"
 #include "gateway/core/auth.h"
@@ -22,7 +23,8 @@
 #include <string.h>
 
 #define CDP_PORT "9222" /* the guest's Chromium, on its own 127.0.0.1 */
-#define AGENT_WAIT_MS 1000 /* a session just ready may not be linked yet */
+#define AGENT_WAIT_MS 3000 /* a session just ready may not be linked yet */
+#define AGENT_POLL_US (20 * LWS_US_PER_MS)
 
 struct outmsg {
 	struct outmsg *next;
@@ -37,7 +39,11 @@ struct guest_ws {
 	struct lws *wsi; /* NULL once lws closed it */
 	struct lws_context *ctx;
 	bool cdp; /* else exec */
-	struct agent_link *link; /* held */
+	struct agent_link *link; /* held; NULL while waiting for the session's link */
+	char sess_id[24]; /* the session, looked up again while waiting for its link */
+	struct gw *gw;
+	int64_t link_wait_until; /* monotonic ms */
+	lws_sorted_usec_list_t sul_link; /* polls for the link (nothing waits on the loop) */
 	uint32_t chan; /* 0 until opened */
 	struct bytebuf rx; /* the client's message being received (loop) */
 	/* exec (loop) */
@@ -212,6 +218,52 @@ static const struct agent_chan_ops ws_ops = {
 
 /* ---- the loop's side ---- */
 
+/* The link is there: opens the CDP channel (an exec's waits for its first
+ * message) and lets the client's messages in. Returns 0 or -1. */
+static int linked(struct guest_ws *g, struct agent_link *l)
+{
+	g->link = l;
+	if (g->cdp) {
+		atomic_fetch_add(&g->refs, 1);
+		if (!(g->chan = agent_chan_open(l, AGENT_CDP, CDP_PORT, strlen(CDP_PORT), &ws_ops, g))) {
+			atomic_fetch_sub(&g->refs, 1);
+			return -1;
+		}
+	}
+	lws_rx_flow_control(g->wsi, 1);
+	return 0;
+}
+
+/* Ends a connection that has no link (from a timer: it closes when it is
+ * next writable). */
+static void give_up(struct guest_ws *g, const char *why)
+{
+	log_warn("guest-ws", "%s: %s: connection dropped", g->sess_id, why);
+	pthread_mutex_lock(&g->mu);
+	g->ended = true;
+	snprintf(g->reason, sizeof(g->reason), "%s", why);
+	pthread_mutex_unlock(&g->mu);
+	lws_callback_on_writable(g->wsi);
+}
+
+static void poll_link(lws_sorted_usec_list_t *sul)
+{
+	struct guest_ws *g = lws_container_of(sul, struct guest_ws, sul_link);
+	struct sess *s = sess_find(g->gw, g->sess_id);
+	struct agent_link *l = s ? sess_agent_get(s->agent, 0) : NULL;
+
+	if (l) {
+		if (linked(g, l) < 0)
+			give_up(g, "the guest agent refused the channel");
+		return;
+	}
+	if (!s || fs_now_ms() >= g->link_wait_until) {
+		give_up(g, s ? "the guest agent is not connected" : "the session is gone");
+		return;
+	}
+	lws_sul_schedule(g->ctx, 0, &g->sul_link, poll_link, AGENT_POLL_US);
+}
+
 struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 {
 	struct route r;
@@ -219,28 +271,29 @@ struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 	struct guest_ws *g;
 	struct agent_link *l;
 
-	if (!s || !(l = sess_agent_get(s->agent, AGENT_WAIT_MS))) {
-		log_warn("guest-ws", "%s: no agent link: connection dropped", r.id);
+	if (!s)
 		return NULL;
-	}
-	if (!(g = calloc(1, sizeof(*g)))) {
-		agent_link_release(l);
+	if (!(g = calloc(1, sizeof(*g))))
 		return NULL;
-	}
 	atomic_init(&g->refs, 1);
 	g->wsi = wsi;
+	g->gw = gw;
 	g->ctx = gw->ctx;
 	g->cdp = r.kind == R_SESSION_CDP_WS;
-	g->link = l;
+	snprintf(g->sess_id, sizeof(g->sess_id), "%s", s->id);
 	g->out_tail = &g->out;
 	pthread_mutex_init(&g->mu, NULL);
-	if (g->cdp) {
-		atomic_fetch_add(&g->refs, 1);
-		if (!(g->chan = agent_chan_open(l, AGENT_CDP, CDP_PORT, strlen(CDP_PORT), &ws_ops, g))) {
-			atomic_fetch_sub(&g->refs, 1);
+	if ((l = sess_agent_get(s->agent, 0))) {
+		if (linked(g, l) < 0) {
 			release(g);
 			return NULL;
 		}
+	} else {
+		/* Not linked yet (a session just ready): the client's messages
+		 * wait in the socket until it is. */
+		lws_rx_flow_control(wsi, 0);
+		g->link_wait_until = fs_now_ms() + AGENT_WAIT_MS;
+		lws_sul_schedule(g->ctx, 0, &g->sul_link, poll_link, AGENT_POLL_US);
 	}
 	g->next = all;
 	all = g;
@@ -332,6 +385,8 @@ int guest_ws_receive(struct guest_ws *g, const void *in, size_t len)
 {
 	int rc;
 
+	if (!g->link) /* rx flow is off until linked: lws holds the bytes */
+		return refuse(g, "the guest agent is not connected yet");
 	if (g->rx.len + len > GUEST_WS_MAX_MESSAGE)
 		return refuse(g, "message too large");
 	if (len && bytebuf_append(&g->rx, in, len) < 0)
@@ -389,6 +444,7 @@ void guest_ws_close(struct guest_ws *g)
 			break;
 		}
 	lws_sul_cancel(&g->sul);
+	lws_sul_cancel(&g->sul_link);
 	if (g->chan)
 		agent_chan_close(g->link, g->chan, "the client went away");
 	g->wsi = NULL;

@@ -8,6 +8,7 @@
 #include "gateway/api/control.h"
 #include "gateway/guest/exec.h"
 #include "gateway/action/run.h"
+#include "gateway/session/job.h"
 #include "gateway/session/session.h"
 #include "gateway/api/stream.h"
 #include "gateway/api/guest_ws.h"
@@ -154,6 +155,9 @@ static void release(struct http_req *r)
 		r->wait_id[0] = '\0';
 	}
 	lws_sul_cancel(&r->sul_wait);
+	lws_sul_cancel(&r->sul_ticket);
+	job_ticket_release(r->ticket);
+	r->ticket = NULL;
 	run_cancel(r->run);
 	r->run = NULL;
 	exec_release(r->exec);

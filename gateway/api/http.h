@@ -48,6 +48,8 @@ struct http_req {
 	bool resumed; /* an action's ?auto_resume=1 has been acted on */
 	int64_t wait_until_ms;
 	lws_sorted_usec_list_t sul_wait;
+	struct job_ticket *ticket; /* held: a DELETE waits for its guest to be gone */
+	lws_sorted_usec_list_t sul_ticket;
 };
 
 /* Sets the response to body (stolen) with status. This function can't fail:

@@ -3,6 +3,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "vmm-qemu/accel.h"
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/guest_prep.h"
 #include "vmm-qemu/qga_client.h"
@@ -16,19 +17,107 @@
 
 static atomic_int running;
 
+/* How long a booting guest may take to say it is ready. */
+#define BOOT_READY_TIMEOUT_MS (600 * 1000)
+/* Screenshots then need no round trip to QEMU (see action/run.c). */
+#define KEEP_FRESH_MS 30
+
 const char *job_kind_name(enum job_kind kind)
 {
 	switch (kind) {
+	case JOB_BOOT:
+		return "booting";
 	case JOB_RESTORE:
 		return "restoring";
+	case JOB_PAUSE_MEMORY:
 	case JOB_PAUSE_DISK:
 		return "pausing";
+	case JOB_RESUME_MEMORY:
 	case JOB_RESUME_DISK:
 		return "resuming";
 	case JOB_FORK:
 		return "forking";
+	case JOB_DISPOSE:
+		return "disposing";
 	}
 	return "busy";
+}
+
+struct job_ticket {
+	atomic_int refs;
+	atomic_int pending; /* jobs that hold it and have not ended */
+	struct lws_context *ctx;
+};
+
+struct job_ticket *job_ticket_new(struct lws_context *ctx)
+{
+	struct job_ticket *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	atomic_init(&t->refs, 1);
+	t->ctx = ctx;
+	return t;
+}
+
+bool job_ticket_done(struct job_ticket *t)
+{
+	return !t || atomic_load(&t->pending) == 0;
+}
+
+void job_ticket_release(struct job_ticket *t)
+{
+	if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+		free(t);
+}
+
+/* j is to tell t when it ends. */
+static void ticket_attach(struct job *j, struct job_ticket *t)
+{
+	if (!t || j->ticket)
+		return;
+	atomic_fetch_add(&t->refs, 1);
+	atomic_fetch_add(&t->pending, 1);
+	j->ticket = t;
+}
+
+/* The job holding t has ended (its guests are gone). */
+static void ticket_end(struct job_ticket *t)
+{
+	if (!t)
+		return;
+	if (atomic_fetch_sub(&t->pending, 1) == 1 && t->ctx)
+		lws_cancel_service(t->ctx); /* the context outlives jobs: job_wait_all */
+	job_ticket_release(t);
+}
+
+/* Called on the mirror's worker thread: only wake the loop. */
+static void on_frame(void *ud)
+{
+	lws_cancel_service(ud);
+}
+
+int job_start_mirror(struct vmm_vm *vm, struct lws_context *ctx, struct display_mirror **out,
+		     char *err, size_t errlen)
+{
+	char path[PATH_MAX + 16];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/vnc.sock", vmm_vm_run_dir(vm));
+	rc = display_mirror_start(path, on_frame, ctx, out, err, errlen);
+	if (rc == 0)
+		display_mirror_keep_fresh(*out, KEEP_FRESH_MS);
+	return rc;
+}
+
+static bool is_orphaned(struct job *j)
+{
+	bool o;
+
+	pthread_mutex_lock(&j->mu);
+	o = j->orphaned;
+	pthread_mutex_unlock(&j->mu);
+	return o;
 }
 
 struct job *job_new(enum job_kind kind, struct lws_context *ctx)
@@ -43,17 +132,124 @@ struct job *job_new(enum job_kind kind, struct lws_context *ctx)
 	return j;
 }
 
-void job_free(struct job *j)
+/* Frees j and what it holds, here and now (a job thread), then tells its
+ * ticket. */
+static void free_now(struct job *j)
 {
-	if (!j)
-		return;
+	struct job_ticket *t = j->ticket;
+
 	agent_link_destroy(j->agent);
+	display_mirror_stop(j->mirror);
 	vmm_vm_destroy(j->vm);
 	vmm_vm_destroy(j->child);
 	if (j->ckpt[0])
 		fs_rm_rf(j->ckpt);
+	if (j->page_path[0])
+		unlink(j->page_path);
 	pthread_mutex_destroy(&j->mu);
 	free(j);
+	ticket_end(t);
+}
+
+static bool holds_something(const struct job *j)
+{
+	return j->agent || j->mirror || j->vm || j->child || j->ckpt[0] || j->page_path[0];
+}
+
+void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	if (!holds_something(j)) {
+		free_now(j);
+		return;
+	}
+	/* Quitting a QEMU takes up to seconds: a job thread does it. */
+	j->kind = JOB_DISPOSE;
+	j->orphaned = true;
+	j->done = false;
+	if (job_start(j) < 0)
+		free_now(j); /* no thread at all: the loop must do it itself */
+}
+
+void job_dispose(struct vmm_vm *vm, struct display_mirror *mirror, const char *ckpt,
+		 struct job_ticket *ticket)
+{
+	struct job *j;
+
+	if (!vm && !mirror && !(ckpt && ckpt[0]))
+		return;
+	j = job_new(JOB_DISPOSE, NULL);
+	if (!j) { /* out of memory: do it here rather than leak a guest */
+		display_mirror_stop(mirror);
+		vmm_vm_destroy(vm);
+		if (ckpt && ckpt[0])
+			fs_rm_rf(ckpt);
+		return;
+	}
+	j->vm = vm;
+	j->mirror = mirror;
+	if (ckpt)
+		snprintf(j->ckpt, sizeof(j->ckpt), "%s", ckpt);
+	ticket_attach(j, ticket);
+	job_free(j);
+}
+
+/* Boots the guest, tells the loop once QEMU runs (it connects to the
+ * agent meanwhile), waits for the guest's "ready" and connects its screen.
+ * A session deleted meanwhile ends the wait (the guest is freed). */
+static void do_boot(struct job *j)
+{
+	struct vmm_vm_opts opts = { 0 };
+	char why[256];
+	int64_t until;
+
+	j->spec.image = &j->image;
+	j->spec.url = j->url[0] ? j->url : NULL;
+	opts.page_file = j->page_path[0] ? j->page_path : NULL;
+	vmm_accel_resolve(VMM_ACCEL_AUTO, &j->image, "qemu-system-x86_64", &j->spec.accel, why,
+			  sizeof(why));
+	j->rc = vmm_vm_start(&j->spec, &opts, &j->vm, j->err, sizeof(j->err));
+	if (j->page_path[0]) {
+		unlink(j->page_path); /* vmm copied it into the run dir */
+		j->page_path[0] = '\0';
+	}
+	if (j->rc < 0)
+		return;
+	pthread_mutex_lock(&j->mu);
+	snprintf(j->agent_path, sizeof(j->agent_path), "%s/agent.sock", vmm_vm_run_dir(j->vm));
+	j->started = true;
+	if (!j->orphaned)
+		lws_cancel_service(j->ctx);
+	pthread_mutex_unlock(&j->mu);
+	until = fs_now_ms() + BOOT_READY_TIMEOUT_MS;
+	for (;;) {
+		j->rc = vmm_vm_wait_phase(j->vm, "ready", 200, j->err, sizeof(j->err));
+		if (j->rc != -ETIMEDOUT)
+			break;
+		if (is_orphaned(j))
+			return; /* freed with the job */
+		if (fs_now_ms() >= until) {
+			snprintf(j->err, sizeof(j->err), "the guest was not ready within %d s",
+				 BOOT_READY_TIMEOUT_MS / 1000);
+			return;
+		}
+	}
+	/* The mirror connects once the guest has set its screen mode: QEMU
+	 * does not tell a client that connected during boot about the
+	 * guest's resize. */
+	if (j->rc == 0)
+		j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
+}
+
+static void do_pause_memory(struct job *j)
+{
+	j->rc = vmm_vm_qmp(j->vm, "stop", NULL, NULL, 10000, j->err, sizeof(j->err));
+}
+
+static void do_resume_memory(struct job *j)
+{
+	j->rc = vmm_vm_qmp(j->vm, "cont", NULL, NULL, 10000, j->err, sizeof(j->err));
 }
 
 static void do_restore(struct job *j)
@@ -68,10 +264,14 @@ static void do_restore(struct job *j)
 		prep.url = j->url;
 	prep.has_agent = j->has_agent;
 	j->rc = guest_prep_run(j->vm, &prep, j->err, sizeof(j->err));
+	if (j->rc == 0)
+		j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
 }
 
 static void do_pause(struct job *j)
 {
+	display_mirror_stop(j->mirror); /* nothing may watch the guest meanwhile */
+	j->mirror = NULL;
 	j->rc = vmm_checkpoint_save(j->vm, j->ckpt, VMM_CKPT_QUIT, &j->bytes, j->err,
 				    sizeof(j->err));
 	if (j->rc == 0) {
@@ -94,6 +294,7 @@ static void do_resume(struct job *j)
 	/* Time went on while it was saved: best effort, as a clone's. */
 	if (guest_prep_run(j->vm, &prep, j->err, sizeof(j->err)) < 0)
 		log_warn("job", "resumed guest not prepared: %s", j->err);
+	j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
 }
 
 static void do_fork(struct job *j)
@@ -106,20 +307,24 @@ static void do_fork(struct job *j)
 					    sizeof(j->err));
 	if (j->rc == 0)
 		j->rc = vmm_checkpoint_restore(j->ckpt, &opts, &j->child, j->err, sizeof(j->err));
+	if (j->rc == 0)
+		j->rc = job_start_mirror(j->child, j->ctx, &j->mirror, j->err, sizeof(j->err));
 	if (j->ckpt[0])
 		fs_rm_rf(j->ckpt);
 	j->ckpt[0] = '\0';
 }
 
-/* Jobs run on a few threads that live as long as the process: QEMU is
- * spawned with PR_SET_PDEATHSIG, which fires when the spawning *thread*
- * exits, so a guest started by a job must not outlive its thread. */
-#define WORKERS 4
+/* Jobs run on threads that live as long as the process: QEMU is spawned
+ * with PR_SET_PDEATHSIG, which fires when the spawning *thread* exits, so
+ * a guest started by a job must not outlive its thread. A boot holds its
+ * thread for as long as the guest boots, so threads are added while every
+ * one is busy (up to MAX_WORKERS): a delete never queues behind boots. */
+#define MAX_WORKERS 64
 
 static pthread_mutex_t queue_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_cv = PTHREAD_COND_INITIALIZER;
 static struct job *queue_head, *queue_tail; /* linked by job::next */
-static int workers;
+static int workers, busy, queued; /* under queue_mu */
 
 static void run_job(struct job *j)
 {
@@ -127,9 +332,20 @@ static void run_job(struct job *j)
 	bool orphaned;
 
 	switch (j->kind) {
+	case JOB_BOOT:
+		do_boot(j);
+		break;
 	case JOB_RESTORE:
 		do_restore(j);
 		break;
+	case JOB_PAUSE_MEMORY:
+		do_pause_memory(j);
+		break;
+	case JOB_RESUME_MEMORY:
+		do_resume_memory(j);
+		break;
+	case JOB_DISPOSE:
+		break; /* free_now below does it */
 	case JOB_PAUSE_DISK:
 		do_pause(j);
 		break;
@@ -148,7 +364,7 @@ static void run_job(struct job *j)
 		lws_cancel_service(j->ctx); /* the context outlives us: job_wait_all */
 	pthread_mutex_unlock(&j->mu);
 	if (orphaned)
-		job_free(j);
+		free_now(j);
 }
 
 static void *worker(void *arg)
@@ -160,12 +376,17 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&queue_mu);
 		while (!queue_head)
 			pthread_cond_wait(&queue_cv, &queue_mu);
+		busy++;
 		j = queue_head;
 		queue_head = j->next;
 		if (!queue_head)
 			queue_tail = NULL;
+		queued--;
 		pthread_mutex_unlock(&queue_mu);
 		run_job(j);
+		pthread_mutex_lock(&queue_mu);
+		busy--;
+		pthread_mutex_unlock(&queue_mu);
 		atomic_fetch_sub(&running, 1);
 	}
 	return NULL;
@@ -176,7 +397,8 @@ int job_start(struct job *j)
 	int rc = 0;
 
 	pthread_mutex_lock(&queue_mu);
-	while (workers < WORKERS) {
+	/* Idle threads (workers - busy) must outnumber the jobs waiting. */
+	while (workers < MAX_WORKERS && workers - busy <= queued) {
 		pthread_attr_t attr;
 		pthread_t t;
 
@@ -198,6 +420,7 @@ int job_start(struct job *j)
 	else
 		queue_head = j;
 	queue_tail = j;
+	queued++;
 	atomic_fetch_add(&running, 1);
 	pthread_cond_signal(&queue_cv);
 	pthread_mutex_unlock(&queue_mu);
@@ -236,6 +459,16 @@ void job_set_clock_async(const char *run_dir)
 	pthread_attr_destroy(&attr);
 }
 
+bool job_started(struct job *j)
+{
+	bool started;
+
+	pthread_mutex_lock(&j->mu);
+	started = j->started;
+	pthread_mutex_unlock(&j->mu);
+	return started;
+}
+
 bool job_done(struct job *j)
 {
 	bool done;
@@ -246,12 +479,13 @@ bool job_done(struct job *j)
 	return done;
 }
 
-void job_orphan(struct job *j)
+void job_orphan(struct job *j, struct job_ticket *ticket)
 {
 	bool done;
 
 	pthread_mutex_lock(&j->mu);
 	done = j->done;
+	ticket_attach(j, ticket); /* under mu: the thread reads it only once done */
 	j->orphaned = true;
 	pthread_mutex_unlock(&j->mu);
 	if (done)

@@ -1,7 +1,10 @@
 /* gateway/session/job.h: a session's slow guest operation on a worker thread, so
- * the lws loop never blocks for seconds: restoring a template (and making
- * the clone ready: clock, page, warm-up), pausing to disk, resuming from
- * disk, forking.
+ * the lws loop never blocks: booting an image (qemu-img, QEMU, the QMP
+ * greeting, the boot itself, the screen's VNC handshake), restoring a
+ * template (and making the clone ready: clock, page, warm-up), pausing and
+ * resuming (in memory: QMP stop/cont; on disk), forking, and disposing of
+ * what a session let go (quitting QEMU, reaping it, stopping a mirror,
+ * removing a checkpoint).
  *
  * Ownership: the loop fills a job (handing it the session's vm: while a
  * job runs, nothing on the loop touches that vm) and starts it. When the
@@ -11,7 +14,9 @@
 #ifndef VITRINE_GATEWAY_JOB_H
 #define VITRINE_GATEWAY_JOB_H
 
+#include "display/mirror.h"
 #include "vmm-qemu/agent_link.h"
+#include "vmm-qemu/image.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/vm.h"
 
@@ -21,10 +26,14 @@
 #include <stdbool.h>
 
 enum job_kind {
-	JOB_RESTORE, /* in: tpl, url, warm; out: vm (a ready clone) */
-	JOB_PAUSE_DISK, /* in: vm, ckpt; out: vm NULL, ckpt holds the guest */
-	JOB_RESUME_DISK, /* in: ckpt; out: vm (ckpt removed on success) */
-	JOB_FORK, /* in: vm; out: vm (the original, running) and child */
+	JOB_BOOT, /* in: spec, image, url, page_path; out: vm (ready), mirror */
+	JOB_RESTORE, /* in: tpl, url, warm; out: vm (a ready clone), mirror */
+	JOB_PAUSE_MEMORY, /* in: vm; out: vm (stopped) */
+	JOB_RESUME_MEMORY, /* in: vm (stopped); out: vm (running) */
+	JOB_PAUSE_DISK, /* in: vm, mirror, ckpt; out: vm NULL, ckpt holds the guest */
+	JOB_RESUME_DISK, /* in: ckpt; out: vm (ckpt removed on success), mirror */
+	JOB_FORK, /* in: vm; out: vm (the original, running), child and its mirror */
+	JOB_DISPOSE, /* in: whatever it holds; frees it all (always orphaned) */
 };
 
 struct job {
@@ -32,6 +41,12 @@ struct job {
 	/* in and out, owned by the job while it runs */
 	struct vmm_vm *vm;
 	struct vmm_vm *child; /* JOB_FORK: the copy */
+	struct display_mirror *mirror; /* the screen of the guest a job makes ready (of child
+					* for JOB_FORK); JOB_PAUSE_DISK, JOB_DISPOSE: to stop */
+	struct vmm_spec spec; /* JOB_BOOT (spec.image points at image, spec.url at url) */
+	struct vmm_image image; /* JOB_BOOT */
+	char page_path[96]; /* JOB_BOOT: the staged page, removed once QEMU has it; "" none */
+	char agent_path[PATH_MAX]; /* JOB_BOOT: the guest's agent socket, set when started */
 	char ckpt[PATH_MAX]; /* checkpoint folder, "" for none */
 	struct vmm_template tpl; /* JOB_RESTORE */
 	char url[VMM_MAX_URL + 1]; /* JOB_RESTORE: navigate here once restored, "" stays */
@@ -46,10 +61,22 @@ struct job {
 	int64_t bytes; /* checkpoint stream size */
 	/* handshake, under mu */
 	pthread_mutex_t mu;
+	bool started; /* JOB_BOOT: QEMU runs (agent_path is set); the guest still boots */
 	bool done, orphaned;
 	struct lws_context *ctx;
 	struct job *next; /* the queue of jobs waiting for a worker thread */
+	struct job_ticket *ticket; /* held: told when this job has ended, or NULL */
 };
+
+/* Tells the loop when a set of jobs has ended (e.g. every guest of a
+ * deleted session is gone): a DELETE answers once its ticket is done.
+ * Refcounted; any thread. */
+struct job_ticket;
+/* A ticket whose end wakes ctx's loop; NULL when out of memory. */
+struct job_ticket *job_ticket_new(struct lws_context *ctx);
+/* True once every job given the ticket has ended (at once for none). */
+bool job_ticket_done(struct job_ticket *t);
+void job_ticket_release(struct job_ticket *t);
 
 /* A new job of kind for the loop of ctx, or NULL (out of memory). */
 struct job *job_new(enum job_kind kind, struct lws_context *ctx);
@@ -60,16 +87,30 @@ int job_start(struct job *j);
 /* True once the thread has finished: j is the loop's again (free it with
  * job_free after taking its results). */
 bool job_done(struct job *j);
+/* JOB_BOOT: true once QEMU runs (j->agent_path can be read). */
+bool job_started(struct job *j);
 /* The session is gone: a running job frees itself when it ends, a finished
- * one is freed now (with whatever guests it holds). */
-void job_orphan(struct job *j);
-/* Frees j and whatever it still holds (guests, checkpoint folder). */
+ * one is freed now (with whatever guests it holds). ticket (may be NULL)
+ * is done once it has. */
+void job_orphan(struct job *j, struct job_ticket *ticket);
+/* Frees j; whatever it still holds (guests, a mirror, a checkpoint
+ * folder) is handed to a JOB_DISPOSE job, so the loop never waits for a
+ * QEMU to quit. Accepts NULL. */
 void job_free(struct job *j);
+/* Frees vm, mirror and the checkpoint folder ckpt (each may be NULL or
+ * "") on a job thread; ticket (may be NULL) is done once they are gone. */
+void job_dispose(struct vmm_vm *vm, struct display_mirror *mirror, const char *ckpt,
+		 struct job_ticket *ticket);
 /* Sets the clock of the guest whose run dir is run_dir through its agent,
  * on a detached thread that touches nothing but the agent's socket (a
  * guest gone meanwhile just fails the connect). For a guest resumed from
  * memory: it lags by the time it was stopped. Best effort. */
 void job_set_clock_async(const char *run_dir);
+/* Connects a mirror to vm's screen (the VNC handshake: up to seconds),
+ * kept fresh; frames wake ctx's loop. Any thread. Returns 0 with *out, or
+ * -errno with err. */
+int job_start_mirror(struct vmm_vm *vm, struct lws_context *ctx, struct display_mirror **out,
+		     char *err, size_t errlen);
 /* Waits up to timeout_ms for every job thread to end. True when none runs. */
 bool job_wait_all(int timeout_ms);
 const char *job_kind_name(enum job_kind kind);

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #define POLL_US (20 * LWS_US_PER_MS)
-#define SESS_KEEP_FRESH_MS 30
 
 const char *sess_state_name(enum sess_state st)
 {
@@ -136,9 +135,8 @@ void sess_stop_guest(struct sess *s, const char *why)
 	sess_guest_stopping(s, why);
 	sess_agent_stop(s->agent);
 	s->agent = NULL;
-	display_mirror_stop(s->mirror);
+	job_dispose(s->vm, s->mirror, NULL, NULL); /* QEMU quits on a job thread */
 	s->mirror = NULL;
-	vmm_vm_destroy(s->vm);
 	s->vm = NULL;
 }
 
@@ -150,32 +148,23 @@ void sess_set_failed(struct sess *s, const char *why)
 	sess_set_state(s, SESS_FAILED);
 }
 
-/* Called on the mirror's worker thread: only wake the loop. */
-static void on_frame(void *ud)
+int sess_adopt_mirror(struct sess *s, struct display_mirror *m)
 {
-	struct gw *gw = ud;
-
-	lws_cancel_service(gw->ctx);
-}
-
-int sess_start_mirror(struct sess *s, char *err, size_t errlen)
-{
-	char path[4200];
-	int rc;
-
-	snprintf(path, sizeof(path), "%s/vnc.sock", vmm_vm_run_dir(s->vm));
 	/* A new mirror numbers its frames afresh: encodings of the old one's
 	 * would be served for the new one's frames of the same number. */
 	display_encode_cache_destroy(s->shots);
-	if (!(s->shots = display_encode_cache_create(8))) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	rc = display_mirror_start(path, on_frame, s->gw, &s->mirror, err, errlen);
-	/* Screenshots then need no round trip to QEMU (see run.c). */
-	if (rc == 0)
-		display_mirror_keep_fresh(s->mirror, SESS_KEEP_FRESH_MS);
-	return rc;
+	s->shots = display_encode_cache_create(8);
+	job_dispose(NULL, s->mirror, NULL, NULL);
+	s->mirror = m;
+	return s->shots ? 0 : -ENOMEM;
+}
+
+/* Starts connecting to the agent at path (keeping first, a link already
+ * open, when given). */
+static void start_agent_at(struct sess *s, const char *path, struct agent_link *first)
+{
+	if (!(s->agent = sess_agent_start(path, first, egress_accept, s->egress)))
+		log_warn("session", "%s: cannot start the agent connection", s->id);
 }
 
 void sess_start_agent(struct sess *s, struct agent_link *first)
@@ -187,16 +176,13 @@ void sess_start_agent(struct sess *s, struct agent_link *first)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(s->vm));
-	if (!(s->agent = sess_agent_start(path, first, egress_accept, s->egress)))
-		log_warn("session", "%s: cannot start the agent connection", s->id);
+	start_agent_at(s, path, first);
 }
 
-void sess_mark_ready(struct sess *s)
+void sess_mark_ready(struct sess *s, struct display_mirror *m)
 {
-	char err[2048];
-
-	if (sess_start_mirror(s, err, sizeof(err)) < 0) {
-		sess_set_failed(s, err);
+	if (sess_adopt_mirror(s, m) < 0) {
+		sess_set_failed(s, "out of memory");
 		return;
 	}
 	sess_start_agent(s, NULL);
@@ -232,7 +218,8 @@ static bool check_expiry(struct sess *s)
 						 : (int64_t)s->req.idle_timeout_s * 1000;
 	struct api_error e;
 
-	if (!d || s->job || s->state == SESS_FAILED)
+	/* A boot may be cut short (the job frees its guest); other jobs end first. */
+	if (!d || (s->job && s->job->kind != JOB_BOOT) || s->state == SESS_FAILED)
 		return false;
 	warn = life / 2 < SESS_EXPIRY_WARNING_MS ? life / 2 : SESS_EXPIRY_WARNING_MS;
 	if (now < d - warn) {
@@ -260,7 +247,7 @@ static bool check_expiry(struct sess *s)
 		return false;
 	}
 	log_info("session", "%s reached its %s: destroying", s->id, which);
-	sess_destroy(s);
+	sess_destroy(s, NULL);
 	return true;
 }
 
@@ -276,29 +263,15 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 		sess_job_finished(s);
 	if (check_expiry(s))
 		return;
+	/* A booting guest's agent is up long before its desktop: be linked
+	 * when it is ready. */
+	if (s->job && s->job->kind == JOB_BOOT && !s->agent && job_started(s->job))
+		start_agent_at(s, s->job->agent_path, NULL);
 	if (!s->vm || s->job)
 		goto again;
 	rc = vmm_vm_service(s->vm, 0, err, sizeof(err));
-	if (rc < 0) {
+	if (rc < 0)
 		sess_set_failed(s, err);
-		goto again;
-	}
-	if (s->state == SESS_STARTING) {
-		const struct vmm_phase *ph;
-		size_t n = vmm_vm_phases(s->vm, &ph);
-
-		for (size_t i = 0; i < n; i++)
-			if (!strcmp(ph[i].name, "ready")) {
-				/* The mirror connects once the guest has set its screen
-				 * mode: QEMU does not tell a client that connected
-				 * during boot about the guest's resize. */
-				sess_mark_ready(s);
-				if (s->state == SESS_READY)
-					log_info("session", "%s ready in %.2f s", s->id,
-						 (s->ready_ms - s->created_ms) / 1000.0);
-				break;
-			}
-	}
 again:
 	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
 }
@@ -365,12 +338,13 @@ static int restore_template(struct sess *s, const struct session_request *req,
 	return 0;
 }
 
-/* Boots req->image. Returns 0 or -errno with *e. */
+/* Starts booting req->image as a job: the session is ready once the
+ * guest says so and its screen is connected. Returns 0 or -errno with *e. */
 static int boot_image(struct sess *s, const struct session_request *req, struct api_error *e)
 {
-	struct vmm_vm_opts opts = { 0 };
-	struct vmm_spec spec;
-	char err[2048], why[256], page_path[96];
+	struct vmm_spec *spec;
+	char err[2048];
+	struct job *j;
 	int rc = vmm_image_load(req->image, &s->image, err, sizeof(err));
 
 	if (rc < 0) {
@@ -378,42 +352,57 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 			      err);
 		return rc;
 	}
-	vmm_spec_defaults(&spec);
-	spec.image = &s->image;
+	if (!(j = job_new(JOB_BOOT, s->gw->ctx)))
+		return api_error_set(e, 500, "internal", "out of memory");
+	spec = &j->spec;
+	vmm_spec_defaults(spec);
+	j->image = s->image;
+	spec->image = &j->image;
 	if (req->width)
-		spec.width = req->width;
+		spec->width = req->width;
 	if (req->height)
-		spec.height = req->height;
+		spec->height = req->height;
 	if (req->vcpus)
-		spec.vcpus = req->vcpus;
-	spec.memory_mib = req->memory_mib ? req->memory_mib : s->image.rootfs[0] ? 2048 : 256;
-	spec.url = req->url[0] ? req->url : NULL;
-	rc = sess_check_resources(s->gw, spec.vcpus, spec.memory_mib, e);
-	if (rc < 0)
+		spec->vcpus = req->vcpus;
+	spec->memory_mib = req->memory_mib ? req->memory_mib : s->image.rootfs[0] ? 2048 : 256;
+	snprintf(j->url, sizeof(j->url), "%s", req->url);
+	/* What vmm_vm_start would refuse, refused now with a 400. */
+	spec->url = j->url[0] ? j->url : NULL;
+	{
+		struct vmm_spec chk = *spec;
+
+		chk.accel = VMM_ACCEL_TCG; /* resolved by the job: the probe never runs here */
+		rc = vmm_spec_check(&chk, err, sizeof(err));
+	}
+	if (rc < 0) {
+		job_free(j);
+		return api_error_set(e, 400, "invalid_argument", err);
+	}
+	rc = sess_check_resources(s->gw, spec->vcpus, spec->memory_mib, e);
+	if (rc < 0) {
+		job_free(j);
 		return rc;
+	}
 	if (req->page) {
 		/* The guest gets the page over fw_cfg (see docs/images.md). */
-		snprintf(page_path, sizeof(page_path), "/tmp/vitrine-page-%s.html", s->id);
-		if (fs_write_file(page_path, req->page, strlen(req->page)) < 0)
+		snprintf(j->page_path, sizeof(j->page_path), "/tmp/vitrine-page-%s.html", s->id);
+		if (fs_write_file(j->page_path, req->page, strlen(req->page)) < 0) {
+			j->page_path[0] = '\0';
+			job_free(j);
 			return api_error_set(e, 500, "internal", "cannot stage the page");
-		opts.page_file = page_path;
+		}
 	}
-	vmm_accel_resolve(VMM_ACCEL_AUTO, &s->image, "qemu-system-x86_64", &spec.accel, why,
-			  sizeof(why));
-	s->width = spec.width;
-	s->height = spec.height;
-	s->vcpus = spec.vcpus;
-	s->memory_mib = spec.memory_mib;
+	s->width = spec->width;
+	s->height = spec->height;
+	s->vcpus = spec->vcpus;
+	s->memory_mib = spec->memory_mib;
 	s->has_agent = s->image.rootfs[0] != '\0';
-	rc = vmm_vm_start(&spec, &opts, &s->vm, err, sizeof(err));
-	if (req->page)
-		unlink(page_path); /* vmm copied it into the run dir */
-	if (rc < 0)
-		api_error_set(e, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "boot_failed",
-			      err);
-	else /* the agent is up long before the desktop: be linked when it is ready */
-		sess_start_agent(s, NULL);
-	return rc;
+	if (job_start(j) < 0) {
+		job_free(j);
+		return api_error_set(e, 500, "internal", "cannot start a thread");
+	}
+	s->job = j;
+	return 0;
 }
 
 struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct api_error *e)
@@ -503,7 +492,7 @@ struct sess *sess_find(struct gw *gw, const char *id)
 	return NULL;
 }
 
-void sess_destroy(struct sess *s)
+void sess_destroy(struct sess *s, struct job_ticket *ticket)
 {
 	struct sess **pp;
 
@@ -531,11 +520,14 @@ void sess_destroy(struct sess *s)
 			sess_set_failed(child, "the session it was forked from was deleted");
 	}
 	if (s->job)
-		job_orphan(s->job); /* it frees its guests itself */
+		job_orphan(s->job, ticket); /* it frees its guests itself */
 	s->job = NULL;
-	sess_stop_guest(s, "the session was deleted");
-	if (s->ckpt[0])
-		fs_rm_rf(s->ckpt);
+	sess_agent_stop(s->agent);
+	s->agent = NULL;
+	/* QEMU quits, and a pause to disk's checkpoint goes, on a job thread. */
+	job_dispose(s->vm, s->mirror, s->ckpt, ticket);
+	s->vm = NULL;
+	s->mirror = NULL;
 	display_encode_cache_destroy(s->shots);
 	events_clear(&s->events);
 	log_info("session", "%s destroyed", s->id);
@@ -545,7 +537,7 @@ void sess_destroy(struct sess *s)
 void sess_destroy_all(struct gw *gw)
 {
 	while (gw->sessions)
-		sess_destroy(gw->sessions);
+		sess_destroy(gw->sessions, NULL);
 }
 
 int sess_add_waiter(struct sess *s, struct lws *wsi)

@@ -99,8 +99,10 @@ int sess_create(struct gw *gw, const struct session_request *req, struct sess **
 		struct api_error *e);
 /* The session with id, or NULL. */
 struct sess *sess_find(struct gw *gw, const char *id);
-/* Unlinks, stops the guest, wakes its waiters, frees. Accepts NULL. */
-void sess_destroy(struct sess *s);
+/* Unlinks, tells the listeners, wakes its waiters, frees; the guest is
+ * stopped on a job thread, and ticket (may be NULL) is done once it is
+ * gone. Accepts NULL. */
+void sess_destroy(struct sess *s, struct job_ticket *ticket);
 /* Destroys every session (shutdown). */
 void sess_destroy_all(struct gw *gw);
 

@@ -14,11 +14,12 @@ void sess_guest_stopping(struct sess *s, const char *why);
 /* Fails the actions under way, stops the mirror and the guest. */
 void sess_stop_guest(struct sess *s, const char *why);
 void sess_set_failed(struct sess *s, const char *why);
-/* Connects the mirror to s->vm's screen. Returns 0 or -errno with err. */
-int sess_start_mirror(struct sess *s, char *err, size_t errlen);
-/* s->vm runs and is ready: connects the mirror and goes "ready" (or
- * "failed" when the mirror cannot connect). */
-void sess_mark_ready(struct sess *s);
+/* m (a job connected it, owned from now on) becomes s's screen; the one
+ * before, if any, is stopped on a job thread. Returns 0, or -ENOMEM (the
+ * session cannot take screenshots). */
+int sess_adopt_mirror(struct sess *s, struct display_mirror *m);
+/* s->vm runs and is ready, m is its screen: goes "ready" (or "failed"). */
+void sess_mark_ready(struct sess *s, struct display_mirror *m);
 /* Frees a session sess_alloc made that was never linked. Accepts NULL. */
 void sess_free_unlinked(struct sess *s);
 /* Starts connecting to the guest's vitrine-agent once the guest runs

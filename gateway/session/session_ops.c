@@ -1,6 +1,6 @@
 /* gateway/session_ops.c: pause, resume and fork, and what happens when
- * their jobs (and a restore's) end. In-memory pause and resume are QMP stop
- * and cont; everything slower runs as a job (job.h). */
+ * their jobs (and a restore's) end. Each runs as a job (job.h): in
+ * memory, QMP stop and cont; on disk, a checkpoint. */
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/egress/egress.h"
@@ -80,13 +80,19 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 	if (s->job || s->state != SESS_READY)
 		return busy_error(s, e);
 	if (how == SESS_PAUSE_MEMORY) {
-		rc = vmm_vm_qmp(s->vm, "stop", NULL, NULL, 10000, err, sizeof(err));
-		if (rc < 0)
-			return api_error_set(e, 500, "pause_failed", err);
+		/* QMP stop on a job thread; the screen stays readable. */
+		if (!(j = start_job(s, JOB_PAUSE_MEMORY, e)))
+			return -ENOMEM;
 		sess_guest_stopping(s, "the session was paused");
-		s->pause = SESS_PAUSE_MEMORY;
-		sess_set_state(s, SESS_PAUSED);
-		return 0;
+		j->vm = s->vm;
+		s->vm = NULL;
+		rc = launch(s, j, e);
+		if (rc < 0) {
+			s->vm = j->vm;
+			j->vm = NULL;
+			job_free(j);
+		}
+		return rc;
 	}
 	if (!(j = start_job(s, JOB_PAUSE_DISK, e)))
 		return -ENOMEM;
@@ -95,21 +101,22 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 		job_free(j);
 		return api_error_set(e, 500, "pause_failed", err);
 	}
-	/* The job owns the guest from here; nothing may watch it meanwhile. */
+	/* The job owns the guest and its mirror from here (it stops the mirror
+	 * first: nothing may watch the guest meanwhile). */
 	sess_guest_stopping(s, "the session is being paused");
-	display_mirror_stop(s->mirror);
-	s->mirror = NULL;
 	sess_agent_stop(s->agent); /* QEMU exits: connect again after the resume */
 	s->agent = NULL;
 	j->vm = s->vm;
+	j->mirror = s->mirror;
 	s->vm = NULL;
+	s->mirror = NULL;
 	rc = launch(s, j, e);
 	if (rc < 0) {
 		s->vm = j->vm;
+		s->mirror = j->mirror;
 		j->vm = NULL;
+		j->mirror = NULL;
 		job_free(j);
-		if (sess_start_mirror(s, err, sizeof(err)) < 0)
-			sess_set_failed(s, err);
 		sess_start_agent(s, NULL);
 	}
 	return rc;
@@ -117,7 +124,6 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 
 int sess_resume(struct sess *s, struct api_error *e)
 {
-	char err[1024];
 	struct job *j;
 	int rc;
 
@@ -128,14 +134,18 @@ int sess_resume(struct sess *s, struct api_error *e)
 		return busy_error(s, e);
 	}
 	if (s->pause == SESS_PAUSE_MEMORY) {
-		rc = vmm_vm_qmp(s->vm, "cont", NULL, NULL, 10000, err, sizeof(err));
-		if (rc < 0)
-			return api_error_set(e, 500, "resume_failed", err);
-		s->active_ms = fs_now_ms();
-		if (s->has_agent)
-			job_set_clock_async(vmm_vm_run_dir(s->vm));
-		sess_set_state(s, SESS_READY);
-		return 0;
+		/* QMP cont on a job thread. */
+		if (!(j = start_job(s, JOB_RESUME_MEMORY, e)))
+			return -ENOMEM;
+		j->vm = s->vm;
+		s->vm = NULL;
+		rc = launch(s, j, e);
+		if (rc < 0) {
+			s->vm = j->vm;
+			j->vm = NULL;
+			job_free(j);
+		}
+		return rc;
 	}
 	if (!(j = start_job(s, JOB_RESUME_DISK, e)))
 		return -ENOMEM;
@@ -217,7 +227,8 @@ static void adopt_child(struct sess *s, struct job *j)
 	}
 	child->vm = j->child;
 	j->child = NULL;
-	sess_mark_ready(child);
+	sess_mark_ready(child, j->mirror);
+	j->mirror = NULL;
 	sess_event(s, "forked", json_pack("{s:s}", "into", child->id));
 	log_info("session", "%s forked from %s in %lld ms (%lld MiB of state)", child->id, s->id,
 		 (long long)j->ms, (long long)(j->bytes >> 20));
@@ -226,10 +237,43 @@ static void adopt_child(struct sess *s, struct job *j)
 void sess_job_finished(struct sess *s)
 {
 	struct job *j = s->job;
-	char err[1024];
 
 	s->job = NULL;
 	switch (j->kind) {
+	case JOB_BOOT:
+		if (j->rc < 0) {
+			sess_set_failed(s, j->err);
+			break;
+		}
+		s->vm = j->vm;
+		j->vm = NULL;
+		sess_mark_ready(s, j->mirror);
+		j->mirror = NULL;
+		if (s->state == SESS_READY)
+			log_info("session", "%s ready in %.2f s", s->id,
+				 (s->ready_ms - s->created_ms) / 1000.0);
+		break;
+	case JOB_PAUSE_MEMORY:
+	case JOB_RESUME_MEMORY:
+		s->vm = j->vm;
+		j->vm = NULL;
+		if (j->rc < 0) {
+			/* The monitor failed: the guest cannot be trusted to run on. */
+			sess_set_failed(s, j->err);
+			break;
+		}
+		if (j->kind == JOB_PAUSE_MEMORY) {
+			s->pause = SESS_PAUSE_MEMORY;
+			sess_set_state(s, SESS_PAUSED);
+			break;
+		}
+		s->active_ms = fs_now_ms();
+		if (s->has_agent) /* it lags by the time it was stopped */
+			job_set_clock_async(vmm_vm_run_dir(s->vm));
+		sess_set_state(s, SESS_READY);
+		break;
+	case JOB_DISPOSE:
+		break; /* never a session's */
 	case JOB_RESTORE:
 		if (j->rc < 0) {
 			sess_set_failed(s, j->err);
@@ -239,7 +283,8 @@ void sess_job_finished(struct sess *s)
 		j->vm = NULL;
 		sess_start_agent(s, j->agent); /* the link the guest was prepared through */
 		j->agent = NULL;
-		sess_mark_ready(s);
+		sess_mark_ready(s, j->mirror);
+		j->mirror = NULL;
 		log_info("session", "%s restored from %s, ready in %lld ms", s->id, s->template_name,
 			 (long long)(fs_now_ms() - s->created_ms));
 		break;
@@ -247,9 +292,7 @@ void sess_job_finished(struct sess *s)
 		if (j->rc < 0) {
 			/* The guest may be stopped or gone: say so rather than guess. */
 			sess_set_failed(s, j->err);
-			vmm_vm_destroy(j->vm);
-			j->vm = NULL;
-			break;
+			break; /* job_free hands j->vm to a job thread */
 		}
 		snprintf(s->ckpt, sizeof(s->ckpt), "%s", j->ckpt);
 		j->ckpt[0] = '\0';
@@ -272,19 +315,17 @@ void sess_job_finished(struct sess *s)
 		j->vm = NULL;
 		sess_start_agent(s, j->agent);
 		j->agent = NULL;
-		sess_mark_ready(s);
+		sess_mark_ready(s, j->mirror);
+		j->mirror = NULL;
 		log_info("session", "%s resumed from disk in %lld ms", s->id, (long long)j->ms);
 		break;
 	case JOB_FORK:
 		s->vm = j->vm;
 		j->vm = NULL;
 		adopt_child(s, j);
-		if (!s->vm) {
+		if (!s->vm)
 			sess_set_failed(s, "the guest was lost while forking");
-		} else if (!s->mirror && sess_start_mirror(s, err, sizeof(err)) < 0) {
-			sess_set_failed(s, err);
-		}
-		break;
+		break; /* it kept its mirror throughout */
 	}
 	job_free(j);
 	sess_wake(s);
