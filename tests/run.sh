@@ -76,6 +76,18 @@ run_binary() {
 	[ "$f" = 0 ] || failures+=("$dir/tests/$t")
 }
 
+# The gateway's rooms keep to docs/architecture.md (no room cycle, no
+# arrow the rules do not allow).
+if want unit; then
+	step "gateway rooms: tests/rooms.py"
+	if python3 tests/rooms.py | sed 's/^/    /'; [ "${PIPESTATUS[0]}" = 0 ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures+=("gateway rooms")
+	fi
+fi
+
 for dir in build build-san; do
 	for kind in unit integration e2e; do
 		want "$kind" || continue

@@ -244,15 +244,14 @@ int cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	printf("vitrine: listening on %s (API key in %s)\n", gw.public_url, keyfile);
 	fflush(stdout);
-	if ((demo_page || demo_template) && start_demo(&gw, demo_page, demo_template) < 0) {
-		sess_destroy_all(&gw);
-		lws_context_destroy(gw.ctx);
-		the_gw = NULL;
-		return 1;
-	}
-	while (!gw.stop)
+	rc = 0;
+	if ((demo_page || demo_template) && start_demo(&gw, demo_page, demo_template) < 0)
+		rc = 1;
+	while (rc == 0 && !gw.stop)
 		if (lws_service(gw.ctx, 0) < 0)
 			break;
+	/* The one way out: every session, build and thread is ended before
+	 * the context they wake goes. */
 	log_info("serve", "stopping: destroying %d sessions", gw.n_sessions);
 	sess_destroy_all(&gw);
 	template_build_stop_all(&gw, 30000);
@@ -260,7 +259,8 @@ int cmd_serve(int argc, char **argv)
 		log_warn("serve", "a command thread is still running at exit");
 	if (!sess_agent_wait_threads(5000))
 		log_warn("serve", "an agent connection attempt is still running at exit");
-	/* Orphaned jobs end (and free their guests) on their own. */
+	/* Orphaned jobs end (and free their guests) on their own; so do the
+	 * dispose jobs of the sessions just destroyed. */
 	if (!job_wait_all(30000))
 		log_warn("serve", "a session job is still running at exit");
 	/* An agent call times out within 35 s; its thread then wakes the context. */
@@ -268,6 +268,5 @@ int cmd_serve(int argc, char **argv)
 		log_warn("serve", "a typing thread is still running at exit");
 	lws_context_destroy(gw.ctx);
 	the_gw = NULL;
-	rc = 0;
 	return rc;
 }
