@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct display_frame *display_frame_create(int width, int height)
 {
@@ -84,14 +83,6 @@ uint32_t display_frame_pixel(const struct display_frame *f, int x, int y)
 		return 0xFFFFFFFFu;
 	p = f->pixels + (size_t)y * (size_t)f->stride + (size_t)x * 4;
 	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-int64_t display_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void display_damage_clear(struct display_damage *d)

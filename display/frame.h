@@ -34,7 +34,7 @@ struct display_frame {
 	int stride; /* bytes per row, >= width * 4 */
 	uint8_t *pixels; /* owned, stride * height bytes, R G B X */
 	uint64_t seq; /* increasing per mirror, never repeated within the process */
-	int64_t changed_ms; /* display_now_ms() when this frame was published */
+	int64_t changed_ms; /* fs_now_ms() (common/fsutil.h) when this frame was published */
 	struct display_damage damage; /* since the previous frame (whole screen on a resize) */
 	atomic_int refs;
 };
@@ -69,9 +69,6 @@ void display_frame_unref(struct display_frame *f);
 
 /* 0xRRGGBB at (x, y), or 0xFFFFFFFF outside the frame. */
 uint32_t display_frame_pixel(const struct display_frame *f, int x, int y);
-
-/* Monotonic milliseconds (CLOCK_MONOTONIC), the clock of changed_ms. */
-int64_t display_now_ms(void);
 
 /* Empties d. */
 void display_damage_clear(struct display_damage *d);

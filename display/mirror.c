@@ -6,6 +6,8 @@
  * wake the worker through an eventfd. */
 #include "display/mirror.h"
 
+#include "common/fsutil.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -272,7 +274,7 @@ static void on_finished_update(rfbClient *cl)
 		 * by a new one (resumed from disk) never repeats a number that
 		 * caches or viewers hold for the old one. */
 		f->seq = m->seq = atomic_fetch_add(&frame_numbers, 1) + 1;
-		f->changed_ms = display_now_ms();
+		f->changed_ms = fs_now_ms();
 		f->damage = damage;
 		m->resized = false;
 	}
@@ -347,7 +349,7 @@ static bool maybe_probe(struct display_mirror *m)
 	uint64_t want;
 
 	int keep = atomic_load(&m->keep_fresh_ms);
-	int64_t now = display_now_ms();
+	int64_t now = fs_now_ms();
 
 	if (m->probe_gen)
 		return true;
@@ -645,14 +647,14 @@ int display_mirror_wait_settled(struct display_mirror *m, int quiet_ms, int time
 {
 	struct display_settle s;
 	struct display_frame *f;
-	int64_t now = display_now_ms();
+	int64_t now = fs_now_ms();
 	int wait;
 
 	f = display_mirror_latest(m);
 	display_settle_init(&s, now, f ? f->changed_ms : INT64_MIN, quiet_ms, timeout_ms);
 	display_frame_unref(f);
 	for (;;) {
-		int64_t left = s.start_ms + s.timeout_ms - display_now_ms();
+		int64_t left = s.start_ms + s.timeout_ms - fs_now_ms();
 		int rc;
 
 		/* Every decision is made on a confirmed-current mirror. */
@@ -663,11 +665,11 @@ int display_mirror_wait_settled(struct display_mirror *m, int quiet_ms, int time
 		if (f)
 			display_settle_change(&s, f->changed_ms);
 		display_frame_unref(f);
-		wait = rc == 0 ? display_settle_poll(&s, display_now_ms()) : 1;
-		if (rc == -ETIMEDOUT && display_now_ms() >= s.start_ms + s.timeout_ms) {
+		wait = rc == 0 ? display_settle_poll(&s, fs_now_ms()) : 1;
+		if (rc == -ETIMEDOUT && fs_now_ms() >= s.start_ms + s.timeout_ms) {
 			/* QEMU never answered: no proof of quiet. */
-			s.last_change_ms = display_now_ms();
-			wait = display_settle_poll(&s, display_now_ms());
+			s.last_change_ms = fs_now_ms();
+			wait = display_settle_poll(&s, fs_now_ms());
 		}
 		if (wait == 0)
 			break;

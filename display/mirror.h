@@ -64,7 +64,7 @@ void display_mirror_request_fresh(struct display_mirror *m);
  * its base rate (30 ms) and wakes on_frame per answer, but a screenshot can
  * then be served from display_mirror_latest() at once. Can't fail. */
 void display_mirror_keep_fresh(struct display_mirror *m, int interval_ms);
-/* The moment (display_now_ms clock) as of which the latest frame is known
+/* The moment (fs_now_ms clock, common/fsutil.h) as of which the latest frame is known
  * to be current: the send time of the newest answered probe; 0 if none. */
 int64_t display_mirror_current_as_of(struct display_mirror *m);
 
