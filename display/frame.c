@@ -4,11 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool display_size_ok(int width, int height)
+{
+	return width > 0 && height > 0 && width <= DISPLAY_MAX_SIDE && height <= DISPLAY_MAX_SIDE &&
+	       (int64_t)width * height <= DISPLAY_MAX_PIXELS;
+}
+
 struct display_frame *display_frame_create(int width, int height)
 {
 	struct display_frame *f;
 
-	if (width <= 0 || height <= 0 || width > 16384 || height > 16384)
+	if (!display_size_ok(width, height))
 		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f)

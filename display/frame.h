@@ -13,6 +13,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The largest picture display/ handles: a guest screen the mirror accepts,
+ * a frame, an encoder's output. A guest may ask VNC for up to 65535x65535
+ * (16384x16384 is 1 GiB of RGBX, copied and encoded per frame); at most
+ * DISPLAY_MAX_SIDE pixels a side and DISPLAY_MAX_PIXELS in all (64 MiB of
+ * RGBX, e.g. 8192x2048 or 4096x4096) keeps one guest from costing the
+ * gateway more than that. */
+#define DISPLAY_MAX_SIDE 8192
+#define DISPLAY_MAX_PIXELS (16 * 1024 * 1024)
+
+/* True when width x height is within the limits above (and not empty). */
+bool display_size_ok(int width, int height);
+
 /* A rectangle in screen pixels; w or h 0 means empty. */
 struct display_rect {
 	int x, y, w, h;
@@ -58,7 +70,8 @@ struct display_cursor *display_cursor_ref(struct display_cursor *c);
 void display_cursor_unref(struct display_cursor *c);
 
 /* Allocates a width x height frame with one reference, pixels zeroed, seq 0
- * and no damage. Returns NULL on bad size or out of memory. */
+ * and no damage. Returns NULL on a size display_size_ok refuses or out of
+ * memory. */
 struct display_frame *display_frame_create(int width, int height);
 
 /* Adds a reference and returns f (NULL stays NULL). Thread-safe. */

@@ -65,6 +65,7 @@ struct display_mirror {
 	bool full; /* every pixel received since the last (re)size */
 	bool resized; /* next publish carries the whole screen as damage */
 	bool need_full; /* ask for every pixel: after a resize, QEMU sends only damage */
+	bool size_refused; /* the server's screen size was over the limit */
 };
 
 static int client_tag; /* its address keys rfbClientSetClientData */
@@ -106,8 +107,15 @@ static rfbBool on_malloc_fb(rfbClient *cl)
 	struct display_mirror *m = mirror_of(cl);
 	size_t pixels = (size_t)cl->width * (size_t)cl->height;
 
-	if (cl->width <= 0 || cl->height <= 0 || cl->width > 16384 || cl->height > 16384) {
-		vnc_log_error("server screen size %dx%d is not supported", cl->width, cl->height);
+	/* Refused before anything is allocated: the connection then ends
+	 * (libvncclient gives up on FALSE) and the last frame stays. */
+	if (!display_size_ok(cl->width, cl->height)) {
+		vnc_log_error("the guest's screen size %dx%d is over the limit of %d pixels a side "
+			      "and %d in all",
+			      cl->width, cl->height, DISPLAY_MAX_SIDE, DISPLAY_MAX_PIXELS);
+		m->size_refused = true;
+		free(cl->frameBuffer);
+		cl->frameBuffer = NULL;
 		return FALSE;
 	}
 	free(cl->frameBuffer);
@@ -479,7 +487,7 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 		m->client = NULL;
 		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path,
 			 vnc_last_error[0] ? vnc_last_error : "connection or handshake failed");
-		rc = -EPROTO;
+		rc = m->size_refused ? -EFBIG : -EPROTO;
 		goto fail;
 	}
 	rc = -pthread_create(&m->thread, NULL, worker_main, m);

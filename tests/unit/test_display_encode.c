@@ -83,6 +83,58 @@ static void test_scale_fit(void **state)
 	assert_int_equal(h, 720);
 }
 
+/* No fit goes past the display limits, however large the asked size. */
+static void test_scale_fit_capped(void **state)
+{
+	int w, h;
+	double s;
+
+	(void)state;
+	/* 16384 wide on a 1280x800 screen would be 16384x10240 (168 Mpixel). */
+	display_scale_fit(1280, 800, 16384, 0, &w, &h, &s);
+	assert_true(display_size_ok(w, h));
+	assert_true((int64_t)(w + 1) * ((w + 1) * 800 / 1280) > DISPLAY_MAX_PIXELS); /* the largest */
+	assert_true(abs(h - (w * 800 + 640) / 1280) <= 1); /* aspect ratio kept */
+	assert_true(s == (double)w / 1280);
+	display_scale_fit(1280, 800, 16384, 16384, &w, &h, &s);
+	assert_true(display_size_ok(w, h));
+	/* A wide strip meets the side limit first. */
+	display_scale_fit(1000, 10, 16384, 0, &w, &h, &s);
+	assert_int_equal(w, DISPLAY_MAX_SIDE);
+	assert_int_equal(h, 82);
+	display_scale_fit(10, 1000, 0, 16384, &w, &h, &s);
+	assert_int_equal(h, DISPLAY_MAX_SIDE);
+	assert_int_equal(w, 82);
+	/* Exactly at the limit is allowed. */
+	display_scale_fit(1024, 256, DISPLAY_MAX_SIDE, 0, &w, &h, &s);
+	assert_int_equal(w, DISPLAY_MAX_SIDE);
+	assert_int_equal(h, 2048);
+	/* A 1-pixel sliver stays within the side limit too. */
+	display_scale_fit(1, 8000, 0, 16384, &w, &h, &s);
+	assert_true(display_size_ok(w, h));
+}
+
+/* An encode asked for more than the limit makes the largest picture within
+ * it and says so (width, height, scale). */
+static void test_encode_capped(void **state)
+{
+	struct display_frame *f = test_frame(64, 40);
+	struct display_encode_opts o = { .format = DISPLAY_FORMAT_JPEG, .quality = 50,
+					 .max_width = 16384, .max_height = 16384 };
+	struct display_image *img;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(display_encode(f, &o, &img, err, sizeof(err)), 0);
+	assert_true(display_size_ok(img->width, img->height));
+	assert_true((int64_t)img->width * img->height > DISPLAY_MAX_PIXELS * 0.99);
+	assert_true(img->scale == (double)img->width / 64);
+	print_message("asked 16384x16384 of 64x40: made %dx%d (%zu bytes)\n", img->width,
+		      img->height, img->len);
+	display_image_unref(img);
+	display_frame_unref(f);
+}
+
 static void test_scale_filters(void **state)
 {
 	struct display_frame *f = test_frame(8, 8);
@@ -260,6 +312,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scale_fit),
+		cmocka_unit_test(test_scale_fit_capped),
+		cmocka_unit_test(test_encode_capped),
 		cmocka_unit_test(test_scale_filters),
 		cmocka_unit_test(test_jpeg_round_trip),
 		cmocka_unit_test(test_png_round_trip_exact),
