@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <png.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -308,6 +311,92 @@ static void test_cache_encodes_once(void **state)
 	display_frame_unref(f);
 }
 
+/* find and put: the loop's half of an encode done elsewhere. */
+static void test_cache_find_and_put(void **state)
+{
+	struct display_encode_cache *c = display_encode_cache_create(4);
+	struct display_frame *f = test_frame(32, 32);
+	struct display_encode_opts o = { .format = DISPLAY_FORMAT_JPEG, .quality = 60 };
+	struct display_image *a, *b, *got;
+	uint64_t hits, misses;
+	char err[256];
+
+	(void)state;
+	got = (void *)1;
+	assert_int_equal(display_encode_cache_find(c, f, &o, &got), -ENOENT);
+	assert_null(got);
+	assert_int_equal(display_encode(f, &o, &a, err, sizeof(err)), 0);
+	assert_int_equal(display_encode(f, &o, &b, err, sizeof(err)), 0);
+	/* The first put is stored and handed back... */
+	got = display_encode_cache_put(c, f, &o, a);
+	assert_ptr_equal(got, a);
+	display_image_unref(got);
+	/* ...a racing second one for the same key gets the first image. */
+	got = display_encode_cache_put(c, f, &o, b);
+	assert_ptr_equal(got, a);
+	display_image_unref(got);
+	assert_int_equal(display_encode_cache_find(c, f, &o, &got), 0);
+	assert_ptr_equal(got, a);
+	display_image_unref(got);
+	display_encode_cache_stats(c, &hits, &misses);
+	assert_int_equal(hits, 1);
+	assert_int_equal(misses, 1);
+	assert_null(display_encode_cache_put(c, f, &o, NULL));
+	display_image_unref(a);
+	display_image_unref(b); /* never stored: this frees it */
+	display_encode_cache_destroy(c);
+	display_frame_unref(f);
+}
+
+struct slow_get {
+	struct display_encode_cache *c;
+	struct display_frame *f;
+	struct display_encode_opts o;
+	atomic_bool started, finished;
+	int rc;
+};
+
+static void *slow_get_main(void *arg)
+{
+	struct slow_get *g = arg;
+	struct display_image *img = NULL;
+	char err[256];
+
+	atomic_store(&g->started, true);
+	g->rc = display_encode_cache_get(g->c, g->f, &g->o, &img, err, sizeof(err));
+	display_image_unref(img);
+	atomic_store(&g->finished, true);
+	return NULL;
+}
+
+/* A thread encoding through the cache does not hold up a lookup: the lock
+ * is not held across the encoding. */
+static void test_cache_lookup_not_blocked_by_encode(void **state)
+{
+	struct slow_get g = { .c = display_encode_cache_create(4), .f = test_frame(2048, 2048),
+			      .o = { .format = DISPLAY_FORMAT_PNG } };
+	struct display_encode_opts other = { .format = DISPLAY_FORMAT_JPEG, .quality = 50 };
+	struct display_image *img;
+	pthread_t t;
+	bool overlapped = false;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, slow_get_main, &g), 0);
+	while (!atomic_load(&g.started))
+		usleep(1000);
+	usleep(20 * 1000); /* into the PNG encoding (hundreds of ms) */
+	assert_int_equal(display_encode_cache_find(g.c, g.f, &other, &img), -ENOENT);
+	assert_int_equal(display_encode_cache_find(g.c, g.f, &g.o, &img), -ENOENT);
+	overlapped = !atomic_load(&g.finished);
+	pthread_join(t, NULL);
+	assert_int_equal(g.rc, 0);
+	assert_true(overlapped);
+	assert_int_equal(display_encode_cache_find(g.c, g.f, &g.o, &img), 0);
+	display_image_unref(img);
+	display_encode_cache_destroy(g.c);
+	display_frame_unref(g.f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +407,8 @@ int main(void)
 		cmocka_unit_test(test_jpeg_round_trip),
 		cmocka_unit_test(test_png_round_trip_exact),
 		cmocka_unit_test(test_cache_encodes_once),
+		cmocka_unit_test(test_cache_find_and_put),
+		cmocka_unit_test(test_cache_lookup_not_blocked_by_encode),
 	};
 
 	return cmocka_run_group_tests_name("display encode", tests, NULL, NULL);
