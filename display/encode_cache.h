@@ -3,7 +3,7 @@
  * quality, fitted size, region). One cache per mirror.
  *
  * Thread-safe, and its lock is never held across an encoding, so the event
- * loop can look up while worker threads encode:
+ * loop can look up while worker threads encode (display/encode_pool.h):
  *
  *	loop:   display_encode_cache_find()  hit: use it; miss: submit a job
  *	worker: display_encode()             into the job (frame reference held)
