@@ -51,8 +51,8 @@ void ws_rx_init(struct ws_rx *m, size_t max);
  * message is a C string) holds len bytes until the next call; -EMSGSIZE
  * once, on the piece that takes the message past max; -ENOMEM once, when
  * its buffer cannot grow. After either error nothing of that message is
- * kept and its remaining pieces return WS_RX_PARTIAL; the message after it
- * is received normally. */
+ * kept (binary still says what it was) and its remaining pieces return
+ * WS_RX_PARTIAL; the message after it is received normally. */
 int ws_rx_append(struct ws_rx *m, const void *in, size_t len, bool first, bool final,
 		 bool binary);
 
