@@ -4,6 +4,7 @@
  * with stream_wire.h and their JPEG rects decoded with TurboJPEG straight
  * into the shared screen. */
 #include "common/ws_rx.h"
+#include "display/frame.h"
 #include "display/stream_wire.h"
 #include "display/view.h"
 
@@ -17,7 +18,8 @@
 #include <turbojpeg.h>
 
 /* The largest message taken from the gateway: a whole frame of the largest
- * screen the gateway mirrors, as a JPEG at quality 100, stays well below it. */
+ * screen the gateway mirrors (DISPLAY_MAX_PIXELS), as a JPEG at quality
+ * 100, stays well below it. */
 #define VIEW_MSG_MAX ((size_t)64 << 20)
 
 struct conn {
@@ -136,7 +138,9 @@ static int on_frame(struct conn *c, const unsigned char *msg, size_t len)
 		wake_sdl(st);
 		return 0;
 	}
-	if (stream_wire_parse_frame(msg, len, &f, c->rects, c->rects_max) < 0)
+	/* A screen the gateway would never mirror is no reason to allocate it. */
+	if (stream_wire_parse_frame(msg, len, &f, c->rects, c->rects_max) < 0 ||
+	    !display_size_ok(f.width, f.height))
 		return -1;
 	pthread_mutex_lock(&st->lock);
 	if (st->width != f.width || st->height != f.height) {
