@@ -22,7 +22,10 @@ int fs_copy_file(const char *from, const char *to, mode_t mode);
 /* Renames from to to, or, across file systems, copies and unlinks from.
  * Returns 0 or -errno. */
 int fs_move_file(const char *from, const char *to);
-/* Monotonic clock in milliseconds. This function can't fail. */
+/* Milliseconds of CLOCK_MONOTONIC: the project's one clock for deadlines,
+ * ages and frame times (display_frame::changed_ms, the mirror's freshness),
+ * so times taken in display/, vmm-qemu/ and the gateway compare directly.
+ * Any thread. This function can't fail. */
 int64_t fs_now_ms(void);
 
 #endif

@@ -8,6 +8,30 @@
 #include <string.h>
 #include <turbojpeg.h>
 
+/* Shrinks *w x *h, aspect ratio kept, to the largest size within the limits
+ * of display_size_ok: the widest width whose rounded height fits (the test
+ * is monotonic in the width, so a binary search finds it). */
+static void shrink_to_limit(int *w, int *h)
+{
+	int64_t lo = 1, hi = *w < DISPLAY_MAX_SIDE ? *w : DISPLAY_MAX_SIDE;
+	int64_t w0 = *w, h0 = *h;
+
+	while (lo < hi) {
+		int64_t mid = (lo + hi + 1) / 2, mh = (mid * h0 + w0 / 2) / w0;
+
+		if (mh <= DISPLAY_MAX_SIDE && mid * (mh > 0 ? mh : 1) <= DISPLAY_MAX_PIXELS)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	*w = (int)lo;
+	*h = (int)((lo * h0 + w0 / 2) / w0);
+	if (*h < 1)
+		*h = 1;
+	if (*h > DISPLAY_MAX_SIDE) /* a sliver taller than the limit at width 1 */
+		*h = DISPLAY_MAX_SIDE;
+}
+
 void display_scale_fit(int src_w, int src_h, int max_w, int max_h, int *out_w, int *out_h,
 		       double *scale)
 {
@@ -34,6 +58,8 @@ void display_scale_fit(int src_w, int src_h, int max_w, int max_h, int *out_w, i
 		*out_w = 1;
 	if (*out_h < 1)
 		*out_h = 1;
+	if (!display_size_ok(*out_w, *out_h))
+		shrink_to_limit(out_w, out_h);
 	*scale = (double)*out_w / src_w;
 }
 

@@ -36,8 +36,10 @@ struct display_image {
 
 /* Output size for a src_w x src_h source fitted into max_w x max_h (0 = no
  * limit on that side; both 0 = the source size), aspect ratio kept, the
- * binding side exact, never below 1x1; may scale up. *scale is out_w /
- * src_w. Can't fail. */
+ * binding side exact, never below 1x1; may scale up, but never past
+ * DISPLAY_MAX_SIDE a side or DISPLAY_MAX_PIXELS in all (frame.h): a bigger
+ * fit is shrunk, aspect ratio kept, to the largest size within them.
+ * *scale is out_w / src_w. Can't fail. */
 void display_scale_fit(int src_w, int src_h, int max_w, int max_h, int *out_w, int *out_h,
 		       double *scale);
 
@@ -47,9 +49,12 @@ void display_scale_fit(int src_w, int src_h, int max_w, int max_h, int *out_w, i
 int display_scale_rgbx(const uint8_t *src, int sw, int sh, int sstride, uint8_t *dst, int dw,
 		       int dh, int dstride);
 
-/* Encodes f as opts says. Returns 0 with *out holding one reference (free
- * with display_image_unref), or -EINVAL (bad region, quality or format),
- * -ENOMEM or -EIO (encoder failure) with a sentence in err. */
+/* Encodes f as opts says, at the size display_scale_fit gives (so never
+ * over the display limits, whatever max_width/max_height ask: the image's
+ * width, height and scale say what was made). Returns 0 with *out holding
+ * one reference (free with display_image_unref), or -EINVAL (bad region,
+ * quality or format), -ENOMEM or -EIO (encoder failure) with a sentence in
+ * err. Any thread; f is only read. */
 int display_encode(const struct display_frame *f, const struct display_encode_opts *opts,
 		   struct display_image **out, char *err, size_t errlen);
 

@@ -1,6 +1,7 @@
 /* display/encode_cache.c: see encode_cache.h. */
 #include "display/encode_cache.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ struct cache_entry {
 };
 
 struct display_encode_cache {
-	pthread_mutex_t lock; /* held across an encoding: encode once per key */
+	pthread_mutex_t lock; /* guards entries and counters; never held across an encoding */
 	int capacity;
 	struct cache_entry *entries; /* owned, capacity long */
 	uint64_t clock, hits, misses;
@@ -79,39 +80,84 @@ static bool key_equal(const struct cache_key *a, const struct cache_key *b)
 	       a->region.w == b->region.w && a->region.h == b->region.h;
 }
 
+/* The entry holding key, or NULL. Under the lock. */
+static struct cache_entry *lookup_locked(struct display_encode_cache *c, const struct cache_key *key)
+{
+	for (int i = 0; i < c->capacity; i++)
+		if (c->entries[i].img && key_equal(&c->entries[i].key, key))
+			return &c->entries[i];
+	return NULL;
+}
+
+int display_encode_cache_find(struct display_encode_cache *c, const struct display_frame *f,
+			      const struct display_encode_opts *opts, struct display_image **out)
+{
+	struct cache_entry *e;
+	struct cache_key key;
+
+	make_key(&key, f, opts);
+	pthread_mutex_lock(&c->lock);
+	e = lookup_locked(c, &key);
+	if (e) {
+		e->used = ++c->clock;
+		c->hits++;
+		*out = display_image_ref(e->img);
+	} else {
+		c->misses++;
+		*out = NULL;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return e ? 0 : -ENOENT;
+}
+
+struct display_image *display_encode_cache_put(struct display_encode_cache *c,
+					       const struct display_frame *f,
+					       const struct display_encode_opts *opts,
+					       struct display_image *img)
+{
+	struct cache_entry *e, *victim = NULL;
+	struct display_image *old = NULL, *ret;
+	struct cache_key key;
+
+	if (!img)
+		return NULL;
+	make_key(&key, f, opts);
+	pthread_mutex_lock(&c->lock);
+	e = lookup_locked(c, &key);
+	if (!e) {
+		for (int i = 0; i < c->capacity; i++) {
+			struct cache_entry *v = &c->entries[i];
+
+			if (!victim || !v->img || (victim->img && v->used < victim->used))
+				victim = v;
+		}
+		e = victim;
+		old = e->img;
+		e->key = key;
+		e->img = display_image_ref(img);
+	}
+	e->used = ++c->clock;
+	ret = display_image_ref(e->img);
+	pthread_mutex_unlock(&c->lock);
+	display_image_unref(old); /* may free: outside the lock */
+	return ret;
+}
+
 int display_encode_cache_get(struct display_encode_cache *c, const struct display_frame *f,
 			     const struct display_encode_opts *opts, struct display_image **out,
 			     char *err, size_t errlen)
 {
-	struct cache_entry *victim = NULL;
-	struct cache_key key;
+	struct display_image *img;
 	int rc;
 
-	make_key(&key, f, opts);
-	pthread_mutex_lock(&c->lock);
-	for (int i = 0; i < c->capacity; i++) {
-		struct cache_entry *e = &c->entries[i];
-
-		if (e->img && key_equal(&e->key, &key)) {
-			e->used = ++c->clock;
-			c->hits++;
-			*out = display_image_ref(e->img);
-			pthread_mutex_unlock(&c->lock);
-			return 0;
-		}
-		if (!victim || !e->img || (victim->img && e->used < victim->used))
-			victim = e;
-	}
-	c->misses++;
-	rc = display_encode(f, opts, out, err, errlen);
-	if (rc == 0) {
-		display_image_unref(victim->img);
-		victim->key = key;
-		victim->img = display_image_ref(*out);
-		victim->used = ++c->clock;
-	}
-	pthread_mutex_unlock(&c->lock);
-	return rc;
+	if (display_encode_cache_find(c, f, opts, out) == 0)
+		return 0;
+	rc = display_encode(f, opts, &img, err, errlen);
+	if (rc < 0)
+		return rc;
+	*out = display_encode_cache_put(c, f, opts, img);
+	display_image_unref(img);
+	return 0;
 }
 
 void display_encode_cache_stats(struct display_encode_cache *c, uint64_t *hits, uint64_t *misses)

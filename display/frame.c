@@ -3,13 +3,18 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+bool display_size_ok(int width, int height)
+{
+	return width > 0 && height > 0 && width <= DISPLAY_MAX_SIDE && height <= DISPLAY_MAX_SIDE &&
+	       (int64_t)width * height <= DISPLAY_MAX_PIXELS;
+}
 
 struct display_frame *display_frame_create(int width, int height)
 {
 	struct display_frame *f;
 
-	if (width <= 0 || height <= 0 || width > 16384 || height > 16384)
+	if (!display_size_ok(width, height))
 		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -84,14 +89,6 @@ uint32_t display_frame_pixel(const struct display_frame *f, int x, int y)
 		return 0xFFFFFFFFu;
 	p = f->pixels + (size_t)y * (size_t)f->stride + (size_t)x * 4;
 	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-int64_t display_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void display_damage_clear(struct display_damage *d)

@@ -13,6 +13,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The largest picture display/ handles: a guest screen the mirror accepts,
+ * a frame, an encoder's output. A guest may ask VNC for up to 65535x65535
+ * (16384x16384 is 1 GiB of RGBX, copied and encoded per frame); at most
+ * DISPLAY_MAX_SIDE pixels a side and DISPLAY_MAX_PIXELS in all (64 MiB of
+ * RGBX, e.g. 8192x2048 or 4096x4096) keeps one guest from costing the
+ * gateway more than that. */
+#define DISPLAY_MAX_SIDE 8192
+#define DISPLAY_MAX_PIXELS (16 * 1024 * 1024)
+
+/* True when width x height is within the limits above (and not empty). */
+bool display_size_ok(int width, int height);
+
 /* A rectangle in screen pixels; w or h 0 means empty. */
 struct display_rect {
 	int x, y, w, h;
@@ -34,7 +46,7 @@ struct display_frame {
 	int stride; /* bytes per row, >= width * 4 */
 	uint8_t *pixels; /* owned, stride * height bytes, R G B X */
 	uint64_t seq; /* increasing per mirror, never repeated within the process */
-	int64_t changed_ms; /* display_now_ms() when this frame was published */
+	int64_t changed_ms; /* fs_now_ms() (common/fsutil.h) when this frame was published */
 	struct display_damage damage; /* since the previous frame (whole screen on a resize) */
 	atomic_int refs;
 };
@@ -58,7 +70,8 @@ struct display_cursor *display_cursor_ref(struct display_cursor *c);
 void display_cursor_unref(struct display_cursor *c);
 
 /* Allocates a width x height frame with one reference, pixels zeroed, seq 0
- * and no damage. Returns NULL on bad size or out of memory. */
+ * and no damage. Returns NULL on a size display_size_ok refuses or out of
+ * memory. */
 struct display_frame *display_frame_create(int width, int height);
 
 /* Adds a reference and returns f (NULL stays NULL). Thread-safe. */
@@ -69,9 +82,6 @@ void display_frame_unref(struct display_frame *f);
 
 /* 0xRRGGBB at (x, y), or 0xFFFFFFFF outside the frame. */
 uint32_t display_frame_pixel(const struct display_frame *f, int x, int y);
-
-/* Monotonic milliseconds (CLOCK_MONOTONIC), the clock of changed_ms. */
-int64_t display_now_ms(void);
 
 /* Empties d. */
 void display_damage_clear(struct display_damage *d);

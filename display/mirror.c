@@ -6,6 +6,8 @@
  * wake the worker through an eventfd. */
 #include "display/mirror.h"
 
+#include "common/fsutil.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -63,6 +65,7 @@ struct display_mirror {
 	bool full; /* every pixel received since the last (re)size */
 	bool resized; /* next publish carries the whole screen as damage */
 	bool need_full; /* ask for every pixel: after a resize, QEMU sends only damage */
+	bool size_refused; /* the server's screen size was over the limit */
 };
 
 static int client_tag; /* its address keys rfbClientSetClientData */
@@ -104,8 +107,15 @@ static rfbBool on_malloc_fb(rfbClient *cl)
 	struct display_mirror *m = mirror_of(cl);
 	size_t pixels = (size_t)cl->width * (size_t)cl->height;
 
-	if (cl->width <= 0 || cl->height <= 0 || cl->width > 16384 || cl->height > 16384) {
-		vnc_log_error("server screen size %dx%d is not supported", cl->width, cl->height);
+	/* Refused before anything is allocated: the connection then ends
+	 * (libvncclient gives up on FALSE) and the last frame stays. */
+	if (!display_size_ok(cl->width, cl->height)) {
+		vnc_log_error("the guest's screen size %dx%d is over the limit of %d pixels a side "
+			      "and %d in all",
+			      cl->width, cl->height, DISPLAY_MAX_SIDE, DISPLAY_MAX_PIXELS);
+		m->size_refused = true;
+		free(cl->frameBuffer);
+		cl->frameBuffer = NULL;
 		return FALSE;
 	}
 	free(cl->frameBuffer);
@@ -272,7 +282,7 @@ static void on_finished_update(rfbClient *cl)
 		 * by a new one (resumed from disk) never repeats a number that
 		 * caches or viewers hold for the old one. */
 		f->seq = m->seq = atomic_fetch_add(&frame_numbers, 1) + 1;
-		f->changed_ms = display_now_ms();
+		f->changed_ms = fs_now_ms();
 		f->damage = damage;
 		m->resized = false;
 	}
@@ -347,7 +357,7 @@ static bool maybe_probe(struct display_mirror *m)
 	uint64_t want;
 
 	int keep = atomic_load(&m->keep_fresh_ms);
-	int64_t now = display_now_ms();
+	int64_t now = fs_now_ms();
 
 	if (m->probe_gen)
 		return true;
@@ -477,7 +487,7 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 		m->client = NULL;
 		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path,
 			 vnc_last_error[0] ? vnc_last_error : "connection or handshake failed");
-		rc = -EPROTO;
+		rc = m->size_refused ? -EFBIG : -EPROTO;
 		goto fail;
 	}
 	rc = -pthread_create(&m->thread, NULL, worker_main, m);
@@ -645,14 +655,14 @@ int display_mirror_wait_settled(struct display_mirror *m, int quiet_ms, int time
 {
 	struct display_settle s;
 	struct display_frame *f;
-	int64_t now = display_now_ms();
+	int64_t now = fs_now_ms();
 	int wait;
 
 	f = display_mirror_latest(m);
 	display_settle_init(&s, now, f ? f->changed_ms : INT64_MIN, quiet_ms, timeout_ms);
 	display_frame_unref(f);
 	for (;;) {
-		int64_t left = s.start_ms + s.timeout_ms - display_now_ms();
+		int64_t left = s.start_ms + s.timeout_ms - fs_now_ms();
 		int rc;
 
 		/* Every decision is made on a confirmed-current mirror. */
@@ -663,11 +673,11 @@ int display_mirror_wait_settled(struct display_mirror *m, int quiet_ms, int time
 		if (f)
 			display_settle_change(&s, f->changed_ms);
 		display_frame_unref(f);
-		wait = rc == 0 ? display_settle_poll(&s, display_now_ms()) : 1;
-		if (rc == -ETIMEDOUT && display_now_ms() >= s.start_ms + s.timeout_ms) {
+		wait = rc == 0 ? display_settle_poll(&s, fs_now_ms()) : 1;
+		if (rc == -ETIMEDOUT && fs_now_ms() >= s.start_ms + s.timeout_ms) {
 			/* QEMU never answered: no proof of quiet. */
-			s.last_change_ms = display_now_ms();
-			wait = display_settle_poll(&s, display_now_ms());
+			s.last_change_ms = fs_now_ms();
+			wait = display_settle_poll(&s, fs_now_ms());
 		}
 		if (wait == 0)
 			break;

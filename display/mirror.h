@@ -15,7 +15,14 @@
  * QEMU's keyboard state tracker drops it) plus a non-incremental update
  * request for one probe pixel, which QEMU must answer at its next refresh
  * together with all pending damage. When that answer has been applied, the
- * mirror is current as of that refresh, whether or not anything changed. */
+ * mirror is current as of that refresh, whether or not anything changed.
+ *
+ * Size: a guest screen over DISPLAY_MAX_SIDE / DISPLAY_MAX_PIXELS (frame.h)
+ * is refused before any buffer of that size exists. At connect time start
+ * fails with -EFBIG; later (the guest switched resolution) the mirror ends
+ * as if the connection were lost: waits return -EPIPE, display_mirror_error
+ * names the size and the limit, the last good frame stays readable. Other
+ * mirrors are not affected. */
 #ifndef VITRINE_DISPLAY_MIRROR_H
 #define VITRINE_DISPLAY_MIRROR_H
 
@@ -30,7 +37,8 @@ struct display_mirror;
 /* Connects to the VNC server at vnc_socket_path (a unix socket; no auth),
  * completes the handshake and starts the worker. Returns 0 with *out owning
  * the mirror, or -errno (-ECONNREFUSED, -ENOENT, -EPROTO for a failed
- * handshake, -ENOMEM, ...) with a sentence in err and nothing left behind.
+ * handshake, -EFBIG for a screen over the size limit, -ENOMEM, ...) with a
+ * sentence in err and nothing left behind.
  * on_frame may be NULL. */
 int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud), void *ud,
 			 struct display_mirror **out, char *err, size_t errlen);
@@ -64,7 +72,7 @@ void display_mirror_request_fresh(struct display_mirror *m);
  * its base rate (30 ms) and wakes on_frame per answer, but a screenshot can
  * then be served from display_mirror_latest() at once. Can't fail. */
 void display_mirror_keep_fresh(struct display_mirror *m, int interval_ms);
-/* The moment (display_now_ms clock) as of which the latest frame is known
+/* The moment (fs_now_ms clock, common/fsutil.h) as of which the latest frame is known
  * to be current: the send time of the newest answered probe; 0 if none. */
 int64_t display_mirror_current_as_of(struct display_mirror *m);
 

@@ -3,7 +3,9 @@
  * tiles that differ between A and B, merged into rectangles and JPEG-encoded,
  * or the whole of B when that is cheaper (no A, another size, most of the
  * screen changed). The gateway encodes each (A, B, quality) once and sends
- * the same bytes to every viewer that has A. No threads, no I/O. */
+ * the same bytes to every viewer that has A. No threads, no I/O; an encoder
+ * is used by one thread at a time (display/encode_pool.h gives each worker
+ * its own), and the frames are only read. */
 #ifndef VITRINE_DISPLAY_STREAM_ENCODE_H
 #define VITRINE_DISPLAY_STREAM_ENCODE_H
 

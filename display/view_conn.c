@@ -3,10 +3,13 @@
  * examples (one write per WRITEABLE, LWS_PRE headroom). Frames are parsed
  * with stream_wire.h and their JPEG rects decoded with TurboJPEG straight
  * into the shared screen. */
+#include "common/ws_rx.h"
+#include "display/frame.h"
 #include "display/stream_wire.h"
 #include "display/view.h"
 
 #include <SDL.h>
+#include <errno.h>
 #include <jansson.h>
 #include <libwebsockets.h>
 #include <stdio.h>
@@ -14,13 +17,17 @@
 #include <string.h>
 #include <turbojpeg.h>
 
+/* The largest message taken from the gateway: a whole frame of the largest
+ * screen the gateway mirrors (DISPLAY_MAX_PIXELS), as a JPEG at quality
+ * 100, stays well below it. */
+#define VIEW_MSG_MAX ((size_t)64 << 20)
+
 struct conn {
 	const struct view_opts *opts;
 	struct view_state *st;
 	struct lws *wsi;
 	tjhandle tj; /* owned */
-	unsigned char *rx; /* owned: the message being received */
-	size_t rx_len;
+	struct ws_rx rx; /* owned: the message being received */
 	int rects_max;
 	struct stream_wire_rect *rects; /* owned */
 };
@@ -131,7 +138,9 @@ static int on_frame(struct conn *c, const unsigned char *msg, size_t len)
 		wake_sdl(st);
 		return 0;
 	}
-	if (stream_wire_parse_frame(msg, len, &f, c->rects, c->rects_max) < 0)
+	/* A screen the gateway would never mirror is no reason to allocate it. */
+	if (stream_wire_parse_frame(msg, len, &f, c->rects, c->rects_max) < 0 ||
+	    !display_size_ok(f.width, f.height))
 		return -1;
 	pthread_mutex_lock(&st->lock);
 	if (st->width != f.width || st->height != f.height) {
@@ -199,26 +208,30 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			free(text);
 		}
 		return 0;
-	case LWS_CALLBACK_CLIENT_RECEIVE: {
-		unsigned char *n = realloc(c->rx, c->rx_len + len + 1);
-
-		if (!n)
-			return -1;
-		c->rx = n;
-		memcpy(c->rx + c->rx_len, in, len);
-		c->rx_len += len;
-		c->rx[c->rx_len] = '\0';
-		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
+	case LWS_CALLBACK_CLIENT_RECEIVE:
+		switch (ws_rx_append(&c->rx, in, len, lws_is_first_fragment(wsi),
+				     lws_is_final_fragment(wsi), lws_frame_is_binary(wsi))) {
+		case WS_RX_PARTIAL:
 			return 0;
-		if (lws_frame_is_binary(wsi)) {
-			if (on_frame(c, c->rx, c->rx_len) < 0)
+		case WS_RX_COMPLETE:
+			if (!c->rx.binary)
+				on_text(c, (const char *)c->rx.buf);
+			else if (on_frame(c, c->rx.buf, c->rx.len) < 0)
 				fprintf(stderr, "vitrine-view: a malformed frame message\n");
-		} else {
-			on_text(c, (const char *)c->rx);
+			return 0;
+		case -EMSGSIZE:
+			pthread_mutex_lock(&st->lock);
+			snprintf(st->why, sizeof(st->why), "a message from the gateway over %zu MiB",
+				 VIEW_MSG_MAX >> 20);
+			pthread_mutex_unlock(&st->lock);
+			lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, NULL, 0);
+			return -1;
+		default: /* -ENOMEM */
+			pthread_mutex_lock(&st->lock);
+			snprintf(st->why, sizeof(st->why), "out of memory for a message");
+			pthread_mutex_unlock(&st->lock);
+			return -1;
 		}
-		c->rx_len = 0;
-		return 0;
-	}
 	case LWS_CALLBACK_CLIENT_WRITEABLE:
 		pthread_mutex_lock(&st->lock);
 		if (st->n_out) {
@@ -288,6 +301,7 @@ void *view_conn_thread(void *arg)
 	struct lws_context *ctx;
 	char host[300];
 
+	ws_rx_init(&c.rx, VIEW_MSG_MAX);
 	memset(&info, 0, sizeof(info));
 	info.port = CONTEXT_PORT_NO_LISTEN;
 	info.protocols = protocols;
@@ -329,6 +343,6 @@ out:
 	if (c.tj)
 		tjDestroy(c.tj);
 	free(c.rects);
-	free(c.rx);
+	ws_rx_free(&c.rx);
 	return NULL;
 }

@@ -1,6 +1,7 @@
 /* gateway/stream/stream_hub.c: see stream_hub.h. */
 #include "gateway/stream/stream_hub.h"
 
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "display/stream_wire.h"
 #include "gateway/stream/audit.h"
@@ -165,7 +166,7 @@ void stream_poke_all(struct gw *gw)
 static uint64_t frame_time_us(const struct display_frame *f)
 {
 	struct timespec ts;
-	int64_t age_ms = display_now_ms() - f->changed_ms;
+	int64_t age_ms = fs_now_ms() - f->changed_ms;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u -

@@ -2,7 +2,9 @@
  * fake VNC server (libvncserver, like its examples/server/pnmshow.c) on a
  * unix socket: first frame, changes with exact damage, a resolution change,
  * freshness round trips with nothing changed, settling, the pointer shape,
+ * screen sizes over the display limits (refused without allocating them),
  * and a lost server. */
+#include "common/fsutil.h"
 #include "display/mirror.h"
 
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -23,9 +26,15 @@
 
 enum fake_op { OP_NONE, OP_FILL, OP_RESIZE, OP_DISCONNECT, OP_CURSOR };
 
+/* Server framebuffers larger than this are mapped, never touched: a screen
+ * of 16384x16384 costs the test no memory (the mirror must refuse it before
+ * reading its pixels). */
+#define HUGE_FB_BYTES ((size_t)64 << 20)
+
 struct fake_server {
 	rfbScreenInfoPtr screen;
 	char *fb; /* owned, current framebuffer */
+	size_t fb_mapped; /* fb's mapping length; 0: fb is from calloc */
 	int w, h;
 	int listen_fd;
 	char path[108];
@@ -65,13 +74,26 @@ static void run_op(void)
 		break;
 	case OP_RESIZE: {
 		char *old = srv.fb;
+		size_t old_mapped = srv.fb_mapped, bytes = (size_t)srv.rect.w * srv.rect.h * 4;
 
-		srv.fb = calloc((size_t)srv.rect.w * srv.rect.h, 4);
+		if (bytes > HUGE_FB_BYTES) {
+			srv.fb = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			assert_true(srv.fb != MAP_FAILED);
+			srv.fb_mapped = bytes;
+		} else {
+			srv.fb = calloc(bytes, 1);
+			srv.fb_mapped = 0;
+		}
 		srv.w = srv.rect.w;
 		srv.h = srv.rect.h;
-		fill(srv.fb, srv.w, (struct display_rect){ 0, 0, srv.w, srv.h }, srv.rgb);
+		if (!srv.fb_mapped)
+			fill(srv.fb, srv.w, (struct display_rect){ 0, 0, srv.w, srv.h }, srv.rgb);
 		rfbNewFramebuffer(srv.screen, srv.fb, srv.w, srv.h, 8, 3, 4);
-		free(old);
+		if (old_mapped)
+			munmap(old, old_mapped);
+		else
+			free(old);
 		break;
 	}
 	case OP_CURSOR: {
@@ -184,7 +206,10 @@ static int teardown(void **state)
 	pthread_join(srv.thread, NULL);
 	rfbShutdownServer(srv.screen, TRUE);
 	rfbScreenCleanup(srv.screen);
-	free(srv.fb);
+	if (srv.fb_mapped)
+		munmap(srv.fb, srv.fb_mapped);
+	else
+		free(srv.fb);
 	close(srv.listen_fd);
 	unlink(srv.path);
 	return 0;
@@ -285,13 +310,13 @@ static void test_unchanged_pixels_publish_nothing(void **state)
 static void test_fresh_round_trip(void **state)
 {
 	struct display_frame *before = display_mirror_latest(mirror), *f;
-	int64_t t0 = display_now_ms();
+	int64_t t0 = fs_now_ms();
 
 	(void)state;
 	for (int i = 0; i < 20; i++)
 		assert_int_equal(display_mirror_wait_fresh(mirror, 2000), 0);
 	print_message("fresh round trip, nothing changed: %.1f ms\n",
-		      (display_now_ms() - t0) / 20.0);
+		      (fs_now_ms() - t0) / 20.0);
 	f = display_mirror_latest(mirror);
 	assert_int_equal(f->seq, before->seq); /* the probe itself is no change */
 	display_frame_unref(f);
@@ -383,6 +408,92 @@ static void test_cursor_shape(void **state)
 	display_cursor_unref(c);
 }
 
+/* The process's peak virtual size (VmPeak), in KiB. */
+static long vm_peak_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPeak: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* A guest switching to 16384x16384 (1 GiB of pixels): the mirror refuses
+ * the size before allocating it and ends, saying why; the last good frame
+ * stays readable. */
+static void test_oversized_screen_ends_mirror(void **state)
+{
+	struct display_frame *before = display_mirror_latest(mirror), *f;
+	long peak = vm_peak_kib(), grown;
+	const char *err;
+
+	(void)state;
+	server_do(OP_RESIZE, (struct display_rect){ 0, 0, 16384, 16384 }, 0);
+	assert_int_equal(display_mirror_wait_frame(mirror, before->seq, 5000, &f), -EPIPE);
+	/* The server's own (untouched) 1 GiB mapping, and nothing like it on
+	 * the mirror's side (a framebuffer would be another 1.25 GiB). */
+	grown = vm_peak_kib() - peak;
+	print_message("peak virtual size grew by %ld MiB\n", grown / 1024);
+	assert_true(peak > 0 && grown < (1024 + 512) * 1024L);
+	assert_int_equal(display_mirror_wait_fresh(mirror, 1000), -EPIPE);
+	err = display_mirror_error(mirror);
+	print_message("refused: %s\n", err);
+	assert_non_null(strstr(err, "16384x16384"));
+	assert_non_null(strstr(err, "limit"));
+	f = display_mirror_latest(mirror);
+	assert_ptr_equal(f, before);
+	assert_int_equal(f->width, 400);
+	display_frame_unref(f);
+	display_frame_unref(before);
+	display_mirror_stop(mirror);
+	mirror = NULL;
+}
+
+/* A server already over the limit is refused at connect time: one side too
+ * long, or both sides fine but too many pixels. */
+static void test_oversized_screen_refused_at_start(void **state)
+{
+	static const struct display_rect sizes[] = { { 0, 0, 16384, 16384 },
+						     { 0, 0, DISPLAY_MAX_SIDE + 8, 16 },
+						     { 0, 0, 5000, 4000 } };
+	char err[512], want[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct display_mirror *m = (void *)1;
+
+		if (i > 0)
+			server_do(OP_RESIZE, sizes[i], 0x808080);
+		assert_int_equal(display_mirror_start(srv.path, NULL, NULL, &m, err, sizeof(err)),
+				 -EFBIG);
+		assert_null(m);
+		snprintf(want, sizeof(want), "%dx%d", sizes[i].w, sizes[i].h);
+		assert_non_null(strstr(err, want));
+	}
+	print_message("refused at start: %s\n", err);
+}
+
+/* Back at a normal size, a new mirror works: nothing was left broken. */
+static void test_normal_size_again(void **state)
+{
+	struct display_frame *f;
+	char err[256];
+
+	(void)state;
+	server_do(OP_RESIZE, (struct display_rect){ 0, 0, 320, 200 }, 0x336699);
+	assert_int_equal(display_mirror_start(srv.path, on_frame, NULL, &mirror, err, sizeof(err)),
+			 0);
+	assert_int_equal(display_mirror_wait_frame(mirror, 0, 5000, &f), 0);
+	assert_int_equal(f->width, 320);
+	assert_frame_is_server(f);
+	display_frame_unref(f);
+}
+
 static void test_server_gone(void **state)
 {
 	struct display_frame *f = display_mirror_latest(mirror), *g;
@@ -412,6 +523,9 @@ int main(void)
 		cmocka_unit_test(test_resolution_change),
 		cmocka_unit_test(test_settled),
 		cmocka_unit_test(test_cursor_shape),
+		cmocka_unit_test(test_oversized_screen_ends_mirror),
+		cmocka_unit_test(test_oversized_screen_refused_at_start),
+		cmocka_unit_test(test_normal_size_again),
 		cmocka_unit_test(test_server_gone),
 	};
 

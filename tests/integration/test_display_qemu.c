@@ -2,6 +2,7 @@
  * the tiny guest: the mirrored frame equals a QMP screendump pixel for
  * pixel, a click's red/white mark shows at the exact pixel, and after 5 s of
  * idle screen (QEMU's refresh backed off) a fresh frame still comes fast. */
+#include "common/fsutil.h"
 #include "display/mirror.h"
 #include "tests/lib/guest.h"
 #include "tests/lib/ppm.h"
@@ -102,7 +103,7 @@ static void test_click_mark_in_mirror(void **state)
 
 		assert_int_equal(test_guest_click(&guest, x, y, "left"), 0);
 		assert_non_null(test_guest_wait_marker(&guest, &cursor, "event", "click", 10000));
-		t0 = display_now_ms();
+		t0 = fs_now_ms();
 		for (int tries = 0; tries < 50; tries++) {
 			display_frame_unref(f);
 			assert_int_equal(display_mirror_wait_fresh(mirror, 5000), 0);
@@ -112,7 +113,7 @@ static void test_click_mark_in_mirror(void **state)
 			usleep(20 * 1000);
 		}
 		print_message("click (%d,%d) visible in the mirror %ld ms after the guest saw it\n",
-			      x, y, (long)(display_now_ms() - t0));
+			      x, y, (long)(fs_now_ms() - t0));
 		if (display_frame_pixel(f, x, y) != 0xFFFFFF)
 			fail_msg("no white centre at (%d,%d): %06x", x, y, display_frame_pixel(f, x, y));
 		for (int dy = -2; dy <= 2; dy++)
@@ -138,18 +139,18 @@ static void test_fresh_after_idle(void **state)
 	/* 5 s without input or changes: QEMU's refresh interval has backed off
 	 * (30 ms + 50 ms per idle refresh, up to 3 s). */
 	sleep(5);
-	t0 = display_now_ms();
+	t0 = fs_now_ms();
 	assert_int_equal(display_mirror_wait_fresh(mirror, 5000), 0);
-	t1 = display_now_ms();
+	t1 = fs_now_ms();
 	print_message("fresh after 5 s idle, nothing changed: %ld ms\n", (long)(t1 - t0));
 	assert_true(t1 - t0 < 500);
 	sleep(5);
 	/* A change the mirror has not been told about yet, then fresh. */
 	assert_int_equal(test_guest_click(&guest, 600, 300, "left"), 0);
 	assert_non_null(test_guest_wait_marker(&guest, &cursor, "event", "click", 10000));
-	t1 = display_now_ms();
+	t1 = fs_now_ms();
 	assert_int_equal(display_mirror_wait_fresh(mirror, 5000), 0);
-	t2 = display_now_ms();
+	t2 = fs_now_ms();
 	f = display_mirror_latest(mirror);
 	print_message("fresh after 5 s idle with a change pending: %ld ms (pixel %06x)\n",
 		      (long)(t2 - t1), display_frame_pixel(f, 600, 300));

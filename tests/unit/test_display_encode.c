@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <png.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -81,6 +84,58 @@ static void test_scale_fit(void **state)
 	assert_int_equal(h, 1);
 	display_scale_fit(1366, 768, 1280, 0, &w, &h, &s); /* rounding */
 	assert_int_equal(h, 720);
+}
+
+/* No fit goes past the display limits, however large the asked size. */
+static void test_scale_fit_capped(void **state)
+{
+	int w, h;
+	double s;
+
+	(void)state;
+	/* 16384 wide on a 1280x800 screen would be 16384x10240 (168 Mpixel). */
+	display_scale_fit(1280, 800, 16384, 0, &w, &h, &s);
+	assert_true(display_size_ok(w, h));
+	assert_true((int64_t)(w + 1) * ((w + 1) * 800 / 1280) > DISPLAY_MAX_PIXELS); /* the largest */
+	assert_true(abs(h - (w * 800 + 640) / 1280) <= 1); /* aspect ratio kept */
+	assert_true(s == (double)w / 1280);
+	display_scale_fit(1280, 800, 16384, 16384, &w, &h, &s);
+	assert_true(display_size_ok(w, h));
+	/* A wide strip meets the side limit first. */
+	display_scale_fit(1000, 10, 16384, 0, &w, &h, &s);
+	assert_int_equal(w, DISPLAY_MAX_SIDE);
+	assert_int_equal(h, 82);
+	display_scale_fit(10, 1000, 0, 16384, &w, &h, &s);
+	assert_int_equal(h, DISPLAY_MAX_SIDE);
+	assert_int_equal(w, 82);
+	/* Exactly at the limit is allowed. */
+	display_scale_fit(1024, 256, DISPLAY_MAX_SIDE, 0, &w, &h, &s);
+	assert_int_equal(w, DISPLAY_MAX_SIDE);
+	assert_int_equal(h, 2048);
+	/* A 1-pixel sliver stays within the side limit too. */
+	display_scale_fit(1, 8000, 0, 16384, &w, &h, &s);
+	assert_true(display_size_ok(w, h));
+}
+
+/* An encode asked for more than the limit makes the largest picture within
+ * it and says so (width, height, scale). */
+static void test_encode_capped(void **state)
+{
+	struct display_frame *f = test_frame(64, 40);
+	struct display_encode_opts o = { .format = DISPLAY_FORMAT_JPEG, .quality = 50,
+					 .max_width = 16384, .max_height = 16384 };
+	struct display_image *img;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(display_encode(f, &o, &img, err, sizeof(err)), 0);
+	assert_true(display_size_ok(img->width, img->height));
+	assert_true((int64_t)img->width * img->height > DISPLAY_MAX_PIXELS * 0.99);
+	assert_true(img->scale == (double)img->width / 64);
+	print_message("asked 16384x16384 of 64x40: made %dx%d (%zu bytes)\n", img->width,
+		      img->height, img->len);
+	display_image_unref(img);
+	display_frame_unref(f);
 }
 
 static void test_scale_filters(void **state)
@@ -256,14 +311,104 @@ static void test_cache_encodes_once(void **state)
 	display_frame_unref(f);
 }
 
+/* find and put: the loop's half of an encode done elsewhere. */
+static void test_cache_find_and_put(void **state)
+{
+	struct display_encode_cache *c = display_encode_cache_create(4);
+	struct display_frame *f = test_frame(32, 32);
+	struct display_encode_opts o = { .format = DISPLAY_FORMAT_JPEG, .quality = 60 };
+	struct display_image *a, *b, *got;
+	uint64_t hits, misses;
+	char err[256];
+
+	(void)state;
+	got = (void *)1;
+	assert_int_equal(display_encode_cache_find(c, f, &o, &got), -ENOENT);
+	assert_null(got);
+	assert_int_equal(display_encode(f, &o, &a, err, sizeof(err)), 0);
+	assert_int_equal(display_encode(f, &o, &b, err, sizeof(err)), 0);
+	/* The first put is stored and handed back... */
+	got = display_encode_cache_put(c, f, &o, a);
+	assert_ptr_equal(got, a);
+	display_image_unref(got);
+	/* ...a racing second one for the same key gets the first image. */
+	got = display_encode_cache_put(c, f, &o, b);
+	assert_ptr_equal(got, a);
+	display_image_unref(got);
+	assert_int_equal(display_encode_cache_find(c, f, &o, &got), 0);
+	assert_ptr_equal(got, a);
+	display_image_unref(got);
+	display_encode_cache_stats(c, &hits, &misses);
+	assert_int_equal(hits, 1);
+	assert_int_equal(misses, 1);
+	assert_null(display_encode_cache_put(c, f, &o, NULL));
+	display_image_unref(a);
+	display_image_unref(b); /* never stored: this frees it */
+	display_encode_cache_destroy(c);
+	display_frame_unref(f);
+}
+
+struct slow_get {
+	struct display_encode_cache *c;
+	struct display_frame *f;
+	struct display_encode_opts o;
+	atomic_bool started, finished;
+	int rc;
+};
+
+static void *slow_get_main(void *arg)
+{
+	struct slow_get *g = arg;
+	struct display_image *img = NULL;
+	char err[256];
+
+	atomic_store(&g->started, true);
+	g->rc = display_encode_cache_get(g->c, g->f, &g->o, &img, err, sizeof(err));
+	display_image_unref(img);
+	atomic_store(&g->finished, true);
+	return NULL;
+}
+
+/* A thread encoding through the cache does not hold up a lookup: the lock
+ * is not held across the encoding. */
+static void test_cache_lookup_not_blocked_by_encode(void **state)
+{
+	struct slow_get g = { .c = display_encode_cache_create(4), .f = test_frame(2048, 2048),
+			      .o = { .format = DISPLAY_FORMAT_PNG } };
+	struct display_encode_opts other = { .format = DISPLAY_FORMAT_JPEG, .quality = 50 };
+	struct display_image *img;
+	pthread_t t;
+	bool overlapped = false;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, slow_get_main, &g), 0);
+	while (!atomic_load(&g.started))
+		usleep(1000);
+	usleep(20 * 1000); /* into the PNG encoding (hundreds of ms) */
+	assert_int_equal(display_encode_cache_find(g.c, g.f, &other, &img), -ENOENT);
+	assert_int_equal(display_encode_cache_find(g.c, g.f, &g.o, &img), -ENOENT);
+	overlapped = !atomic_load(&g.finished);
+	pthread_join(t, NULL);
+	assert_int_equal(g.rc, 0);
+	assert_true(overlapped);
+	assert_int_equal(display_encode_cache_find(g.c, g.f, &g.o, &img), 0);
+	display_image_unref(img);
+	display_encode_cache_destroy(g.c);
+	display_frame_unref(g.f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scale_fit),
+		cmocka_unit_test(test_scale_fit_capped),
+		cmocka_unit_test(test_encode_capped),
 		cmocka_unit_test(test_scale_filters),
 		cmocka_unit_test(test_jpeg_round_trip),
 		cmocka_unit_test(test_png_round_trip_exact),
 		cmocka_unit_test(test_cache_encodes_once),
+		cmocka_unit_test(test_cache_find_and_put),
+		cmocka_unit_test(test_cache_lookup_not_blocked_by_encode),
 	};
 
 	return cmocka_run_group_tests_name("display encode", tests, NULL, NULL);

@@ -36,6 +36,29 @@ static void test_frame_refcount_and_pixels(void **state)
 	assert_null(display_frame_create(10, -1));
 }
 
+static void test_size_limits(void **state)
+{
+	struct display_frame *f;
+
+	(void)state;
+	assert_true(display_size_ok(1, 1));
+	assert_true(display_size_ok(DISPLAY_MAX_SIDE, DISPLAY_MAX_PIXELS / DISPLAY_MAX_SIDE));
+	assert_true(display_size_ok(4096, 4096));
+	assert_false(display_size_ok(DISPLAY_MAX_SIDE + 1, 1));
+	assert_false(display_size_ok(1, DISPLAY_MAX_SIDE + 1));
+	assert_false(display_size_ok(4097, 4096)); /* sides fine, too many pixels */
+	assert_false(display_size_ok(16384, 16384));
+	assert_false(display_size_ok(0, 10));
+	assert_false(display_size_ok(10, -1));
+	assert_null(display_frame_create(16384, 16384));
+	assert_null(display_frame_create(DISPLAY_MAX_SIDE + 1, 2));
+	assert_null(display_frame_create(5000, 4000));
+	f = display_frame_create(DISPLAY_MAX_SIDE, DISPLAY_MAX_PIXELS / DISPLAY_MAX_SIDE);
+	assert_non_null(f);
+	assert_int_equal(f->stride, DISPLAY_MAX_SIDE * 4);
+	display_frame_unref(f);
+}
+
 static void test_damage_merges_and_clips(void **state)
 {
 	struct display_damage d;
@@ -175,6 +198,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frame_refcount_and_pixels),
+		cmocka_unit_test(test_size_limits),
 		cmocka_unit_test(test_damage_merges_and_clips),
 		cmocka_unit_test(test_damage_collapses_to_bounds),
 		cmocka_unit_test(test_rect_helpers),
