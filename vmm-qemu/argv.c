@@ -6,7 +6,7 @@
  * and the guest agent are unix sockets in the session's 0700 run dir. */
 #include "vmm-qemu/argv.h"
 
-#include "guest-images/agent/agent_proto.h"
+#include "common/agent_proto.h"
 
 #include <errno.h>
 #include <stdio.h>
