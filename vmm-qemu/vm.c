@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CONSOLE_TAIL 4096
@@ -97,6 +98,21 @@ static const char *qemu_user(void)
 	if (geteuid() != 0 || !getpwnam("vitrine-qemu"))
 		return NULL;
 	return "vitrine-qemu";
+}
+
+/* The test hook VITRINE_TEST_SLOW_START_MS=N (docs/vmm.md): sleeps N ms
+ * (at most a minute), so that tests and benchmarks can show that nothing
+ * waits on a guest's start. Unset or 0: returns at once. */
+static void slow_start_hook(void)
+{
+	const char *v = getenv("VITRINE_TEST_SLOW_START_MS");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+
+	if (ms <= 0)
+		return;
+	if (ms > 60000)
+		ms = 60000;
+	nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L }, NULL);
 }
 
 static int copy_file(const char *from, const char *to, char *err, size_t errlen)
@@ -279,6 +295,7 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 
 		snprintf(disk, sizeof(disk), "%s/disk.qcow2", vm->run_dir);
 		snprintf(log, sizeof(log), "%s/qemu-img.log", vm->run_dir);
+		slow_start_hook();
 		rc = vmm_proc_run(argv, log, 30000, err, errlen);
 		if (rc != 0) {
 			if (rc > 0)
@@ -368,6 +385,7 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
 	strv_free(&argv);
 	if (rc < 0)
 		goto fail;
+	slow_start_hook();
 	rc = connect_qmp(vm, err, errlen);
 	if (rc < 0)
 		goto fail;
