@@ -76,10 +76,11 @@ $(O)/vitrine-view: $(call obj,$(VIEW_SRC)) $(O)/libdisplay.a $(O)/libcommon.a
 
 # The guest agent, built for the host too: integration tests run it on a
 # socket pair (the guest images build their own static copy).
+# Its wire format is common/agent_proto.h, shared with vmm-qemu.
 AGENT_SRC := $(wildcard guest-images/agent/*.c)
-$(O)/vitrine-agent: $(AGENT_SRC) $(wildcard guest-images/agent/*.h)
+$(O)/vitrine-agent: $(AGENT_SRC) $(wildcard guest-images/agent/*.h) common/agent_proto.h
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-		-Wmissing-prototypes -Wformat=2 -Wvla $(SANFLAGS) -o $@ $(AGENT_SRC)
+		-Wmissing-prototypes -Wformat=2 -Wvla -I. $(SANFLAGS) -o $@ $(AGENT_SRC)
 
 $(O)/tests/%: $(O)/obj/tests/%.o $(O)/libtest.a $(LIBS)
 	@mkdir -p $(dir $@)

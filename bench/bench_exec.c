@@ -13,6 +13,7 @@
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/stats.h"
 #include "vmm-qemu/qga_client.h"
+#include "vmm-qemu/run_dir.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -28,8 +29,10 @@ static int find_qga(const struct gateway_proc *g, char *out, size_t len)
 
 	while (d && (e = readdir(d)))
 		if (!strncmp(e->d_name, "vm-", 3)) {
-			snprintf(out, len, "%s/%s/qga.sock", g->run_base, e->d_name);
-			rc = 0;
+			char dir[PATH_MAX];
+
+			snprintf(dir, sizeof(dir), "%s/%s", g->run_base, e->d_name);
+			rc = vmm_run_dir_socket(dir, VMM_SOCKET_QGA, out, len) < 0 ? -1 : 0;
 		}
 	if (d)
 		closedir(d);

@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_screenshot: tiny guest: %s\n", err);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/vnc.sock", vmm_vm_run_dir(vm));
+	vmm_vm_socket(vm, VMM_SOCKET_VNC, path, sizeof(path));
 	if (display_mirror_start(path, NULL, NULL, &m, err, sizeof(err)) < 0 ||
 	    display_mirror_wait_fresh(m, 5000) < 0) {
 		fprintf(stderr, "bench_screenshot: mirror: %s\n", err);

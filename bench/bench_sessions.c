@@ -16,6 +16,7 @@
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/png.h"
 #include "vmm-qemu/qga_client.h"
+#include "vmm-qemu/run_dir.h"
 
 #include <dirent.h>
 #include <getopt.h>
@@ -136,8 +137,8 @@ static int click_proven(struct session *s)
 		    &r) < 0)
 		return -1;
 	http_resp_free(&r);
-	snprintf(path, sizeof(path), "%s/qga.sock", s->run_dir);
-	if (qga_client_connect(path, 5000, &c, err, sizeof(err)) < 0)
+	if (vmm_run_dir_socket(s->run_dir, VMM_SOCKET_QGA, path, sizeof(path)) < 0 ||
+	    qga_client_connect(path, 5000, &c, err, sizeof(err)) < 0)
 		return -1;
 	for (int64_t until = fs_now_ms() + 120000; rc < 0 && fs_now_ms() < until;) {
 		struct qga_exec_result res;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # guest-images/build.sh NAME...: builds each named image into
 # $VITRINE_HOME/images/NAME unless the cached one was made from the same
-# recipe (this folder's lib.sh and NAME/, plus the guest kernel version).
+# recipe (this folder's lib.sh, build.sh, agent/ and NAME/, the agent's wire
+# format ../common/agent_proto.h, plus the guest kernel version).
 #
 # A recipe is NAME/recipe.sh OUTDIR; it leaves in OUTDIR a kernel, an initrd,
 # optionally a rootfs, and image.json naming them (see docs/images.md).
@@ -15,7 +16,7 @@ mkdir -p "$VITRINE_HOME/images"
 for IMAGE_NAME in "$@"; do
 	export IMAGE_NAME
 	[ -x "$here/$IMAGE_NAME/recipe.sh" ] || die "no recipe $here/$IMAGE_NAME/recipe.sh"
-	recipe=$( (cd "$here" && find lib.sh build.sh agent "$IMAGE_NAME" -type f -print0 |
+	recipe=$( (cd "$here" && find lib.sh build.sh agent ../common/agent_proto.h "$IMAGE_NAME" -type f -print0 |
 		LC_ALL=C sort -z | xargs -0 sha256sum; guest_kernel_version) |
 		sha256sum | cut -c1-16)
 	dest=$VITRINE_HOME/images/$IMAGE_NAME

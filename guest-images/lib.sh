@@ -12,6 +12,10 @@ VITRINE_HOME=${VITRINE_HOME:-/var/lib/vitrine}
 GUEST_BASE_MODULES="virtio_pci virtio_blk virtio_gpu virtio_input evdev
 	virtio_console virtio_rng qemu_fw_cfg"
 
+# The repository: vitrine-agent includes common/agent_proto.h, the wire
+# format it shares with the host.
+VITRINE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
 log() { printf '[image %s] %s\n' "${IMAGE_NAME:-?}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -69,6 +73,15 @@ collect_modules() {
 			echo "$path" >>"$root/etc/vitrine-modules"
 		done
 	done
+}
+
+# compile_agent OUT: vitrine-agent (guest-images/agent), static and stripped.
+# Its only file from outside that folder is common/agent_proto.h, which
+# build.sh hashes into the recipe with it.
+compile_agent() {
+	gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+		-Wmissing-prototypes -Wformat=2 -Wvla -I "$VITRINE_SRC" -s -o "$1" \
+		"$VITRINE_SRC"/guest-images/agent/*.c
 }
 
 # install_busybox ROOT: a static busybox with its applet links in ROOT/bin.

@@ -1,5 +1,5 @@
 /* vmm-qemu/agent_link.h: the host's end of vitrine-agent's virtio-serial
- * port (guest-images/agent/agent_proto.h, docs/agent.md): one connection
+ * port (common/agent_proto.h, docs/agent.md): one connection
  * per guest, many channels on it (commands, the DevTools relay, the guest's
  * egress connections). A thread of its own reads and writes the socket and
  * runs the channels' callbacks; any thread may open, send and close.
@@ -12,7 +12,7 @@
 #ifndef VITRINE_VMM_AGENT_LINK_H
 #define VITRINE_VMM_AGENT_LINK_H
 
-#include "guest-images/agent/agent_proto.h"
+#include "common/agent_proto.h"
 
 #include <stdbool.h>
 #include <stddef.h>

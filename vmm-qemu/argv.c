@@ -6,7 +6,8 @@
  * and the guest agent are unix sockets in the session's 0700 run dir. */
 #include "vmm-qemu/argv.h"
 
-#include "guest-images/agent/agent_proto.h"
+#include "common/agent_proto.h"
+#include "vmm-qemu/run_dir.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 {
 	const struct vmm_image *img = spec->image;
 	char url[VMM_MAX_URL * 3 + 1];
+	char qmp[108], vnc[108], qga[108], agent[108];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -54,6 +56,13 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 	if (strchr(run_dir, ',')) {
 		snprintf(err, errlen, "run dir must not contain ',': %s", run_dir);
 		return -EINVAL;
+	}
+	if (vmm_run_dir_socket(run_dir, VMM_SOCKET_QMP, qmp, sizeof(qmp)) < 0 ||
+	    vmm_run_dir_socket(run_dir, VMM_SOCKET_VNC, vnc, sizeof(vnc)) < 0 ||
+	    vmm_run_dir_socket(run_dir, VMM_SOCKET_QGA, qga, sizeof(qga)) < 0 ||
+	    vmm_run_dir_socket(run_dir, VMM_SOCKET_AGENT, agent, sizeof(agent)) < 0) {
+		snprintf(err, errlen, "run dir too long for unix socket names: %s", run_dir);
+		return -ENAMETOOLONG;
 	}
 	if (spec->ram_path && strchr(spec->ram_path, ',')) {
 		snprintf(err, errlen, "ram path must not contain ',': %s", spec->ram_path);
@@ -129,12 +138,12 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 	strv_push(out, "-device");
 	strv_push(out, "virtio-serial-pci");
 	strv_push(out, "-chardev");
-	strv_pushf(out, "socket,id=qga0,path=%s/qga.sock,server=on,wait=off", run_dir);
+	strv_pushf(out, "socket,id=qga0,path=%s,server=on,wait=off", qga);
 	strv_push(out, "-device");
 	strv_push(out, "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0");
 	/* vitrine-agent (guest-images/agent): commands, DevTools, egress. */
 	strv_push(out, "-chardev");
-	strv_pushf(out, "socket,id=agent0,path=%s/agent.sock,server=on,wait=off", run_dir);
+	strv_pushf(out, "socket,id=agent0,path=%s,server=on,wait=off", agent);
 	strv_push(out, "-device");
 	strv_push(out, "virtserialport,chardev=agent0,name=" AGENT_PORT_NAME);
 	if (spec->has_page) {
@@ -146,9 +155,9 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 	strv_push(out, "-display");
 	strv_push(out, "none");
 	strv_push(out, "-vnc");
-	strv_pushf(out, "unix:%s/vnc.sock", run_dir);
+	strv_pushf(out, "unix:%s", vnc);
 	strv_push(out, "-qmp");
-	strv_pushf(out, "unix:%s/qmp.sock,server=on,wait=off", run_dir);
+	strv_pushf(out, "unix:%s,server=on,wait=off", qmp);
 	if (spec->incoming) {
 		/* Not -incoming fd:N: 7.2 cannot load an x-ignore-shared stream
 		 * that way (the capability must be set first, over QMP). */

@@ -7,9 +7,9 @@
 #include "vmm-qemu/spec.h"
 
 /* Builds the argv (argv[0] is qemu_bin) for spec, with every socket, log and
- * disk inside run_dir: qmp.sock, qga.sock, vnc.sock, serial.log, disk.qcow2,
- * page.html. Returns 0, or -EINVAL (err says why) / -ENOMEM. On error out is
- * left empty. */
+ * disk inside run_dir: the sockets of run_dir.h, serial.log, disk.qcow2,
+ * page.html. Returns 0, or -EINVAL (err says why), -ENAMETOOLONG (run_dir
+ * too long for a socket name) or -ENOMEM. On error out is left empty. */
 int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char *run_dir,
 		   struct strv *out, char *err, size_t errlen);
 

@@ -196,10 +196,11 @@ int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, siz
 	int rc = 0;
 
 	if (p->has_agent) {
-		snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(vm));
+		/* The run dir was checked for socket names at start. */
+		vmm_vm_socket(vm, VMM_SOCKET_AGENT, path, sizeof(path));
 		if (agent_link_open(path, VAGENT_MS, &r.agent, why, sizeof(why)) < 0) {
 			log_warn("prep", "vitrine-agent: %s; using qemu-ga", why);
-			snprintf(path, sizeof(path), "%s/qga.sock", vmm_vm_run_dir(vm));
+			vmm_vm_socket(vm, VMM_SOCKET_QGA, path, sizeof(path));
 			rc = qga_client_connect(path, AGENT_MS, &r.qga, err, errlen);
 			if (rc < 0)
 				return rc;

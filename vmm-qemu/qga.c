@@ -2,7 +2,7 @@
 #include "vmm-qemu/qga.h"
 
 #include "common/base64.h"
-#include "common/bytebuf.h"
+#include "vmm-qemu/line_reader.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -33,7 +33,7 @@ struct qga {
 	struct qga_cmd *in_flight; /* owned: sent or being written, awaiting its reply */
 	struct qga_cmd *queue_head, **queue_tail; /* owned: not sent yet, in order */
 	int64_t next_handle;
-	struct bytebuf in; /* owned: bytes of a line not yet terminated */
+	struct line_reader in; /* owned: bytes of a line not yet terminated; 0xFF resets it */
 	char broken[256]; /* set once the stream is unusable */
 };
 
@@ -60,7 +60,7 @@ static void start_sync(struct qga *g, int64_t sync_id)
 	g->sync_id = sync_id;
 	g->syncing = true;
 	g->skipping = true;
-	g->in.len = 0;
+	line_reader_reset(&g->in);
 }
 
 struct qga *qga_create(int64_t sync_id)
@@ -71,6 +71,7 @@ struct qga *qga_create(int64_t sync_id)
 		return NULL;
 	g->queue_tail = &g->queue_head;
 	g->next_handle = 1;
+	line_reader_init(&g->in, (unsigned char)SENTINEL);
 	start_sync(g, sync_id);
 	return g;
 }
@@ -102,7 +103,7 @@ void qga_destroy(struct qga *g)
 		g->queue_head = c->next;
 		fail_cmd(c, "Disconnected", gone);
 	}
-	bytebuf_free(&g->in);
+	line_reader_free(&g->in);
 	free(g);
 }
 
@@ -240,45 +241,41 @@ static int handle_reply_line(struct qga *g, const char *line, size_t len, char *
 	return rc;
 }
 
-/* Feeds bytes while syncing; returns how many were used (all of them, or up
- * to the end of the sync reply, after which the rest are replies). */
-static size_t feed_syncing(struct qga *g, const char *bytes, size_t len)
+/* Feeds bytes while syncing, advancing *bytes and *len past those used: all
+ * of them, or up to the end of the sync reply, after which the rest are
+ * replies. */
+static void feed_syncing(struct qga *g, const char **bytes, size_t *len)
 {
-	size_t i = 0;
-
-	while (i < len && g->syncing) {
-		const char *p = bytes + i;
-		const char *ff = memchr(p, SENTINEL, len - i);
-		const char *nl;
-		size_t seg;
+	while (*len > 0 && g->syncing) {
+		const char *line;
+		size_t n;
+		int got;
 
 		if (g->skipping) {
-			if (!ff)
-				return len;
+			const char *ff = memchr(*bytes, SENTINEL, *len);
+
+			if (!ff) {
+				*bytes += *len;
+				*len = 0;
+				return;
+			}
 			g->skipping = false;
-			g->in.len = 0;
-			i = (size_t)(ff - bytes) + 1;
+			line_reader_reset(&g->in);
+			*len -= (size_t)(ff - *bytes) + 1;
+			*bytes = ff + 1;
 			continue;
 		}
-		nl = memchr(p, '\n', len - i);
-		if (ff && (!nl || ff < nl)) {
-			/* A new sentinel before the line ended: start over there. */
-			g->in.len = 0;
-			i = (size_t)(ff - bytes) + 1;
-			continue;
-		}
-		seg = nl ? (size_t)(nl - p) : len - i;
-		if (g->in.len + seg > SYNC_LINE_MAX || bytebuf_append(&g->in, p, seg) < 0) {
+		/* A new sentinel before the line ended starts over there (the
+		 * reader's reset byte). */
+		got = line_reader_next(&g->in, SYNC_LINE_MAX, bytes, len, &line, &n, NULL, 0);
+		if (got < 0) {
 			/* Too long to be our reply (or no memory to look): stale. */
 			g->skipping = true;
-			g->in.len = 0;
-		} else if (nl) {
-			handle_sync_line(g, g->in.data, g->in.len);
-			g->in.len = 0;
+			line_reader_reset(&g->in);
+		} else if (got == 1) {
+			handle_sync_line(g, line, n);
 		}
-		i += seg + (nl ? 1 : 0);
 	}
-	return i;
 }
 
 int qga_feed(struct qga *g, const char *bytes, size_t len, char *err, size_t errlen)
@@ -290,45 +287,29 @@ int qga_feed(struct qga *g, const char *bytes, size_t len, char *err, size_t err
 		return -EPROTO;
 	}
 	while (len > 0 && rc == 0) {
-		const char *nl, *ff;
-		size_t seg;
+		const char *line;
+		size_t n;
+		int got;
 
 		if (g->syncing) {
-			size_t used = feed_syncing(g, bytes, len);
-
-			bytes += used;
-			len -= used;
+			feed_syncing(g, &bytes, &len);
 			continue;
 		}
-		nl = memchr(bytes, '\n', len);
-		seg = nl ? (size_t)(nl - bytes) : len;
-		/* A sentinel tells us to flush a partial line (only after a
-		 * guest-sync-delimited a caller sent itself). */
-		ff = memchr(bytes, SENTINEL, seg);
-		if (ff) {
-			g->in.len = 0;
-			len -= (size_t)(ff - bytes) + 1;
-			bytes = ff + 1;
-			continue;
-		}
-		if (g->in.len + seg > QGA_MAX_LINE) {
+		/* A sentinel flushes a partial line (only after a
+		 * guest-sync-delimited a caller sent itself): the reader's reset
+		 * byte. A callback may resync, which resets the reader: the line
+		 * stays readable meanwhile. */
+		got = line_reader_next(&g->in, QGA_MAX_LINE, &bytes, &len, &line, &n, err, errlen);
+		if (got == 0)
+			break;
+		if (got == -EMSGSIZE) {
 			set_err(err, errlen, "%s", "guest agent reply longer than QGA_MAX_LINE");
 			rc = -EPROTO;
-		} else if (nl && g->in.len == 0) {
-			rc = handle_reply_line(g, bytes, seg, err, errlen); /* no copy needed */
-		} else if (bytebuf_append(&g->in, bytes, seg) < 0) {
-			set_err(err, errlen, "%s", "out of memory");
-			rc = -ENOMEM;
-		} else if (nl) {
-			size_t n = g->in.len;
-
-			g->in.len = 0; /* before the callback, which may resync */
-			rc = handle_reply_line(g, g->in.data, n, err, errlen);
+		} else if (got < 0) {
+			rc = got;
+		} else {
+			rc = handle_reply_line(g, line, n, err, errlen);
 		}
-		if (!nl)
-			break;
-		bytes += seg + 1;
-		len -= seg + 1;
 	}
 	if (rc < 0)
 		snprintf(g->broken, sizeof(g->broken), "%s", errlen ? err : "protocol error");

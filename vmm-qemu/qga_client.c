@@ -1,18 +1,14 @@
-/* vmm-qemu/qga_client.c: see qga_client.h. */
+/* vmm-qemu/qga_client.c: see qga_client.h. The socket work is line_client.c's. */
 #include "vmm-qemu/qga_client.h"
 
 #include "common/fsutil.h"
-#include "common/unixsock.h"
+#include "vmm-qemu/line_client.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,7 +17,7 @@
 #define EXEC_POLL_MAX_MS 100
 
 struct qga_client {
-	int fd; /* owned */
+	struct line_client line; /* owns the socket */
 	struct qga *qga; /* owned */
 };
 
@@ -41,22 +37,42 @@ static int64_t random_sync_id(void)
 	return v ? (int64_t)v : 1;
 }
 
+static int feed(void *machine, const char *bytes, size_t len, char *err, size_t errlen)
+{
+	return qga_feed(machine, bytes, len, err, errlen);
+}
+
+static bool next_output(void *machine, const char **data, size_t *len, int *fd)
+{
+	*fd = -1;
+	return qga_next_output(machine, data, len);
+}
+
+static void output_done(void *machine, size_t n)
+{
+	qga_output_done(machine, n);
+}
+
+static const struct line_client_ops qga_ops = { feed, next_output, output_done };
+
 int qga_client_connect(const char *path, int timeout_ms, struct qga_client **out, char *err,
 		       size_t errlen)
 {
-	struct qga_client *c;
-	int fd = unixsock_connect(path, timeout_ms, err, errlen);
+	struct qga_client *c = calloc(1, sizeof(*c));
+	int rc;
 
-	if (fd < 0)
-		return fd;
-	c = calloc(1, sizeof(*c));
 	if (!c || !(c->qga = qga_create(random_sync_id()))) {
 		free(c);
-		close(fd);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	c->fd = fd;
+	rc = line_client_connect(&c->line, path, timeout_ms, &qga_ops, c->qga,
+				 "the guest agent socket", err, errlen);
+	if (rc < 0) {
+		qga_destroy(c->qga);
+		free(c);
+		return rc;
+	}
 	*out = c;
 	return 0;
 }
@@ -65,14 +81,14 @@ void qga_client_destroy(struct qga_client *c)
 {
 	if (!c)
 		return;
-	close(c->fd);
+	line_client_close(&c->line);
 	qga_destroy(c->qga);
 	free(c);
 }
 
 int qga_client_fd(const struct qga_client *c)
 {
-	return c->fd;
+	return c->line.fd;
 }
 
 struct qga *qga_client_qga(struct qga_client *c)
@@ -82,10 +98,7 @@ struct qga *qga_client_qga(struct qga_client *c)
 
 short qga_client_poll_events(struct qga_client *c)
 {
-	const char *data;
-	size_t len;
-
-	return POLLIN | (qga_next_output(c->qga, &data, &len) ? POLLOUT : 0);
+	return line_client_poll_events(&c->line);
 }
 
 void qga_client_resync(struct qga_client *c)
@@ -93,70 +106,9 @@ void qga_client_resync(struct qga_client *c)
 	qga_resync(c->qga, random_sync_id());
 }
 
-static int flush_output(struct qga_client *c, char *err, size_t errlen)
-{
-	const char *data;
-	size_t len;
-
-	while (qga_next_output(c->qga, &data, &len)) {
-		ssize_t w = send(c->fd, data, len, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (w < 0) {
-			int e = errno;
-
-			snprintf(err, errlen, "write: %s", strerror(e));
-			return e == EPIPE || e == ECONNRESET ? -EPIPE : -e;
-		}
-		qga_output_done(c->qga, (size_t)w);
-	}
-	return 0;
-}
-
-static int feed(void *ud, const char *bytes, size_t len, char *err, size_t errlen)
-{
-	return qga_feed(ud, bytes, len, err, errlen);
-}
-
 int qga_client_service(struct qga_client *c, short revents, char *err, size_t errlen)
 {
-	int rc = 0;
-
-	if (revents & (POLLIN | POLLHUP | POLLERR))
-		rc = unixsock_drain(c->fd, feed, c->qga, "the guest agent socket", err, errlen);
-	/* A reply lets the next command go: write even without POLLOUT. */
-	return rc < 0 ? rc : flush_output(c, err, errlen);
-}
-
-/* Services the socket until *done is set or the monotonic time until (ms)
- * has come. Returns 0 (the caller checks *done), or -errno from servicing. */
-static int run_until(struct qga_client *c, const bool *done, int64_t until, char *err,
-		     size_t errlen)
-{
-	int rc = flush_output(c, err, errlen);
-
-	while (rc == 0 && !*done) {
-		struct pollfd p = { .fd = c->fd, .events = qga_client_poll_events(c) };
-		int64_t left = until - fs_now_ms();
-		int n;
-
-		if (left <= 0)
-			break;
-		n = poll(&p, 1, (int)left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "poll: %s", strerror(errno));
-			break;
-		}
-		if (n > 0)
-			rc = qga_client_service(c, p.revents, err, errlen);
-	}
-	return rc;
+	return line_client_service(&c->line, revents, err, errlen);
 }
 
 struct call_state {
@@ -195,7 +147,7 @@ int qga_client_call(struct qga_client *c, const char *cmd, json_t *args, json_t 
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	rc = run_until(c, &st.done, fs_now_ms() + timeout_ms, err, errlen);
+	rc = line_client_run_until(&c->line, &st.done, fs_now_ms() + timeout_ms, err, errlen);
 	/* The reply may arrive in the same read as a hang-up; the hang-up is
 	 * seen again by the next read. */
 	if (st.done)
@@ -253,7 +205,7 @@ int qga_client_exec(struct qga_client *c, const char *const *argv, const char *c
 		if (wake > deadline)
 			wake = deadline;
 		/* Sleeps, but notices a hang-up meanwhile. */
-		rc = run_until(c, &never, wake, err, errlen);
+		rc = line_client_run_until(&c->line, &never, wake, err, errlen);
 		if (rc < 0)
 			break;
 		if (left_ms(deadline) == 0) {

@@ -1,7 +1,7 @@
 /* vmm-qemu/qmp.c: see qmp.h. */
 #include "vmm-qemu/qmp.h"
 
-#include "common/bytebuf.h"
+#include "vmm-qemu/line_reader.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -25,7 +25,7 @@ struct qmp_pending {
 struct qmp {
 	qmp_event_fn on_event;
 	void *ud;
-	struct bytebuf in; /* owned: bytes of a line not yet terminated */
+	struct line_reader in; /* owned: bytes of a line not yet terminated */
 	bool greeted, ready;
 	uint64_t caps_id;
 	uint64_t next_id;
@@ -121,6 +121,7 @@ struct qmp *qmp_create(qmp_event_fn on_event, void *ud)
 	q->on_event = on_event;
 	q->ud = ud;
 	q->next_id = 1;
+	line_reader_init(&q->in, -1);
 	q->out_tail = &q->out_head;
 	q->held_tail = &q->held_head;
 	return q;
@@ -150,7 +151,7 @@ void qmp_destroy(struct qmp *q)
 	free(q->pending);
 	free_list(q->out_head);
 	free_list(q->held_head);
-	bytebuf_free(&q->in);
+	line_reader_free(&q->in);
 	free(q);
 }
 
@@ -315,26 +316,21 @@ int qmp_feed(struct qmp *q, const char *bytes, size_t len, char *err, size_t err
 		set_err(err, errlen, "%s", q->broken);
 		return -EPROTO;
 	}
-	while (len > 0 && rc == 0) {
-		const char *nl = memchr(bytes, '\n', len);
-		size_t seg = nl ? (size_t)(nl - bytes) : len;
+	while (rc == 0) {
+		const char *line;
+		size_t n;
+		int got = line_reader_next(&q->in, QMP_MAX_LINE, &bytes, &len, &line, &n, err, errlen);
 
-		if (q->in.len + seg > QMP_MAX_LINE) {
+		if (got == 0)
+			break;
+		if (got == -EMSGSIZE) {
 			set_err(err, errlen, "%s", "message longer than QMP_MAX_LINE");
 			rc = -EPROTO;
-		} else if (nl && q->in.len == 0) {
-			rc = handle_line(q, bytes, seg, err, errlen); /* no copy needed */
-		} else if (bytebuf_append(&q->in, bytes, seg) < 0) {
-			set_err(err, errlen, "%s", "out of memory");
-			rc = -ENOMEM;
-		} else if (nl) {
-			rc = handle_line(q, q->in.data, q->in.len, err, errlen);
-			q->in.len = 0;
+		} else if (got < 0) {
+			rc = got;
+		} else {
+			rc = handle_line(q, line, n, err, errlen);
 		}
-		if (!nl)
-			break;
-		bytes += seg + 1;
-		len -= seg + 1;
 	}
 	if (rc < 0)
 		snprintf(q->broken, sizeof(q->broken), "%s", errlen ? err : "protocol error");

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CONSOLE_TAIL 4096
@@ -97,6 +98,21 @@ static const char *qemu_user(void)
 	if (geteuid() != 0 || !getpwnam("vitrine-qemu"))
 		return NULL;
 	return "vitrine-qemu";
+}
+
+/* The test hook VITRINE_TEST_SLOW_START_MS=N (docs/vmm.md): sleeps N ms
+ * (at most a minute), so that tests and benchmarks can show that nothing
+ * waits on a guest's start. Unset or 0: returns at once. */
+static void slow_start_hook(void)
+{
+	const char *v = getenv("VITRINE_TEST_SLOW_START_MS");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+
+	if (ms <= 0)
+		return;
+	if (ms > 60000)
+		ms = 60000;
+	nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L }, NULL);
 }
 
 static int copy_file(const char *from, const char *to, char *err, size_t errlen)
@@ -206,11 +222,15 @@ static int startup_failure(struct vmm_vm *vm, char *err, size_t errlen)
 /* Connects QMP, giving up early when QEMU dies before its socket appears. */
 static int connect_qmp(struct vmm_vm *vm, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 16];
+	char path[PATH_MAX];
 	int64_t deadline = fs_now_ms() + 20000;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/qmp.sock", vm->run_dir);
+	rc = vmm_vm_socket(vm, VMM_SOCKET_QMP, path, sizeof(path));
+	if (rc < 0) {
+		snprintf(err, errlen, "run dir %s too long for unix sockets", vm->run_dir);
+		return rc;
+	}
 	for (;;) {
 		rc = qmp_client_connect(path, 200, on_qmp_event, vm, &vm->qmp, err, errlen);
 		if (rc == 0)
@@ -279,6 +299,7 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 
 		snprintf(disk, sizeof(disk), "%s/disk.qcow2", vm->run_dir);
 		snprintf(log, sizeof(log), "%s/qemu-img.log", vm->run_dir);
+		slow_start_hook();
 		rc = vmm_proc_run(argv, log, 30000, err, errlen);
 		if (rc != 0) {
 			if (rc > 0)
@@ -368,6 +389,7 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
 	strv_free(&argv);
 	if (rc < 0)
 		goto fail;
+	slow_start_hook();
 	rc = connect_qmp(vm, err, errlen);
 	if (rc < 0)
 		goto fail;
@@ -479,6 +501,36 @@ int vmm_vm_qmp_send(struct vmm_vm *vm, const char *cmd, json_t *args, char *err,
 	return qmp_client_service(vm->qmp, 0, err, errlen);
 }
 
+int vmm_vm_input(struct vmm_vm *vm, json_t *events, char *err, size_t errlen)
+{
+	json_t *args;
+
+	if (!events) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (json_is_object(events)) {
+		/* input.h's {"events": [...]}: the arguments as they stand. */
+		if (!json_is_array(json_object_get(events, "events")) || json_object_size(events) != 1) {
+			json_decref(events);
+			snprintf(err, errlen, "input events: an object must be {\"events\": [...]}");
+			return -EINVAL;
+		}
+		args = events;
+	} else if (json_is_array(events)) {
+		args = json_pack("{s:o}", "events", events); /* steals events, also on failure */
+		if (!args) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	} else {
+		json_decref(events);
+		snprintf(err, errlen, "input events must be a JSON array");
+		return -EINVAL;
+	}
+	return vmm_vm_qmp_send(vm, "input-send-event", args, err, errlen);
+}
+
 int vmm_vm_screendump(struct vmm_vm *vm, const char *path, const char *format, char *err,
 		      size_t errlen)
 {
@@ -526,6 +578,11 @@ void vmm_vm_destroy(struct vmm_vm *vm)
 const char *vmm_vm_run_dir(const struct vmm_vm *vm)
 {
 	return vm->run_dir;
+}
+
+int vmm_vm_socket(const struct vmm_vm *vm, enum vmm_socket which, char *buf, size_t len)
+{
+	return vmm_run_dir_socket(vm->run_dir, which, buf, len);
 }
 
 const struct vmm_proc *vmm_vm_proc(const struct vmm_vm *vm)

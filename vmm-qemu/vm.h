@@ -11,6 +11,7 @@
 #include "vmm-qemu/console.h"
 #include "vmm-qemu/proc.h"
 #include "vmm-qemu/qmp_client.h"
+#include "vmm-qemu/run_dir.h"
 #include "vmm-qemu/spec.h"
 
 #include <stdint.h>
@@ -76,6 +77,14 @@ int vmm_vm_qmp_fd(struct vmm_vm *vm, const char *cmd, json_t *args, int fd, json
  * gone. */
 int vmm_vm_qmp_send(struct vmm_vm *vm, const char *cmd, json_t *args, char *err, size_t errlen);
 
+/* Injects input: events is a JSON array of QMP input events, or an object
+ * {"events": [...]} as vmm-qemu/input.h builds them (stolen either way; NULL
+ * is taken for a builder that ran out of memory). Queued as one
+ * input-send-event without waiting for the reply, as vmm_vm_qmp_send().
+ * Returns 0, -EINVAL for anything else, -ENOMEM, or -errno with a reason in
+ * err when the monitor is gone. */
+int vmm_vm_input(struct vmm_vm *vm, json_t *events, char *err, size_t errlen);
+
 /* Writes the screen to path ("png" or "ppm") through QMP screendump. The
  * file is created by QEMU, so it first lands in the run dir. */
 int vmm_vm_screendump(struct vmm_vm *vm, const char *path, const char *format, char *err,
@@ -86,6 +95,8 @@ int vmm_vm_screendump(struct vmm_vm *vm, const char *path, const char *format, c
 void vmm_vm_destroy(struct vmm_vm *vm);
 
 const char *vmm_vm_run_dir(const struct vmm_vm *vm);
+/* The path of one of the guest's sockets; see vmm_run_dir_socket(). */
+int vmm_vm_socket(const struct vmm_vm *vm, enum vmm_socket which, char *buf, size_t len);
 const struct vmm_proc *vmm_vm_proc(const struct vmm_vm *vm);
 /* The spec the guest was started with (strings owned by vm). */
 const struct vmm_spec *vmm_vm_spec(const struct vmm_vm *vm);

@@ -3,7 +3,7 @@
  * relay to the browser's DevTools WebSocket, TCP to guest-local ports, and
  * the guest's only way out, an HTTP proxy listener on 127.0.0.1:3128 whose
  * connections go to the gateway, which applies the session's egress rules.
- * All of it multiplexed on one virtio-serial port (agent_proto.h). One
+ * All of it multiplexed on one virtio-serial port (common/agent_proto.h). One
  * thread, one poll loop; runs as root, respawned by init.
  *
  *   vitrine-agent [--fd N] [--proxy-port P]

@@ -4,7 +4,7 @@
 #ifndef VITRINE_AGENT_H
 #define VITRINE_AGENT_H
 
-#include "agent_proto.h"
+#include "common/agent_proto.h"
 
 #include <poll.h>
 #include <stdbool.h>

@@ -151,10 +151,7 @@ echo vitrine >"$root/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tvitrine\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 : >"$root/etc/fstab"
 log "compiling vitrine-agent"
-gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-	-Wmissing-prototypes -Wformat=2 -Wvla -o "$root/usr/local/sbin/vitrine-agent" \
-	"$here"/../agent/*.c
-strip "$root/usr/local/sbin/vitrine-agent"
+compile_agent "$root/usr/local/sbin/vitrine-agent"
 # Programs run outside Chromium reach the network through the same proxy.
 cat >>"$root/etc/environment" <<-'EOF'
 	http_proxy=http://127.0.0.1:3128

@@ -16,8 +16,7 @@ install -m 0755 "$here/init" "$root/init"
 install -d -m 1777 "$root/tmp" # commands through the agent write here
 gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -s -o "$root/bin/tinyfb" "$here/tinyfb.c"
-gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-	-Wmissing-prototypes -Wformat=2 -Wvla -s -o "$root/bin/vitrine-agent" "$here"/../agent/*.c
+compile_agent "$root/bin/vitrine-agent"
 pack_initramfs "$root" "$out/initrd.img"
 copy_kernel "$out/vmlinux"
 

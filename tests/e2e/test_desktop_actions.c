@@ -11,6 +11,7 @@
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/page_eval.h"
 #include "tests/lib/png.h"
+#include "vmm-qemu/run_dir.h"
 
 #include <dirent.h>
 #include <setjmp.h>
@@ -138,8 +139,12 @@ static int setup(void **state)
 	http_resp_free(&r);
 	d = opendir(gw.run_base);
 	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, "vm-", 3))
-			snprintf(qga_path, sizeof(qga_path), "%s/%s/qga.sock", gw.run_base, e->d_name);
+		if (!strncmp(e->d_name, "vm-", 3)) {
+			char dir[PATH_MAX];
+
+			snprintf(dir, sizeof(dir), "%s/%s", gw.run_base, e->d_name);
+			vmm_run_dir_socket(dir, VMM_SOCKET_QGA, qga_path, sizeof(qga_path));
+		}
 	if (d)
 		closedir(d);
 	return qga_path[0] ? 0 : -1;

@@ -32,7 +32,7 @@ static int setup(void **state)
 	if (test_guest_boot(&guest, "desktop", 1280, 800, "tests/e2e/pages/input.html",
 			    "file:///run/vitrine/page.html", 300000) != 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/qga.sock", vmm_vm_run_dir(guest.vm));
+	vmm_vm_socket(guest.vm, VMM_SOCKET_QGA, path, sizeof(path));
 	if (qga_client_connect(path, 5000, &agent, err, sizeof(err)) < 0) {
 		fprintf(stderr, "qga: %s\n", err);
 		return -1;

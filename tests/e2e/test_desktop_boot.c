@@ -109,7 +109,7 @@ static void test_guest_agent_answers(void **state)
 	int fd;
 
 	(void)state;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/qga.sock", vmm_vm_run_dir(guest.vm));
+	assert_int_equal(vmm_vm_socket(guest.vm, VMM_SOCKET_QGA, sa.sun_path, sizeof(sa.sun_path)), 0);
 	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);

@@ -16,6 +16,7 @@
 #include "tests/lib/page_eval.h"
 #include "tests/lib/png.h"
 #include "vmm-qemu/qga_client.h"
+#include "vmm-qemu/run_dir.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -97,7 +98,7 @@ static json_t *eval(const struct session *s, const char *expr)
 	char err[1024], path[PATH_MAX + 16];
 	json_t *j;
 
-	snprintf(path, sizeof(path), "%s/qga.sock", s->run_dir);
+	assert_int_equal(vmm_run_dir_socket(s->run_dir, VMM_SOCKET_QGA, path, sizeof(path)), 0);
 	if (!(j = page_eval(path, expr, err, sizeof(err))))
 		fail_msg("%s", err);
 	return j;
@@ -255,7 +256,7 @@ static char *guest_dmesg(const struct session *s)
 	struct qga_exec_result res;
 	struct qga_client *c = NULL;
 
-	snprintf(path, sizeof(path), "%s/qga.sock", s->run_dir);
+	assert_int_equal(vmm_run_dir_socket(s->run_dir, VMM_SOCKET_QGA, path, sizeof(path)), 0);
 	if (qga_client_connect(path, 5000, &c, err, sizeof(err)) < 0 ||
 	    qga_client_exec(c, argv, NULL, NULL, 0, 20000, &res, err, sizeof(err)) < 0)
 		fail_msg("dmesg: %s", err);

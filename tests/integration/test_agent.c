@@ -5,7 +5,7 @@
  * that kill the whole group, uid, cwd, env), a TCP channel to a local
  * port, a connection to the agent's egress listener relayed to a socket,
  * frame resync, and a link that breaks under a waiting command. */
-#include "guest-images/agent/agent_proto.h"
+#include "common/agent_proto.h"
 #include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/agent_link.h"
 

@@ -31,7 +31,7 @@ static int setup(void **state)
 	(void)state;
 	if (test_guest_boot(&guest, "tiny", W, H, NULL, NULL, 60000) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/vnc.sock", vmm_vm_run_dir(guest.vm));
+	vmm_vm_socket(guest.vm, VMM_SOCKET_VNC, path, sizeof(path));
 	if (display_mirror_start(path, NULL, NULL, &mirror, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return -1;

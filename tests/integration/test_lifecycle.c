@@ -1,7 +1,8 @@
 /* tests/integration/test_lifecycle.c: guest lifetimes with real QEMU and the
  * tiny guest: a guest that exits or is killed is detected and reported, a
  * destroyed guest leaves no process and no files, a SIGKILLed parent leaves
- * no QEMU behind and its run dir is swept, bad specs fail cleanly. */
+ * no QEMU behind and its run dir is swept, bad specs fail cleanly, and the
+ * slow-start test hook stretches a start. */
 #include "common/fsutil.h"
 #include "tests/lib/guest.h"
 #include "vmm-qemu/accel.h"
@@ -215,6 +216,34 @@ static void test_bad_spec_leaves_nothing(void **state)
 	assert_int_equal(run_dirs(), 0);
 }
 
+/* The test hook of docs/vmm.md stretches the start (the tiny image has no
+ * overlay, so only the wait before QMP applies) and changes nothing else. */
+static void test_slow_start_hook(void **state)
+{
+	struct vmm_image img;
+	struct vmm_spec spec;
+	struct vmm_vm_opts opts = { 0 };
+	struct vmm_vm *vm = NULL;
+	char err[1024];
+	int64_t t0, ms;
+
+	(void)state;
+	assert_int_equal(vmm_image_load("tiny", &img, err, sizeof(err)), 0);
+	vmm_spec_defaults(&spec);
+	spec.image = &img;
+	spec.accel = VMM_ACCEL_TCG;
+	setenv("VITRINE_TEST_SLOW_START_MS", "700", 1);
+	t0 = fs_now_ms();
+	assert_int_equal(vmm_vm_start(&spec, &opts, &vm, err, sizeof(err)), 0);
+	ms = fs_now_ms() - t0;
+	unsetenv("VITRINE_TEST_SLOW_START_MS");
+	printf("start with a 700 ms hook: %lld ms\n", (long long)ms);
+	assert_true(ms >= 700);
+	assert_int_equal(vmm_vm_qmp(vm, "query-status", NULL, NULL, 5000, err, sizeof(err)), 0);
+	vmm_vm_destroy(vm);
+	assert_int_equal(run_dirs(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_killed_qemu_is_reported),
 		cmocka_unit_test(test_sigkill_of_parent_leaves_no_qemu),
 		cmocka_unit_test(test_bad_spec_leaves_nothing),
+		cmocka_unit_test(test_slow_start_hook),
 	};
 
 	return cmocka_run_group_tests_name("guest lifecycle", tests, setup, teardown);

@@ -6,171 +6,52 @@
 #include "vmm-qemu/qga_client.h"
 
 #include "common/fsutil.h"
+#include "tests/lib/fake_monitor.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-/* SEND: bytes, where "@SYNC" stands for the id of the last sync seen.
- * EXPECT_SYNC: the next line is a 0xFF-prefixed guest-sync-delimited.
- * EXPECT: the next line contains text. ANSWER_ALL: every further line is
- * answered with text until the client goes away. */
-enum step_kind { SEND, EXPECT, EXPECT_SYNC, SLEEP_MS, ANSWER_ALL, HANG_UP };
-
-struct step {
-	enum step_kind kind;
-	const char *text;
-	int ms;
-};
-
-struct fake {
-	char path[108];
-	int listen_fd;
-	const struct step *script;
-	pthread_t thread;
-	char failure[512]; /* what the fake agent saw go wrong */
-	int answered; /* lines answered by ANSWER_ALL */
-	char sync_ids[4][32]; /* the ids of the syncs seen, in order */
-	int n_syncs;
-};
-
-static int read_line(int fd, char *buf, size_t len)
+static void fake_start(struct fake_monitor *f, const struct fake_step *script)
 {
-	size_t used = 0;
-
-	while (used + 1 < len) {
-		ssize_t r = read(fd, buf + used, 1);
-
-		if (r <= 0)
-			return -1;
-		if (buf[used++] == '\n')
-			break;
-	}
-	buf[used] = '\0';
-	return 0;
+	assert_int_equal(fake_monitor_start(f, "fake agent", script), 0);
 }
 
-static void *fake_main(void *arg)
+static void fake_finish(struct fake_monitor *f)
 {
-	struct fake *f = arg;
-	int c = accept(f->listen_fd, NULL, NULL);
-	char sync_id[32] = "";
+	const char *failure = fake_monitor_finish(f);
 
-	for (const struct step *s = f->script; c >= 0 && s->kind != HANG_UP; s++) {
-		char line[4096], out[4096];
-		const char *p;
-		size_t o = 0;
-
-		switch (s->kind) {
-		case SEND:
-			for (p = s->text; *p && o + 40 < sizeof(out); p++) {
-				if (!strncmp(p, "@SYNC", 5)) {
-					o += (size_t)snprintf(out + o, sizeof(out) - o, "%s", sync_id);
-					p += 4;
-				} else {
-					out[o++] = *p;
-				}
-			}
-			if (write(c, out, o) < 0)
-				snprintf(f->failure, sizeof(f->failure), "write failed");
-			break;
-		case SLEEP_MS:
-			usleep((useconds_t)s->ms * 1000);
-			break;
-		case EXPECT_SYNC:
-		case EXPECT:
-			if (read_line(c, line, sizeof(line)) < 0) {
-				snprintf(f->failure, sizeof(f->failure), "EOF waiting for %s",
-					 s->text ? s->text : "the sync");
-				goto out;
-			}
-			if (s->kind == EXPECT_SYNC) {
-				const char *want = "\xff{\"execute\":\"guest-sync-delimited\",\"arguments\":{\"id\":";
-
-				if (strncmp(line, want, strlen(want)) != 0) {
-					snprintf(f->failure, sizeof(f->failure), "not a sync: %.200s", line);
-					goto out;
-				}
-				snprintf(sync_id, sizeof(sync_id), "%lld", strtoll(line + strlen(want), NULL, 10));
-				if (f->n_syncs < 4)
-					snprintf(f->sync_ids[f->n_syncs++], sizeof(f->sync_ids[0]), "%s", sync_id);
-			} else if (!strstr(line, s->text)) {
-				snprintf(f->failure, sizeof(f->failure), "got %.200s, want %.200s", line, s->text);
-				goto out;
-			}
-			break;
-		case ANSWER_ALL:
-			while (read_line(c, line, sizeof(line)) == 0) {
-				if (write(c, s->text, strlen(s->text)) < 0)
-					break;
-				f->answered++;
-			}
-			goto out;
-		case HANG_UP:
-			break;
-		}
-	}
-out:
-	if (c >= 0)
-		close(c);
-	return NULL;
-}
-
-static void fake_start(struct fake *f, const struct step *script)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-
-	memset(f, 0, sizeof(*f));
-	snprintf(f->path, sizeof(f->path), "/tmp/vitrine-fake-qga-%d.sock", (int)getpid());
-	unlink(f->path);
-	strcpy(sa.sun_path, f->path);
-	f->script = script;
-	f->listen_fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_true(f->listen_fd >= 0);
-	assert_int_equal(bind(f->listen_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(f->listen_fd, 1), 0);
-	assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
-}
-
-static void fake_finish(struct fake *f)
-{
-	pthread_join(f->thread, NULL);
-	close(f->listen_fd);
-	unlink(f->path);
-	if (f->failure[0])
-		fail_msg("fake agent: %s", f->failure);
+	if (failure)
+		fail_msg("%s: %s", f->name, failure);
 }
 
 static void test_sync_past_stale_bytes_then_calls(void **state)
 {
-	static const struct step script[] = {
+	static const struct fake_step script[] = {
 		/* Left in the port by an earlier client. */
-		{ SEND, "{\"return\": {\"pid\": 3}}\n\xff{\"return\": 1234}\n{\"error\": {\"cla", 0 },
-		{ EXPECT_SYNC, NULL, 0 },
-		{ SEND, "ss\": \"GenericError\", \"desc\": \"JSON parse error\"}}\n", 0 },
-		{ SLEEP_MS, NULL, 30 },
-		{ SEND, "\xff{\"return\": @SYNC}\n", 0 },
-		{ EXPECT, "{\"execute\":\"guest-info\"}", 0 },
-		{ SEND, "{\"return\": {\"version\": \"7.2.", 0 },
-		{ SLEEP_MS, NULL, 30 },
-		{ SEND, "15\", \"supported_commands\": []}}\n", 0 },
-		{ EXPECT, "{\"execute\":\"guest-file-open\",\"arguments\":{\"path\":\"/nope\"}}", 0 },
-		{ SEND, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"failed to open file '/nope' (mode: 'r')\"}}\n", 0 },
-		{ HANG_UP, NULL, 0 },
+		{ FAKE_SEND, "{\"return\": {\"pid\": 3}}\n\xff{\"return\": 1234}\n{\"error\": {\"cla", 0 },
+		{ FAKE_EXPECT_SYNC, NULL, 0 },
+		{ FAKE_SEND, "ss\": \"GenericError\", \"desc\": \"JSON parse error\"}}\n", 0 },
+		{ FAKE_SLEEP_MS, NULL, 30 },
+		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
+		{ FAKE_EXPECT, "{\"execute\":\"guest-info\"}", 0 },
+		{ FAKE_SEND, "{\"return\": {\"version\": \"7.2.", 0 },
+		{ FAKE_SLEEP_MS, NULL, 30 },
+		{ FAKE_SEND, "15\", \"supported_commands\": []}}\n", 0 },
+		{ FAKE_EXPECT, "{\"execute\":\"guest-file-open\",\"arguments\":{\"path\":\"/nope\"}}", 0 },
+		{ FAKE_SEND, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"failed to open file '/nope' (mode: 'r')\"}}\n", 0 },
+		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	struct qga_client *c;
-	struct fake f;
+	struct fake_monitor f;
 	json_t *ret = NULL;
 	char err[512];
 
@@ -195,25 +76,25 @@ static void test_sync_past_stale_bytes_then_calls(void **state)
 
 static void test_exec_polls_until_exit(void **state)
 {
-	static const struct step script[] = {
-		{ EXPECT_SYNC, NULL, 0 },
-		{ SEND, "\xff{\"return\": @SYNC}\n", 0 },
-		{ EXPECT, "\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"sh\",\"arg\":[\"-c\",\"cat; echo oops >&2; exit 3\"],\"capture-output\":true,\"env\":[\"A=1\"],\"input-data\":\"R3LDvMOfZSwg5LiW55WM\"}", 0 },
-		{ SEND, "{\"return\": {\"pid\": 4711}}\n", 0 },
-		{ EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}", 0 },
-		{ SEND, "{\"return\": {\"exited\": false}}\n", 0 },
-		{ EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}", 0 },
-		{ SEND, "{\"return\": {\"exited\": false}}\n", 0 },
-		{ EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}", 0 },
-		{ SEND, "{\"return\": {\"exitcode\": 3, \"out-data\": \"R3LDvMOfZSwg5LiW55WM\", \"err-data\": \"b29wcwo=\", \"exited\": true}}\n", 0 },
-		{ HANG_UP, NULL, 0 },
+	static const struct fake_step script[] = {
+		{ FAKE_EXPECT_SYNC, NULL, 0 },
+		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
+		{ FAKE_EXPECT, "\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"sh\",\"arg\":[\"-c\",\"cat; echo oops >&2; exit 3\"],\"capture-output\":true,\"env\":[\"A=1\"],\"input-data\":\"R3LDvMOfZSwg5LiW55WM\"}", 0 },
+		{ FAKE_SEND, "{\"return\": {\"pid\": 4711}}\n", 0 },
+		{ FAKE_EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}", 0 },
+		{ FAKE_SEND, "{\"return\": {\"exited\": false}}\n", 0 },
+		{ FAKE_EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}", 0 },
+		{ FAKE_SEND, "{\"return\": {\"exited\": false}}\n", 0 },
+		{ FAKE_EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}", 0 },
+		{ FAKE_SEND, "{\"return\": {\"exitcode\": 3, \"out-data\": \"R3LDvMOfZSwg5LiW55WM\", \"err-data\": \"b29wcwo=\", \"exited\": true}}\n", 0 },
+		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	const char *argv[] = { "sh", "-c", "cat; echo oops >&2; exit 3", NULL };
 	const char *env[] = { "A=1", NULL };
 	const char *text = "Grüße, 世界";
 	struct qga_exec_result r;
 	struct qga_client *c;
-	struct fake f;
+	struct fake_monitor f;
 	int64_t t0, ms;
 	char err[512];
 
@@ -240,18 +121,18 @@ static void test_exec_polls_until_exit(void **state)
 
 static void test_exec_cannot_start(void **state)
 {
-	static const struct step script[] = {
-		{ EXPECT_SYNC, NULL, 0 },
-		{ SEND, "\xff{\"return\": @SYNC}\n", 0 },
-		{ EXPECT, "\"guest-exec\"", 0 },
-		{ SEND, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"Guest agent command failed, error was 'Failed to execute child process \\u201cnope\\u201d (No such file or directory)'\"}}\n", 0 },
-		{ HANG_UP, NULL, 0 },
+	static const struct fake_step script[] = {
+		{ FAKE_EXPECT_SYNC, NULL, 0 },
+		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
+		{ FAKE_EXPECT, "\"guest-exec\"", 0 },
+		{ FAKE_SEND, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"Guest agent command failed, error was 'Failed to execute child process \\u201cnope\\u201d (No such file or directory)'\"}}\n", 0 },
+		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	const char *argv[] = { "nope", NULL };
 	const char *empty[] = { NULL };
 	struct qga_exec_result r;
 	struct qga_client *c;
-	struct fake f;
+	struct fake_monitor f;
 	char err[512];
 
 	(void)state;
@@ -267,20 +148,20 @@ static void test_exec_cannot_start(void **state)
 
 static void test_timeout_resyncs(void **state)
 {
-	static const struct step script[] = {
-		{ EXPECT_SYNC, NULL, 0 },
-		{ SEND, "\xff{\"return\": @SYNC}\n", 0 },
-		{ EXPECT, "\"guest-fsfreeze-freeze\"", 0 },
+	static const struct fake_step script[] = {
+		{ FAKE_EXPECT_SYNC, NULL, 0 },
+		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
+		{ FAKE_EXPECT, "\"guest-fsfreeze-freeze\"", 0 },
 		/* Too slow: the client gives up and sends a new sync. */
-		{ EXPECT_SYNC, NULL, 0 },
-		{ SEND, "{\"return\": 2}\n", 0 }, /* the late reply */
-		{ SEND, "\xff{\"return\": @SYNC}\n", 0 },
-		{ EXPECT, "\"guest-get-time\"", 0 },
-		{ SEND, "{\"return\": 1700000000000000000}\n", 0 },
-		{ HANG_UP, NULL, 0 },
+		{ FAKE_EXPECT_SYNC, NULL, 0 },
+		{ FAKE_SEND, "{\"return\": 2}\n", 0 }, /* the late reply */
+		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
+		{ FAKE_EXPECT, "\"guest-get-time\"", 0 },
+		{ FAKE_SEND, "{\"return\": 1700000000000000000}\n", 0 },
+		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	struct qga_client *c;
-	struct fake f;
+	struct fake_monitor f;
 	json_t *ret = NULL;
 	char err[512];
 
@@ -301,17 +182,17 @@ static void test_timeout_resyncs(void **state)
 
 static void test_exec_timeout_kills_nothing(void **state)
 {
-	static const struct step script[] = {
-		{ EXPECT_SYNC, NULL, 0 },
-		{ SEND, "\xff{\"return\": @SYNC}\n", 0 },
-		{ EXPECT, "\"guest-exec\"", 0 },
-		{ SEND, "{\"return\": {\"pid\": 99}}\n", 0 },
-		{ ANSWER_ALL, "{\"return\": {\"exited\": false}}\n", 0 },
+	static const struct fake_step script[] = {
+		{ FAKE_EXPECT_SYNC, NULL, 0 },
+		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
+		{ FAKE_EXPECT, "\"guest-exec\"", 0 },
+		{ FAKE_SEND, "{\"return\": {\"pid\": 99}}\n", 0 },
+		{ FAKE_ANSWER_ALL, "{\"return\": {\"exited\": false}}\n", 0 },
 	};
 	const char *argv[] = { "sleep", "1000", NULL };
 	struct qga_exec_result r;
 	struct qga_client *c;
-	struct fake f;
+	struct fake_monitor f;
 	int64_t t0, ms;
 	char err[512];
 
@@ -335,17 +216,17 @@ static void test_exec_timeout_kills_nothing(void **state)
 
 static void test_agent_hangs_up_mid_exec(void **state)
 {
-	static const struct step script[] = {
-		{ EXPECT_SYNC, NULL, 0 },
-		{ SEND, "\xff{\"return\": @SYNC}\n", 0 },
-		{ EXPECT, "\"guest-exec\"", 0 },
-		{ SEND, "{\"return\": {\"pid\": 5}}\n", 0 },
-		{ HANG_UP, NULL, 0 },
+	static const struct fake_step script[] = {
+		{ FAKE_EXPECT_SYNC, NULL, 0 },
+		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
+		{ FAKE_EXPECT, "\"guest-exec\"", 0 },
+		{ FAKE_SEND, "{\"return\": {\"pid\": 5}}\n", 0 },
+		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	const char *argv[] = { "true", NULL };
 	struct qga_exec_result r;
 	struct qga_client *c;
-	struct fake f;
+	struct fake_monitor f;
 	int64_t t0;
 	char err[512];
 
@@ -362,16 +243,16 @@ static void test_agent_hangs_up_mid_exec(void **state)
 
 static void test_garbage_after_sync(void **state)
 {
-	static const struct step script[] = {
-		{ EXPECT_SYNC, NULL, 0 },
-		{ SEND, "\xff{\"return\": @SYNC}\n", 0 },
-		{ EXPECT, "\"guest-ping\"", 0 },
-		{ SEND, "this is not JSON\n", 0 },
-		{ SLEEP_MS, NULL, 200 },
-		{ HANG_UP, NULL, 0 },
+	static const struct fake_step script[] = {
+		{ FAKE_EXPECT_SYNC, NULL, 0 },
+		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
+		{ FAKE_EXPECT, "\"guest-ping\"", 0 },
+		{ FAKE_SEND, "this is not JSON\n", 0 },
+		{ FAKE_SLEEP_MS, NULL, 200 },
+		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	struct qga_client *c;
-	struct fake f;
+	struct fake_monitor f;
 	int64_t t0;
 	char err[512];
 
@@ -406,20 +287,20 @@ static void async_reply(void *ud, const json_t *ret, const struct qga_error *qer
 
 static void test_async_interface(void **state)
 {
-	static const struct step script[] = {
-		{ EXPECT_SYNC, NULL, 0 },
-		{ SEND, "\xff{\"return\": @SYNC}\n", 0 },
-		{ EXPECT, "\"guest-get-time\"", 0 },
-		{ SEND, "{\"return\": 11}\n", 0 },
-		{ EXPECT, "\"guest-get-time\"", 0 },
-		{ SEND, "{\"return\": 22}\n", 0 },
-		{ EXPECT, "\"guest-ping\"", 0 },
-		{ SLEEP_MS, NULL, 100 },
-		{ HANG_UP, NULL, 0 },
+	static const struct fake_step script[] = {
+		{ FAKE_EXPECT_SYNC, NULL, 0 },
+		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
+		{ FAKE_EXPECT, "\"guest-get-time\"", 0 },
+		{ FAKE_SEND, "{\"return\": 11}\n", 0 },
+		{ FAKE_EXPECT, "\"guest-get-time\"", 0 },
+		{ FAKE_SEND, "{\"return\": 22}\n", 0 },
+		{ FAKE_EXPECT, "\"guest-ping\"", 0 },
+		{ FAKE_SLEEP_MS, NULL, 100 },
+		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	struct async_rec a = { 0 }, b = { 0 }, p = { 0 };
 	struct qga_client *c;
-	struct fake f;
+	struct fake_monitor f;
 	char err[512];
 	int rc = 0;
 

@@ -1,8 +1,12 @@
 /* tests/integration/test_tiny.c: the tiny guest under real QEMU: it boots,
  * its screen shows its test pattern, QMP clicks land on exact pixels
- * (corners included) and typed keys arrive. One guest serves the group. */
+ * (corners included) and typed keys arrive, also when queued without
+ * waiting (vmm_vm_input). One guest serves the group. */
 #include "tests/lib/guest.h"
 #include "tests/lib/ppm.h"
+#include "vmm-qemu/input.h"
+
+#include <errno.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -153,6 +157,50 @@ static void test_typed_keys_arrive(void **state)
 	assert_non_null(m);
 }
 
+/* Moves input.h's events into one array. */
+static void append_events(json_t *all, json_t *built)
+{
+	assert_non_null(built);
+	assert_int_equal(json_array_extend(all, json_object_get(built, "events")), 0);
+	json_decref(built);
+}
+
+static void test_input_queued(void **state)
+{
+	const struct vmm_marker *m;
+	json_t *events = json_array();
+	char err[512];
+
+	(void)state;
+	/* One array: move, press, release; sent without waiting for QEMU. */
+	append_events(events, vmm_input_move(411, 233, W, H));
+	append_events(events, vmm_input_button("left", true));
+	append_events(events, vmm_input_button("left", false));
+	assert_int_equal(vmm_vm_input(guest.vm, events, err, sizeof(err)), 0);
+	m = test_guest_wait_marker(&guest, &cursor, "event", "click", 10000);
+	assert_non_null(m);
+	assert_string_equal(vmm_marker_get(m, "x"), "411");
+	assert_string_equal(vmm_marker_get(m, "y"), "233");
+	assert_string_equal(vmm_marker_get(m, "button"), "left");
+	/* input.h's objects as they come. */
+	assert_int_equal(vmm_vm_input(guest.vm, vmm_input_move(90, 80, W, H), err, sizeof(err)), 0);
+	assert_int_equal(vmm_vm_input(guest.vm, vmm_input_button("right", true), err, sizeof(err)), 0);
+	assert_int_equal(vmm_vm_input(guest.vm, vmm_input_button("right", false), err, sizeof(err)),
+			 0);
+	m = test_guest_wait_marker(&guest, &cursor, "event", "click", 10000);
+	assert_non_null(m);
+	assert_string_equal(vmm_marker_get(m, "x"), "90");
+	assert_string_equal(vmm_marker_get(m, "button"), "right");
+	/* Anything else is refused before it reaches QEMU. */
+	assert_int_equal(vmm_vm_input(guest.vm, json_string("click"), err, sizeof(err)), -EINVAL);
+	assert_int_equal(vmm_vm_input(guest.vm, json_pack("{s:i}", "x", 1), err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(vmm_vm_input(guest.vm, NULL, err, sizeof(err)), -ENOMEM);
+	/* The guest is still fine. */
+	assert_int_equal(vmm_vm_qmp(guest.vm, "query-status", NULL, NULL, 5000, err, sizeof(err)),
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +208,7 @@ int main(void)
 		cmocka_unit_test(test_clicks_land_exactly),
 		cmocka_unit_test(test_other_buttons),
 		cmocka_unit_test(test_typed_keys_arrive),
+		cmocka_unit_test(test_input_queued),
 	};
 
 	return cmocka_run_group_tests_name("tiny guest", tests, setup, teardown);

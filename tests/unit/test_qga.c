@@ -276,6 +276,28 @@ static void test_malformed_breaks_stream(void **state)
 	}
 }
 
+static void test_oversized_reply(void **state)
+{
+	struct rec r = { 0 };
+	struct tag t = { &r, "x" };
+	struct qga *g = synced();
+	size_t n = QGA_MAX_LINE + 10;
+	char *big = malloc(n), err[128];
+
+	(void)state;
+	qga_command(g, "guest-exec-status", NULL, on_reply, &t);
+	free(drain(g));
+	memset(big, ' ', n);
+	/* Across two reads: the bound holds for a line that is half buffered. */
+	assert_int_equal(qga_feed(g, big, n / 2, err, sizeof(err)), 0);
+	assert_int_equal(qga_feed(g, big, n - n / 2, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "QGA_MAX_LINE"));
+	assert_non_null(qga_broken(g));
+	free(big);
+	qga_destroy(g);
+	assert_int_equal(r.errors, 1);
+}
+
 static void test_reply_to_no_command(void **state)
 {
 	struct qga *g = synced();
@@ -550,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_error_reply),
 		cmocka_unit_test(test_partial_reads),
 		cmocka_unit_test(test_malformed_breaks_stream),
+		cmocka_unit_test(test_oversized_reply),
 		cmocka_unit_test(test_reply_to_no_command),
 		cmocka_unit_test(test_blank_lines_and_sentinel_after_sync),
 		cmocka_unit_test(test_resync_after_timeout),

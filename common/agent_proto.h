@@ -1,7 +1,10 @@
-/* guest-images/agent/agent_proto.h: the wire format between the gateway
- * and vitrine-agent, the guest's own agent on the virtio-serial port
+/* common/agent_proto.h: the wire format between the gateway and
+ * vitrine-agent, the guest's own agent on the virtio-serial port
  * org.vitrine.agent.0 (docs/agent.md). Header-only so the static guest
- * binary and the gateway share one definition without a library.
+ * binary (guest-images/agent) and the host (vmm-qemu/agent_link.c) share
+ * one definition without a library. It includes libc headers only: the
+ * image recipes compile the agent with no other file of common/, and
+ * guest-images/build.sh hashes this file into each image's recipe.
  *
  * One byte stream carries many channels. Every frame is a 16-byte header
  * (little endian) and a payload of at most AGENT_MAX_PAYLOAD bytes:
