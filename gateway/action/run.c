@@ -4,6 +4,8 @@
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "display/encode_cache.h"
+#include "display/encode_pool.h"
 #include "display/mirror.h"
 #include "display/settle.h"
 #include "gateway/action/plan.h"
@@ -68,6 +70,9 @@ struct run {
 	json_t *result; /* owned: cursor_position's answer */
 	uint64_t ticket; /* freshness probe in flight; 0 when none */
 	struct type_job *typing; /* shared with its thread while text is typed */
+	struct shot_job *encoding; /* the screenshot on the encoder pool, or NULL */
+	bool settled; /* how the run ended, while its screenshot is encoded */
+	int waited_ms;
 	uint64_t seen_seq; /* newest frame taken into account */
 	struct display_settle settle;
 	lws_sorted_usec_list_t sul; /* delays, probe polls */
@@ -213,8 +218,11 @@ static int start_typing(struct run *r, const char *text)
 	return 0;
 }
 
+static void abandon_encoding(struct run *r);
+
 static void free_run(struct run *r)
 {
+	abandon_encoding(r);
 	lws_sul_cancel(&r->sul);
 	type_job_unref(r->typing);
 	unlink_run(r);
@@ -271,53 +279,155 @@ static json_t *b64_of(const struct display_image *img)
 	return j;
 }
 
-/* The screenshot (when wanted) and the reply; ends the run. */
-static void complete(struct run *r, bool settled, int waited_ms)
+/* The reply with image (a reference it takes; NULL: none) of frame f (a
+ * reference it takes; NULL when no screenshot was wanted); ends the run. */
+static void reply(struct run *r, struct display_frame *f, struct display_image *image)
 {
-	struct run_outcome out = { .settled = settled, .waited_ms = waited_ms };
-	struct display_frame *f = NULL;
-	char err[256];
+	struct run_outcome out = { .settled = r->settled, .waited_ms = r->waited_ms, .image = image };
 
-	if (r->want_shot) {
-		f = display_mirror_latest(r->s->mirror);
-		if (!f) {
-			fail(r, 503, "no_screen", "the guest's screen has not arrived yet");
-			return;
-		}
-		if (display_encode_cache_get(r->s->shots, f, &r->shot.enc, &out.image, err,
-					     sizeof(err)) < 0) {
-			display_frame_unref(f);
-			fail(r, r->shot.enc.region.w ? 400 : 500, "encode_failed", err);
-			return;
-		}
-	}
 	if (r->action) {
-		json_t *reply = json_pack("{s:b, s:s, s:I}", "ok", 1, "action", r->action->name,
-					  "elapsed_ms", (json_int_t)(fs_now_ms() - r->t0_ms));
+		json_t *body = json_pack("{s:b, s:s, s:I}", "ok", 1, "action", r->action->name,
+					 "elapsed_ms", (json_int_t)(fs_now_ms() - r->t0_ms));
 
 		if (r->action->id)
-			json_object_set(reply, "id", r->action->id);
+			json_object_set(body, "id", r->action->id);
 		if (r->result)
-			json_object_set(reply, "result", r->result);
+			json_object_set(body, "result", r->result);
 		if (out.image && json_object_set_new(
-					 reply, "screenshot",
+					 body, "screenshot",
 				json_pack("{s:s, s:i, s:i, s:f, s:b, s:i, s:i, s:i, s:I, s:o}", "format",
 					  out.image->format == DISPLAY_FORMAT_PNG ? "png" : "jpeg",
 					  "width", out.image->width, "height", out.image->height,
-					  "scale", out.image->scale, "settled", settled, "waited_ms",
-					  waited_ms, "screen_width", f->width, "screen_height",
+					  "scale", out.image->scale, "settled", r->settled, "waited_ms",
+					  r->waited_ms, "screen_width", f->width, "screen_height",
 					  f->height, "frame_seq", (json_int_t)f->seq, "data",
 					  b64_of(out.image))) < 0) {
-			json_decref(reply);
+			json_decref(body);
 			display_image_unref(out.image);
 			display_frame_unref(f);
 			fail(r, 500, "internal", "out of memory for the screenshot");
 			return;
 		}
-		out.reply = reply;
+		out.reply = body;
 	}
 	display_frame_unref(f);
 	finish(r, &out);
+}
+
+/* A screenshot being encoded on the encoder pool (display/encode_pool.h).
+ * The run that asked may end meanwhile: it then lets go (run = NULL) and
+ * the job's done frees it. */
+struct shot_job {
+	struct run *run; /* NULL once abandoned */
+	struct display_frame *frame; /* owned reference */
+	struct display_encode_opts opts;
+	struct display_image *image; /* owned: the result */
+	int rc;
+	char err[256];
+};
+
+static void shot_job_free(struct shot_job *j)
+{
+	display_frame_unref(j->frame);
+	display_image_unref(j->image);
+	free(j);
+}
+
+/* On a pool worker: the long part. */
+static void shot_work(void *ud, struct display_stream_encoder *enc)
+{
+	struct shot_job *j = ud;
+
+	(void)enc;
+	j->rc = display_encode(j->frame, &j->opts, &j->image, j->err, sizeof(j->err));
+}
+
+/* Back on the loop. */
+static void shot_done(void *ud, int status)
+{
+	struct shot_job *j = ud;
+	struct run *r = j->run;
+	struct display_frame *f;
+	struct display_image *img;
+
+	if (!r) {
+		shot_job_free(j);
+		return;
+	}
+	r->encoding = NULL;
+	if (status < 0 || j->rc < 0) {
+		int code = status < 0 ? 503 : r->shot.enc.region.w ? 400 : 500;
+
+		fail(r, code, "encode_failed", status < 0 ? "the encoder was stopped" : j->err);
+		shot_job_free(j);
+		return;
+	}
+	/* Readers of the same frame and options share it from now on. */
+	img = r->s->shots ? display_encode_cache_put(r->s->shots, j->frame, &j->opts, j->image)
+			  : display_image_ref(j->image);
+	f = display_frame_ref(j->frame);
+	shot_job_free(j);
+	reply(r, f, img);
+}
+
+static void abandon_encoding(struct run *r)
+{
+	struct shot_job *j = r->encoding;
+
+	if (!j)
+		return;
+	r->encoding = NULL;
+	j->run = NULL;
+	/* Still queued: done comes now, and frees it; else when it has run. */
+	if (r->s->gw->encoders)
+		encode_pool_cancel(r->s->gw->encoders, j);
+}
+
+/* The screenshot (when wanted) and the reply; ends the run, now when the
+ * encoding is cached, else once the encoder pool has made it. */
+static void complete(struct run *r, bool settled, int waited_ms)
+{
+	struct encode_pool *pool = r->s->gw->encoders;
+	struct display_image *img = NULL;
+	struct display_frame *f;
+	struct shot_job *j;
+
+	r->settled = settled;
+	r->waited_ms = waited_ms;
+	if (!r->want_shot) {
+		reply(r, NULL, NULL);
+		return;
+	}
+	f = display_mirror_latest(r->s->mirror);
+	if (!f) {
+		fail(r, 503, "no_screen", "the guest's screen has not arrived yet");
+		return;
+	}
+	if (display_encode_cache_find(r->s->shots, f, &r->shot.enc, &img) == 0) {
+		reply(r, f, img);
+		return;
+	}
+	if (!(j = calloc(1, sizeof(*j)))) {
+		display_frame_unref(f);
+		fail(r, 500, "internal", "out of memory");
+		return;
+	}
+	j->run = r;
+	j->frame = f;
+	j->opts = r->shot.enc;
+	if (!pool) { /* no pool (a gateway without one): encode here */
+		shot_work(j, NULL);
+		r->encoding = j;
+		shot_done(j, 0);
+		return;
+	}
+	if (encode_pool_submit(pool, shot_work, shot_done, j) < 0) {
+		shot_job_free(j);
+		fail(r, 503, "encoder_busy", "too many screenshots are being encoded: try again");
+		return;
+	}
+	r->encoding = j;
+	lws_sul_cancel(&r->sul); /* nothing more happens to the run until shot_done */
 }
 
 static void on_sul(lws_sorted_usec_list_t *sul);
@@ -479,6 +589,8 @@ void run_poke_all(void)
 	/* settle_step may finish (and free) the run: walk with care. */
 	for (struct run *r = all_runs, *next; r; r = next) {
 		next = r->next;
+		if (r->encoding)
+			continue; /* done: its screenshot is being encoded */
 		if (r->phase == RUN_SETTLE && r->ticket &&
 		    display_mirror_fresh_poll(r->s->mirror, r->ticket) != 0)
 			settle_step(r);

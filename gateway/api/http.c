@@ -4,6 +4,7 @@
 #include "gateway/api/http.h"
 
 #include "common/log.h"
+#include "display/encode_pool.h"
 #include "gateway/api/api.h"
 #include "gateway/api/control.h"
 #include "gateway/guest/exec.h"
@@ -273,6 +274,7 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		/* A mirror published a frame or answered a probe. */
 		if (gw) {
+			encode_pool_reap(gw->encoders); /* finished encodes first */
 			run_poke_all();
 			stream_poke_all(gw);
 			guest_ws_poke_all();

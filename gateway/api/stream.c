@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define STREAM_RETRY_US (50 * LWS_US_PER_MS)
+
 bool stream_is_stream(struct lws *wsi)
 {
 	return ws_upgrade_route(wsi).kind == R_SESSION_STREAM_WS;
@@ -357,7 +359,11 @@ static int write_screen(struct stream_viewer *v)
 	}
 	m = stream_hub_message(v->hub, v->base, f, v->quality);
 	if (!m) {
+		/* Being encoded: the hub wakes its viewers when it is done; a
+		 * full encoder pool is asked again a little later. */
 		display_frame_unref(f);
+		lws_sul_schedule(lws_get_context(v->wsi), 0, &v->sul_pace, on_pace,
+				 STREAM_RETRY_US);
 		return 0;
 	}
 	n = lws_write(v->wsi, m->buf + m->headroom, m->len, LWS_WRITE_BINARY);

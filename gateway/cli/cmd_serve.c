@@ -2,6 +2,7 @@
  * loop (HTTP now; WebSocket with the screen mirror) owns every session. */
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "display/encode_pool.h"
 #include "gateway/cli/cli.h"
 #include "gateway/core/gw.h"
 #include "gateway/guest/exec.h"
@@ -81,6 +82,17 @@ static void warm_accel_probe(void)
 
 /* --demo: one desktop session showing page_file (or restored from the
  * template tpl, which shows its own page), and how to drive it. */
+/* Screenshots and stream frames are encoded on these threads (a job each;
+ * past the bound a screenshot is refused with 503, a stream frame waits). */
+#define ENCODE_THREADS 2
+#define ENCODE_MAX_JOBS 64
+
+/* An encoder thread has a finished encode for the loop. */
+static void wake_loop(void *ctx)
+{
+	lws_cancel_service(ctx);
+}
+
 static int start_demo(struct gw *gw, const char *page_file, const char *tpl)
 {
 	struct session_request req = { .image = "desktop" };
@@ -229,6 +241,11 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vitrine serve: cannot listen on %s\n", listen);
 		return 1;
 	}
+	if (encode_pool_create(ENCODE_THREADS, ENCODE_MAX_JOBS, wake_loop, gw.ctx, &gw.encoders) < 0) {
+		fprintf(stderr, "vitrine serve: cannot start the encoder threads\n");
+		lws_context_destroy(gw.ctx);
+		return 1;
+	}
 	gw.vhost = lws_get_vhost_by_name(gw.ctx, "default");
 	gw.port = gw.vhost ? lws_get_vhost_listen_port(gw.vhost) : port;
 	gw.egress_cfg.gateway_port = gw.port;
@@ -266,6 +283,7 @@ int cmd_serve(int argc, char **argv)
 	/* An agent call times out within 35 s; its thread then wakes the context. */
 	if (!run_wait_threads(40000))
 		log_warn("serve", "a typing thread is still running at exit");
+	encode_pool_destroy(gw.encoders); /* its workers wake the context too */
 	lws_context_destroy(gw.ctx);
 	the_gw = NULL;
 	return rc;

@@ -12,6 +12,7 @@
 
 struct sess;
 struct build;
+struct encode_pool;
 
 struct gw {
 	struct lws_context *ctx; /* owned */
@@ -32,6 +33,7 @@ struct gw {
 	int max_vcpus, max_memory_mib, memory_budget_mib;
 	int vcpus_used, memory_used_mib; /* by the sessions in the registry */
 	struct egress_config egress_cfg; /* the operator's part of every session's egress */
+	struct encode_pool *encoders; /* owned: screenshot and stream encodes, off the loop */
 	volatile int stop; /* set by a signal; the loop exits */
 };
 

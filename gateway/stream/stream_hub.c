@@ -3,6 +3,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "display/encode_pool.h"
 #include "display/stream_wire.h"
 #include "gateway/stream/audit.h"
 #include "gateway/session/session.h"
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static void clear_slot(struct stream_hub *h, int i);
 
 /* The hub hears its session's events (for the viewers) and its end. */
 static void on_session(struct sess_listener *l, struct sess *s, enum sess_signal sig,
@@ -71,7 +74,7 @@ void stream_hub_destroy(struct stream_hub *h)
 		lws_set_timeout(v->wsi, PENDING_TIMEOUT_USER_OK, 2);
 	}
 	for (int i = 0; i < STREAM_CACHE; i++)
-		display_stream_msg_unref(h->cache[i].msg);
+		clear_slot(h, i);
 	display_stream_msg_unref(h->shape_msg);
 	display_stream_encoder_destroy(h->enc);
 	sess_unlisten(h->s, &h->listener);
@@ -131,10 +134,8 @@ void stream_poke_all(struct gw *gw)
 		if (h->mirror != s->mirror) {
 			/* A new mirror (the guest was replaced) counts frames
 			 * from 1 again: forget every encoding and base. */
-			for (int i = 0; i < STREAM_CACHE; i++) {
-				display_stream_msg_unref(h->cache[i].msg);
-				h->cache[i].msg = NULL;
-			}
+			for (int i = 0; i < STREAM_CACHE; i++)
+				clear_slot(h, i);
 			for (struct stream_viewer *v = h->viewers; v; v = v->next) {
 				display_frame_unref(v->base);
 				v->base = NULL;
@@ -173,38 +174,135 @@ static uint64_t frame_time_us(const struct display_frame *f)
 	       (uint64_t)(age_ms > 0 ? age_ms : 0) * 1000u;
 }
 
+/* A stream message being encoded on the encoder pool. The hub that asked
+ * may go meanwhile (or forget its cache): it then lets go (hub = NULL) and
+ * the job's done frees it. */
+struct frame_job {
+	struct stream_hub *hub; /* NULL once abandoned */
+	struct display_frame *base, *frame; /* owned references; base NULL: a whole frame */
+	int quality;
+	uint64_t time_us;
+	struct display_stream_msg *msg; /* owned: the result */
+	int rc;
+	char err[256];
+};
+
+static void frame_job_free(struct frame_job *j)
+{
+	display_frame_unref(j->base);
+	display_frame_unref(j->frame);
+	display_stream_msg_unref(j->msg);
+	free(j);
+}
+
+/* On a pool worker, with its own encoder. */
+static void frame_work(void *ud, struct display_stream_encoder *enc)
+{
+	struct frame_job *j = ud;
+
+	j->rc = display_stream_encode(enc, j->base, j->frame, j->quality, j->time_us, LWS_PRE, &j->msg,
+				      j->err, sizeof(j->err));
+}
+
+/* Back on the loop: the slot gets the message, the viewers a wake-up. */
+static void frame_done(void *ud, int status)
+{
+	struct frame_job *j = ud;
+	struct stream_hub *h = j->hub;
+
+	for (int i = 0; h && i < STREAM_CACHE; i++) {
+		if (h->cache[i].pending != j)
+			continue;
+		h->cache[i].pending = NULL;
+		if (status == 0 && j->rc == 0) {
+			h->cache[i].msg = j->msg;
+			j->msg = NULL;
+			h->encodes++;
+		} else {
+			if (status == 0)
+				log_warn("stream", "%s: %s", h->s->id, j->err);
+			h->cache[i].to = 0; /* the key is free again */
+		}
+		wake(h);
+	}
+	frame_job_free(j);
+}
+
+/* Empties cache slot i, letting go of an encoding under way. */
+static void clear_slot(struct stream_hub *h, int i)
+{
+	struct frame_job *j = h->cache[i].pending;
+
+	display_stream_msg_unref(h->cache[i].msg);
+	h->cache[i].msg = NULL;
+	h->cache[i].to = 0;
+	if (!j)
+		return;
+	h->cache[i].pending = NULL;
+	j->hub = NULL;
+	/* Still queued: its done comes now and frees it; else once it ran. */
+	if (h->s->gw->encoders)
+		encode_pool_cancel(h->s->gw->encoders, j);
+}
+
 struct display_stream_msg *stream_hub_message(struct stream_hub *h,
 					      const struct display_frame *base,
 					      const struct display_frame *f, int quality)
 {
 	uint64_t from = base && base->width == f->width && base->height == f->height ? base->seq : 0;
-	int victim = 0;
+	struct encode_pool *pool = h->s->gw->encoders;
 	struct display_stream_msg *m;
+	struct frame_job *j;
+	int victim = -1;
 	char err[256];
 
 	for (int i = 0; i < STREAM_CACHE; i++) {
-		if (h->cache[i].msg && h->cache[i].from == from && h->cache[i].to == f->seq &&
-		    h->cache[i].quality == quality) {
+		if ((h->cache[i].msg || h->cache[i].pending) && h->cache[i].from == from &&
+		    h->cache[i].to == f->seq && h->cache[i].quality == quality) {
 			h->cache[i].used = ++h->clock;
-			return display_stream_msg_ref(h->cache[i].msg);
+			return h->cache[i].msg ? display_stream_msg_ref(h->cache[i].msg) : NULL;
 		}
-		if (!h->cache[i].msg ||
+		if (h->cache[i].pending)
+			continue; /* never evict an encoding under way */
+		if (victim < 0 || !h->cache[i].msg ||
 		    (h->cache[victim].msg && h->cache[i].used < h->cache[victim].used))
 			victim = i;
 	}
-	if (display_stream_encode(h->enc, from ? base : NULL, f, quality, frame_time_us(f), LWS_PRE,
-				  &m, err, sizeof(err)) < 0) {
-		log_warn("stream", "%s: %s", h->s->id, err);
-		return NULL;
+	if (victim < 0)
+		return NULL; /* every slot is being encoded: wait for one */
+	if (!pool) { /* a gateway without an encoder pool: encode here */
+		if (display_stream_encode(h->enc, from ? base : NULL, f, quality, frame_time_us(f),
+					  LWS_PRE, &m, err, sizeof(err)) < 0) {
+			log_warn("stream", "%s: %s", h->s->id, err);
+			return NULL;
+		}
+		h->encodes++;
+		clear_slot(h, victim);
+		h->cache[victim].from = from;
+		h->cache[victim].to = f->seq;
+		h->cache[victim].quality = quality;
+		h->cache[victim].msg = display_stream_msg_ref(m);
+		h->cache[victim].used = ++h->clock;
+		return m;
 	}
-	h->encodes++;
-	display_stream_msg_unref(h->cache[victim].msg);
+	if (!(j = calloc(1, sizeof(*j))))
+		return NULL;
+	j->hub = h;
+	j->base = from ? display_frame_ref((struct display_frame *)base) : NULL;
+	j->frame = display_frame_ref((struct display_frame *)f);
+	j->quality = quality;
+	j->time_us = frame_time_us(f);
+	if (encode_pool_submit(pool, frame_work, frame_done, j) < 0) {
+		frame_job_free(j);
+		return NULL; /* the pool is full: the viewer asks again */
+	}
+	clear_slot(h, victim);
 	h->cache[victim].from = from;
 	h->cache[victim].to = f->seq;
 	h->cache[victim].quality = quality;
-	h->cache[victim].msg = display_stream_msg_ref(m);
+	h->cache[victim].pending = j;
 	h->cache[victim].used = ++h->clock;
-	return m;
+	return NULL;
 }
 
 struct display_stream_msg *stream_hub_shape(struct stream_hub *h, const struct display_cursor *c)

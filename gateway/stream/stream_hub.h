@@ -62,11 +62,12 @@ struct stream_hub {
 	struct stream_viewer *viewers; /* not owned (their connections own them) */
 	int n_viewers, next_id;
 	struct stream_viewer *controller; /* holds the lease, or NULL */
-	struct display_stream_encoder *enc; /* owned */
+	struct display_stream_encoder *enc; /* owned: for a gateway without an encoder pool */
 	struct {
 		uint64_t from, to; /* frame seqs; from 0: a whole frame */
 		int quality;
-		struct display_stream_msg *msg; /* owned reference; NULL: free */
+		struct display_stream_msg *msg; /* owned reference; NULL: free or pending */
+		struct frame_job *pending; /* being encoded on the encoder pool, or NULL */
 		uint64_t used;
 	} cache[STREAM_CACHE];
 	uint64_t clock, seen_seq, encodes;
@@ -102,8 +103,10 @@ const char *stream_controller(const struct sess *s);
 void stream_hub_add(struct stream_hub *h, struct stream_viewer *v);
 /* Unlinks v, giving up control (reason for the audit log) if it held it. */
 void stream_hub_remove(struct stream_hub *h, struct stream_viewer *v, const char *reason);
-/* The message bringing a viewer from base (NULL: nothing) to f at quality:
- * from the cache or encoded now. A new reference, or NULL on failure. */
+/* The message bringing a viewer from base (NULL: nothing) to f at quality,
+ * from the cache: a new reference. NULL while it is being encoded on the
+ * encoder pool (the viewers are made writable when it is done) or when it
+ * cannot be encoded now: ask again later. */
 struct display_stream_msg *stream_hub_message(struct stream_hub *h,
 					      const struct display_frame *base,
 					      const struct display_frame *f, int quality);
