@@ -201,7 +201,7 @@ static int start_typing(struct run *r, const char *text)
 		return -ENOMEM;
 	}
 	atomic_init(&j->refs, 2);
-	snprintf(j->qga_path, sizeof(j->qga_path), "%s/qga.sock", vmm_vm_run_dir(r->s->vm));
+	vmm_vm_socket(r->s->vm, VMM_SOCKET_QGA, j->qga_path, sizeof(j->qga_path));
 	j->ctx = r->s->gw->ctx;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -516,8 +516,7 @@ static void steps(struct run *r)
 
 		switch (st->kind) {
 		case PLAN_INPUT:
-			if (vmm_vm_qmp_send(r->s->vm, "input-send-event", json_deep_copy(st->event), err,
-					    sizeof(err)) < 0) {
+			if (vmm_vm_input(r->s->vm, json_deep_copy(st->event), err, sizeof(err)) < 0) {
 				fail(r, 502, "guest_gone", err);
 				return;
 			}

@@ -103,7 +103,11 @@ int job_start_mirror(struct vmm_vm *vm, struct lws_context *ctx, struct display_
 	char path[PATH_MAX + 16];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/vnc.sock", vmm_vm_run_dir(vm));
+	rc = vmm_vm_socket(vm, VMM_SOCKET_VNC, path, sizeof(path));
+	if (rc < 0) {
+		snprintf(err, errlen, "the guest's run dir path is too long");
+		return rc;
+	}
 	rc = display_mirror_start(path, on_frame, ctx, out, err, errlen);
 	if (rc == 0)
 		display_mirror_keep_fresh(*out, KEEP_FRESH_MS);
@@ -217,7 +221,7 @@ static void do_boot(struct job *j)
 	if (j->rc < 0)
 		return;
 	pthread_mutex_lock(&j->mu);
-	snprintf(j->agent_path, sizeof(j->agent_path), "%s/agent.sock", vmm_vm_run_dir(j->vm));
+	vmm_vm_socket(j->vm, VMM_SOCKET_AGENT, j->agent_path, sizeof(j->agent_path));
 	j->started = true;
 	if (!j->orphaned)
 		lws_cancel_service(j->ctx);
@@ -441,14 +445,16 @@ static void *clock_thread(void *arg)
 	return NULL;
 }
 
-void job_set_clock_async(const char *run_dir)
+void job_set_clock_async(const struct vmm_vm *vm)
 {
 	pthread_attr_t attr;
 	pthread_t t;
-	char *path;
+	char *path = malloc(PATH_MAX);
 
-	if (asprintf(&path, "%s/qga.sock", run_dir) < 0)
+	if (!path || vmm_vm_socket(vm, VMM_SOCKET_QGA, path, PATH_MAX) < 0) {
+		free(path);
 		return;
+	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	atomic_fetch_add(&running, 1);

@@ -101,11 +101,11 @@ void job_free(struct job *j);
  * "") on a job thread; ticket (may be NULL) is done once they are gone. */
 void job_dispose(struct vmm_vm *vm, struct display_mirror *mirror, const char *ckpt,
 		 struct job_ticket *ticket);
-/* Sets the clock of the guest whose run dir is run_dir through its agent,
- * on a detached thread that touches nothing but the agent's socket (a
- * guest gone meanwhile just fails the connect). For a guest resumed from
- * memory: it lags by the time it was stopped. Best effort. */
-void job_set_clock_async(const char *run_dir);
+/* Sets the clock of vm's guest through its agent, on a detached thread
+ * that touches nothing but the agent's socket (a guest gone meanwhile just
+ * fails the connect). For a guest resumed from memory: it lags by the time
+ * it was stopped. Best effort. */
+void job_set_clock_async(const struct vmm_vm *vm);
 /* Connects a mirror to vm's screen (the VNC handshake: up to seconds),
  * kept fresh; frames wake ctx's loop. Any thread. Returns 0 with *out, or
  * -errno with err. */

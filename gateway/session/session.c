@@ -175,7 +175,7 @@ void sess_start_agent(struct sess *s, struct agent_link *first)
 		agent_link_destroy(first);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(s->vm));
+	vmm_vm_socket(s->vm, VMM_SOCKET_AGENT, path, sizeof(path));
 	start_agent_at(s, path, first);
 }
 

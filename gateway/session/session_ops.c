@@ -269,7 +269,7 @@ void sess_job_finished(struct sess *s)
 		}
 		s->active_ms = fs_now_ms();
 		if (s->has_agent) /* it lags by the time it was stopped */
-			job_set_clock_async(vmm_vm_run_dir(s->vm));
+			job_set_clock_async(s->vm);
 		sess_set_state(s, SESS_READY);
 		break;
 	case JOB_DISPOSE:

@@ -352,8 +352,7 @@ static int send_events(struct stream_hub *h, json_t *events)
 		json_decref(events);
 		return -EPIPE;
 	}
-	if (vmm_vm_qmp_send(h->s->vm, "input-send-event", json_pack("{s:o}", "events", events), err,
-			    sizeof(err)) < 0) {
+	if (vmm_vm_input(h->s->vm, events, err, sizeof(err)) < 0) {
 		log_warn("stream", "%s: input: %s", h->s->id, err);
 		return -EPIPE;
 	}
