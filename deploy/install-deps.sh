@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # deploy/install-deps.sh: installs the Debian packages Vitrine builds and runs
-# with. Idempotent: when everything is present it prints one line and exits.
+# with, the pinned Node.js the JavaScript tests run on (deploy/node.sh) and
+# the web tests' npm packages. Idempotent: when everything is present it
+# prints one line and exits.
 set -euo pipefail
 
 packages=(
@@ -19,12 +21,12 @@ for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing+=("$p")
 done
-# npm comes with some nodejs builds; Debian packages it apart.
+# Debian's nodejs (18.20 on Debian 12) is there for npm only, which installs
+# the pinned Node below; npm comes with some nodejs builds, Debian packages
+# it apart.
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 
-if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-deps: all ${#packages[@]} packages present"
-else
+if [ ${#missing[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] || { echo "install-deps: run as root to install: ${missing[*]}" >&2; exit 1; }
 	echo "install-deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
@@ -37,9 +39,23 @@ if ! id vitrine-qemu >/dev/null 2>&1; then
 	[ "$(id -u)" = 0 ] && useradd --system --no-create-home --shell /usr/sbin/nologin vitrine-qemu
 fi
 
+# The Node that runs the JavaScript tests: pinned in tools/package-lock.json,
+# installed into tools/node_modules (one line when it installs), then found
+# and its version checked the way every script finds it.
+deploy=$(dirname "$0")
+bash "$deploy/node.sh" --install
+node=$(bash "$deploy/node.sh")
+
 # The web viewer's browser tests drive Chromium with playwright-core, pinned
 # in tests/web/package-lock.json and installed next to them (never committed).
-web_tests="$(dirname "$0")/../tests/web"
+web_tests="$deploy/../tests/web"
 if [ ! -d "$web_tests/node_modules/playwright-core" ] && [ -f "$web_tests/package-lock.json" ]; then
-	(cd "$web_tests" && npm ci --no-audit --no-fund --loglevel=error)
+	echo "install-deps: installing playwright-core into tests/web/node_modules (npm ci)"
+	(cd "$web_tests" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+	where=tools/node_modules
+	[ -z "${VITRINE_NODE:-}" ] || where=$node
+	echo "install-deps: all ${#packages[@]} packages present; Node $("$node" --version) in $where"
 fi

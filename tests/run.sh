@@ -117,15 +117,34 @@ if want integration; then
 	done
 fi
 
-# Live view: the web viewer in Debian's headless Chromium via playwright-core
-# (installed into tests/web/node_modules from its lockfile).
+# web_test_deps: installs, if missing, the pinned Node (tools/, unless
+# VITRINE_NODE names another) and playwright-core (tests/web/node_modules),
+# both from their lockfiles as deploy/install-deps.sh does; sets $node to
+# the node deploy/node.sh checked. Returns non-zero when either is missing.
+web_test_deps() {
+	if [ -z "${VITRINE_NODE:-}" ]; then
+		deploy/node.sh --install 2>&1 | sed 's/^/    /' || return 1
+	fi
+	node=$(deploy/node.sh 2>&1) || {
+		printf '    %s\n' "$node"
+		return 1
+	}
+	echo "    $node: $("$node" --version)"
+	[ -d tests/web/node_modules/playwright-core ] ||
+		(cd tests/web && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+# Live view: the web viewer in Debian's headless Chromium via playwright-core,
+# on the project's pinned Node (deploy/node.sh). The TAP reporter, because
+# Node >= 23 defaults to "spec" even into a pipe; the files by name, because
+# Node >= 21 runs a directory given to --test as if it were a file.
 if want integration; then
-	step "web viewer: playwright-core"
-	if [ -d tests/web/node_modules/playwright-core ] ||
-		(cd tests/web && npm ci --no-audit --no-fund --loglevel=error); then
+	step "web viewer: Node and playwright-core"
+	if web_test_deps; then
 		for dir in build build-san; do
-			step "$dir: web/viewer.test.mjs (headless Chromium)"
-			out=$(VITRINE_BIN=$dir/vitrine timeout --kill-after=10 600 node --test tests/web/ 2>&1)
+			step "$dir: web/*.test.mjs (headless Chromium)"
+			out=$(VITRINE_BIN=$dir/vitrine timeout --kill-after=10 600 \
+				"$node" --test --test-reporter=tap tests/web/*.test.mjs 2>&1)
 			rc=$?
 			printf '%s\n' "$out" | sed 's/^/    /'
 			p=$(printf '%s\n' "$out" | sed -n 's/^# pass \([0-9]*\)$/\1/p' | tail -1)
@@ -139,7 +158,7 @@ if want integration; then
 			[ "$f" = 0 ] || failures+=("$dir: web viewer")
 		done
 	else
-		echo "    npm ci in tests/web failed"
+		echo "    no Node or no playwright-core for the web tests (see above)"
 		failed=$((failed + 1))
 		failures+=("web viewer deps")
 	fi

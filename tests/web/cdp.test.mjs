@@ -5,7 +5,7 @@
 // click in the gateway's own screenshot of the live screen; without a token,
 // with a view token, or for another session, the proxy refuses. Also the
 // streaming exec WebSocket. Run by tests/run.sh:
-//   VITRINE_BIN=build/vitrine node --test tests/web/
+//   VITRINE_BIN=build/vitrine "$(deploy/node.sh)" --test tests/web/*.test.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';

@@ -5,7 +5,7 @@
 // control" marks the guest's screen and typed keys reach it, a view token's
 // click changes nothing,
 // and the session list makes sharing links. Run by tests/run.sh:
-//   VITRINE_BIN=build/vitrine node --test tests/web/
+//   VITRINE_BIN=build/vitrine "$(deploy/node.sh)" --test tests/web/*.test.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
