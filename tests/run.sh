@@ -117,7 +117,7 @@ if want integration; then
 	done
 fi
 
-# web_test_deps: installs, if missing, the pinned Node (tools/, unless
+# web_test_deps: installs, if missing, the pinned Node (deploy/node/, unless
 # VITRINE_NODE names another) and playwright-core (tests/web/node_modules),
 # both from their lockfiles as deploy/install-deps.sh does; sets $node to
 # the node deploy/node.sh checked. Returns non-zero when either is missing.
