@@ -8,11 +8,17 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
+#define ENCODE_POOL_NICE 10
+
 struct pool_job {
 	struct pool_job *next; /* encode_pool::queue or ::finished */
+	const void *owner; /* whose work it is: an owner runs at most max_per_owner at once */
 	encode_pool_work_fn work;
 	encode_pool_done_fn done;
 	void *ud; /* not owned */
@@ -25,6 +31,8 @@ struct job_list {
 struct pool_worker {
 	struct encode_pool *pool;
 	pthread_t thread;
+	const void *owner; /* of the job it runs (under the pool's lock); NULL when idle */
+	bool busy;
 	struct display_stream_encoder *enc; /* owned; only this worker's thread uses it */
 };
 
@@ -38,6 +46,7 @@ struct encode_pool {
 	uint64_t submitted, rejected, cancelled;
 
 	int max_jobs;
+	int max_per_owner; /* workers one owner may hold at once: one is always left */
 	void (*wake)(void *wake_ud);
 	void *wake_ud;
 	int n_workers; /* threads started */
@@ -66,27 +75,60 @@ static struct pool_job *list_pop(struct job_list *l)
 	return j;
 }
 
+/* Under the lock: the oldest queued job without an owner or whose owner
+ * holds fewer than max_per_owner workers, unlinked from the queue; NULL when there is none.
+ * So one session's many encodings never keep another's waiting behind
+ * them: a worker is always left for the others. */
+static struct pool_job *take_fair(struct encode_pool *p)
+{
+	for (struct pool_job **pp = &p->queue.head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
+		struct pool_job *j = *pp;
+		int held = 0;
+
+		for (int i = 0; j->owner && i < p->n_workers; i++)
+			held += p->workers[i].busy && p->workers[i].owner == j->owner;
+		if (held >= p->max_per_owner)
+			continue;
+		*pp = j->next;
+		if (p->queue.tail == j)
+			p->queue.tail = prev;
+		return j;
+	}
+	return NULL;
+}
+
 static void *worker_main(void *arg)
 {
 	struct pool_worker *w = arg;
 	struct encode_pool *p = w->pool;
 
+	/* Encoding is bulk work: the event loop, the mirrors and the guests
+	 * get the CPU first, so a busy pool never makes a screen stale or a
+	 * request wait for the loop (Linux: nice is per thread). Best effort. */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ENCODE_POOL_NICE) < 0)
+		errno = 0;
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		struct pool_job *j;
 		bool was_empty;
 
-		while (!p->stopping && !p->queue.head)
+		while (!p->stopping && !(j = take_fair(p)))
 			pthread_cond_wait(&p->work_cond, &p->lock);
 		/* Stopping: queued jobs are left for destroy to cancel. */
 		if (p->stopping)
 			break;
-		j = list_pop(&p->queue);
 		p->n_queued--;
 		p->n_running++;
+		w->busy = true;
+		w->owner = j->owner;
 		pthread_mutex_unlock(&p->lock);
 		j->work(j->ud, w->enc);
 		pthread_mutex_lock(&p->lock);
+		w->busy = false;
+		w->owner = NULL;
+		/* A job its owner's share held back may run now. */
+		if (p->queue.head)
+			pthread_cond_broadcast(&p->work_cond);
 		was_empty = !p->finished.head;
 		list_push(&p->finished, j);
 		p->n_running--;
@@ -137,6 +179,7 @@ int encode_pool_create(int threads, int max_jobs, void (*wake)(void *wake_ud), v
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work_cond, NULL);
 	p->max_jobs = max_jobs;
+	p->max_per_owner = threads > 1 ? threads - 1 : 1;
 	p->wake = wake;
 	p->wake_ud = wake_ud;
 	for (int i = 0; i < threads; i++) {
@@ -162,6 +205,12 @@ int encode_pool_create(int threads, int max_jobs, void (*wake)(void *wake_ud), v
 int encode_pool_submit(struct encode_pool *p, encode_pool_work_fn work, encode_pool_done_fn done,
 		       void *ud)
 {
+	return encode_pool_submit_for(p, NULL, work, done, ud);
+}
+
+int encode_pool_submit_for(struct encode_pool *p, const void *owner, encode_pool_work_fn work,
+			   encode_pool_done_fn done, void *ud)
+{
 	struct pool_job *j;
 
 	if (!work || !done)
@@ -169,6 +218,7 @@ int encode_pool_submit(struct encode_pool *p, encode_pool_work_fn work, encode_p
 	j = malloc(sizeof(*j));
 	if (!j)
 		return -ENOMEM;
+	j->owner = owner;
 	j->work = work;
 	j->done = done;
 	j->ud = ud;
@@ -185,7 +235,9 @@ int encode_pool_submit(struct encode_pool *p, encode_pool_work_fn work, encode_p
 	list_push(&p->queue, j);
 	p->n_queued++;
 	p->submitted++;
-	pthread_cond_signal(&p->work_cond);
+	/* Not signal: the worker woken might find the job held back for its
+	 * owner while another could take it. */
+	pthread_cond_broadcast(&p->work_cond);
 	pthread_mutex_unlock(&p->lock);
 	return 0;
 }

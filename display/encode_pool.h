@@ -70,6 +70,13 @@ int encode_pool_create(int threads, int max_jobs, void (*wake)(void *wake_ud), v
 int encode_pool_submit(struct encode_pool *p, encode_pool_work_fn work, encode_pool_done_fn done,
 		       void *ud);
 
+/* encode_pool_submit for owner (e.g. a session; NULL: none): the jobs of one
+ * owner hold at most threads - 1 workers at once (1 with one thread), so a
+ * client asking one session for many encodings never keeps another
+ * session's waiting behind them; queued jobs otherwise run oldest first. */
+int encode_pool_submit_for(struct encode_pool *p, const void *owner, encode_pool_work_fn work,
+			   encode_pool_done_fn done, void *ud);
+
 /* Calls done(ud, 0) for every job finished by now, in the order they
  * finished; returns how many. Never blocks on an encoding (jobs that finish
  * meanwhile wake again and wait for the next reap). Owner thread. */

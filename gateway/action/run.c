@@ -421,7 +421,7 @@ static void complete(struct run *r, bool settled, int waited_ms)
 		shot_done(j, 0);
 		return;
 	}
-	if (encode_pool_submit(pool, shot_work, shot_done, j) < 0) {
+	if (encode_pool_submit_for(pool, r->s, shot_work, shot_done, j) < 0) {
 		shot_job_free(j);
 		fail(r, 503, "encoder_busy", "too many screenshots are being encoded: try again");
 		return;

@@ -84,7 +84,7 @@ static void warm_accel_probe(void)
  * template tpl, which shows its own page), and how to drive it. */
 /* Screenshots and stream frames are encoded on these threads (a job each;
  * past the bound a screenshot is refused with 503, a stream frame waits). */
-#define ENCODE_THREADS 2
+#define ENCODE_THREADS 3 /* one session holds at most 2: one is left for the others */
 #define ENCODE_MAX_JOBS 64
 
 /* An encoder thread has a finished encode for the loop. */

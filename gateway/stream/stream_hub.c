@@ -292,7 +292,7 @@ struct display_stream_msg *stream_hub_message(struct stream_hub *h,
 	j->frame = display_frame_ref((struct display_frame *)f);
 	j->quality = quality;
 	j->time_us = frame_time_us(f);
-	if (encode_pool_submit(pool, frame_work, frame_done, j) < 0) {
+	if (encode_pool_submit_for(pool, h->s, frame_work, frame_done, j) < 0) {
 		frame_job_free(j);
 		return NULL; /* the pool is full: the viewer asks again */
 	}

@@ -567,6 +567,52 @@ static void test_screenshot_pattern(void **state)
 	display_frame_unref(b);
 }
 
+/* One owner's queue of held-up encodings never keeps another owner's job
+ * waiting: with two workers, owner B holds at most one, so A's job runs
+ * (and is done) while every job of B is still held at its gate. */
+static void test_owner_share(void **state)
+{
+	static const char b_owner, a_owner;
+	struct encode_pool *p;
+	atomic_bool gate = false;
+	struct job b[4], a;
+	int64_t until;
+
+	(void)state;
+	fresh();
+	assert_int_equal(encode_pool_create(2, 16, on_wake, NULL, &p), 0);
+	for (int i = 0; i < 4; i++) {
+		memset(&b[i], 0, sizeof(b[i]));
+		b[i].id = i;
+		b[i].gate = &gate;
+		assert_int_equal(encode_pool_submit_for(p, &b_owner, work, done, &b[i]), 0);
+	}
+	memset(&a, 0, sizeof(a));
+	a.id = 100;
+	assert_int_equal(encode_pool_submit_for(p, &a_owner, work, done, &a), 0);
+	until = now_ms() + 5000;
+	while (a.done_calls == 0 && now_ms() < until)
+		wait_and_reap(p, 100);
+	assert_int_equal(a.done_calls, 1);
+	assert_int_equal(a.status, 0);
+	/* Only one of B's ran at all, and it is still at its gate. */
+	{
+		int started = 0;
+		struct encode_pool_stats st;
+
+		for (int i = 0; i < 4; i++)
+			started += b[i].done_calls;
+		assert_int_equal(started, 0);
+		encode_pool_stats(p, &st);
+		assert_int_equal(st.running, 1);
+		assert_int_equal(st.queued, 3);
+	}
+	atomic_store(&gate, true);
+	encode_pool_destroy(p); /* waits for B's running one, cancels the queued ones */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(b[i].done_calls, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -578,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_done_may_submit),
 		cmocka_unit_test(test_submit_during_destroy),
 		cmocka_unit_test(test_screenshot_pattern),
+		cmocka_unit_test(test_owner_share),
 	};
 
 	return cmocka_run_group_tests_name("encoder pool", tests, setup, teardown);
