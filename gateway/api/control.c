@@ -1,12 +1,15 @@
 /* gateway/api/control.c: see control.h. */
 #include "gateway/api/control.h"
 
+#include "common/ws_rx.h"
+
 #include "gateway/api/api.h"
 #include "gateway/api/routes.h"
 #include "gateway/action/run.h"
 #include "gateway/session/session.h"
 #include "gateway/api/ws_upgrade.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +19,7 @@ struct control_conn {
 	struct gw *gw;
 	char sid[ROUTE_ID_MAX + 1];
 	bool authed;
-	char *rx; /* owned: the message being received */
-	size_t rx_len;
-	bool rx_too_big;
+	struct ws_rx rx; /* the message being received */
 	char *in[CONTROL_MAX_QUEUE]; /* owned: actions waiting their turn */
 	int n_in;
 	char *out[CONTROL_MAX_QUEUE]; /* owned: replies, LWS_PRE headroom each */
@@ -62,6 +63,7 @@ struct control_conn *control_open(struct gw *gw, struct lws *wsi)
 	}
 	snprintf(c->sid, sizeof(c->sid), "%s", r.id);
 	c->wsi = wsi;
+	ws_rx_init(&c->rx, CONTROL_MAX_MESSAGE);
 	c->gw = gw;
 	c->authed = header_scope(gw, wsi, s) >= AUTH_CONTROL;
 	return c;
@@ -153,32 +155,19 @@ static void authenticate(struct control_conn *c, const char *text)
 int control_receive(struct control_conn *c, const void *in, size_t len)
 {
 	char *text;
+	size_t n;
+	int rc = ws_rx_append(&c->rx, in, len, lws_is_first_fragment(c->wsi),
+			      lws_is_final_fragment(c->wsi), lws_frame_is_binary(c->wsi));
 
-	if (!c->rx_too_big && c->rx_len + len <= CONTROL_MAX_MESSAGE) {
-		char *n = realloc(c->rx, c->rx_len + len + 1);
-
-		if (!n)
-			return -1;
-		c->rx = n;
-		memcpy(c->rx + c->rx_len, in, len);
-		c->rx_len += len;
-		c->rx[c->rx_len] = '\0';
-	} else {
-		c->rx_too_big = true;
-	}
-	if (!lws_is_final_fragment(c->wsi))
-		return 0;
-	text = c->rx;
-	c->rx = NULL;
-	c->rx_len = 0;
-	if (c->rx_too_big) {
-		c->rx_too_big = false;
-		free(text);
+	if (rc == -EMSGSIZE) {
 		send_error(c, NULL, "message_too_large", "one action per message, at most 256 KiB");
 		return 0;
 	}
-	if (!text)
+	if (rc == -ENOMEM)
+		return -1;
+	if (rc != WS_RX_COMPLETE)
 		return 0;
+	text = (char *)ws_rx_take(&c->rx, &n);
 	if (!c->authed) {
 		authenticate(c, text);
 		free(text);
@@ -221,7 +210,7 @@ void control_close(struct control_conn *c)
 	if (!c)
 		return;
 	run_cancel(c->run);
-	free(c->rx);
+	ws_rx_free(&c->rx);
 	for (int i = 0; i < c->n_in; i++)
 		free(c->in[i]);
 	for (int i = 0; i < c->n_out; i++)

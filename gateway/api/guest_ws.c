@@ -6,6 +6,7 @@
 
 #include "common/bytebuf.h"
 #include "common/fsutil.h"
+#include "common/ws_rx.h"
 #include "common/log.h"
 #include "gateway/api/api_int.h"
 #include "gateway/core/auth.h"
@@ -45,7 +46,7 @@ struct guest_ws {
 	int64_t link_wait_until; /* monotonic ms */
 	lws_sorted_usec_list_t sul_link; /* polls for the link (nothing waits on the loop) */
 	uint32_t chan; /* 0 until opened */
-	struct bytebuf rx; /* the client's message being received (loop) */
+	struct ws_rx rx; /* the client's message being received (loop) */
 	/* exec (loop) */
 	struct exec_job *spec; /* owned: the first message, parsed */
 	lws_sorted_usec_list_t sul; /* the command's timeout */
@@ -101,7 +102,7 @@ static void release(struct guest_ws *g)
 		g->out = m->next;
 		free(m);
 	}
-	bytebuf_free(&g->rx);
+	ws_rx_free(&g->rx);
 	bytebuf_free(&g->gmsg);
 	exec_free(g->spec);
 	agent_link_release(g->link);
@@ -277,6 +278,7 @@ struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 		return NULL;
 	atomic_init(&g->refs, 1);
 	g->wsi = wsi;
+	ws_rx_init(&g->rx, GUEST_WS_MAX_MESSAGE);
 	g->gw = gw;
 	g->ctx = gw->ctx;
 	g->cdp = r.kind == R_SESSION_CDP_WS;
@@ -324,7 +326,7 @@ static int start_exec(struct guest_ws *g)
 	size_t in_len, plen;
 	char *payload;
 
-	if (!(g->spec = exec_parse(g->rx.data, g->rx.len, &e)))
+	if (!(g->spec = exec_parse((const char *)g->rx.buf, g->rx.len, &e)))
 		return refuse(g, e.message);
 	in = exec_stdin(g->spec, &in_len);
 	spec = (struct agent_exec_spec){ .argv = exec_argv(g->spec), .env = exec_env(g->spec),
@@ -356,12 +358,12 @@ static int on_message(struct guest_ws *g, bool binary)
 	const char *type;
 
 	if (g->cdp)
-		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.data, g->rx.len) < 0 ? -1 : 0;
+		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.buf, g->rx.len) < 0 ? -1 : 0;
 	if (!g->chan)
 		return binary ? refuse(g, "the first message is the command (JSON text)") : start_exec(g);
 	if (binary)
-		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.data, g->rx.len) < 0 ? 0 : 0;
-	j = json_loadb(g->rx.data ? g->rx.data : "", g->rx.len, 0, NULL);
+		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.buf, g->rx.len) < 0 ? 0 : 0;
+	j = json_loadb((const char *)g->rx.buf, g->rx.len, 0, NULL);
 	type = json_string_value(json_object_get(j, "type"));
 	if (type && !strcmp(type, "eof")) {
 		agent_chan_send(g->link, g->chan, AGENT_EOF, 0, NULL, 0);
@@ -387,14 +389,16 @@ int guest_ws_receive(struct guest_ws *g, const void *in, size_t len)
 
 	if (!g->link) /* rx flow is off until linked: lws holds the bytes */
 		return refuse(g, "the guest agent is not connected yet");
-	if (g->rx.len + len > GUEST_WS_MAX_MESSAGE)
+	rc = ws_rx_append(&g->rx, in, len, lws_is_first_fragment(g->wsi),
+			  lws_is_final_fragment(g->wsi), lws_frame_is_binary(g->wsi));
+	if (rc == -EMSGSIZE)
 		return refuse(g, "message too large");
-	if (len && bytebuf_append(&g->rx, in, len) < 0)
+	if (rc < 0)
 		return -1;
-	if (!lws_is_final_fragment(g->wsi))
+	if (rc != WS_RX_COMPLETE)
 		return 0;
-	rc = on_message(g, lws_frame_is_binary(g->wsi));
-	g->rx.len = 0;
+	rc = on_message(g, g->rx.binary);
+	ws_rx_reset(&g->rx);
 	return rc;
 }
 

@@ -116,6 +116,7 @@ struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 		return NULL;
 	}
 	v->wsi = wsi;
+	ws_rx_init(&v->rx, STREAM_MSG_MAX);
 	v->gw = gw;
 	v->quality = STREAM_DEFAULT_QUALITY;
 	v->max_fps = STREAM_DEFAULT_MAX_FPS;
@@ -260,44 +261,32 @@ int stream_receive(struct stream_viewer *v, const void *in, size_t len)
 {
 	struct stream_msg m;
 	char reason[120];
-	int code;
+	int code, rc;
 
 	v->last_rx_ms = fs_now_ms();
 	if (v->close_code)
 		return 0; /* closing: nothing more is read */
-	if (lws_frame_is_binary(v->wsi))
-		v->rx_binary = true;
-	if (!v->rx_too_big && v->rx_len + len <= STREAM_MSG_MAX) {
-		char *n = realloc(v->rx, v->rx_len + len + 1);
-
-		if (!n)
-			return -1;
-		v->rx = n;
-		memcpy(v->rx + v->rx_len, in, len);
-		v->rx_len += len;
-	} else {
-		v->rx_too_big = true;
-	}
-	if (!lws_is_final_fragment(v->wsi))
+	rc = ws_rx_append(&v->rx, in, len, lws_is_first_fragment(v->wsi),
+			  lws_is_final_fragment(v->wsi), lws_frame_is_binary(v->wsi));
+	if (rc == -ENOMEM)
+		return -1;
+	if (rc == WS_RX_PARTIAL)
 		return 0;
 	if (!v->hub)
 		return -1;
-	if (v->rx_binary) {
+	if (v->rx.binary) {
 		code = STREAM_CLOSE_UNSUPPORTED;
 		snprintf(reason, sizeof(reason), "binary messages are not accepted: send JSON text");
-	} else if (v->rx_too_big) {
+	} else if (rc == -EMSGSIZE) {
 		code = STREAM_CLOSE_TOO_BIG;
 		snprintf(reason, sizeof(reason), "message over 4096 bytes");
 	} else {
-		code = stream_msg_parse(v->rx ? v->rx : "", v->rx_len, v->hub->s->width,
+		code = stream_msg_parse((const char *)v->rx.buf, v->rx.len, v->hub->s->width,
 					v->hub->s->height, &m, reason, sizeof(reason));
 		if (code == 0)
 			code = handle(v, &m, reason, sizeof(reason));
 	}
-	free(v->rx);
-	v->rx = NULL;
-	v->rx_len = 0;
-	v->rx_too_big = v->rx_binary = false;
+	ws_rx_reset(&v->rx);
 	if (code) {
 		/* Closed from WRITEABLE: a frame may still be going out, and the
 		 * close frame must follow it whole. */
@@ -434,7 +423,7 @@ void stream_close(struct stream_viewer *v)
 	lws_sul_cancel(&v->sul_pace);
 	lws_sul_cancel(&v->sul_idle);
 	display_frame_unref(v->base);
-	free(v->rx);
+	ws_rx_free(&v->rx);
 	for (int i = 0; i < v->n_text; i++)
 		free(v->text[i]);
 	free(v);

@@ -8,6 +8,7 @@
 #ifndef VITRINE_GATEWAY_STREAM_HUB_H
 #define VITRINE_GATEWAY_STREAM_HUB_H
 
+#include "common/ws_rx.h"
 #include "display/stream_encode.h"
 #include "gateway/core/auth.h"
 #include "gateway/stream/share.h"
@@ -39,9 +40,7 @@ struct stream_viewer {
 	int64_t next_frame_ms; /* not before: max_fps */
 	int cur_x, cur_y; /* the cursor position it was last sent; -1: none */
 	uint64_t shape_serial; /* of the pointer shape it was last sent */
-	char *rx; /* owned: the message being received */
-	size_t rx_len;
-	bool rx_too_big, rx_binary;
+	struct ws_rx rx; /* the message being received */
 	char *text[STREAM_TEXT_QUEUE]; /* owned, LWS_PRE headroom each */
 	size_t text_len[STREAM_TEXT_QUEUE];
 	int n_text;
