@@ -47,7 +47,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-loop demo fuzz format
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-loop demo fuzz format format-check
 all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -147,8 +147,12 @@ bench-loop: all image-tiny
 demo:
 	deploy/demo.sh
 
+# clang-format 14 with the repository's .clang-format, on every tracked
+# .c/.h; format-check only says which lines would change.
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+format-check:
+	clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h')
 
 clean:
 	rm -rf build build-san

@@ -17,10 +17,10 @@
 #include "vmm-qemu/vm.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <glob.h>
 #include <unistd.h>
 
 #define MAX_RUNS 9
@@ -179,7 +179,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--no-baseline"))
 			baseline = false;
 		else {
-			fprintf(stderr, "usage: bench_boot [--runs N] [--images tiny,desktop] [--no-baseline]\n");
+			fprintf(stderr,
+				"usage: bench_boot [--runs N] [--images tiny,desktop] [--no-baseline]\n");
 			return 2;
 		}
 	}
@@ -199,7 +200,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench_boot: %s\n", err);
 			return 1;
 		}
-		vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &accel, why, sizeof(why));
+		vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &accel, why,
+				  sizeof(why));
 		printf("== %s under %s (%s)\n", name, vmm_accel_name(accel), why);
 		fflush(stdout);
 		ours->label = name;
@@ -223,9 +225,11 @@ int main(int argc, char **argv)
 				free(ours);
 				continue;
 			}
-			snprintf(old.append, sizeof(old.append),
-				 "root=/dev/vda rw init=/usr/local/lib/vitrine/init console=ttyS0 quiet");
-			base->label = "baseline to rootfs (bzImage + initramfs-tools initrd, same rootfs)";
+			snprintf(
+				old.append, sizeof(old.append),
+				"root=/dev/vda rw init=/usr/local/lib/vitrine/init console=ttyS0 quiet");
+			base->label =
+				"baseline to rootfs (bzImage + initramfs-tools initrd, same rootfs)";
 			base->runs = runs;
 			for (int r = 0; r < runs; r++)
 				boot_once(&old, accel, page, "rootfs", base);

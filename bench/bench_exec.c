@@ -77,17 +77,27 @@ int main(int argc, char **argv)
 	/* Interleaved, so both see the same load. */
 	for (int i = -3; i < runs; i++) {
 		const char *argv_true[] = { "/bin/true", NULL };
-		const char *argv_user[] = { "/usr/bin/setsid", "/usr/bin/setpriv", "--reuid=1000",
-					    "--regid=1000", "--init-groups", "--inh-caps=-all",
-					    "/usr/bin/env", "-i", "HOME=/home/vitrine",
-					    "PATH=/usr/local/bin:/usr/bin:/bin", "/bin/sh", "-c",
-					    "cd \"$0\" && exec /bin/sh -c \"$1\"", "/home/vitrine",
-					    "true", NULL };
+		const char *argv_user[] = { "/usr/bin/setsid",
+					    "/usr/bin/setpriv",
+					    "--reuid=1000",
+					    "--regid=1000",
+					    "--init-groups",
+					    "--inh-caps=-all",
+					    "/usr/bin/env",
+					    "-i",
+					    "HOME=/home/vitrine",
+					    "PATH=/usr/local/bin:/usr/bin:/bin",
+					    "/bin/sh",
+					    "-c",
+					    "cd \"$0\" && exec /bin/sh -c \"$1\"",
+					    "/home/vitrine",
+					    "true",
+					    NULL };
 		struct qga_exec_result res;
 		int64_t t0 = fs_now_ms();
 
-		if (http_request("127.0.0.1", g.port, "POST", path, g.key, "{\"cmd\":\"true\"}", 14, 60,
-				 &r) < 0 ||
+		if (http_request("127.0.0.1", g.port, "POST", path, g.key, "{\"cmd\":\"true\"}", 14,
+				 60, &r) < 0 ||
 		    r.status != 200) {
 			fprintf(stderr, "bench: exec: %d %s\n", r.status, r.body ? r.body : "");
 			goto out;
@@ -96,7 +106,8 @@ int main(int argc, char **argv)
 		if (i >= 0)
 			gw_ms[i] = (double)(fs_now_ms() - t0);
 		t0 = fs_now_ms();
-		if (qga_client_exec(c, argv_true, NULL, NULL, 0, 60000, &res, err, sizeof(err)) < 0) {
+		if (qga_client_exec(c, argv_true, NULL, NULL, 0, 60000, &res, err, sizeof(err)) <
+		    0) {
 			fprintf(stderr, "bench: guest-exec: %s\n", err);
 			goto out;
 		}
@@ -104,7 +115,8 @@ int main(int argc, char **argv)
 		if (i >= 0)
 			qgab_ms[i] = (double)(fs_now_ms() - t0);
 		t0 = fs_now_ms();
-		if (qga_client_exec(c, argv_user, NULL, NULL, 0, 60000, &res, err, sizeof(err)) < 0) {
+		if (qga_client_exec(c, argv_user, NULL, NULL, 0, 60000, &res, err, sizeof(err)) <
+		    0) {
 			fprintf(stderr, "bench: guest-exec: %s\n", err);
 			goto out;
 		}
@@ -117,7 +129,8 @@ int main(int argc, char **argv)
 		double q50 = stats_pct(qga_ms, runs, 0.5), q95 = stats_pct(qga_ms, runs, 0.95);
 		double b50 = stats_pct(qgab_ms, runs, 0.5), b95 = stats_pct(qgab_ms, runs, 0.95);
 
-		printf("exec `true` round trip, desktop guest, %d runs each, interleaved (TCG):\n", runs);
+		printf("exec `true` round trip, desktop guest, %d runs each, interleaved (TCG):\n",
+		       runs);
 		printf("  gateway + vitrine-agent (POST .../exec, as the user): p50 %6.1f ms  p95 %6.1f ms\n",
 		       g50, g95);
 		printf("  qemu-ga guest-exec + polling, as the user:            p50 %6.1f ms  p95 %6.1f ms"

@@ -21,7 +21,7 @@
 
 #define PAGE_URL                                                                                   \
 	"data:text/html,<title>static</title><body style='margin:0;font:24px sans-serif'>"         \
-	"<h1 style='background:%2328a;color:white;padding:20px'>A static page</h1>"               \
+	"<h1 style='background:%2328a;color:white;padding:20px'>A static page</h1>"                \
 	"<p style='padding:20px'>Nothing here moves.</p></body>"
 
 static double now_ms(void)
@@ -46,7 +46,8 @@ static int screendump_series(double *v, int n)
 	vmm_spec_defaults(&spec);
 	spec.image = &img;
 	spec.url = PAGE_URL;
-	vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &spec.accel, why, sizeof(why));
+	vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &spec.accel, why,
+			  sizeof(why));
 	rc = vmm_vm_start(&spec, &opts, &vm, err, sizeof(err));
 	if (rc == 0)
 		rc = vmm_vm_wait_phase(vm, "ready", 300000, err, sizeof(err));
@@ -113,7 +114,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < shots; i++) {
 		double t = now_ms();
 
-		if (http_request("127.0.0.1", gw.port, "GET", path_shot, gw.key, NULL, 0, 30, &r) < 0 ||
+		if (http_request("127.0.0.1", gw.port, "GET", path_shot, gw.key, NULL, 0, 30, &r) <
+			    0 ||
 		    r.status != 200) {
 			fprintf(stderr, "bench: screenshot failed: %d\n", r.status);
 			gateway_proc_stop(&gw);
@@ -124,21 +126,24 @@ int main(int argc, char **argv)
 	}
 	/* Clicks on the page's plain background: a static page stays still. */
 	for (int i = 0; i < actions; i++) {
-		const char *ours = "{\"action\":\"left_click\",\"coordinate\":[900,600],\"screenshot\":true}";
+		const char *ours =
+			"{\"action\":\"left_click\",\"coordinate\":[900,600],\"screenshot\":true}";
 		const char *plain = "{\"action\":\"left_click\",\"coordinate\":[900,600]}";
 		double t = now_ms();
 
-		if (http_request("127.0.0.1", gw.port, "POST", path_act, gw.key, ours, strlen(ours), 60,
-				 &r) < 0 ||
+		if (http_request("127.0.0.1", gw.port, "POST", path_act, gw.key, ours, strlen(ours),
+				 60, &r) < 0 ||
 		    r.status != 200) {
-			fprintf(stderr, "bench: action failed: %d %s\n", r.status, r.body ? r.body : "");
+			fprintf(stderr, "bench: action failed: %d %s\n", r.status,
+				r.body ? r.body : "");
 			gateway_proc_stop(&gw);
 			return 1;
 		}
 		act_ours[i] = now_ms() - t;
 		http_resp_free(&r);
 		t = now_ms();
-		http_request("127.0.0.1", gw.port, "POST", path_act, gw.key, plain, strlen(plain), 60, &r);
+		http_request("127.0.0.1", gw.port, "POST", path_act, gw.key, plain, strlen(plain),
+			     60, &r);
 		http_resp_free(&r);
 		usleep(2000 * 1000);
 		http_request("127.0.0.1", gw.port, "GET", path_shot, gw.key, NULL, 0, 30, &r);
@@ -152,8 +157,8 @@ int main(int argc, char **argv)
 	       stats_pct(sd, shots, 0.95), shots);
 	p50_gs = stats_pct(gs, shots, 0.5);
 	p95_gs = stats_pct(gs, shots, 0.95);
-	printf("gateway screenshot JPEG     p50 %7.2f ms  p95 %7.2f ms  (n=%d, over HTTP)\n", p50_gs,
-	       p95_gs, shots);
+	printf("gateway screenshot JPEG     p50 %7.2f ms  p95 %7.2f ms  (n=%d, over HTTP)\n",
+	       p50_gs, p95_gs, shots);
 	printf("  ratio screendump/gateway: %.1fx (target >= 5x); p50 <= 20 ms: %s\n",
 	       p50_sd / p50_gs, p50_gs <= 20 ? "met" : "NOT met");
 	p50_ours = stats_pct(act_ours, actions, 0.5);

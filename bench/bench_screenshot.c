@@ -84,7 +84,8 @@ int main(int argc, char **argv)
 	spec.width = 1280;
 	spec.height = 800;
 	spec.memory_mib = 256;
-	vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &spec.accel, why, sizeof(why));
+	vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &spec.accel, why,
+			  sizeof(why));
 	if (vmm_vm_start(&spec, &opts, &vm, err, sizeof(err)) < 0 ||
 	    vmm_vm_wait_phase(vm, "ready", 60000, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench_screenshot: tiny guest: %s\n", err);

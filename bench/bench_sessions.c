@@ -112,7 +112,7 @@ static int create(const char *body, struct session *s, struct session *all, int 
 	return s->run_dir[0] ? 0 : -1;
 }
 
-static void delete(struct session *s)
+static void delete_session(struct session *s)
 {
 	char path[128];
 	struct http_resp r;
@@ -133,8 +133,8 @@ static int click_proven(struct session *s)
 	int rc = -1;
 
 	snprintf(path, sizeof(path), "/v1/sessions/%s/actions", s->id);
-	if (request(s->ctl, "POST", path, "{\"action\":\"left_click\",\"coordinate\":[640,500]}", 200,
-		    &r) < 0)
+	if (request(s->ctl, "POST", path, "{\"action\":\"left_click\",\"coordinate\":[640,500]}",
+		    200, &r) < 0)
 		return -1;
 	http_resp_free(&r);
 	if (vmm_run_dir_socket(s->run_dir, VMM_SOCKET_QGA, path, sizeof(path)) < 0 ||
@@ -167,7 +167,8 @@ static int wait_page_on_screen(const char *id, const char *token, int timeout_ms
 		bool ok = false;
 
 		if (http_request("127.0.0.1", gw.port, "GET", path, token, NULL, 0, 30, &r) == 0 &&
-		    r.status == 200 && png_decode((const unsigned char *)r.body, r.body_len, &img) == 0) {
+		    r.status == 200 &&
+		    png_decode((const unsigned char *)r.body, r.body_len, &img) == 0) {
 			ok = ppm_find_bbox(&img, 0xFF00AA, 2, &x0, &y0, &x1, &y1) && x1 - x0 == 19;
 			ppm_free(&img);
 		}
@@ -307,7 +308,7 @@ static int one_start(bool cold, int64_t *screen_ms, int64_t *ready_ms)
 	if (rc == 0)
 		rc = click_proven(&s);
 	*ready_ms = fs_now_ms() - t0;
-	delete(&s);
+	delete_session(&s);
 	return rc;
 }
 
@@ -380,7 +381,7 @@ int main(int argc, char **argv)
 	sleep(3);
 	booted_kib = pss_of(all, 4);
 	for (int i = 0; i < 4; i++)
-		delete(&all[i]);
+		delete_session(&all[i]);
 	snprintf(body, sizeof(body), "{\"template\":\"%s\"}", tpl);
 	for (int i = 0; i < 4; i++)
 		if (create(body, &all[i], all, i) < 0)
@@ -412,13 +413,13 @@ int main(int argc, char **argv)
 	ms_fork = fs_now_ms() - t0;
 	snprintf(all[4].id, sizeof(all[4].id), "%s", str(r.json, "id"));
 	http_resp_free(&r);
-	delete(&all[4]);
+	delete_session(&all[4]);
 	printf("plain migration stream (RAM in a file): pause to disk %lld ms, resume %lld ms, "
 	       "fork %lld ms; template restore to ready (above) needs no RAM copy\n",
 	       (long long)ms_pause, (long long)ms_resume, (long long)ms_fork);
 	fflush(stdout);
 	for (int i = 0; i < 4; i++)
-		delete(&all[i]);
+		delete_session(&all[i]);
 
 	/* Many at once: memory, and whether each still answers and takes a
 	 * click (proven in the page for the first, middle and last: under TCG
@@ -442,7 +443,8 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "/v1/sessions/%.63s/actions", all[i].id);
 		if (prove ? click_proven(&all[i]) < 0
 			  : request(all[i].ctl, "POST", path,
-				    "{\"action\":\"left_click\",\"coordinate\":[640,500]}", 200, &r) < 0) {
+				    "{\"action\":\"left_click\",\"coordinate\":[640,500]}", 200,
+				    &r) < 0) {
 			fprintf(stderr, "session %d took no click\n", i + 1);
 			goto fail;
 		}
@@ -452,7 +454,7 @@ int main(int argc, char **argv)
 	printf("each took a click (3 proven in the page) in %.1f s for all\n",
 	       (fs_now_ms() - t0) / 1000.0);
 	for (int i = 0; i < many; i++)
-		delete(&all[i]);
+		delete_session(&all[i]);
 	snprintf(path, sizeof(path), "/v1/templates/%s", tpl);
 	if (request(gw.key, "DELETE", path, NULL, 200, &r) == 0)
 		http_resp_free(&r);

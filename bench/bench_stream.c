@@ -64,8 +64,9 @@ static int connect_viewer(const char *token, int max_fps)
 
 	if (fd < 0)
 		return -1;
-	snprintf(msg, sizeof(msg), "{\"type\":\"auth\",\"token\":\"%s\",\"max_fps\":%d,\"quality\":70}",
-		 token, max_fps);
+	snprintf(msg, sizeof(msg),
+		 "{\"type\":\"auth\",\"token\":\"%s\",\"max_fps\":%d,\"quality\":70}", token,
+		 max_fps);
 	ws_send(fd, 1, msg, strlen(msg));
 	return fd;
 }
@@ -203,7 +204,6 @@ static int measure(int n, int max_fps, int seconds, struct round *out)
 	return 0;
 }
 
-
 static double now_us(void)
 {
 	struct timespec ts;
@@ -227,7 +227,8 @@ static void encoder_cost(int n, double *key_ms, double *delta_ms, size_t *key_le
 		f[i] = display_frame_create(1280, 800);
 		for (int y = 0; y < 800; y++)
 			for (int x = 0; x < 1280; x++) {
-				uint8_t *p = f[i]->pixels + (size_t)y * f[i]->stride + (size_t)x * 4;
+				uint8_t *p = f[i]->pixels + (size_t)y * f[i]->stride +
+					     (size_t)x * 4;
 
 				p[0] = (uint8_t)(0xee - (x / 40) % 3 * 20);
 				p[1] = (uint8_t)(0xf0 - (y / 30) % 2 * 30);
@@ -243,7 +244,8 @@ static void encoder_cost(int n, double *key_ms, double *delta_ms, size_t *key_le
 		memcpy(f[1]->pixels, f[0]->pixels, (size_t)f[0]->stride * 800);
 		for (int y = by; y < by + 120; y++)
 			for (int x = bx; x < bx + 160; x++)
-				memcpy(f[1]->pixels + (size_t)y * f[1]->stride + (size_t)x * 4, "\x2a\x6f\xb0", 3);
+				memcpy(f[1]->pixels + (size_t)y * f[1]->stride + (size_t)x * 4,
+				       "\x2a\x6f\xb0", 3);
 		t = now_us();
 		display_stream_encode(e, NULL, f[1], 70, 0, 16, &m, err, sizeof(err));
 		k[r] = (now_us() - t) / 1000.0;
@@ -292,13 +294,16 @@ static int latency(int clicks, double *ms)
 		char m[128];
 		int64_t t0, deadline;
 
-		snprintf(m, sizeof(m), "{\"type\":\"pointer\",\"x\":%d,\"y\":%d,\"buttons\":0}", x, y);
+		snprintf(m, sizeof(m), "{\"type\":\"pointer\",\"x\":%d,\"y\":%d,\"buttons\":0}", x,
+			 y);
 		ws_send(fd, 1, m, strlen(m));
 		usleep(100 * 1000);
 		t0 = fs_now_ms();
-		snprintf(m, sizeof(m), "{\"type\":\"pointer\",\"x\":%d,\"y\":%d,\"buttons\":1}", x, y);
+		snprintf(m, sizeof(m), "{\"type\":\"pointer\",\"x\":%d,\"y\":%d,\"buttons\":1}", x,
+			 y);
 		ws_send(fd, 1, m, strlen(m));
-		snprintf(m, sizeof(m), "{\"type\":\"pointer\",\"x\":%d,\"y\":%d,\"buttons\":0}", x, y);
+		snprintf(m, sizeof(m), "{\"type\":\"pointer\",\"x\":%d,\"y\":%d,\"buttons\":0}", x,
+			 y);
 		ws_send(fd, 1, m, strlen(m));
 		deadline = t0 + 10000;
 		while (!red_at(&s.img, x, y) && fs_now_ms() < deadline)
@@ -353,7 +358,8 @@ int main(int argc, char **argv)
 	if (http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
 			 strlen(body), 300, &resp) < 0 ||
 	    resp.status != 201) {
-		fprintf(stderr, "bench_stream: create: %d %s\n", resp.status, resp.body ? resp.body : "");
+		fprintf(stderr, "bench_stream: create: %d %s\n", resp.status,
+			resp.body ? resp.body : "");
 		free(body);
 		gateway_proc_stop(&gw);
 		return 1;
@@ -363,7 +369,8 @@ int main(int argc, char **argv)
 	snprintf(view_tok, sizeof(view_tok), "%s",
 		 json_string_value(json_object_get(json_object_get(resp.json, "tokens"), "view")));
 	snprintf(ctl_tok, sizeof(ctl_tok), "%s",
-		 json_string_value(json_object_get(json_object_get(resp.json, "tokens"), "control")));
+		 json_string_value(
+			 json_object_get(json_object_get(resp.json, "tokens"), "control")));
 	snprintf(path, sizeof(path), "/v1/sessions/%s/stream", sid);
 	http_resp_free(&resp);
 	/* TCG translates Chromium's hot paths during the first seconds: wait
@@ -409,20 +416,22 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		printf("| %d | 30 | %.1f | %.1f | %.1f | %.2f | %.0f | %.1f%% |\n", r[i].viewers,
 		       r[i].fps_mean, r[i].fps_min, r[i].guest_fps,
-		       r[i].guest_fps > 0 ? r[i].fps_min / r[i].guest_fps : 0, r[i].kib_s, r[i].cpu_pct);
+		       r[i].guest_fps > 0 ? r[i].fps_min / r[i].guest_fps : 0, r[i].kib_s,
+		       r[i].cpu_pct);
 	printf("\ngateway CPU per extra viewer: %.2f%% of a core (1 -> 10), %.2f%% (1 -> 50)\n",
 	       (r[1].cpu_pct - r[0].cpu_pct) / 9.0, (r[2].cpu_pct - r[0].cpu_pct) / 49.0);
 	if (got > 0)
 		printf("glass-to-glass (click on the stream socket -> frame showing it), %d clicks: "
 		       "p50 %.0f ms, p95 %.0f ms, max %.0f ms\n",
-		       got, lat[got / 2], lat[(int)(got * 0.95) < got ? (int)(got * 0.95) : got - 1],
-		       lat[got - 1]);
+		       got, lat[got / 2],
+		       lat[(int)(got * 0.95) < got ? (int)(got * 0.95) : got - 1], lat[got - 1]);
 	else
 		printf("glass-to-glass: no click showed up\n");
 	printf("encoding (in process, no guest), 1280x800 q70, median of 31: whole frame %.1f ms (%zu KiB), "
 	       "moving-box delta %.1f ms (%zu KiB): one core encodes %.0f delta frames/s, shared by "
 	       "every viewer that keeps up\n",
-	       key_ms, key_len / 1024, delta_ms, delta_len / 1024, delta_ms > 0 ? 1000.0 / delta_ms : 0);
+	       key_ms, key_len / 1024, delta_ms, delta_len / 1024,
+	       delta_ms > 0 ? 1000.0 / delta_ms : 0);
 	printf("target: >= 25 fps to 10 viewers: %s (%.1f fps; the guest painted %.1f frames/s then);"
 	       " < 2%% of a core per extra viewer: %s\n",
 	       r[1].fps_min >= 25 ? "met" : "not met", r[1].fps_min, r[1].guest_fps,

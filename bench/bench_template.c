@@ -64,7 +64,7 @@ static int wait_screen(struct vmm_vm *vm, const struct ppm *want, int timeout_ms
 		if (screen(vm, &img) < 0)
 			return -1;
 		ok = want ? img.width == want->width && img.height == want->height &&
-				    !memcmp(img.rgb, want->rgb, (size_t)img.width * img.height * 3)
+				     !memcmp(img.rgb, want->rgb, (size_t)img.width * img.height * 3)
 			  : ppm_count(&img, 0x000000, 0) < (size_t)img.width * img.height;
 		ppm_free(&img);
 		if (ok)
@@ -234,7 +234,8 @@ int main(int argc, char **argv)
 	printf("%s, %s: to screen, median of %d: cold boot %lld ms, restore %lld ms (%.1fx)\n",
 	       image_name, vmm_accel_name(accel), runs, (long long)boot_ms[runs / 2],
 	       (long long)restore_ms[runs / 2],
-	       (double)boot_ms[runs / 2] / (double)(restore_ms[runs / 2] ? restore_ms[runs / 2] : 1));
+	       (double)boot_ms[runs / 2] /
+		       (double)(restore_ms[runs / 2] ? restore_ms[runs / 2] : 1));
 
 	for (int i = 0; i < guests; i++) {
 		int64_t ms;

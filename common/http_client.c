@@ -1,8 +1,8 @@
 /* common/http_client.c: see http_client.h. */
 #include "common/http_client.h"
 
-#include <netdb.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,8 +66,8 @@ int http_request(const char *host, int port, const char *method, const char *pat
 	n = snprintf(head, sizeof(head),
 		     "%s %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n%s%s%s"
 		     "Content-Length: %zu\r\n\r\n",
-		     method, path, host, port, token ? "Authorization: Bearer " : "", token ? token : "",
-		     token ? "\r\n" : "", body ? body_len : 0);
+		     method, path, host, port, token ? "Authorization: Bearer " : "",
+		     token ? token : "", token ? "\r\n" : "", body ? body_len : 0);
 	if (write_all(fd, head, (size_t)n) < 0 || (body && write_all(fd, body, body_len) < 0)) {
 		close(fd);
 		return -EIO;
@@ -118,7 +118,8 @@ const char *http_header(const struct http_resp *resp, const char *name, char *bu
 {
 	size_t n = strlen(name);
 
-	for (const char *p = resp->headers; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+	for (const char *p = resp->headers; p && *p;
+	     p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		const char *v;
 		size_t vl;
 
@@ -147,7 +148,8 @@ void http_resp_free(struct http_resp *resp)
 
 const char *http_error_code(const struct http_resp *resp)
 {
-	const char *c = json_string_value(json_object_get(json_object_get(resp->json, "error"), "code"));
+	const char *c = json_string_value(
+		json_object_get(json_object_get(resp->json, "error"), "code"));
 
 	return c ? c : "";
 }

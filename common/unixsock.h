@@ -12,8 +12,7 @@
 int unixsock_connect(const char *path, int timeout_ms, char *err, size_t errlen);
 
 /* Consumes bytes: returns 0, or -errno with a reason in err to stop. */
-typedef int (*unixsock_feed_fn)(void *ud, const char *bytes, size_t len, char *err,
-				size_t errlen);
+typedef int (*unixsock_feed_fn)(void *ud, const char *bytes, size_t len, char *err, size_t errlen);
 
 /* Reads what is readable on fd (until it would block) and hands it to feed.
  * Returns 0, feed's error, -EPIPE when the peer closed ("<peer> closed" in

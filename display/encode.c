@@ -35,7 +35,8 @@ static void shrink_to_limit(int *w, int *h)
 void display_scale_fit(int src_w, int src_h, int max_w, int max_h, int *out_w, int *out_h,
 		       double *scale)
 {
-	double sx = max_w > 0 ? (double)max_w / src_w : 0, sy = max_h > 0 ? (double)max_h / src_h : 0;
+	double sx = max_w > 0 ? (double)max_w / src_w : 0,
+	       sy = max_h > 0 ? (double)max_h / src_h : 0;
 
 	*out_w = src_w > 0 ? src_w : 1;
 	*out_h = src_h > 0 ? src_h : 1;
@@ -73,7 +74,8 @@ static void scale_down(const uint8_t *src, int sw, int sh, int sstride, uint8_t 
 		if (y1 <= y0)
 			y1 = y0 + 1;
 		for (int x = 0; x < dw; x++) {
-			int x0 = (int)((int64_t)x * sw / dw), x1 = (int)((int64_t)(x + 1) * sw / dw);
+			int x0 = (int)((int64_t)x * sw / dw),
+			    x1 = (int)((int64_t)(x + 1) * sw / dw);
 			uint32_t sum[3] = { 0, 0, 0 }, n;
 
 			if (x1 <= x0)
@@ -119,7 +121,8 @@ static void scale_up(const uint8_t *src, int sw, int sh, int sstride, uint8_t *d
 				int top = a[k] * (256 - wx) + b[k] * wx;
 				int bot = c[k] * (256 - wx) + d[k] * wx;
 
-				out[x * 4 + k] = (uint8_t)((top * (256 - wy) + bot * wy + 32768) >> 16);
+				out[x * 4 + k] = (uint8_t)((top * (256 - wy) + bot * wy + 32768) >>
+							   16);
 			}
 			out[x * 4 + 3] = 0xFF;
 		}
@@ -258,8 +261,8 @@ int display_encode(const struct display_frame *f, const struct display_encode_op
 	if (r.w <= 0 || r.h <= 0)
 		r = (struct display_rect){ 0, 0, f->width, f->height };
 	if (r.x < 0 || r.y < 0 || r.x + r.w > f->width || r.y + r.h > f->height) {
-		snprintf(err, errlen, "region %dx%d+%d+%d is outside the %dx%d screen", r.w, r.h, r.x,
-			 r.y, f->width, f->height);
+		snprintf(err, errlen, "region %dx%d+%d+%d is outside the %dx%d screen", r.w, r.h,
+			 r.x, r.y, f->width, f->height);
 		return -EINVAL;
 	}
 	if (opts->format == DISPLAY_FORMAT_JPEG && (quality < 1 || quality > 100)) {

@@ -74,10 +74,10 @@ static void make_key(struct cache_key *k, const struct display_frame *f,
 static bool key_equal(const struct cache_key *a, const struct cache_key *b)
 {
 	return a->seq == b->seq && a->width == b->width && a->height == b->height &&
-	       a->format == b->format && a->quality == b->quality &&
-	       a->max_width == b->max_width && a->max_height == b->max_height &&
-	       a->region.x == b->region.x && a->region.y == b->region.y &&
-	       a->region.w == b->region.w && a->region.h == b->region.h;
+	       a->format == b->format && a->quality == b->quality && a->max_width == b->max_width &&
+	       a->max_height == b->max_height && a->region.x == b->region.x &&
+	       a->region.y == b->region.y && a->region.w == b->region.w &&
+	       a->region.h == b->region.h;
 }
 
 /* The entry holding key, or NULL. Under the lock. */

@@ -211,7 +211,8 @@ static void on_copy(rfbClient *cl, int sx, int sy, int w, int h, int dx, int dy)
 		int j = dy > sy ? h - 1 - k : k;
 
 		memmove(cl->frameBuffer + (size_t)(dy + j) * stride + (size_t)dx * 4,
-			cl->frameBuffer + (size_t)(sy + j) * stride + (size_t)sx * 4, (size_t)w * 4);
+			cl->frameBuffer + (size_t)(sy + j) * stride + (size_t)sx * 4,
+			(size_t)w * 4);
 	}
 	note_rect(cl, (struct display_rect){ dx, dy, w, h });
 }
@@ -263,7 +264,8 @@ static void on_finished_update(rfbClient *cl)
 	display_damage_clear(&damage);
 	if (m->full) {
 		if (!prev || m->resized || prev->width != cl->width || prev->height != cl->height) {
-			display_damage_add(&damage, (struct display_rect){ 0, 0, cl->width, cl->height },
+			display_damage_add(&damage,
+					   (struct display_rect){ 0, 0, cl->width, cl->height },
 					   cl->width, cl->height);
 		} else {
 			for (int i = 0; i < m->pending.n; i++) {
@@ -405,7 +407,8 @@ static void *worker_main(void *arg)
 				fail(m, strerror(errno));
 				break;
 			}
-			if (n > 0 && (pfd[1].revents & POLLIN) && read(m->wake_fd, &v, sizeof(v)) < 0)
+			if (n > 0 && (pfd[1].revents & POLLIN) &&
+			    read(m->wake_fd, &v, sizeof(v)) < 0)
 				v = 0;
 			if (n <= 0 || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;

@@ -76,7 +76,8 @@ int display_stream_diff(const struct display_frame *a, const struct display_fram
 	int n = 0;
 
 	for (int ty = 0; ty < nty; ty++) {
-		int y = ty * STREAM_TILE, h = a->height - y < STREAM_TILE ? a->height - y : STREAM_TILE;
+		int y = ty * STREAM_TILE,
+		    h = a->height - y < STREAM_TILE ? a->height - y : STREAM_TILE;
 		int band_start = n;
 
 		for (int tx = 0; tx < ntx;) {
@@ -89,7 +90,8 @@ int display_stream_diff(const struct display_frame *a, const struct display_fram
 			for (run = 1; tx + run < ntx && tile_differs(a, b, tx + run, ty); run++)
 				;
 			{
-				struct display_rect r = { tx * STREAM_TILE, y, run * STREAM_TILE, h };
+				struct display_rect r = { tx * STREAM_TILE, y, run * STREAM_TILE,
+							  h };
 				bool merged = false;
 
 				if (r.x + r.w > a->width)
@@ -141,8 +143,9 @@ static int add_rect(struct display_stream_encoder *e, struct display_stream_msg 
 	struct stream_wire_rect wr = { r.x, r.y, r.w, r.h, STREAM_WIRE_ENC_JPEG, NULL, 0 };
 	uint8_t *p;
 
-	if (tjCompress2(e->tj, f->pixels + (size_t)r.y * f->stride + (size_t)r.x * 4, r.w, f->stride,
-			r.h, TJPF_RGBX, &e->jpeg, &size, TJSAMP_420, quality, TJFLAG_FASTDCT) < 0) {
+	if (tjCompress2(e->tj, f->pixels + (size_t)r.y * f->stride + (size_t)r.x * 4, r.w,
+			f->stride, r.h, TJPF_RGBX, &e->jpeg, &size, TJSAMP_420, quality,
+			TJFLAG_FASTDCT) < 0) {
 		snprintf(err, errlen, "JPEG encoding of %dx%d+%d+%d failed: %s", r.w, r.h, r.x, r.y,
 			 tjGetErrorStr2(e->tj));
 		return -EIO;
@@ -162,11 +165,13 @@ static int add_rect(struct display_stream_encoder *e, struct display_stream_msg 
 
 int display_stream_encode(struct display_stream_encoder *e, const struct display_frame *base,
 			  const struct display_frame *f, int quality, uint64_t time_us,
-			  size_t headroom, struct display_stream_msg **out, char *err, size_t errlen)
+			  size_t headroom, struct display_stream_msg **out, char *err,
+			  size_t errlen)
 {
 	struct display_rect rects[STREAM_MAX_RECTS];
-	struct stream_wire_frame hdr = { .seq = (uint32_t)f->seq, .time_us = time_us,
-					 .width = f->width, .height = f->height };
+	struct stream_wire_frame hdr = {
+		.seq = (uint32_t)f->seq, .time_us = time_us, .width = f->width, .height = f->height
+	};
 	struct display_stream_msg *m = calloc(1, sizeof(*m));
 	size_t cap = 0;
 	int n = 0, rc;
@@ -186,7 +191,8 @@ int display_stream_encode(struct display_stream_encoder *e, const struct display
 		n = display_stream_diff(base, f, rects, STREAM_MAX_RECTS);
 		for (int i = 0; i < n && n <= STREAM_MAX_RECTS; i++)
 			area += (int64_t)rects[i].w * rects[i].h;
-		if (n > STREAM_MAX_RECTS || area * 100 > (int64_t)f->width * f->height * STREAM_KEY_PERCENT)
+		if (n > STREAM_MAX_RECTS ||
+		    area * 100 > (int64_t)f->width * f->height * STREAM_KEY_PERCENT)
 			hdr.key = true;
 	}
 	if (hdr.key) {

@@ -47,7 +47,8 @@ void display_stream_encoder_destroy(struct display_stream_encoder *e);
  * -EIO (the JPEG encoder failed) with a sentence in err. */
 int display_stream_encode(struct display_stream_encoder *e, const struct display_frame *base,
 			  const struct display_frame *f, int quality, uint64_t time_us,
-			  size_t headroom, struct display_stream_msg **out, char *err, size_t errlen);
+			  size_t headroom, struct display_stream_msg **out, char *err,
+			  size_t errlen);
 
 /* The rects where a and b (same size) differ, tile-aligned and merged,
  * at most max; returns their count, or max + 1 when there are more. Pure. */

@@ -83,7 +83,9 @@ static void on_text(struct conn *c, const char *text)
 	if (!strcmp(type, "hello") || !strcmp(type, "control")) {
 		st->you_control = json_is_true(json_object_get(j, "you"));
 		snprintf(st->controller, sizeof(st->controller), "%s",
-			 json_is_object(ctl) ? json_string_value(json_object_get(ctl, "name")) ?: "?" : "");
+			 json_is_object(ctl)
+				 ? json_string_value(json_object_get(ctl, "name")) ?: "?"
+				 : "");
 	}
 	pthread_mutex_unlock(&st->lock);
 	if (!strcmp(type, "hello") && c->opts->take && st->can_control)
@@ -247,7 +249,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 
 			if (buf) {
 				memcpy(buf + LWS_PRE, text, n);
-				rc = lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_TEXT) < (int)n ? -1 : 0;
+				rc = lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_TEXT) < (int)n ? -1
+											       : 0;
 				free(buf);
 			}
 			free(text);
@@ -276,7 +279,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			snprintf(st->why, sizeof(st->why), "%s%s",
 				 reason == LWS_CALLBACK_CLIENT_CLOSED ? "connection closed"
 								      : "cannot connect: ",
-				 reason == LWS_CALLBACK_CLIENT_CLOSED || !in ? "" : (const char *)in);
+				 reason == LWS_CALLBACK_CLIENT_CLOSED || !in ? ""
+									     : (const char *)in);
 		st->closed = true;
 		pthread_mutex_unlock(&st->lock);
 		c->wsi = NULL;

@@ -17,29 +17,52 @@ static const struct {
 	SDL_Scancode sc;
 	const char *code;
 } scancodes[] = {
-	{ SDL_SCANCODE_RETURN, "Enter" }, { SDL_SCANCODE_ESCAPE, "Escape" },
-	{ SDL_SCANCODE_BACKSPACE, "Backspace" }, { SDL_SCANCODE_TAB, "Tab" },
-	{ SDL_SCANCODE_SPACE, "Space" }, { SDL_SCANCODE_MINUS, "Minus" },
-	{ SDL_SCANCODE_EQUALS, "Equal" }, { SDL_SCANCODE_LEFTBRACKET, "BracketLeft" },
-	{ SDL_SCANCODE_RIGHTBRACKET, "BracketRight" }, { SDL_SCANCODE_BACKSLASH, "Backslash" },
-	{ SDL_SCANCODE_SEMICOLON, "Semicolon" }, { SDL_SCANCODE_APOSTROPHE, "Quote" },
-	{ SDL_SCANCODE_GRAVE, "Backquote" }, { SDL_SCANCODE_COMMA, "Comma" },
-	{ SDL_SCANCODE_PERIOD, "Period" }, { SDL_SCANCODE_SLASH, "Slash" },
-	{ SDL_SCANCODE_CAPSLOCK, "CapsLock" }, { SDL_SCANCODE_PRINTSCREEN, "PrintScreen" },
-	{ SDL_SCANCODE_SCROLLLOCK, "ScrollLock" }, { SDL_SCANCODE_PAUSE, "Pause" },
-	{ SDL_SCANCODE_INSERT, "Insert" }, { SDL_SCANCODE_HOME, "Home" },
-	{ SDL_SCANCODE_PAGEUP, "PageUp" }, { SDL_SCANCODE_DELETE, "Delete" },
-	{ SDL_SCANCODE_END, "End" }, { SDL_SCANCODE_PAGEDOWN, "PageDown" },
-	{ SDL_SCANCODE_RIGHT, "ArrowRight" }, { SDL_SCANCODE_LEFT, "ArrowLeft" },
-	{ SDL_SCANCODE_DOWN, "ArrowDown" }, { SDL_SCANCODE_UP, "ArrowUp" },
-	{ SDL_SCANCODE_NUMLOCKCLEAR, "NumLock" }, { SDL_SCANCODE_KP_DIVIDE, "NumpadDivide" },
-	{ SDL_SCANCODE_KP_MULTIPLY, "NumpadMultiply" }, { SDL_SCANCODE_KP_MINUS, "NumpadSubtract" },
-	{ SDL_SCANCODE_KP_PLUS, "NumpadAdd" }, { SDL_SCANCODE_KP_ENTER, "NumpadEnter" },
-	{ SDL_SCANCODE_KP_PERIOD, "NumpadDecimal" }, { SDL_SCANCODE_NONUSBACKSLASH, "IntlBackslash" },
-	{ SDL_SCANCODE_APPLICATION, "ContextMenu" }, { SDL_SCANCODE_LCTRL, "ControlLeft" },
-	{ SDL_SCANCODE_LSHIFT, "ShiftLeft" }, { SDL_SCANCODE_LALT, "AltLeft" },
-	{ SDL_SCANCODE_LGUI, "MetaLeft" }, { SDL_SCANCODE_RSHIFT, "ShiftRight" },
-	{ SDL_SCANCODE_RALT, "AltRight" }, { SDL_SCANCODE_RGUI, "MetaRight" },
+	{ SDL_SCANCODE_RETURN, "Enter" },
+	{ SDL_SCANCODE_ESCAPE, "Escape" },
+	{ SDL_SCANCODE_BACKSPACE, "Backspace" },
+	{ SDL_SCANCODE_TAB, "Tab" },
+	{ SDL_SCANCODE_SPACE, "Space" },
+	{ SDL_SCANCODE_MINUS, "Minus" },
+	{ SDL_SCANCODE_EQUALS, "Equal" },
+	{ SDL_SCANCODE_LEFTBRACKET, "BracketLeft" },
+	{ SDL_SCANCODE_RIGHTBRACKET, "BracketRight" },
+	{ SDL_SCANCODE_BACKSLASH, "Backslash" },
+	{ SDL_SCANCODE_SEMICOLON, "Semicolon" },
+	{ SDL_SCANCODE_APOSTROPHE, "Quote" },
+	{ SDL_SCANCODE_GRAVE, "Backquote" },
+	{ SDL_SCANCODE_COMMA, "Comma" },
+	{ SDL_SCANCODE_PERIOD, "Period" },
+	{ SDL_SCANCODE_SLASH, "Slash" },
+	{ SDL_SCANCODE_CAPSLOCK, "CapsLock" },
+	{ SDL_SCANCODE_PRINTSCREEN, "PrintScreen" },
+	{ SDL_SCANCODE_SCROLLLOCK, "ScrollLock" },
+	{ SDL_SCANCODE_PAUSE, "Pause" },
+	{ SDL_SCANCODE_INSERT, "Insert" },
+	{ SDL_SCANCODE_HOME, "Home" },
+	{ SDL_SCANCODE_PAGEUP, "PageUp" },
+	{ SDL_SCANCODE_DELETE, "Delete" },
+	{ SDL_SCANCODE_END, "End" },
+	{ SDL_SCANCODE_PAGEDOWN, "PageDown" },
+	{ SDL_SCANCODE_RIGHT, "ArrowRight" },
+	{ SDL_SCANCODE_LEFT, "ArrowLeft" },
+	{ SDL_SCANCODE_DOWN, "ArrowDown" },
+	{ SDL_SCANCODE_UP, "ArrowUp" },
+	{ SDL_SCANCODE_NUMLOCKCLEAR, "NumLock" },
+	{ SDL_SCANCODE_KP_DIVIDE, "NumpadDivide" },
+	{ SDL_SCANCODE_KP_MULTIPLY, "NumpadMultiply" },
+	{ SDL_SCANCODE_KP_MINUS, "NumpadSubtract" },
+	{ SDL_SCANCODE_KP_PLUS, "NumpadAdd" },
+	{ SDL_SCANCODE_KP_ENTER, "NumpadEnter" },
+	{ SDL_SCANCODE_KP_PERIOD, "NumpadDecimal" },
+	{ SDL_SCANCODE_NONUSBACKSLASH, "IntlBackslash" },
+	{ SDL_SCANCODE_APPLICATION, "ContextMenu" },
+	{ SDL_SCANCODE_LCTRL, "ControlLeft" },
+	{ SDL_SCANCODE_LSHIFT, "ShiftLeft" },
+	{ SDL_SCANCODE_LALT, "AltLeft" },
+	{ SDL_SCANCODE_LGUI, "MetaLeft" },
+	{ SDL_SCANCODE_RSHIFT, "ShiftRight" },
+	{ SDL_SCANCODE_RALT, "AltRight" },
+	{ SDL_SCANCODE_RGUI, "MetaRight" },
 };
 
 const char *view_scancode_name(int sc)
@@ -91,7 +114,8 @@ static int parse_url(const char *url, struct view_opts *o)
 	p = url + 5;
 	slash = strchr(p, '/');
 	colon = strchr(p, ':');
-	if (!slash || !colon || colon > slash || colon == p || (size_t)(colon - p) >= sizeof(o->host))
+	if (!slash || !colon || colon > slash || colon == p ||
+	    (size_t)(colon - p) >= sizeof(o->host))
 		return -1;
 	snprintf(o->host, sizeof(o->host), "%.*s", (int)(colon - p), p);
 	o->port = atoi(colon + 1);
@@ -130,14 +154,25 @@ static void send_json(struct view_state *st, json_t *j)
 }
 
 /* SDL button number -> the stream's bit (1 left, 2 middle, 4 right, 8, 16). */
+/* -1, 0 or 1. */
+static int sign(int v)
+{
+	return (v > 0) - (v < 0);
+}
+
 static int stream_button(Uint8 b)
 {
 	switch (b) {
-	case SDL_BUTTON_LEFT: return 1;
-	case SDL_BUTTON_MIDDLE: return 2;
-	case SDL_BUTTON_RIGHT: return 4;
-	case SDL_BUTTON_X1: return 8;
-	case SDL_BUTTON_X2: return 16;
+	case SDL_BUTTON_LEFT:
+		return 1;
+	case SDL_BUTTON_MIDDLE:
+		return 2;
+	case SDL_BUTTON_RIGHT:
+		return 4;
+	case SDL_BUTTON_X1:
+		return 8;
+	case SDL_BUTTON_X2:
+		return 16;
 	}
 	return 0;
 }
@@ -176,17 +211,17 @@ static void forward(struct view_state *st, const SDL_Event *e, int w, int h)
 		}
 		if (x >= w || y >= h)
 			return;
-		send_json(st, json_pack("{s:s, s:i, s:i, s:i, s:i}", "type", "wheel", "x", x, "y", y,
-					"dx", e->wheel.x > 0 ? 1 : e->wheel.x < 0 ? -1 : 0, "dy",
-					e->wheel.y > 0 ? -1 : e->wheel.y < 0 ? 1 : 0));
+		/* SDL's wheel y grows upwards, the stream's downwards. */
+		send_json(st, json_pack("{s:s, s:i, s:i, s:i, s:i}", "type", "wheel", "x", x, "y",
+					y, "dx", sign(e->wheel.x), "dy", -sign(e->wheel.y)));
 		return;
 	case SDL_KEYDOWN:
 	case SDL_KEYUP: {
 		const char *code = view_scancode_name(e->key.keysym.scancode);
 
 		if (code)
-			send_json(st, json_pack("{s:s, s:s, s:b}", "type", "key", "code", code, "down",
-						e->type == SDL_KEYDOWN));
+			send_json(st, json_pack("{s:s, s:s, s:b}", "type", "key", "code", code,
+						"down", e->type == SDL_KEYDOWN));
 		return;
 	}
 	default:
@@ -197,10 +232,14 @@ static void forward(struct view_state *st, const SDL_Event *e, int w, int h)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "token-file", required_argument, 0, 't' }, { "control", no_argument, 0, 'c' },
-		{ "quality", required_argument, 0, 'q' },    { "max-fps", required_argument, 0, 'f' },
-		{ "name", required_argument, 0, 'n' },       { "verbose", no_argument, 0, 'v' },
-		{ "help", no_argument, 0, 'h' },             { 0, 0, 0, 0 },
+		{ "token-file", required_argument, 0, 't' },
+		{ "control", no_argument, 0, 'c' },
+		{ "quality", required_argument, 0, 'q' },
+		{ "max-fps", required_argument, 0, 'f' },
+		{ "name", required_argument, 0, 'n' },
+		{ "verbose", no_argument, 0, 'v' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	struct view_opts o = { .name = "vitrine-view" };
 	struct view_state st = { .cursor_x = -1, .cursor_y = -1 };
@@ -216,14 +255,30 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 't': token_file = optarg; break;
-		case 'c': o.take = true; break;
-		case 'q': o.quality = atoi(optarg); break;
-		case 'f': o.max_fps = atoi(optarg); break;
-		case 'n': snprintf(o.name, sizeof(o.name), "%s", optarg); break;
-		case 'v': o.verbose = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 't':
+			token_file = optarg;
+			break;
+		case 'c':
+			o.take = true;
+			break;
+		case 'q':
+			o.quality = atoi(optarg);
+			break;
+		case 'f':
+			o.max_fps = atoi(optarg);
+			break;
+		case 'n':
+			snprintf(o.name, sizeof(o.name), "%s", optarg);
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc - 1 || parse_url(argv[optind], &o) < 0 || o.quality < 0 ||
@@ -232,7 +287,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (read_token(token_file, &o) < 0) {
-		fprintf(stderr, "vitrine-view: no token: set VITRINE_TOKEN or pass --token-file FILE\n");
+		fprintf(stderr,
+			"vitrine-view: no token: set VITRINE_TOKEN or pass --token-file FILE\n");
 		return 2;
 	}
 	/* A click that also focuses the window is a click in the guest too
@@ -267,7 +323,8 @@ int main(int argc, char **argv)
 		}
 		if (e.type == SDL_KEYDOWN && e.key.keysym.scancode == SDL_SCANCODE_RCTRL) {
 			if (can)
-				view_send(&st, you ? "{\"type\":\"release\"}" : "{\"type\":\"take\"}");
+				view_send(&st,
+					  you ? "{\"type\":\"release\"}" : "{\"type\":\"take\"}");
 			continue;
 		}
 		if (e.type == SDL_KEYUP && e.key.keysym.scancode == SDL_SCANCODE_RCTRL)
@@ -287,11 +344,13 @@ int main(int argc, char **argv)
 			}
 			SDL_DestroyTexture(tex);
 			tex = ren ? SDL_CreateTexture(ren, SDL_PIXELFORMAT_XBGR8888,
-						      SDL_TEXTUREACCESS_STREAMING, st.width, st.height)
+						      SDL_TEXTUREACCESS_STREAMING, st.width,
+						      st.height)
 				  : NULL;
 			if (!tex) {
 				pthread_mutex_unlock(&st.lock);
-				fprintf(stderr, "vitrine-view: cannot open a window: %s\n", SDL_GetError());
+				fprintf(stderr, "vitrine-view: cannot open a window: %s\n",
+					SDL_GetError());
 				goto stop;
 			}
 			SDL_RenderSetLogicalSize(ren, st.width, st.height);
@@ -306,9 +365,10 @@ int main(int argc, char **argv)
 			char t[160];
 
 			snprintf(t, sizeof(t), "vitrine-view %s: %s", st.session,
-				 st.you_control ? "you control (Right Ctrl releases)"
+				 st.you_control	    ? "you control (Right Ctrl releases)"
 				 : st.controller[0] ? "controlled by another viewer"
-				 : can ? "watching (Right Ctrl takes control)" : "watching");
+				 : can		    ? "watching (Right Ctrl takes control)"
+						    : "watching");
 			if (win && strcmp(t, title)) {
 				snprintf(title, sizeof(title), "%s", t);
 				SDL_SetWindowTitle(win, title);
@@ -320,8 +380,9 @@ int main(int argc, char **argv)
 			if (st.shape_dirty) {
 				st.shape_dirty = false;
 				SDL_DestroyTexture(ptr);
-				ptr = SDL_CreateTexture(ren, SDL_PIXELFORMAT_ABGR8888, SDL_TEXTUREACCESS_STATIC,
-							st.shape_w, st.shape_h);
+				ptr = SDL_CreateTexture(ren, SDL_PIXELFORMAT_ABGR8888,
+							SDL_TEXTUREACCESS_STATIC, st.shape_w,
+							st.shape_h);
 				if (ptr) {
 					SDL_UpdateTexture(ptr, NULL, st.shape, st.shape_w * 4);
 					SDL_SetTextureBlendMode(ptr, SDL_BLENDMODE_BLEND);
@@ -330,8 +391,8 @@ int main(int argc, char **argv)
 			if (st.cursor_x >= 0 && !you && ptr) {
 				/* The guest's pointer in its own shape, where an agent or
 				 * another person left it. */
-				SDL_Rect d = { st.cursor_x - st.hot_x, st.cursor_y - st.hot_y, st.shape_w,
-					       st.shape_h };
+				SDL_Rect d = { st.cursor_x - st.hot_x, st.cursor_y - st.hot_y,
+					       st.shape_w, st.shape_h };
 
 				SDL_RenderCopy(ren, ptr, NULL, &d);
 			} else if (st.cursor_x >= 0 && !you) {

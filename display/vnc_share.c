@@ -214,7 +214,8 @@ void display_vnc_share_show(struct display_vnc_share *v, const struct display_fr
 		display_frame_unref(v->shown);
 		v->shown = NULL;
 	}
-	n = v->shown ? display_stream_diff(v->shown, f, rects, STREAM_MAX_RECTS) : STREAM_MAX_RECTS + 1;
+	n = v->shown ? display_stream_diff(v->shown, f, rects, STREAM_MAX_RECTS)
+		     : STREAM_MAX_RECTS + 1;
 	if (n > STREAM_MAX_RECTS)
 		copy_rect(s, f, (struct display_rect){ 0, 0, f->width, f->height });
 	else

@@ -20,7 +20,8 @@ enum vnc_share_input_kind { VNC_IN_POINTER, VNC_IN_KEY };
 
 struct vnc_share_input {
 	enum vnc_share_input_kind kind;
-	int x, y, buttons; /* VNC_IN_POINTER: RFB button mask (1 left, 2 middle, 4 right, 8/16 wheel) */
+	int x, y,
+		buttons; /* VNC_IN_POINTER: RFB button mask (1 left, 2 middle, 4 right, 8/16 wheel) */
 	uint32_t keysym; /* VNC_IN_KEY: an X keysym */
 	bool down;
 };

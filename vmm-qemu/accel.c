@@ -99,7 +99,8 @@ static bool probe_kvm(const struct vmm_image *img, const char *qemu_bin, char *w
 
 			if (fs_read_file(log, 4096, &qlog, NULL) == 0)
 				qlog[strcspn(qlog, "\n")] = '\0';
-			snprintf(why, len, "QEMU failed under KVM: %s", qlog && *qlog ? qlog : "no message");
+			snprintf(why, len, "QEMU failed under KVM: %s",
+				 qlog && *qlog ? qlog : "no message");
 			free(qlog);
 			break;
 		}
@@ -133,7 +134,8 @@ int vmm_accel_resolve(enum vmm_accel want, const struct vmm_image *img, const ch
 	if (fs_read_file(cache, 4096, &cached, NULL) == 0) {
 		char *nl = strchr(cached, '\n');
 
-		if (nl && (size_t)(nl - cached) == strlen(key) && !strncmp(cached, key, strlen(key))) {
+		if (nl && (size_t)(nl - cached) == strlen(key) &&
+		    !strncmp(cached, key, strlen(key))) {
 			works = !strncmp(nl + 1, "kvm", 3);
 			snprintf(why, whylen, "cached probe: %s", nl + 1);
 			why[strcspn(why, "\n")] = '\0';

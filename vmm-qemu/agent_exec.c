@@ -4,7 +4,6 @@
 
 #include "common/timedwait.h"
 
-
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -146,7 +145,10 @@ static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 }
 
 static const struct agent_chan_ops exec_ops = {
-	.opened = on_opened, .data = on_data, .exit = on_exit_status, .closed = on_closed,
+	.opened = on_opened,
+	.data = on_data,
+	.exit = on_exit_status,
+	.closed = on_closed,
 };
 
 int agent_exec_run(struct agent_link *l, const struct agent_exec_spec *spec,
@@ -160,8 +162,9 @@ int agent_exec_run(struct agent_link *l, const struct agent_exec_spec *spec,
 
 	memset(r, 0, sizeof(*r));
 	if ((rc = agent_exec_payload(spec, &payload, &plen)) < 0) {
-		snprintf(err, errlen, rc == -E2BIG ? "the command line and environment are too long"
-						   : "no command");
+		snprintf(err, errlen,
+			 rc == -E2BIG ? "the command line and environment are too long"
+				      : "no command");
 		return rc == -ENOMEM ? rc : -EINVAL;
 	}
 	pthread_mutex_init(&w.mu, NULL);

@@ -246,7 +246,8 @@ static void on_frame(struct agent_link *l, const struct agent_header *h, const u
 		agent_accept_fn fn = l->accept;
 		void *au = l->accept_u;
 
-		if (!(h->chan & 1) || find(l, h->chan) || !fn || !chan_add(l, h->chan, NULL, NULL)) {
+		if (!(h->chan & 1) || find(l, h->chan) || !fn ||
+		    !chan_add(l, h->chan, NULL, NULL)) {
 			put_frame(l, h->chan, AGENT_CLOSE, 0, "refused", 7);
 			return;
 		}
@@ -456,7 +457,8 @@ static void *link_thread(void *arg)
 		int n = 0;
 
 		housekeeping(l);
-		pfd[n++] = (struct pollfd){ l->fd, (short)(POLLIN | (q_size(&l->out) ? POLLOUT : 0)), 0 };
+		pfd[n++] = (struct pollfd){ l->fd,
+					    (short)(POLLIN | (q_size(&l->out) ? POLLOUT : 0)), 0 };
 		pfd[n++] = (struct pollfd){ l->wake[0], POLLIN, 0 };
 		for (struct chan *c = l->chans; c && n < MAX_POLL; c = c->next) {
 			short ev = 0;
@@ -496,8 +498,8 @@ static void *link_thread(void *arg)
 				continue;
 			if (pfd[i].revents & POLLOUT)
 				relay_write(l, c);
-			if ((c = find(l, ids[i])) && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
-			    !c->fd_eof)
+			if ((c = find(l, ids[i])) &&
+			    (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) && !c->fd_eof)
 				relay_read(l, c);
 		}
 	}
@@ -550,8 +552,9 @@ int agent_link_open_fd(int fd, int timeout_ms, struct agent_link **out, char *er
 	rc = l->ready ? 0 : l->dead ? -EPIPE : -ETIMEDOUT;
 	pthread_mutex_unlock(&l->mu);
 	if (rc < 0) {
-		snprintf(err, errlen, rc == -EPIPE ? "the agent's connection closed"
-						   : "no answer from vitrine-agent");
+		snprintf(err, errlen,
+			 rc == -EPIPE ? "the agent's connection closed"
+				      : "no answer from vitrine-agent");
 		agent_link_destroy(l);
 		return rc;
 	}
@@ -688,8 +691,8 @@ int agent_chan_bind(struct agent_link *l, uint32_t chan, const struct agent_chan
 	return rc;
 }
 
-int agent_chan_send(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t flags,
-		    const void *p, size_t n)
+int agent_chan_send(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t flags, const void *p,
+		    size_t n)
 {
 	const unsigned char *b = p;
 	struct chan *c;
@@ -713,7 +716,9 @@ int agent_chan_send(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t f
 			}
 			pe->next = NULL;
 			pe->type = type;
-			pe->flags = (uint8_t)(flags | (type == AGENT_DATA && n > part ? AGENT_FLAG_MORE : 0));
+			pe->flags = (uint8_t)(flags |
+					      (type == AGENT_DATA && n > part ? AGENT_FLAG_MORE
+									      : 0));
 			pe->len = part;
 			if (part)
 				memcpy(pe->data, b, part);

@@ -67,8 +67,8 @@ uint32_t agent_chan_open(struct agent_link *l, uint8_t type, const void *payload
 int agent_chan_bind(struct agent_link *l, uint32_t chan, const struct agent_chan_ops *ops, void *u);
 /* Sends DATA (flags: stream, AGENT_FLAG_MORE; split into frames as needed,
  * queued while the window is shut), EOF or SIGNAL (payload). 0 or -ENOENT. */
-int agent_chan_send(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t flags,
-		    const void *p, size_t n);
+int agent_chan_send(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t flags, const void *p,
+		    size_t n);
 /* DATA for chan waiting for the agent's window, in bytes. */
 size_t agent_chan_pending(struct agent_link *l, uint32_t chan);
 /* Returns n bytes of the guest's DATA as consumed. */

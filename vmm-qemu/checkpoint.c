@@ -169,8 +169,8 @@ int vmm_checkpoint_restore(const char *dir, const struct vmm_vm_opts *opts, stru
 	if (json_unpack_ex(j, &jerr, 0, "{s:s, s:i, s:i, s:i, s:i, s:i, s:s, s?s, s:b, s:b}",
 			   "image_dir", &image_dir, "width", &spec.width, "height", &spec.height,
 			   "vcpus", &spec.vcpus, "memory_mib", &spec.memory_mib, "tb_size_mib",
-			   &spec.tb_size_mib, "accel", &accel, "url", &url, "disk", &has_disk, "page",
-			   &has_page) < 0 ||
+			   &spec.tb_size_mib, "accel", &accel, "url", &url, "disk", &has_disk,
+			   "page", &has_page) < 0 ||
 	    vmm_accel_parse(accel, &spec.accel) < 0) {
 		snprintf(err, errlen, "%s: %s", path, jerr.text);
 		json_decref(j);

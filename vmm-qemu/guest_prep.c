@@ -7,8 +7,8 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
-#include "vmm-qemu/input.h"
 #include "vmm-qemu/agent_exec.h"
+#include "vmm-qemu/input.h"
 #include "vmm-qemu/qga_client.h"
 
 #include <errno.h>
@@ -49,7 +49,8 @@ int guest_prep_nav_js(const char *url, char *out, size_t outlen)
 static int ready_exec(struct runner *c, const char *const *argv, char *out, size_t outlen,
 		      char *err, size_t errlen)
 {
-	static const char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+	static const char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
+					   NULL };
 	int code, rc;
 	const char *stderr_text, *stdout_text;
 	size_t stdout_len;
@@ -57,7 +58,10 @@ static int ready_exec(struct runner *c, const char *const *argv, char *out, size
 	struct agent_exec_result a = { 0 };
 
 	if (c->agent) {
-		struct agent_exec_spec spec = { .argv = argv, .env = env, .uid = -1, .gid = -1,
+		struct agent_exec_spec spec = { .argv = argv,
+						.env = env,
+						.uid = -1,
+						.gid = -1,
 						.timeout_ms = (NAV_TIMEOUT_S + 5) * 1000,
 						.max_output = 1 << 20 };
 
@@ -67,8 +71,8 @@ static int ready_exec(struct runner *c, const char *const *argv, char *out, size
 		stdout_text = a.out;
 		stdout_len = a.out_len;
 	} else {
-		rc = qga_client_exec(c->qga, argv, NULL, NULL, 0, (NAV_TIMEOUT_S + 5) * 1000, &q, err,
-				     errlen);
+		rc = qga_client_exec(c->qga, argv, NULL, NULL, 0, (NAV_TIMEOUT_S + 5) * 1000, &q,
+				     err, errlen);
 		code = q.exited ? q.exit_code : -1;
 		stderr_text = q.err;
 		stdout_text = q.out;
@@ -115,7 +119,8 @@ static int navigate(struct runner *c, const char *url, char *err, size_t errlen)
 	/* ... and painted (vitrine-ready waits for two animation frames). */
 	snprintf(wait_s, sizeof(wait_s), "%d", NAV_TIMEOUT_S);
 	if (rc == 0)
-		rc = ready_exec(c, (const char *const[]){ READY, "page", "9222", wait_s, url, NULL },
+		rc = ready_exec(c,
+				(const char *const[]){ READY, "page", "9222", wait_s, url, NULL },
 				NULL, 0, err, errlen);
 	return rc;
 }
@@ -129,8 +134,11 @@ static void warm(struct vmm_vm *vm, struct runner *c)
 {
 	const struct vmm_spec *spec = vmm_vm_spec(vm);
 	int w = spec->width, h = spec->height;
-	const int pts[][2] = { { w / 4, h / 4 }, { 3 * w / 4, h / 4 }, { 3 * w / 4, 3 * h / 4 },
-			       { w / 4, 3 * h / 4 }, { w / 2, h / 2 } };
+	const int pts[][2] = { { w / 4, h / 4 },
+			       { 3 * w / 4, h / 4 },
+			       { 3 * w / 4, 3 * h / 4 },
+			       { w / 4, 3 * h / 4 },
+			       { w / 2, h / 2 } };
 	char err[512];
 
 	for (size_t i = 0; i < sizeof(pts) / sizeof(pts[0]); i++)
@@ -139,10 +147,11 @@ static void warm(struct vmm_vm *vm, struct runner *c)
 			log_warn("prep", "warm-up input: %s", err);
 			return;
 		}
-	if (c && ready_exec(c, (const char *const[]){ READY, "eval", "9222",
-						       "new Promise(r => requestAnimationFrame(() => "
-						       "requestAnimationFrame(() => r(1))))",
-						       NULL },
+	if (c && ready_exec(c,
+			    (const char *const[]){ READY, "eval", "9222",
+						   "new Promise(r => requestAnimationFrame(() => "
+						   "requestAnimationFrame(() => r(1))))",
+						   NULL },
 			    NULL, 0, err, sizeof(err)) < 0)
 		log_warn("prep", "warm-up page: %s", err);
 }
@@ -176,8 +185,8 @@ static void set_clock(struct runner *c, bool wait)
 
 		clock_gettime(CLOCK_REALTIME, &now);
 		snprintf(when, sizeof(when), "@%lld.%09ld", (long long)now.tv_sec, now.tv_nsec);
-		rc = ready_exec(c, (const char *const[]){ "date", "-u", "-s", when, NULL }, NULL, 0, err,
-				sizeof(err));
+		rc = ready_exec(c, (const char *const[]){ "date", "-u", "-s", when, NULL }, NULL, 0,
+				err, sizeof(err));
 		if (rc < 0)
 			log_warn("prep", "guest clock not set: %s", err);
 		return;

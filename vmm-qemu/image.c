@@ -100,8 +100,9 @@ int vmm_image_load(const char *name, struct vmm_image *img, char *err, size_t er
 		return rc;
 	if (access(img->kernel, R_OK) < 0 || access(img->initrd, R_OK) < 0 ||
 	    (img->rootfs[0] && access(img->rootfs, R_OK) < 0)) {
-		snprintf(err, errlen, "image %s is incomplete (missing kernel, initrd or rootfs in %s)",
-			 name, dir);
+		snprintf(err, errlen,
+			 "image %s is incomplete (missing kernel, initrd or rootfs in %s)", name,
+			 dir);
 		return -ENOENT;
 	}
 	/* build.sh writes the recipe hash last: templates check it. */

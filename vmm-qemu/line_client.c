@@ -17,8 +17,9 @@ int line_client_connect(struct line_client *lc, const char *path, int timeout_ms
 {
 	int fd = unixsock_connect(path, timeout_ms, err, errlen);
 
-	*lc = (struct line_client){ .fd = fd < 0 ? -1 : fd, .ops = ops, .machine = machine,
-				    .peer = peer };
+	*lc = (struct line_client){
+		.fd = fd < 0 ? -1 : fd, .ops = ops, .machine = machine, .peer = peer
+	};
 	return fd < 0 ? fd : 0;
 }
 
@@ -96,8 +97,8 @@ int line_client_service(struct line_client *lc, short revents, char *err, size_t
 	return rc < 0 ? rc : line_client_flush(lc, err, errlen);
 }
 
-int line_client_run_until(struct line_client *lc, const bool *done, int64_t until_ms,
-			  char *err, size_t errlen)
+int line_client_run_until(struct line_client *lc, const bool *done, int64_t until_ms, char *err,
+			  size_t errlen)
 {
 	int rc = line_client_flush(lc, err, errlen);
 

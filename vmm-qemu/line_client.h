@@ -50,7 +50,7 @@ int line_client_flush(struct line_client *lc, char *err, size_t errlen);
 /* Services the socket until *done is set (by a callback of the machine) or
  * the monotonic time until_ms (common/fsutil.h: fs_now_ms) has come. Returns
  * 0 (the caller checks *done), or -errno from servicing or poll. */
-int line_client_run_until(struct line_client *lc, const bool *done, int64_t until_ms,
-			  char *err, size_t errlen);
+int line_client_run_until(struct line_client *lc, const bool *done, int64_t until_ms, char *err,
+			  size_t errlen);
 
 #endif

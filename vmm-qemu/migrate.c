@@ -30,14 +30,15 @@ int vmm_migrate_wait(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen
 			return 0;
 		}
 		if (status && (!strcmp(status, "failed") || !strcmp(status, "cancelled"))) {
-			snprintf(err, errlen, "migration %s: %s", status, desc ? desc : "no reason given");
+			snprintf(err, errlen, "migration %s: %s", status,
+				 desc ? desc : "no reason given");
 			json_decref(ret);
 			return -EIO;
 		}
 		json_decref(ret);
 		if (fs_now_ms() > deadline) {
-			snprintf(err, errlen, "migration not done within %d ms (status %s)", timeout_ms,
-				 status ? status : "none");
+			snprintf(err, errlen, "migration not done within %d ms (status %s)",
+				 timeout_ms, status ? status : "none");
 			return -ETIMEDOUT;
 		}
 		rc = vmm_vm_service(vm, 5, err, errlen);

@@ -20,7 +20,6 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-
 /* Runs in the child between fork and exec: only async-signal-safe calls. */
 static void child_exec(char *const argv[], const char *log_path, const int *keep, size_t n_keep,
 		       const struct vmm_cred *cred, pid_t parent)
@@ -167,8 +166,7 @@ void vmm_proc_describe(const struct vmm_proc *p, char *buf, size_t len)
 		snprintf(buf, len, "exited with status %d", p->status);
 }
 
-int vmm_proc_run(char *const argv[], const char *log_path, int timeout_ms, char *err,
-		 size_t errlen)
+int vmm_proc_run(char *const argv[], const char *log_path, int timeout_ms, char *err, size_t errlen)
 {
 	struct vmm_proc p;
 	int rc;

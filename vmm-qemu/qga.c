@@ -37,8 +37,8 @@ struct qga {
 	char broken[256]; /* set once the stream is unusable */
 };
 
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-							  const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen, const char *fmt,
+							  ...)
 {
 	va_list ap;
 
@@ -187,8 +187,7 @@ static void handle_sync_line(struct qga *g, const char *line, size_t len)
 	json_decref(root);
 }
 
-static int handle_reply_line(struct qga *g, const char *line, size_t len, char *err,
-			     size_t errlen)
+static int handle_reply_line(struct qga *g, const char *line, size_t len, char *err, size_t errlen)
 {
 	struct qga_cmd *c = g->in_flight;
 	struct qga_error qerr;
@@ -444,8 +443,8 @@ int qga_exec_parse_pid(const json_t *ret, int64_t *pid, char *err, size_t errlen
 
 /* Decodes the base64 member key of ret into *buf (NUL-terminated, at most
  * max bytes kept). */
-static int decode_stream(const json_t *ret, const char *key, size_t max, char **buf,
-			 size_t *len, bool *truncated, char *err, size_t errlen)
+static int decode_stream(const json_t *ret, const char *key, size_t max, char **buf, size_t *len,
+			 bool *truncated, char *err, size_t errlen)
 {
 	json_t *v = json_object_get(ret, key);
 	const char *s;

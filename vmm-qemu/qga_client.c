@@ -156,8 +156,8 @@ int qga_client_call(struct qga_client *c, const char *cmd, json_t *args, json_t 
 		/* A late reply must not land in st, which lives on this stack. */
 		qga_forget(c->qga, handle);
 		if (rc == 0) {
-			snprintf(err, errlen, "%s: no reply from the guest agent within %d ms%s", cmd,
-				 timeout_ms, qga_synced(c->qga) ? "" : " (not in sync yet)");
+			snprintf(err, errlen, "%s: no reply from the guest agent within %d ms%s",
+				 cmd, timeout_ms, qga_synced(c->qga) ? "" : " (not in sync yet)");
 			qga_client_resync(c);
 			rc = -ETIMEDOUT;
 		}
@@ -209,8 +209,8 @@ int qga_client_exec(struct qga_client *c, const char *const *argv, const char *c
 		if (rc < 0)
 			break;
 		if (left_ms(deadline) == 0) {
-			snprintf(err, errlen, "%s (guest pid %lld) did not exit within %d ms", argv[0],
-				 (long long)res->pid, timeout_ms);
+			snprintf(err, errlen, "%s (guest pid %lld) did not exit within %d ms",
+				 argv[0], (long long)res->pid, timeout_ms);
 			rc = -ETIMEDOUT;
 			break;
 		}

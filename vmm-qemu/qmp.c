@@ -38,11 +38,10 @@ struct qmp {
 	char broken[256]; /* set once the stream is unusable */
 };
 
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-							  const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen, const char *fmt,
+							  ...)
 {
 	va_list ap;
-
 
 	if (!errlen)
 		return;
@@ -211,8 +210,7 @@ oom:
 	return -ENOMEM;
 }
 
-int64_t qmp_command(struct qmp *q, const char *cmd, json_t *args, int fd, qmp_reply_fn fn,
-		    void *ud)
+int64_t qmp_command(struct qmp *q, const char *cmd, json_t *args, int fd, qmp_reply_fn fn, void *ud)
 {
 	return enqueue(q, cmd, args, fd, !q->ready, fn, ud);
 }
@@ -319,7 +317,8 @@ int qmp_feed(struct qmp *q, const char *bytes, size_t len, char *err, size_t err
 	while (rc == 0) {
 		const char *line;
 		size_t n;
-		int got = line_reader_next(&q->in, QMP_MAX_LINE, &bytes, &len, &line, &n, err, errlen);
+		int got = line_reader_next(&q->in, QMP_MAX_LINE, &bytes, &len, &line, &n, err,
+					   errlen);
 
 		if (got == 0)
 			break;

@@ -43,8 +43,7 @@ struct qmp_msg {
 /* Parses one line (without its line terminator). On success fills *msg, whose
  * root the caller must json_decref, and returns 0. On malformed or unknown
  * input returns -EPROTO with a reason in err. */
-int qmp_parse_message(const char *line, size_t len, struct qmp_msg *msg, char *err,
-		      size_t errlen);
+int qmp_parse_message(const char *line, size_t len, struct qmp_msg *msg, char *err, size_t errlen);
 
 /* Reply to a command: ret is the "return" value on success and NULL on error,
  * err is NULL on success. Both are only valid during the call. */

@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 const char *vmm_templates_dir(void)
 {
 	static char dir[PATH_MAX];
@@ -62,8 +61,8 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-int vmm_template_prepare(const char *dir, struct vmm_spec *spec, char *ram_path_buf,
-			 size_t buflen, char *err, size_t errlen)
+int vmm_template_prepare(const char *dir, struct vmm_spec *spec, char *ram_path_buf, size_t buflen,
+			 char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	int fd, rc;
@@ -121,10 +120,9 @@ static int write_template_json(const struct vmm_spec *spec, const char *dir, boo
 		return rc;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	j = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:s, s:s*, s:b, s:b, s:I}",
-		      "machine", VMM_MACHINE_VERSION, "image",
-		      spec->image->name, "image_dir", spec->image->dir, "image_recipe",
-		      spec->image->recipe, "width", spec->width, "height",
-		      spec->height, "vcpus", spec->vcpus, "memory_mib", spec->memory_mib,
+		      "machine", VMM_MACHINE_VERSION, "image", spec->image->name, "image_dir",
+		      spec->image->dir, "image_recipe", spec->image->recipe, "width", spec->width,
+		      "height", spec->height, "vcpus", spec->vcpus, "memory_mib", spec->memory_mib,
 		      "tb_size_mib", spec->tb_size_mib, "accel", vmm_accel_name(spec->accel), "url",
 		      spec->url, "disk", has_disk, "page", has_page, "created_at",
 		      (json_int_t)time(NULL));
@@ -166,8 +164,10 @@ int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, si
 	    (rc = join(disk, sizeof(disk), template_dir, "disk.qcow2", err, errlen)) < 0)
 		return rc;
 	if (!spec->ram_path || !spec->ram_share || strcmp(spec->ram_path, ram)) {
-		snprintf(err, errlen, "the guest's RAM is not the shared file %s "
-				      "(start it from a spec vmm_template_prepare() filled)", ram);
+		snprintf(err, errlen,
+			 "the guest's RAM is not the shared file %s "
+			 "(start it from a spec vmm_template_prepare() filled)",
+			 ram);
 		return -EINVAL;
 	}
 	rc = vmm_vm_screendump(vm, screen, "ppm", err, errlen);
@@ -182,7 +182,8 @@ int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, si
 	if (rc < 0)
 		return rc;
 	if (has_disk) {
-		if ((rc = join(from, sizeof(from), vmm_vm_run_dir(vm), "disk.qcow2", err, errlen)) < 0 ||
+		if ((rc = join(from, sizeof(from), vmm_vm_run_dir(vm), "disk.qcow2", err, errlen)) <
+			    0 ||
 		    (rc = move(from, disk, err, errlen)) < 0)
 			return rc;
 		freeze(disk);
@@ -190,7 +191,8 @@ int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, si
 	if (spec->has_page) {
 		char page[PATH_MAX];
 
-		if ((rc = join(from, sizeof(from), vmm_vm_run_dir(vm), "page.html", err, errlen)) < 0 ||
+		if ((rc = join(from, sizeof(from), vmm_vm_run_dir(vm), "page.html", err, errlen)) <
+			    0 ||
 		    (rc = join(page, sizeof(page), template_dir, "page.html", err, errlen)) < 0 ||
 		    (rc = move(from, page, err, errlen)) < 0)
 			return rc;
@@ -216,8 +218,9 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 		snprintf(err, errlen, "bad template name '%s' (letters, digits, '_', '-')", name);
 		return -EINVAL;
 	}
-	rc = strchr(name, '/') ? snprintf(t->dir, sizeof(t->dir), "%s", name)
-			       : snprintf(t->dir, sizeof(t->dir), "%s/%s", vmm_templates_dir(), name);
+	rc = strchr(name, '/')
+		     ? snprintf(t->dir, sizeof(t->dir), "%s", name)
+		     : snprintf(t->dir, sizeof(t->dir), "%s/%s", vmm_templates_dir(), name);
 	if (rc < 0 || (size_t)rc >= sizeof(t->dir)) {
 		snprintf(err, errlen, "template path too long");
 		return -ENAMETOOLONG;
@@ -235,11 +238,11 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 	}
 	if (json_unpack_ex(j, &jerr, 0,
 			   "{s?i, s:s, s:s, s?s, s:i, s:i, s:i, s:i, s:i, s:s, s?s, s:b, s:b, s:I}",
-			   "machine", &machine, "image", &image, "image_dir", &image_dir, "image_recipe", &recipe,
-			   "width", &t->width, "height",
-			   &t->height, "vcpus", &t->vcpus, "memory_mib", &t->memory_mib,
-			   "tb_size_mib", &t->tb_size_mib, "accel", &accel, "url", &url, "disk",
-			   &has_disk, "page", &has_page, "created_at", &created) < 0 ||
+			   "machine", &machine, "image", &image, "image_dir", &image_dir,
+			   "image_recipe", &recipe, "width", &t->width, "height", &t->height,
+			   "vcpus", &t->vcpus, "memory_mib", &t->memory_mib, "tb_size_mib",
+			   &t->tb_size_mib, "accel", &accel, "url", &url, "disk", &has_disk, "page",
+			   &has_page, "created_at", &created) < 0 ||
 	    vmm_accel_parse(accel, &t->accel) < 0 || t->accel == VMM_ACCEL_AUTO) {
 		snprintf(err, errlen, "%s: %s", path, jerr.text[0] ? jerr.text : "bad accel");
 		json_decref(j);
@@ -256,19 +259,21 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 	/* A template's disk and RAM only fit the build of the image it was
 	 * made from: a rebuilt image makes it stale. */
 	if (machine != VMM_MACHINE_VERSION) {
-		snprintf(err, errlen, "template %s was made for another set of devices (machine %d, now "
-				      "%d): make it again",
+		snprintf(err, errlen,
+			 "template %s was made for another set of devices (machine %d, now "
+			 "%d): make it again",
 			 name, machine, VMM_MACHINE_VERSION);
 		return -ESTALE;
 	}
 	if (vmm_image_load(t->image_dir, &img, err, errlen) < 0)
 		return -ESTALE;
 	if (strcmp(img.recipe, t->image_recipe)) {
-		snprintf(err, errlen,
-			 "template %s was made from another build of image %s (%s, now %s): make it "
-			 "again",
-			 name, t->image, t->image_recipe[0] ? t->image_recipe : "unknown",
-			 img.recipe[0] ? img.recipe : "unknown");
+		snprintf(
+			err, errlen,
+			"template %s was made from another build of image %s (%s, now %s): make it "
+			"again",
+			name, t->image, t->image_recipe[0] ? t->image_recipe : "unknown",
+			img.recipe[0] ? img.recipe : "unknown");
 		return -ESTALE;
 	}
 	return 0;

@@ -55,8 +55,8 @@ bool vmm_template_name_ok(const char *name);
  * memory_mib MiB for a template guest, and points spec at it (ram_path in
  * ram_path_buf, shared). Returns 0, -EEXIST when dir already holds a
  * template, or -errno with a reason in err. */
-int vmm_template_prepare(const char *dir, struct vmm_spec *spec, char *ram_path_buf,
-			 size_t buflen, char *err, size_t errlen);
+int vmm_template_prepare(const char *dir, struct vmm_spec *spec, char *ram_path_buf, size_t buflen,
+			 char *err, size_t errlen);
 
 /* Saves the running guest vm (started from a spec vmm_template_prepare()
  * filled for template_dir, typically once it reported "ready") as a template

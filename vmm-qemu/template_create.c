@@ -15,8 +15,8 @@ static int wait_ready(struct vmm_vm *vm, int timeout_s, const volatile sig_atomi
 
 	while (!(cancel && *cancel)) {
 		int left = (int)(deadline - fs_now_ms());
-		int rc = vmm_vm_wait_phase(vm, "ready", left < 250 ? (left > 0 ? left : 0) : 250, err,
-					   errlen);
+		int rc = vmm_vm_wait_phase(vm, "ready", left < 250 ? (left > 0 ? left : 0) : 250,
+					   err, errlen);
 
 		if (rc != -ETIMEDOUT)
 			return rc;
@@ -41,7 +41,8 @@ int vmm_template_create(const char *name, const struct vmm_template_params *p,
 	int rc;
 
 	if (!vmm_template_name_ok(name)) {
-		snprintf(err, errlen, "bad template name '%s' (1-64 letters, digits, '_', '-')", name);
+		snprintf(err, errlen, "bad template name '%s' (1-64 letters, digits, '_', '-')",
+			 name);
 		return -EINVAL;
 	}
 	rc = vmm_image_load(p->image, &img, err, errlen);

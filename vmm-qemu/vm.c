@@ -286,16 +286,24 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 		if (rc == -EXDEV)
 			rc = fs_copy_file(vm->spec.adopt_disk, path, 0600);
 		if (rc < 0) {
-			snprintf(err, errlen, "link %s into %s: %s", vm->spec.adopt_disk, vm->run_dir,
-				 strerror(-rc));
+			snprintf(err, errlen, "link %s into %s: %s", vm->spec.adopt_disk,
+				 vm->run_dir, strerror(-rc));
 			return rc;
 		}
 	} else if (vm->image.rootfs[0]) {
 		char disk[PATH_MAX + 16], log[PATH_MAX + 16];
 		const char *backing = vm->spec.backing_disk;
-		char *argv[] = { "qemu-img", "create", "-q", "-f", "qcow2", "-F",
-				 backing ? "qcow2" : "raw", "-b",
-				 backing ? (char *)backing : vm->image.rootfs, disk, NULL };
+		char *argv[] = { "qemu-img",
+				 "create",
+				 "-q",
+				 "-f",
+				 "qcow2",
+				 "-F",
+				 backing ? "qcow2" : "raw",
+				 "-b",
+				 backing ? (char *)backing : vm->image.rootfs,
+				 disk,
+				 NULL };
 
 		snprintf(disk, sizeof(disk), "%s/disk.qcow2", vm->run_dir);
 		snprintf(log, sizeof(log), "%s/qemu-img.log", vm->run_dir);
@@ -303,8 +311,8 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 		rc = vmm_proc_run(argv, log, 30000, err, errlen);
 		if (rc != 0) {
 			if (rc > 0)
-				snprintf(err, errlen, "qemu-img create failed (status %d), see %s", rc,
-					 log);
+				snprintf(err, errlen, "qemu-img create failed (status %d), see %s",
+					 rc, log);
 			return rc > 0 ? -EIO : rc;
 		}
 	}
@@ -337,8 +345,8 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 	return 0;
 }
 
-int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
-		 struct vmm_vm **out, char *err, size_t errlen)
+int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, struct vmm_vm **out,
+		 char *err, size_t errlen)
 {
 	struct strv argv = { 0 };
 	struct vmm_vm *vm;
@@ -384,8 +392,8 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
 		goto fail;
 	snprintf(path, sizeof(path), "%s/qemu.log", vm->run_dir);
 	vm->spawn_ms = fs_now_ms();
-	rc = vmm_proc_spawn(argv.v, path, opts->keep_fds, opts->n_keep_fds, vm->drop_privileges ? &vm->cred : NULL,
-			    &vm->proc, err, errlen);
+	rc = vmm_proc_spawn(argv.v, path, opts->keep_fds, opts->n_keep_fds,
+			    vm->drop_privileges ? &vm->cred : NULL, &vm->proc, err, errlen);
 	strv_free(&argv);
 	if (rc < 0)
 		goto fail;
@@ -464,9 +472,11 @@ int vmm_vm_wait_phase(struct vmm_vm *vm, const char *phase, int timeout_ms, char
 			return -EIO;
 		}
 		if (left <= 0) {
-			snprintf(err, errlen, "guest did not reach phase %s within %d ms; last console lines:\n%s",
-				 phase, timeout_ms,
-				 vm->tail_len > 600 ? vm->tail + vm->tail_len - 600 : vm->tail);
+			snprintf(
+				err, errlen,
+				"guest did not reach phase %s within %d ms; last console lines:\n%s",
+				phase, timeout_ms,
+				vm->tail_len > 600 ? vm->tail + vm->tail_len - 600 : vm->tail);
 			return -ETIMEDOUT;
 		}
 		rc = vmm_vm_service(vm, (int)left, err, errlen);
@@ -511,9 +521,11 @@ int vmm_vm_input(struct vmm_vm *vm, json_t *events, char *err, size_t errlen)
 	}
 	if (json_is_object(events)) {
 		/* input.h's {"events": [...]}: the arguments as they stand. */
-		if (!json_is_array(json_object_get(events, "events")) || json_object_size(events) != 1) {
+		if (!json_is_array(json_object_get(events, "events")) ||
+		    json_object_size(events) != 1) {
 			json_decref(events);
-			snprintf(err, errlen, "input events: an object must be {\"events\": [...]}");
+			snprintf(err, errlen,
+				 "input events: an object must be {\"events\": [...]}");
 			return -EINVAL;
 		}
 		args = events;
@@ -542,8 +554,9 @@ int vmm_vm_screendump(struct vmm_vm *vm, const char *path, const char *format, c
 		return -EINVAL;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/screendump-%d.%s", vm->run_dir, vm->screendumps++, format);
-	rc = vmm_vm_qmp(vm, "screendump", json_pack("{s:s, s:s}", "filename", tmp, "format", format),
-			NULL, 10000, err, errlen);
+	rc = vmm_vm_qmp(vm, "screendump",
+			json_pack("{s:s, s:s}", "filename", tmp, "format", format), NULL, 10000,
+			err, errlen);
 	if (rc == 0)
 		rc = copy_file(tmp, path, err, errlen);
 	unlink(tmp);

@@ -49,8 +49,8 @@ int vmm_sweep_stale(const char *run_base);
 /* Creates the run dir, the disk overlay, spawns QEMU and connects QMP. spec
  * must have a resolved accelerator (vmm_accel_resolve). Returns 0 with *out
  * owning the guest, or -errno with a sentence in err (nothing is left behind). */
-int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts,
-		 struct vmm_vm **out, char *err, size_t errlen);
+int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, struct vmm_vm **out,
+		 char *err, size_t errlen);
 
 /* Services QMP and reads new console lines, waiting up to timeout_ms for
  * something to happen. Returns 0, or -ECHILD once QEMU has exited (err says

@@ -248,8 +248,9 @@ static void open_chan(const struct agent_header *h, const unsigned char *p)
 		agent_send_text(h->chan, AGENT_CLOSE, "channel id in use or not the host's");
 		return;
 	}
-	if (!(c = chan_new(h->chan, h->type == AGENT_EXEC ? CHAN_EXEC :
-				     h->type == AGENT_TCP ? CHAN_TCP : CHAN_CDP))) {
+	if (!(c = chan_new(h->chan, h->type == AGENT_EXEC  ? CHAN_EXEC
+				    : h->type == AGENT_TCP ? CHAN_TCP
+							   : CHAN_CDP))) {
 		agent_send_text(h->chan, AGENT_CLOSE, "out of memory");
 		return;
 	}
@@ -284,7 +285,8 @@ static void deliver_cdp(struct chan *c, const struct agent_header *h, const unsi
 	}
 	if (h->flags & AGENT_FLAG_MORE)
 		return;
-	if (agent_ws_frame(&c->to_sink, c->msg.data ? c->msg.data + c->msg.off : p, bq_size(&c->msg))) {
+	if (agent_ws_frame(&c->to_sink, c->msg.data ? c->msg.data + c->msg.off : p,
+			   bq_size(&c->msg))) {
 		chan_fail(c, "out of memory");
 		return;
 	}
@@ -432,8 +434,8 @@ static int open_port(void)
 			snprintf(path, sizeof path, "/sys/class/virtio-ports/%s/name", e->d_name);
 			if (!(f = fopen(path, "re")))
 				continue;
-			if (fgets(name, sizeof name, f) && !strncmp(name, AGENT_PORT_NAME,
-								    strlen(AGENT_PORT_NAME))) {
+			if (fgets(name, sizeof name, f) &&
+			    !strncmp(name, AGENT_PORT_NAME, strlen(AGENT_PORT_NAME))) {
 				snprintf(path, sizeof path, "/dev/%s", e->d_name);
 				fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 			}
@@ -449,13 +451,15 @@ static int open_port(void)
 
 static void open_listener(void)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)ag.proxy_port) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)ag.proxy_port) };
 	int one = 1;
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	ag.listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	setsockopt(ag.listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (bind(ag.listener, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ag.listener, 64) < 0) {
+	if (bind(ag.listener, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    listen(ag.listener, 64) < 0) {
 		fprintf(stderr, "vitrine-agent: egress listener on port %d: %s\n", ag.proxy_port,
 			strerror(errno));
 		close(ag.listener);
@@ -615,7 +619,8 @@ static void exec_finish(struct chan *c, int64_t now)
 {
 	char what[32];
 
-	if (!c->reaped || ((c->src[0] >= 0 || c->src[1] >= 0) && now - c->reaped_ms < EXIT_GRACE_MS))
+	if (!c->reaped ||
+	    ((c->src[0] >= 0 || c->src[1] >= 0) && now - c->reaped_ms < EXIT_GRACE_MS))
 		return;
 	for (int i = 0; i < 2; i++) {
 		if (c->src[i] < 0)
@@ -670,7 +675,8 @@ int main(int argc, char **argv)
 	if (pipe2(ag.sigpipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return 1;
 	{
-		struct sigaction sa = { .sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP };
+		struct sigaction sa = { .sa_handler = on_sigchld,
+					.sa_flags = SA_RESTART | SA_NOCLDSTOP };
 
 		sigaction(SIGCHLD, &sa, NULL);
 	}
@@ -689,7 +695,8 @@ int main(int argc, char **argv)
 			if (chan_live(c))
 				sink_finish(c);
 		}
-		pfd[n] = (struct pollfd){ ag.port, (short)(POLLIN | (bq_size(&ag.hostq) ? POLLOUT : 0)), 0 };
+		pfd[n] = (struct pollfd){ ag.port,
+					  (short)(POLLIN | (bq_size(&ag.hostq) ? POLLOUT : 0)), 0 };
 		owner[n++] = NULL;
 		pfd[n] = (struct pollfd){ ag.sigpipe[0], POLLIN, 0 };
 		owner[n++] = NULL;
@@ -706,7 +713,8 @@ int main(int argc, char **argv)
 				owner[n++] = c;
 			}
 			for (int i = 0; i < 2; i++)
-				if (c->src[i] >= 0 && c->credit > 0 && bq_size(&ag.hostq) < HOSTQ_HIGH) {
+				if (c->src[i] >= 0 && c->credit > 0 &&
+				    bq_size(&ag.hostq) < HOSTQ_HIGH) {
 					pfd[n] = (struct pollfd){ c->src[i], POLLIN, 0 };
 					slot[n] = i;
 					owner[n++] = c;

@@ -87,8 +87,10 @@ static int browser_path(int port, char *path, size_t cap, char *err, size_t errl
 
 	if (fd < 0)
 		return -1;
-	snprintf(req, sizeof req, "GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
-		 "Connection: close\r\n\r\n", port);
+	snprintf(req, sizeof req,
+		 "GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+		 "Connection: close\r\n\r\n",
+		 port);
 	if (send_all(fd, req, strlen(req)) < 0 || read_head(fd, head, sizeof head) < 0) {
 		snprintf(err, errlen, "GET /json/version: no answer");
 		close(fd);
@@ -130,7 +132,8 @@ int agent_ws_connect(int port, char *err, size_t errlen)
 	snprintf(req, sizeof req,
 		 "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
 		 "Connection: Upgrade\r\nSec-WebSocket-Key: dml0cmluZS1hZ2VudC1rZXk=\r\n"
-		 "Sec-WebSocket-Version: 13\r\n\r\n", path, port);
+		 "Sec-WebSocket-Version: 13\r\n\r\n",
+		 path, port);
 	if (send_all(fd, req, strlen(req)) < 0 || read_head(fd, head, sizeof head) < 0 ||
 	    strncmp(head, "HTTP/1.1 101", 12)) {
 		snprintf(err, errlen, "DevTools WebSocket upgrade refused: %.60s", head);
@@ -205,11 +208,15 @@ int agent_ws_parse(struct bq *in, struct bq *frag, struct bq *pong,
 		if (avail < h + len)
 			return 0;
 		switch (op) {
-		case 0x0: case 0x1: case 0x2:
+		case 0x0:
+		case 0x1:
+		case 0x2:
 			if (bq_put(frag, p + h, (size_t)len))
 				return -1;
 			if (fin) {
-				deliver(u, frag->data ? frag->data + frag->off : (const unsigned char *)"",
+				deliver(u,
+					frag->data ? frag->data + frag->off
+						   : (const unsigned char *)"",
 					bq_size(frag));
 				bq_free(frag);
 			}
@@ -218,9 +225,11 @@ int agent_ws_parse(struct bq *in, struct bq *frag, struct bq *pong,
 			bq_free(frag);
 			return 1;
 		case 0x9: {
-			unsigned char hd[2 + 4] = { 0x8a, (unsigned char)(0x80 | (len & 0x7f)), 0, 0, 0, 0 };
+			/* PONG, masked (as a client must) with a zero key. */
+			unsigned char hd[2 + 4] = { 0x8a, (unsigned char)(0x80 | (len & 0x7f)) };
 
-			if (len < 126 && (bq_put(pong, hd, sizeof hd) || bq_put(pong, p + h, (size_t)len)))
+			if (len < 126 &&
+			    (bq_put(pong, hd, sizeof hd) || bq_put(pong, p + h, (size_t)len)))
 				return -1;
 			break;
 		}

@@ -85,8 +85,8 @@ static json_t *act(const char *action)
 	struct http_resp r;
 	json_t *j;
 
-	if (http_request("127.0.0.1", gw.port, "POST", path_act, ctl, action, strlen(action), 60, &r) <
-		    0 ||
+	if (http_request("127.0.0.1", gw.port, "POST", path_act, ctl, action, strlen(action), 60,
+			 &r) < 0 ||
 	    r.status != 200)
 		fail_msg("%s -> %d %.300s", action, r.status, r.body ? r.body : "");
 	j = json_incref(r.json);
@@ -160,7 +160,8 @@ static int teardown(void **state)
 static void test_find_viewport(void **state)
 {
 	json_t *j = act("{\"action\":\"screenshot\",\"screenshot\":{\"format\":\"png\"}}");
-	const char *b64 = json_string_value(json_object_get(json_object_get(j, "screenshot"), "data"));
+	const char *b64 = json_string_value(
+		json_object_get(json_object_get(j, "screenshot"), "data"));
 	size_t n, cap = strlen(b64);
 	unsigned char *raw = malloc(cap);
 	struct ppm img;
@@ -241,8 +242,8 @@ static void test_scaled_space_click(void **state)
 static void test_double_and_triple_click_select(void **state)
 {
 	json_t *r = eval("(() => { const b = document.getElementById('beta')"
-			      ".getBoundingClientRect(); return [Math.round(b.left + b.width / 2),"
-			      " Math.round(b.top + b.height / 2)]; })()");
+			 ".getBoundingClientRect(); return [Math.round(b.left + b.width / 2),"
+			 " Math.round(b.top + b.height / 2)]; })()");
 	int bx = (int)json_integer_value(json_array_get(r, 0)) + ox;
 	int by = (int)json_integer_value(json_array_get(r, 1)) + oy;
 
@@ -289,7 +290,8 @@ static void test_scroll_scrolls(void **state)
 
 static void test_type_unicode_exactly(void **state)
 {
-	static const char text[] = "Gr\xc3\xbc\xc3\x9f" "e, \xe4\xb8\x96\xe7\x95\x8c \xe2\x9c\x93 \xe2\x80\x94 test";
+	static const char text[] = "Gr\xc3\xbc\xc3\x9f"
+				   "e, \xe4\xb8\x96\xe7\x95\x8c \xe2\x9c\x93 \xe2\x80\x94 test";
 	json_t *req;
 	char *body;
 

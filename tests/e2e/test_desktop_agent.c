@@ -96,7 +96,8 @@ static int64_t wait_string(const char *expr, const char *want)
 
 		if (eval(expr, &v, why, sizeof(why)) != 0)
 			fail_msg("eval %s: %s", expr, why);
-		snprintf(last, sizeof(last), "%s", json_is_string(v) ? json_string_value(v) : "(not a string)");
+		snprintf(last, sizeof(last), "%s",
+			 json_is_string(v) ? json_string_value(v) : "(not a string)");
 		json_decref(v);
 		if (!strcmp(last, want))
 			return fs_now_ms() - t0;
@@ -124,13 +125,16 @@ static void test_exec_round_trip(void **state)
 		qga_exec_result_free(&r);
 	}
 	printf("guest-exec 'echo hi' round trip: %lld ms (first), then %lld, %lld, %lld, %lld ms\n",
-	       (long long)ms[0], (long long)ms[1], (long long)ms[2], (long long)ms[3], (long long)ms[4]);
+	       (long long)ms[0], (long long)ms[1], (long long)ms[2], (long long)ms[3],
+	       (long long)ms[4]);
 	{
 		json_t *ret = NULL;
 		int64_t t0 = fs_now_ms();
 		char err[512];
 
-		assert_int_equal(qga_client_call(agent, "guest-ping", NULL, &ret, 5000, err, sizeof(err)), 0);
+		assert_int_equal(qga_client_call(agent, "guest-ping", NULL, &ret, 5000, err,
+						 sizeof(err)),
+				 0);
 		printf("guest-ping round trip: %lld ms\n", (long long)(fs_now_ms() - t0));
 		json_decref(ret);
 	}
@@ -166,14 +170,15 @@ static void test_type_twenty_characters(void **state)
 	int64_t ms, settle;
 
 	(void)state;
-	assert_int_equal(eval("document.getElementById('ta').focus(), document.activeElement.id", &v,
-			      why, sizeof(why)),
+	assert_int_equal(eval("document.getElementById('ta').focus(), document.activeElement.id",
+			      &v, why, sizeof(why)),
 			 0);
 	assert_string_equal(json_string_value(v), "ta");
 	json_decref(v);
-	assert_int_equal(eval("[...document.getElementById('ta').value].length + [...'Hi wörld 世界 ✓ — 1234'].length",
-			      &v, why, sizeof(why)),
-			 0);
+	assert_int_equal(
+		eval("[...document.getElementById('ta').value].length + [...'Hi wörld 世界 ✓ — 1234'].length",
+		     &v, why, sizeof(why)),
+		0);
 	assert_int_equal(json_integer_value(v), 20);
 	json_decref(v);
 	run(argv, NULL, &r, &ms);
@@ -195,15 +200,16 @@ static void test_type_reports_failure(void **state)
 
 	(void)state;
 	/* Nothing editable has the focus: the failure is the exit status. */
-	assert_int_equal(eval("document.activeElement.blur(), document.activeElement.tagName", &v, why,
-			      sizeof(why)),
+	assert_int_equal(eval("document.activeElement.blur(), document.activeElement.tagName", &v,
+			      why, sizeof(why)),
 			 0);
 	assert_string_equal(json_string_value(v), "BODY");
 	json_decref(v);
 	run(argv, NULL, &r, NULL);
 	assert_true(r.exited);
 	if (r.exit_code == 0 || !strstr(r.err, "no editable element"))
-		fail_msg("vitrine-type without a focused field: exit %d, stderr '%s'", r.exit_code, r.err);
+		fail_msg("vitrine-type without a focused field: exit %d, stderr '%s'", r.exit_code,
+			 r.err);
 	qga_exec_result_free(&r);
 	run(usage, NULL, &r, NULL);
 	assert_int_equal(r.exit_code, 2);
@@ -217,16 +223,20 @@ static void test_eval_values_and_errors(void **state)
 	json_t *v;
 
 	(void)state;
-	assert_int_equal(eval("({a: [1, 'x', null], b: 1.5, c: '\"quoted\" \\\\ \\n'})", &v, why, sizeof(why)), 0);
+	assert_int_equal(eval("({a: [1, 'x', null], b: 1.5, c: '\"quoted\" \\\\ \\n'})", &v, why,
+			      sizeof(why)),
+			 0);
 	{
 		char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
 
-		assert_string_equal(s, "{\"a\":[1,\"x\",null],\"b\":1.5,\"c\":\"\\\"quoted\\\" \\\\ \\n\"}");
+		assert_string_equal(
+			s, "{\"a\":[1,\"x\",null],\"b\":1.5,\"c\":\"\\\"quoted\\\" \\\\ \\n\"}");
 		free(s);
 	}
 	json_decref(v);
 	/* A promise is awaited. */
-	assert_int_equal(eval("new Promise(r => setTimeout(() => r(7), 50))", &v, why, sizeof(why)), 0);
+	assert_int_equal(eval("new Promise(r => setTimeout(() => r(7), 50))", &v, why, sizeof(why)),
+			 0);
 	assert_int_equal(json_integer_value(v), 7);
 	json_decref(v);
 	/* undefined prints null. */

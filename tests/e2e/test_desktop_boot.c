@@ -5,13 +5,13 @@
 #include "tests/lib/guest.h"
 #include "tests/lib/ppm.h"
 
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -109,7 +109,8 @@ static void test_guest_agent_answers(void **state)
 	int fd;
 
 	(void)state;
-	assert_int_equal(vmm_vm_socket(guest.vm, VMM_SOCKET_QGA, sa.sun_path, sizeof(sa.sun_path)), 0);
+	assert_int_equal(vmm_vm_socket(guest.vm, VMM_SOCKET_QGA, sa.sun_path, sizeof(sa.sun_path)),
+			 0);
 	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);

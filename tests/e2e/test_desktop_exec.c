@@ -11,8 +11,8 @@
 #include "tests/lib/gateway_proc.h"
 
 #include <setjmp.h>
-#include <stdbool.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +54,8 @@ static json_t *run_as(const char *token, const char *body, int want)
 	if (http_request("127.0.0.1", gw.port, "POST", path_exec, token, body, strlen(body), 120,
 			 &r) < 0 ||
 	    r.status != want)
-		fail_msg("exec %s -> %d %.300s (want %d)", body, r.status, r.body ? r.body : "", want);
+		fail_msg("exec %s -> %d %.300s (want %d)", body, r.status, r.body ? r.body : "",
+			 want);
 	j = json_incref(r.json);
 	http_resp_free(&r);
 	return j;
@@ -192,8 +193,8 @@ static struct http_resp files(const char *method, const char *path, const void *
 		 path);
 	if (http_request("127.0.0.1", gw.port, method, url, ctl, body, len, 120, &r) < 0 ||
 	    r.status != want)
-		fail_msg("%s %s -> %d %.300s (want %d)", method, url, r.status, r.body ? r.body : "",
-			 want);
+		fail_msg("%s %s -> %d %.300s (want %d)", method, url, r.status,
+			 r.body ? r.body : "", want);
 	return r;
 }
 
@@ -222,7 +223,8 @@ static void test_files(void **state)
 	json_decref(j);
 	r = files("GET", "up", NULL, 0, 200);
 	json_array_foreach(json_object_get(r.json, "entries"), i, e)
-		listed |= !strcmp(json_string_value(json_object_get(e, "name")), "every-byte.bin") &&
+		listed |= !strcmp(json_string_value(json_object_get(e, "name")),
+				  "every-byte.bin") &&
 			  json_integer_value(json_object_get(e, "size")) == 1024 &&
 			  !strcmp(json_string_value(json_object_get(e, "type")), "file");
 	assert_true(listed);

@@ -94,7 +94,8 @@ static void test_live_view_on_chromium(void **state)
 	(void)state;
 	/* A viewer sees what a screenshot shows. */
 	fd = connect_with(view);
-	assert_int_equal(sc_wait_frame(fd, &s, 0, 90000), 0); /* generous: TCG guests on a shared machine */
+	assert_int_equal(sc_wait_frame(fd, &s, 0, 90000),
+			 0); /* generous: TCG guests on a shared machine */
 	shot = screenshot_png();
 	assert_int_equal(s.img.width, shot.width);
 	for (size_t i = 0; i < (size_t)shot.width * shot.height * 3; i++)
@@ -117,7 +118,8 @@ static void test_live_view_on_chromium(void **state)
 		struct http_resp r;
 
 		snprintf(path, sizeof(path), "/v1/sessions/%s/actions", sid);
-		assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path, ctl, a, strlen(a), 30, &r),
+		assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path, ctl, a, strlen(a),
+					      30, &r),
 				 0);
 		assert_int_equal(r.status, 409);
 		snprintf(code, sizeof(code), "%s", http_error_code(&r));
@@ -131,14 +133,15 @@ static void test_live_view_on_chromium(void **state)
 	deadline = fs_now_ms() + 60000;
 	while (!ppm_close(ppm_pixel(&s.img, 300, 300), 0xFF0000, 60)) {
 		if (fs_now_ms() > deadline || sc_wait_frame(fd, &s, s.seq, 10000) < 0)
-			fail_msg("the click never showed: %06x at (300,300)", ppm_pixel(&s.img, 300, 300));
+			fail_msg("the click never showed: %06x at (300,300)",
+				 ppm_pixel(&s.img, 300, 300));
 	}
 	/* X's pointer is a hardware cursor: its shape came as a message. */
 	deadline = fs_now_ms() + 10000;
 	while (!s.shapes && fs_now_ms() < deadline)
 		sc_wait_frame(fd, &s, s.seq, 1000);
-	printf("    pointer shapes received: %d (last %dx%d); cursor at (%d,%d)\n", s.shapes, s.shape_w,
-	       s.shape_h, s.cursor_x, s.cursor_y);
+	printf("    pointer shapes received: %d (last %dx%d); cursor at (%d,%d)\n", s.shapes,
+	       s.shape_w, s.shape_h, s.cursor_x, s.cursor_y);
 	assert_true(s.shapes > 0);
 	assert_int_equal(s.cursor_x, 300);
 	assert_int_equal(s.cursor_y, 300);
@@ -154,5 +157,6 @@ int main(void)
 		cmocka_unit_test(test_live_view_on_chromium),
 	};
 
-	return cmocka_run_group_tests_name("live view on the desktop guest", tests, setup, teardown);
+	return cmocka_run_group_tests_name("live view on the desktop guest", tests, setup,
+					   teardown);
 }

@@ -168,7 +168,9 @@ static void test_clipboard_paste(void **state)
 
 	(void)state;
 	snprintf(url, sizeof(url), "%s/files?path=paste.html", base);
-	assert_int_equal(http_request("127.0.0.1", gw.port, "PUT", url, ctl, page, strlen(page), 60, &r), 0);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "PUT", url, ctl, page, strlen(page), 60,
+				      &r),
+			 0);
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
 	json_decref(call("POST", "/open", "{\"url\":\"file:///home/vitrine/paste.html\"}", 200));
@@ -213,11 +215,13 @@ static void test_open_and_launch(void **state)
 	json_decref(call("POST", "/open", "{\"url\":\"data:text/html,x\"}", 400));
 	json_decref(call("POST", "/open", "{\"url\":\"javascript:alert(1)\"}", 400));
 	json_decref(call("POST", "/open", "{}", 400));
-	j = call("POST", "/launch", "{\"command\":\"xterm\",\"args\":[\"-title\",\"vitrine-launched\"]}", 200);
+	j = call("POST", "/launch",
+		 "{\"command\":\"xterm\",\"args\":[\"-title\",\"vitrine-launched\"]}", 200);
 	assert_true(json_integer_value(json_object_get(j, "pid")) > 0);
 	json_decref(j);
 	out = sh("for i in $(seq 100); do xdotool search --name vitrine-launched && exit 0; "
-		 "sleep 0.2; done; exit 1", &code);
+		 "sleep 0.2; done; exit 1",
+		 &code);
 	assert_int_equal(code, 0);
 	assert_true(strlen(out) > 0);
 	free(out);
@@ -233,10 +237,10 @@ static json_t *log_entry(json_t *log, const char *host, int port)
 	json_t *e, *found = NULL;
 	size_t i;
 
-	json_array_foreach(json_object_get(log, "entries"), i, e)
-		if (!strcmp(json_string_value(json_object_get(e, "host")) ?: "", host) &&
-		    json_integer_value(json_object_get(e, "port")) == port)
-			found = e;
+	json_array_foreach(json_object_get(log, "entries"), i,
+			   e) if (!strcmp(json_string_value(json_object_get(e, "host")) ?: "",
+					  host) &&
+				  json_integer_value(json_object_get(e, "port")) == port) found = e;
 	return found;
 }
 
@@ -256,7 +260,8 @@ static void test_egress(void **state)
 	j = call("GET", "/egress", NULL, 200);
 	assert_int_equal(json_array_size(json_object_get(j, "allow")), 0);
 	json_decref(j);
-	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -w '%%{http_code}' http://web.test:%d/", web_port);
+	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -w '%%{http_code}' http://web.test:%d/",
+		 web_port);
 	out = sh(cmd, &code);
 	assert_string_equal(out, "403");
 	free(out);
@@ -289,24 +294,28 @@ static void test_egress(void **state)
 
 	/* Refused: another port of the name, a raw address, the gateway's
 	 * own port even when all ports of the name are allowed. */
-	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -w '%%{http_code}' http://web.test:%d/", gw.port);
+	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -w '%%{http_code}' http://web.test:%d/",
+		 gw.port);
 	out = sh(cmd, NULL);
 	assert_string_equal(out, "403");
 	free(out);
-	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -w '%%{http_code}' --noproxy '' "
-		 "-x http://127.0.0.1:3128 http://127.0.0.1:%d/", web_port);
+	snprintf(cmd, sizeof(cmd),
+		 "curl -s -o /dev/null -w '%%{http_code}' --noproxy '' "
+		 "-x http://127.0.0.1:3128 http://127.0.0.1:%d/",
+		 web_port);
 	out = sh(cmd, NULL);
 	assert_string_equal(out, "403");
 	free(out);
 	json_decref(call("PUT", "/egress", "{\"allow\":[\"web.test:*\"]}", 200));
-	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -w '%%{http_code}' http://web.test:%d/healthz",
-		 gw.port);
+	snprintf(cmd, sizeof(cmd),
+		 "curl -s -o /dev/null -w '%%{http_code}' http://web.test:%d/healthz", gw.port);
 	out = sh(cmd, NULL);
 	assert_string_equal(out, "403");
 	free(out);
 	json_decref(call("PUT", "/egress", "{\"allow\":[\"bad host\"]}", 400));
 	json_decref(call("PUT", "/egress", "{\"allow\":[]}", 200));
-	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -w '%%{http_code}' http://web.test:%d/", web_port);
+	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -w '%%{http_code}' http://web.test:%d/",
+		 web_port);
 	out = sh(cmd, NULL);
 	assert_string_equal(out, "403");
 	free(out);
@@ -323,19 +332,25 @@ static void test_egress(void **state)
 		json_t *x;
 		int allowed = 0, gwport = 0, raw = 0;
 
-		json_array_foreach(json_object_get(log, "entries"), i, x) {
+		json_array_foreach(json_object_get(log, "entries"), i, x)
+		{
 			const char *h = json_string_value(json_object_get(x, "host"));
 			const char *why = json_string_value(json_object_get(x, "reason"));
 			int p = (int)json_integer_value(json_object_get(x, "port"));
 
 			if (!strcmp(h, "web.test") && p == web_port && !strcmp(why, "allowed") &&
 			    json_is_true(json_object_get(x, "ended")) &&
-			    json_integer_value(json_object_get(x, "bytes_down")) >= (json_int_t)strlen(WEB_BODY)) {
+			    json_integer_value(json_object_get(x, "bytes_down")) >=
+				    (json_int_t)strlen(WEB_BODY)) {
 				allowed++;
-				assert_string_equal(json_string_value(json_object_get(x, "address")), "127.0.0.1");
+				assert_string_equal(json_string_value(
+							    json_object_get(x, "address")),
+						    "127.0.0.1");
 			}
-			gwport += !strcmp(h, "web.test") && p == gw.port && !strcmp(why, "gateway_port");
-			raw += !strcmp(h, "127.0.0.1") && p == web_port && !strcmp(why, "not_in_allowlist");
+			gwport += !strcmp(h, "web.test") && p == gw.port &&
+				  !strcmp(why, "gateway_port");
+			raw += !strcmp(h, "127.0.0.1") && p == web_port &&
+			       !strcmp(why, "not_in_allowlist");
 		}
 		assert_true(allowed >= 3); /* plain, tunnel, Chromium */
 		assert_int_equal(gwport, 1);

@@ -64,8 +64,8 @@ static struct http_resp req_as(const char *token, const char *method, const char
 			      body ? strlen(body) : 0, 300, &r);
 
 	if (rc < 0 || r.status != status)
-		fail_msg("%s %s -> %d %.300s (want %d)", method, path, r.status, r.body ? r.body : "",
-			 status);
+		fail_msg("%s %s -> %d %.300s (want %d)", method, path, r.status,
+			 r.body ? r.body : "", status);
 	return r;
 }
 
@@ -127,8 +127,8 @@ static void expect_str(const struct session *s, const char *expr, const char *wa
 		usleep(100 * 1000);
 	}
 	if (!json_is_string(v) || strcmp(json_string_value(v), want))
-		fail_msg("%s is %s, want \"%s\"", expr, json_is_string(v) ? json_string_value(v) : "?",
-			 want);
+		fail_msg("%s is %s, want \"%s\"", expr,
+			 json_is_string(v) ? json_string_value(v) : "?", want);
 	json_decref(v);
 }
 
@@ -178,7 +178,7 @@ static void act(struct session *s, const char *action)
 	http_resp_free(&r);
 }
 
-static void delete(struct session *s)
+static void delete (struct session *s)
 {
 	char path[160];
 	struct http_resp r;
@@ -245,7 +245,7 @@ static void test_restored_state_and_clock(void **state)
 	print_message("restored: page loaded %lld s before, guest clock off by %lld ms\n",
 		      (long long)((unix_ms() - loaded) / 1000), (long long)skew);
 	assert_true(skew > -3000 && skew < 3000);
-	delete(&s);
+	delete (&s);
 }
 
 /* The guest kernel's log, through qemu-ga. */
@@ -281,8 +281,8 @@ static void test_restored_rng_reseeded(void **state)
 	log = guest_dmesg(&b);
 	assert_non_null(strstr(log, "crng reseeded due to virtual machine fork"));
 	free(log);
-	delete(&a);
-	delete(&b);
+	delete (&a);
+	delete (&b);
 }
 
 static void test_restore_with_url(void **state)
@@ -294,7 +294,7 @@ static void test_restore_with_url(void **state)
 	/* A new load of the page, at the new URL. */
 	expect_str(&s, "location.search", "?second");
 	assert_true(eval_int(&s, "window.loadedAt") > tpl_created_ms + 999);
-	delete(&s);
+	delete (&s);
 }
 
 /* The page's 20x20 magenta marker in a screenshot of s. */
@@ -330,7 +330,7 @@ static void test_twenty_restores(void **state)
 		ms[i] = fs_now_ms() - t0;
 		if (!shows_page(&s))
 			fail_msg("restore %d does not show the page", i + 1);
-		delete(&s);
+		delete (&s);
 	}
 	print_message("%d restores to ready: first %lld ms, last %lld ms\n", RESTORES,
 		      (long long)ms[0], (long long)ms[RESTORES - 1]);
@@ -347,7 +347,8 @@ static int scroll_and_settle(struct session *s, int amount)
 
 	snprintf(action, sizeof(action),
 		 "{\"action\":\"scroll\",\"coordinate\":[640,500],\"scroll_direction\":\"down\","
-		 "\"scroll_amount\":%d}", amount);
+		 "\"scroll_amount\":%d}",
+		 amount);
 	act(s, action);
 	for (int i = 0; i < 50 && y == from; i++) {
 		usleep(100 * 1000);
@@ -395,7 +396,7 @@ static void test_pause_resume_keeps_page_state(void **state)
 		/* Typing scrolled the input back into view: scroll away again. */
 		scroll_y = scroll_and_settle(&s, 3);
 	}
-	delete(&s);
+	delete (&s);
 }
 
 static void test_fork_diverges(void **state)
@@ -420,8 +421,8 @@ static void test_fork_diverges(void **state)
 	act(&b, "{\"action\":\"type\",\"text\":\" by b\"}");
 	expect_str(&a, "document.getElementById('in').value", "shared by a");
 	expect_str(&b, "document.getElementById('in').value", "shared by b");
-	delete(&b);
-	delete(&a);
+	delete (&b);
+	delete (&a);
 	assert_int_equal(gateway_proc_guests(&gw), 0);
 }
 

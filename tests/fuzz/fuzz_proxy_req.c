@@ -22,8 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		return 0;
 	}
-	if (r.head_len < 4 || r.head_len > size || r.head_len > PROXY_REQ_MAX_HEAD ||
-	    r.port < 1 || r.port > 65535 || !r.host[0] || strlen(r.host) >= sizeof(r.host) ||
+	if (r.head_len < 4 || r.head_len > size || r.head_len > PROXY_REQ_MAX_HEAD || r.port < 1 ||
+	    r.port > 65535 || !r.host[0] || strlen(r.host) >= sizeof(r.host) ||
 	    r.connect != !r.forward || (r.forward && strlen(r.forward) != r.forward_len))
 		__builtin_trap();
 	if (proxy_req_parse(buf, r.head_len, &again) != 0 || again.head_len != r.head_len ||

@@ -19,7 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char reason[120];
 	int w, h, hx, hy, x, y;
 	bool vis;
-	int code = stream_msg_parse((const char *)data, size, 1280, 800, &m, reason, sizeof(reason));
+	int code = stream_msg_parse((const char *)data, size, 1280, 800, &m, reason,
+				    sizeof(reason));
 
 	if (code != 0 && code != 1003 && code != 1007 && code != 1008 && code != 1009)
 		__builtin_trap();

@@ -93,8 +93,13 @@ static int run(struct fixture *f, const char *const *argv, const void *in, size_
 	       int timeout_ms, struct agent_exec_result *r)
 {
 	static const char *const env[] = { "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
-	struct agent_exec_spec spec = { .argv = argv, .env = env, .uid = -1, .gid = -1,
-					.in = in, .in_len = in_len, .timeout_ms = timeout_ms,
+	struct agent_exec_spec spec = { .argv = argv,
+					.env = env,
+					.uid = -1,
+					.gid = -1,
+					.in = in,
+					.in_len = in_len,
+					.timeout_ms = timeout_ms,
 					.max_output = 4 << 20 };
 	char err[256];
 	int rc = agent_exec_run(f->link, &spec, r, err, sizeof(err));
@@ -123,19 +128,25 @@ static void test_exec_basics(void **state)
 	assert_true(r.pid > 0);
 	agent_exec_result_free(&r);
 
-	assert_int_equal(run(f, (const char *[]){ "sh", "-c", "echo out; echo err >&2; exit 3", NULL },
-			     NULL, 0, 5000, &r), 0);
+	assert_int_equal(run(f,
+			     (const char *[]){ "sh", "-c", "echo out; echo err >&2; exit 3", NULL },
+			     NULL, 0, 5000, &r),
+			 0);
 	assert_int_equal(r.exit_code, 3);
 	assert_string_equal(r.out, "out\n");
 	assert_string_equal(r.err, "err\n");
 	agent_exec_result_free(&r);
 
-	assert_int_equal(run(f, (const char *[]){ "no-such-program-here", NULL }, NULL, 0, 5000, &r), 0);
+	assert_int_equal(run(f, (const char *[]){ "no-such-program-here", NULL }, NULL, 0, 5000,
+			     &r),
+			 0);
 	assert_int_equal(r.exit_code, 127);
 	assert_non_null(strstr(r.err, "cannot run no-such-program-here"));
 	agent_exec_result_free(&r);
 
-	assert_int_equal(run(f, (const char *[]){ "sh", "-c", "kill -TERM $$", NULL }, NULL, 0, 5000, &r), 0);
+	assert_int_equal(run(f, (const char *[]){ "sh", "-c", "kill -TERM $$", NULL }, NULL, 0,
+			     5000, &r),
+			 0);
 	assert_int_equal(r.exit_code, -1);
 	assert_int_equal(r.signal, SIGTERM);
 	agent_exec_result_free(&r);
@@ -158,8 +169,11 @@ static void test_exec_bytes(void **state)
 	agent_exec_result_free(&r);
 	free(in);
 
-	assert_int_equal(run(f, (const char *[]){ "sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' x", NULL },
-			     NULL, 0, 30000, &r), 0);
+	assert_int_equal(run(f,
+			     (const char *[]){ "sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' x",
+					       NULL },
+			     NULL, 0, 30000, &r),
+			 0);
 	assert_int_equal(r.out_len, 1048576);
 	assert_int_equal(r.out[0], 'x');
 	assert_int_equal(r.out[1048575], 'x');
@@ -179,7 +193,8 @@ static int live_in_group(pid_t pgrp)
 		char st;
 		int ppid, grp;
 
-		if (rp && sscanf(rp + 1, " %c %d %d", &st, &ppid, &grp) == 3 && grp == pgrp && st != 'Z')
+		if (rp && sscanf(rp + 1, " %c %d %d", &st, &ppid, &grp) == 3 && grp == pgrp &&
+		    st != 'Z')
 			n++;
 	}
 	if (p)
@@ -192,8 +207,11 @@ static void test_exec_timeout_kills_group(void **state)
 	struct fixture *f = *state;
 	struct agent_exec_result r;
 
-	assert_int_equal(run(f, (const char *[]){ "sh", "-c", "sleep 30 & sleep 30; echo never", NULL },
-			     NULL, 0, 500, &r), 0);
+	assert_int_equal(run(f,
+			     (const char *[]){ "sh", "-c", "sleep 30 & sleep 30; echo never",
+					       NULL },
+			     NULL, 0, 500, &r),
+			 0);
 	assert_true(r.timed_out);
 	assert_int_equal(r.signal, SIGKILL);
 	/* the background sleep was in the same group: gone too */
@@ -207,10 +225,15 @@ static void test_exec_identity(void **state)
 {
 	struct fixture *f = *state;
 	static const char *const env[] = { "PATH=/usr/bin:/bin", "GREETING=grüße", NULL };
-	struct agent_exec_spec spec = { .argv = (const char *[]){ "sh", "-c",
-								  "id -u; id -g; pwd; echo $GREETING; env | wc -l", NULL },
-					.env = env, .cwd = "/tmp", .uid = 1000, .gid = 1000,
-					.timeout_ms = 5000 };
+	struct agent_exec_spec spec = {
+		.argv = (const char *[]){ "sh", "-c",
+					  "id -u; id -g; pwd; echo $GREETING; env | wc -l", NULL },
+		.env = env,
+		.cwd = "/tmp",
+		.uid = 1000,
+		.gid = 1000,
+		.timeout_ms = 5000
+	};
 	struct agent_exec_result r;
 	char err[256];
 
@@ -261,8 +284,9 @@ static void test_exec_signal_at_once(void **state)
 {
 	static const struct agent_chan_ops ops = { .exit = sig_exit, .closed = sig_closed };
 	static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
-	struct agent_exec_spec spec = { .argv = (const char *[]){ "sleep", "30", NULL }, .env = env,
-					.uid = -1, .gid = -1 };
+	struct agent_exec_spec spec = {
+		.argv = (const char *[]){ "sleep", "30", NULL }, .env = env, .uid = -1, .gid = -1
+	};
 	struct fixture *f = *state;
 
 	for (int round = 0; round < 10; round++) {
@@ -337,7 +361,8 @@ static void got_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 	pthread_mutex_unlock(&g->mu);
 }
 
-static const struct agent_chan_ops got_ops = { .opened = got_opened, .data = got_data,
+static const struct agent_chan_ops got_ops = { .opened = got_opened,
+					       .data = got_data,
 					       .closed = got_closed };
 
 static bool wait_for(struct got *g, bool (*cond)(struct got *), int ms)
@@ -430,8 +455,10 @@ static void on_accept(void *au, struct agent_link *l, uint32_t chan, const char 
 static void test_egress_listener_relay(void **state)
 {
 	struct fixture *f = *state;
-	struct relay_fixture rf = { .far = -1, .g = { .mu = PTHREAD_MUTEX_INITIALIZER, .l = f->link } };
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)f->proxy_port) };
+	struct relay_fixture rf = { .far = -1,
+				    .g = { .mu = PTHREAD_MUTEX_INITIALIZER, .l = f->link } };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)f->proxy_port) };
 	int c = socket(AF_INET, SOCK_STREAM, 0);
 	char buf[64];
 
@@ -504,8 +531,11 @@ static void test_link_lost(void **state)
 {
 	struct fixture *f = *state;
 	static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
-	struct agent_exec_spec spec = { .argv = (const char *[]){ "sleep", "30", NULL }, .env = env,
-					.uid = -1, .gid = -1, .timeout_ms = 20000 };
+	struct agent_exec_spec spec = { .argv = (const char *[]){ "sleep", "30", NULL },
+					.env = env,
+					.uid = -1,
+					.gid = -1,
+					.timeout_ms = 20000 };
 	struct agent_exec_result r;
 	char err[256];
 	pid_t agent = f->agent;

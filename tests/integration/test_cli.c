@@ -40,8 +40,8 @@ static void expect(const char *args, int status, const char *needle)
 	int st = vitrine(args, out, sizeof(out));
 
 	if (st != status || !strstr(out, needle))
-		fail_msg("`vitrine %s` exited %d (want %d) saying:\n%s(want '%s')", args, st, status,
-			 out, needle);
+		fail_msg("`vitrine %s` exited %d (want %d) saying:\n%s(want '%s')", args, st,
+			 status, out, needle);
 }
 
 static void test_usage_errors(void **state)

@@ -86,8 +86,8 @@ static void expect(const char *args, int status, const char *needle)
 	int st = vitrine(args, true, out, sizeof(out));
 
 	if (st != status || !strstr(out, needle))
-		fail_msg("`vitrine %s` exited %d (want %d) saying:\n%s(want '%s')", args, st, status,
-			 out, needle);
+		fail_msg("`vitrine %s` exited %d (want %d) saying:\n%s(want '%s')", args, st,
+			 status, out, needle);
 }
 
 /* Runs `vitrine ARGS`, which must succeed, and parses its stdout as JSON. */
@@ -124,7 +124,8 @@ static const char *image_file(const char *path, int *w, int *h)
 		return "png";
 	}
 	if (len > 4 && !memcmp(d, "\xff\xd8\xff", 3)) {
-		for (size_t i = 2; i + 9 <= len && d[i] == 0xff; i += 2 + (size_t)(d[i + 2] << 8 | d[i + 3]))
+		for (size_t i = 2; i + 9 <= len && d[i] == 0xff;
+		     i += 2 + (size_t)(d[i + 2] << 8 | d[i + 3]))
 			if (d[i + 1] >= 0xc0 && d[i + 1] <= 0xcf && d[i + 1] != 0xc4 &&
 			    d[i + 1] != 0xc8 && d[i + 1] != 0xcc) {
 				*h = d[i + 5] << 8 | d[i + 6];
@@ -146,7 +147,8 @@ static const char *create_tiny(void)
 
 	assert_string_equal(json_string_value(json_object_get(s, "status")), "ready");
 	assert_int_equal(json_integer_value(json_object_get(s, "width")), 800);
-	assert_non_null(json_string_value(json_object_get(json_object_get(s, "tokens"), "control")));
+	assert_non_null(
+		json_string_value(json_object_get(json_object_get(s, "tokens"), "control")));
 	snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(s, "id")));
 	json_decref(s);
 	assert_int_equal(qemu_running(), 1);
@@ -161,14 +163,16 @@ static void test_usage_errors(void **state)
 	expect("create --width 5", 2, "--width must be a whole number in 320..3840");
 	expect("create --bogus", 2, "usage: vitrine create");
 	expect("ls extra", 2, "unexpected argument 'extra'");
-	expect("ls --gateway https://127.0.0.1:1", 2, "the gateway must be given as http://HOST:PORT");
+	expect("ls --gateway https://127.0.0.1:1", 2,
+	       "the gateway must be given as http://HOST:PORT");
 	expect("ls --gateway http://127.0.0.1:99999", 2, "must be a whole number in 1..65535");
 	expect("show", 2, "a session id is required");
 	expect("show a/b", 2, "'a/b' is not a session id");
 	expect("rm s_1 s_2", 2, "unexpected argument 's_2'");
 	expect("screenshot s_1", 2, "-o FILE is required");
 	expect("screenshot s_1 -o x.png --format gif", 2, "--format must be jpeg or png");
-	expect("screenshot s_1 -o x.jpg --quality 0", 2, "--quality must be a whole number in 1..100");
+	expect("screenshot s_1 -o x.jpg --quality 0", 2,
+	       "--quality must be a whole number in 1..100");
 	expect("act s_1", 2, "a session id and an action are required");
 	expect("act s_1 '{\"action\":' ", 2, "the action is not valid JSON");
 	expect("act s_1 '[1,2]'", 2, "the action must be a JSON object");
@@ -218,7 +222,8 @@ static void test_session_lifecycle(void **state)
 	json_decref(j);
 	expect("show s_doesnotexist", 1, "not_found: no such session (HTTP 404)");
 
-	snprintf(args, sizeof(args), "act %s '{\"action\":\"left_click\",\"coordinate\":[10,20],\"id\":7}'", id);
+	snprintf(args, sizeof(args),
+		 "act %s '{\"action\":\"left_click\",\"coordinate\":[10,20],\"id\":7}'", id);
 	j = expect_json(args);
 	assert_true(json_is_true(json_object_get(j, "ok")));
 	assert_string_equal(json_string_value(json_object_get(j, "action")), "left_click");
@@ -226,13 +231,16 @@ static void test_session_lifecycle(void **state)
 	json_decref(j);
 	/* "-" reads the action from stdin. */
 	snprintf(args, sizeof(args), "%s/move.json", tmp);
-	assert_int_equal(fs_write_file(args, "{\"action\":\"mouse_move\",\"coordinate\":[1,1]}", 42), 0);
+	assert_int_equal(fs_write_file(args, "{\"action\":\"mouse_move\",\"coordinate\":[1,1]}",
+				       42),
+			 0);
 	snprintf(args, sizeof(args), "act %s - < %s/move.json", id, tmp);
 	expect(args, 0, "\"action\": \"mouse_move\"");
 	/* The gateway's own validation reaches the user with its code. */
 	snprintf(args, sizeof(args), "act %s '{\"action\":\"teleport\"}'", id);
 	expect(args, 1, "unknown_action");
-	snprintf(args, sizeof(args), "act %s '{\"action\":\"left_click\",\"coordinate\":[5000,5]}'", id);
+	snprintf(args, sizeof(args), "act %s '{\"action\":\"left_click\",\"coordinate\":[5000,5]}'",
+		 id);
 	expect(args, 1, "out_of_range");
 	expect("act s_doesnotexist '{\"action\":\"left_click\"}'", 1, "not_found");
 
@@ -313,8 +321,8 @@ static void test_screenshots(void **state)
 	/* act --screenshot: the settled screen lands in the file, not on stdout. */
 	snprintf(file, sizeof(file), "%s/after.png", tmp);
 	snprintf(args, sizeof(args),
-		 "act %s '{\"action\":\"left_click\",\"coordinate\":[400,300]}' --screenshot %s", id,
-		 file);
+		 "act %s '{\"action\":\"left_click\",\"coordinate\":[400,300]}' --screenshot %s",
+		 id, file);
 	j = expect_json(args);
 	shot = json_object_get(j, "screenshot");
 	assert_non_null(shot);

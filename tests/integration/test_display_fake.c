@@ -223,7 +223,8 @@ static void assert_frame_is_server(const struct display_frame *f)
 	assert_int_equal(f->height, srv.h);
 	for (int y = 0; y < srv.h; y++)
 		for (int x = 0; x < srv.w; x++) {
-			const unsigned char *p = (unsigned char *)srv.fb + ((size_t)y * srv.w + x) * 4;
+			const unsigned char *p = (unsigned char *)srv.fb +
+						 ((size_t)y * srv.w + x) * 4;
 			uint32_t want = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
 
 			if (display_frame_pixel(f, x, y) != want)

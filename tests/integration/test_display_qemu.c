@@ -115,7 +115,8 @@ static void test_click_mark_in_mirror(void **state)
 		print_message("click (%d,%d) visible in the mirror %ld ms after the guest saw it\n",
 			      x, y, (long)(fs_now_ms() - t0));
 		if (display_frame_pixel(f, x, y) != 0xFFFFFF)
-			fail_msg("no white centre at (%d,%d): %06x", x, y, display_frame_pixel(f, x, y));
+			fail_msg("no white centre at (%d,%d): %06x", x, y,
+				 display_frame_pixel(f, x, y));
 		for (int dy = -2; dy <= 2; dy++)
 			for (int dx = -2; dx <= 2; dx++) {
 				int px = x + dx, py = y + dy;

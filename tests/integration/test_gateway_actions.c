@@ -57,8 +57,8 @@ static struct http_resp act(const char *token, const char *action, int status, c
 			      strlen(action), 60, &r);
 
 	if (rc < 0 || r.status != status || (code && strcmp(http_error_code(&r), code)))
-		fail_msg("%s -> %d %.300s (want %d %s)", action, r.status, r.body ? r.body : "", status,
-			 code ? code : "");
+		fail_msg("%s -> %d %.300s (want %d %s)", action, r.status, r.body ? r.body : "",
+			 status, code ? code : "");
 	return r;
 }
 
@@ -89,7 +89,9 @@ static void test_screenshot_endpoint(void **state)
 	char v[64], path[256];
 
 	(void)state;
-	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path_shot, view, NULL, 0, 30, &r), 0);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path_shot, view, NULL, 0, 30,
+				      &r),
+			 0);
 	assert_int_equal(r.status, 200);
 	assert_string_equal(http_header(&r, "content-type", v, sizeof(v)), "image/jpeg");
 	assert_string_equal(http_header(&r, "x-vitrine-screen", v, sizeof(v)), "1280x800");
@@ -132,10 +134,12 @@ static void click_shows_mark(const char *action, int x, int y)
 	struct ppm img;
 
 	assert_true(json_is_true(json_object_get(r.json, "ok")));
-	assert_true(json_is_true(json_object_get(json_object_get(r.json, "screenshot"), "settled")));
+	assert_true(
+		json_is_true(json_object_get(json_object_get(r.json, "screenshot"), "settled")));
 	reply_image(&r, &img);
 	if (ppm_pixel(&img, x, y) != 0xFFFFFF)
-		fail_msg("%s: no white centre at (%d,%d): %06x", action, x, y, ppm_pixel(&img, x, y));
+		fail_msg("%s: no white centre at (%d,%d): %06x", action, x, y,
+			 ppm_pixel(&img, x, y));
 	if (ppm_pixel(&img, x == 0 ? 1 : x - 1, y) != 0xFF0000)
 		fail_msg("%s: no red beside (%d,%d)", action, x, y);
 	ppm_free(&img);
@@ -177,13 +181,19 @@ static void test_cursor_position_and_scaled_reply(void **state)
 	http_resp_free(&r);
 	r = act(ctl, "{\"action\":\"cursor_position\",\"id\":\"q1\"}", 200, NULL);
 	assert_string_equal(json_string_value(json_object_get(r.json, "id")), "q1");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r.json, "result"), "x")), 321);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r.json, "result"), "y")), 123);
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_object_get(r.json, "result"), "x")),
+			 321);
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_object_get(r.json, "result"), "y")),
+			 123);
 	http_resp_free(&r);
 	r = act(ctl, "{\"action\":\"screenshot\",\"screenshot\":{\"width\":320}}", 200, NULL);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r.json, "screenshot"), "width")),
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_object_get(r.json, "screenshot"), "width")),
 			 320);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r.json, "screenshot"), "height")),
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_object_get(r.json, "screenshot"), "height")),
 			 200);
 	http_resp_free(&r);
 }
@@ -195,8 +205,9 @@ static void test_zoom_and_wait(void **state)
 
 	(void)state;
 	/* zoom: the region at full resolution (x1, y1 exclusive). */
-	r = act(ctl, "{\"action\":\"zoom\",\"region\":[1216,0,1280,64],"
-		     "\"screenshot\":{\"format\":\"png\"}}",
+	r = act(ctl,
+		"{\"action\":\"zoom\",\"region\":[1216,0,1280,64],"
+		"\"screenshot\":{\"format\":\"png\"}}",
 		200, NULL);
 	reply_image(&r, &img);
 	assert_int_equal(img.width, 64);
@@ -237,7 +248,8 @@ static void test_tokens_and_errors(void **state)
 	http_resp_free(&r);
 	r = act(ctl, "{\"action\":\"key\",\"text\":\"ctrl+nosuchkey\"}", 400, "unknown_key");
 	http_resp_free(&r);
-	r = act(ctl, "{\"action\":\"screenshot\",\"screenshot\":{\"quality\":500}}", 400, "out_of_range");
+	r = act(ctl, "{\"action\":\"screenshot\",\"screenshot\":{\"quality\":500}}", 400,
+		"out_of_range");
 	http_resp_free(&r);
 	/* Text a keymap cannot type goes whole through the guest agent, which
 	 * the tiny guest lacks: an error, and nothing typed. */
@@ -273,15 +285,18 @@ static void test_control_websocket(void **state)
 	assert_int_equal(ws_connect(gw.port, path, "wrong-token-wrong", NULL, &status), -1);
 	assert_int_equal(ws_connect(gw.port, path, view, NULL, &status), -1);
 	assert_int_equal(ws_connect(gw.port, path, ctl, "http://evil.example", &status), -1);
-	assert_int_equal(ws_connect(gw.port, "/v1/sessions/s_nope/control", ctl, NULL, &status), -1);
+	assert_int_equal(ws_connect(gw.port, "/v1/sessions/s_nope/control", ctl, NULL, &status),
+			 -1);
 
 	/* Header auth: actions in order, ids echoed, errors per message. */
 	fd = ws_connect(gw.port, path, ctl, origin, &status);
 	assert_true(fd >= 0);
-	assert_int_equal(ws_send_text(fd, "{\"id\":1,\"action\":\"mouse_move\",\"coordinate\":[10,10]}"), 0);
+	assert_int_equal(
+		ws_send_text(fd, "{\"id\":1,\"action\":\"mouse_move\",\"coordinate\":[10,10]}"), 0);
 	assert_int_equal(ws_send_text(fd, "{\"id\":2,\"action\":\"bogus\"}"), 0);
-	assert_int_equal(ws_send_text(fd, "{\"id\":\"three\",\"type\":\"click\",\"x\":700,\"y\":500,"
-					  "\"button\":\"left\",\"screenshot\":{\"format\":\"png\"}}"),
+	assert_int_equal(ws_send_text(fd,
+				      "{\"id\":\"three\",\"type\":\"click\",\"x\":700,\"y\":500,"
+				      "\"button\":\"left\",\"screenshot\":{\"format\":\"png\"}}"),
 			 0);
 	j = recv_json(fd);
 	assert_int_equal(json_integer_value(json_object_get(j, "id")), 1);
@@ -324,7 +339,8 @@ static void test_control_websocket(void **state)
 	json_decref(j);
 	assert_int_equal(ws_send_text(fd, "{\"action\":\"cursor_position\"}"), 0);
 	j = recv_json(fd);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "result"), "x")), 700);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "result"), "x")),
+			 700);
 	json_decref(j);
 	close(fd);
 }

@@ -54,7 +54,8 @@ static struct http_resp expect(const char *method, const char *path, const char 
 			       const char *body, int status, const char *code)
 {
 	struct http_resp r;
-	int rc = http_request("127.0.0.1", port, method, path, token, body, body ? strlen(body) : 0, 600, &r);
+	int rc = http_request("127.0.0.1", port, method, path, token, body, body ? strlen(body) : 0,
+			      600, &r);
 
 	if (rc < 0 || r.status != status || (code && strcmp(http_error_code(&r), code)))
 		fail_msg("%s %s -> %d %s (want %d %s)", method, path, r.status,
@@ -202,15 +203,16 @@ static void test_limits_and_expiry(void **state)
 
 	(void)state;
 	for (int i = 0; i < 3; i++)
-		s[i] = expect("POST", "/v1/sessions", key, "{\"image\":\"tiny\",\"timeout_s\":3}", 201,
-			      NULL);
+		s[i] = expect("POST", "/v1/sessions", key, "{\"image\":\"tiny\",\"timeout_s\":3}",
+			      201, NULL);
 	r = expect("POST", "/v1/sessions", key, "{\"image\":\"tiny\"}", 429, "too_many_sessions");
 	http_resp_free(&r);
 	snprintf(path, sizeof(path), "/v1/sessions/%s",
 		 json_string_value(json_object_get(s[0].json, "id")));
 	/* Alive (200) until its 3 s are up, then gone (404). */
 	for (int i = 0; i < 100; i++) {
-		assert_int_equal(http_request("127.0.0.1", port, "GET", path, key, NULL, 0, 60, &r), 0);
+		assert_int_equal(http_request("127.0.0.1", port, "GET", path, key, NULL, 0, 60, &r),
+				 0);
 		if (r.status == 404)
 			break;
 		assert_int_equal(r.status, 200);

@@ -100,9 +100,10 @@ static void click(const char *id, int x, int y, struct ppm *img)
 	struct http_resp r;
 
 	sess_path(path, sizeof(path), id, "/actions");
-	snprintf(body, sizeof(body),
-		 "{\"action\":\"left_click\",\"coordinate\":[%d,%d],\"screenshot\":{\"format\":\"png\"}}",
-		 x, y);
+	snprintf(
+		body, sizeof(body),
+		"{\"action\":\"left_click\",\"coordinate\":[%d,%d],\"screenshot\":{\"format\":\"png\"}}",
+		x, y);
 	r = req("POST", path, body, 200, NULL);
 	decode_png(json_object_get(r.json, "screenshot"), img);
 	http_resp_free(&r);
@@ -115,8 +116,8 @@ static void screen(const char *id, struct ppm *img)
 	struct http_resp r;
 
 	sess_path(path, sizeof(path), id, "/actions");
-	r = req("POST", path, "{\"action\":\"screenshot\",\"screenshot\":{\"format\":\"png\"}}", 200,
-		NULL);
+	r = req("POST", path, "{\"action\":\"screenshot\",\"screenshot\":{\"format\":\"png\"}}",
+		200, NULL);
 	decode_png(json_object_get(r.json, "screenshot"), img);
 	http_resp_free(&r);
 }
@@ -143,7 +144,8 @@ static char *sh(const char *id, const char *cmd)
 	sess_path(path, sizeof(path), id, "/exec");
 	r = req("POST", path, text, 200, NULL);
 	if (json_integer_value(json_object_get(r.json, "exit_code")) != 0)
-		fail_msg("%s: exit %d: %s", cmd, (int)json_integer_value(json_object_get(r.json, "exit_code")),
+		fail_msg("%s: exit %d: %s", cmd,
+			 (int)json_integer_value(json_object_get(r.json, "exit_code")),
 			 str(r.json, "stderr"));
 	out = strdup(str(r.json, "stdout"));
 	http_resp_free(&r);
@@ -160,7 +162,7 @@ static void assert_sh(const char *id, const char *cmd, const char *want)
 	free(out);
 }
 
-static void delete(const char *id)
+static void delete_session(const char *id)
 {
 	char path[128];
 
@@ -191,8 +193,10 @@ static int delete_all(void **state)
 
 static int setup(void **state)
 {
-	const char *args[] = { "--max-sessions", "3", "--max-vcpus", "2", "--max-memory-mib", "512",
-			       "--memory-budget-mib", "800", NULL };
+	const char *args[] = {
+		"--max-sessions",      "3",   "--max-vcpus", "2", "--max-memory-mib", "512",
+		"--memory-budget-mib", "800", NULL
+	};
 	char body[256];
 
 	(void)state;
@@ -230,8 +234,8 @@ static void test_template_api_errors(void **state)
 	req_free("POST", "/v1/templates", "{\"image\":\"tiny\"}", 400, "invalid_argument");
 	req_free("POST", "/v1/templates", "{\"name\":\"x\",\"image\":\"no-such-image\"}", 404,
 		 "unknown_image");
-	req_free("POST", "/v1/templates", "{\"name\":\"x\",\"image\":\"tiny\",\"timeout_s\":5}", 400,
-		 "invalid_argument");
+	req_free("POST", "/v1/templates", "{\"name\":\"x\",\"image\":\"tiny\",\"timeout_s\":5}",
+		 400, "invalid_argument");
 	req_free("POST", "/v1/templates", "{\"name\":\"x\",\"image\":\"tiny\",\"vcpus\":4}", 400,
 		 "limit_exceeded");
 	req_free("POST", "/v1/templates", "[1]", 400, "invalid_json");
@@ -271,7 +275,7 @@ static void test_pause_resume_memory(void **state)
 	assert_int_equal(ppm_pixel(&img, 100, 100), MARK); /* from before the pause */
 	assert_int_equal(ppm_pixel(&img, 200, 200), MARK);
 	ppm_free(&img);
-	delete(id);
+	delete_session(id);
 }
 
 static void test_pause_resume_disk(void **state)
@@ -332,7 +336,7 @@ static void test_pause_resume_disk(void **state)
 	/* Deleting a session paused on disk removes its checkpoint. */
 	sess_path(path, sizeof(path), id, "/pause");
 	req_free("POST", path, "{\"mode\":\"disk\"}", 200, NULL);
-	delete(id);
+	delete_session(id);
 	assert_int_equal(entries(gw.run_base), 0);
 }
 
@@ -380,8 +384,8 @@ static void test_fork(void **state)
 		seen |= !strcmp(str(v, "type"), "forked") && !strcmp(str(v, "into"), child);
 	assert_true(seen);
 	http_resp_free(&r);
-	delete(child);
-	delete(id);
+	delete_session(child);
+	delete_session(id);
 	assert_int_equal(gateway_proc_guests(&gw), 0);
 }
 
@@ -398,15 +402,16 @@ static void test_limits(void **state)
 	create(a, sizeof(a), NULL);
 	create(b, sizeof(b), NULL);
 	/* 2 x 256 MiB in use: 300 more is over the budget. */
-	req_free("POST", "/v1/sessions", "{\"image\":\"tiny\",\"memory_mib\":300}", 503, "capacity");
+	req_free("POST", "/v1/sessions", "{\"image\":\"tiny\",\"memory_mib\":300}", 503,
+		 "capacity");
 	create(c, sizeof(c), NULL);
 	req_free("POST", "/v1/sessions", tpl_body, 429, "too_many_sessions");
 	sess_path(path, sizeof(path), a, "/fork");
 	req_free("POST", path, NULL, 429, "too_many_sessions");
 	assert_int_equal(gateway_proc_guests(&gw), 3);
-	delete(a);
-	delete(b);
-	delete(c);
+	delete_session(a);
+	delete_session(b);
+	delete_session(c);
 }
 
 /* The first "expiring" event's in_ms and the seq after it, or -1. */
@@ -421,7 +426,8 @@ static int64_t wait_event(const char *id, const char *type, int64_t *after, int 
 	snprintf(path, sizeof(path), "/v1/sessions/%s/events?after=%lld&wait_s=%d", id,
 		 (long long)*after, wait_s);
 	r = req("GET", path, NULL, 200, NULL);
-	json_array_foreach(json_object_get(r.json, "events"), i, v) {
+	json_array_foreach(json_object_get(r.json, "events"), i, v)
+	{
 		*after = json_integer_value(json_object_get(v, "seq"));
 		if (found < 0 && !strcmp(str(v, "type"), type))
 			found = json_integer_value(json_object_get(v, "in_ms"));
@@ -504,7 +510,7 @@ static void test_idle_timeout_pauses(void **state)
 	assert_int_equal(gateway_proc_guests(&gw), 0);
 	sess_path(path, sizeof(path), id, "/resume");
 	req_free("POST", path, NULL, 200, NULL);
-	delete(id);
+	delete_session(id);
 }
 
 static void test_bad_requests(void **state)
@@ -552,7 +558,7 @@ static void test_bad_requests(void **state)
 	/* A template a session runs from cannot be deleted. */
 	snprintf(tpath, sizeof(tpath), "/v1/templates/%s", tpl);
 	req_free("DELETE", tpath, NULL, 409, "template_in_use");
-	delete(id);
+	delete_session(id);
 	assert_int_equal(gateway_proc_guests(&gw), 0);
 	assert_int_equal(entries(gw.run_base), 0);
 }
@@ -579,7 +585,7 @@ static void test_events_long_poll(void **state)
 	assert_int_equal(json_array_size(json_object_get(r.json, "events")), 0);
 	assert_int_equal(json_integer_value(json_object_get(r.json, "last")), last);
 	http_resp_free(&r);
-	delete(id);
+	delete_session(id);
 }
 
 int main(void)

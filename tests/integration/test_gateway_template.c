@@ -37,8 +37,9 @@ static int setup(void **state)
 
 	(void)state;
 	snprintf(tpl, sizeof(tpl), "test-gw-%d", (int)getpid());
-	snprintf(args, sizeof(args), "template create %s --image tiny --width 800 --height 600 "
-				     "--settle 1",
+	snprintf(args, sizeof(args),
+		 "template create %s --image tiny --width 800 --height 600 "
+		 "--settle 1",
 		 tpl);
 	if (vitrine(args) != 0) {
 		fprintf(stderr, "vitrine %s failed\n", args);
@@ -82,9 +83,10 @@ static void click(const char *id, int x, int y, struct ppm *img)
 	size_t n;
 
 	snprintf(path, sizeof(path), "/v1/sessions/%s/actions", id);
-	snprintf(body, sizeof(body),
-		 "{\"action\":\"left_click\",\"coordinate\":[%d,%d],\"screenshot\":{\"format\":\"png\"}}",
-		 x, y);
+	snprintf(
+		body, sizeof(body),
+		"{\"action\":\"left_click\",\"coordinate\":[%d,%d],\"screenshot\":{\"format\":\"png\"}}",
+		x, y);
 	r = req("POST", path, body, 200, NULL);
 	b64 = json_string_value(json_object_get(json_object_get(r.json, "screenshot"), "data"));
 	raw = malloc(strlen(b64));
@@ -139,7 +141,8 @@ static void test_template_errors(void **state)
 	char body[160];
 
 	(void)state;
-	r = req("POST", "/v1/sessions", "{\"template\":\"no-such-template\"}", 404, "unknown_template");
+	r = req("POST", "/v1/sessions", "{\"template\":\"no-such-template\"}", 404,
+		"unknown_template");
 	http_resp_free(&r);
 	snprintf(body, sizeof(body), "{\"template\":\"%s\",\"width\":1024}", tpl);
 	r = req("POST", "/v1/sessions", body, 400, "invalid_argument");
@@ -190,5 +193,6 @@ int main(void)
 		cmocka_unit_test(test_templates_api),
 	};
 
-	return cmocka_run_group_tests_name("gateway sessions from templates", tests, setup, teardown);
+	return cmocka_run_group_tests_name("gateway sessions from templates", tests, setup,
+					   teardown);
 }

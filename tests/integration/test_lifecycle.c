@@ -122,7 +122,8 @@ static void test_killed_qemu_is_reported(void **state)
 	if (!strstr(err, "killed by signal 9"))
 		fail_msg("unexpected report: %s", err);
 	/* A QMP call on the dead guest fails the same way. */
-	assert_int_equal(vmm_vm_qmp(g.vm, "query-status", NULL, NULL, 2000, err, sizeof(err)), -ECHILD);
+	assert_int_equal(vmm_vm_qmp(g.vm, "query-status", NULL, NULL, 2000, err, sizeof(err)),
+			 -ECHILD);
 	test_guest_destroy(&g);
 	assert_int_equal(run_dirs(), 0);
 }

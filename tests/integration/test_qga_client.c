@@ -37,7 +37,8 @@ static void test_sync_past_stale_bytes_then_calls(void **state)
 {
 	static const struct fake_step script[] = {
 		/* Left in the port by an earlier client. */
-		{ FAKE_SEND, "{\"return\": {\"pid\": 3}}\n\xff{\"return\": 1234}\n{\"error\": {\"cla", 0 },
+		{ FAKE_SEND,
+		  "{\"return\": {\"pid\": 3}}\n\xff{\"return\": 1234}\n{\"error\": {\"cla", 0 },
 		{ FAKE_EXPECT_SYNC, NULL, 0 },
 		{ FAKE_SEND, "ss\": \"GenericError\", \"desc\": \"JSON parse error\"}}\n", 0 },
 		{ FAKE_SLEEP_MS, NULL, 30 },
@@ -46,8 +47,11 @@ static void test_sync_past_stale_bytes_then_calls(void **state)
 		{ FAKE_SEND, "{\"return\": {\"version\": \"7.2.", 0 },
 		{ FAKE_SLEEP_MS, NULL, 30 },
 		{ FAKE_SEND, "15\", \"supported_commands\": []}}\n", 0 },
-		{ FAKE_EXPECT, "{\"execute\":\"guest-file-open\",\"arguments\":{\"path\":\"/nope\"}}", 0 },
-		{ FAKE_SEND, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"failed to open file '/nope' (mode: 'r')\"}}\n", 0 },
+		{ FAKE_EXPECT,
+		  "{\"execute\":\"guest-file-open\",\"arguments\":{\"path\":\"/nope\"}}", 0 },
+		{ FAKE_SEND,
+		  "{\"error\": {\"class\": \"GenericError\", \"desc\": \"failed to open file '/nope' (mode: 'r')\"}}\n",
+		  0 },
 		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	struct qga_client *c;
@@ -61,13 +65,14 @@ static void test_sync_past_stale_bytes_then_calls(void **state)
 	assert_int_equal(qga_client_call(c, "guest-info", NULL, &ret, 5000, err, sizeof(err)), 0);
 	assert_string_equal(json_string_value(json_object_get(ret, "version")), "7.2.15");
 	json_decref(ret);
-	assert_int_equal(qga_client_call(c, "guest-file-open", json_pack("{s:s}", "path", "/nope"), NULL,
-					 5000, err, sizeof(err)),
+	assert_int_equal(qga_client_call(c, "guest-file-open", json_pack("{s:s}", "path", "/nope"),
+					 NULL, 5000, err, sizeof(err)),
 			 -EREMOTEIO);
 	assert_non_null(strstr(err, "GenericError"));
 	assert_non_null(strstr(err, "/nope"));
 	/* The agent hung up: the next call says so. */
-	assert_int_equal(qga_client_call(c, "guest-ping", NULL, NULL, 5000, err, sizeof(err)), -EPIPE);
+	assert_int_equal(qga_client_call(c, "guest-ping", NULL, NULL, 5000, err, sizeof(err)),
+			 -EPIPE);
 	qga_client_destroy(c);
 	fake_finish(&f);
 	/* A random id each session, positive. */
@@ -79,14 +84,21 @@ static void test_exec_polls_until_exit(void **state)
 	static const struct fake_step script[] = {
 		{ FAKE_EXPECT_SYNC, NULL, 0 },
 		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
-		{ FAKE_EXPECT, "\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"sh\",\"arg\":[\"-c\",\"cat; echo oops >&2; exit 3\"],\"capture-output\":true,\"env\":[\"A=1\"],\"input-data\":\"R3LDvMOfZSwg5LiW55WM\"}", 0 },
+		{ FAKE_EXPECT,
+		  "\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"sh\",\"arg\":[\"-c\",\"cat; echo oops >&2; exit 3\"],\"capture-output\":true,\"env\":[\"A=1\"],\"input-data\":\"R3LDvMOfZSwg5LiW55WM\"}",
+		  0 },
 		{ FAKE_SEND, "{\"return\": {\"pid\": 4711}}\n", 0 },
-		{ FAKE_EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}", 0 },
+		{ FAKE_EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}",
+		  0 },
 		{ FAKE_SEND, "{\"return\": {\"exited\": false}}\n", 0 },
-		{ FAKE_EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}", 0 },
+		{ FAKE_EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}",
+		  0 },
 		{ FAKE_SEND, "{\"return\": {\"exited\": false}}\n", 0 },
-		{ FAKE_EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}", 0 },
-		{ FAKE_SEND, "{\"return\": {\"exitcode\": 3, \"out-data\": \"R3LDvMOfZSwg5LiW55WM\", \"err-data\": \"b29wcwo=\", \"exited\": true}}\n", 0 },
+		{ FAKE_EXPECT, "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":4711}}",
+		  0 },
+		{ FAKE_SEND,
+		  "{\"return\": {\"exitcode\": 3, \"out-data\": \"R3LDvMOfZSwg5LiW55WM\", \"err-data\": \"b29wcwo=\", \"exited\": true}}\n",
+		  0 },
 		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	const char *argv[] = { "sh", "-c", "cat; echo oops >&2; exit 3", NULL };
@@ -102,7 +114,9 @@ static void test_exec_polls_until_exit(void **state)
 	fake_start(&f, script);
 	assert_int_equal(qga_client_connect(f.path, 2000, &c, err, sizeof(err)), 0);
 	t0 = fs_now_ms();
-	assert_int_equal(qga_client_exec(c, argv, env, text, strlen(text), 5000, &r, err, sizeof(err)), 0);
+	assert_int_equal(qga_client_exec(c, argv, env, text, strlen(text), 5000, &r, err,
+					 sizeof(err)),
+			 0);
 	ms = fs_now_ms() - t0;
 	assert_true(r.exited);
 	assert_int_equal(r.pid, 4711);
@@ -125,7 +139,9 @@ static void test_exec_cannot_start(void **state)
 		{ FAKE_EXPECT_SYNC, NULL, 0 },
 		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
 		{ FAKE_EXPECT, "\"guest-exec\"", 0 },
-		{ FAKE_SEND, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"Guest agent command failed, error was 'Failed to execute child process \\u201cnope\\u201d (No such file or directory)'\"}}\n", 0 },
+		{ FAKE_SEND,
+		  "{\"error\": {\"class\": \"GenericError\", \"desc\": \"Guest agent command failed, error was 'Failed to execute child process \\u201cnope\\u201d (No such file or directory)'\"}}\n",
+		  0 },
 		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	const char *argv[] = { "nope", NULL };
@@ -138,8 +154,10 @@ static void test_exec_cannot_start(void **state)
 	(void)state;
 	fake_start(&f, script);
 	assert_int_equal(qga_client_connect(f.path, 2000, &c, err, sizeof(err)), 0);
-	assert_int_equal(qga_client_exec(c, empty, NULL, NULL, 0, 5000, &r, err, sizeof(err)), -EINVAL);
-	assert_int_equal(qga_client_exec(c, argv, NULL, NULL, 0, 5000, &r, err, sizeof(err)), -EREMOTEIO);
+	assert_int_equal(qga_client_exec(c, empty, NULL, NULL, 0, 5000, &r, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(qga_client_exec(c, argv, NULL, NULL, 0, 5000, &r, err, sizeof(err)),
+			 -EREMOTEIO);
 	assert_non_null(strstr(err, "No such file"));
 	assert_null(r.out);
 	qga_client_destroy(c);
@@ -168,10 +186,12 @@ static void test_timeout_resyncs(void **state)
 	(void)state;
 	fake_start(&f, script);
 	assert_int_equal(qga_client_connect(f.path, 2000, &c, err, sizeof(err)), 0);
-	assert_int_equal(qga_client_call(c, "guest-fsfreeze-freeze", NULL, NULL, 150, err, sizeof(err)),
+	assert_int_equal(qga_client_call(c, "guest-fsfreeze-freeze", NULL, NULL, 150, err,
+					 sizeof(err)),
 			 -ETIMEDOUT);
 	assert_non_null(strstr(err, "no reply"));
-	assert_int_equal(qga_client_call(c, "guest-get-time", NULL, &ret, 5000, err, sizeof(err)), 0);
+	assert_int_equal(qga_client_call(c, "guest-get-time", NULL, &ret, 5000, err, sizeof(err)),
+			 0);
 	assert_true(json_integer_value(ret) == 1700000000000000000LL);
 	json_decref(ret);
 	qga_client_destroy(c);
@@ -200,7 +220,8 @@ static void test_exec_timeout_kills_nothing(void **state)
 	fake_start(&f, script);
 	assert_int_equal(qga_client_connect(f.path, 2000, &c, err, sizeof(err)), 0);
 	t0 = fs_now_ms();
-	assert_int_equal(qga_client_exec(c, argv, NULL, NULL, 0, 600, &r, err, sizeof(err)), -ETIMEDOUT);
+	assert_int_equal(qga_client_exec(c, argv, NULL, NULL, 0, 600, &r, err, sizeof(err)),
+			 -ETIMEDOUT);
 	ms = fs_now_ms() - t0;
 	assert_int_equal(r.pid, 99);
 	assert_null(r.out);
@@ -234,7 +255,8 @@ static void test_agent_hangs_up_mid_exec(void **state)
 	fake_start(&f, script);
 	assert_int_equal(qga_client_connect(f.path, 2000, &c, err, sizeof(err)), 0);
 	t0 = fs_now_ms();
-	assert_int_equal(qga_client_exec(c, argv, NULL, NULL, 0, 5000, &r, err, sizeof(err)), -EPIPE);
+	assert_int_equal(qga_client_exec(c, argv, NULL, NULL, 0, 5000, &r, err, sizeof(err)),
+			 -EPIPE);
 	assert_true(fs_now_ms() - t0 < 1000);
 	assert_non_null(strstr(err, "closed"));
 	qga_client_destroy(c);
@@ -247,7 +269,7 @@ static void test_garbage_after_sync(void **state)
 		{ FAKE_EXPECT_SYNC, NULL, 0 },
 		{ FAKE_SEND, "\xff{\"return\": @SYNC}\n", 0 },
 		{ FAKE_EXPECT, "\"guest-ping\"", 0 },
-		{ FAKE_SEND, "this is not JSON\n", 0 },
+		{ FAKE_SEND, "this is not JSON\n", 0 }, /* the reply to the ping */
 		{ FAKE_SLEEP_MS, NULL, 200 },
 		{ FAKE_HANG_UP, NULL, 0 },
 	};
@@ -259,11 +281,13 @@ static void test_garbage_after_sync(void **state)
 	(void)state;
 	fake_start(&f, script);
 	assert_int_equal(qga_client_connect(f.path, 2000, &c, err, sizeof(err)), 0);
-	assert_int_equal(qga_client_call(c, "guest-ping", NULL, NULL, 5000, err, sizeof(err)), -EPROTO);
+	assert_int_equal(qga_client_call(c, "guest-ping", NULL, NULL, 5000, err, sizeof(err)),
+			 -EPROTO);
 	assert_non_null(strstr(err, "malformed JSON"));
 	/* Broken stays broken, at once. */
 	t0 = fs_now_ms();
-	assert_int_equal(qga_client_call(c, "guest-ping", NULL, NULL, 5000, err, sizeof(err)), -EPROTO);
+	assert_int_equal(qga_client_call(c, "guest-ping", NULL, NULL, 5000, err, sizeof(err)),
+			 -EPROTO);
 	assert_true(fs_now_ms() - t0 < 100);
 	qga_client_destroy(c);
 	fake_finish(&f);
@@ -337,7 +361,8 @@ static void test_connect_nowhere_times_out(void **state)
 	char err[512];
 
 	(void)state;
-	assert_int_equal(qga_client_connect("/tmp/vitrine-no-such-qga.sock", 100, &c, err, sizeof(err)),
+	assert_int_equal(qga_client_connect("/tmp/vitrine-no-such-qga.sock", 100, &c, err,
+					    sizeof(err)),
 			 -ENOENT);
 	assert_non_null(strstr(err, "vitrine-no-such-qga.sock"));
 	assert_null(c);

@@ -51,11 +51,14 @@ static void test_call_with_events_and_split_reply(void **state)
 		{ FAKE_EXPECT, "\"qmp_capabilities\"", 0 },
 		{ FAKE_SEND, "{\"return\": {}, \"id\": @ID}\r\n", 0 },
 		{ FAKE_EXPECT, "\"query-status\"", 0 },
-		{ FAKE_SEND, "{\"event\": \"RESUME\", \"timestamp\": {}}\r\n{\"return\": {\"sta", 0 },
+		{ FAKE_SEND, "{\"event\": \"RESUME\", \"timestamp\": {}}\r\n{\"return\": {\"sta",
+		  0 },
 		{ FAKE_SLEEP_MS, NULL, 50 },
 		{ FAKE_SEND, "tus\": \"running\"}, \"id\": @ID}\r\n", 0 },
 		{ FAKE_EXPECT, "\"bogus\"", 0 },
-		{ FAKE_SEND, "{\"error\": {\"class\": \"CommandNotFound\", \"desc\": \"The command bogus has not been found\"}, \"id\": @ID}\r\n", 0 },
+		{ FAKE_SEND,
+		  "{\"error\": {\"class\": \"CommandNotFound\", \"desc\": \"The command bogus has not been found\"}, \"id\": @ID}\r\n",
+		  0 },
 		{ FAKE_HANG_UP, NULL, 0 },
 	};
 	struct qmp_client *c;
@@ -67,12 +70,14 @@ static void test_call_with_events_and_split_reply(void **state)
 	events_seen = 0;
 	fake_start(&f, script);
 	assert_int_equal(qmp_client_connect(f.path, 2000, on_event, NULL, &c, err, sizeof(err)), 0);
-	assert_int_equal(qmp_client_call(c, "query-status", NULL, -1, &ret, 5000, err, sizeof(err)), 0);
+	assert_int_equal(qmp_client_call(c, "query-status", NULL, -1, &ret, 5000, err, sizeof(err)),
+			 0);
 	assert_string_equal(json_string_value(json_object_get(ret, "status")), "running");
 	json_decref(ret);
 	assert_int_equal(events_seen, 1);
 	assert_string_equal(last_event, "RESUME");
-	assert_int_equal(qmp_client_call(c, "bogus", NULL, -1, NULL, 5000, err, sizeof(err)), -EREMOTEIO);
+	assert_int_equal(qmp_client_call(c, "bogus", NULL, -1, NULL, 5000, err, sizeof(err)),
+			 -EREMOTEIO);
 	assert_non_null(strstr(err, "CommandNotFound"));
 	qmp_client_destroy(c);
 	fake_finish(&f);
@@ -99,8 +104,8 @@ static void test_fd_passing(void **state)
 	assert_int_equal(write(p[1], "through the socket", 18), 18);
 	close(p[1]);
 	assert_int_equal(qmp_client_connect(f.path, 2000, NULL, NULL, &c, err, sizeof(err)), 0);
-	assert_int_equal(qmp_client_call(c, "getfd", json_pack("{s:s}", "fdname", "x"), p[0], NULL, 5000,
-					 err, sizeof(err)),
+	assert_int_equal(qmp_client_call(c, "getfd", json_pack("{s:s}", "fdname", "x"), p[0], NULL,
+					 5000, err, sizeof(err)),
 			 0);
 	close(p[0]);
 	qmp_client_destroy(c);
@@ -129,7 +134,8 @@ static void test_timeout_then_late_reply_is_dropped(void **state)
 	(void)state;
 	fake_start(&f, script);
 	assert_int_equal(qmp_client_connect(f.path, 2000, NULL, NULL, &c, err, sizeof(err)), 0);
-	assert_int_equal(qmp_client_call(c, "slow", NULL, -1, NULL, 100, err, sizeof(err)), -ETIMEDOUT);
+	assert_int_equal(qmp_client_call(c, "slow", NULL, -1, NULL, 100, err, sizeof(err)),
+			 -ETIMEDOUT);
 	assert_non_null(strstr(err, "no reply"));
 	/* The late reply to "slow" arrives first and must be discarded. */
 	assert_int_equal(qmp_client_call(c, "fast", NULL, -1, &ret, 5000, err, sizeof(err)), 0);
@@ -155,7 +161,8 @@ static void test_monitor_hangs_up(void **state)
 	(void)state;
 	fake_start(&f, script);
 	assert_int_equal(qmp_client_connect(f.path, 2000, NULL, NULL, &c, err, sizeof(err)), 0);
-	assert_int_equal(qmp_client_call(c, "quit", NULL, -1, NULL, 5000, err, sizeof(err)), -EPIPE);
+	assert_int_equal(qmp_client_call(c, "quit", NULL, -1, NULL, 5000, err, sizeof(err)),
+			 -EPIPE);
 	assert_non_null(strstr(err, "closed"));
 	qmp_client_destroy(c);
 	fake_finish(&f);
@@ -175,7 +182,8 @@ static void test_garbage_from_monitor(void **state)
 	(void)state;
 	fake_start(&f, script);
 	assert_int_equal(qmp_client_connect(f.path, 2000, NULL, NULL, &c, err, sizeof(err)), 0);
-	assert_int_equal(qmp_client_call(c, "query-status", NULL, -1, NULL, 5000, err, sizeof(err)), -EPROTO);
+	assert_int_equal(qmp_client_call(c, "query-status", NULL, -1, NULL, 5000, err, sizeof(err)),
+			 -EPROTO);
 	assert_non_null(strstr(err, "malformed JSON"));
 	qmp_client_destroy(c);
 	fake_finish(&f);
@@ -187,7 +195,8 @@ static void test_connect_nowhere_times_out(void **state)
 	char err[512];
 
 	(void)state;
-	assert_int_equal(qmp_client_connect("/tmp/vitrine-no-such.sock", 100, NULL, NULL, &c, err, sizeof(err)),
+	assert_int_equal(qmp_client_connect("/tmp/vitrine-no-such.sock", 100, NULL, NULL, &c, err,
+					    sizeof(err)),
 			 -ENOENT);
 	assert_non_null(strstr(err, "vitrine-no-such.sock"));
 	assert_null(c);

@@ -143,7 +143,8 @@ static void wait_mark(int fd, struct sc_screen *s, int x, int y)
 		if (fs_now_ms() > deadline || sc_wait_frame(fd, s, s->seq, 5000) < 0) {
 			for (int dy = -3; dy <= 3; dy++) {
 				for (int dx = -3; dx <= 3; dx++)
-					fprintf(stderr, " %06x", ppm_pixel(&s->img, x + dx, y + dy));
+					fprintf(stderr, " %06x",
+						ppm_pixel(&s->img, x + dx, y + dy));
 				fprintf(stderr, "\n");
 			}
 			fail_msg("viewer never showed the mark at (%d,%d): %06x", x, y,
@@ -217,8 +218,8 @@ static size_t key_frame_size(int q)
 		ws_msg_free(&m);
 	}
 	/* Settings change it later too, and are acknowledged. */
-	assert_int_equal(sc_send_json(fd, json_pack("{s:s, s:i, s:i}", "type", "settings", "quality",
-						    50, "max_fps", 5)),
+	assert_int_equal(sc_send_json(fd, json_pack("{s:s, s:i, s:i}", "type", "settings",
+						    "quality", 50, "max_fps", 5)),
 			 0);
 	j = sc_wait_json(fd, "settings", NULL, 10000);
 	assert_non_null(j);
@@ -284,8 +285,8 @@ static void test_twenty_viewers_one_never_reads(void **state)
 			wait_mark(fds[i], &s[i], x, y);
 	}
 	rss1 = gateway_rss_kib();
-	printf("    gateway RSS %ld KiB -> %ld KiB over %d clicks, %d viewers\n", rss0, rss1, clicks,
-	       N_VIEWERS);
+	printf("    gateway RSS %ld KiB -> %ld KiB over %d clicks, %d viewers\n", rss0, rss1,
+	       clicks, N_VIEWERS);
 	/* Bounded: a frame per viewer at most (4 MB each at 1280x800), not a queue. */
 	if (rss1 - rss0 > 96 * 1024)
 		fail_msg("gateway memory grew by %ld KiB", rss1 - rss0);
@@ -306,7 +307,8 @@ static bool audit_has(const char *event, const char *reason)
 	if (fs_read_file(audit, 1 << 20, &text, NULL) < 0)
 		return false;
 	for (char *line = strtok(text, "\n"); line && !found; line = strtok(NULL, "\n"))
-		found = strstr(line, event) && strstr(line, sid) && (!reason || strstr(line, reason));
+		found = strstr(line, event) && strstr(line, sid) &&
+			(!reason || strstr(line, reason));
 	free(text);
 	return found;
 }
@@ -424,7 +426,8 @@ static void test_control_lease(void **state)
 	assert_true(audit_has("control_released", "released"));
 	assert_true(event_has("control_released"));
 	assert_false(controlled_by_someone());
-	assert_int_equal(act_status(ctl, "{\"action\":\"mouse_move\",\"coordinate\":[5,5]}", NULL, 0),
+	assert_int_equal(act_status(ctl, "{\"action\":\"mouse_move\",\"coordinate\":[5,5]}", NULL,
+				    0),
 			 200);
 
 	/* Taking again and hanging up gives control back too. */
@@ -438,7 +441,8 @@ static void test_control_lease(void **state)
 	assert_true(json_is_null(json_object_get(j, "controller")));
 	json_decref(j);
 	assert_true(audit_has("control_released", "disconnected"));
-	assert_int_equal(act_status(ctl, "{\"action\":\"mouse_move\",\"coordinate\":[6,6]}", NULL, 0),
+	assert_int_equal(act_status(ctl, "{\"action\":\"mouse_move\",\"coordinate\":[6,6]}", NULL,
+				    0),
 			 200);
 	close(b);
 	sc_screen_free(&sa);
@@ -490,10 +494,13 @@ static void test_malformed_messages_close(void **state)
 	expect_close(true, 1, big, sizeof(big), 1009);
 	/* Without a header, the first message must be a good auth. */
 	expect_close(false, 1, "{\"type\":\"take\"}", 15, 1008);
-	snprintf(tok, sizeof(tok), "{\"type\":\"auth\",\"token\":\"%s\"}", "not-a-real-token-at-all");
+	snprintf(tok, sizeof(tok), "{\"type\":\"auth\",\"token\":\"%s\"}",
+		 "not-a-real-token-at-all");
 	expect_close(false, 1, tok, strlen(tok), 1008);
 	/* Nothing else was hurt: the gateway answers, a viewer still streams. */
-	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", "/healthz", NULL, NULL, 0, 10, &r), 0);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", "/healthz", NULL, NULL, 0, 10,
+				      &r),
+			 0);
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
 	fd = viewer_hello(view, "view", &s);
@@ -510,14 +517,18 @@ static void test_upgrades_refused(void **state)
 
 	(void)state;
 	assert_int_equal(ws_connect(gw.port, path_stream, "wrong-token-wrong", NULL, &status), -1);
-	assert_int_equal(ws_connect(gw.port, path_stream, view, "http://evil.example", &status), -1);
-	assert_int_equal(ws_connect(gw.port, "/v1/sessions/s_nope/stream", view, NULL, &status), -1);
-	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path_stream, view, NULL, 0, 10, &r),
+	assert_int_equal(ws_connect(gw.port, path_stream, view, "http://evil.example", &status),
+			 -1);
+	assert_int_equal(ws_connect(gw.port, "/v1/sessions/s_nope/stream", view, NULL, &status),
+			 -1);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path_stream, view, NULL, 0, 10,
+				      &r),
 			 0);
 	assert_int_equal(r.status, 426);
 	http_resp_free(&r);
 	snprintf(path, sizeof(path), "/v1/sessions/%s/stream", sid);
-	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path, view, "{}", 2, 10, &r), 0);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path, view, "{}", 2, 10, &r),
+			 0);
 	assert_int_equal(r.status, 405);
 	http_resp_free(&r);
 }
@@ -551,7 +562,8 @@ static int auth_with(const char *token)
 	char msg[256];
 	int fd = viewer(NULL);
 
-	snprintf(msg, sizeof(msg), "{\"type\":\"auth\",\"token\":\"%s\",\"name\":\"guest\"}", token);
+	snprintf(msg, sizeof(msg), "{\"type\":\"auth\",\"token\":\"%s\",\"name\":\"guest\"}",
+		 token);
 	assert_int_equal(ws_send(fd, 1, msg, strlen(msg)), 0);
 	return fd;
 }
@@ -585,7 +597,8 @@ static void test_share_tokens(void **state)
 	json_decref(j);
 	close(fd);
 	/* A share token is for the stream only, not the REST API. */
-	assert_int_equal(act_status(tc, "{\"action\":\"mouse_move\",\"coordinate\":[5,5]}", NULL, 0),
+	assert_int_equal(act_status(tc, "{\"action\":\"mouse_move\",\"coordinate\":[5,5]}", NULL,
+				    0),
 			 401);
 	/* An expired one is refused. */
 	usleep(1500 * 1000);
@@ -663,8 +676,8 @@ static void session_op(const char *what, const char *body)
 	struct http_resp r;
 
 	snprintf(path, sizeof(path), "/v1/sessions/%s/%s", sid, what);
-	if (http_request("127.0.0.1", gw.port, "POST", path, ctl, body, body ? strlen(body) : 0, 120,
-			 &r) < 0 ||
+	if (http_request("127.0.0.1", gw.port, "POST", path, ctl, body, body ? strlen(body) : 0,
+			 120, &r) < 0 ||
 	    r.status != 200)
 		fail_msg("%s: %d %s", what, r.status, r.body ? r.body : "");
 	http_resp_free(&r);
@@ -704,7 +717,9 @@ static void test_deleting_session_closes_viewers(void **state)
 
 	(void)state;
 	snprintf(path, sizeof(path), "/v1/sessions/%s", sid);
-	assert_int_equal(http_request("127.0.0.1", gw.port, "DELETE", path, gw.key, NULL, 0, 30, &r), 0);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "DELETE", path, gw.key, NULL, 0, 30,
+				      &r),
+			 0);
 	assert_int_equal(r.status, 200);
 	http_resp_free(&r);
 	do {

@@ -108,16 +108,17 @@ static void click_lands(int x, int y)
 
 			if ((dx || dy) && px >= 0 && py >= 0 && px < W && py < H &&
 			    ppm_pixel(&img, px, py) != 0xFF0000)
-				fail_msg("(%d,%d) near click (%d,%d) is %06x, want red", px, py, x, y,
-					 ppm_pixel(&img, px, py));
+				fail_msg("(%d,%d) near click (%d,%d) is %06x, want red", px, py, x,
+					 y, ppm_pixel(&img, px, py));
 		}
 	ppm_free(&img);
 }
 
 static void test_clicks_land_exactly(void **state)
 {
-	static const int points[][2] = { { 0, 0 },	    { W - 1, H - 1 }, { W - 1, 0 }, { 0, H - 1 },
-					 { W / 2, H / 2 }, { 321, 457 },     { 1, 798 },   { 1277, 3 } };
+	static const int points[][2] = { { 0, 0 },     { W - 1, H - 1 }, { W - 1, 0 },
+					 { 0, H - 1 }, { W / 2, H / 2 }, { 321, 457 },
+					 { 1, 798 },   { 1277, 3 } };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++)
@@ -184,7 +185,8 @@ static void test_input_queued(void **state)
 	assert_string_equal(vmm_marker_get(m, "button"), "left");
 	/* input.h's objects as they come. */
 	assert_int_equal(vmm_vm_input(guest.vm, vmm_input_move(90, 80, W, H), err, sizeof(err)), 0);
-	assert_int_equal(vmm_vm_input(guest.vm, vmm_input_button("right", true), err, sizeof(err)), 0);
+	assert_int_equal(vmm_vm_input(guest.vm, vmm_input_button("right", true), err, sizeof(err)),
+			 0);
 	assert_int_equal(vmm_vm_input(guest.vm, vmm_input_button("right", false), err, sizeof(err)),
 			 0);
 	m = test_guest_wait_marker(&guest, &cursor, "event", "click", 10000);

@@ -90,7 +90,8 @@ static int start_xvfb(void)
 		break;
 	}
 	{
-		const char *argv[] = { "Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp", NULL };
+		const char *argv[] = { "Xvfb",	      display,	   "-screen", "0",
+				       "1280x800x24", "-nolisten", "tcp",     NULL };
 
 		xvfb = spawn(argv, NULL, NULL);
 	}
@@ -296,7 +297,8 @@ static void test_control_click_marks_the_guest(void **state)
 
 		/* An agent is refused meanwhile. */
 		snprintf(path, sizeof(path), "/v1/sessions/%s/actions", sid);
-		assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path, ctl, a, strlen(a), 30, &r),
+		assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path, ctl, a, strlen(a),
+					      30, &r),
 				 0);
 		assert_int_equal(r.status, 409);
 		http_resp_free(&r);

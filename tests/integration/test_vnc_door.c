@@ -143,7 +143,9 @@ static int agent_status(void)
 	int st;
 
 	snprintf(path, sizeof(path), "/v1/sessions/%s/actions", sid);
-	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path, ctl, a, strlen(a), 30, &r), 0);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path, ctl, a, strlen(a), 30,
+				      &r),
+			 0);
 	st = r.status;
 	http_resp_free(&r);
 	return st;
@@ -171,10 +173,12 @@ static void test_open_the_door(void **state)
 	struct http_resp r;
 
 	(void)state;
-	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, view, "", 0, 10, &r), 0);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, view, "", 0, 10, &r),
+			 0);
 	assert_int_equal(r.status, 403);
 	http_resp_free(&r);
-	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, ctl, "", 0, 10, &r), 0);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, ctl, "", 0, 10, &r),
+			 0);
 	assert_int_equal(r.status, 201);
 	port = (int)json_integer_value(json_object_get(r.json, "port"));
 	assert_string_equal(json_string_value(json_object_get(r.json, "host")), "127.0.0.1");
@@ -188,7 +192,8 @@ static void test_open_the_door(void **state)
 	assert_string_not_equal(view_pw, control_pw);
 	assert_true(listens_on_loopback_only());
 	/* Asking again answers the same door. */
-	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, ctl, "", 0, 10, &r), 0);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, ctl, "", 0, 10, &r),
+			 0);
 	assert_int_equal(r.status, 200);
 	assert_int_equal(json_integer_value(json_object_get(r.json, "port")), port);
 	http_resp_free(&r);
@@ -260,7 +265,9 @@ static void test_close_the_door(void **state)
 	struct http_resp r;
 
 	(void)state;
-	assert_int_equal(http_request("127.0.0.1", gw.port, "DELETE", path_vnc, ctl, NULL, 0, 10, &r), 0);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "DELETE", path_vnc, ctl, NULL, 0, 10,
+				      &r),
+			 0);
 	assert_int_equal(r.status, 200);
 	assert_true(json_is_true(json_object_get(r.json, "stopped")));
 	http_resp_free(&r);

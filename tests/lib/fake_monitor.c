@@ -77,8 +77,7 @@ static size_t expand(const char *text, const struct ids *ids, char *out, size_t 
 }
 
 /* Records the first thing that went wrong. */
-__attribute__((format(printf, 2, 3))) static void fail(struct fake_monitor *f, const char *fmt,
-							 ...)
+__attribute__((format(printf, 2, 3))) static void fail(struct fake_monitor *f, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -91,7 +90,7 @@ __attribute__((format(printf, 2, 3))) static void fail(struct fake_monitor *f, c
 
 /* Checks one expected line, recording a mismatch in f->failure. */
 static void expect(struct fake_monitor *f, const struct fake_step *s, const char *line, int passed,
-		  struct ids *ids)
+		   struct ids *ids)
 {
 	const char *p;
 
@@ -103,7 +102,8 @@ static void expect(struct fake_monitor *f, const struct fake_step *s, const char
 		snprintf(ids->sync, sizeof(ids->sync), "%lld",
 			 strtoll(line + strlen(SYNC_PREFIX), NULL, 10));
 		if (f->n_syncs < 4)
-			snprintf(f->sync_ids[f->n_syncs++], sizeof(f->sync_ids[0]), "%s", ids->sync);
+			snprintf(f->sync_ids[f->n_syncs++], sizeof(f->sync_ids[0]), "%s",
+				 ids->sync);
 		return;
 	}
 	ids->prev = ids->id;
@@ -112,7 +112,8 @@ static void expect(struct fake_monitor *f, const struct fake_step *s, const char
 	if (!strstr(line, s->text))
 		fail(f, "got %.200s, want %.200s", line, s->text);
 	if (s->kind == FAKE_EXPECT_FD) {
-		ssize_t n = passed >= 0 ? read(passed, f->fd_content, sizeof(f->fd_content) - 1) : -1;
+		ssize_t n = passed >= 0 ? read(passed, f->fd_content, sizeof(f->fd_content) - 1)
+					: -1;
 
 		if (n < 0)
 			fail(f, "no fd with %s", s->text);

@@ -96,13 +96,15 @@ int gateway_proc_delete_sessions(const struct gateway_proc *g)
 
 	if (http_request("127.0.0.1", g->port, "GET", "/v1/sessions", g->key, NULL, 0, 30, &r) < 0)
 		return -1;
-	json_array_foreach(json_object_get(r.json, "sessions"), i, v) {
+	json_array_foreach(json_object_get(r.json, "sessions"), i, v)
+	{
 		char path[128];
 		struct http_resp d;
 
 		snprintf(path, sizeof(path), "/v1/sessions/%s",
 			 json_string_value(json_object_get(v, "id")));
-		if (http_request("127.0.0.1", g->port, "DELETE", path, g->key, NULL, 0, 30, &d) == 0)
+		if (http_request("127.0.0.1", g->port, "DELETE", path, g->key, NULL, 0, 30, &d) ==
+		    0)
 			http_resp_free(&d);
 	}
 	http_resp_free(&r);
@@ -136,7 +138,8 @@ int gateway_proc_make_template(const struct gateway_proc *g, const char *body, i
 			if (rc < 0)
 				fprintf(stderr, "template build: %s\n", r.body);
 			else if (created_at)
-				*created_at = json_integer_value(json_object_get(r.json, "created_at"));
+				*created_at = json_integer_value(
+					json_object_get(r.json, "created_at"));
 			http_resp_free(&r);
 			return rc;
 		}
@@ -163,7 +166,8 @@ int gateway_proc_create_session(const struct gateway_proc *g, const char *body, 
 		goto out;
 	}
 	tokens = json_object_get(r.json, "tokens");
-	snprintf(out->id, sizeof(out->id), "%s", json_string_value(json_object_get(r.json, "id")) ?: "");
+	snprintf(out->id, sizeof(out->id), "%s",
+		 json_string_value(json_object_get(r.json, "id")) ?: "");
 	snprintf(out->control, sizeof(out->control), "%s",
 		 json_string_value(json_object_get(tokens, "control")) ?: "");
 	snprintf(out->view, sizeof(out->view), "%s",

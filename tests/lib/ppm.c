@@ -15,7 +15,8 @@ static int header_int(const char **p, const char *end, int *out)
 	long v = 0;
 	int digits = 0;
 
-	while (*p < end && (**p == ' ' || **p == '\n' || **p == '\r' || **p == '\t' || **p == '#')) {
+	while (*p < end &&
+	       (**p == ' ' || **p == '\n' || **p == '\r' || **p == '\t' || **p == '#')) {
 		if (**p == '#')
 			while (*p < end && **p != '\n')
 				(*p)++;

@@ -36,7 +36,8 @@ int sc_apply(struct sc_screen *s, const unsigned char *msg, size_t len)
 		const uint8_t *rgba;
 		int hx, hy;
 
-		if (stream_wire_parse_shape(msg, len, &s->shape_w, &s->shape_h, &hx, &hy, &rgba) < 0)
+		if (stream_wire_parse_shape(msg, len, &s->shape_w, &s->shape_h, &hx, &hy, &rgba) <
+		    0)
 			return -1;
 		s->shapes++;
 		return 3;
@@ -62,8 +63,8 @@ int sc_apply(struct sc_screen *s, const unsigned char *msg, size_t len)
 	for (int i = 0; i < f.rects; i++) {
 		struct ppm part;
 
-		if (jpeg_decode(rects[i].data, rects[i].len, &part) < 0 || part.width != rects[i].w ||
-		    part.height != rects[i].h) {
+		if (jpeg_decode(rects[i].data, rects[i].len, &part) < 0 ||
+		    part.width != rects[i].w || part.height != rects[i].h) {
 			return -1;
 		}
 		for (int y = 0; y < part.height; y++)

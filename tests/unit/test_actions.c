@@ -144,8 +144,10 @@ static void test_anthropic_pointer(void **state)
 		enum action_button button;
 		int count;
 	} clicks[] = {
-		{ "left_click", ACTION_BUTTON_LEFT, 1 },   { "right_click", ACTION_BUTTON_RIGHT, 1 },
-		{ "middle_click", ACTION_BUTTON_MIDDLE, 1 }, { "double_click", ACTION_BUTTON_LEFT, 2 },
+		{ "left_click", ACTION_BUTTON_LEFT, 1 },
+		{ "right_click", ACTION_BUTTON_RIGHT, 1 },
+		{ "middle_click", ACTION_BUTTON_MIDDLE, 1 },
+		{ "double_click", ACTION_BUTTON_LEFT, 2 },
 		{ "triple_click", ACTION_BUTTON_LEFT, 3 },
 	};
 	struct action *a;
@@ -215,8 +217,9 @@ static void test_anthropic_pointer(void **state)
 	assert_int_equal(a->scroll_dx, 0);
 	actions_destroy(a);
 
-	a = parse("{\"action\": \"scroll\", \"coordinate\": [1, 2], \"scroll_direction\": \"left\", "
-		  "\"scroll_amount\": 5, \"text\": \"shift\"}");
+	a = parse(
+		"{\"action\": \"scroll\", \"coordinate\": [1, 2], \"scroll_direction\": \"left\", "
+		"\"scroll_amount\": 5, \"text\": \"shift\"}");
 	assert_int_equal(a->scroll_dx, -5);
 	expect_chord(&a->modifiers, "shift");
 	actions_destroy(a);
@@ -273,8 +276,8 @@ static void test_openai(void **state)
 		const char *button;
 		enum action_button want;
 	} buttons[] = {
-		{ "left", ACTION_BUTTON_LEFT },	    { "right", ACTION_BUTTON_RIGHT },
-		{ "wheel", ACTION_BUTTON_MIDDLE },  { "back", ACTION_BUTTON_BACK },
+		{ "left", ACTION_BUTTON_LEFT },	      { "right", ACTION_BUTTON_RIGHT },
+		{ "wheel", ACTION_BUTTON_MIDDLE },    { "back", ACTION_BUTTON_BACK },
 		{ "forward", ACTION_BUTTON_FORWARD },
 	};
 	struct action *a;
@@ -299,7 +302,8 @@ static void test_openai(void **state)
 	actions_destroy(a);
 
 	/* pydantic dumps unset fields as null; newer actions carry held "keys". */
-	a = parse("{\"type\": \"click\", \"button\": \"left\", \"x\": 10, \"y\": 20, \"keys\": null}");
+	a = parse(
+		"{\"type\": \"click\", \"button\": \"left\", \"x\": 10, \"y\": 20, \"keys\": null}");
 	assert_int_equal(a->modifiers.len, 0);
 	actions_destroy(a);
 	a = parse("{\"type\": \"click\", \"x\": 10, \"y\": 20, \"keys\": [\"CTRL\"]}");
@@ -311,13 +315,15 @@ static void test_openai(void **state)
 	expect_point(a, 10, 21);
 	actions_destroy(a);
 
-	a = parse("{\"type\": \"scroll\", \"x\": 640, \"y\": 400, \"scroll_x\": 0, \"scroll_y\": 300}");
+	a = parse(
+		"{\"type\": \"scroll\", \"x\": 640, \"y\": 400, \"scroll_x\": 0, \"scroll_y\": 300}");
 	assert_int_equal(a->kind, ACTION_SCROLL);
 	expect_point(a, 640, 400);
 	assert_int_equal(a->scroll_dy, 3);
 	assert_int_equal(a->scroll_dx, 0);
 	actions_destroy(a);
-	a = parse("{\"type\": \"scroll\", \"x\": 1, \"y\": 1, \"scroll_x\": -149, \"scroll_y\": -20}");
+	a = parse(
+		"{\"type\": \"scroll\", \"x\": 1, \"y\": 1, \"scroll_x\": -149, \"scroll_y\": -20}");
 	assert_int_equal(a->scroll_dx, -1);
 	assert_int_equal(a->scroll_dy, -1);
 	actions_destroy(a);
@@ -375,8 +381,9 @@ static void test_vitrine(void **state)
 	struct action *a;
 
 	(void)state;
-	a = parse("{\"action\": \"click\", \"x\": 1, \"y\": 2, \"button\": \"middle\", \"count\": 3, "
-		  "\"modifiers\": [\"ctrl\", \"shift\"]}");
+	a = parse(
+		"{\"action\": \"click\", \"x\": 1, \"y\": 2, \"button\": \"middle\", \"count\": 3, "
+		"\"modifiers\": [\"ctrl\", \"shift\"]}");
 	assert_int_equal(a->dialect, ACTIONS_DIALECT_VITRINE);
 	assert_int_equal(a->kind, ACTION_CLICK);
 	assert_int_equal(a->button, ACTION_BUTTON_MIDDLE);
@@ -398,7 +405,8 @@ static void test_vitrine(void **state)
 	expect_point(a, 3, 4);
 	expect_chord(&a->modifiers, "ctrl,alt");
 	actions_destroy(a);
-	a = parse("{\"dialect\": \"vitrine\", \"action\": \"right_click\", \"coordinate\": [7, 8]}");
+	a = parse(
+		"{\"dialect\": \"vitrine\", \"action\": \"right_click\", \"coordinate\": [7, 8]}");
 	assert_int_equal(a->button, ACTION_BUTTON_RIGHT);
 	expect_point(a, 7, 8);
 	actions_destroy(a);
@@ -455,7 +463,8 @@ static void test_vitrine(void **state)
 	a = parse("{\"action\": \"press\", \"keys\": \"enter\"}");
 	expect_chord(&a->chords[0], "ret");
 	actions_destroy(a);
-	a = parse("{\"dialect\": \"vitrine\", \"action\": \"key\", \"keys\": \"ctrl+a BackSpace\"}");
+	a = parse(
+		"{\"dialect\": \"vitrine\", \"action\": \"key\", \"keys\": \"ctrl+a BackSpace\"}");
 	assert_int_equal(a->n_chords, 2);
 	actions_destroy(a);
 
@@ -496,7 +505,8 @@ static void test_common_fields(void **state)
 	a = parse("{\"type\": \"wait\", \"id\": 42, \"screenshot\": {\"format\": \"png\"}}");
 	assert_int_equal(json_integer_value(a->id), 42);
 	assert_true(a->want_screenshot);
-	assert_string_equal(json_string_value(json_object_get(a->screenshot_opts, "format")), "png");
+	assert_string_equal(json_string_value(json_object_get(a->screenshot_opts, "format")),
+			    "png");
 	actions_destroy(a);
 
 	a = parse("{\"action\": \"wait\", \"screenshot\": false}");
@@ -705,9 +715,10 @@ static void test_errors(void **state)
 	expect_error("{\"type\": \"drag\", \"path\": [{\"x\": 1, \"y\": 1}, {\"x\": 1, \"y\": "
 		     "-1}]}",
 		     ACTIONS_E_OUT_OF_RANGE, "path");
-	expect_error("{\"action\": \"left_click\", \"coordinate\": [1024, 0], \"coordinate_space\": "
-		     "\"screenshot\", \"screenshot_width\": 1024, \"screenshot_height\": 640}",
-		     ACTIONS_E_OUT_OF_RANGE, "coordinate");
+	expect_error(
+		"{\"action\": \"left_click\", \"coordinate\": [1024, 0], \"coordinate_space\": "
+		"\"screenshot\", \"screenshot_width\": 1024, \"screenshot_height\": 640}",
+		ACTIONS_E_OUT_OF_RANGE, "coordinate");
 	expect_error("{\"action\": \"wait\", \"coordinate_space\": \"screenshot\", "
 		     "\"screenshot_width\": 0, \"screenshot_height\": 10}",
 		     ACTIONS_E_OUT_OF_RANGE, "screenshot_width");
@@ -738,10 +749,10 @@ static void test_errors(void **state)
 	expect_error("{\"action\": \"key\", \"text\": \"a\", \"repeat\": 0}",
 		     ACTIONS_E_OUT_OF_RANGE, "repeat");
 	expect_error("{\"action\": \"click\", \"count\": 4}", ACTIONS_E_OUT_OF_RANGE, "count");
-	expect_error("{\"action\": \"zoom\", \"region\": [10, 10, 10, 20]}",
-		     ACTIONS_E_OUT_OF_RANGE, "region");
-	expect_error("{\"action\": \"zoom\", \"region\": [0, 0, 1281, 20]}",
-		     ACTIONS_E_OUT_OF_RANGE, "region");
+	expect_error("{\"action\": \"zoom\", \"region\": [10, 10, 10, 20]}", ACTIONS_E_OUT_OF_RANGE,
+		     "region");
+	expect_error("{\"action\": \"zoom\", \"region\": [0, 0, 1281, 20]}", ACTIONS_E_OUT_OF_RANGE,
+		     "region");
 
 	/* too long */
 	memset(big, 'a', sizeof(big));
@@ -750,7 +761,8 @@ static void test_errors(void **state)
 	memcpy(big + sizeof(big) - 4, "\"}", 3);
 	expect_error(big, ACTIONS_E_TOO_LONG, "text");
 	{
-		size_t used = (size_t)snprintf(path, sizeof(path), "{\"type\": \"drag\", \"path\": [");
+		size_t used = (size_t)snprintf(path, sizeof(path),
+					       "{\"type\": \"drag\", \"path\": [");
 
 		for (int i = 0; i <= ACTIONS_MAX_PATH; i++)
 			used += (size_t)snprintf(path + used, sizeof(path) - used, "%s[1,1]",
@@ -760,9 +772,10 @@ static void test_errors(void **state)
 	}
 	expect_error("{\"action\": \"key\", \"text\": \"a+b+c+d+e+f+g+h+i\"}", ACTIONS_E_TOO_LONG,
 		     "text");
-	expect_error("{\"action\": \"key\", \"text\": \"a a a a a a a a a a a a a a a a a a a a a a "
-		     "a a a a a a a a a a a\"}",
-		     ACTIONS_E_TOO_LONG, "text");
+	expect_error(
+		"{\"action\": \"key\", \"text\": \"a a a a a a a a a a a a a a a a a a a a a a "
+		"a a a a a a a a a a a\"}",
+		ACTIONS_E_TOO_LONG, "text");
 
 	/* a screen of unknown size */
 	{
@@ -784,9 +797,9 @@ static void test_map_every_pixel(void **state)
 {
 	static const int pairs[][2] = {
 		/* screenshot, screen */
-		{ 1024, 1280 }, { 640, 800 },	{ 1280, 1280 }, { 1366, 1920 }, { 1024, 3840 },
-		{ 768, 1080 },	{ 1, 1280 },	{ 2, 3 },	{ 997, 1000 },	{ 100, 1999 },
-		{ 1280, 1281 }, { 333, 1280 },	{ 1456, 1920 }, { 819, 1080 },
+		{ 1024, 1280 }, { 640, 800 },  { 1280, 1280 }, { 1366, 1920 }, { 1024, 3840 },
+		{ 768, 1080 },	{ 1, 1280 },   { 2, 3 },       { 997, 1000 },  { 100, 1999 },
+		{ 1280, 1281 }, { 333, 1280 }, { 1456, 1920 }, { 819, 1080 },
 	};
 
 	(void)state;

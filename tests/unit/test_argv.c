@@ -53,7 +53,9 @@ static void test_tcg_desktop(void **state)
 	spec.accel = VMM_ACCEL_TCG;
 	spec.url = "https://example.test/a b?q=\"x\"&y='1'";
 	spec.has_page = true;
-	assert_int_equal(vmm_argv_build(&spec, "qemu-system-x86_64", "/run/v/vm-1", &v, err, sizeof(err)), 0);
+	assert_int_equal(vmm_argv_build(&spec, "qemu-system-x86_64", "/run/v/vm-1", &v, err,
+					sizeof(err)),
+			 0);
 	assert_string_equal(v.v[0], "qemu-system-x86_64");
 	assert_non_null(opt_with(&v, "-accel", "tcg,thread=multi,tb-size=256"));
 	assert_non_null(opt_with(&v, "-cpu", "max"));
@@ -70,10 +72,13 @@ static void test_tcg_desktop(void **state)
 	assert_non_null(opt_with(&v, "-qmp", "unix:/run/v/vm-1/qmp.sock,server=on,wait=off"));
 	assert_non_null(opt_with(&v, "-vnc", "unix:/run/v/vm-1/vnc.sock"));
 	assert_non_null(opt_with(&v, "-chardev", "path=/run/v/vm-1/qga.sock"));
-	assert_non_null(opt_with(&v, "-chardev", "id=agent0,path=/run/v/vm-1/agent.sock,server=on"));
-	assert_non_null(opt_with(&v, "-device", "virtserialport,chardev=agent0,name=org.vitrine.agent.0"));
+	assert_non_null(
+		opt_with(&v, "-chardev", "id=agent0,path=/run/v/vm-1/agent.sock,server=on"));
+	assert_non_null(
+		opt_with(&v, "-device", "virtserialport,chardev=agent0,name=org.vitrine.agent.0"));
 	assert_non_null(opt_with(&v, "-serial", "file:/run/v/vm-1/serial.log"));
-	assert_non_null(opt_with(&v, "-fw_cfg", "name=opt/vitrine/page,file=/run/v/vm-1/page.html"));
+	assert_non_null(
+		opt_with(&v, "-fw_cfg", "name=opt/vitrine/page,file=/run/v/vm-1/page.html"));
 	assert_non_null(opt_with(&v, "-sandbox", "spawn=deny"));
 	assert_non_null(opt_with(&v, "-sandbox", "elevateprivileges=deny"));
 	/* Privileges are dropped before exec, never by QEMU (see proc.h). */
@@ -112,7 +117,8 @@ static void test_kvm_tiny_no_disk_no_page(void **state)
 	assert_int_equal(find_arg(&v, "-drive"), -1);
 	assert_int_equal(find_arg(&v, "-fw_cfg"), -1);
 	assert_int_equal(find_arg(&v, "-sandbox"), -1);
-	assert_string_equal(opt_with(&v, "-append", "panic"), "panic=1 vitrine.width=1024 vitrine.height=768");
+	assert_string_equal(opt_with(&v, "-append", "panic"),
+			    "panic=1 vitrine.width=1024 vitrine.height=768");
 	strv_free(&v);
 }
 
@@ -192,8 +198,9 @@ static void test_template_ram_and_incoming(void **state)
 	spec.incoming = true;
 	assert_int_equal(vmm_argv_build(&spec, "qemu", "/r", &v, err, sizeof(err)), 0);
 	/* A clone maps the template's RAM privately (copy-on-write). */
-	assert_non_null(opt_with(&v, "-object",
-				 "memory-backend-file,id=pc.ram,size=2048M,mem-path=/t/ram,share=off"));
+	assert_non_null(
+		opt_with(&v, "-object",
+			 "memory-backend-file,id=pc.ram,size=2048M,mem-path=/t/ram,share=off"));
 	assert_non_null(opt_with(&v, "-M", "q35,memory-backend=pc.ram"));
 	assert_non_null(opt_with(&v, "-incoming", "defer"));
 	strv_free(&v);
@@ -213,7 +220,8 @@ static void test_url_encoding(void **state)
 	char out[64];
 
 	(void)state;
-	assert_int_equal(vmm_url_encode_cmdline("file:///run/vitrine/page.html", out, sizeof(out)), 0);
+	assert_int_equal(vmm_url_encode_cmdline("file:///run/vitrine/page.html", out, sizeof(out)),
+			 0);
 	assert_string_equal(out, "file:///run/vitrine/page.html");
 	assert_int_equal(vmm_url_encode_cmdline("a b\t\"'\\`<>%41", out, sizeof(out)), 0);
 	assert_string_equal(out, "a%20b%09%22%27%5C%60%3C%3E%41");

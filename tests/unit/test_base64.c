@@ -14,8 +14,12 @@
 #include <cmocka.h>
 
 static const char *vectors[][2] = {
-	{ "", "" },	    { "f", "Zg==" },	     { "fo", "Zm8=" },
-	{ "foo", "Zm9v" }, { "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" },
+	{ "", "" },
+	{ "f", "Zg==" },
+	{ "fo", "Zm8=" },
+	{ "foo", "Zm9v" },
+	{ "foob", "Zm9vYg==" },
+	{ "fooba", "Zm9vYmE=" },
 	{ "foobar", "Zm9vYmFy" },
 };
 
@@ -32,7 +36,9 @@ static void test_rfc4648_vectors(void **state)
 		assert_int_equal(len, strlen(vectors[i][1]));
 		assert_int_equal(base64_encoded_len(strlen(vectors[i][0])), len);
 		free(enc);
-		assert_int_equal(base64_decode(vectors[i][1], strlen(vectors[i][1]), dec, sizeof(dec), &n), 0);
+		assert_int_equal(base64_decode(vectors[i][1], strlen(vectors[i][1]), dec,
+					       sizeof(dec), &n),
+				 0);
 		assert_int_equal(n, strlen(vectors[i][0]));
 		assert_memory_equal(dec, vectors[i][0], n);
 	}
@@ -89,8 +95,8 @@ static void test_bounded_decode(void **state)
 
 static void test_malformed(void **state)
 {
-	const char *bad[] = { "Z", "Zm9vY", "Zg=", "Z===", "====", "Zg==Zg==", "Zm 9v",
-			      "Zm9v\n", "Zm-v", "Zm_v", "=Zm9", "Zm=v", "\xc3\xa9Zm9" };
+	const char *bad[] = { "Z",	"Zm9vY", "Zg=",	 "Z===", "====", "Zg==Zg==",   "Zm 9v",
+			      "Zm9v\n", "Zm-v",	 "Zm_v", "=Zm9", "Zm=v", "\xc3\xa9Zm9" };
 	char out[16];
 	size_t n;
 
@@ -119,9 +125,12 @@ static void test_utf8_text(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rfc4648_vectors),	  cmocka_unit_test(test_round_trip_all_bytes),
-		cmocka_unit_test(test_unpadded_accepted), cmocka_unit_test(test_bounded_decode),
-		cmocka_unit_test(test_malformed),	  cmocka_unit_test(test_utf8_text),
+		cmocka_unit_test(test_rfc4648_vectors),
+		cmocka_unit_test(test_round_trip_all_bytes),
+		cmocka_unit_test(test_unpadded_accepted),
+		cmocka_unit_test(test_bounded_decode),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_utf8_text),
 	};
 
 	return cmocka_run_group_tests_name("base64", tests, NULL, NULL);

@@ -34,7 +34,8 @@ static void test_text_runs_to_end_and_prefix_skipped(void **state)
 	struct vmm_marker m;
 
 	(void)state;
-	assert_int_equal(parse("[    3.1] random: crng init done VITRINE text=hello world = x", &m), 1);
+	assert_int_equal(parse("[    3.1] random: crng init done VITRINE text=hello world = x", &m),
+			 1);
 	assert_string_equal(vmm_marker_get(&m, "text"), "hello world = x");
 	assert_int_equal(parse("VITRINE key=1 text=", &m), 1);
 	assert_string_equal(vmm_marker_get(&m, "text"), "");
@@ -96,25 +97,31 @@ static void test_image_json(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(vmm_image_parse("{\"name\":\"desktop\",\"kernel\":\"vmlinuz\",\"initrd\":\"initrd.img\","
-					 "\"rootfs\":\"rootfs.img\",\"append\":\"console=ttyS0\"}",
-					 "/i/desktop", &img, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+		vmm_image_parse(
+			"{\"name\":\"desktop\",\"kernel\":\"vmlinuz\",\"initrd\":\"initrd.img\","
+			"\"rootfs\":\"rootfs.img\",\"append\":\"console=ttyS0\"}",
+			"/i/desktop", &img, err, sizeof(err)),
+		0);
 	assert_string_equal(img.name, "desktop");
 	assert_string_equal(img.kernel, "/i/desktop/vmlinuz");
 	assert_string_equal(img.initrd, "/i/desktop/initrd.img");
 	assert_string_equal(img.rootfs, "/i/desktop/rootfs.img");
 	assert_string_equal(img.append, "console=ttyS0");
-	assert_int_equal(vmm_image_parse("{\"name\":\"tiny\",\"kernel\":\"k\",\"initrd\":\"i\",\"rootfs\":null}",
-					 "/i/tiny", &img, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+		vmm_image_parse(
+			"{\"name\":\"tiny\",\"kernel\":\"k\",\"initrd\":\"i\",\"rootfs\":null}",
+			"/i/tiny", &img, err, sizeof(err)),
+		0);
 	assert_string_equal(img.rootfs, "");
 	assert_string_equal(img.append, "");
-	assert_int_equal(vmm_image_parse("{\"name\":\"x\",\"kernel\":\"../../etc/passwd\",\"initrd\":\"i\"}",
-					 "/i/x", &img, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		vmm_image_parse("{\"name\":\"x\",\"kernel\":\"../../etc/passwd\",\"initrd\":\"i\"}",
+				"/i/x", &img, err, sizeof(err)),
+		-EINVAL);
 	assert_non_null(strstr(err, "file names"));
-	assert_int_equal(vmm_image_parse("{\"name\":\"x\",\"initrd\":\"i\"}", "/i/x", &img, err, sizeof(err)),
+	assert_int_equal(vmm_image_parse("{\"name\":\"x\",\"initrd\":\"i\"}", "/i/x", &img, err,
+					 sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "kernel"));
 	assert_int_equal(vmm_image_parse("{\"name\":", "/i/x", &img, err, sizeof(err)), -EINVAL);

@@ -267,8 +267,8 @@ static void test_png_round_trip_exact(void **state)
 			uint32_t want = display_frame_pixel(f, x, y);
 
 			if (!close_rgb(p, want, 0))
-				fail_msg("png (%d,%d) = %02x%02x%02x, want %06x", x, y, p[0], p[1], p[2],
-					 want);
+				fail_msg("png (%d,%d) = %02x%02x%02x, want %06x", x, y, p[0], p[1],
+					 p[2], want);
 		}
 	free(px);
 	display_image_unref(img);

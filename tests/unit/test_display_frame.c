@@ -113,7 +113,8 @@ static void test_damage_collapses_to_bounds(void **state)
 
 static void test_rect_helpers(void **state)
 {
-	struct display_rect a = { 0, 0, 10, 10 }, b = { 9, 9, 2, 2 }, c = { 10, 0, 5, 5 }, e = { 0 };
+	struct display_rect a = { 0, 0, 10, 10 }, b = { 9, 9, 2, 2 }, c = { 10, 0, 5, 5 },
+			    e = { 0 };
 
 	(void)state;
 	assert_true(display_rect_intersects(a, b));

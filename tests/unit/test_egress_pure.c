@@ -141,21 +141,33 @@ static void test_rules_refusals(void **state)
 		{ "{\"allow\":[],\"deny\":[]}", "egress: unknown field 'deny'" },
 		{ "{\"allow\":\"a.com\"}", "egress.allow must be an array of strings" },
 		{ "{\"allow\":{}}", "egress.allow must be an array of strings" },
-		{ "{\"allow\":[\"a.com\",5]}", "egress.allow[1] must be a string (HOST[:PORT|:*])" },
+		{ "{\"allow\":[\"a.com\",5]}",
+		  "egress.allow[1] must be a string (HOST[:PORT|:*])" },
 		{ "{\"allow\":[null]}", "egress.allow[0] must be a string (HOST[:PORT|:*])" },
 		{ "{\"allow\":[\"a\\u0000b.com\"]}",
 		  "egress.allow[0] must be a string (HOST[:PORT|:*])" },
 	};
 	/* entries that are not a host, each at index 2 */
 	static const char *not_host[] = {
-		"exa mple.com", "", ":80", "example.com.", ".example.com", "a..b", "*.",
-		"**", "*.*", "a.*.com", "*example.com", "*.*.example.com", "ex_ample.com",
-		"exam/ple.com", "[::1]", "::1", "1.2.3", "1.2.3.4.5", "256.1.1.1", "01.2.3.4",
-		"0x7f.0.0.1", "127.1", "2130706433", "a.123", "*.1.2.3.4", "a.b-", "-a.com", "a-.com",
-		"é.com", "http://a.com", "a.com/x",
+		"exa mple.com", "",
+		":80",		"example.com.",
+		".example.com", "a..b",
+		"*.",		"**",
+		"*.*",		"a.*.com",
+		"*example.com", "*.*.example.com",
+		"ex_ample.com", "exam/ple.com",
+		"[::1]",	"::1",
+		"1.2.3",	"1.2.3.4.5",
+		"256.1.1.1",	"01.2.3.4",
+		"0x7f.0.0.1",	"127.1",
+		"2130706433",	"a.123",
+		"*.1.2.3.4",	"a.b-",
+		"-a.com",	"a-.com",
+		"é.com",	"http://a.com",
+		"a.com/x",
 	};
-	static const char *bad_port[] = { "a.com:0",  "a.com:65536", "a.com:",   "a.com:-1",
-					  "a.com:08", "a.com:8a",    "a.com:**", "a.com:+80",
+	static const char *bad_port[] = { "a.com:0",  "a.com:65536",  "a.com:",	    "a.com:-1",
+					  "a.com:08", "a.com:8a",     "a.com:**",   "a.com:+80",
 					  "*:0",      "a.com:123456", "a.com:80:81" };
 	char body[512], err[256], want[512];
 
@@ -174,7 +186,8 @@ static void test_rules_refusals(void **state)
 		if (egress_rules_parse(j, &r, err, sizeof(err)) != -EINVAL)
 			fail_msg("accepted '%s'", not_host[i]);
 		assert_null(r);
-		snprintf(want, sizeof(want), "egress.allow[2]: '%s' is not a host name", not_host[i]);
+		snprintf(want, sizeof(want), "egress.allow[2]: '%s' is not a host name",
+			 not_host[i]);
 		if (strncmp(err, want, strlen(want)))
 			fail_msg("'%s' -> %s", not_host[i], err);
 		json_decref(j);
@@ -183,8 +196,8 @@ static void test_rules_refusals(void **state)
 		snprintf(body, sizeof(body), "{\"allow\":[\"%s\"]}", bad_port[i]);
 		if (rules(body, err, sizeof(err)))
 			fail_msg("accepted %s", bad_port[i]);
-		snprintf(want, sizeof(want), "egress.allow[0]: '%s' has a bad port (1..65535 or '*')",
-			 bad_port[i]);
+		snprintf(want, sizeof(want),
+			 "egress.allow[0]: '%s' has a bad port (1..65535 or '*')", bad_port[i]);
 		assert_string_equal(err, want);
 	}
 	/* the example of the API documentation */
@@ -497,9 +510,11 @@ static void test_proxy_forward(void **state)
 	assert_int_equal(parse("HEAD http://a.test HTTP/1.0\r\n\r\n", &r), 0);
 	assert_string_equal(r.host, "a.test");
 	assert_int_equal(r.port, 80);
-	assert_string_equal(r.forward, "HEAD / HTTP/1.0\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+	assert_string_equal(r.forward,
+			    "HEAD / HTTP/1.0\r\nHost: a.test\r\nConnection: close\r\n\r\n");
 	proxy_req_free(&r);
-	assert_int_equal(parse("POST HTTP://A.test?x HTTP/1.1\r\nContent-Length: 0\r\n\r\n", &r), 0);
+	assert_int_equal(parse("POST HTTP://A.test?x HTTP/1.1\r\nContent-Length: 0\r\n\r\n", &r),
+			 0);
 	assert_string_equal(r.host, "A.test");
 	assert_string_equal(r.forward, "POST /?x HTTP/1.1\r\nHost: A.test\r\nContent-Length: 0\r\n"
 				       "Connection: close\r\n\r\n");
@@ -688,8 +703,8 @@ static void test_proxy_replies(void **state)
 		assert_int_equal(strtol(cl + 18, NULL, 10), strlen(body));
 		assert_memory_equal(body, "vitrine: ", 9);
 	}
-	assert_non_null(
-		strstr(proxy_reply(403), "\r\n\r\nvitrine: egress denied by the session's rules\n"));
+	assert_non_null(strstr(proxy_reply(403),
+			       "\r\n\r\nvitrine: egress denied by the session's rules\n"));
 	assert_non_null(strstr(proxy_reply(502), "cannot connect"));
 	assert_non_null(strstr(proxy_reply(504), "timeout"));
 }
@@ -699,8 +714,9 @@ static void test_proxy_replies(void **state)
 static struct egress_log_entry entry(const char *host, int port, bool allowed,
 				     enum egress_reason reason)
 {
-	struct egress_log_entry e = { .start_ms = 1700000000000, .port = port, .allowed = allowed,
-				      .reason = reason };
+	struct egress_log_entry e = {
+		.start_ms = 1700000000000, .port = port, .allowed = allowed, .reason = reason
+	};
 
 	snprintf(e.host, sizeof(e.host), "%s", host);
 	return e;
@@ -766,12 +782,13 @@ static void test_log(void **state)
 	assert_int_equal(egress_log_update(l, 1, &e), 0);
 	assert_int_equal(egress_log_update(l, 0, &e), -ENOENT);
 	assert_int_equal(egress_log_update(l, 3, &e), -ENOENT);
-	assert_string_equal(log_text(l, 0, 1),
-			    "{\"dropped\":0,\"entries\":["
-			    "{\"address\":\"93.184.215.14\",\"bytes_down\":5000000000,\"bytes_up\":517,"
-			    "\"duration_ms\":1234,\"ended\":true,\"host\":\"example.com\",\"port\":443,"
-			    "\"reason\":\"allowed\",\"seq\":1,\"start_ms\":1700000000000,"
-			    "\"verdict\":\"allowed\"}],\"next\":1}");
+	assert_string_equal(
+		log_text(l, 0, 1),
+		"{\"dropped\":0,\"entries\":["
+		"{\"address\":\"93.184.215.14\",\"bytes_down\":5000000000,\"bytes_up\":517,"
+		"\"duration_ms\":1234,\"ended\":true,\"host\":\"example.com\",\"port\":443,"
+		"\"reason\":\"allowed\",\"seq\":1,\"start_ms\":1700000000000,"
+		"\"verdict\":\"allowed\"}],\"next\":1}");
 	/* after and limit */
 	j = egress_log_json(l, 1, 100);
 	assert_int_equal(json_array_size(json_object_get(j, "entries")), 1);
@@ -828,11 +845,15 @@ static void test_log_strings(void **state)
 	e.host[0] = '?';
 	e.host[sizeof(e.host) - 1] = '\0';
 	e.address[sizeof(e.address) - 1] = '\0';
-	assert_string_equal(json_string_value(json_object_get(
-				    json_array_get(json_object_get(j, "entries"), 0), "host")),
+	assert_string_equal(json_string_value(
+				    json_object_get(json_array_get(json_object_get(j, "entries"),
+								   0),
+						    "host")),
 			    e.host);
-	assert_string_equal(json_string_value(json_object_get(
-				    json_array_get(json_object_get(j, "entries"), 0), "address")),
+	assert_string_equal(json_string_value(
+				    json_object_get(json_array_get(json_object_get(j, "entries"),
+								   0),
+						    "address")),
 			    e.address);
 	json_decref(j);
 	egress_log_destroy(l);
@@ -840,10 +861,10 @@ static void test_log_strings(void **state)
 
 static void test_reason_names(void **state)
 {
-	static const char *names[] = { "allowed",	 "not_in_allowlist",   "no_network",
-				       "private_address", "loopback_address",   "link_local_address",
-				       "special_address", "gateway_port",	"resolve_failed",
-				       "connect_failed",  "bad_request",	"timeout" };
+	static const char *names[] = { "allowed",	  "not_in_allowlist", "no_network",
+				       "private_address", "loopback_address", "link_local_address",
+				       "special_address", "gateway_port",     "resolve_failed",
+				       "connect_failed",  "bad_request",      "timeout" };
 
 	(void)state;
 	for (int i = EGRESS_REASON_ALLOWED; i <= EGRESS_REASON_TIMEOUT; i++)
@@ -851,7 +872,8 @@ static void test_reason_names(void **state)
 	assert_int_equal(egress_reason_for_addr(EGRESS_ADDR_PUBLIC), EGRESS_REASON_ALLOWED);
 	assert_int_equal(egress_reason_for_addr(EGRESS_ADDR_LOOPBACK),
 			 EGRESS_REASON_LOOPBACK_ADDRESS);
-	assert_int_equal(egress_reason_for_addr(EGRESS_ADDR_PRIVATE), EGRESS_REASON_PRIVATE_ADDRESS);
+	assert_int_equal(egress_reason_for_addr(EGRESS_ADDR_PRIVATE),
+			 EGRESS_REASON_PRIVATE_ADDRESS);
 	assert_int_equal(egress_reason_for_addr(EGRESS_ADDR_LINK_LOCAL),
 			 EGRESS_REASON_LINK_LOCAL_ADDRESS);
 	assert_int_equal(egress_reason_for_addr(EGRESS_ADDR_OTHER_SPECIAL),
@@ -893,7 +915,8 @@ static void test_log_threads(void **state)
 	assert_int_equal(json_integer_value(json_object_get(j, "next")), LOG_THREADS * LOG_ADDS);
 	assert_int_equal(json_integer_value(json_object_get(j, "dropped")),
 			 LOG_THREADS * LOG_ADDS - EGRESS_LOG_DEFAULT_CAPACITY);
-	assert_int_equal(json_array_size(json_object_get(j, "entries")), EGRESS_LOG_DEFAULT_CAPACITY);
+	assert_int_equal(json_array_size(json_object_get(j, "entries")),
+			 EGRESS_LOG_DEFAULT_CAPACITY);
 	json_decref(j);
 	egress_log_destroy(l);
 }
@@ -901,14 +924,22 @@ static void test_log_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rules_parse),	 cmocka_unit_test(test_rules_limits),
-		cmocka_unit_test(test_rules_refusals),	 cmocka_unit_test(test_rules_match),
-		cmocka_unit_test(test_addr_classes),	 cmocka_unit_test(test_addr_format),
-		cmocka_unit_test(test_proxy_connect),	 cmocka_unit_test(test_proxy_forward),
-		cmocka_unit_test(test_proxy_split),	 cmocka_unit_test(test_proxy_size),
-		cmocka_unit_test(test_proxy_malformed), cmocka_unit_test(test_proxy_replies),
-		cmocka_unit_test(test_log),		 cmocka_unit_test(test_log_strings),
-		cmocka_unit_test(test_reason_names),	 cmocka_unit_test(test_log_threads),
+		cmocka_unit_test(test_rules_parse),
+		cmocka_unit_test(test_rules_limits),
+		cmocka_unit_test(test_rules_refusals),
+		cmocka_unit_test(test_rules_match),
+		cmocka_unit_test(test_addr_classes),
+		cmocka_unit_test(test_addr_format),
+		cmocka_unit_test(test_proxy_connect),
+		cmocka_unit_test(test_proxy_forward),
+		cmocka_unit_test(test_proxy_split),
+		cmocka_unit_test(test_proxy_size),
+		cmocka_unit_test(test_proxy_malformed),
+		cmocka_unit_test(test_proxy_replies),
+		cmocka_unit_test(test_log),
+		cmocka_unit_test(test_log_strings),
+		cmocka_unit_test(test_reason_names),
+		cmocka_unit_test(test_log_threads),
 	};
 
 	return cmocka_run_group_tests_name("egress: rules, addresses, proxy heads, log", tests,

@@ -24,7 +24,8 @@ static int joined(const char *body, char *out, size_t len)
 		snprintf(out, len, "%d %s", e.status, e.code);
 		return -1;
 	}
-	n += (size_t)snprintf(out + n, len - n, "%s|%s", exec_cwd(j), exec_as_root(j) ? "root" : "user");
+	n += (size_t)snprintf(out + n, len - n, "%s|%s", exec_cwd(j),
+			      exec_as_root(j) ? "root" : "user");
 	for (const char *const *a = exec_argv(j); *a; a++)
 		n += (size_t)snprintf(out + n, len - n, "|%s", *a);
 	n += (size_t)snprintf(out + n, len - n, "|--");
@@ -34,9 +35,10 @@ static int joined(const char *body, char *out, size_t len)
 	return 0;
 }
 
-#define PROXY_ENV "http_proxy=http://127.0.0.1:3128|https_proxy=http://127.0.0.1:3128|" \
-		  "HTTP_PROXY=http://127.0.0.1:3128|HTTPS_PROXY=http://127.0.0.1:3128|" \
-		  "no_proxy=localhost,127.0.0.1,::1"
+#define PROXY_ENV                                                                                  \
+	"http_proxy=http://127.0.0.1:3128|https_proxy=http://127.0.0.1:3128|"                      \
+	"HTTP_PROXY=http://127.0.0.1:3128|HTTPS_PROXY=http://127.0.0.1:3128|"                      \
+	"no_proxy=localhost,127.0.0.1,::1"
 
 static void test_command_lines(void **state)
 {
@@ -44,16 +46,18 @@ static void test_command_lines(void **state)
 
 	(void)state;
 	assert_int_equal(joined("{\"cmd\":\"ls -la\"}", out, sizeof(out)), 0);
-	assert_string_equal(out, "/home/vitrine|user|/bin/sh|-c|ls -la|--|HOME=/home/vitrine|"
-				 "USER=vitrine|PATH=/usr/local/bin:/usr/bin:/bin|LANG=C.UTF-8|DISPLAY=:0|"
-				 PROXY_ENV);
+	assert_string_equal(
+		out,
+		"/home/vitrine|user|/bin/sh|-c|ls -la|--|HOME=/home/vitrine|"
+		"USER=vitrine|PATH=/usr/local/bin:/usr/bin:/bin|LANG=C.UTF-8|DISPLAY=:0|" PROXY_ENV);
 	assert_int_equal(joined("{\"cmd\":\"/bin/echo\",\"args\":[\"a b\",\"c\"],\"user\":\"root\","
 				"\"cwd\":\"/tmp\",\"env\":{\"K\":\"v=1\"}}",
 				out, sizeof(out)),
 			 0);
-	assert_string_equal(out, "/tmp|root|/bin/echo|a b|c|--|HOME=/root|USER=root|"
-				 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin|"
-				 "LANG=C.UTF-8|DISPLAY=:0|" PROXY_ENV "|K=v=1");
+	assert_string_equal(out,
+			    "/tmp|root|/bin/echo|a b|c|--|HOME=/root|USER=root|"
+			    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin|"
+			    "LANG=C.UTF-8|DISPLAY=:0|" PROXY_ENV "|K=v=1");
 }
 
 static void test_refusals(void **state)

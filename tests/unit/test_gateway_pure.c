@@ -30,14 +30,17 @@ static void test_routes(void **state)
 	assert_int_equal(r.kind, R_SESSION_GET);
 	assert_string_equal(r.id, "s_0123abcd");
 	assert_int_equal(route_parse(M_DELETE, "/v1/sessions/s_1").kind, R_SESSION_DELETE);
-	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/screenshot").kind, R_SESSION_SCREENSHOT);
-	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/screenshot").kind, R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/screenshot").kind,
+			 R_SESSION_SCREENSHOT);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/screenshot").kind,
+			 R_METHOD_NOT_ALLOWED);
 	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/actions").kind, R_SESSION_ACTIONS);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/control").kind, R_SESSION_CONTROL_WS);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/nope").kind, R_NOT_FOUND);
 	/* the guest's services */
 	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/exec").kind, R_SESSION_EXEC);
-	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/exec/stream").kind, R_SESSION_EXEC_WS);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/exec/stream").kind,
+			 R_SESSION_EXEC_WS);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/cdp").kind, R_SESSION_CDP_WS);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/cdp/json/version").kind,
 			 R_SESSION_CDP_VERSION);
@@ -47,8 +50,10 @@ static void test_routes(void **state)
 	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/cdp").kind, R_METHOD_NOT_ALLOWED);
 	assert_int_equal(route_parse(M_PUT, "/v1/sessions/s_1/egress").kind, R_SESSION_EGRESS);
 	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/egress").kind, R_METHOD_NOT_ALLOWED);
-	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/egress/log").kind, R_SESSION_EGRESS_LOG);
-	assert_int_equal(route_parse(M_PUT, "/v1/sessions/s_1/clipboard").kind, R_SESSION_CLIPBOARD);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/egress/log").kind,
+			 R_SESSION_EGRESS_LOG);
+	assert_int_equal(route_parse(M_PUT, "/v1/sessions/s_1/clipboard").kind,
+			 R_SESSION_CLIPBOARD);
 	assert_int_equal(route_parse(M_DELETE, "/v1/sessions/s_1/clipboard").kind,
 			 R_METHOD_NOT_ALLOWED);
 	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/open").kind, R_SESSION_OPEN);
@@ -80,7 +85,8 @@ static void test_tokens(void **state)
 	assert_int_equal(auth_new_token(a), 0);
 	assert_int_equal(auth_new_token(b), 0);
 	assert_int_equal(strlen(a), AUTH_TOKEN_LEN);
-	assert_int_equal(strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
+	assert_int_equal(strspn(a,
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
 			 AUTH_TOKEN_LEN);
 	assert_string_not_equal(a, b);
 	assert_true(auth_equal(a, a));
@@ -178,19 +184,22 @@ static void test_session_request(void **state)
 	assert_int_equal(req.width, 0);
 	assert_true(egress_rules_empty(req.egress)); /* no network by default */
 	session_request_free(&req);
-	assert_int_equal(parse("{\"egress\":{\"allow\":[\"*.example.org\",\"web.test:8080\"]}}", &req,
-			       &e), 0);
+	assert_int_equal(parse("{\"egress\":{\"allow\":[\"*.example.org\",\"web.test:8080\"]}}",
+			       &req, &e),
+			 0);
 	assert_true(egress_rules_allows(req.egress, "a.example.org", 443));
 	assert_true(egress_rules_allows(req.egress, "web.test", 8080));
 	assert_false(egress_rules_allows(req.egress, "web.test", 80));
 	session_request_free(&req);
 	assert_null(req.egress);
-	expect_bad("{\"egress\":{\"allow\":[\"bad host\"]}}", "invalid_argument", "egress.allow[0]");
+	expect_bad("{\"egress\":{\"allow\":[\"bad host\"]}}", "invalid_argument",
+		   "egress.allow[0]");
 	expect_bad("{\"egress\":[\"x.org\"]}", "invalid_argument", "egress");
-	assert_int_equal(parse("{\"image\":\"tiny\",\"width\":1024,\"height\":768,\"vcpus\":1,"
-			       "\"memory_mib\":512,\"url\":\"https://example.org/a?b=c\",\"timeout_s\":60}",
-			       &req, &e),
-			 0);
+	assert_int_equal(
+		parse("{\"image\":\"tiny\",\"width\":1024,\"height\":768,\"vcpus\":1,"
+		      "\"memory_mib\":512,\"url\":\"https://example.org/a?b=c\",\"timeout_s\":60}",
+		      &req, &e),
+		0);
 	assert_string_equal(req.image, "tiny");
 	assert_int_equal(req.width, 1024);
 	assert_int_equal(req.height, 768);
@@ -231,9 +240,9 @@ static void test_session_request(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_routes),	cmocka_unit_test(test_tokens),
-		cmocka_unit_test(test_bearer),	cmocka_unit_test(test_scopes),
-		cmocka_unit_test(test_origins), cmocka_unit_test(test_key_file),
+		cmocka_unit_test(test_routes),		cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_bearer),		cmocka_unit_test(test_scopes),
+		cmocka_unit_test(test_origins),		cmocka_unit_test(test_key_file),
 		cmocka_unit_test(test_session_request),
 	};
 

@@ -25,7 +25,8 @@ static void test_abs_round_trip_every_pixel(void **state)
 			int back = (int)((long long)abs * size / (VMM_ABS_MAX + 1));
 
 			if (abs < 0 || abs > VMM_ABS_MAX || back != p)
-				fail_msg("size %d pixel %d -> abs %d -> pixel %d", size, p, abs, back);
+				fail_msg("size %d pixel %d -> abs %d -> pixel %d", size, p, abs,
+					 back);
 		}
 	}
 }
@@ -55,11 +56,13 @@ static void test_event_json(void **state)
 	expect_json(vmm_input_move(0, 799, 1280, 800),
 		    "{\"events\":[{\"data\":{\"axis\":\"x\",\"value\":12},\"type\":\"abs\"},"
 		    "{\"data\":{\"axis\":\"y\",\"value\":32747},\"type\":\"abs\"}]}");
-	expect_json(vmm_input_button("left", true),
-		    "{\"events\":[{\"data\":{\"button\":\"left\",\"down\":true},\"type\":\"btn\"}]}");
-	expect_json(vmm_input_key("shift", false),
-		    "{\"events\":[{\"data\":{\"down\":false,\"key\":{\"data\":\"shift\",\"type\":\"qcode\"}},"
-		    "\"type\":\"key\"}]}");
+	expect_json(
+		vmm_input_button("left", true),
+		"{\"events\":[{\"data\":{\"button\":\"left\",\"down\":true},\"type\":\"btn\"}]}");
+	expect_json(
+		vmm_input_key("shift", false),
+		"{\"events\":[{\"data\":{\"down\":false,\"key\":{\"data\":\"shift\",\"type\":\"qcode\"}},"
+		"\"type\":\"key\"}]}");
 }
 
 int main(void)

@@ -97,9 +97,10 @@ static void test_template_request(void **state)
 	assert_int_equal(tparse("{\"name\":\"x\",\"name\":\"y\"}", name, &req, &e), -EINVAL);
 	assert_string_equal(e.code, "invalid_json");
 	assert_int_equal(tparse("[]", name, &req, &e), -EINVAL);
-	assert_int_equal(tparse("{\"name\":\"0123456789012345678901234567890123456789012345678901234567890123X\"}",
-				name, &req, &e),
-			 -EINVAL);
+	assert_int_equal(
+		tparse("{\"name\":\"0123456789012345678901234567890123456789012345678901234567890123X\"}",
+		       name, &req, &e),
+		-EINVAL);
 }
 
 static void test_events(void **state)
@@ -144,15 +145,17 @@ static void test_nav_js(void **state)
 	assert_int_equal(guest_prep_nav_js("https://example.org/a?b=\"c\"&d=</script>", js,
 					   sizeof(js)),
 			 0);
-	assert_string_equal(js, "(window.__vitrineOld = 1, "
-				"location.assign(\"https:\\/\\/example.org\\/a?b=\\\"c\\\"&d=<\\/script>\"), 1)");
+	assert_string_equal(
+		js,
+		"(window.__vitrineOld = 1, "
+		"location.assign(\"https:\\/\\/example.org\\/a?b=\\\"c\\\"&d=<\\/script>\"), 1)");
 	assert_int_equal(guest_prep_nav_js("https://example.org/", js, 20), -ENOSPC);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_routes),	       cmocka_unit_test(test_lifetime_fields),
+		cmocka_unit_test(test_routes),		 cmocka_unit_test(test_lifetime_fields),
 		cmocka_unit_test(test_template_request), cmocka_unit_test(test_events),
 		cmocka_unit_test(test_nav_js),
 	};

@@ -108,12 +108,20 @@ static void test_reset_byte(void **state)
 	line_reader_init(&r, 0xff);
 	assert_int_equal(feed(&r, 64, "stale\xffgo", out, sizeof(out)), 0);
 	assert_int_equal(feed(&r, 64, "od\nhalf", out, sizeof(out)), 0);
-	assert_int_equal(feed(&r, 64, " more\xff" "fresh\n", out, sizeof(out)), 0);
+	assert_int_equal(feed(&r, 64,
+			      " more\xff"
+			      "fresh\n",
+			      out, sizeof(out)),
+			 0);
 	assert_string_equal(out, "[good][fresh]");
 	/* Bytes before a reset byte go before the bound is checked: a stale
 	 * run longer than max is no error. */
 	out[0] = '\0';
-	assert_int_equal(feed(&r, 8, "0123456789\xff" "ok\n", out, sizeof(out)), 0);
+	assert_int_equal(feed(&r, 8,
+			      "0123456789\xff"
+			      "ok\n",
+			      out, sizeof(out)),
+			 0);
 	assert_string_equal(out, "[ok]");
 	line_reader_free(&r);
 }

@@ -278,9 +278,11 @@ static void test_drag_bounds(void **state)
 	assert_non_null(p);
 	for (size_t i = 0; i < p->len; i++)
 		if (p->steps[i].kind == PLAN_INPUT &&
-		    strcmp(json_string_value(json_object_get(
-				   json_array_get(json_object_get(p->steps[i].event, "events"), 0),
-				   "type")),
+		    strcmp(json_string_value(
+				   json_object_get(json_array_get(json_object_get(p->steps[i].event,
+										  "events"),
+								  0),
+						   "type")),
 			   "abs") == 0)
 			moves++;
 	if (moves > PLAN_DRAG_MAX_MOVES + a->path_len)
@@ -319,10 +321,10 @@ static void test_api_edges(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_keys),	    cmocka_unit_test(test_type),
-		cmocka_unit_test(test_clicks),	    cmocka_unit_test(test_scroll),
-		cmocka_unit_test(test_drag),	    cmocka_unit_test(test_drag_bounds),
-		cmocka_unit_test(test_other),	    cmocka_unit_test(test_api_edges),
+		cmocka_unit_test(test_keys),   cmocka_unit_test(test_type),
+		cmocka_unit_test(test_clicks), cmocka_unit_test(test_scroll),
+		cmocka_unit_test(test_drag),   cmocka_unit_test(test_drag_bounds),
+		cmocka_unit_test(test_other),  cmocka_unit_test(test_api_edges),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);

@@ -16,7 +16,8 @@
 #include <cmocka.h>
 
 #define SYNC_ID 4242424242424242LL
-#define SYNC_REQ "\xff{\"execute\":\"guest-sync-delimited\",\"arguments\":{\"id\":4242424242424242}}\n"
+#define SYNC_REQ                                                                                   \
+	"\xff{\"execute\":\"guest-sync-delimited\",\"arguments\":{\"id\":4242424242424242}}\n"
 #define SYNC_REPLY "\xff{\"return\": 4242424242424242}\n"
 
 struct rec {
@@ -36,8 +37,8 @@ static void on_reply(void *ud, const json_t *ret, const struct qga_error *err)
 
 	if (err) {
 		t->r->errors++;
-		snprintf(t->r->log + used, sizeof(t->r->log) - used, "%s!%s: %s\n", t->name, err->cls,
-			 err->desc);
+		snprintf(t->r->log + used, sizeof(t->r->log) - used, "%s!%s: %s\n", t->name,
+			 err->cls, err->desc);
 	} else {
 		char *s = json_dumps(ret, JSON_COMPACT | JSON_ENCODE_ANY);
 
@@ -124,7 +125,10 @@ static void test_stale_bytes_before_sync(void **state)
 	 * agent gives for our sentinel, another client's delimited sync, a
 	 * sentinel in the middle of a line, a long stale line, garbage. */
 	assert_int_equal(feed(g, "{\"return\": {}}\n{\"return\": {\"pid\": 7}}\n{\"ret"), 0);
-	assert_int_equal(feed(g, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"JSON parse error\"}}\n"), 0);
+	assert_int_equal(
+		feed(g,
+		     "{\"error\": {\"class\": \"GenericError\", \"desc\": \"JSON parse error\"}}\n"),
+		0);
 	assert_int_equal(feed(g, "\xff{\"return\": 17}\n"), 0);
 	assert_int_equal(feed(g, "\xff{\"return\": {\"exited\":\xff{\"return\": 18}\n"), 0);
 	{
@@ -174,7 +178,8 @@ static void test_one_at_a_time_in_order(void **state)
 	(void)state;
 	assert_true(qga_command(g, "guest-ping", NULL, on_reply, &a) > 0);
 	assert_true(qga_command(g, "guest-get-time", NULL, on_reply, &b) > 0);
-	assert_true(qga_command(g, "guest-exec-status", json_pack("{s:i}", "pid", 12), on_reply, &c) > 0);
+	assert_true(qga_command(g, "guest-exec-status", json_pack("{s:i}", "pid", 12), on_reply,
+				&c) > 0);
 	assert_int_equal(qga_pending(g), 3);
 	/* Only the first goes out until it is answered. */
 	assert_drain(g, "{\"execute\":\"guest-ping\"}\n");
@@ -200,11 +205,16 @@ static void test_error_reply(void **state)
 	qga_command(g, "guest-exec", json_pack("{s:s}", "path", "/nope"), on_reply, &a);
 	qga_command(g, "guest-ping", NULL, on_reply, &b);
 	free(drain(g));
-	assert_int_equal(feed(g, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"Failed to execute child process \\u201c/nope\\u201d (No such file or directory)\"}}\n"), 0);
+	assert_int_equal(
+		feed(g,
+		     "{\"error\": {\"class\": \"GenericError\", \"desc\": \"Failed to execute child process \\u201c/nope\\u201d (No such file or directory)\"}}\n"),
+		0);
 	assert_int_equal(r.errors, 1);
 	assert_drain(g, "{\"execute\":\"guest-ping\"}\n");
 	assert_int_equal(feed(g, "{\"return\": {}}\n"), 0);
-	assert_string_equal(r.log, "exec!GenericError: Failed to execute child process “/nope” (No such file or directory)\nnext={}\n");
+	assert_string_equal(
+		r.log,
+		"exec!GenericError: Failed to execute child process “/nope” (No such file or directory)\nnext={}\n");
 	qga_destroy(g);
 }
 
@@ -236,7 +246,9 @@ static void test_partial_reads(void **state)
 			/* The sync is done: the command goes out. */
 			char *s = drain(g);
 
-			assert_string_equal(s, "{\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"echo\"}}\n");
+			assert_string_equal(
+				s,
+				"{\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"echo\"}}\n");
 			free(s);
 		}
 	}
@@ -338,7 +350,8 @@ static void test_resync_after_timeout(void **state)
 	 * new sync goes out before the queued command. */
 	qga_resync(g, 99);
 	assert_false(qga_synced(g));
-	assert_string_equal(r.log, "slow!Abandoned: no reply in time; the agent is being resynchronised\n");
+	assert_string_equal(
+		r.log, "slow!Abandoned: no reply in time; the agent is being resynchronised\n");
 	assert_drain(g, "\xff{\"execute\":\"guest-sync-delimited\",\"arguments\":{\"id\":99}}\n");
 	/* The late reply, and a reply to the old sync id, are stale. */
 	assert_int_equal(feed(g, "{\"return\": {\"exited\": true}}\n" SYNC_REPLY), 0);
@@ -444,8 +457,9 @@ static void test_exec_args(void **state)
 	a = qga_exec_args(argv, env, "hi\n", 3, err, sizeof(err));
 	assert_non_null(a);
 	s = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
-	assert_string_equal(s, "{\"arg\":[\"Grüße ✓\",\"--\"],\"capture-output\":true,"
-			       "\"env\":[\"DISPLAY=:0\"],\"input-data\":\"aGkK\",\"path\":\"vitrine-type\"}");
+	assert_string_equal(
+		s, "{\"arg\":[\"Grüße ✓\",\"--\"],\"capture-output\":true,"
+		   "\"env\":[\"DISPLAY=:0\"],\"input-data\":\"aGkK\",\"path\":\"vitrine-type\"}");
 	free(s);
 	json_decref(a);
 	/* No env, no stdin: neither member. */
@@ -504,9 +518,10 @@ static void test_exec_status(void **state)
 	assert_int_equal(r.pid, 33);
 	assert_null(r.out);
 	/* Exited with output on both streams (stdout "hi\n", stderr "oops"). */
-	assert_int_equal(parse("{\"exitcode\": 3, \"out-data\": \"aGkK\", \"err-data\": \"b29wcw==\", \"exited\": true}",
-			       1024, &r),
-			 0);
+	assert_int_equal(
+		parse("{\"exitcode\": 3, \"out-data\": \"aGkK\", \"err-data\": \"b29wcw==\", \"exited\": true}",
+		      1024, &r),
+		0);
 	assert_true(r.exited);
 	assert_int_equal(r.pid, 33);
 	assert_int_equal(r.exit_code, 3);
@@ -523,15 +538,18 @@ static void test_exec_status(void **state)
 	assert_string_equal(r.out, "");
 	assert_string_equal(r.err, "");
 	/* Cut at max_output; the agent's own truncation flag is kept. */
-	assert_int_equal(parse("{\"exited\": true, \"exitcode\": 0, \"out-data\": \"Zm9vYmFy\", \"err-truncated\": true}",
-			       4, &r),
-			 0);
+	assert_int_equal(
+		parse("{\"exited\": true, \"exitcode\": 0, \"out-data\": \"Zm9vYmFy\", \"err-truncated\": true}",
+		      4, &r),
+		0);
 	assert_int_equal(r.out_len, 4);
 	assert_string_equal(r.out, "foob");
 	assert_true(r.out_truncated);
 	assert_true(r.err_truncated);
 	/* Binary output keeps its NULs. */
-	assert_int_equal(parse("{\"exited\": true, \"exitcode\": 0, \"out-data\": \"AGEA\"}", 16, &r), 0);
+	assert_int_equal(parse("{\"exited\": true, \"exitcode\": 0, \"out-data\": \"AGEA\"}", 16,
+			       &r),
+			 0);
 	assert_int_equal(r.out_len, 3);
 	assert_memory_equal(r.out, "\0a\0", 3);
 	qga_exec_result_free(&r);

@@ -13,7 +13,8 @@
 
 #include <cmocka.h>
 
-#define GREETING "{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, \"minor\": 2, \"major\": 7}}, \"capabilities\": [\"oob\"]}}\r\n"
+#define GREETING                                                                                   \
+	"{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, \"minor\": 2, \"major\": 7}}, \"capabilities\": [\"oob\"]}}\r\n"
 
 struct rec {
 	int replies, errors, events;
@@ -118,7 +119,10 @@ static void test_negotiation_and_held_commands(void **state)
 	out = drain(q, &fd);
 	assert_string_equal(out, "{\"execute\":\"query-status\",\"id\":1}\n");
 	free(out);
-	assert_int_equal(feed(q, "{\"return\": {\"status\": \"running\", \"running\": true}, \"id\": 1}\r\n"), 0);
+	assert_int_equal(
+		feed(q,
+		     "{\"return\": {\"status\": \"running\", \"running\": true}, \"id\": 1}\r\n"),
+		0);
 	assert_int_equal(r.replies, 1);
 	assert_string_equal(r.last_ret, "{\"status\":\"running\",\"running\":true}");
 	assert_int_equal(qmp_pending(q), 0);
@@ -133,9 +137,12 @@ static void test_arguments_and_fd(void **state)
 	int fd;
 
 	(void)state;
-	assert_int_equal(qmp_command(q, "getfd", json_pack("{s:s}", "fdname", "vnc"), 7, on_reply, &r), 2);
+	assert_int_equal(qmp_command(q, "getfd", json_pack("{s:s}", "fdname", "vnc"), 7, on_reply,
+				     &r),
+			 2);
 	out = drain(q, &fd);
-	assert_string_equal(out, "{\"execute\":\"getfd\",\"id\":2,\"arguments\":{\"fdname\":\"vnc\"}}\n");
+	assert_string_equal(
+		out, "{\"execute\":\"getfd\",\"id\":2,\"arguments\":{\"fdname\":\"vnc\"}}\n");
 	assert_int_equal(fd, 7);
 	free(out);
 	qmp_destroy(q);
@@ -143,8 +150,9 @@ static void test_arguments_and_fd(void **state)
 
 static void test_partial_reads_byte_by_byte(void **state)
 {
-	const char *script = "{\"timestamp\": {\"seconds\": 1, \"microseconds\": 2}, \"event\": \"STOP\"}\r\n"
-			     "{\"return\": {\"x\": 1}, \"id\": 2}\r\n";
+	const char *script =
+		"{\"timestamp\": {\"seconds\": 1, \"microseconds\": 2}, \"event\": \"STOP\"}\r\n"
+		"{\"return\": {\"x\": 1}, \"id\": 2}\r\n";
 	struct rec r = { 0 };
 	struct qmp *q = ready_session(&r);
 	char err[128];
@@ -171,11 +179,13 @@ static void test_events_between_and_out_of_order_replies(void **state)
 	(void)state;
 	assert_int_equal(qmp_command(q, "a", NULL, -1, on_reply, &r), 2);
 	assert_int_equal(qmp_command(q, "b", NULL, -1, on_reply, &r), 3);
-	assert_int_equal(feed(q, "{\"event\": \"RESUME\", \"timestamp\": {}}\r\n"
-				 "{\"return\": \"second\", \"id\": 3}\r\n"
-				 "{\"event\": \"SHUTDOWN\", \"data\": {\"guest\": true}}\r\n"
-				 "{\"error\": {\"class\": \"CommandNotFound\", \"desc\": \"no a\"}, \"id\": 2}\r\n"),
-			 0);
+	assert_int_equal(
+		feed(q,
+		     "{\"event\": \"RESUME\", \"timestamp\": {}}\r\n"
+		     "{\"return\": \"second\", \"id\": 3}\r\n"
+		     "{\"event\": \"SHUTDOWN\", \"data\": {\"guest\": true}}\r\n"
+		     "{\"error\": {\"class\": \"CommandNotFound\", \"desc\": \"no a\"}, \"id\": 2}\r\n"),
+		0);
 	assert_int_equal(r.events, 2);
 	assert_string_equal(r.last_event, "SHUTDOWN");
 	assert_int_equal(r.replies, 1);
@@ -216,7 +226,8 @@ static void test_malformed(void **state)
 	expect_broken(GREETING, "{\"error\": \"x\", \"id\": 1}\n", "without a class");
 	expect_broken(GREETING, "{\"event\": 5}\n", "event name");
 	expect_broken(GREETING, "{\"hello\": 1}\n", "neither");
-	expect_broken(GREETING, "{\"error\": {\"class\": \"GenericError\", \"desc\": \"no\"}, \"id\": 1}\n",
+	expect_broken(GREETING,
+		      "{\"error\": {\"class\": \"GenericError\", \"desc\": \"no\"}, \"id\": 1}\n",
 		      "capabilities refused");
 }
 
@@ -304,7 +315,8 @@ static void test_parse_message_kinds(void **state)
 	assert_string_equal(json_string_value(json_object_get(m.data, "action")), "pause");
 	json_decref(m.root);
 	/* A non-positive or non-integer id counts as absent. */
-	assert_int_equal(qmp_parse_message("{\"return\":1,\"id\":\"x\"}", 21, &m, err, sizeof(err)), 0);
+	assert_int_equal(qmp_parse_message("{\"return\":1,\"id\":\"x\"}", 21, &m, err, sizeof(err)),
+			 0);
 	assert_false(m.has_id);
 	json_decref(m.root);
 }

@@ -35,8 +35,10 @@ static void test_too_long(void **state)
 
 	(void)state;
 	/* "/run/v/vm-1/qmp.sock" is 20 bytes: it fits 21, not 20. */
-	assert_int_equal(vmm_run_dir_socket("/run/v/vm-1", VMM_SOCKET_QMP, small, sizeof(small)), 0);
-	assert_int_equal(vmm_run_dir_socket("/run/v/vm-1", VMM_SOCKET_QMP, small, 20), -ENAMETOOLONG);
+	assert_int_equal(vmm_run_dir_socket("/run/v/vm-1", VMM_SOCKET_QMP, small, sizeof(small)),
+			 0);
+	assert_int_equal(vmm_run_dir_socket("/run/v/vm-1", VMM_SOCKET_QMP, small, 20),
+			 -ENAMETOOLONG);
 	assert_string_equal(small, "");
 	assert_int_equal(vmm_run_dir_socket("/run/v/vm-1", VMM_SOCKET_QMP, NULL, 0), -ENAMETOOLONG);
 	/* A big buffer does not help a path a unix socket cannot hold: 107
@@ -46,7 +48,8 @@ static void test_too_long(void **state)
 	dir[107 - strlen("/qmp.sock")] = '\0';
 	assert_int_equal(vmm_run_dir_socket(dir, VMM_SOCKET_QMP, big, sizeof(big)), 0);
 	assert_int_equal(strlen(big), 107);
-	assert_int_equal(vmm_run_dir_socket(dir, VMM_SOCKET_AGENT, big, sizeof(big)), -ENAMETOOLONG);
+	assert_int_equal(vmm_run_dir_socket(dir, VMM_SOCKET_AGENT, big, sizeof(big)),
+			 -ENAMETOOLONG);
 	assert_string_equal(big, "");
 }
 
@@ -75,7 +78,9 @@ static void test_argv_uses_them(void **state)
 	spec.accel = VMM_ACCEL_TCG;
 	assert_int_equal(vmm_argv_build(&spec, "qemu", "/r/vm-2", &v, err, sizeof(err)), 0);
 	for (int s = VMM_SOCKET_QMP; s <= VMM_SOCKET_AGENT; s++) {
-		assert_int_equal(vmm_run_dir_socket("/r/vm-2", (enum vmm_socket)s, buf, sizeof(buf)), 0);
+		assert_int_equal(vmm_run_dir_socket("/r/vm-2", (enum vmm_socket)s, buf,
+						    sizeof(buf)),
+				 0);
 		bool unix_opt = s == VMM_SOCKET_QMP || s == VMM_SOCKET_VNC;
 
 		snprintf(want, sizeof(want), "%s%s", unix_opt ? "unix:" : "path=", buf);

@@ -24,8 +24,12 @@
 static void test_wire_round_trip(void **state)
 {
 	uint8_t buf[STREAM_WIRE_FRAME_HDR + 2 * STREAM_WIRE_RECT_HDR + 5];
-	struct stream_wire_frame f = { .key = false, .rects = 2, .seq = 77,
-				       .time_us = 1796000000123456ull, .width = 1280, .height = 800 };
+	struct stream_wire_frame f = { .key = false,
+				       .rects = 2,
+				       .seq = 77,
+				       .time_us = 1796000000123456ull,
+				       .width = 1280,
+				       .height = 800 };
 	struct stream_wire_rect r1 = { 10, 20, 30, 40, STREAM_WIRE_ENC_JPEG, NULL, 3 },
 				r2 = { 1270, 790, 10, 10, STREAM_WIRE_ENC_JPEG, NULL, 2 }, out[4];
 	struct stream_wire_frame g;
@@ -73,16 +77,20 @@ static void test_wire_round_trip(void **state)
 		stream_wire_put_shape(shape, 2, 3, 1, 2);
 		memset(shape + STREAM_WIRE_SHAPE_HDR, 0xab, 24);
 		assert_int_equal(stream_wire_type(shape, sizeof(shape)), STREAM_WIRE_CURSOR_SHAPE);
-		assert_int_equal(stream_wire_parse_shape(shape, sizeof(shape), &w, &h, &hx, &hy, &rgba), 0);
+		assert_int_equal(stream_wire_parse_shape(shape, sizeof(shape), &w, &h, &hx, &hy,
+							 &rgba),
+				 0);
 		assert_int_equal(w, 2);
 		assert_int_equal(h, 3);
 		assert_int_equal(hx, 1);
 		assert_int_equal(hy, 2);
 		assert_ptr_equal(rgba, shape + STREAM_WIRE_SHAPE_HDR);
-		assert_int_equal(stream_wire_parse_shape(shape, sizeof(shape) - 1, &w, &h, &hx, &hy, &rgba),
+		assert_int_equal(stream_wire_parse_shape(shape, sizeof(shape) - 1, &w, &h, &hx, &hy,
+							 &rgba),
 				 -EINVAL);
 		stream_wire_put_shape(shape, 2, 3, 2, 0); /* hot spot outside */
-		assert_int_equal(stream_wire_parse_shape(shape, sizeof(shape), &w, &h, &hx, &hy, &rgba),
+		assert_int_equal(stream_wire_parse_shape(shape, sizeof(shape), &w, &h, &hx, &hy,
+							 &rgba),
 				 -EINVAL);
 	}
 	assert_int_equal(stream_wire_type(buf, 0), 0);
@@ -234,7 +242,9 @@ static void test_messages_and_close_codes(void **state)
 	char big[5000];
 
 	(void)state;
-	assert_int_equal(parse("{\"type\":\"auth\",\"token\":\"abc\",\"name\":\"Ann\",\"quality\":40}", &m), 0);
+	assert_int_equal(
+		parse("{\"type\":\"auth\",\"token\":\"abc\",\"name\":\"Ann\",\"quality\":40}", &m),
+		0);
 	assert_int_equal(m.kind, SM_AUTH);
 	assert_string_equal(m.token, "abc");
 	assert_string_equal(m.name, "Ann");
@@ -259,11 +269,13 @@ static void test_messages_and_close_codes(void **state)
 	assert_int_equal(parse("\"str\"", &m), STREAM_CLOSE_INVALID);
 	assert_int_equal(parse("{\"type\":\"x\",\"type\":\"y\"}", &m), STREAM_CLOSE_INVALID);
 	assert_int_equal(parse("{\"type\":3}", &m), STREAM_CLOSE_POLICY);
-	assert_int_equal(parse("{\"type\":\"pointer\",\"x\":1280,\"y\":0}", &m), STREAM_CLOSE_POLICY);
+	assert_int_equal(parse("{\"type\":\"pointer\",\"x\":1280,\"y\":0}", &m),
+			 STREAM_CLOSE_POLICY);
 	assert_int_equal(parse("{\"type\":\"pointer\",\"x\":1}", &m), STREAM_CLOSE_POLICY);
 	assert_int_equal(parse("{\"type\":\"pointer\",\"x\":1,\"y\":1,\"buttons\":32}", &m),
 			 STREAM_CLOSE_POLICY);
-	assert_int_equal(parse("{\"type\":\"wheel\",\"x\":1,\"y\":1,\"dy\":11}", &m), STREAM_CLOSE_POLICY);
+	assert_int_equal(parse("{\"type\":\"wheel\",\"x\":1,\"y\":1,\"dy\":11}", &m),
+			 STREAM_CLOSE_POLICY);
 	assert_int_equal(parse("{\"type\":\"key\",\"code\":\"KeyA\"}", &m), STREAM_CLOSE_POLICY);
 	assert_int_equal(parse("{\"type\":\"key\",\"code\":\"Keya\",\"down\":true}", &m),
 			 STREAM_CLOSE_POLICY);

@@ -65,14 +65,14 @@ static double now_s(void)
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
 	}
 }
 
 static void set_timeouts(int fd)
 {
-	struct timeval tv = {IO_TIMEOUT_S, 0};
+	struct timeval tv = { IO_TIMEOUT_S, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
@@ -203,7 +203,7 @@ static long read_head(int fd, struct buf *b)
 static int http_get(int port, const char *path, struct buf *body)
 {
 	char req[512];
-	struct buf b = {0};
+	struct buf b = { 0 };
 	long off;
 	const char *cl;
 	long want = -1;
@@ -213,8 +213,8 @@ static int http_get(int port, const char *path, struct buf *body)
 	if (fd < 0)
 		return -1;
 	n = snprintf(req, sizeof req,
-		     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
-		     path, port);
+		     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", path,
+		     port);
 	if (n <= 0 || (size_t)n >= sizeof req || write_all(fd, req, (size_t)n) != 0)
 		goto out;
 	off = read_head(fd, &b);
@@ -269,17 +269,29 @@ static void copy_string(const char *p, char *out, size_t cap)
 		if (c == '\\' && p[1]) {
 			p++;
 			switch (*p) {
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			case 'r': c = '\r'; break;
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
+			case 'n':
+				c = '\n';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'f':
+				c = '\f';
+				break;
 			case 'u':
 				c = '?';
 				for (int i = 0; i < 4 && p[1]; i++)
 					p++;
 				break;
-			default: c = *p; break;
+			default:
+				c = *p;
+				break;
 			}
 		}
 		if (n + 1 < cap)
@@ -301,7 +313,8 @@ static int object_string(const char *obj, const char *key, char *out, size_t cap
 	for (; *p; p++) {
 		if (*p == '"') {
 			const char *s = p, *e = skip_string(p);
-			if (depth == 1 && (size_t)(e - s) == klen + 2 && memcmp(s + 1, key, klen) == 0) {
+			if (depth == 1 && (size_t)(e - s) == klen + 2 &&
+			    memcmp(s + 1, key, klen) == 0) {
 				const char *v = e;
 				while (*v == ' ' || *v == '\n' || *v == '\r' || *v == '\t')
 					v++;
@@ -336,7 +349,8 @@ static int find_page_target(const char *json, char *ws_url, size_t cap)
 		if (*p == '"') {
 			p = skip_string(p) - 1;
 		} else if (*p == '[' || *p == '{') {
-			if (*p == '{' && depth == 1 && object_string(p, "type", type, sizeof type) == 0 &&
+			if (*p == '{' && depth == 1 &&
+			    object_string(p, "type", type, sizeof type) == 0 &&
 			    strcmp(type, "page") == 0 &&
 			    object_string(p, "webSocketDebuggerUrl", ws_url, cap) == 0)
 				return 0;
@@ -429,7 +443,8 @@ static int ws_recv_text(int fd, struct buf *b, size_t *off, struct buf *msg)
 		if (plen == 126) {
 			if (want_bytes(fd, b, o, 4) != 0)
 				return -1;
-			plen = ((uint64_t)(unsigned char)b->data[o + 2] << 8) | (unsigned char)b->data[o + 3];
+			plen = ((uint64_t)(unsigned char)b->data[o + 2] << 8) |
+			       (unsigned char)b->data[o + 3];
 			hl = 4;
 		} else if (plen == 127) {
 			if (want_bytes(fd, b, o, 10) != 0)
@@ -479,7 +494,7 @@ static int ws_recv_text(int fd, struct buf *b, size_t *off, struct buf *msg)
  */
 static int open_page_ws(int port, struct buf *b, size_t *off)
 {
-	struct buf list = {0};
+	struct buf list = { 0 };
 	char ws_url[512], req[1024];
 	const char *path;
 	long hoff;
@@ -523,7 +538,7 @@ fail:
 /* Evaluates the readiness expression on the page; 0 = ready. */
 static int probe_page(int port, const char *want_url)
 {
-	struct buf b = {0}, msg = {0};
+	struct buf b = { 0 }, msg = { 0 };
 	char value[1024];
 	const char *res, *href;
 	size_t off = 0;
@@ -537,12 +552,13 @@ static int probe_page(int port, const char *want_url)
 	 * rendering, so "ready" means painted, not just loaded (a page that
 	 * does not render answers "norender" after 3 s and is tried again).
 	 */
-	if (ws_send_text(fd, "{\"id\":1,\"method\":\"Runtime.evaluate\",\"params\":{"
-			     "\"expression\":\"new Promise(r=>{let d=0;const f=v=>{if(!d){d=1;r(v)}};"
-			     "setTimeout(()=>f('norender|'+document.visibilityState+'|'),3000);"
-			     "requestAnimationFrame(()=>requestAnimationFrame(()=>f(document.readyState"
-			     "+'|'+document.visibilityState+'|'+location.href)))})\","
-			     "\"awaitPromise\":true,\"returnByValue\":true}}") != 0)
+	if (ws_send_text(fd,
+			 "{\"id\":1,\"method\":\"Runtime.evaluate\",\"params\":{"
+			 "\"expression\":\"new Promise(r=>{let d=0;const f=v=>{if(!d){d=1;r(v)}};"
+			 "setTimeout(()=>f('norender|'+document.visibilityState+'|'),3000);"
+			 "requestAnimationFrame(()=>requestAnimationFrame(()=>f(document.readyState"
+			 "+'|'+document.visibilityState+'|'+location.href)))})\","
+			 "\"awaitPromise\":true,\"returnByValue\":true}}") != 0)
 		goto out;
 	for (int i = 0; i < 50; i++) {
 		if (ws_recv_text(fd, &b, &off, &msg) != 0)
@@ -572,8 +588,10 @@ static int probe_page(int port, const char *want_url)
 		 * answer means the page went to the screen. (No clip: a clipped
 		 * capture emulates a viewport and disturbs the page.)
 		 */
-		if (ws_send_text(fd, "{\"id\":2,\"method\":\"Page.captureScreenshot\",\"params\":{"
-				     "\"format\":\"jpeg\",\"quality\":1,\"optimizeForSpeed\":true}}") != 0)
+		if (ws_send_text(fd,
+				 "{\"id\":2,\"method\":\"Page.captureScreenshot\",\"params\":{"
+				 "\"format\":\"jpeg\",\"quality\":1,\"optimizeForSpeed\":true}}") !=
+		    0)
 			goto out;
 		for (int j = 0; j < 50; j++) {
 			if (ws_recv_text(fd, &b, &off, &msg) != 0)
@@ -654,7 +672,8 @@ static const char *member(const char *obj, const char *key)
 		if (*p != ':')
 			return NULL;
 		v = skip_ws(p + 1);
-		if ((size_t)(p - k) >= klen + 2 && memcmp(k + 1, key, klen) == 0 && k[klen + 1] == '"')
+		if ((size_t)(p - k) >= klen + 2 && memcmp(k + 1, key, klen) == 0 &&
+		    k[klen + 1] == '"')
 			return v;
 		p = skip_value(v);
 		if (!p)
@@ -712,7 +731,7 @@ static int eval_page(int port, const char *expr)
 {
 	static const char head[] = "{\"id\":1,\"method\":\"Runtime.evaluate\",\"params\":{"
 				   "\"awaitPromise\":true,\"returnByValue\":true,\"expression\":\"";
-	struct buf b = {0}, msg = {0};
+	struct buf b = { 0 }, msg = { 0 };
 	size_t off = 0, cap = sizeof head + strlen(expr) * 6 + 8;
 	char *req = malloc(cap);
 	const char *result, *value, *exc, *e;
@@ -751,7 +770,8 @@ static int eval_page(int port, const char *expr)
 			goto out;
 		}
 		if ((exc = member(result, "exceptionDetails")) != NULL) {
-			const char *x = member(exc, "exception"), *d = x ? member(x, "description") : NULL;
+			const char *x = member(exc, "exception"),
+				   *d = x ? member(x, "description") : NULL;
 			char text[sizeof last_error];
 
 			if (!d || *d != '"')
@@ -789,12 +809,11 @@ out:
  * reads the keymap late, dropping or repeating characters. */
 static int insert_text(int port, const char *text)
 {
-	static const char head[] =
-		"(() => { const a = document.activeElement;"
-		" if (!a || !(a.isContentEditable || ((a.tagName === 'INPUT' ||"
-		" a.tagName === 'TEXTAREA') && !a.readOnly && !a.disabled)))"
-		" throw new Error('no editable element has the focus');"
-		" if (!document.execCommand('insertText', false, \"";
+	static const char head[] = "(() => { const a = document.activeElement;"
+				   " if (!a || !(a.isContentEditable || ((a.tagName === 'INPUT' ||"
+				   " a.tagName === 'TEXTAREA') && !a.readOnly && !a.disabled)))"
+				   " throw new Error('no editable element has the focus');"
+				   " if (!document.execCommand('insertText', false, \"";
 	static const char tail[] =
 		"\")) throw new Error('no editable element has the focus'); return true; })()";
 	size_t cap = sizeof head + strlen(text) * 6 + sizeof tail;
@@ -859,6 +878,7 @@ int main(int argc, char **argv)
 			break;
 		sleep_ms(RETRY_MS);
 	}
-	fprintf(stderr, "vitrine-ready %s: gave up after %d tries: %s\n", argv[1], tries, last_error);
+	fprintf(stderr, "vitrine-ready %s: gave up after %d tries: %s\n", argv[1], tries,
+		last_error);
 	return 1;
 }
