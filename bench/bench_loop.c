@@ -25,12 +25,21 @@
 #include <time.h>
 #include <unistd.h>
 
-enum phase { P_IDLE, P_BOOT, P_PAUSE_MEM, P_RESUME_MEM, P_PAUSE_DISK, P_RESUME_DISK, P_SHOTS,
-	     P_DELETE, P_COUNT };
+enum phase {
+	P_IDLE,
+	P_BOOT,
+	P_PAUSE_MEM,
+	P_RESUME_MEM,
+	P_PAUSE_DISK,
+	P_RESUME_DISK,
+	P_SHOTS,
+	P_DELETE,
+	P_COUNT
+};
 
 static const char *const phase_names[P_COUNT] = {
-	"idle (baseline)", "B cold-boots",  "B pauses (memory)", "B resumes (memory)",
-	"B pauses (disk)", "B resumes (disk)", "B at 16 sizes",   "B is deleted",
+	"idle (baseline)", "B cold-boots",     "B pauses (memory)", "B resumes (memory)",
+	"B pauses (disk)", "B resumes (disk)", "B at 16 sizes",	    "B is deleted",
 };
 
 #define MAX_SAMPLES 20000
@@ -62,19 +71,20 @@ static void *sampler(void *arg)
 
 	(void)arg;
 	for (int k = 0; k < 2; k++)
-		snprintf(path[k], sizeof(path[k]), "/v1/sessions/%s/screenshot?quality=70&fresh=%d", a.id,
-			 k);
+		snprintf(path[k], sizeof(path[k]), "/v1/sessions/%s/screenshot?quality=70&fresh=%d",
+			 a.id, k);
 	for (int k = 0; !atomic_load(&stop); k ^= 1) {
 		int ph = atomic_load(&phase);
 		double t0 = now_ms_f();
 		struct http_resp r;
-		int rc = http_request("127.0.0.1", gw.port, "GET", path[k], a.control, NULL, 0, 60, &r);
+		int rc = http_request("127.0.0.1", gw.port, "GET", path[k], a.control, NULL, 0, 60,
+				      &r);
 		double ms = now_ms_f() - t0;
 
 		if (rc < 0 || r.status != 200) {
 			if (failures++ < 3)
-				fprintf(stderr, "bench_loop: A's screenshot: rc %d, %d %.200s\n", rc,
-					r.status, r.status && r.body ? r.body : "");
+				fprintf(stderr, "bench_loop: A's screenshot: rc %d, %d %.200s\n",
+					rc, r.status, r.status && r.body ? r.body : "");
 		} else if (n_samples[k][ph] < MAX_SAMPLES) {
 			samples[k][ph][n_samples[k][ph]++] = ms;
 		}
@@ -115,8 +125,8 @@ static void *take(void *arg)
 	if (http_request("127.0.0.1", gw.port, "GET", s->path, gw.key, NULL, 0, 120, &r) < 0 ||
 	    r.status != 200) {
 		if (failures++ < 3)
-			fprintf(stderr, "bench_loop: B's screenshot %s: %d %.200s\n", s->path, r.status,
-				r.status && r.body ? r.body : "");
+			fprintf(stderr, "bench_loop: B's screenshot %s: %d %.200s\n", s->path,
+				r.status, r.status && r.body ? r.body : "");
 	}
 	http_resp_free(&r);
 	return NULL;
@@ -227,7 +237,7 @@ int main(int argc, char **argv)
 					: 0;
 
 		printf("\n%s\n", k ? "fresh=1 (default: with the freshness round trip to A's QEMU)"
-				    : "fresh=0 (the gateway's own path: the target)");
+				   : "fresh=0 (the gateway's own path: the target)");
 		printf("%-20s %7s %9s %9s %9s %10s\n", "phase", "n", "p50 ms", "p99 ms", "max ms",
 		       "p99/idle");
 		for (int p = 0; p < P_COUNT; p++) {
@@ -241,8 +251,8 @@ int main(int argc, char **argv)
 			p50 = stats_pct(samples[k][p], n, 0.50);
 			p99 = stats_pct(samples[k][p], n, 0.99);
 			max = samples[k][p][n - 1];
-			printf("%-20s %7d %9.1f %9.1f %9.1f %9.2fx\n", phase_names[p], n, p50, p99, max,
-			       idle99 > 0 ? p99 / idle99 : 0);
+			printf("%-20s %7d %9.1f %9.1f %9.1f %9.2fx\n", phase_names[p], n, p50, p99,
+			       max, idle99 > 0 ? p99 / idle99 : 0);
 			if (k == 0 && p != P_IDLE && (p99 > 30 || max > 250))
 				met = 0;
 		}

@@ -42,8 +42,7 @@ static void drop(struct ws_rx *m)
 	m->len = 0;
 }
 
-int ws_rx_append(struct ws_rx *m, const void *in, size_t len, bool first, bool final,
-		 bool binary)
+int ws_rx_append(struct ws_rx *m, const void *in, size_t len, bool first, bool final, bool binary)
 {
 	int rc = WS_RX_PARTIAL;
 

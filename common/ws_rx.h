@@ -53,8 +53,7 @@ void ws_rx_init(struct ws_rx *m, size_t max);
  * its buffer cannot grow. After either error nothing of that message is
  * kept (binary still says what it was) and its remaining pieces return
  * WS_RX_PARTIAL; the message after it is received normally. */
-int ws_rx_append(struct ws_rx *m, const void *in, size_t len, bool first, bool final,
-		 bool binary);
+int ws_rx_append(struct ws_rx *m, const void *in, size_t len, bool first, bool final, bool binary);
 
 /* Hands the completed message's buffer to the caller (free() it; never
  * NULL), *len its length; m keeps receiving with a new buffer. Only right

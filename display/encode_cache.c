@@ -81,7 +81,8 @@ static bool key_equal(const struct cache_key *a, const struct cache_key *b)
 }
 
 /* The entry holding key, or NULL. Under the lock. */
-static struct cache_entry *lookup_locked(struct display_encode_cache *c, const struct cache_key *key)
+static struct cache_entry *lookup_locked(struct display_encode_cache *c,
+					 const struct cache_key *key)
 {
 	for (int i = 0; i < c->capacity; i++)
 		if (c->entries[i].img && key_equal(&c->entries[i].key, key))

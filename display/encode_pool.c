@@ -8,11 +8,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <stdbool.h>
-#include <stdlib.h>
 
 #define ENCODE_POOL_NICE 10
 
@@ -81,7 +81,8 @@ static struct pool_job *list_pop(struct job_list *l)
  * them: a worker is always left for the others. */
 static struct pool_job *take_fair(struct encode_pool *p)
 {
-	for (struct pool_job **pp = &p->queue.head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
+	for (struct pool_job **pp = &p->queue.head, *prev = NULL; *pp;
+	     prev = *pp, pp = &(*pp)->next) {
 		struct pool_job *j = *pp;
 		int held = 0;
 

@@ -223,8 +223,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			return 0;
 		case -EMSGSIZE:
 			pthread_mutex_lock(&st->lock);
-			snprintf(st->why, sizeof(st->why), "a message from the gateway over %zu MiB",
-				 VIEW_MSG_MAX >> 20);
+			snprintf(st->why, sizeof(st->why),
+				 "a message from the gateway over %zu MiB", VIEW_MSG_MAX >> 20);
 			pthread_mutex_unlock(&st->lock);
 			lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, NULL, 0);
 			return -1;

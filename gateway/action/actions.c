@@ -43,9 +43,8 @@ const char *actions_errc_name(enum actions_errc code)
 	return "invalid_argument";
 }
 
-__attribute__((format(printf, 4, 5))) static int fail(struct actions_error *err,
-						      enum actions_errc code, const char *field,
-						      const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int
+fail(struct actions_error *err, enum actions_errc code, const char *field, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -197,8 +196,8 @@ static int get_string(struct parse *p, const char *key, bool required, const cha
 	if (!v)
 		return required ? missing(p, key) : 1;
 	if (!json_is_string(v))
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key, "field \"%s\" must be a string",
-			    key);
+		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+			    "field \"%s\" must be a string", key);
 	*s = json_string_value(v);
 	*len = json_string_length(v);
 	return 0;
@@ -208,16 +207,16 @@ static int get_string(struct parse *p, const char *key, bool required, const cha
 static int map_point(struct parse *p, const char *key, long long x, long long y,
 		     struct action_point *out)
 {
-	int r = x < -COORD_LIMIT || x > COORD_LIMIT || y < -COORD_LIMIT || y > COORD_LIMIT ?
-			-ERANGE :
-			actions_map_point(&p->space, p->ctx->screen_width, p->ctx->screen_height,
-					  (int)x, (int)y, out);
+	int r = x < -COORD_LIMIT || x > COORD_LIMIT || y < -COORD_LIMIT || y > COORD_LIMIT
+			? -ERANGE
+			: actions_map_point(&p->space, p->ctx->screen_width, p->ctx->screen_height,
+					    (int)x, (int)y, out);
 
 	if (r == -ERANGE) {
 		if (p->space.kind == ACTIONS_SPACE_SCREENSHOT)
 			return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
-				    "field \"%s\": (%lld, %lld) is outside the %dx%d screenshot", key,
-				    x, y, p->space.width, p->space.height);
+				    "field \"%s\": (%lld, %lld) is outside the %dx%d screenshot",
+				    key, x, y, p->space.width, p->space.height);
 		return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
 			    "field \"%s\": (%lld, %lld) is outside the %dx%d screen", key, x, y,
 			    p->ctx->screen_width, p->ctx->screen_height);
@@ -253,8 +252,8 @@ static int point_value(struct parse *p, const json_t *v, const char *key, bool a
 			return -1;
 	} else {
 		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    allow_object ? "field \"%s\" must be [x, y] or {\"x\": x, \"y\": y}" :
-					   "field \"%s\" must be [x, y]",
+			    allow_object ? "field \"%s\" must be [x, y] or {\"x\": x, \"y\": y}"
+					 : "field \"%s\" must be [x, y]",
 			    key);
 	}
 	return map_point(p, key, x, y, out);
@@ -293,9 +292,9 @@ static int get_xy(struct parse *p, bool required, bool allow_coordinate, struct 
 
 static int key_error(struct parse *p, const char *key, int r, const char *msg)
 {
-	enum actions_errc code = r == -ENOENT ? ACTIONS_E_UNKNOWN_KEY :
-				 r == -E2BIG  ? ACTIONS_E_TOO_LONG :
-						ACTIONS_E_INVALID_ARGUMENT;
+	enum actions_errc code = r == -ENOENT  ? ACTIONS_E_UNKNOWN_KEY
+				 : r == -E2BIG ? ACTIONS_E_TOO_LONG
+					       : ACTIONS_E_INVALID_ARGUMENT;
 
 	return fail(p->err, code, key, "field \"%s\": %s", key, msg);
 }
@@ -478,7 +477,8 @@ static int get_region(struct parse *p, const char *key)
 			    "the %dx%d %s",
 			    key, c[0], c[1], c[2], c[3], w, h,
 			    p->space.kind == ACTIONS_SPACE_SCREENSHOT ? "screenshot" : "screen");
-	if (map_point(p, key, c[0], c[1], &tl) < 0 || map_point(p, key, c[2] - 1, c[3] - 1, &br) < 0)
+	if (map_point(p, key, c[0], c[1], &tl) < 0 ||
+	    map_point(p, key, c[2] - 1, c[3] - 1, &br) < 0)
 		return -1;
 	p->a->region = (struct action_rect){ tl.x, tl.y, br.x - tl.x + 1, br.y - tl.y + 1 };
 	return 0;
@@ -494,10 +494,10 @@ struct spec {
 	const char *const *fields; /* accepted besides the common ones; NULL-terminated */
 };
 
-static const char *const common_fields[] = { "dialect",		 "id",
-					     "screenshot",	 "coordinate_space",
-					     "screenshot_width", "screenshot_height",
-					     NULL };
+static const char *const common_fields[] = {
+	"dialect",	     "id", "screenshot", "coordinate_space", "screenshot_width",
+	"screenshot_height", NULL
+};
 
 #define FIELDS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 #define NO_FIELDS ((const char *const[]){ NULL })
@@ -532,7 +532,8 @@ static const struct spec anthropic_specs[] = {
 };
 
 static const struct spec openai_specs[] = {
-	{ "click", ACTION_CLICK, ACTION_BUTTON_LEFT, 1, FIELDS("type", "x", "y", "button", "keys") },
+	{ "click", ACTION_CLICK, ACTION_BUTTON_LEFT, 1,
+	  FIELDS("type", "x", "y", "button", "keys") },
 	{ "double_click", ACTION_CLICK, ACTION_BUTTON_LEFT, 2,
 	  FIELDS("type", "x", "y", "button", "keys") },
 	{ "scroll", ACTION_SCROLL, 0, 0, FIELDS("type", "x", "y", "scroll_x", "scroll_y", "keys") },
@@ -555,7 +556,8 @@ static const struct spec vitrine_specs[] = {
 	{ "triple_click", ACTION_CLICK, ACTION_BUTTON_LEFT, 3, FIELDS(V_POINT, "modifiers") },
 	{ "mouse_down", ACTION_MOUSE_DOWN, ACTION_BUTTON_LEFT, 0,
 	  FIELDS(V_POINT, "button", "modifiers") },
-	{ "mouse_up", ACTION_MOUSE_UP, ACTION_BUTTON_LEFT, 0, FIELDS(V_POINT, "button", "modifiers") },
+	{ "mouse_up", ACTION_MOUSE_UP, ACTION_BUTTON_LEFT, 0,
+	  FIELDS(V_POINT, "button", "modifiers") },
 	{ "left_mouse_down", ACTION_MOUSE_DOWN, ACTION_BUTTON_LEFT, 0,
 	  FIELDS(V_POINT, "modifiers") },
 	{ "left_mouse_up", ACTION_MOUSE_UP, ACTION_BUTTON_LEFT, 0, FIELDS(V_POINT, "modifiers") },
@@ -638,8 +640,9 @@ static int parse_common(struct parse *p)
 			p->a->want_screenshot = true;
 			p->a->screenshot_opts = json_incref((json_t *)shot);
 		} else {
-			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "screenshot",
-				    "field \"screenshot\" must be a boolean or an object of options");
+			return fail(
+				p->err, ACTIONS_E_INVALID_ARGUMENT, "screenshot",
+				"field \"screenshot\" must be a boolean or an object of options");
 		}
 	}
 
@@ -653,13 +656,14 @@ static int parse_common(struct parse *p)
 		else if (strcmp(space, "screenshot") == 0)
 			p->space.kind = ACTIONS_SPACE_SCREENSHOT;
 		else
-			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "coordinate_space",
-				    "field \"coordinate_space\" must be \"screen\" or \"screenshot\"");
+			return fail(
+				p->err, ACTIONS_E_INVALID_ARGUMENT, "coordinate_space",
+				"field \"coordinate_space\" must be \"screen\" or \"screenshot\"");
 	}
 	if (p->space.kind == ACTIONS_SPACE_SCREEN) {
-		const char *extra = field(p, "screenshot_width")  ? "screenshot_width" :
-				    field(p, "screenshot_height") ? "screenshot_height" :
-								    NULL;
+		const char *extra = field(p, "screenshot_width")    ? "screenshot_width"
+				    : field(p, "screenshot_height") ? "screenshot_height"
+								    : NULL;
 
 		if (extra)
 			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, extra,
@@ -730,7 +734,8 @@ static int parse_anthropic(struct parse *p, const struct spec *s)
 
 	switch (s->kind) {
 	case ACTION_KEY:
-		if (get_string(p, "text", true, &str, &len) != 0 || sequence_value(p, "text", str) < 0)
+		if (get_string(p, "text", true, &str, &len) != 0 ||
+		    sequence_value(p, "text", str) < 0)
 			return -1;
 		r = get_int(p, "repeat", false, false, 1, ACTIONS_MAX_REPEAT, &a->repeat);
 		return r < 0 ? -1 : 0;
@@ -957,8 +962,9 @@ static int parse_vitrine(struct parse *p, const struct spec *s)
 	case ACTION_DRAG:
 		if (field(p, "path")) {
 			if (field(p, "from") || field(p, "to"))
-				return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "path",
-					    "give either \"path\" or \"from\" and \"to\", not both");
+				return fail(
+					p->err, ACTIONS_E_INVALID_ARGUMENT, "path",
+					"give either \"path\" or \"from\" and \"to\", not both");
 			if (get_path(p, "path", 2) < 0)
 				return -1;
 		} else {
@@ -984,8 +990,9 @@ static int parse_vitrine(struct parse *p, const struct spec *s)
 			return -1;
 		a->has_point = r == 0;
 		if (has_delta && (has_dir || field(p, "amount")))
-			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "direction",
-				    "give either \"dx\"/\"dy\" or \"direction\"/\"amount\", not both");
+			return fail(
+				p->err, ACTIONS_E_INVALID_ARGUMENT, "direction",
+				"give either \"dx\"/\"dy\" or \"direction\"/\"amount\", not both");
 		if (has_dir) {
 			if (get_string(p, "direction", true, &str, &len) != 0 ||
 			    get_int(p, "amount", false, false, 0, ACTIONS_MAX_SCROLL_NOTCHES,
@@ -1008,9 +1015,9 @@ static int parse_vitrine(struct parse *p, const struct spec *s)
 	case ACTION_KEY:
 		if (vitrine_keys(p, NULL) < 0)
 			return -1;
-		return get_int(p, "repeat", false, false, 1, ACTIONS_MAX_REPEAT, &a->repeat) < 0 ?
-			       -1 :
-			       0;
+		return get_int(p, "repeat", false, false, 1, ACTIONS_MAX_REPEAT, &a->repeat) < 0
+			       ? -1
+			       : 0;
 	case ACTION_HOLD_KEY: {
 		struct keys_chord held;
 
@@ -1037,9 +1044,9 @@ static int parse_vitrine(struct parse *p, const struct spec *s)
  * Anthropic one of the same name ("scroll", "left_click", ...). */
 static bool has_vitrine_field(const struct parse *p)
 {
-	static const char *const only_vitrine[] = { "x",	   "y",	   "dx",    "dy",
-						    "direction",   "amount", "keys",  "modifiers",
-						    "duration_ms", "path",   "from",  "to",
+	static const char *const only_vitrine[] = { "x",	   "y",	     "dx",   "dy",
+						    "direction",   "amount", "keys", "modifiers",
+						    "duration_ms", "path",   "from", "to",
 						    "button",	   "count",  NULL };
 
 	for (const char *const *k = only_vitrine; *k; k++)
@@ -1073,9 +1080,9 @@ static int detect_dialect(struct parse *p, const char **name_key)
 		bool anthropic = find_spec(anthropic_specs, N_OF(anthropic_specs), s) != NULL;
 		bool vitrine = find_spec(vitrine_specs, N_OF(vitrine_specs), s) != NULL;
 
-		p->a->dialect = vitrine && (!anthropic || has_vitrine_field(p)) ?
-					ACTIONS_DIALECT_VITRINE :
-					ACTIONS_DIALECT_ANTHROPIC;
+		p->a->dialect = vitrine && (!anthropic || has_vitrine_field(p))
+					? ACTIONS_DIALECT_VITRINE
+					: ACTIONS_DIALECT_ANTHROPIC;
 	} else if (!act && json_is_string(type)) {
 		p->a->dialect = ACTIONS_DIALECT_OPENAI;
 	} else if (act) {
@@ -1141,9 +1148,9 @@ struct action *actions_parse(const json_t *obj, const struct actions_ctx *ctx,
 	if (!s) {
 		fail(err, ACTIONS_E_UNKNOWN_ACTION, name_key,
 		     "field \"%s\": unknown %s action \"%.40s\"", name_key,
-		     p.a->dialect == ACTIONS_DIALECT_ANTHROPIC ? "Anthropic" :
-		     p.a->dialect == ACTIONS_DIALECT_OPENAI	  ? "OpenAI" :
-								    "Vitrine",
+		     p.a->dialect == ACTIONS_DIALECT_ANTHROPIC ? "Anthropic"
+		     : p.a->dialect == ACTIONS_DIALECT_OPENAI  ? "OpenAI"
+							       : "Vitrine",
 		     name);
 		goto out;
 	}

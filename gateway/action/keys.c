@@ -13,27 +13,48 @@ static const struct {
 	const char *qcode;
 	bool shift;
 } ascii_keys[0x7f - 0x20] = {
-	[' ' - 0x20] = { "spc", false },	  ['!' - 0x20] = { "1", true },
-	['"' - 0x20] = { "apostrophe", true },	  ['#' - 0x20] = { "3", true },
-	['$' - 0x20] = { "4", true },		  ['%' - 0x20] = { "5", true },
-	['&' - 0x20] = { "7", true },		  ['\'' - 0x20] = { "apostrophe", false },
-	['(' - 0x20] = { "9", true },		  [')' - 0x20] = { "0", true },
-	['*' - 0x20] = { "8", true },		  ['+' - 0x20] = { "equal", true },
-	[',' - 0x20] = { "comma", false },	  ['-' - 0x20] = { "minus", false },
-	['.' - 0x20] = { "dot", false },	  ['/' - 0x20] = { "slash", false },
-	['0' - 0x20] = { "0", false },		  ['1' - 0x20] = { "1", false },
-	['2' - 0x20] = { "2", false },		  ['3' - 0x20] = { "3", false },
-	['4' - 0x20] = { "4", false },		  ['5' - 0x20] = { "5", false },
-	['6' - 0x20] = { "6", false },		  ['7' - 0x20] = { "7", false },
-	['8' - 0x20] = { "8", false },		  ['9' - 0x20] = { "9", false },
-	[':' - 0x20] = { "semicolon", true },	  [';' - 0x20] = { "semicolon", false },
-	['<' - 0x20] = { "comma", true },	  ['=' - 0x20] = { "equal", false },
-	['>' - 0x20] = { "dot", true },		  ['?' - 0x20] = { "slash", true },
-	['@' - 0x20] = { "2", true },		  ['[' - 0x20] = { "bracket_left", false },
-	['\\' - 0x20] = { "backslash", false },	  [']' - 0x20] = { "bracket_right", false },
-	['^' - 0x20] = { "6", true },		  ['_' - 0x20] = { "minus", true },
-	['`' - 0x20] = { "grave_accent", false }, ['{' - 0x20] = { "bracket_left", true },
-	['|' - 0x20] = { "backslash", true },	  ['}' - 0x20] = { "bracket_right", true },
+	[' ' - 0x20] = { "spc", false },
+	['!' - 0x20] = { "1", true },
+	['"' - 0x20] = { "apostrophe", true },
+	['#' - 0x20] = { "3", true },
+	['$' - 0x20] = { "4", true },
+	['%' - 0x20] = { "5", true },
+	['&' - 0x20] = { "7", true },
+	['\'' - 0x20] = { "apostrophe", false },
+	['(' - 0x20] = { "9", true },
+	[')' - 0x20] = { "0", true },
+	['*' - 0x20] = { "8", true },
+	['+' - 0x20] = { "equal", true },
+	[',' - 0x20] = { "comma", false },
+	['-' - 0x20] = { "minus", false },
+	['.' - 0x20] = { "dot", false },
+	['/' - 0x20] = { "slash", false },
+	['0' - 0x20] = { "0", false },
+	['1' - 0x20] = { "1", false },
+	['2' - 0x20] = { "2", false },
+	['3' - 0x20] = { "3", false },
+	['4' - 0x20] = { "4", false },
+	['5' - 0x20] = { "5", false },
+	['6' - 0x20] = { "6", false },
+	['7' - 0x20] = { "7", false },
+	['8' - 0x20] = { "8", false },
+	['9' - 0x20] = { "9", false },
+	[':' - 0x20] = { "semicolon", true },
+	[';' - 0x20] = { "semicolon", false },
+	['<' - 0x20] = { "comma", true },
+	['=' - 0x20] = { "equal", false },
+	['>' - 0x20] = { "dot", true },
+	['?' - 0x20] = { "slash", true },
+	['@' - 0x20] = { "2", true },
+	['[' - 0x20] = { "bracket_left", false },
+	['\\' - 0x20] = { "backslash", false },
+	[']' - 0x20] = { "bracket_right", false },
+	['^' - 0x20] = { "6", true },
+	['_' - 0x20] = { "minus", true },
+	['`' - 0x20] = { "grave_accent", false },
+	['{' - 0x20] = { "bracket_left", true },
+	['|' - 0x20] = { "backslash", true },
+	['}' - 0x20] = { "bracket_right", true },
 	['~' - 0x20] = { "grave_accent", true },
 };
 
@@ -285,12 +306,14 @@ const char *keys_lookup(const char *name, size_t len, bool *shift)
 		/* '\n' and '\t' are text, not key names. */
 		if ((unsigned char)name[0] < 0x20)
 			return NULL;
-		return keys_char_to_qcodes((unsigned char)name[0], &qcode, shift) == 0 ? qcode : NULL;
+		return keys_char_to_qcodes((unsigned char)name[0], &qcode, shift) == 0 ? qcode
+										       : NULL;
 	}
 	if (len == 0 || len > KEYS_MAX_NAME)
 		return NULL;
 	for (size_t i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++) {
-		if (strlen(key_names[i].name) == len && strncasecmp(key_names[i].name, name, len) == 0) {
+		if (strlen(key_names[i].name) == len &&
+		    strncasecmp(key_names[i].name, name, len) == 0) {
 			*shift = key_names[i].shift;
 			return key_names[i].qcode;
 		}

@@ -13,8 +13,8 @@
 #include "vmm-qemu/qga_client.h"
 
 #include <pthread.h>
-#include <unistd.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -99,13 +99,14 @@ int shot_opts_parse(const json_t *j, struct shot_opts *o, struct api_error *e)
 	if (json_is_true(j))
 		return 0;
 	if (!json_is_object(j) ||
-	    json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s?s, s?i, s?i, s?i, s?i, s?i}", "format",
-			   &format, "quality", &quality, "width", &width, "height", &height,
-			   "quiet_ms", &quiet, "timeout_ms", &timeout) < 0) {
+	    json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s?s, s?i, s?i, s?i, s?i, s?i}",
+			   "format", &format, "quality", &quality, "width", &width, "height",
+			   &height, "quiet_ms", &quiet, "timeout_ms", &timeout) < 0) {
 		char msg[256];
 
-		snprintf(msg, sizeof(msg), "screenshot must be true or {format, quality, width, height, "
-					   "quiet_ms, timeout_ms}: %s",
+		snprintf(msg, sizeof(msg),
+			 "screenshot must be true or {format, quality, width, height, "
+			 "quiet_ms, timeout_ms}: %s",
 			 json_is_object(j) ? jerr.text : "not an object");
 		api_error_set(e, 400, "invalid_argument", msg);
 		return -EINVAL;
@@ -121,7 +122,8 @@ int shot_opts_parse(const json_t *j, struct shot_opts *o, struct api_error *e)
 	    (height != -1 && (height < 1 || height > 16384)) ||
 	    (quiet != -1 && (quiet < 0 || quiet > 10000)) ||
 	    (timeout != -1 && (timeout < 0 || timeout > 60000))) {
-		api_error_set(e, 400, "out_of_range",
+		api_error_set(
+			e, 400, "out_of_range",
 			"screenshot: quality 1..100, width/height 1..16384, quiet_ms 0..10000, "
 			"timeout_ms 0..60000");
 		return -EINVAL;
@@ -170,9 +172,10 @@ static void *type_thread(void *arg)
 	j->status = -1;
 	/* A guest without an agent fails the ping fast, not the exec slowly. */
 	if (qga_client_connect(j->qga_path, 5000, &c, j->err, sizeof(j->err)) == 0 &&
-	    qga_client_call(c, "guest-ping", NULL, NULL, AGENT_PING_MS, j->err, sizeof(j->err)) == 0 &&
-	    qga_client_exec(c, argv, NULL, NULL, 0, TYPE_TIMEOUT_MS, &res, j->err, sizeof(j->err)) ==
-		    0) {
+	    qga_client_call(c, "guest-ping", NULL, NULL, AGENT_PING_MS, j->err, sizeof(j->err)) ==
+		    0 &&
+	    qga_client_exec(c, argv, NULL, NULL, 0, TYPE_TIMEOUT_MS, &res, j->err,
+			    sizeof(j->err)) == 0) {
 		if (res.exited && res.exit_code == 0)
 			j->status = 0;
 		else
@@ -283,7 +286,9 @@ static json_t *b64_of(const struct display_image *img)
  * reference it takes; NULL when no screenshot was wanted); ends the run. */
 static void reply(struct run *r, struct display_frame *f, struct display_image *image)
 {
-	struct run_outcome out = { .settled = r->settled, .waited_ms = r->waited_ms, .image = image };
+	struct run_outcome out = { .settled = r->settled,
+				   .waited_ms = r->waited_ms,
+				   .image = image };
 
 	if (r->action) {
 		json_t *body = json_pack("{s:b, s:s, s:I}", "ok", 1, "action", r->action->name,
@@ -293,15 +298,17 @@ static void reply(struct run *r, struct display_frame *f, struct display_image *
 			json_object_set(body, "id", r->action->id);
 		if (r->result)
 			json_object_set(body, "result", r->result);
-		if (out.image && json_object_set_new(
-					 body, "screenshot",
-				json_pack("{s:s, s:i, s:i, s:f, s:b, s:i, s:i, s:i, s:I, s:o}", "format",
-					  out.image->format == DISPLAY_FORMAT_PNG ? "png" : "jpeg",
-					  "width", out.image->width, "height", out.image->height,
-					  "scale", out.image->scale, "settled", r->settled, "waited_ms",
-					  r->waited_ms, "screen_width", f->width, "screen_height",
-					  f->height, "frame_seq", (json_int_t)f->seq, "data",
-					  b64_of(out.image))) < 0) {
+		if (out.image &&
+		    json_object_set_new(
+			    body, "screenshot",
+			    json_pack("{s:s, s:i, s:i, s:f, s:b, s:i, s:i, s:i, s:I, s:o}",
+				      "format",
+				      out.image->format == DISPLAY_FORMAT_PNG ? "png" : "jpeg",
+				      "width", out.image->width, "height", out.image->height,
+				      "scale", out.image->scale, "settled", r->settled, "waited_ms",
+				      r->waited_ms, "screen_width", f->width, "screen_height",
+				      f->height, "frame_seq", (json_int_t)f->seq, "data",
+				      b64_of(out.image))) < 0) {
 			json_decref(body);
 			display_image_unref(out.image);
 			display_frame_unref(f);
@@ -447,12 +454,15 @@ static void start_settle(struct run *r)
 	/* After input, quiet counts from now: the guest may not have drawn yet,
 	 * and a screen idle since long before the action proves nothing. */
 	display_settle_init(&r->settle, now,
-			    r->sent_input ? now : f ? f->changed_ms : INT64_MIN, r->shot.quiet_ms,
-			    r->shot.timeout_ms);
+			    r->sent_input ? now
+			    : f		  ? f->changed_ms
+					  : INT64_MIN,
+			    r->shot.quiet_ms, r->shot.timeout_ms);
 	display_frame_unref(f);
 	/* A plain screenshot from a mirror kept current is served at once. */
-	if (!r->shot.fresh || (!r->sent_input && r->shot.quiet_ms == 0 &&
-			       now - display_mirror_current_as_of(r->s->mirror) <= FRESH_ENOUGH_MS)) {
+	if (!r->shot.fresh ||
+	    (!r->sent_input && r->shot.quiet_ms == 0 &&
+	     now - display_mirror_current_as_of(r->s->mirror) <= FRESH_ENOUGH_MS)) {
 		complete(r, true, 0);
 		return;
 	}
@@ -516,7 +526,8 @@ static void steps(struct run *r)
 
 		switch (st->kind) {
 		case PLAN_INPUT:
-			if (vmm_vm_input(r->s->vm, json_deep_copy(st->event), err, sizeof(err)) < 0) {
+			if (vmm_vm_input(r->s->vm, json_deep_copy(st->event), err, sizeof(err)) <
+			    0) {
 				fail(r, 502, "guest_gone", err);
 				return;
 			}
@@ -545,7 +556,8 @@ static void steps(struct run *r)
 			break;
 		case PLAN_CURSOR_POSITION:
 			json_decref(r->result);
-			r->result = json_pack("{s:i, s:i}", "x", r->s->pointer_x, "y", r->s->pointer_y);
+			r->result = json_pack("{s:i, s:i}", "x", r->s->pointer_x, "y",
+					      r->s->pointer_y);
 			break;
 		}
 	}
@@ -610,10 +622,12 @@ struct run *run_start(struct sess *s, struct action *action, const struct shot_o
 		char msg[160];
 
 		if (s->job)
-			snprintf(msg, sizeof(msg), "the session is busy %s", job_kind_name(s->job->kind));
+			snprintf(msg, sizeof(msg), "the session is busy %s",
+				 job_kind_name(s->job->kind));
 		else if (s->state == SESS_PAUSED)
-			snprintf(msg, sizeof(msg), "the session is paused (%s): resume it first, or "
-						   "send the action with ?auto_resume=1",
+			snprintf(msg, sizeof(msg),
+				 "the session is paused (%s): resume it first, or "
+				 "send the action with ?auto_resume=1",
 				 s->pause == SESS_PAUSE_DISK ? "on disk" : "in memory");
 		else
 			snprintf(msg, sizeof(msg), "the session is %s", sess_state_name(s->state));

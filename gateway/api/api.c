@@ -5,8 +5,8 @@
 
 #include "common/fsutil.h"
 #include "gateway/action/run.h"
-#include "gateway/session/session.h"
 #include "gateway/api/stream.h"
+#include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
 #include "gateway/stream/vnc.h"
 #include "vmm-qemu/snapshot.h"
@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 /* Answers 401/403 and returns false unless the token grants at least need
  * on session s (NULL: an operator-only route). */
@@ -71,8 +70,8 @@ int api_query_int(struct http_req *r, const char *name, int def, int min, int ma
 		return 0;
 	n = strtol(v, &end, 10);
 	if (end == v || *end || n < min || n > max) {
-		snprintf(msg, sizeof(msg), "%.*s must be an integer in %d..%d", (int)strlen(name) - 1,
-			 name, min, max);
+		snprintf(msg, sizeof(msg), "%.*s must be an integer in %d..%d",
+			 (int)strlen(name) - 1, name, min, max);
 		http_reply_error(r, 400, "invalid_argument", msg);
 		return -EINVAL;
 	}
@@ -286,7 +285,8 @@ static void screenshot_done(void *ud, struct run_outcome *out)
 	http_add_header(r, "x-vitrine-scale", v);
 	snprintf(v, sizeof(v), "%dx%d", r->screen_w, r->screen_h);
 	http_add_header(r, "x-vitrine-screen", v);
-	http_reply_bytes(r, 200, out->image->format == DISPLAY_FORMAT_PNG ? "image/png" : "image/jpeg",
+	http_reply_bytes(r, 200,
+			 out->image->format == DISPLAY_FORMAT_PNG ? "image/png" : "image/jpeg",
 			 out->image->data, out->image->len);
 	display_image_unref(out->image);
 }
@@ -358,7 +358,8 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len, run_d
 	if (stream_controller(s)) {
 		char msg[160];
 
-		snprintf(msg, sizeof(msg), "a person (%s) holds control of this session in the live view",
+		snprintf(msg, sizeof(msg),
+			 "a person (%s) holds control of this session in the live view",
 			 stream_controller(s));
 		*status = 409;
 		*error = api_error_json("controlled_by_viewer", msg);
@@ -380,8 +381,9 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len, run_d
 	a = actions_parse(body, &ctx, &ae);
 	if (!a) {
 		*status = ae.code == ACTIONS_E_NO_MEMORY ? 500 : 400;
-		*error = json_pack("{s:{s:s, s:s, s:s}}", "error", "code", actions_errc_name(ae.code),
-				   "message", ae.message, "field", ae.field);
+		*error = json_pack("{s:{s:s, s:s, s:s}}", "error", "code",
+				   actions_errc_name(ae.code), "message", ae.message, "field",
+				   ae.field);
 		/* Echo the id even of an action that did not parse. */
 		if (*error && json_object_get(body, "id"))
 			json_object_set(*error, "id", json_object_get(body, "id"));
@@ -433,8 +435,9 @@ void api_handle(struct http_req *r)
 {
 	switch (r->route.kind) {
 	case R_HEALTH:
-		http_reply_json(r, 200, json_pack("{s:s, s:i}", "status", "ok", "sessions",
-						  r->gw->n_sessions));
+		http_reply_json(r, 200,
+				json_pack("{s:s, s:i}", "status", "ok", "sessions",
+					  r->gw->n_sessions));
 		return;
 	case R_SESSIONS_LIST:
 		list_sessions(r);
@@ -456,13 +459,15 @@ void api_handle(struct http_req *r)
 		return;
 	case R_SESSION_CONTROL_WS:
 		if (api_route_session(r, AUTH_CONTROL))
-			http_reply_error(r, 426, "upgrade_required",
-					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
+			http_reply_error(
+				r, 426, "upgrade_required",
+				"this is a WebSocket endpoint: connect with Upgrade: websocket");
 		return;
 	case R_SESSION_STREAM_WS:
 		if (api_route_session(r, AUTH_VIEW))
-			http_reply_error(r, 426, "upgrade_required",
-					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
+			http_reply_error(
+				r, 426, "upgrade_required",
+				"this is a WebSocket endpoint: connect with Upgrade: websocket");
 		return;
 	case R_SESSION_SHARE: {
 		struct sess *s = api_route_session(r, AUTH_VIEW);
@@ -503,8 +508,9 @@ void api_handle(struct http_req *r)
 	case R_SESSION_EXEC_WS:
 	case R_SESSION_CDP_WS:
 		if (api_route_session(r, AUTH_CONTROL))
-			http_reply_error(r, 426, "upgrade_required",
-					 "this is a WebSocket endpoint: connect with Upgrade: websocket");
+			http_reply_error(
+				r, 426, "upgrade_required",
+				"this is a WebSocket endpoint: connect with Upgrade: websocket");
 		return;
 	case R_SESSION_CDP_VERSION:
 		guest_ws_cdp_version(r);
@@ -537,7 +543,8 @@ void api_handle(struct http_req *r)
 		api_delete_template(r);
 		return;
 	case R_METHOD_NOT_ALLOWED:
-		http_reply_error(r, 405, "method_not_allowed", "this path does not take that method");
+		http_reply_error(r, 405, "method_not_allowed",
+				 "this path does not take that method");
 		return;
 	case R_NOT_FOUND:
 		break;

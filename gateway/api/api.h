@@ -2,8 +2,8 @@
 #ifndef VITRINE_GATEWAY_API_H
 #define VITRINE_GATEWAY_API_H
 
-#include "gateway/api/http.h"
 #include "gateway/action/run.h"
+#include "gateway/api/http.h"
 
 /* Handles the request in r (route, token and body are set); answers through
  * http_reply_*, now or, for ?wait=ready, once the session's state changes. */

@@ -96,14 +96,14 @@ static json_t *listing(const char *path, const char *text, size_t len)
 
 		snprintf(line, sizeof(line), "%.*s", (int)n, p);
 		if (sscanf(line, "%c\t%lld\t%lf\t%n", &type, &size, &mtime, &off) == 3 && off > 0)
-			json_array_append_new(entries,
-					      json_pack("{s:s, s:s, s:I, s:I}", "name", line + off, "type",
-							type == 'd'   ? "dir"
-							: type == 'f' ? "file"
-							: type == 'l' ? "link"
-								      : "other",
-							"size", (json_int_t)size, "mtime",
-							(json_int_t)mtime));
+			json_array_append_new(entries, json_pack("{s:s, s:s, s:I, s:I}", "name",
+								 line + off, "type",
+								 type == 'd'   ? "dir"
+								 : type == 'f' ? "file"
+								 : type == 'l' ? "link"
+									       : "other",
+								 "size", (json_int_t)size, "mtime",
+								 (json_int_t)mtime));
 		p += n + 1;
 	}
 	return json_pack("{s:s, s:o}", "path", path, "entries", entries ? entries : json_array());
@@ -125,14 +125,17 @@ void api_files_resume(struct http_req *r, struct sess *s, bool timed_out)
 				 res->exit_code == 2 ? "not_found" : "file_error",
 				 res->err && res->err_len ? res->err : "the guest refused");
 	else if (r->method == M_PUT)
-		http_reply_json(r, 200, json_pack("{s:s, s:I}", "path", r->files_path, "size",
-						  (json_int_t)r->body_len));
+		http_reply_json(r, 200,
+				json_pack("{s:s, s:I}", "path", r->files_path, "size",
+					  (json_int_t)r->body_len));
 	else if (res->out_truncated)
-		http_reply_error(r, 413, "file_too_large", "files of up to 4 MiB can be downloaded");
+		http_reply_error(r, 413, "file_too_large",
+				 "files of up to 4 MiB can be downloaded");
 	else if (res->out_len >= 2 && res->out[0] == 'D')
 		http_reply_json(r, 200, listing(r->files_path, res->out + 2, res->out_len - 2));
 	else if (res->out_len >= 2 && res->out[0] == 'F')
-		http_reply_bytes(r, 200, "application/octet-stream", res->out + 2, res->out_len - 2);
+		http_reply_bytes(r, 200, "application/octet-stream", res->out + 2,
+				 res->out_len - 2);
 	else
 		http_reply_error(r, 502, "file_error", "unexpected answer from the guest");
 	exec_release(r->exec);

@@ -54,7 +54,8 @@ void api_clipboard(struct http_req *r)
 	struct sess *s = api_route_session(r, AUTH_CONTROL);
 	const char *get[] = { "xclip", "-selection", "clipboard", "-o", "-t", "UTF8_STRING", NULL };
 	const char *set[] = { "/bin/sh", "-c",
-			      "exec xclip -selection clipboard -i -t UTF8_STRING >/dev/null", NULL };
+			      "exec xclip -selection clipboard -i -t UTF8_STRING >/dev/null",
+			      NULL };
 	json_t *j, *text;
 
 	if (!s || !api_exec_ready(r, s))
@@ -69,8 +70,9 @@ void api_clipboard(struct http_req *r)
 	if (!json_is_string(text) || json_object_size(j) != 1 ||
 	    strlen(json_string_value(text)) != json_string_length(text)) {
 		json_decref(j);
-		http_reply_error(r, 400, "invalid_argument",
-				 "the body is {\"text\": \"...\"}: a string without NUL characters");
+		http_reply_error(
+			r, 400, "invalid_argument",
+			"the body is {\"text\": \"...\"}: a string without NUL characters");
 		return;
 	}
 	r->clip_len = json_string_length(text);
@@ -81,8 +83,8 @@ void api_clipboard(struct http_req *r)
 
 static bool url_allowed(const char *u)
 {
-	return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8) || !strncmp(u, "file://", 7) ||
-	       !strcmp(u, "about:blank");
+	return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8) ||
+	       !strncmp(u, "file://", 7) || !strcmp(u, "about:blank");
 }
 
 void api_open(struct http_req *r)
@@ -98,14 +100,15 @@ void api_open(struct http_req *r)
 	if (!url || json_object_size(j) != 1 || strlen(url) > VMM_MAX_URL || !url_allowed(url) ||
 	    guest_prep_nav_js(url, js, sizeof(js)) < 0) {
 		json_decref(j);
-		http_reply_error(r, 400, "invalid_argument",
-				 "the body is {\"url\": ...}: http://, https://, file:// or about:blank, "
-				 "up to 1024 bytes");
+		http_reply_error(
+			r, 400, "invalid_argument",
+			"the body is {\"url\": ...}: http://, https://, file:// or about:blank, "
+			"up to 1024 bytes");
 		return;
 	}
 	snprintf(r->files_path, sizeof(r->files_path), "%s", url);
-	api_exec_start(r, s, (const char *const[]){ "/bin/sh", "-c", open_script, js, url, NULL }, NULL,
-		       0, OPEN_TIMEOUT_S);
+	api_exec_start(r, s, (const char *const[]){ "/bin/sh", "-c", open_script, js, url, NULL },
+		       NULL, 0, OPEN_TIMEOUT_S);
 	json_decref(j);
 }
 
@@ -125,12 +128,14 @@ void api_launch(struct http_req *r)
 	    (args && (!json_is_array(args) || json_array_size(args) > 32)) ||
 	    json_object_size(j) != (args ? 2u : 1u)) {
 		json_decref(j);
-		http_reply_error(r, 400, "invalid_argument",
-				 "the body is {\"command\": \"NAME\", \"args\": [up to 32 strings]}");
+		http_reply_error(
+			r, 400, "invalid_argument",
+			"the body is {\"command\": \"NAME\", \"args\": [up to 32 strings]}");
 		return;
 	}
 	argv[n++] = cmd;
-	json_array_foreach(args, i, a) {
+	json_array_foreach(args, i, a)
+	{
 		if (!json_is_string(a) || strlen(json_string_value(a)) != json_string_length(a)) {
 			json_decref(j);
 			http_reply_error(r, 400, "invalid_argument", "args must be strings");
@@ -159,27 +164,36 @@ void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
 		bool empty = res->exit_code != 0 && res->err && strstr(res->err, "not available");
 
 		if (rc == 0 && (res->exit_code == 0 || empty))
-			http_reply_json(r, 200, json_pack("{s:s%}", "text", empty ? "" : res->out ? res->out : "",
-							  empty ? (size_t)0 : res->out_len));
+			http_reply_json(r, 200,
+					json_pack("{s:s%}", "text",
+						  empty	     ? ""
+						  : res->out ? res->out
+							     : "",
+						  empty ? (size_t)0 : res->out_len));
 		else
 			http_reply_error(r, 502, "clipboard_failed", res->err ? res->err : err);
 	} else if (rc < 0 || res->exit_code != 0) {
-		const char *why = rc < 0 ? err : res->err && res->err_len ? res->err : "the guest refused";
+		const char *why = rc < 0		     ? err
+				  : res->err && res->err_len ? res->err
+							     : "the guest refused";
 
 		if (r->route.kind == R_SESSION_LAUNCH && rc == 0 && res->exit_code == 127)
 			http_reply_error(r, 404, "app_not_found", why);
 		else
-			http_reply_error(r, 502, r->route.kind == R_SESSION_OPEN ? "open_failed"
-						 : r->route.kind == R_SESSION_LAUNCH ? "launch_failed"
-										      : "clipboard_failed",
+			http_reply_error(r, 502,
+					 r->route.kind == R_SESSION_OPEN     ? "open_failed"
+					 : r->route.kind == R_SESSION_LAUNCH ? "launch_failed"
+									     : "clipboard_failed",
 					 why);
 	} else if (r->route.kind == R_SESSION_CLIPBOARD) {
-		http_reply_json(r, 200, json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)r->clip_len));
+		http_reply_json(r, 200,
+				json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)r->clip_len));
 	} else if (r->route.kind == R_SESSION_OPEN) {
 		http_reply_json(r, 200, json_pack("{s:s, s:b}", "url", r->files_path, "loaded", 1));
 	} else {
-		http_reply_json(r, 200, json_pack("{s:I}", "pid",
-						  (json_int_t)(res->out ? atoll(res->out) : 0)));
+		http_reply_json(r, 200,
+				json_pack("{s:I}", "pid",
+					  (json_int_t)(res->out ? atoll(res->out) : 0)));
 	}
 	exec_release(r->exec);
 	r->exec = NULL;

@@ -4,8 +4,8 @@
 #ifndef VITRINE_GATEWAY_API_INT_H
 #define VITRINE_GATEWAY_API_INT_H
 
-#include "gateway/core/auth.h"
 #include "gateway/api/http.h"
+#include "gateway/core/auth.h"
 
 #define API_DEFAULT_WAIT_S 300
 

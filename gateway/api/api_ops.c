@@ -30,7 +30,8 @@ static int pause_mode(struct http_req *r, enum sess_pause *how)
 		http_reply_error(r, 400, "invalid_json", "the body must be a JSON object");
 		return -EINVAL;
 	}
-	json_object_foreach(body, key, v) {
+	json_object_foreach(body, key, v)
+	{
 		if (strcmp(key, "mode")) {
 			http_reply_error(r, 400, "invalid_argument", "unknown field: only 'mode'");
 			rc = -EINVAL;
@@ -149,8 +150,9 @@ static void answer_events(struct http_req *r, struct sess *s, int64_t after)
 		http_reply_error(r, 500, "internal", "out of memory");
 		return;
 	}
-	http_reply_json(r, 200, json_pack("{s:o, s:I}", "events", events, "last",
-					  (json_int_t)events_last(&s->events)));
+	http_reply_json(r, 200,
+			json_pack("{s:o, s:I}", "events", events, "last",
+				  (json_int_t)events_last(&s->events)));
 }
 
 void api_events(struct http_req *r)
@@ -178,7 +180,8 @@ bool api_ops_resume_wait(struct http_req *r, struct sess *s, bool timed_out)
 			return true;
 		api_unpark(r, s);
 		if (s->job)
-			http_reply_error(r, 504, "timeout", "still busy; ask GET for its state later");
+			http_reply_error(r, 504, "timeout",
+					 "still busy; ask GET for its state later");
 		else
 			answer_op(r, s);
 		return true;

@@ -16,9 +16,9 @@
 static json_t *template_json(const char *name, const struct vmm_template *t, const char *stale)
 {
 	return json_pack("{s:s, s:s, s:s*, s:s, s:i, s:i, s:i, s:i, s:s, s:I}", "name", name,
-			 "status", stale ? "stale" : "ready", "error", stale, "image", t->image, "width", t->width, "height", t->height, "vcpus",
-			 t->vcpus, "memory_mib", t->memory_mib, "url", t->url, "created_at",
-			 (json_int_t)t->created_at);
+			 "status", stale ? "stale" : "ready", "error", stale, "image", t->image,
+			 "width", t->width, "height", t->height, "vcpus", t->vcpus, "memory_mib",
+			 t->memory_mib, "url", t->url, "created_at", (json_int_t)t->created_at);
 }
 
 void api_list_templates(struct http_req *r)
@@ -83,8 +83,8 @@ void api_delete_template(struct http_req *r)
 		return;
 	for (struct sess *s = r->gw->sessions; s; s = s->next)
 		if (!strcmp(s->template_name, r->route.id)) {
-			snprintf(err, sizeof(err), "session %s runs from this template: delete it first",
-				 s->id);
+			snprintf(err, sizeof(err),
+				 "session %s runs from this template: delete it first", s->id);
 			http_reply_error(r, 409, "template_in_use", err);
 			return;
 		}
@@ -100,8 +100,8 @@ void api_delete_template(struct http_req *r)
 	if (rc == -ENOENT)
 		http_reply_error(r, 404, "unknown_template", "no such template");
 	else if (rc < 0)
-		http_reply_error(r, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? "invalid_argument" : "internal",
-				 err);
+		http_reply_error(r, rc == -EINVAL ? 400 : 500,
+				 rc == -EINVAL ? "invalid_argument" : "internal", err);
 	else
 		http_reply_json(r, 200, json_pack("{s:s, s:b}", "name", r->route.id, "deleted", 1));
 }
@@ -127,5 +127,6 @@ void api_create_template(struct http_req *r)
 	}
 	session_request_free(&req);
 	j = template_build_json(r->gw, name);
-	http_reply_json(r, 202, j ? j : json_pack("{s:s, s:s}", "name", name, "status", "building"));
+	http_reply_json(r, 202,
+			j ? j : json_pack("{s:s, s:s}", "name", name, "status", "building"));
 }

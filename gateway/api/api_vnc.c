@@ -1,11 +1,11 @@
 /* gateway/api/api_vnc.c: POST|DELETE /v1/sessions/{id}/vnc, the routes of
  * the VNC door (stream/vnc.h): start it and hand out its passwords, or stop
  * it. Control scope. Loop thread only. */
+#include "display/vnc_share.h"
 #include "gateway/api/api_int.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
 #include "gateway/stream/vnc.h"
-#include "display/vnc_share.h"
 
 static void reply_info(struct http_req *r, struct stream_hub *h, int status)
 {

@@ -3,11 +3,11 @@
 
 #include "common/ws_rx.h"
 
+#include "gateway/action/run.h"
 #include "gateway/api/api.h"
 #include "gateway/api/routes.h"
-#include "gateway/action/run.h"
-#include "gateway/session/session.h"
 #include "gateway/api/ws_upgrade.h"
+#include "gateway/session/session.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -126,7 +126,8 @@ static void start_next(struct control_conn *c)
 		if (!s) {
 			send_error(c, NULL, "gone", "the session no longer exists");
 		} else {
-			c->run = api_start_action(s, text, strlen(text), action_done, c, &status, &error);
+			c->run = api_start_action(s, text, strlen(text), action_done, c, &status,
+						  &error);
 			if (!c->run)
 				send_json(c, error);
 		}
@@ -142,7 +143,8 @@ static void authenticate(struct control_conn *c, const char *text)
 	struct sess *s = sess_find(c->gw, c->sid);
 
 	if (s && token &&
-	    auth_scope_of(token, c->gw->operator_key, s->control_token, s->view_token) >= AUTH_CONTROL) {
+	    auth_scope_of(token, c->gw->operator_key, s->control_token, s->view_token) >=
+		    AUTH_CONTROL) {
 		c->authed = true;
 		send_json(c, json_pack("{s:b}", "authenticated", 1));
 	} else {

@@ -6,15 +6,15 @@
 
 #include "common/bytebuf.h"
 #include "common/fsutil.h"
-#include "common/ws_rx.h"
 #include "common/log.h"
+#include "common/ws_rx.h"
 #include "gateway/api/api_int.h"
+#include "gateway/api/routes.h"
+#include "gateway/api/ws_upgrade.h"
 #include "gateway/core/auth.h"
 #include "gateway/guest/exec.h"
-#include "gateway/api/routes.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/session.h"
-#include "gateway/api/ws_upgrade.h"
 #include "vmm-qemu/agent_exec.h"
 
 #include <pthread.h>
@@ -192,8 +192,8 @@ static void on_exit_status(void *u, const char *status)
 
 	pthread_mutex_lock(&g->mu);
 	push_json(g, json_pack("{s:s, s:o, s:i, s:b}", "type", "exit", "exit_code",
-			       sig ? json_null() : json_integer(v), "signal", sig ? v : 0, "timed_out",
-			       g->timed_out));
+			       sig ? json_null() : json_integer(v), "signal", sig ? v : 0,
+			       "timed_out", g->timed_out));
 	pthread_mutex_unlock(&g->mu);
 }
 
@@ -214,7 +214,10 @@ static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 }
 
 static const struct agent_chan_ops ws_ops = {
-	.opened = on_opened, .data = on_data, .exit = on_exit_status, .closed = on_closed,
+	.opened = on_opened,
+	.data = on_data,
+	.exit = on_exit_status,
+	.closed = on_closed,
 };
 
 /* ---- the loop's side ---- */
@@ -226,7 +229,8 @@ static int linked(struct guest_ws *g, struct agent_link *l)
 	g->link = l;
 	if (g->cdp) {
 		atomic_fetch_add(&g->refs, 1);
-		if (!(g->chan = agent_chan_open(l, AGENT_CDP, CDP_PORT, strlen(CDP_PORT), &ws_ops, g))) {
+		if (!(g->chan = agent_chan_open(l, AGENT_CDP, CDP_PORT, strlen(CDP_PORT), &ws_ops,
+						g))) {
 			atomic_fetch_sub(&g->refs, 1);
 			return -1;
 		}
@@ -314,7 +318,8 @@ static void on_timeout(lws_sorted_usec_list_t *sul)
 /* Fails the connection with a reason the client can read. */
 static int refuse(struct guest_ws *g, const char *why)
 {
-	lws_close_reason(g->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char *)why, strlen(why));
+	lws_close_reason(g->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, (unsigned char *)why,
+			 strlen(why));
 	return -1;
 }
 
@@ -329,7 +334,8 @@ static int start_exec(struct guest_ws *g)
 	if (!(g->spec = exec_parse((const char *)g->rx.buf, g->rx.len, &e)))
 		return refuse(g, e.message);
 	in = exec_stdin(g->spec, &in_len);
-	spec = (struct agent_exec_spec){ .argv = exec_argv(g->spec), .env = exec_env(g->spec),
+	spec = (struct agent_exec_spec){ .argv = exec_argv(g->spec),
+					 .env = exec_env(g->spec),
 					 .cwd = exec_cwd(g->spec),
 					 .uid = exec_as_root(g->spec) ? -1 : EXEC_DESKTOP_UID,
 					 .gid = exec_as_root(g->spec) ? -1 : EXEC_DESKTOP_UID };
@@ -358,11 +364,16 @@ static int on_message(struct guest_ws *g, bool binary)
 	const char *type;
 
 	if (g->cdp)
-		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.buf, g->rx.len) < 0 ? -1 : 0;
+		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.buf, g->rx.len) < 0
+			       ? -1
+			       : 0;
 	if (!g->chan)
-		return binary ? refuse(g, "the first message is the command (JSON text)") : start_exec(g);
+		return binary ? refuse(g, "the first message is the command (JSON text)")
+			      : start_exec(g);
 	if (binary)
-		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.buf, g->rx.len) < 0 ? 0 : 0;
+		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.buf, g->rx.len) < 0
+			       ? 0
+			       : 0;
 	j = json_loadb((const char *)g->rx.buf, g->rx.len, 0, NULL);
 	type = json_string_value(json_object_get(j, "type"));
 	if (type && !strcmp(type, "eof")) {
@@ -373,11 +384,14 @@ static int on_message(struct guest_ws *g, bool binary)
 		   json_integer_value(json_object_get(j, "signal")) < 65) {
 		char sig[8];
 
-		snprintf(sig, sizeof(sig), "%d", (int)json_integer_value(json_object_get(j, "signal")));
+		snprintf(sig, sizeof(sig), "%d",
+			 (int)json_integer_value(json_object_get(j, "signal")));
 		agent_chan_send(g->link, g->chan, AGENT_SIGNAL, 0, sig, strlen(sig));
 	} else {
 		json_decref(j);
-		return refuse(g, "messages are binary stdin, {\"type\":\"eof\"} or {\"type\":\"signal\",\"signal\":N}");
+		return refuse(
+			g,
+			"messages are binary stdin, {\"type\":\"eof\"} or {\"type\":\"signal\",\"signal\":N}");
 	}
 	json_decref(j);
 	return 0;
@@ -431,7 +445,9 @@ int guest_ws_writeable(struct guest_ws *g)
 		 * side went away */
 		bool normal = !g->cdp && (!strcmp(reason, "done") || !reason[0]);
 
-		lws_close_reason(g->wsi, normal ? LWS_CLOSE_STATUS_NORMAL : LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
+		lws_close_reason(g->wsi,
+				 normal ? LWS_CLOSE_STATUS_NORMAL
+					: LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
 				 (unsigned char *)reason, strlen(reason));
 		return -1;
 	}
@@ -470,9 +486,11 @@ void guest_ws_cdp_version(struct http_req *r)
 	if (!s)
 		return;
 	if (lws_hdr_copy(r->wsi, host, sizeof(host), WSI_TOKEN_HOST) <= 0)
-		snprintf(host, sizeof(host), "%s", r->gw->public_url + (strncmp(r->gw->public_url, "https://", 8) ? 7 : 8));
+		snprintf(host, sizeof(host), "%s",
+			 r->gw->public_url + (strncmp(r->gw->public_url, "https://", 8) ? 7 : 8));
 	snprintf(url, sizeof(url), "ws://%s/v1/sessions/%s/cdp", host, s->id);
-	http_reply_json(r, 200, json_pack("{s:s, s:s, s:s, s:s}", "Browser", "Chromium (vitrine guest)",
-					  "Protocol-Version", "1.3", "User-Agent", "vitrine",
-					  "webSocketDebuggerUrl", url));
+	http_reply_json(r, 200,
+			json_pack("{s:s, s:s, s:s, s:s}", "Browser", "Chromium (vitrine guest)",
+				  "Protocol-Version", "1.3", "User-Agent", "vitrine",
+				  "webSocketDebuggerUrl", url));
 }

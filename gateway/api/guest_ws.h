@@ -17,8 +17,8 @@
 #ifndef VITRINE_GATEWAY_GUEST_WS_H
 #define VITRINE_GATEWAY_GUEST_WS_H
 
-#include "gateway/core/gw.h"
 #include "gateway/api/http.h"
+#include "gateway/core/gw.h"
 
 #include <libwebsockets.h>
 #include <stdbool.h>

@@ -5,14 +5,14 @@
 
 #include "common/log.h"
 #include "display/encode_pool.h"
+#include "gateway/action/run.h"
 #include "gateway/api/api.h"
 #include "gateway/api/control.h"
+#include "gateway/api/guest_ws.h"
+#include "gateway/api/stream.h"
 #include "gateway/guest/exec.h"
-#include "gateway/action/run.h"
 #include "gateway/session/job.h"
 #include "gateway/session/session.h"
-#include "gateway/api/stream.h"
-#include "gateway/api/guest_ws.h"
 #include "gateway/stream/stream_hub.h"
 
 #include <stdio.h>
@@ -85,12 +85,9 @@ static enum route_method method_of(struct lws *wsi, char *path, size_t len)
 		enum lws_token_indexes tok;
 		enum route_method m;
 	} methods[] = {
-		{ WSI_TOKEN_GET_URI, M_GET },
-		{ WSI_TOKEN_POST_URI, M_POST },
-		{ WSI_TOKEN_DELETE_URI, M_DELETE },
-		{ WSI_TOKEN_PUT_URI, M_PUT },
-		{ WSI_TOKEN_PATCH_URI, M_OTHER },
-		{ WSI_TOKEN_OPTIONS_URI, M_OTHER },
+		{ WSI_TOKEN_GET_URI, M_GET },	    { WSI_TOKEN_POST_URI, M_POST },
+		{ WSI_TOKEN_DELETE_URI, M_DELETE }, { WSI_TOKEN_PUT_URI, M_PUT },
+		{ WSI_TOKEN_PATCH_URI, M_OTHER },   { WSI_TOKEN_OPTIONS_URI, M_OTHER },
 	};
 
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)

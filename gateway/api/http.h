@@ -3,8 +3,8 @@
 #ifndef VITRINE_GATEWAY_HTTP_H
 #define VITRINE_GATEWAY_HTTP_H
 
-#include "gateway/core/gw.h"
 #include "gateway/api/routes.h"
+#include "gateway/core/gw.h"
 #include "gateway/session/session_spec.h"
 
 #include <jansson.h>

@@ -32,8 +32,9 @@ struct route route_parse(enum route_method m, const char *path)
 	if (!strcmp(path, "/healthz"))
 		return pick(m, M_GET, R_HEALTH);
 	if (!strcmp(path, "/v1/templates") || !strcmp(path, "/v1/templates/")) {
-		r.kind = m == M_GET ? R_TEMPLATES_LIST : m == M_POST ? R_TEMPLATES_CREATE
-							: R_METHOD_NOT_ALLOWED;
+		r.kind = m == M_GET    ? R_TEMPLATES_LIST
+			 : m == M_POST ? R_TEMPLATES_CREATE
+				       : R_METHOD_NOT_ALLOWED;
 		return r;
 	}
 	if (!strncmp(path, "/v1/templates/", 14)) {
@@ -42,8 +43,9 @@ struct route route_parse(enum route_method m, const char *path)
 			return r;
 		memcpy(r.id, path + 14, n);
 		r.id[n] = '\0';
-		r.kind = m == M_GET ? R_TEMPLATE_GET : m == M_DELETE ? R_TEMPLATE_DELETE
-							: R_METHOD_NOT_ALLOWED;
+		r.kind = m == M_GET	 ? R_TEMPLATE_GET
+			 : m == M_DELETE ? R_TEMPLATE_DELETE
+					 : R_METHOD_NOT_ALLOWED;
 		return r;
 	}
 	if (strncmp(path, prefix, sizeof(prefix) - 1))
@@ -67,8 +69,9 @@ struct route route_parse(enum route_method m, const char *path)
 	r.id[n] = '\0';
 	rest += n;
 	if (!strcmp(rest, "") || !strcmp(rest, "/")) {
-		r.kind = m == M_GET ? R_SESSION_GET : m == M_DELETE ? R_SESSION_DELETE
-								 : R_METHOD_NOT_ALLOWED;
+		r.kind = m == M_GET	 ? R_SESSION_GET
+			 : m == M_DELETE ? R_SESSION_DELETE
+					 : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/screenshot")) {
 		r.kind = m == M_GET ? R_SESSION_SCREENSHOT : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/actions")) {

@@ -1,7 +1,7 @@
 /* gateway/api/session_json.c: a session as the API shows it, with the URLs
  * of its routes (the session itself knows nothing of them). Loop thread. */
-#include "gateway/api/api_int.h"
 #include "common/fsutil.h"
+#include "gateway/api/api_int.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
 
@@ -21,10 +21,10 @@ json_t *api_session_json(const struct sess *s, bool with_tokens)
 		      "id", s->id, "status", sess_state_name(s->state), "image", s->req.image,
 		      "width", s->width, "height", s->height, "vcpus", s->vcpus, "memory_mib",
 		      s->memory_mib, "age_ms", (json_int_t)(fs_now_ms() - s->created_ms), "urls",
-		      "self", base, "/v1/sessions/", s->id, "screenshot", base, "/v1/sessions/", s->id,
-		      "/screenshot", "actions", base, "/v1/sessions/", s->id, "/actions", "control",
-		      ws, "/v1/sessions/", s->id, "/control", "events", base, "/v1/sessions/", s->id,
-		      "/events");
+		      "self", base, "/v1/sessions/", s->id, "screenshot", base, "/v1/sessions/",
+		      s->id, "/screenshot", "actions", base, "/v1/sessions/", s->id, "/actions",
+		      "control", ws, "/v1/sessions/", s->id, "/control", "events", base,
+		      "/v1/sessions/", s->id, "/events");
 	if (!j)
 		return NULL;
 	json_object_set_new(json_object_get(j, "urls"), "stream",
@@ -39,8 +39,8 @@ json_t *api_session_json(const struct sess *s, bool with_tokens)
 	if (s->state == SESS_FAILED)
 		json_object_set_new(j, "error", json_string(s->error));
 	if (s->state == SESS_PAUSED)
-		json_object_set_new(j, "paused", json_string(s->pause == SESS_PAUSE_DISK ? "disk"
-											 : "memory"));
+		json_object_set_new(j, "paused",
+				    json_string(s->pause == SESS_PAUSE_DISK ? "disk" : "memory"));
 	if (s->job)
 		json_object_set_new(j, "busy", json_string(job_kind_name(s->job->kind)));
 	if (s->template_name[0])
@@ -54,12 +54,14 @@ json_t *api_session_json(const struct sess *s, bool with_tokens)
 	if (s->req.idle_timeout_s)
 		json_object_set_new(j, "idle_timeout_s", json_integer(s->req.idle_timeout_s));
 	if (s->req.timeout_s || s->req.idle_timeout_s)
-		json_object_set_new(j, "on_expiry", json_string(s->req.expire_pause ? "pause" : "kill"));
+		json_object_set_new(j, "on_expiry",
+				    json_string(s->req.expire_pause ? "pause" : "kill"));
 	if (d)
-		json_object_set_new(j, "expires_in_ms", json_integer(d > fs_now_ms() ? d - fs_now_ms() : 0));
+		json_object_set_new(j, "expires_in_ms",
+				    json_integer(d > fs_now_ms() ? d - fs_now_ms() : 0));
 	if (with_tokens)
-		json_object_set_new(j, "tokens", json_pack("{s:s, s:s}", "control", s->control_token,
-							   "view", s->view_token));
+		json_object_set_new(j, "tokens",
+				    json_pack("{s:s, s:s}", "control", s->control_token, "view",
+					      s->view_token));
 	return j;
 }
-

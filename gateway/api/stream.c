@@ -11,9 +11,9 @@
 #include "gateway/api/api.h"
 #include "gateway/api/http.h"
 #include "gateway/api/routes.h"
+#include "gateway/api/ws_upgrade.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
-#include "gateway/api/ws_upgrade.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,7 +30,8 @@ bool stream_is_stream(struct lws *wsi)
 /* What token grants on s: its own tokens, the operator key, or a share. */
 static enum auth_scope token_scope(struct gw *gw, struct sess *s, const char *token)
 {
-	enum auth_scope got = auth_scope_of(token, gw->operator_key, s->control_token, s->view_token);
+	enum auth_scope got = auth_scope_of(token, gw->operator_key, s->control_token,
+					    s->view_token);
 
 	if (got == AUTH_NONE && stream_hub_find(s))
 		got = share_scope(&stream_hub_find(s)->shares, token, fs_now_ms());
@@ -42,7 +43,7 @@ static enum auth_scope header_scope(struct gw *gw, struct lws *wsi, struct sess 
 	char token[160];
 
 	return ws_upgrade_bearer(wsi, token, sizeof(token)) < 0 ? AUTH_NONE
-								 : token_scope(gw, s, token);
+								: token_scope(gw, s, token);
 }
 
 int stream_filter(struct gw *gw, struct lws *wsi)
@@ -83,7 +84,8 @@ static void on_idle(lws_sorted_usec_list_t *sul)
 		return;
 	}
 	if (quiet >= limit) {
-		log_info("stream", "viewer %d silent for %lld ms: hanging up", v->id, (long long)quiet);
+		log_info("stream", "viewer %d silent for %lld ms: hanging up", v->id,
+			 (long long)quiet);
 		/* It may not be reading at all: no close handshake to wait for. */
 		lws_set_timeout(v->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 		return;
@@ -148,8 +150,8 @@ void stream_viewer_send_json(struct stream_viewer *v, json_t *j)
 
 		j = json_pack("{s:s, s:s, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:o}", "type", "hello",
 			      "session", s->id, "viewer", v->id, "name", v->name, "scope",
-			      scope_name(v->scope), "width", s->width, "height", s->height, "quality",
-			      v->quality, "max_fps", v->max_fps, "controller",
+			      scope_name(v->scope), "width", s->width, "height", s->height,
+			      "quality", v->quality, "max_fps", v->max_fps, "controller",
 			      json_incref(json_object_get(ctl, "controller")));
 		json_decref(ctl);
 	}
@@ -161,7 +163,8 @@ void stream_viewer_send_json(struct stream_viewer *v, json_t *j)
 	if (v->n_text == STREAM_TEXT_QUEUE) { /* not reading: drop the oldest */
 		free(v->text[0]);
 		memmove(v->text, v->text + 1, (size_t)(v->n_text - 1) * sizeof(v->text[0]));
-		memmove(v->text_len, v->text_len + 1, (size_t)(v->n_text - 1) * sizeof(v->text_len[0]));
+		memmove(v->text_len, v->text_len + 1,
+			(size_t)(v->n_text - 1) * sizeof(v->text_len[0]));
 		v->n_text--;
 	}
 	buf = malloc(LWS_PRE + n);
@@ -194,7 +197,8 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 		}
 		v->scope = token_scope(v->gw, h->s, m->token);
 		if (v->scope == AUTH_NONE) {
-			snprintf(reason, rn, "unauthorized: the token is not valid for this session");
+			snprintf(reason, rn,
+				 "unauthorized: the token is not valid for this session");
 			return STREAM_CLOSE_POLICY;
 		}
 		if (m->name[0])
@@ -250,7 +254,8 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 			send_error(v, "guest_gone", "the guest is not running");
 		return 0;
 	case SM_PING:
-		stream_viewer_send_json(v, m->has_t ? json_pack("{s:s, s:f}", "type", "pong", "t", m->t)
+		stream_viewer_send_json(v, m->has_t ? json_pack("{s:s, s:f}", "type", "pong", "t",
+								m->t)
 						    : json_pack("{s:s}", "type", "pong"));
 		return 0;
 	}
@@ -276,7 +281,8 @@ int stream_receive(struct stream_viewer *v, const void *in, size_t len)
 		return -1;
 	if (v->rx.binary) {
 		code = STREAM_CLOSE_UNSUPPORTED;
-		snprintf(reason, sizeof(reason), "binary messages are not accepted: send JSON text");
+		snprintf(reason, sizeof(reason),
+			 "binary messages are not accepted: send JSON text");
 	} else if (rc == -EMSGSIZE) {
 		code = STREAM_CLOSE_TOO_BIG;
 		snprintf(reason, sizeof(reason), "message over 4096 bytes");
@@ -330,7 +336,8 @@ static int write_screen(struct stream_viewer *v)
 		v->cur_x = s->pointer_x;
 		v->cur_y = s->pointer_y;
 		stream_wire_put_cursor(buf + LWS_PRE, v->cur_x, v->cur_y, true);
-		return lws_write(v->wsi, buf + LWS_PRE, STREAM_WIRE_CURSOR_LEN, LWS_WRITE_BINARY) < 0
+		return lws_write(v->wsi, buf + LWS_PRE, STREAM_WIRE_CURSOR_LEN, LWS_WRITE_BINARY) <
+				       0
 			       ? -1
 			       : 1;
 	}
@@ -395,7 +402,8 @@ int stream_writeable(struct stream_viewer *v)
 		size_t n = v->text_len[0];
 
 		memmove(v->text, v->text + 1, (size_t)(v->n_text - 1) * sizeof(v->text[0]));
-		memmove(v->text_len, v->text_len + 1, (size_t)(v->n_text - 1) * sizeof(v->text_len[0]));
+		memmove(v->text_len, v->text_len + 1,
+			(size_t)(v->n_text - 1) * sizeof(v->text_len[0]));
 		v->n_text--;
 		rc = lws_write(v->wsi, (unsigned char *)buf + LWS_PRE, n, LWS_WRITE_TEXT);
 		free(buf);
@@ -432,7 +440,8 @@ void stream_close(struct stream_viewer *v)
 void stream_share(struct http_req *r, struct sess *s)
 {
 	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key, s->control_token,
-					    s->view_token), want;
+					    s->view_token),
+			want;
 	json_t *body = r->body_len ? json_loadb(r->body, r->body_len, 0, NULL) : json_object();
 	const char *scope = json_string_value(json_object_get(body, "scope"));
 	json_t *ttl = json_object_get(body, "ttl_s");
@@ -447,7 +456,8 @@ void stream_share(struct http_req *r, struct sess *s)
 	}
 	if (!scope || (strcmp(scope, "view") && strcmp(scope, "control"))) {
 		json_decref(body);
-		http_reply_error(r, 400, "invalid_argument", "scope must be \"view\" or \"control\"");
+		http_reply_error(r, 400, "invalid_argument",
+				 "scope must be \"view\" or \"control\"");
 		return;
 	}
 	want = scope[0] == 'v' ? AUTH_VIEW : AUTH_CONTROL;
@@ -456,14 +466,16 @@ void stream_share(struct http_req *r, struct sess *s)
 		if (!json_is_integer(ttl) || json_integer_value(ttl) < 1 ||
 		    json_integer_value(ttl) > SHARE_MAX_TTL_S) {
 			json_decref(body);
-			http_reply_error(r, 400, "out_of_range", "ttl_s must be an integer in 1..86400");
+			http_reply_error(r, 400, "out_of_range",
+					 "ttl_s must be an integer in 1..86400");
 			return;
 		}
 		ttl_s = (int)json_integer_value(ttl);
 	}
 	json_decref(body);
 	if (got < want) {
-		http_reply_error(r, 403, "forbidden", "a token can only share its own scope or less");
+		http_reply_error(r, 403, "forbidden",
+				 "a token can only share its own scope or less");
 		return;
 	}
 	if (!(h = stream_hub_of(s)) || share_add(&h->shares, want, ttl_s, fs_now_ms(), token) < 0) {
@@ -472,6 +484,6 @@ void stream_share(struct http_req *r, struct sess *s)
 	}
 	http_reply_json(r, 201,
 			json_pack("{s:s, s:s, s:i, s:s++++}", "token", token, "scope", scope,
-				  "expires_in_s", ttl_s, "url", r->gw->public_url, "/web/#s=", s->id,
-				  "&t=", token));
+				  "expires_in_s", ttl_s, "url", r->gw->public_url,
+				  "/web/#s=", s->id, "&t=", token));
 }

@@ -5,8 +5,8 @@
 #ifndef VITRINE_GATEWAY_WS_UPGRADE_H
 #define VITRINE_GATEWAY_WS_UPGRADE_H
 
-#include "gateway/core/gw.h"
 #include "gateway/api/routes.h"
+#include "gateway/core/gw.h"
 
 #include <libwebsockets.h>
 #include <stdbool.h>

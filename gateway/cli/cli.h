@@ -47,10 +47,13 @@ struct cli_client {
 };
 
 #define CLI_DEFAULT_GATEWAY "http://127.0.0.1:8080"
-#define CLI_CLIENT_LONGOPTS                                                                         \
-	{ "gateway", required_argument, 0, 'G' }, { "api-key-file", required_argument, 0, 'K' }
-#define CLI_CLIENT_USAGE                                                                            \
-	"  --gateway URL       the gateway (default $VITRINE_URL, else " CLI_DEFAULT_GATEWAY ")\n"     \
+#define CLI_CLIENT_LONGOPTS                                                                        \
+	{ "gateway", required_argument, 0, 'G' },                                                  \
+	{                                                                                          \
+		"api-key-file", required_argument, 0, 'K'                                          \
+	}
+#define CLI_CLIENT_USAGE                                                                           \
+	"  --gateway URL       the gateway (default $VITRINE_URL, else " CLI_DEFAULT_GATEWAY ")\n" \
 	"  --api-key-file FILE bearer key (default $VITRINE_API_KEY, else $VITRINE_HOME/api-key)\n"
 
 struct http_resp;

@@ -43,38 +43,74 @@ struct boot_opts {
 static int parse_opts(int argc, char **argv, struct boot_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "image", required_argument, 0, 'i' }, { "url", required_argument, 0, 'u' },
-		{ "page", required_argument, 0, 'p' },	{ "width", required_argument, 0, 'W' },
-		{ "height", required_argument, 0, 'H' }, { "vcpus", required_argument, 0, 'c' },
-		{ "memory", required_argument, 0, 'm' }, { "accel", required_argument, 0, 'a' },
-		{ "timeout", required_argument, 0, 't' }, { "screenshot", required_argument, 0, 's' },
-		{ "hold", required_argument, 0, 'h' },	{ "json", no_argument, 0, 'j' },
-		{ "help", no_argument, 0, '?' },	{ 0, 0, 0, 0 },
+		{ "image", required_argument, 0, 'i' },
+		{ "url", required_argument, 0, 'u' },
+		{ "page", required_argument, 0, 'p' },
+		{ "width", required_argument, 0, 'W' },
+		{ "height", required_argument, 0, 'H' },
+		{ "vcpus", required_argument, 0, 'c' },
+		{ "memory", required_argument, 0, 'm' },
+		{ "accel", required_argument, 0, 'a' },
+		{ "timeout", required_argument, 0, 't' },
+		{ "screenshot", required_argument, 0, 's' },
+		{ "hold", required_argument, 0, 'h' },
+		{ "json", no_argument, 0, 'j' },
+		{ "help", no_argument, 0, '?' },
+		{ 0, 0, 0, 0 },
 	};
 	int c, rc = 0;
 
-	*o = (struct boot_opts){ .width = 1280, .height = 800, .vcpus = 2, .memory = 2048,
-				 .timeout_s = 180, .accel = VMM_ACCEL_AUTO };
+	*o = (struct boot_opts){ .width = 1280,
+				 .height = 800,
+				 .vcpus = 2,
+				 .memory = 2048,
+				 .timeout_s = 180,
+				 .accel = VMM_ACCEL_AUTO };
 	optind = 1;
 	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'i': o->image = optarg; break;
-		case 'u': o->url = optarg; break;
-		case 'p': o->page = optarg; break;
-		case 's': o->screenshot = optarg; break;
-		case 'j': o->json = true; break;
-		case 'W': rc = cli_parse_int("--width", optarg, VMM_MIN_WIDTH, VMM_MAX_WIDTH, &o->width); break;
-		case 'H': rc = cli_parse_int("--height", optarg, VMM_MIN_HEIGHT, VMM_MAX_HEIGHT, &o->height); break;
-		case 'c': rc = cli_parse_int("--vcpus", optarg, 1, VMM_MAX_VCPUS, &o->vcpus); break;
+		case 'i':
+			o->image = optarg;
+			break;
+		case 'u':
+			o->url = optarg;
+			break;
+		case 'p':
+			o->page = optarg;
+			break;
+		case 's':
+			o->screenshot = optarg;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'W':
+			rc = cli_parse_int("--width", optarg, VMM_MIN_WIDTH, VMM_MAX_WIDTH,
+					   &o->width);
+			break;
+		case 'H':
+			rc = cli_parse_int("--height", optarg, VMM_MIN_HEIGHT, VMM_MAX_HEIGHT,
+					   &o->height);
+			break;
+		case 'c':
+			rc = cli_parse_int("--vcpus", optarg, 1, VMM_MAX_VCPUS, &o->vcpus);
+			break;
 		case 'm':
-			rc = cli_parse_int("--memory", optarg, VMM_MIN_MEMORY_MIB, VMM_MAX_MEMORY_MIB, &o->memory);
+			rc = cli_parse_int("--memory", optarg, VMM_MIN_MEMORY_MIB,
+					   VMM_MAX_MEMORY_MIB, &o->memory);
 			o->memory_set = true;
 			break;
-		case 't': rc = cli_parse_int("--timeout", optarg, 1, 3600, &o->timeout_s); break;
-		case 'h': rc = cli_parse_int("--hold", optarg, 0, 86400, &o->hold_s); break;
+		case 't':
+			rc = cli_parse_int("--timeout", optarg, 1, 3600, &o->timeout_s);
+			break;
+		case 'h':
+			rc = cli_parse_int("--hold", optarg, 0, 86400, &o->hold_s);
+			break;
 		case 'a':
 			if (vmm_accel_parse(optarg, &o->accel) < 0) {
-				fprintf(stderr, "vitrine boot: --accel must be auto, kvm or tcg, not '%s'\n", optarg);
+				fprintf(stderr,
+					"vitrine boot: --accel must be auto, kvm or tcg, not '%s'\n",
+					optarg);
 				rc = -1;
 			}
 			break;
@@ -110,8 +146,8 @@ static int wait_ready(struct vmm_vm *vm, int timeout_s, char *err, size_t errlen
 
 	while (!cli_interrupted) {
 		int left = (int)(deadline - fs_now_ms());
-		int rc = vmm_vm_wait_phase(vm, "ready", left < 250 ? (left > 0 ? left : 0) : 250, err,
-					   errlen);
+		int rc = vmm_vm_wait_phase(vm, "ready", left < 250 ? (left > 0 ? left : 0) : 250,
+					   err, errlen);
 
 		if (rc != -ETIMEDOUT || left <= 250)
 			return rc;
@@ -142,8 +178,8 @@ static void print_summary(const struct boot_opts *o, struct vmm_vm *vm, enum vmm
 	}
 	root = json_pack("{s:s, s:s, s:s, s:b, s:I, s:o, s:s*, s:s*}", "image", o->image, "accel",
 			 vmm_accel_name(accel), "accel_reason", why, "ready", rc == 0, "total_ms",
-			 (json_int_t)total_ms, "phases", phases, "screenshot", o->screenshot, "error",
-			 rc ? err : NULL);
+			 (json_int_t)total_ms, "phases", phases, "screenshot", o->screenshot,
+			 "error", rc ? err : NULL);
 	text = root ? json_dumps(root, JSON_COMPACT) : NULL;
 	if (text)
 		puts(text);
@@ -180,13 +216,16 @@ int cmd_boot(int argc, char **argv)
 	spec.memory_mib = o.memory_set || img.rootfs[0] ? o.memory : 256;
 	spec.url = o.url ? o.url : (o.page ? PAGE_URL : NULL);
 	vopts.page_file = o.page;
-	if (vmm_accel_resolve(o.accel, &img, "qemu-system-x86_64", &spec.accel, why, sizeof(why)) < 0) {
+	if (vmm_accel_resolve(o.accel, &img, "qemu-system-x86_64", &spec.accel, why, sizeof(why)) <
+	    0) {
 		fprintf(stderr, "vitrine boot: KVM does not work here: %s\n", why);
 		return 1;
 	}
 	if (spec.accel == VMM_ACCEL_TCG)
-		log_warn("boot", "running under TCG (%s): software emulation is slower and, per "
-				 "QEMU's security docs, not a security boundary", why);
+		log_warn("boot",
+			 "running under TCG (%s): software emulation is slower and, per "
+			 "QEMU's security docs, not a security boundary",
+			 why);
 	rc = vmm_vm_start(&spec, &vopts, &vm, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "vitrine boot: cannot start %s: %s\n", o.image, err);

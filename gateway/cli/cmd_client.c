@@ -97,7 +97,7 @@ int cli_client_init(struct cli_client *cl)
 
 	if (!url)
 		url = getenv("VITRINE_URL") && *getenv("VITRINE_URL") ? getenv("VITRINE_URL")
-								     : CLI_DEFAULT_GATEWAY;
+								      : CLI_DEFAULT_GATEWAY;
 	cl->gateway_url = url;
 	if (parse_gateway_url(cl, url) < 0) {
 		fprintf(stderr, "%s: the gateway must be given as http://HOST:PORT, not '%s'\n",
@@ -137,14 +137,15 @@ int cli_client_request(struct cli_client *cl, const char *method, const char *pa
 	const char *msg;
 
 	if (rc == -ECONNREFUSED) {
-		fprintf(stderr, "%s: cannot connect to the gateway at %s: connection refused "
-				"(is `vitrine serve` running there?)\n",
+		fprintf(stderr,
+			"%s: cannot connect to the gateway at %s: connection refused "
+			"(is `vitrine serve` running there?)\n",
 			cl->cmd, cl->gateway_url);
 	} else if (rc == -EHOSTUNREACH) {
 		fprintf(stderr, "%s: cannot resolve the gateway's host '%s'\n", cl->cmd, cl->host);
 	} else if (rc < 0) {
-		fprintf(stderr, "%s: %s %s: no valid HTTP reply from %s within %d s (%s)\n", cl->cmd,
-			method, path, cl->gateway_url, timeout_s, strerror(-rc));
+		fprintf(stderr, "%s: %s %s: no valid HTTP reply from %s within %d s (%s)\n",
+			cl->cmd, method, path, cl->gateway_url, timeout_s, strerror(-rc));
 	} else if (resp->status >= 200 && resp->status < 300) {
 		return 0;
 	} else if (*http_error_code(resp)) {
@@ -165,7 +166,8 @@ int cli_check_session_id(const struct cli_client *cl, const char *id)
 	size_t n = strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
 
 	if (n == 0 || n > 32 || id[n]) {
-		fprintf(stderr, "%s: '%s' is not a session id (letters, digits, _ and -, at most 32)\n",
+		fprintf(stderr,
+			"%s: '%s' is not a session id (letters, digits, _ and -, at most 32)\n",
 			cl->cmd, id);
 		return -1;
 	}
@@ -211,12 +213,12 @@ static int set_int(json_t *body, const char *field, const char *opt, const char 
 int cmd_create(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "image", required_argument, 0, 'i' },	  { "template", required_argument, 0, 'T' },
-		{ "url", required_argument, 0, 'u' },	  { "width", required_argument, 0, 'W' },
-		{ "height", required_argument, 0, 'H' },  { "vcpus", required_argument, 0, 'c' },
-		{ "memory", required_argument, 0, 'm' },  { "timeout", required_argument, 0, 't' },
-		{ "wait", no_argument, 0, 'w' },	  CLI_CLIENT_LONGOPTS,
-		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
+		{ "image", required_argument, 0, 'i' },	 { "template", required_argument, 0, 'T' },
+		{ "url", required_argument, 0, 'u' },	 { "width", required_argument, 0, 'W' },
+		{ "height", required_argument, 0, 'H' }, { "vcpus", required_argument, 0, 'c' },
+		{ "memory", required_argument, 0, 'm' }, { "timeout", required_argument, 0, 't' },
+		{ "wait", no_argument, 0, 'w' },	 CLI_CLIENT_LONGOPTS,
+		{ "help", no_argument, 0, 'h' },	 { 0, 0, 0, 0 },
 	};
 	struct cli_client cl = { .cmd = "vitrine create" };
 	json_t *body = json_object(), *st;
@@ -228,16 +230,40 @@ int cmd_create(int argc, char **argv)
 	optind = 1;
 	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'i': json_object_set_new(body, "image", json_string(optarg)); break;
-		case 'T': json_object_set_new(body, "template", json_string(optarg)); break;
-		case 'u': json_object_set_new(body, "url", json_string(optarg)); break;
-		case 'w': wait = true; break;
-		case 'W': rc = set_int(body, "width", "--width", optarg, VMM_MIN_WIDTH, VMM_MAX_WIDTH); break;
-		case 'H': rc = set_int(body, "height", "--height", optarg, VMM_MIN_HEIGHT, VMM_MAX_HEIGHT); break;
-		case 'c': rc = set_int(body, "vcpus", "--vcpus", optarg, 1, VMM_MAX_VCPUS); break;
-		case 'm': rc = set_int(body, "memory_mib", "--memory", optarg, VMM_MIN_MEMORY_MIB, VMM_MAX_MEMORY_MIB); break;
-		case 't': rc = set_int(body, "timeout_s", "--timeout", optarg, 1, INT_MAX); break;
-		case 'h': create_usage(stdout); json_decref(body); return 0;
+		case 'i':
+			json_object_set_new(body, "image", json_string(optarg));
+			break;
+		case 'T':
+			json_object_set_new(body, "template", json_string(optarg));
+			break;
+		case 'u':
+			json_object_set_new(body, "url", json_string(optarg));
+			break;
+		case 'w':
+			wait = true;
+			break;
+		case 'W':
+			rc = set_int(body, "width", "--width", optarg, VMM_MIN_WIDTH,
+				     VMM_MAX_WIDTH);
+			break;
+		case 'H':
+			rc = set_int(body, "height", "--height", optarg, VMM_MIN_HEIGHT,
+				     VMM_MAX_HEIGHT);
+			break;
+		case 'c':
+			rc = set_int(body, "vcpus", "--vcpus", optarg, 1, VMM_MAX_VCPUS);
+			break;
+		case 'm':
+			rc = set_int(body, "memory_mib", "--memory", optarg, VMM_MIN_MEMORY_MIB,
+				     VMM_MAX_MEMORY_MIB);
+			break;
+		case 't':
+			rc = set_int(body, "timeout_s", "--timeout", optarg, 1, INT_MAX);
+			break;
+		case 'h':
+			create_usage(stdout);
+			json_decref(body);
+			return 0;
 		default:
 			if (!cli_client_option(&cl, c, optarg)) {
 				create_usage(stderr);
@@ -249,13 +275,14 @@ int cmd_create(int argc, char **argv)
 		fprintf(stderr, "vitrine create: unexpected argument '%s'\n", argv[optind]);
 		rc = -1;
 	}
-	if (rc < 0 || (rc = cli_client_init(&cl)) != 0 || !(text = json_dumps(body, JSON_COMPACT))) {
+	if (rc < 0 || (rc = cli_client_init(&cl)) != 0 ||
+	    !(text = json_dumps(body, JSON_COMPACT))) {
 		json_decref(body);
 		return rc < 0 ? 2 : rc ? rc : 1;
 	}
 	json_decref(body);
-	rc = cli_client_request(&cl, "POST", wait ? "/v1/sessions?wait=ready" : "/v1/sessions", text,
-				strlen(text), wait ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S, &r);
+	rc = cli_client_request(&cl, "POST", wait ? "/v1/sessions?wait=ready" : "/v1/sessions",
+				text, strlen(text), wait ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S, &r);
 	free(text);
 	if (rc)
 		return rc;
@@ -359,13 +386,15 @@ int cmd_ls(int argc, char **argv)
 		cli_print_json(r.json);
 	} else {
 		printf("%-24s %-9s %-12s %-10s %s\n", "ID", "STATUS", "IMAGE", "SCREEN", "AGE");
-		json_array_foreach(json_object_get(r.json, "sessions"), i, s) {
+		json_array_foreach(json_object_get(r.json, "sessions"), i, s)
+		{
 			char screen[32], age[32];
 
 			snprintf(screen, sizeof(screen), "%lldx%lld",
 				 (long long)json_integer_value(json_object_get(s, "width")),
 				 (long long)json_integer_value(json_object_get(s, "height")));
-			format_age(json_integer_value(json_object_get(s, "age_ms")), age, sizeof(age));
+			format_age(json_integer_value(json_object_get(s, "age_ms")), age,
+				   sizeof(age));
 			printf("%-24s %-9s %-12s %-10s %s\n", field(s, "id"), field(s, "status"),
 			       field(s, "image"), screen, age);
 		}
@@ -380,10 +409,11 @@ int cmd_show(int argc, char **argv)
 	bool wait = false;
 	struct http_resp r;
 	char path[96];
-	int rc = parse_simple(argc, argv, &cl, true,
-			      "usage: vitrine show ID [--wait]\n"
-			      "  --wait              answer once the session is no longer starting\n",
-			      &wait, "wait");
+	int rc = parse_simple(
+		argc, argv, &cl, true,
+		"usage: vitrine show ID [--wait]\n"
+		"  --wait              answer once the session is no longer starting\n",
+		&wait, "wait");
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -414,9 +444,8 @@ int cmd_rm(int argc, char **argv)
 }
 
 /* pause/resume/fork: POST /v1/sessions/ID/WHAT with body, print the answer. */
-static int session_op(int argc, char **argv, const char *cmd, const char *what,
-		      const char *usage, const char *flag_name, const char *body_if_flag,
-		      const char *query_if_flag)
+static int session_op(int argc, char **argv, const char *cmd, const char *what, const char *usage,
+		      const char *flag_name, const char *body_if_flag, const char *query_if_flag)
 {
 	struct cli_client cl = { .cmd = cmd };
 	bool flag = false;
@@ -439,17 +468,18 @@ static int session_op(int argc, char **argv, const char *cmd, const char *what,
 
 int cmd_pause(int argc, char **argv)
 {
-	return session_op(argc, argv, "vitrine pause", "pause",
-			  "usage: vitrine pause ID [--disk]\n"
-			  "  --disk              save the whole guest to disk and stop QEMU (default:\n"
-			  "                      stop it in memory)\n",
-			  "disk", "{\"mode\":\"disk\"}", NULL);
+	return session_op(
+		argc, argv, "vitrine pause", "pause",
+		"usage: vitrine pause ID [--disk]\n"
+		"  --disk              save the whole guest to disk and stop QEMU (default:\n"
+		"                      stop it in memory)\n",
+		"disk", "{\"mode\":\"disk\"}", NULL);
 }
 
 int cmd_resume(int argc, char **argv)
 {
-	return session_op(argc, argv, "vitrine resume", "resume", "usage: vitrine resume ID\n", NULL,
-			  NULL, NULL);
+	return session_op(argc, argv, "vitrine resume", "resume", "usage: vitrine resume ID\n",
+			  NULL, NULL, NULL);
 }
 
 int cmd_fork(int argc, char **argv)

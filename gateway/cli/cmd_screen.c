@@ -61,9 +61,9 @@ static void screenshot_usage(FILE *f)
 int cmd_screenshot(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "output", required_argument, 0, 'o' }, { "format", required_argument, 0, 'f' },
+		{ "output", required_argument, 0, 'o' },  { "format", required_argument, 0, 'f' },
 		{ "quality", required_argument, 0, 'q' }, { "width", required_argument, 0, 'W' },
-		{ "height", required_argument, 0, 'H' }, CLI_CLIENT_LONGOPTS,
+		{ "height", required_argument, 0, 'H' },  CLI_CLIENT_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
 	};
 	struct cli_client cl = { .cmd = "vitrine screenshot" };
@@ -75,18 +75,30 @@ int cmd_screenshot(int argc, char **argv)
 	optind = 1;
 	while (rc == 0 && (c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o': out = optarg; break;
+		case 'o':
+			out = optarg;
+			break;
 		case 'f':
 			format = optarg;
 			if (strcmp(format, "jpeg") && strcmp(format, "png")) {
-				fprintf(stderr, "vitrine screenshot: --format must be jpeg or png, not '%s'\n", format);
+				fprintf(stderr,
+					"vitrine screenshot: --format must be jpeg or png, not '%s'\n",
+					format);
 				rc = -1;
 			}
 			break;
-		case 'q': rc = cli_parse_int("--quality", optarg, 1, 100, &quality); break;
-		case 'W': rc = cli_parse_int("--width", optarg, 1, 16384, &width); break;
-		case 'H': rc = cli_parse_int("--height", optarg, 1, 16384, &height); break;
-		case 'h': screenshot_usage(stdout); return 0;
+		case 'q':
+			rc = cli_parse_int("--quality", optarg, 1, 100, &quality);
+			break;
+		case 'W':
+			rc = cli_parse_int("--width", optarg, 1, 16384, &width);
+			break;
+		case 'H':
+			rc = cli_parse_int("--height", optarg, 1, 16384, &height);
+			break;
+		case 'h':
+			screenshot_usage(stdout);
+			return 0;
 		default:
 			if (!cli_client_option(&cl, c, optarg)) {
 				screenshot_usage(stderr);
@@ -98,7 +110,8 @@ int cmd_screenshot(int argc, char **argv)
 		if (optind == argc)
 			fprintf(stderr, "vitrine screenshot: a session id is required\n");
 		else
-			fprintf(stderr, "vitrine screenshot: unexpected argument '%s'\n", argv[optind + 1]);
+			fprintf(stderr, "vitrine screenshot: unexpected argument '%s'\n",
+				argv[optind + 1]);
 		rc = -1;
 	}
 	if (rc == 0 && !out) {
@@ -111,7 +124,8 @@ int cmd_screenshot(int argc, char **argv)
 		return rc;
 	if (!format)
 		format = format_of_path(out);
-	c = snprintf(path, sizeof(path), "/v1/sessions/%s/screenshot?format=%s", argv[optind], format);
+	c = snprintf(path, sizeof(path), "/v1/sessions/%s/screenshot?format=%s", argv[optind],
+		     format);
 	if (quality)
 		c += snprintf(path + c, sizeof(path) - (size_t)c, "&quality=%d", quality);
 	if (width)
@@ -122,7 +136,8 @@ int cmd_screenshot(int argc, char **argv)
 		return rc;
 	kind = image_size((const unsigned char *)r.body, r.body_len, &w, &h);
 	if (!kind || strcmp(kind, format)) {
-		fprintf(stderr, "vitrine screenshot: the gateway answered %zu bytes that are not a %s image\n",
+		fprintf(stderr,
+			"vitrine screenshot: the gateway answered %zu bytes that are not a %s image\n",
 			r.body_len, format);
 		rc = 1;
 	} else if ((rc = fs_write_file(out, r.body, r.body_len)) < 0) {
@@ -137,11 +152,12 @@ int cmd_screenshot(int argc, char **argv)
 
 static void act_usage(FILE *f)
 {
-	fprintf(f, "usage: vitrine act ID 'ACTION' [--screenshot FILE]\n"
-		   "  ACTION              one action as JSON, in the Anthropic, OpenAI or vitrine\n"
-		   "                      dialect (docs/api.md); - reads it from stdin\n"
-		   "  --screenshot FILE   ask for the settled screenshot and save it (.png or .jpg)\n"
-		   "Prints the gateway's reply as JSON, without the image data.\n" CLI_CLIENT_USAGE);
+	fprintf(f,
+		"usage: vitrine act ID 'ACTION' [--screenshot FILE]\n"
+		"  ACTION              one action as JSON, in the Anthropic, OpenAI or vitrine\n"
+		"                      dialect (docs/api.md); - reads it from stdin\n"
+		"  --screenshot FILE   ask for the settled screenshot and save it (.png or .jpg)\n"
+		"Prints the gateway's reply as JSON, without the image data.\n" CLI_CLIENT_USAGE);
 }
 
 /* Parses the action argument (or stdin for "-") into an object. Returns it,
@@ -152,8 +168,8 @@ static json_t *load_action(const char *arg)
 	json_t *a = strcmp(arg, "-") ? json_loads(arg, 0, &jerr) : json_loadf(stdin, 0, &jerr);
 
 	if (!a) {
-		fprintf(stderr, "vitrine act: the action is not valid JSON: %s (column %d)\n", jerr.text,
-			jerr.column);
+		fprintf(stderr, "vitrine act: the action is not valid JSON: %s (column %d)\n",
+			jerr.text, jerr.column);
 		return NULL;
 	}
 	if (!json_is_object(a)) {
@@ -214,8 +230,10 @@ static int save_screenshot(const json_t *shot, const char *file)
 int cmd_act(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "screenshot", required_argument, 0, 's' }, CLI_CLIENT_LONGOPTS,
-		{ "help", no_argument, 0, 'h' },	     { 0, 0, 0, 0 },
+		{ "screenshot", required_argument, 0, 's' },
+		CLI_CLIENT_LONGOPTS,
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	struct cli_client cl = { .cmd = "vitrine act" };
 	const char *shot_file = NULL;
@@ -240,7 +258,8 @@ int cmd_act(int argc, char **argv)
 		if (argc - optind < 2)
 			fprintf(stderr, "vitrine act: a session id and an action are required\n");
 		else
-			fprintf(stderr, "vitrine act: unexpected argument '%s'\n", argv[optind + 2]);
+			fprintf(stderr, "vitrine act: unexpected argument '%s'\n",
+				argv[optind + 2]);
 		act_usage(stderr);
 		rc = -1;
 	}

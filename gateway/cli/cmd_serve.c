@@ -3,16 +3,16 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "display/encode_pool.h"
+#include "gateway/action/run.h"
+#include "gateway/api/http.h"
+#include "gateway/api/web.h"
 #include "gateway/cli/cli.h"
 #include "gateway/core/gw.h"
 #include "gateway/guest/exec.h"
-#include "gateway/api/http.h"
-#include "gateway/session/job.h"
-#include "gateway/action/run.h"
 #include "gateway/guest/sess_agent.h"
+#include "gateway/session/job.h"
 #include "gateway/session/session.h"
 #include "gateway/session/template_build.h"
-#include "gateway/api/web.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
 
@@ -38,27 +38,28 @@ static void on_stop_signal(int sig)
 
 static void serve_usage(FILE *f)
 {
-	fprintf(f, "usage: vitrine serve [options]\n"
-		   "  --listen HOST:PORT   where to listen (default 127.0.0.1:8080; port 0 picks one)\n"
-		   "  --api-key-file FILE  operator API key (default $VITRINE_HOME/api-key, made if missing)\n"
-		   "  --origins LIST       WebSocket Origin allowlist, comma-separated (default: same host)\n"
-		   "  --max-sessions N     sessions at once (default 8; more get 429)\n"
-		   "  --max-vcpus N        vcpus one session may ask for (default 16)\n"
-		   "  --max-memory-mib N   memory one session may ask for (default 32768)\n"
-		   "  --memory-budget-mib N  guest memory over all sessions (default: no budget;\n"
-		   "                       past it, new sessions get 503)\n"
-		   "  --public-url URL     base of the URLs handed out (default http://HOST:PORT)\n"
-		   "  --web-dir DIR        the web viewer's files (default: BIN/../web, /usr/share/vitrine/web)\n"
-		   "  --audit-log FILE     append audit events (live-view control changes) to FILE\n"
-		   "  --stream-idle-s N    hang up on stream viewers silent this long (default 30)\n"
-		   "  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
-		   "  --egress-map NAME=ADDR  guests reaching NAME (when a session's egress rules\n"
-		   "                       allow it) connect to ADDR, even a private one; repeatable\n"
-		   "  --egress-allow-private  let names resolve to loopback, private and link-local\n"
-		   "                       addresses (default: refused; the gateway's port always is)\n"
-		   "  --demo FILE          start a desktop session showing this HTML page and\n"
-		   "                       print how to drive it\n"
-		   "  --demo-template NAME start the demo session from this template instead\n");
+	fprintf(f,
+		"usage: vitrine serve [options]\n"
+		"  --listen HOST:PORT   where to listen (default 127.0.0.1:8080; port 0 picks one)\n"
+		"  --api-key-file FILE  operator API key (default $VITRINE_HOME/api-key, made if missing)\n"
+		"  --origins LIST       WebSocket Origin allowlist, comma-separated (default: same host)\n"
+		"  --max-sessions N     sessions at once (default 8; more get 429)\n"
+		"  --max-vcpus N        vcpus one session may ask for (default 16)\n"
+		"  --max-memory-mib N   memory one session may ask for (default 32768)\n"
+		"  --memory-budget-mib N  guest memory over all sessions (default: no budget;\n"
+		"                       past it, new sessions get 503)\n"
+		"  --public-url URL     base of the URLs handed out (default http://HOST:PORT)\n"
+		"  --web-dir DIR        the web viewer's files (default: BIN/../web, /usr/share/vitrine/web)\n"
+		"  --audit-log FILE     append audit events (live-view control changes) to FILE\n"
+		"  --stream-idle-s N    hang up on stream viewers silent this long (default 30)\n"
+		"  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
+		"  --egress-map NAME=ADDR  guests reaching NAME (when a session's egress rules\n"
+		"                       allow it) connect to ADDR, even a private one; repeatable\n"
+		"  --egress-allow-private  let names resolve to loopback, private and link-local\n"
+		"                       addresses (default: refused; the gateway's port always is)\n"
+		"  --demo FILE          start a desktop session showing this HTML page and\n"
+		"                       print how to drive it\n"
+		"  --demo-template NAME start the demo session from this template instead\n");
 }
 
 /* Resolves the accelerator once, so no request waits on the KVM probe. */
@@ -73,8 +74,9 @@ static void warm_accel_probe(void)
 		return;
 	vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &a, why, sizeof(why));
 	if (a == VMM_ACCEL_TCG)
-		log_warn("serve", "guests run under TCG (%s): slower, and per QEMU's security docs "
-				  "not a security boundary",
+		log_warn("serve",
+			 "guests run under TCG (%s): slower, and per QEMU's security docs "
+			 "not a security boundary",
 			 why);
 	else
 		log_info("serve", "guests run under KVM");
@@ -122,7 +124,8 @@ static int start_demo(struct gw *gw, const char *page_file, const char *tpl)
 	       "  Playwright: chromium.connectOverCDP('%s/v1/sessions/%s/cdp', {headers: {Authorization: 'Bearer %s'}})\n"
 	       "  control token %s, view token %s\n"
 	       "  watch it live, and take control: %s/web/#s=%s&t=%s\n",
-	       s->id, tpl ? "restored from a template: about a second" : "booting: about 20 s under TCG",
+	       s->id,
+	       tpl ? "restored from a template: about a second" : "booting: about 20 s under TCG",
 	       s->view_token, gw->public_url, s->id, s->control_token, gw->public_url, s->id,
 	       s->control_token, gw->public_url, s->id, gw->public_url, s->id, s->control_token,
 	       s->control_token, s->view_token, gw->public_url, s->id, s->control_token);
@@ -133,15 +136,23 @@ static int start_demo(struct gw *gw, const char *page_file, const char *tpl)
 int cmd_serve(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "listen", required_argument, 0, 'l' },     { "api-key-file", required_argument, 0, 'k' },
-		{ "origins", required_argument, 0, 'o' },    { "max-sessions", required_argument, 0, 'm' },
-		{ "public-url", required_argument, 0, 'u' }, { "help", no_argument, 0, 'h' },
-		{ "demo", required_argument, 0, 'd' },	     { "demo-template", required_argument, 0, 'T' },
-		{ "max-vcpus", required_argument, 0, 'V' }, { "max-memory-mib", required_argument, 0, 'M' },
+		{ "listen", required_argument, 0, 'l' },
+		{ "api-key-file", required_argument, 0, 'k' },
+		{ "origins", required_argument, 0, 'o' },
+		{ "max-sessions", required_argument, 0, 'm' },
+		{ "public-url", required_argument, 0, 'u' },
+		{ "help", no_argument, 0, 'h' },
+		{ "demo", required_argument, 0, 'd' },
+		{ "demo-template", required_argument, 0, 'T' },
+		{ "max-vcpus", required_argument, 0, 'V' },
+		{ "max-memory-mib", required_argument, 0, 'M' },
 		{ "memory-budget-mib", required_argument, 0, 'B' },
-		{ "web-dir", required_argument, 0, 'w' },    { "audit-log", required_argument, 0, 'a' },
-		{ "stream-idle-s", required_argument, 0, 'i' }, { "vnc-listen", required_argument, 0, 'X' },
-		{ "egress-map", required_argument, 0, 'E' }, { "egress-allow-private", no_argument, 0, 'P' },
+		{ "web-dir", required_argument, 0, 'w' },
+		{ "audit-log", required_argument, 0, 'a' },
+		{ "stream-idle-s", required_argument, 0, 'i' },
+		{ "vnc-listen", required_argument, 0, 'X' },
+		{ "egress-map", required_argument, 0, 'E' },
+		{ "egress-allow-private", no_argument, 0, 'P' },
 		{ 0, 0, 0, 0 },
 	};
 	static const struct lws_protocols protocols[] = {
@@ -162,28 +173,50 @@ int cmd_serve(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'l': listen = optarg; break;
-		case 'k': snprintf(keyfile, sizeof(keyfile), "%s", optarg); break;
-		case 'o': snprintf(gw.origins, sizeof(gw.origins), "%s", optarg); break;
-		case 'u': public_url = optarg; break;
-		case 'd': demo_page = optarg; break;
-		case 'w': web_dir = optarg; break;
-		case 'a': snprintf(gw.audit_path, sizeof(gw.audit_path), "%s", optarg); break;
-		case 'X': snprintf(gw.vnc_listen, sizeof(gw.vnc_listen), "%s", optarg); break;
+		case 'l':
+			listen = optarg;
+			break;
+		case 'k':
+			snprintf(keyfile, sizeof(keyfile), "%s", optarg);
+			break;
+		case 'o':
+			snprintf(gw.origins, sizeof(gw.origins), "%s", optarg);
+			break;
+		case 'u':
+			public_url = optarg;
+			break;
+		case 'd':
+			demo_page = optarg;
+			break;
+		case 'w':
+			web_dir = optarg;
+			break;
+		case 'a':
+			snprintf(gw.audit_path, sizeof(gw.audit_path), "%s", optarg);
+			break;
+		case 'X':
+			snprintf(gw.vnc_listen, sizeof(gw.vnc_listen), "%s", optarg);
+			break;
 		case 'i':
-			if (cli_parse_int("--stream-idle-s", optarg, 1, 3600, &gw.stream_idle_s) < 0)
+			if (cli_parse_int("--stream-idle-s", optarg, 1, 3600, &gw.stream_idle_s) <
+			    0)
 				return 2;
 			break;
-		case 'T': demo_template = optarg; break;
+		case 'T':
+			demo_template = optarg;
+			break;
 		case 'E':
 			if (egress_config_add_map(&gw.egress_cfg, optarg, err, sizeof(err)) < 0) {
 				fprintf(stderr, "vitrine serve: %s\n", err);
 				return 2;
 			}
 			break;
-		case 'P': gw.egress_cfg.allow_private = true; break;
+		case 'P':
+			gw.egress_cfg.allow_private = true;
+			break;
 		case 'V':
-			if (cli_parse_int("--max-vcpus", optarg, 1, VMM_MAX_VCPUS, &gw.max_vcpus) < 0)
+			if (cli_parse_int("--max-vcpus", optarg, 1, VMM_MAX_VCPUS, &gw.max_vcpus) <
+			    0)
 				return 2;
 			break;
 		case 'M':
@@ -192,16 +225,20 @@ int cmd_serve(int argc, char **argv)
 				return 2;
 			break;
 		case 'B':
-			if (cli_parse_int("--memory-budget-mib", optarg, VMM_MIN_MEMORY_MIB, 1 << 24,
-					  &gw.memory_budget_mib) < 0)
+			if (cli_parse_int("--memory-budget-mib", optarg, VMM_MIN_MEMORY_MIB,
+					  1 << 24, &gw.memory_budget_mib) < 0)
 				return 2;
 			break;
 		case 'm':
 			if (cli_parse_int("--max-sessions", optarg, 1, 256, &gw.max_sessions) < 0)
 				return 2;
 			break;
-		case 'h': serve_usage(stdout); return 0;
-		default: serve_usage(stderr); return 2;
+		case 'h':
+			serve_usage(stdout);
+			return 0;
+		default:
+			serve_usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc) {
@@ -216,7 +253,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
 	if (!keyfile[0])
-		snprintf(keyfile, sizeof(keyfile), "%s/api-key", home && *home ? home : "/var/lib/vitrine");
+		snprintf(keyfile, sizeof(keyfile), "%s/api-key",
+			 home && *home ? home : "/var/lib/vitrine");
 	if (auth_load_or_create_key(keyfile, gw.operator_key, sizeof(gw.operator_key), err,
 				    sizeof(err)) < 0) {
 		fprintf(stderr, "vitrine serve: %s\n", err);
@@ -241,7 +279,8 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vitrine serve: cannot listen on %s\n", listen);
 		return 1;
 	}
-	if (encode_pool_create(ENCODE_THREADS, ENCODE_MAX_JOBS, wake_loop, gw.ctx, &gw.encoders) < 0) {
+	if (encode_pool_create(ENCODE_THREADS, ENCODE_MAX_JOBS, wake_loop, gw.ctx, &gw.encoders) <
+	    0) {
 		fprintf(stderr, "vitrine serve: cannot start the encoder threads\n");
 		lws_context_destroy(gw.ctx);
 		return 1;

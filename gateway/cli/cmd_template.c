@@ -20,31 +20,38 @@
 
 static void template_usage(FILE *f)
 {
-	fprintf(f, "usage: vitrine template create NAME --image IMAGE [--url URL | --page FILE]\n"
-		   "                                [--width N] [--height N] [--vcpus N] [--memory MIB]\n"
-		   "                                [--timeout S] [--settle S] [--unless-current]\n"
-		   "       vitrine template ls\n"
-		   "       vitrine template rm NAME\n"
-		   "Templates live in $VITRINE_HOME/templates/NAME. create boots IMAGE, waits\n"
-		   "until it is ready (plus --settle seconds, default 2) and saves its state;\n"
-		   "`vitrine boot --template NAME` then starts a guest from it. --unless-current\n"
-		   "keeps an existing template made from the current build of IMAGE (and\n"
-		   "replaces a stale one). `vitrine serve` sessions use {\"template\": NAME}.\n");
+	fprintf(f,
+		"usage: vitrine template create NAME --image IMAGE [--url URL | --page FILE]\n"
+		"                                [--width N] [--height N] [--vcpus N] [--memory MIB]\n"
+		"                                [--timeout S] [--settle S] [--unless-current]\n"
+		"       vitrine template ls\n"
+		"       vitrine template rm NAME\n"
+		"Templates live in $VITRINE_HOME/templates/NAME. create boots IMAGE, waits\n"
+		"until it is ready (plus --settle seconds, default 2) and saves its state;\n"
+		"`vitrine boot --template NAME` then starts a guest from it. --unless-current\n"
+		"keeps an existing template made from the current build of IMAGE (and\n"
+		"replaces a stale one). `vitrine serve` sessions use {\"template\": NAME}.\n");
 }
 
 static int template_create(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "image", required_argument, 0, 'i' },	 { "url", required_argument, 0, 'u' },
-		{ "page", required_argument, 0, 'p' },	 { "width", required_argument, 0, 'W' },
-		{ "height", required_argument, 0, 'H' }, { "vcpus", required_argument, 0, 'c' },
-		{ "memory", required_argument, 0, 'm' }, { "timeout", required_argument, 0, 't' },
-		{ "settle", required_argument, 0, 's' }, { "unless-current", no_argument, 0, 'U' },
+		{ "image", required_argument, 0, 'i' },
+		{ "url", required_argument, 0, 'u' },
+		{ "page", required_argument, 0, 'p' },
+		{ "width", required_argument, 0, 'W' },
+		{ "height", required_argument, 0, 'H' },
+		{ "vcpus", required_argument, 0, 'c' },
+		{ "memory", required_argument, 0, 'm' },
+		{ "timeout", required_argument, 0, 't' },
+		{ "settle", required_argument, 0, 's' },
+		{ "unless-current", no_argument, 0, 'U' },
 		{ 0, 0, 0, 0 },
 	};
 	bool unless_current = false;
-	struct vmm_template_params p = { .width = 1280, .height = 800, .vcpus = 2,
-					 .timeout_s = 180, .settle_s = 2 };
+	struct vmm_template_params p = {
+		.width = 1280, .height = 800, .vcpus = 2, .timeout_s = 180, .settle_s = 2
+	};
 	const char *name;
 	char err[2048];
 	int64_t t0 = fs_now_ms();
@@ -53,16 +60,39 @@ static int template_create(int argc, char **argv)
 	optind = 1;
 	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'i': p.image = optarg; break;
-		case 'u': p.url = optarg; break;
-		case 'p': p.page_file = optarg; break;
-		case 'W': rc = cli_parse_int("--width", optarg, VMM_MIN_WIDTH, VMM_MAX_WIDTH, &p.width); break;
-		case 'H': rc = cli_parse_int("--height", optarg, VMM_MIN_HEIGHT, VMM_MAX_HEIGHT, &p.height); break;
-		case 'c': rc = cli_parse_int("--vcpus", optarg, 1, VMM_MAX_VCPUS, &p.vcpus); break;
-		case 'm': rc = cli_parse_int("--memory", optarg, VMM_MIN_MEMORY_MIB, VMM_MAX_MEMORY_MIB, &p.memory_mib); break;
-		case 't': rc = cli_parse_int("--timeout", optarg, 1, 3600, &p.timeout_s); break;
-		case 's': rc = cli_parse_int("--settle", optarg, 0, 600, &p.settle_s); break;
-		case 'U': unless_current = true; break;
+		case 'i':
+			p.image = optarg;
+			break;
+		case 'u':
+			p.url = optarg;
+			break;
+		case 'p':
+			p.page_file = optarg;
+			break;
+		case 'W':
+			rc = cli_parse_int("--width", optarg, VMM_MIN_WIDTH, VMM_MAX_WIDTH,
+					   &p.width);
+			break;
+		case 'H':
+			rc = cli_parse_int("--height", optarg, VMM_MIN_HEIGHT, VMM_MAX_HEIGHT,
+					   &p.height);
+			break;
+		case 'c':
+			rc = cli_parse_int("--vcpus", optarg, 1, VMM_MAX_VCPUS, &p.vcpus);
+			break;
+		case 'm':
+			rc = cli_parse_int("--memory", optarg, VMM_MIN_MEMORY_MIB,
+					   VMM_MAX_MEMORY_MIB, &p.memory_mib);
+			break;
+		case 't':
+			rc = cli_parse_int("--timeout", optarg, 1, 3600, &p.timeout_s);
+			break;
+		case 's':
+			rc = cli_parse_int("--settle", optarg, 0, 600, &p.settle_s);
+			break;
+		case 'U':
+			unless_current = true;
+			break;
 		default:
 			template_usage(stderr);
 			return 2;
@@ -169,8 +199,10 @@ int cmd_template(int argc, char **argv)
 static int boot_from_template(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "template", required_argument, 0, 'T' }, { "screenshot", required_argument, 0, 's' },
-		{ "hold", required_argument, 0, 'h' },	   { "json", no_argument, 0, 'j' },
+		{ "template", required_argument, 0, 'T' },
+		{ "screenshot", required_argument, 0, 's' },
+		{ "hold", required_argument, 0, 'h' },
+		{ "json", no_argument, 0, 'j' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *name = NULL, *shot = NULL, *dot;
@@ -186,13 +218,22 @@ static int boot_from_template(int argc, char **argv)
 	optind = 1;
 	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'T': name = optarg; break;
-		case 's': shot = optarg; break;
-		case 'j': json = true; break;
-		case 'h': rc = cli_parse_int("--hold", optarg, 0, 86400, &hold_s); break;
+		case 'T':
+			name = optarg;
+			break;
+		case 's':
+			shot = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			rc = cli_parse_int("--hold", optarg, 0, 86400, &hold_s);
+			break;
 		default:
-			fprintf(stderr, "usage: vitrine boot --template NAME [--screenshot FILE.png|.ppm] "
-					"[--hold S] [--json]\n");
+			fprintf(stderr,
+				"usage: vitrine boot --template NAME [--screenshot FILE.png|.ppm] "
+				"[--hold S] [--json]\n");
 			return 2;
 		}
 	}
@@ -221,11 +262,13 @@ static int boot_from_template(int argc, char **argv)
 	/* As the gateway does: clock, warm-up (only guests with an agent can
 	 * have their clock set). */
 	{
-		struct guest_prep prep = { .has_agent = t.has_disk, .set_clock = t.has_disk,
+		struct guest_prep prep = { .has_agent = t.has_disk,
+					   .set_clock = t.has_disk,
 					   .warm = true };
 
 		if (guest_prep_run(vm, &prep, err, sizeof(err)) < 0)
-			log_warn("boot", "guest not prepared (its clock shows the template's time): %s",
+			log_warn("boot",
+				 "guest not prepared (its clock shows the template's time): %s",
 				 err);
 	}
 	if (shot) {
@@ -240,9 +283,10 @@ static int boot_from_template(int argc, char **argv)
 			rc = vmm_vm_service(vm, 200, err, sizeof(err));
 	}
 	if (json) {
-		json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:b}", "template", name, "started_ms",
-				      (json_int_t)tm.started_ms, "loaded_ms", (json_int_t)tm.loaded_ms,
-				      "running_ms", (json_int_t)tm.running_ms, "screenshot_ms",
+		json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:b}", "template", name,
+				      "started_ms", (json_int_t)tm.started_ms, "loaded_ms",
+				      (json_int_t)tm.loaded_ms, "running_ms",
+				      (json_int_t)tm.running_ms, "screenshot_ms",
 				      (json_int_t)shot_ms, "ok", rc == 0);
 		char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 
@@ -250,10 +294,10 @@ static int boot_from_template(int argc, char **argv)
 			puts(text);
 		free(text);
 		json_decref(j);
-	}
-	else
-		printf("restored %s: QEMU up %lld ms, state loaded %lld ms, running %lld ms\n", name,
-		       (long long)tm.started_ms, (long long)tm.loaded_ms, (long long)tm.running_ms);
+	} else
+		printf("restored %s: QEMU up %lld ms, state loaded %lld ms, running %lld ms\n",
+		       name, (long long)tm.started_ms, (long long)tm.loaded_ms,
+		       (long long)tm.running_ms);
 	if (rc < 0)
 		fprintf(stderr, "vitrine boot: %s: %s\n", name, err);
 	vmm_vm_destroy(vm);

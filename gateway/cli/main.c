@@ -23,8 +23,8 @@ int cli_parse_int(const char *opt, const char *s, int min, int max, int *out)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max) {
-		fprintf(stderr, "vitrine: %s must be a whole number in %d..%d, not '%s'\n", opt, min,
-			max, s);
+		fprintf(stderr, "vitrine: %s must be a whole number in %d..%d, not '%s'\n", opt,
+			min, max, s);
 		return -1;
 	}
 	*out = (int)v;
@@ -37,7 +37,8 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "serve", cmd_serve, "run the gateway: HTTP API for sessions (see docs/api.md)" },
-	{ "boot", cmd_boot_any, "boot a guest image (or --template NAME), wait until ready, optionally screenshot it" },
+	{ "boot", cmd_boot_any,
+	  "boot a guest image (or --template NAME), wait until ready, optionally screenshot it" },
 	{ "template", cmd_template, "make, list and remove templates (saved ready guests)" },
 	{ "accel", cmd_accel, "show which accelerator guests would use, and why" },
 	{ "gc", cmd_gc, "remove run dirs left behind by killed vitrine processes" },

@@ -108,8 +108,7 @@ bool auth_origin_allowed(const char *origin, const char *allowlist)
 	return false;
 }
 
-int auth_load_or_create_key(const char *path, char *key, size_t keylen, char *err,
-			    size_t errlen)
+int auth_load_or_create_key(const char *path, char *key, size_t keylen, char *err, size_t errlen)
 {
 	char *text = NULL, fresh[AUTH_TOKEN_LEN + 2];
 	int rc, fd;

@@ -37,7 +37,6 @@ bool auth_origin_allowed(const char *origin, const char *allowlist);
 
 /* Loads the operator key from path, creating it (0600, a fresh token) when
  * missing. Returns 0 or -errno with a reason in err. */
-int auth_load_or_create_key(const char *path, char *key, size_t keylen, char *err,
-			    size_t errlen);
+int auth_load_or_create_key(const char *path, char *key, size_t keylen, char *err, size_t errlen);
 
 #endif

@@ -89,7 +89,8 @@ int egress_config_add_map(struct egress_config *cfg, const char *arg, char *err,
 			a6->sin6_family = AF_INET6;
 			m->len = sizeof(*a6);
 		} else {
-			snprintf(err, errlen, "--egress-map %s: '%s' is not an IP address", m->name, eq + 1);
+			snprintf(err, errlen, "--egress-map %s: '%s' is not an IP address", m->name,
+				 eq + 1);
 			return -EINVAL;
 		}
 	}
@@ -222,7 +223,8 @@ static void refuse(struct conn *c, int status, enum egress_reason why)
 	c->entry.allowed = false;
 	c->entry.reason = why;
 	egress_log_update(c->e->log, c->seq, &c->entry);
-	log_info("egress", "refused %s:%d (%s)", c->entry.host, c->entry.port, egress_reason_name(why));
+	log_info("egress", "refused %s:%d (%s)", c->entry.host, c->entry.port,
+		 egress_reason_name(why));
 	agent_chan_send(c->l, c->chan, AGENT_DATA, 0, reply, strlen(reply));
 	agent_chan_send(c->l, c->chan, AGENT_EOF, 0, NULL, 0);
 }
@@ -255,7 +257,8 @@ static bool is_own_address(const struct sockaddr *sa)
 /* Connects to sa:port within timeout_ms. A socket or -errno. */
 static int connect_to(struct sockaddr_storage *ss, socklen_t len, int port, int timeout_ms)
 {
-	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1, soerr = 0;
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1,
+	    soerr = 0;
 	socklen_t sl = sizeof(soerr);
 	struct pollfd p;
 
@@ -334,8 +337,10 @@ static void *connect_thread(void *arg)
 	for (int i = 0; i < n && fd < 0; i++) {
 		enum egress_addr_class cls = egress_addr_classify((struct sockaddr *)&addrs[i]);
 
-		egress_addr_format((struct sockaddr *)&addrs[i], c->entry.address, sizeof(c->entry.address));
-		if (c->req.port == cfg->gateway_port && is_own_address((struct sockaddr *)&addrs[i])) {
+		egress_addr_format((struct sockaddr *)&addrs[i], c->entry.address,
+				   sizeof(c->entry.address));
+		if (c->req.port == cfg->gateway_port &&
+		    is_own_address((struct sockaddr *)&addrs[i])) {
 			why = EGRESS_REASON_GATEWAY_PORT;
 			continue;
 		}
@@ -345,7 +350,8 @@ static void *connect_thread(void *arg)
 		}
 		fd = connect_to(&addrs[i], lens[i], c->req.port, cfg->connect_timeout_ms);
 		if (fd < 0)
-			why = fd == -ETIMEDOUT ? EGRESS_REASON_TIMEOUT : EGRESS_REASON_CONNECT_FAILED;
+			why = fd == -ETIMEDOUT ? EGRESS_REASON_TIMEOUT
+					       : EGRESS_REASON_CONNECT_FAILED;
 	}
 	pthread_mutex_lock(&c->mu);
 	if (fd < 0) {
@@ -389,7 +395,8 @@ static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 		return;
 	}
 	agent_chan_ack(c->l, c->chan, n);
-	if (c->state == CONN_REFUSED || bytebuf_append(&c->head, p, n) < 0 || c->state != CONN_HEAD) {
+	if (c->state == CONN_REFUSED || bytebuf_append(&c->head, p, n) < 0 ||
+	    c->state != CONN_HEAD) {
 		pthread_mutex_unlock(&c->mu);
 		return;
 	}
@@ -445,7 +452,8 @@ static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 	if (c->seq) {
 		/* what went through: after the request head, both ways */
 		c->entry.bytes_up = c->state == CONN_RELAYING && in > c->req.head_len
-					    ? in - c->req.head_len : 0;
+					    ? in - c->req.head_len
+					    : 0;
 		c->entry.bytes_down = c->state == CONN_RELAYING ? out : 0;
 		c->entry.duration_ms = fs_now_ms() - c->t0;
 		c->entry.ended = true;

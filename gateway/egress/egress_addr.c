@@ -16,7 +16,7 @@ static bool in4(uint32_t a, uint32_t prefix, int bits)
 	return (a & mask) == (prefix & mask);
 }
 
-#define IP4(a, b, c, d) \
+#define IP4(a, b, c, d)                                                                            \
 	((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 
 static enum egress_addr_class classify4(uint32_t a)

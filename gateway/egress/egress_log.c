@@ -155,8 +155,9 @@ static json_t *entry_json(const struct egress_log_entry *e)
 			 (json_int_t)e->seq, "start_ms", (json_int_t)e->start_ms, "host", host,
 			 "port", e->port, "address", address, "verdict",
 			 e->allowed ? "allowed" : "denied", "reason", egress_reason_name(e->reason),
-			 "bytes_up", (json_int_t)e->bytes_up, "bytes_down", (json_int_t)e->bytes_down,
-			 "duration_ms", (json_int_t)e->duration_ms, "ended", e->ended);
+			 "bytes_up", (json_int_t)e->bytes_up, "bytes_down",
+			 (json_int_t)e->bytes_down, "duration_ms", (json_int_t)e->duration_ms,
+			 "ended", e->ended);
 }
 
 json_t *egress_log_json(struct egress_log *l, uint64_t after, size_t limit)

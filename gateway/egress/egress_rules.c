@@ -147,7 +147,8 @@ static int parse_entry(const json_t *v, size_t i, struct egress_rule *rule, char
 			rule->port = (int)port;
 		} else {
 			snprintf(err, errlen,
-				 "egress.allow[%zu]: '%.80s' has a bad port (1..65535 or '*')", i, s);
+				 "egress.allow[%zu]: '%.80s' has a bad port (1..65535 or '*')", i,
+				 s);
 			return -EINVAL;
 		}
 	}
@@ -173,10 +174,12 @@ int egress_rules_parse(const json_t *egress, struct egress_rules **out, char *er
 	*out = NULL;
 	if (egress && !json_is_null(egress)) {
 		if (!json_is_object(egress)) {
-			snprintf(err, errlen, "egress must be an object {\"allow\": [...]} or null");
+			snprintf(err, errlen,
+				 "egress must be an object {\"allow\": [...]} or null");
 			return -EINVAL;
 		}
-		json_object_foreach((json_t *)egress, key, v) {
+		json_object_foreach((json_t *)egress, key, v)
+		{
 			if (strcmp(key, "allow")) {
 				snprintf(err, errlen, "egress: unknown field '%.64s'", key);
 				return -EINVAL;

@@ -105,7 +105,7 @@ static int parse_authority(struct span a, bool need_port, struct proxy_req *out)
 
 static bool known_method(struct span m)
 {
-	static const char *const methods[] = { "GET",	  "HEAD",    "POST",  "PUT",
+	static const char *const methods[] = { "GET",	 "HEAD",    "POST",  "PUT",
 					       "DELETE", "OPTIONS", "PATCH", "CONNECT" };
 
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
@@ -173,7 +173,8 @@ static long head_end(const char *buf, size_t len)
 
 int proxy_req_parse(const char *buf, size_t len, struct proxy_req *out)
 {
-	struct span head, line, method, target, version, path = { NULL, 0 }, authority = { NULL, 0 };
+	struct span head, line, method, target, version, path = { NULL, 0 },
+							 authority = { NULL, 0 };
 	long end = head_end(buf, len);
 	size_t cap, n = 0;
 	bool found;

@@ -56,7 +56,8 @@ static int strings(json_t *a, const char *prefix, struct strv *v)
 
 	if (!json_is_array(a) || json_array_size(a) > EXEC_MAX_ARGS)
 		return -EINVAL;
-	json_array_foreach(a, i, s) {
+	json_array_foreach(a, i, s)
+	{
 		if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s))
 			return -EINVAL;
 		strv_pushf(v, "%s%s", prefix, json_string_value(s));
@@ -82,8 +83,8 @@ static void default_env(struct strv *env, bool root_user)
 
 struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
 {
-	static const char *known[] = { "cmd", "args", "env", "cwd", "timeout", "stdin", "stdin_b64",
-				       "user" };
+	static const char *known[] = { "cmd",	  "args",  "env",	"cwd",
+				       "timeout", "stdin", "stdin_b64", "user" };
 	json_t *root = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, NULL), *v;
 	const char *key, *cmd, *cwd = NULL, *user = "vitrine";
 	struct exec_job *j = calloc(1, sizeof(*j));
@@ -100,7 +101,8 @@ struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
 		api_error_set(e, 400, "invalid_json", "the body must be a JSON object");
 		goto bad;
 	}
-	json_object_foreach(root, key, v) {
+	json_object_foreach(root, key, v)
+	{
 		bool ok = false;
 
 		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -124,7 +126,8 @@ struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
 		goto bad;
 	}
 	root_user = !strcmp(user, "root");
-	if ((v = json_object_get(root, "cwd")) && (!(cwd = json_string_value(v)) || cwd[0] != '/')) {
+	if ((v = json_object_get(root, "cwd")) &&
+	    (!(cwd = json_string_value(v)) || cwd[0] != '/')) {
 		fail(e, "cwd must be an absolute path");
 		goto bad;
 	}
@@ -150,7 +153,8 @@ struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
 		const char *b = json_string_value(v);
 
 		j->in = b ? malloc(strlen(b) + 1) : NULL;
-		if (!b || !j->in || base64_decode(b, strlen(b), j->in, strlen(b) + 1, &j->in_len) < 0) {
+		if (!b || !j->in ||
+		    base64_decode(b, strlen(b), j->in, strlen(b) + 1, &j->in_len) < 0) {
 			fail(e, "stdin_b64 must be base64");
 			goto bad;
 		}
@@ -169,7 +173,8 @@ struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
 			fail(e, "env must be an object of strings");
 			goto bad;
 		}
-		json_object_foreach(v, k, val) {
+		json_object_foreach(v, k, val)
+		{
 			if (!json_is_string(val) || !*k || strchr(k, '=') ||
 			    strlen(json_string_value(val)) != json_string_length(val)) {
 				fail(e, "env must be an object of strings with names without '='");
@@ -293,9 +298,14 @@ static void *exec_thread(void *arg)
 		snprintf(j->err, sizeof(j->err), "the guest agent is not connected");
 	} else {
 		struct agent_exec_spec spec = {
-			.argv = exec_argv(j), .env = exec_env(j), .cwd = j->cwd,
-			.uid = j->root ? -1 : EXEC_DESKTOP_UID, .gid = j->root ? -1 : EXEC_DESKTOP_UID,
-			.in = j->in, .in_len = j->in_len, .timeout_ms = j->timeout_ms,
+			.argv = exec_argv(j),
+			.env = exec_env(j),
+			.cwd = j->cwd,
+			.uid = j->root ? -1 : EXEC_DESKTOP_UID,
+			.gid = j->root ? -1 : EXEC_DESKTOP_UID,
+			.in = j->in,
+			.in_len = j->in_len,
+			.timeout_ms = j->timeout_ms,
 			.max_output = GUEST_MAX_OUTPUT,
 		};
 
@@ -404,7 +414,8 @@ json_t *exec_answer(struct exec_job *j, int *status)
 
 	if (j->rc < 0) {
 		*status = j->rc == -EREMOTEIO ? 502 : j->rc == -EINVAL ? 400 : 503;
-		return api_error_json(j->rc == -EREMOTEIO ? "exec_failed" : "agent_unavailable", j->err);
+		return api_error_json(j->rc == -EREMOTEIO ? "exec_failed" : "agent_unavailable",
+				      j->err);
 	}
 	*status = 200;
 	o = json_pack("{s:b, s:I}", "timed_out", j->res.timed_out, "elapsed_ms",
@@ -421,6 +432,7 @@ json_t *exec_answer(struct exec_job *j, int *status)
 	}
 	put_output(o, "stdout", j->res.out, j->res.out_len);
 	put_output(o, "stderr", j->res.err, j->res.err_len);
-	json_object_set_new(o, "truncated", json_boolean(j->res.out_truncated || j->res.err_truncated));
+	json_object_set_new(o, "truncated",
+			    json_boolean(j->res.out_truncated || j->res.err_truncated));
 	return o;
 }

@@ -15,7 +15,8 @@ int64_t events_add(struct event_log *l, const char *type, json_t *data)
 	if (!e || json_object_set_new(e, "seq", json_integer(seq)) < 0 ||
 	    json_object_set_new(e, "type", json_string(type)) < 0 ||
 	    json_object_set_new(e, "at_ms",
-				json_integer((json_int_t)now.tv_sec * 1000 + now.tv_nsec / 1000000)) < 0) {
+				json_integer((json_int_t)now.tv_sec * 1000 +
+					     now.tv_nsec / 1000000)) < 0) {
 		json_decref(e);
 		return 0;
 	}

@@ -259,7 +259,9 @@ static void do_resume_memory(struct job *j)
 static void do_restore(struct job *j)
 {
 	struct vmm_vm_opts opts = { 0 };
-	struct guest_prep prep = { .set_clock = j->has_agent, .warm = true, .keep_agent = &j->agent };
+	struct guest_prep prep = { .set_clock = j->has_agent,
+				   .warm = true,
+				   .keep_agent = &j->agent };
 
 	j->rc = vmm_template_restore(&j->tpl, &opts, &j->vm, NULL, j->err, sizeof(j->err));
 	if (j->rc < 0)
@@ -287,7 +289,8 @@ static void do_pause(struct job *j)
 static void do_resume(struct job *j)
 {
 	struct vmm_vm_opts opts = { 0 };
-	struct guest_prep prep = { .set_clock = j->has_agent, .has_agent = j->has_agent,
+	struct guest_prep prep = { .set_clock = j->has_agent,
+				   .has_agent = j->has_agent,
 				   .keep_agent = &j->agent };
 
 	j->rc = vmm_checkpoint_restore(j->ckpt, &opts, &j->vm, j->err, sizeof(j->err));
@@ -307,8 +310,8 @@ static void do_fork(struct job *j)
 
 	j->rc = vmm_checkpoint_dir_new(NULL, j->ckpt, j->err, sizeof(j->err));
 	if (j->rc == 0)
-		j->rc = vmm_checkpoint_save(j->vm, j->ckpt, VMM_CKPT_KEEP_RUNNING, &j->bytes, j->err,
-					    sizeof(j->err));
+		j->rc = vmm_checkpoint_save(j->vm, j->ckpt, VMM_CKPT_KEEP_RUNNING, &j->bytes,
+					    j->err, sizeof(j->err));
 	if (j->rc == 0)
 		j->rc = vmm_checkpoint_restore(j->ckpt, &opts, &j->child, j->err, sizeof(j->err));
 	if (j->rc == 0)

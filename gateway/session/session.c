@@ -124,10 +124,11 @@ void sess_set_state(struct sess *s, enum sess_state st)
 	if (s->state == st)
 		return;
 	s->state = st;
-	sess_event(s, "state", json_pack("{s:s, s:s*}", "status", sess_state_name(st), "paused",
-					 st != SESS_PAUSED		   ? NULL
-					 : s->pause == SESS_PAUSE_DISK ? "disk"
-								       : "memory"));
+	sess_event(s, "state",
+		   json_pack("{s:s, s:s*}", "status", sess_state_name(st), "paused",
+			     st != SESS_PAUSED		   ? NULL
+			     : s->pause == SESS_PAUSE_DISK ? "disk"
+							   : "memory"));
 }
 
 void sess_stop_guest(struct sess *s, const char *why)
@@ -228,16 +229,18 @@ static bool check_expiry(struct sess *s)
 	}
 	if (!s->warned) {
 		s->warned = true;
-		sess_event(s, "expiring", json_pack("{s:s, s:I, s:s}", "reason", which, "in_ms",
-						    (json_int_t)(d - now), "action",
-						    s->req.expire_pause ? "pause" : "kill"));
+		sess_event(s, "expiring",
+			   json_pack("{s:s, s:I, s:s}", "reason", which, "in_ms",
+				     (json_int_t)(d - now), "action",
+				     s->req.expire_pause ? "pause" : "kill"));
 	}
 	if (now < d)
 		return false;
 	if (s->req.expire_pause && s->state != SESS_PAUSED) {
 		log_info("session", "%s reached its %s: pausing to disk", s->id, which);
 		s->expires_ms = 0; /* spent: a resumed session lives on */
-		sess_event(s, "expired", json_pack("{s:s, s:s}", "reason", which, "action", "pause"));
+		sess_event(s, "expired",
+			   json_pack("{s:s, s:s}", "reason", which, "action", "pause"));
 		if (s->state == SESS_READY && sess_pause(s, SESS_PAUSE_DISK, &e) < 0)
 			log_warn("session", "%s: expiry pause failed: %s", s->id, e.message);
 		return false;
@@ -278,8 +281,7 @@ again:
 
 /* Starts restoring the template req->image as a job: the session is ready
  * once the clone runs and is prepared. Returns 0 or -errno with *e. */
-static int restore_template(struct sess *s, const struct session_request *req,
-			    struct api_error *e)
+static int restore_template(struct sess *s, const struct session_request *req, struct api_error *e)
 {
 	char err[2048];
 	struct job *j = job_new(JOB_RESTORE, s->gw->ctx);
@@ -290,7 +292,10 @@ static int restore_template(struct sess *s, const struct session_request *req,
 	rc = vmm_template_load(req->image, &j->tpl, err, sizeof(err));
 	if (rc < 0) {
 		job_free(j);
-		api_error_set(e, rc == -ENOENT ? 404 : rc == -ESTALE ? 409 : 500,
+		api_error_set(e,
+			      rc == -ENOENT   ? 404
+			      : rc == -ESTALE ? 409
+					      : 500,
 			      rc == -ENOENT   ? "unknown_template"
 			      : rc == -ESTALE ? "template_stale"
 					      : "internal",
@@ -302,14 +307,16 @@ static int restore_template(struct sess *s, const struct session_request *req,
 	    (req->vcpus && req->vcpus != j->tpl.vcpus) ||
 	    (req->memory_mib && req->memory_mib != j->tpl.memory_mib) || req->page) {
 		job_free(j);
-		return api_error_set(e, 400, "invalid_argument",
-				     "a template fixes screen, vcpus, memory and page; give none of them");
+		return api_error_set(
+			e, 400, "invalid_argument",
+			"a template fixes screen, vcpus, memory and page; give none of them");
 	}
 	if (!strncmp(req->url, "data:", 5)) {
 		job_free(j);
 		/* Chromium does not let a page script open a data: URL. */
-		return api_error_set(e, 400, "invalid_argument",
-				     "a restored session cannot be sent to a data: url; use a page");
+		return api_error_set(
+			e, 400, "invalid_argument",
+			"a restored session cannot be sent to a data: url; use a page");
 	}
 	if (req->url[0] && !j->tpl.has_disk) {
 		job_free(j);
@@ -348,8 +355,8 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 	int rc = vmm_image_load(req->image, &s->image, err, sizeof(err));
 
 	if (rc < 0) {
-		api_error_set(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_image" : "internal",
-			      err);
+		api_error_set(e, rc == -ENOENT ? 404 : 500,
+			      rc == -ENOENT ? "unknown_image" : "internal", err);
 		return rc;
 	}
 	if (!(j = job_new(JOB_BOOT, s->gw->ctx)))
@@ -411,7 +418,8 @@ struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct
 	struct sess *s;
 
 	if (gw->n_sessions >= gw->max_sessions) {
-		api_error_set(e, 429, "too_many_sessions", "the gateway runs its maximum of sessions");
+		api_error_set(e, 429, "too_many_sessions",
+			      "the gateway runs its maximum of sessions");
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
@@ -421,8 +429,8 @@ struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct
 		api_error_set(e, 500, "internal", "out of memory or randomness");
 		return NULL;
 	}
-	snprintf(s->id, sizeof(s->id), "s_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
-		 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	snprintf(s->id, sizeof(s->id), "s_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
+		 rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 	s->gw = gw;
 	s->req = *req;
 	s->req.page = NULL; /* the page is handed over at start, not kept */

@@ -11,8 +11,8 @@
 #include "display/encode_cache.h"
 #include "display/mirror.h"
 #include "gateway/core/auth.h"
-#include "gateway/session/events.h"
 #include "gateway/core/gw.h"
+#include "gateway/session/events.h"
 #include "gateway/session/job.h"
 #include "gateway/session/session_spec.h"
 #include "vmm-qemu/vm.h"
@@ -51,7 +51,8 @@ struct sess {
 	struct job *job; /* owned: the slow operation under way, NULL for none */
 	char template_name[64]; /* "" unless restored from a template */
 	bool has_agent; /* the guest runs qemu-ga (images with a rootfs): clock, page probes */
-	struct sess_agent *agent; /* owned while the guest runs: vitrine-agent (commands, CDP, egress) */
+	struct sess_agent
+		*agent; /* owned while the guest runs: vitrine-agent (commands, CDP, egress) */
 	struct egress *egress; /* owned (held): the rules and log of the guest's connections */
 	struct event_log events;
 	lws_sorted_usec_list_t sul; /* services the guest, checks expiry */

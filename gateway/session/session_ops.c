@@ -167,8 +167,8 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	struct job *j;
 	int rc;
 
-	if (s->job || (s->state != SESS_READY &&
-		       !(s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY)))
+	if (s->job ||
+	    (s->state != SESS_READY && !(s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY)))
 		return busy_error(s, e);
 	child = sess_alloc(s->gw, &s->req, e);
 	if (!child)
@@ -285,8 +285,8 @@ void sess_job_finished(struct sess *s)
 		j->agent = NULL;
 		sess_mark_ready(s, j->mirror);
 		j->mirror = NULL;
-		log_info("session", "%s restored from %s, ready in %lld ms", s->id, s->template_name,
-			 (long long)(fs_now_ms() - s->created_ms));
+		log_info("session", "%s restored from %s, ready in %lld ms", s->id,
+			 s->template_name, (long long)(fs_now_ms() - s->created_ms));
 		break;
 	case JOB_PAUSE_DISK:
 		if (j->rc < 0) {
@@ -298,8 +298,8 @@ void sess_job_finished(struct sess *s)
 		j->ckpt[0] = '\0';
 		s->pause = SESS_PAUSE_DISK;
 		sess_set_state(s, SESS_PAUSED);
-		log_info("session", "%s paused to disk in %lld ms (%lld MiB)", s->id, (long long)j->ms,
-			 (long long)(j->bytes >> 20));
+		log_info("session", "%s paused to disk in %lld ms (%lld MiB)", s->id,
+			 (long long)j->ms, (long long)(j->bytes >> 20));
 		break;
 	case JOB_RESUME_DISK:
 		if (j->rc < 0) {

@@ -103,9 +103,9 @@ out:
 
 static int parse_object(json_t *root, struct session_request *req, struct api_error *e)
 {
-	static const char *known[] = { "image",	    "template", "width",     "height", "vcpus",
-				       "memory_mib", "url",	 "timeout_s", "page",
-				       "idle_timeout_s", "on_expiry", "egress" };
+	static const char *known[] = { "image", "template",	  "width",     "height",
+				       "vcpus", "memory_mib",	  "url",       "timeout_s",
+				       "page",	"idle_timeout_s", "on_expiry", "egress" };
 	json_t *v;
 	const char *key;
 	int rc = -EINVAL;
@@ -114,7 +114,8 @@ static int parse_object(json_t *root, struct session_request *req, struct api_er
 		fail(e, "invalid_json", "body must be a JSON object");
 		goto out;
 	}
-	json_object_foreach(root, key, v) {
+	json_object_foreach(root, key, v)
+	{
 		bool ok = false;
 
 		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)

@@ -92,12 +92,13 @@ int template_build_start(struct gw *gw, const char *name, const struct session_r
 	snprintf(path, sizeof(path), "%s/%s/template.json", vmm_templates_dir(), name);
 	if ((old && !atomic_load(&old->done)) || stat(path, &st) == 0)
 		return api_error_set(e, 409, "template_exists",
-				     old && !atomic_load(&old->done) ? "that template is being built"
-								      : "that template exists: delete it first");
+				     old && !atomic_load(&old->done)
+					     ? "that template is being built"
+					     : "that template exists: delete it first");
 	rc = vmm_image_load(req->image, &img, err, sizeof(err));
 	if (rc < 0) {
-		api_error_set(e, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "unknown_image" : "internal",
-			      err);
+		api_error_set(e, rc == -ENOENT ? 404 : 500,
+			      rc == -ENOENT ? "unknown_image" : "internal", err);
 		return rc;
 	}
 	memory = req->memory_mib ? req->memory_mib : img.rootfs[0] ? 2048 : 256;

@@ -21,7 +21,8 @@ void audit_event(struct gw *gw, const char *session, const char *event, json_t *
 		json_decref(fields);
 		return;
 	}
-	json_object_set_new(j, "ts", json_integer((json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
+	json_object_set_new(j, "ts",
+			    json_integer((json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
 	json_object_set_new(j, "session", json_string(session));
 	json_object_set_new(j, "event", json_string(event));
 	if (fields)

@@ -5,8 +5,8 @@
 #include "common/log.h"
 #include "display/encode_pool.h"
 #include "display/stream_wire.h"
-#include "gateway/stream/audit.h"
 #include "gateway/session/session.h"
+#include "gateway/stream/audit.h"
 #include "gateway/stream/vnc.h"
 #include "vmm-qemu/input.h"
 
@@ -200,8 +200,8 @@ static void frame_work(void *ud, struct display_stream_encoder *enc)
 {
 	struct frame_job *j = ud;
 
-	j->rc = display_stream_encode(enc, j->base, j->frame, j->quality, j->time_us, LWS_PRE, &j->msg,
-				      j->err, sizeof(j->err));
+	j->rc = display_stream_encode(enc, j->base, j->frame, j->quality, j->time_us, LWS_PRE,
+				      &j->msg, j->err, sizeof(j->err));
 }
 
 /* Back on the loop: the slot gets the message, the viewers a wake-up. */
@@ -249,7 +249,8 @@ struct display_stream_msg *stream_hub_message(struct stream_hub *h,
 					      const struct display_frame *base,
 					      const struct display_frame *f, int quality)
 {
-	uint64_t from = base && base->width == f->width && base->height == f->height ? base->seq : 0;
+	uint64_t from = base && base->width == f->width && base->height == f->height ? base->seq
+										     : 0;
 	struct encode_pool *pool = h->s->gw->encoders;
 	struct display_stream_msg *m;
 	struct frame_job *j;
@@ -418,9 +419,11 @@ int stream_hub_release(struct stream_hub *h, struct stream_viewer *v, const char
 	release_held(h, v);
 	h->controller = NULL;
 	sess_event(h->s, "control_released",
-		   json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason", reason));
+		   json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason",
+			     reason));
 	audit_event(v->gw, h->s->id, "control_released",
-		    json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason", reason));
+		    json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason",
+			      reason));
 	announce(h);
 	return 0;
 }
@@ -437,7 +440,8 @@ static void key_forget(struct stream_viewer *v, const char *q)
 {
 	for (int i = 0; i < v->n_keys; i++)
 		if (v->keys[i] == q) {
-			memmove(&v->keys[i], &v->keys[i + 1], (size_t)(v->n_keys - i - 1) * sizeof(v->keys[0]));
+			memmove(&v->keys[i], &v->keys[i + 1],
+				(size_t)(v->n_keys - i - 1) * sizeof(v->keys[0]));
 			v->n_keys--;
 			return;
 		}

@@ -11,8 +11,8 @@
 #include "common/ws_rx.h"
 #include "display/stream_encode.h"
 #include "gateway/core/auth.h"
-#include "gateway/stream/share.h"
 #include "gateway/session/session.h"
+#include "gateway/stream/share.h"
 #include "gateway/stream/stream_msg.h"
 
 #include <jansson.h>

@@ -9,30 +9,85 @@
 static const struct {
 	const char *code, *qcode;
 } codes[] = {
-	{ "Escape", "esc" }, { "Digit1", "1" }, { "Digit2", "2" }, { "Digit3", "3" },
-	{ "Digit4", "4" }, { "Digit5", "5" }, { "Digit6", "6" }, { "Digit7", "7" },
-	{ "Digit8", "8" }, { "Digit9", "9" }, { "Digit0", "0" }, { "Minus", "minus" },
-	{ "Equal", "equal" }, { "Backspace", "backspace" }, { "Tab", "tab" },
-	{ "BracketLeft", "bracket_left" }, { "BracketRight", "bracket_right" },
-	{ "Enter", "ret" }, { "ControlLeft", "ctrl" }, { "ControlRight", "ctrl_r" },
-	{ "Semicolon", "semicolon" }, { "Quote", "apostrophe" }, { "Backquote", "grave_accent" },
-	{ "ShiftLeft", "shift" }, { "ShiftRight", "shift_r" }, { "Backslash", "backslash" },
-	{ "IntlBackslash", "less" }, { "Comma", "comma" }, { "Period", "dot" },
-	{ "Slash", "slash" }, { "AltLeft", "alt" }, { "AltRight", "alt_r" }, { "Space", "spc" },
-	{ "CapsLock", "caps_lock" }, { "F1", "f1" }, { "F2", "f2" }, { "F3", "f3" },
-	{ "F4", "f4" }, { "F5", "f5" }, { "F6", "f6" }, { "F7", "f7" }, { "F8", "f8" },
-	{ "F9", "f9" }, { "F10", "f10" }, { "F11", "f11" }, { "F12", "f12" },
-	{ "NumLock", "num_lock" }, { "ScrollLock", "scroll_lock" }, { "PrintScreen", "print" },
-	{ "Pause", "pause" }, { "Insert", "insert" }, { "Delete", "delete" }, { "Home", "home" },
-	{ "End", "end" }, { "PageUp", "pgup" }, { "PageDown", "pgdn" }, { "ArrowUp", "up" },
-	{ "ArrowDown", "down" }, { "ArrowLeft", "left" }, { "ArrowRight", "right" },
-	{ "MetaLeft", "meta_l" }, { "MetaRight", "meta_r" }, { "ContextMenu", "menu" },
-	{ "Numpad0", "kp_0" }, { "Numpad1", "kp_1" }, { "Numpad2", "kp_2" },
-	{ "Numpad3", "kp_3" }, { "Numpad4", "kp_4" }, { "Numpad5", "kp_5" },
-	{ "Numpad6", "kp_6" }, { "Numpad7", "kp_7" }, { "Numpad8", "kp_8" },
-	{ "Numpad9", "kp_9" }, { "NumpadDecimal", "kp_decimal" }, { "NumpadEnter", "kp_enter" },
-	{ "NumpadAdd", "kp_add" }, { "NumpadSubtract", "kp_subtract" },
-	{ "NumpadMultiply", "kp_multiply" }, { "NumpadDivide", "kp_divide" },
+	{ "Escape", "esc" },
+	{ "Digit1", "1" },
+	{ "Digit2", "2" },
+	{ "Digit3", "3" },
+	{ "Digit4", "4" },
+	{ "Digit5", "5" },
+	{ "Digit6", "6" },
+	{ "Digit7", "7" },
+	{ "Digit8", "8" },
+	{ "Digit9", "9" },
+	{ "Digit0", "0" },
+	{ "Minus", "minus" },
+	{ "Equal", "equal" },
+	{ "Backspace", "backspace" },
+	{ "Tab", "tab" },
+	{ "BracketLeft", "bracket_left" },
+	{ "BracketRight", "bracket_right" },
+	{ "Enter", "ret" },
+	{ "ControlLeft", "ctrl" },
+	{ "ControlRight", "ctrl_r" },
+	{ "Semicolon", "semicolon" },
+	{ "Quote", "apostrophe" },
+	{ "Backquote", "grave_accent" },
+	{ "ShiftLeft", "shift" },
+	{ "ShiftRight", "shift_r" },
+	{ "Backslash", "backslash" },
+	{ "IntlBackslash", "less" },
+	{ "Comma", "comma" },
+	{ "Period", "dot" },
+	{ "Slash", "slash" },
+	{ "AltLeft", "alt" },
+	{ "AltRight", "alt_r" },
+	{ "Space", "spc" },
+	{ "CapsLock", "caps_lock" },
+	{ "F1", "f1" },
+	{ "F2", "f2" },
+	{ "F3", "f3" },
+	{ "F4", "f4" },
+	{ "F5", "f5" },
+	{ "F6", "f6" },
+	{ "F7", "f7" },
+	{ "F8", "f8" },
+	{ "F9", "f9" },
+	{ "F10", "f10" },
+	{ "F11", "f11" },
+	{ "F12", "f12" },
+	{ "NumLock", "num_lock" },
+	{ "ScrollLock", "scroll_lock" },
+	{ "PrintScreen", "print" },
+	{ "Pause", "pause" },
+	{ "Insert", "insert" },
+	{ "Delete", "delete" },
+	{ "Home", "home" },
+	{ "End", "end" },
+	{ "PageUp", "pgup" },
+	{ "PageDown", "pgdn" },
+	{ "ArrowUp", "up" },
+	{ "ArrowDown", "down" },
+	{ "ArrowLeft", "left" },
+	{ "ArrowRight", "right" },
+	{ "MetaLeft", "meta_l" },
+	{ "MetaRight", "meta_r" },
+	{ "ContextMenu", "menu" },
+	{ "Numpad0", "kp_0" },
+	{ "Numpad1", "kp_1" },
+	{ "Numpad2", "kp_2" },
+	{ "Numpad3", "kp_3" },
+	{ "Numpad4", "kp_4" },
+	{ "Numpad5", "kp_5" },
+	{ "Numpad6", "kp_6" },
+	{ "Numpad7", "kp_7" },
+	{ "Numpad8", "kp_8" },
+	{ "Numpad9", "kp_9" },
+	{ "NumpadDecimal", "kp_decimal" },
+	{ "NumpadEnter", "kp_enter" },
+	{ "NumpadAdd", "kp_add" },
+	{ "NumpadSubtract", "kp_subtract" },
+	{ "NumpadMultiply", "kp_multiply" },
+	{ "NumpadDivide", "kp_divide" },
 };
 
 const char *stream_code_to_qcode(const char *code)
@@ -50,7 +105,7 @@ const char *stream_code_to_qcode(const char *code)
 }
 
 __attribute__((format(printf, 4, 5))) static int fail(char *reason, size_t n, int code,
-							 const char *fmt, ...)
+						      const char *fmt, ...)
 {
 	va_list ap;
 
@@ -60,7 +115,6 @@ __attribute__((format(printf, 4, 5))) static int fail(char *reason, size_t n, in
 	return code;
 }
 
-
 /* Reads an optional integer field into *out, in [min, max]. Returns 0, or
  * STREAM_CLOSE_POLICY. */
 static int int_field(json_t *j, const char *name, int min, int max, bool required, int *out,
@@ -69,7 +123,8 @@ static int int_field(json_t *j, const char *name, int min, int max, bool require
 	json_t *v = json_object_get(j, name);
 
 	if (!v)
-		return required ? fail(reason, rn, STREAM_CLOSE_POLICY, "missing field %s", name) : 0;
+		return required ? fail(reason, rn, STREAM_CLOSE_POLICY, "missing field %s", name)
+				: 0;
 	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
 		return fail(reason, rn, STREAM_CLOSE_POLICY, "%s is not an integer in range", name);
 	*out = (int)json_integer_value(v);
@@ -85,11 +140,12 @@ static int name_field(json_t *j, struct stream_msg *m, char *reason, size_t rn)
 		return 0;
 	s = json_string_value(v);
 	if (!s || strlen(s) > STREAM_NAME_MAX)
-		return fail(reason, rn, STREAM_CLOSE_POLICY, "%s must be a string of at most 32 bytes",
-			    "name");
+		return fail(reason, rn, STREAM_CLOSE_POLICY,
+			    "%s must be a string of at most 32 bytes", "name");
 	for (const char *p = s; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return fail(reason, rn, STREAM_CLOSE_POLICY, "%s has control characters", "name");
+			return fail(reason, rn, STREAM_CLOSE_POLICY, "%s has control characters",
+				    "name");
 	snprintf(m->name, sizeof(m->name), "%s", s);
 	return 0;
 }
@@ -100,7 +156,8 @@ static int only_fields(json_t *j, const char *const *allowed, char *reason, size
 	const char *k;
 	json_t *v;
 
-	json_object_foreach(j, k, v) {
+	json_object_foreach(j, k, v)
+	{
 		bool ok = false;
 
 		for (int i = 0; allowed[i]; i++)
@@ -177,11 +234,12 @@ static int parse_fields(json_t *j, const char *type, int sw, int sh, struct stre
 		if ((rc = only_fields(j, f_key, reason, rn)))
 			return rc;
 		if (!code || !json_is_boolean(down))
-			return fail(reason, rn, STREAM_CLOSE_POLICY, "%s needs code (string) and down (bool)",
-				    "key");
+			return fail(reason, rn, STREAM_CLOSE_POLICY,
+				    "%s needs code (string) and down (bool)", "key");
 		m->qcode = stream_code_to_qcode(code);
 		if (!m->qcode)
-			return fail(reason, rn, STREAM_CLOSE_POLICY, "unknown key code %.40s", code);
+			return fail(reason, rn, STREAM_CLOSE_POLICY, "unknown key code %.40s",
+				    code);
 		m->down = json_is_true(down);
 		return 0;
 	}
@@ -192,7 +250,8 @@ static int parse_fields(json_t *j, const char *type, int sw, int sh, struct stre
 		if ((rc = only_fields(j, f_ping, reason, rn)))
 			return rc;
 		if (t && !json_is_number(t))
-			return fail(reason, rn, STREAM_CLOSE_POLICY, "%s: t must be a number", "ping");
+			return fail(reason, rn, STREAM_CLOSE_POLICY, "%s: t must be a number",
+				    "ping");
 		m->has_t = t != NULL;
 		m->t = t ? json_number_value(t) : 0;
 		return 0;
@@ -200,8 +259,8 @@ static int parse_fields(json_t *j, const char *type, int sw, int sh, struct stre
 	return fail(reason, rn, STREAM_CLOSE_POLICY, "unknown message type %.40s", type);
 }
 
-int stream_msg_parse(const char *text, size_t len, int screen_w, int screen_h,
-		     struct stream_msg *m, char *reason, size_t reasonlen)
+int stream_msg_parse(const char *text, size_t len, int screen_w, int screen_h, struct stream_msg *m,
+		     char *reason, size_t reasonlen)
 {
 	json_t *j;
 	const char *type;
@@ -209,7 +268,8 @@ int stream_msg_parse(const char *text, size_t len, int screen_w, int screen_h,
 
 	memset(m, 0, sizeof(*m));
 	if (len > STREAM_MSG_MAX)
-		return fail(reason, reasonlen, STREAM_CLOSE_TOO_BIG, "%s", "message over 4096 bytes");
+		return fail(reason, reasonlen, STREAM_CLOSE_TOO_BIG, "%s",
+			    "message over 4096 bytes");
 	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
 	if (!json_is_object(j)) {
 		json_decref(j);
@@ -217,7 +277,8 @@ int stream_msg_parse(const char *text, size_t len, int screen_w, int screen_h,
 	}
 	type = json_string_value(json_object_get(j, "type"));
 	if (!type)
-		rc = fail(reason, reasonlen, STREAM_CLOSE_POLICY, "%s", "missing string field type");
+		rc = fail(reason, reasonlen, STREAM_CLOSE_POLICY, "%s",
+			  "missing string field type");
 	else
 		rc = parse_fields(j, type, screen_w, screen_h, m, reason, reasonlen);
 	json_decref(j);

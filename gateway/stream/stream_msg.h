@@ -53,8 +53,8 @@ struct stream_msg {
  * coordinates must be on it). Returns 0 with *m filled, or a close code
  * (STREAM_CLOSE_*) with a short reason (fits a close frame: < 120 bytes) in
  * reason. */
-int stream_msg_parse(const char *text, size_t len, int screen_w, int screen_h,
-		     struct stream_msg *m, char *reason, size_t reasonlen);
+int stream_msg_parse(const char *text, size_t len, int screen_w, int screen_h, struct stream_msg *m,
+		     char *reason, size_t reasonlen);
 
 /* The QEMU qcode for a DOM KeyboardEvent.code ("KeyA" -> "a", "Enter" ->
  * "ret", "ShiftLeft" -> "shift"), or NULL when unknown. Pure. */

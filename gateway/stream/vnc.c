@@ -3,9 +3,9 @@
 
 #include "common/log.h"
 #include "display/vnc_share.h"
-#include "gateway/stream/audit.h"
 #include "gateway/action/keys.h"
 #include "gateway/session/session.h"
+#include "gateway/stream/audit.h"
 #include "gateway/stream/stream_hub.h"
 
 #include <errno.h>
@@ -17,16 +17,19 @@ static const struct {
 	uint32_t keysym;
 	const char *qcode;
 } specials[] = {
-	{ 0xff08, "backspace" }, { 0xff09, "tab" },	{ 0xff0d, "ret" },     { 0xff13, "pause" },
-	{ 0xff14, "scroll_lock" }, { 0xff1b, "esc" },	{ 0xffff, "delete" },  { 0xff50, "home" },
-	{ 0xff51, "left" },	{ 0xff52, "up" },	{ 0xff53, "right" },   { 0xff54, "down" },
-	{ 0xff55, "pgup" },	{ 0xff56, "pgdn" },	{ 0xff57, "end" },     { 0xff61, "print" },
-	{ 0xff63, "insert" },	{ 0xff67, "menu" },	{ 0xff7f, "num_lock" }, { 0xff8d, "kp_enter" },
-	{ 0xffaa, "kp_multiply" }, { 0xffab, "kp_add" }, { 0xffad, "kp_subtract" },
-	{ 0xffae, "kp_decimal" }, { 0xffaf, "kp_divide" }, { 0xffe1, "shift" },
-	{ 0xffe2, "shift_r" },	{ 0xffe3, "ctrl" },	{ 0xffe4, "ctrl_r" },  { 0xffe5, "caps_lock" },
-	{ 0xffe7, "meta_l" },	{ 0xffe8, "meta_r" },	{ 0xffe9, "alt" },     { 0xffea, "alt_r" },
-	{ 0xffeb, "meta_l" },	{ 0xffec, "meta_r" },	{ 0xfe03, "alt_r" },
+	{ 0xff08, "backspace" }, { 0xff09, "tab" },	    { 0xff0d, "ret" },
+	{ 0xff13, "pause" },	 { 0xff14, "scroll_lock" }, { 0xff1b, "esc" },
+	{ 0xffff, "delete" },	 { 0xff50, "home" },	    { 0xff51, "left" },
+	{ 0xff52, "up" },	 { 0xff53, "right" },	    { 0xff54, "down" },
+	{ 0xff55, "pgup" },	 { 0xff56, "pgdn" },	    { 0xff57, "end" },
+	{ 0xff61, "print" },	 { 0xff63, "insert" },	    { 0xff67, "menu" },
+	{ 0xff7f, "num_lock" },	 { 0xff8d, "kp_enter" },    { 0xffaa, "kp_multiply" },
+	{ 0xffab, "kp_add" },	 { 0xffad, "kp_subtract" }, { 0xffae, "kp_decimal" },
+	{ 0xffaf, "kp_divide" }, { 0xffe1, "shift" },	    { 0xffe2, "shift_r" },
+	{ 0xffe3, "ctrl" },	 { 0xffe4, "ctrl_r" },	    { 0xffe5, "caps_lock" },
+	{ 0xffe7, "meta_l" },	 { 0xffe8, "meta_r" },	    { 0xffe9, "alt" },
+	{ 0xffea, "alt_r" },	 { 0xffeb, "meta_l" },	    { 0xffec, "meta_r" },
+	{ 0xfe03, "alt_r" },
 };
 
 const char *vnc_keysym_qcode(uint32_t keysym)
@@ -102,7 +105,8 @@ int vnc_start(struct stream_hub *h, struct gw *gw, const char **code, char *err,
 	h->vnc_viewer->id = ++h->next_id;
 	snprintf(h->vnc_viewer->name, sizeof(h->vnc_viewer->name), "VNC client");
 	audit_event(gw, s->id, "vnc_started",
-		    json_pack("{s:s, s:i}", "listen", bind, "port", display_vnc_share_port(h->vnc)));
+		    json_pack("{s:s, s:i}", "listen", bind, "port",
+			      display_vnc_share_port(h->vnc)));
 	h->vnc_buttons = 0;
 	vnc_poke(h);
 	return 0;

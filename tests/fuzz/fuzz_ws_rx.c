@@ -59,8 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (got != want || rx.len > MAX || (rx.buf && rx.cap > MAX + 1))
 			__builtin_trap();
 		if (got == WS_RX_COMPLETE &&
-		    (!rx.buf || rx.len != mlen || memcmp(rx.buf, model, mlen) || rx.buf[mlen] != 0 ||
-		     rx.binary != mbin))
+		    (!rx.buf || rx.len != mlen || memcmp(rx.buf, model, mlen) ||
+		     rx.buf[mlen] != 0 || rx.binary != mbin))
 			__builtin_trap();
 	}
 	ws_rx_free(&rx);

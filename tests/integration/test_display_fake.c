@@ -316,8 +316,7 @@ static void test_fresh_round_trip(void **state)
 	(void)state;
 	for (int i = 0; i < 20; i++)
 		assert_int_equal(display_mirror_wait_fresh(mirror, 2000), 0);
-	print_message("fresh round trip, nothing changed: %.1f ms\n",
-		      (fs_now_ms() - t0) / 20.0);
+	print_message("fresh round trip, nothing changed: %.1f ms\n", (fs_now_ms() - t0) / 20.0);
 	f = display_mirror_latest(mirror);
 	assert_int_equal(f->seq, before->seq); /* the probe itself is no change */
 	display_frame_unref(f);

@@ -194,8 +194,8 @@ static void test_served_while_another_is_encoded_many_ways(void **state)
 	}
 	/* Asked far past the frame-size cap (16384x16384 would upscale the
 	 * screen to 168 Mpixel): what is made stays within the cap. */
-	snprintf(path, sizeof(path), "/v1/sessions/%s/screenshot?width=16384&height=16384&quality=30",
-		 b.id);
+	snprintf(path, sizeof(path),
+		 "/v1/sessions/%s/screenshot?width=16384&height=16384&quality=30", b.id);
 	r = req("GET", path, b.control, NULL, 200);
 	{
 		struct ppm big;

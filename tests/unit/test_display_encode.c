@@ -7,9 +7,9 @@
 #include <errno.h>
 #include <png.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -96,7 +96,8 @@ static void test_scale_fit_capped(void **state)
 	/* 16384 wide on a 1280x800 screen would be 16384x10240 (168 Mpixel). */
 	display_scale_fit(1280, 800, 16384, 0, &w, &h, &s);
 	assert_true(display_size_ok(w, h));
-	assert_true((int64_t)(w + 1) * ((w + 1) * 800 / 1280) > DISPLAY_MAX_PIXELS); /* the largest */
+	assert_true((int64_t)(w + 1) * ((w + 1) * 800 / 1280) >
+		    DISPLAY_MAX_PIXELS); /* the largest */
 	assert_true(abs(h - (w * 800 + 640) / 1280) <= 1); /* aspect ratio kept */
 	assert_true(s == (double)w / 1280);
 	display_scale_fit(1280, 800, 16384, 16384, &w, &h, &s);
@@ -122,8 +123,10 @@ static void test_scale_fit_capped(void **state)
 static void test_encode_capped(void **state)
 {
 	struct display_frame *f = test_frame(64, 40);
-	struct display_encode_opts o = { .format = DISPLAY_FORMAT_JPEG, .quality = 50,
-					 .max_width = 16384, .max_height = 16384 };
+	struct display_encode_opts o = { .format = DISPLAY_FORMAT_JPEG,
+					 .quality = 50,
+					 .max_width = 16384,
+					 .max_height = 16384 };
 	struct display_image *img;
 	char err[256];
 
@@ -373,7 +376,8 @@ static void *slow_get_main(void *arg)
  * is not held across the encoding. */
 static void test_cache_lookup_not_blocked_by_encode(void **state)
 {
-	struct slow_get g = { .c = display_encode_cache_create(4), .f = test_frame(2048, 2048),
+	struct slow_get g = { .c = display_encode_cache_create(4),
+			      .f = test_frame(2048, 2048),
 			      .o = { .format = DISPLAY_FORMAT_PNG } };
 	struct display_encode_opts other = { .format = DISPLAY_FORMAT_JPEG, .quality = 50 };
 	struct display_image *img;

@@ -68,8 +68,8 @@ static void work(void *ud, struct display_stream_encoder *enc)
 	if (j->gate)
 		while (!atomic_load(j->gate))
 			usleep(1000);
-	if (j->f && display_stream_encode(enc, j->base, j->f, 70, 0, 16, &j->msg, err,
-					  sizeof(err)) < 0)
+	if (j->f &&
+	    display_stream_encode(enc, j->base, j->f, 70, 0, 16, &j->msg, err, sizeof(err)) < 0)
 		j->msg = NULL;
 	atomic_fetch_add(&j->ran, 1);
 }
@@ -449,8 +449,7 @@ static void test_destroy_with_jobs_everywhere(void **state)
 		assert_true(done_log[i] < 20);
 	for (int i = 0; i < 10; i++)
 		assert_int_equal(done_log[5 + i], 20 + i);
-	print_message("destroy waited %lld ms for the running jobs\n",
-		      (long long)(now_ms() - t0));
+	print_message("destroy waited %lld ms for the running jobs\n", (long long)(now_ms() - t0));
 }
 
 static void test_done_may_submit(void **state)

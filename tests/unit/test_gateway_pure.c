@@ -1,8 +1,8 @@
 /* tests/unit/test_gateway_pure.c: the gateway's pure parts: routes, auth
  * (tokens, bearer parsing, scopes, constant-time compare, origin allowlist)
  * and the validation of POST /v1/sessions bodies. */
-#include "gateway/core/auth.h"
 #include "gateway/api/routes.h"
+#include "gateway/core/auth.h"
 #include "gateway/session/session_spec.h"
 
 #include <errno.h>

@@ -2,8 +2,8 @@
  * the pause/resume/fork/events routes, the lifetime fields of a session
  * request, the body of POST /v1/templates, the event ring, and the
  * navigation script a restored guest runs. */
-#include "gateway/session/events.h"
 #include "gateway/api/routes.h"
+#include "gateway/session/events.h"
 #include "gateway/session/session_spec.h"
 #include "vmm-qemu/guest_prep.h"
 
