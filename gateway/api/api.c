@@ -1,11 +1,9 @@
 /* gateway/api/api.c: see api.h. The API is documented in docs/api.md. */
 #include "gateway/api/api.h"
 #include "gateway/api/api_int.h"
-#include "gateway/api/guest_ws.h"
 
 #include "common/fsutil.h"
 #include "gateway/action/run.h"
-#include "gateway/api/stream.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
 #include "gateway/stream/vnc.h"
@@ -473,7 +471,7 @@ void api_handle(struct http_req *r)
 		struct sess *s = api_route_session(r, AUTH_VIEW);
 
 		if (s)
-			stream_share(r, s);
+			api_share(r, s);
 		return;
 	}
 	case R_SESSION_VNC: {
@@ -513,7 +511,7 @@ void api_handle(struct http_req *r)
 				"this is a WebSocket endpoint: connect with Upgrade: websocket");
 		return;
 	case R_SESSION_CDP_VERSION:
-		guest_ws_cdp_version(r);
+		api_cdp_version(r);
 		return;
 	case R_SESSION_EGRESS:
 		api_egress(r);

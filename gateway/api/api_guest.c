@@ -232,3 +232,20 @@ void api_egress_log(struct http_req *r)
 		return;
 	http_reply_json(r, 200, egress_log_get(s->egress, (uint64_t)after, (size_t)limit));
 }
+
+void api_cdp_version(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	char host[256] = "", url[512];
+
+	if (!s)
+		return;
+	if (lws_hdr_copy(r->wsi, host, sizeof(host), WSI_TOKEN_HOST) <= 0)
+		snprintf(host, sizeof(host), "%s",
+			 r->gw->public_url + (strncmp(r->gw->public_url, "https://", 8) ? 7 : 8));
+	snprintf(url, sizeof(url), "ws://%s/v1/sessions/%s/cdp", host, s->id);
+	http_reply_json(r, 200,
+			json_pack("{s:s, s:s, s:s, s:s}", "Browser", "Chromium (vitrine guest)",
+				  "Protocol-Version", "1.3", "User-Agent", "vitrine",
+				  "webSocketDebuggerUrl", url));
+}

@@ -70,6 +70,13 @@ void api_files_resume(struct http_req *r, struct sess *s, bool timed_out);
  * there) or /tmp, no ".." part. Returns 0, or -1 when not allowed. Pure. */
 int api_files_path(const char *in, char *out, size_t outlen);
 
+/* api_share.c: POST /v1/sessions/{id}/share on s (r's token already
+ * checked to be at least a view token of s). */
+void api_share(struct http_req *r, struct sess *s);
+/* api_guest.c: GET /v1/sessions/{id}/cdp/json/version, what CDP clients
+ * look up first. */
+void api_cdp_version(struct http_req *r);
+
 /* api_vnc.c: POST|DELETE /v1/sessions/{id}/vnc on s (control scope). */
 void api_vnc(struct http_req *r, struct sess *s);
 

@@ -51,7 +51,7 @@ int control_filter(struct gw *gw, struct lws *wsi)
 	return 0;
 }
 
-struct control_conn *control_open(struct gw *gw, struct lws *wsi)
+static struct control_conn *control_open(struct gw *gw, struct lws *wsi)
 {
 	struct control_conn *c = calloc(1, sizeof(*c));
 	struct route r;
@@ -154,7 +154,7 @@ static void authenticate(struct control_conn *c, const char *text)
 	json_decref(j);
 }
 
-int control_receive(struct control_conn *c, const void *in, size_t len)
+static int control_receive(struct control_conn *c, const void *in, size_t len)
 {
 	char *text;
 	size_t n;
@@ -185,7 +185,7 @@ int control_receive(struct control_conn *c, const void *in, size_t len)
 	return 0;
 }
 
-int control_writeable(struct control_conn *c)
+static int control_writeable(struct control_conn *c)
 {
 	char *buf;
 	size_t n;
@@ -207,7 +207,7 @@ int control_writeable(struct control_conn *c)
 	return 0;
 }
 
-void control_close(struct control_conn *c)
+static void control_close(struct control_conn *c)
 {
 	if (!c)
 		return;
@@ -218,4 +218,29 @@ void control_close(struct control_conn *c)
 	for (int i = 0; i < c->n_out; i++)
 		free(c->out[i]);
 	free(c);
+}
+
+int control_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		     size_t len)
+{
+	struct control_conn **c = user;
+	struct gw *gw = wsi ? lws_context_user(lws_get_context(wsi)) : NULL;
+
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: /* a client that named our subprotocol */
+		return control_filter(gw, wsi);
+	case LWS_CALLBACK_ESTABLISHED:
+		*c = control_open(gw, wsi);
+		return *c ? 0 : -1;
+	case LWS_CALLBACK_RECEIVE:
+		return *c ? control_receive(*c, in, len) : -1;
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return *c ? control_writeable(*c) : 0;
+	case LWS_CALLBACK_CLOSED:
+		control_close(*c);
+		*c = NULL;
+		return 0;
+	default:
+		return 0;
+	}
 }

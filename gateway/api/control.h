@@ -18,14 +18,9 @@ struct control_conn;
 /* Decides at upgrade time: returns 0 to accept, non-zero to refuse (a bad
  * path, an unknown session, a disallowed Origin or a wrong token). */
 int control_filter(struct gw *gw, struct lws *wsi);
-/* The connection is up: returns its state (owned by the caller, freed with
- * control_close), or NULL to drop it. */
-struct control_conn *control_open(struct gw *gw, struct lws *wsi);
-/* A fragment of a message arrived. Returns 0, or -1 to close. */
-int control_receive(struct control_conn *c, const void *in, size_t len);
-/* The socket is writable: sends one queued reply. Returns 0, or -1 to close. */
-int control_writeable(struct control_conn *c);
-/* Frees everything; cancels an action under way. Accepts NULL. */
-void control_close(struct control_conn *c);
+/* The lws protocol callback of these connections (api/protocols.c); the
+ * per-connection data is a struct control_conn pointer. */
+int control_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		     size_t len);
 
 #endif

@@ -8,7 +8,6 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "common/ws_rx.h"
-#include "gateway/api/api_int.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/core/auth.h"
@@ -63,7 +62,7 @@ struct guest_ws {
 
 static struct guest_ws *all; /* loop thread */
 
-bool guest_ws_is(struct lws *wsi)
+static bool guest_ws_is(struct lws *wsi)
 {
 	enum route_kind k = ws_upgrade_route(wsi).kind;
 
@@ -269,7 +268,7 @@ static void poll_link(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(g->ctx, 0, &g->sul_link, poll_link, AGENT_POLL_US);
 }
 
-struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
+static struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 {
 	struct route r;
 	struct sess *s = authorized(gw, wsi, &r);
@@ -397,7 +396,7 @@ static int on_message(struct guest_ws *g, bool binary)
 	return 0;
 }
 
-int guest_ws_receive(struct guest_ws *g, const void *in, size_t len)
+static int guest_ws_receive(struct guest_ws *g, const void *in, size_t len)
 {
 	int rc;
 
@@ -416,7 +415,7 @@ int guest_ws_receive(struct guest_ws *g, const void *in, size_t len)
 	return rc;
 }
 
-int guest_ws_writeable(struct guest_ws *g)
+static int guest_ws_writeable(struct guest_ws *g)
 {
 	struct outmsg *m;
 	bool ended;
@@ -454,7 +453,7 @@ int guest_ws_writeable(struct guest_ws *g)
 	return 0;
 }
 
-void guest_ws_close(struct guest_ws *g)
+static void guest_ws_close(struct guest_ws *g)
 {
 	if (!g)
 		return;
@@ -478,19 +477,27 @@ void guest_ws_poke_all(void)
 			lws_callback_on_writable(g->wsi);
 }
 
-void guest_ws_cdp_version(struct http_req *r)
+int guest_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		      size_t len)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
-	char host[256] = "", url[512];
+	struct guest_ws **g = user;
+	struct gw *gw = wsi ? lws_context_user(lws_get_context(wsi)) : NULL;
 
-	if (!s)
-		return;
-	if (lws_hdr_copy(r->wsi, host, sizeof(host), WSI_TOKEN_HOST) <= 0)
-		snprintf(host, sizeof(host), "%s",
-			 r->gw->public_url + (strncmp(r->gw->public_url, "https://", 8) ? 7 : 8));
-	snprintf(url, sizeof(url), "ws://%s/v1/sessions/%s/cdp", host, s->id);
-	http_reply_json(r, 200,
-			json_pack("{s:s, s:s, s:s, s:s}", "Browser", "Chromium (vitrine guest)",
-				  "Protocol-Version", "1.3", "User-Agent", "vitrine",
-				  "webSocketDebuggerUrl", url));
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: /* a client that named our subprotocol */
+		return guest_ws_filter(gw, wsi);
+	case LWS_CALLBACK_ESTABLISHED:
+		*g = guest_ws_open(gw, wsi);
+		return *g ? 0 : -1;
+	case LWS_CALLBACK_RECEIVE:
+		return *g ? guest_ws_receive(*g, in, len) : -1;
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return *g ? guest_ws_writeable(*g) : 0;
+	case LWS_CALLBACK_CLOSED:
+		guest_ws_close(*g);
+		*g = NULL;
+		return 0;
+	default:
+		return 0;
+	}
 }

@@ -17,7 +17,6 @@
 #ifndef VITRINE_GATEWAY_GUEST_WS_H
 #define VITRINE_GATEWAY_GUEST_WS_H
 
-#include "gateway/api/http.h"
 #include "gateway/core/gw.h"
 
 #include <libwebsockets.h>
@@ -27,20 +26,14 @@
 
 struct guest_ws;
 
-/* True when the upgrade request is for one of these paths. */
-bool guest_ws_is(struct lws *wsi);
 /* Upgrade-time check: 0 to accept, non-zero to refuse. */
 int guest_ws_filter(struct gw *gw, struct lws *wsi);
-/* The connection is up: its state (freed by guest_ws_close), or NULL to
- * drop it (no agent link yet: the reason is logged). */
-struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi);
-int guest_ws_receive(struct guest_ws *g, const void *in, size_t len);
-int guest_ws_writeable(struct guest_ws *g);
-void guest_ws_close(struct guest_ws *g);
+/* The lws protocol callback of CDP and exec connections (api/protocols.c);
+ * the per-connection data is a struct guest_ws pointer. */
+int guest_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		      size_t len);
 /* Loop side, on a cancel_service wake-up: asks for writable where the
  * guest sent something. */
 void guest_ws_poke_all(void);
-/* GET /v1/sessions/{id}/cdp/json/version: what CDP clients look up. */
-void guest_ws_cdp_version(struct http_req *r);
 
 #endif

@@ -4,16 +4,10 @@
 #include "gateway/api/http.h"
 
 #include "common/log.h"
-#include "display/encode_pool.h"
 #include "gateway/action/run.h"
-#include "gateway/api/api.h"
-#include "gateway/api/control.h"
-#include "gateway/api/guest_ws.h"
-#include "gateway/api/stream.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/job.h"
 #include "gateway/session/session.h"
-#include "gateway/stream/stream_hub.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,7 +135,7 @@ static int write_response(struct lws *wsi, struct http_req *r)
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
-static void release(struct http_req *r)
+void http_release(struct http_req *r)
 {
 	if (!r) /* lws may drop the protocol of a connection that has no request data */
 		return;
@@ -166,123 +160,49 @@ static void release(struct http_req *r)
 	r->resp = NULL;
 }
 
-int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-		  size_t len)
+bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in)
 {
-	struct http_req *r = user;
-	struct gw *gw = wsi ? lws_context_user(lws_get_context(wsi)) : NULL;
 	char path[512];
 
-	switch (reason) {
-	case LWS_CALLBACK_HTTP:
-		release(r);
-		memset(r, 0, sizeof(*r));
-		r->wsi = wsi;
-		r->gw = gw;
-		r->method = method_of(wsi, path, sizeof(path));
-		/* lws hands the path without the query string. */
-		r->route = route_parse(r->method, in ? (const char *)in : path);
-		read_bearer(wsi, r);
-		if (r->method == M_POST || r->method == M_PUT)
-			return 0; /* the body follows */
-		api_handle(r);
-		return 0;
-	case LWS_CALLBACK_HTTP_BODY:
-		if (len == 0) /* an empty body comes as (NULL, 0) */
-			return 0;
-		if (r->body_too_big || r->body_len + len > HTTP_MAX_BODY) {
-			r->body_too_big = true;
-			return 0;
-		}
-		{
-			char *nb = realloc(r->body, r->body_len + len + 1);
+	http_release(r);
+	memset(r, 0, sizeof(*r));
+	r->wsi = wsi;
+	r->gw = lws_context_user(lws_get_context(wsi));
+	r->method = method_of(wsi, path, sizeof(path));
+	/* lws hands the path without the query string. */
+	r->route = route_parse(r->method, path_in ? path_in : path);
+	read_bearer(wsi, r);
+	return r->method != M_POST && r->method != M_PUT;
+}
 
-			if (!nb)
-				return -1;
-			r->body = nb;
-			if (len) /* an empty body comes as in == NULL */
-				memcpy(r->body + r->body_len, in, len);
-			r->body_len += len;
-			r->body[r->body_len] = '\0';
-		}
+int http_add_body(struct http_req *r, const void *in, size_t len)
+{
+	char *nb;
+
+	if (len == 0) /* an empty body comes as (NULL, 0) */
 		return 0;
-	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		if (r->body_too_big)
-			http_reply_error(r, 413, "body_too_large", "request body over 1 MiB");
-		else
-			api_handle(r);
+	if (r->body_too_big || r->body_len + len > HTTP_MAX_BODY) {
+		r->body_too_big = true;
 		return 0;
-	case LWS_CALLBACK_HTTP_WRITEABLE:
-		if (!r->have_response && r->wait_id[0])
-			api_resume_wait(r);
-		if (!r->have_response)
-			return 0;
-		return write_response(wsi, r);
-	case LWS_CALLBACK_CLOSED_HTTP:
-	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-		/* Dropped too when a keep-alive connection moves on to a file
-		 * of the web viewer's mount: lws frees r then. */
-		release(r);
-		return 0;
-	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		if (stream_is_stream(wsi))
-			return stream_filter(gw, wsi);
-		if (guest_ws_is(wsi))
-			return guest_ws_filter(gw, wsi);
-		return control_filter(gw, wsi);
-	case LWS_CALLBACK_ESTABLISHED:
-		memset(r, 0, sizeof(*r));
-		r->wsi = wsi;
-		r->gw = gw;
-		if (stream_is_stream(wsi)) {
-			r->viewer = stream_open(gw, wsi);
-			return r->viewer ? 0 : -1;
-		}
-		if (guest_ws_is(wsi)) {
-			r->gws = guest_ws_open(gw, wsi);
-			return r->gws ? 0 : -1;
-		}
-		r->ctl = control_open(gw, wsi);
-		return r->ctl ? 0 : -1;
-	case LWS_CALLBACK_RECEIVE:
-		if (r->viewer)
-			return stream_receive(r->viewer, in, len);
-		if (r->gws)
-			return guest_ws_receive(r->gws, in, len);
-		return r->ctl ? control_receive(r->ctl, in, len) : -1;
-	case LWS_CALLBACK_RECEIVE_PONG:
-		if (r->viewer)
-			stream_pong(r->viewer);
-		return 0;
-	case LWS_CALLBACK_SERVER_WRITEABLE:
-		if (r->viewer)
-			return stream_writeable(r->viewer);
-		if (r->gws)
-			return guest_ws_writeable(r->gws);
-		return r->ctl ? control_writeable(r->ctl) : 0;
-	case LWS_CALLBACK_CLOSED:
-		stream_close(r->viewer);
-		r->viewer = NULL;
-		guest_ws_close(r->gws);
-		r->gws = NULL;
-		control_close(r->ctl);
-		r->ctl = NULL;
-		return 0;
-	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-		/* A mirror published a frame or answered a probe. */
-		if (gw) {
-			encode_pool_reap(gw->encoders); /* finished encodes first */
-			run_poke_all();
-			stream_poke_all(gw);
-			guest_ws_poke_all();
-			/* A command ended: its request waits on its session. */
-			if (exec_poke())
-				for (struct sess *s = gw->sessions; s; s = s->next)
-					sess_wake_waiters(s);
-		}
-		return 0;
-	default:
-		break;
 	}
-	return lws_callback_http_dummy(wsi, reason, user, in, len);
+	if (!(nb = realloc(r->body, r->body_len + len + 1)))
+		return -1;
+	r->body = nb;
+	memcpy(r->body + r->body_len, in, len);
+	r->body_len += len;
+	r->body[r->body_len] = '\0';
+	return 0;
+}
+
+bool http_body_ok(struct http_req *r)
+{
+	if (!r->body_too_big)
+		return true;
+	http_reply_error(r, 413, "body_too_large", "request body over 1 MiB");
+	return false;
+}
+
+int http_write(struct http_req *r)
+{
+	return r->have_response ? write_response(r->wsi, r) : 0;
 }

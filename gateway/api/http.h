@@ -1,4 +1,4 @@
-/* gateway/api/http.h: the HTTP side of the lws protocol: per-request state, and
+/* gateway/api/http.h: the plain HTTP lws protocol (api/protocols.c): per-request state, and
  * how handlers answer (JSON with a status, or an API error), now or later. */
 #ifndef VITRINE_GATEWAY_HTTP_H
 #define VITRINE_GATEWAY_HTTP_H
@@ -38,10 +38,7 @@ struct http_req {
 	struct exec_job *exec; /* owned: a command under way (exec.h) */
 	char files_path[1200]; /* the guest path of a files request (the url of an open) */
 	size_t clip_len; /* the text a clipboard PUT sets */
-	struct guest_ws *gws; /* owned: set when this is a CDP or exec WebSocket */
 	int screen_w, screen_h; /* of the session, for screenshot headers */
-	struct control_conn *ctl; /* owned: set when this is a control WebSocket */
-	struct stream_viewer *viewer; /* owned: set when this is a stream WebSocket */
 	/* A request waiting for a session's state to change (?wait=ready). */
 	char wait_id[24];
 	int64_t wait_after; /* events: answer once there is one past this seq */
@@ -64,8 +61,16 @@ void http_reply_bytes(struct http_req *r, int status, const char *content_type, 
 /* Adds a response header (before the reply is sent). Ignored past 6. */
 void http_add_header(struct http_req *r, const char *name, const char *value);
 
-/* The lws protocol callback serving HTTP for the gateway. */
-int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-		  size_t len);
+/* The request's life, driven by api/protocols.c from lws's callbacks:
+ * http_begin on LWS_CALLBACK_HTTP (true when the request is complete now;
+ * false when a body follows through http_add_body, -1 when out of memory,
+ * and http_body_ok at its end, which answers 413 for one over the limit),
+ * http_write on HTTP_WRITEABLE (0, or -1 to close), http_release when lws
+ * drops the request (accepts a zeroed or NULL r). */
+bool http_begin(struct http_req *r, struct lws *wsi, const char *path);
+int http_add_body(struct http_req *r, const void *in, size_t len);
+bool http_body_ok(struct http_req *r);
+int http_write(struct http_req *r);
+void http_release(struct http_req *r);
 
 #endif

@@ -8,8 +8,6 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "display/stream_wire.h"
-#include "gateway/api/api.h"
-#include "gateway/api/http.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/session/session.h"
@@ -21,11 +19,6 @@
 #include <string.h>
 
 #define STREAM_RETRY_US (50 * LWS_US_PER_MS)
-
-bool stream_is_stream(struct lws *wsi)
-{
-	return ws_upgrade_route(wsi).kind == R_SESSION_STREAM_WS;
-}
 
 /* What token grants on s: its own tokens, the operator key, or a share. */
 static enum auth_scope token_scope(struct gw *gw, struct sess *s, const char *token)
@@ -105,7 +98,7 @@ static void on_pace(lws_sorted_usec_list_t *sul)
 	lws_callback_on_writable(v->wsi);
 }
 
-struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
+static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 {
 	struct stream_viewer *v = calloc(1, sizeof(*v));
 	struct stream_hub *h;
@@ -262,7 +255,7 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 	return 0;
 }
 
-int stream_receive(struct stream_viewer *v, const void *in, size_t len)
+static int stream_receive(struct stream_viewer *v, const void *in, size_t len)
 {
 	struct stream_msg m;
 	char reason[120];
@@ -302,7 +295,7 @@ int stream_receive(struct stream_viewer *v, const void *in, size_t len)
 	return 0;
 }
 
-void stream_pong(struct stream_viewer *v)
+static void stream_pong(struct stream_viewer *v)
 {
 	v->last_rx_ms = fs_now_ms();
 }
@@ -375,7 +368,7 @@ static int write_screen(struct stream_viewer *v)
 	return n < 0 ? -1 : 1;
 }
 
-int stream_writeable(struct stream_viewer *v)
+static int stream_writeable(struct stream_viewer *v)
 {
 	int rc;
 
@@ -422,7 +415,7 @@ int stream_writeable(struct stream_viewer *v)
 	return 0;
 }
 
-void stream_close(struct stream_viewer *v)
+static void stream_close(struct stream_viewer *v)
 {
 	if (!v)
 		return;
@@ -437,53 +430,31 @@ void stream_close(struct stream_viewer *v)
 	free(v);
 }
 
-void stream_share(struct http_req *r, struct sess *s)
+int stream_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		    size_t len)
 {
-	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key, s->control_token,
-					    s->view_token),
-			want;
-	json_t *body = r->body_len ? json_loadb(r->body, r->body_len, 0, NULL) : json_object();
-	const char *scope = json_string_value(json_object_get(body, "scope"));
-	json_t *ttl = json_object_get(body, "ttl_s");
-	struct stream_hub *h;
-	char token[AUTH_TOKEN_LEN + 1];
-	int ttl_s = SHARE_DEFAULT_TTL_S;
+	struct stream_viewer **v = user;
+	struct gw *gw = wsi ? lws_context_user(lws_get_context(wsi)) : NULL;
 
-	if (!json_is_object(body)) {
-		json_decref(body);
-		http_reply_error(r, 400, "invalid_json", "the body must be a JSON object");
-		return;
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: /* a client that named our subprotocol */
+		return stream_filter(gw, wsi);
+	case LWS_CALLBACK_ESTABLISHED:
+		*v = stream_open(gw, wsi);
+		return *v ? 0 : -1;
+	case LWS_CALLBACK_RECEIVE:
+		return *v ? stream_receive(*v, in, len) : -1;
+	case LWS_CALLBACK_RECEIVE_PONG:
+		if (*v)
+			stream_pong(*v);
+		return 0;
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return *v ? stream_writeable(*v) : 0;
+	case LWS_CALLBACK_CLOSED:
+		stream_close(*v);
+		*v = NULL;
+		return 0;
+	default:
+		return 0;
 	}
-	if (!scope || (strcmp(scope, "view") && strcmp(scope, "control"))) {
-		json_decref(body);
-		http_reply_error(r, 400, "invalid_argument",
-				 "scope must be \"view\" or \"control\"");
-		return;
-	}
-	want = scope[0] == 'v' ? AUTH_VIEW : AUTH_CONTROL;
-	scope = want == AUTH_VIEW ? "view" : "control"; /* body is freed below */
-	if (ttl) {
-		if (!json_is_integer(ttl) || json_integer_value(ttl) < 1 ||
-		    json_integer_value(ttl) > SHARE_MAX_TTL_S) {
-			json_decref(body);
-			http_reply_error(r, 400, "out_of_range",
-					 "ttl_s must be an integer in 1..86400");
-			return;
-		}
-		ttl_s = (int)json_integer_value(ttl);
-	}
-	json_decref(body);
-	if (got < want) {
-		http_reply_error(r, 403, "forbidden",
-				 "a token can only share its own scope or less");
-		return;
-	}
-	if (!(h = stream_hub_of(s)) || share_add(&h->shares, want, ttl_s, fs_now_ms(), token) < 0) {
-		http_reply_error(r, 500, "internal", "cannot mint a token");
-		return;
-	}
-	http_reply_json(r, 201,
-			json_pack("{s:s, s:s, s:i, s:s++++}", "token", token, "scope", scope,
-				  "expires_in_s", ttl_s, "url", r->gw->public_url,
-				  "/web/#s=", s->id, "&t=", token));
 }

@@ -21,26 +21,12 @@ struct stream_viewer;
 struct http_req;
 struct sess;
 
-/* Whether the upgrade request on wsi is for a stream (not /control). */
-bool stream_is_stream(struct lws *wsi);
 /* Decides at upgrade time: 0 accepts, non-zero refuses (bad path, unknown
  * session, disallowed Origin, a header token that is not good). */
 int stream_filter(struct gw *gw, struct lws *wsi);
-/* The socket is up: returns its viewer (owned by the connection, freed by
- * stream_close), or NULL to drop it. */
-struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi);
-/* A fragment of a message arrived. Returns 0, or -1 to close (the close
- * code is set). */
-int stream_receive(struct stream_viewer *v, const void *in, size_t len);
-/* A PONG arrived: the viewer is alive. */
-void stream_pong(struct stream_viewer *v);
-/* The socket is writable: sends one message. Returns 0, or -1 to close. */
-int stream_writeable(struct stream_viewer *v);
-/* Unlinks and frees; gives up control if held. Accepts NULL. */
-void stream_close(struct stream_viewer *v);
-
-/* Answers POST /v1/sessions/{id}/share on s (r's token already checked to
- * be at least a view token of s). */
-void stream_share(struct http_req *r, struct sess *s);
+/* The lws protocol callback of stream connections (api/protocols.c); the
+ * per-connection data is a struct stream_viewer pointer. */
+int stream_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		    size_t len);
 
 #endif

@@ -4,7 +4,7 @@
 #include "common/log.h"
 #include "display/encode_pool.h"
 #include "gateway/action/run.h"
-#include "gateway/api/http.h"
+#include "gateway/api/protocols.h"
 #include "gateway/api/web.h"
 #include "gateway/cli/cli.h"
 #include "gateway/core/gw.h"
@@ -155,10 +155,6 @@ int cmd_serve(int argc, char **argv)
 		{ "egress-allow-private", no_argument, 0, 'P' },
 		{ 0, 0, 0, 0 },
 	};
-	static const struct lws_protocols protocols[] = {
-		{ "http", http_callback, sizeof(struct http_req), 0, 0, NULL, 0 },
-		{ NULL, NULL, 0, 0, 0, NULL, 0 },
-	};
 	struct lws_context_creation_info info;
 	struct gw gw = { .max_sessions = 8 };
 	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
@@ -267,7 +263,7 @@ int cmd_serve(int argc, char **argv)
 	memset(&info, 0, sizeof(info));
 	info.port = port;
 	info.iface = host;
-	info.protocols = protocols;
+	info.protocols = api_protocols;
 	info.user = &gw;
 	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
 	if (web_mount(&web, web_dir, web_root, sizeof(web_root)) == 0)

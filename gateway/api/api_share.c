@@ -1,0 +1,61 @@
+/* gateway/api/api_share.c: POST /v1/sessions/{id}/share: a short-lived
+ * view or control token for the live stream only, and the viewer link that
+ * carries it in its fragment (docs/stream.md). Loop thread only. */
+#include "common/fsutil.h"
+#include "gateway/api/api_int.h"
+#include "gateway/session/session.h"
+#include "gateway/stream/share.h"
+#include "gateway/stream/stream_hub.h"
+
+#include <string.h>
+
+void api_share(struct http_req *r, struct sess *s)
+{
+	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key, s->control_token,
+					    s->view_token),
+			want;
+	json_t *body = r->body_len ? json_loadb(r->body, r->body_len, 0, NULL) : json_object();
+	const char *scope = json_string_value(json_object_get(body, "scope"));
+	json_t *ttl = json_object_get(body, "ttl_s");
+	struct stream_hub *h;
+	char token[AUTH_TOKEN_LEN + 1];
+	int ttl_s = SHARE_DEFAULT_TTL_S;
+
+	if (!json_is_object(body)) {
+		json_decref(body);
+		http_reply_error(r, 400, "invalid_json", "the body must be a JSON object");
+		return;
+	}
+	if (!scope || (strcmp(scope, "view") && strcmp(scope, "control"))) {
+		json_decref(body);
+		http_reply_error(r, 400, "invalid_argument",
+				 "scope must be \"view\" or \"control\"");
+		return;
+	}
+	want = scope[0] == 'v' ? AUTH_VIEW : AUTH_CONTROL;
+	scope = want == AUTH_VIEW ? "view" : "control"; /* body is freed below */
+	if (ttl) {
+		if (!json_is_integer(ttl) || json_integer_value(ttl) < 1 ||
+		    json_integer_value(ttl) > SHARE_MAX_TTL_S) {
+			json_decref(body);
+			http_reply_error(r, 400, "out_of_range",
+					 "ttl_s must be an integer in 1..86400");
+			return;
+		}
+		ttl_s = (int)json_integer_value(ttl);
+	}
+	json_decref(body);
+	if (got < want) {
+		http_reply_error(r, 403, "forbidden",
+				 "a token can only share its own scope or less");
+		return;
+	}
+	if (!(h = stream_hub_of(s)) || share_add(&h->shares, want, ttl_s, fs_now_ms(), token) < 0) {
+		http_reply_error(r, 500, "internal", "cannot mint a token");
+		return;
+	}
+	http_reply_json(r, 201,
+			json_pack("{s:s, s:s, s:i, s:s++++}", "token", token, "scope", scope,
+				  "expires_in_s", ttl_s, "url", r->gw->public_url,
+				  "/web/#s=", s->id, "&t=", token));
+}

@@ -1,0 +1,156 @@
+/* gateway/api/protocols.c: see protocols.h. */
+#include "gateway/api/protocols.h"
+
+#include "display/encode_pool.h"
+#include "gateway/action/run.h"
+#include "gateway/api/api.h"
+#include "gateway/api/control.h"
+#include "gateway/api/guest_ws.h"
+#include "gateway/api/http.h"
+#include "gateway/api/routes.h"
+#include "gateway/api/stream.h"
+#include "gateway/api/ws_upgrade.h"
+#include "gateway/guest/exec.h"
+#include "gateway/session/session.h"
+#include "gateway/stream/stream_hub.h"
+
+#include <string.h>
+
+enum conn_kind { CONN_HTTP, CONN_CONTROL, CONN_STREAM, CONN_GUEST };
+
+typedef int (*conn_callback_fn)(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+				void *in, size_t len);
+
+/* Per connection, zeroed by lws: HTTP (kind 0) until an upgrade. */
+struct conn {
+	enum conn_kind kind;
+	union {
+		struct http_req http;
+		void *ws; /* the WebSocket kind's own object (its callback owns it) */
+	} u;
+};
+
+static const conn_callback_fn ws_callbacks[] = {
+	[CONN_CONTROL] = control_callback,
+	[CONN_STREAM] = stream_callback,
+	[CONN_GUEST] = guest_ws_callback,
+};
+
+static enum conn_kind kind_of_upgrade(struct lws *wsi)
+{
+	switch (ws_upgrade_route(wsi).kind) {
+	case R_SESSION_CONTROL_WS:
+		return CONN_CONTROL;
+	case R_SESSION_STREAM_WS:
+		return CONN_STREAM;
+	case R_SESSION_CDP_WS:
+	case R_SESSION_EXEC_WS:
+		return CONN_GUEST;
+	default:
+		return CONN_HTTP;
+	}
+}
+
+/* c turns from HTTP into WebSocket kind k for the rest of its life.
+ * Returns 0, or -1 when k is no WebSocket kind. */
+static int become_ws(struct conn *c, enum conn_kind k)
+{
+	if (k == CONN_HTTP)
+		return -1;
+	/* A keep-alive connection may have served requests before. */
+	http_release(&c->u.http);
+	memset(c, 0, sizeof(*c));
+	c->kind = k;
+	return 0;
+}
+
+/* Plain HTTP: the request's plumbing is api/http.c, its answer api/api.c. */
+static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_req *r, void *in,
+		size_t len)
+{
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		if (http_begin(r, wsi, in))
+			api_handle(r);
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY:
+		return http_add_body(r, in, len);
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		if (http_body_ok(r))
+			api_handle(r);
+		return 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		if (!r->have_response && r->wait_id[0])
+			api_resume_wait(r);
+		return http_write(r);
+	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		/* Dropped too when a keep-alive connection moves on to a file
+		 * of the web viewer's mount: lws frees r then. */
+		http_release(r);
+		return 0;
+	default:
+		return lws_callback_http_dummy(wsi, reason, r, in, len);
+	}
+}
+
+/* Another thread woke the loop (lws_cancel_service): a mirror published a
+ * frame or answered a probe, an encode or a job finished, a command
+ * ended, the agent sent something. Everyone who may be waiting looks. */
+static void woken(struct gw *gw)
+{
+	encode_pool_reap(gw->encoders); /* finished encodes first */
+	run_poke_all();
+	stream_poke_all(gw);
+	guest_ws_poke_all();
+	/* A command ended: its request waits on its session. */
+	if (exec_poke())
+		for (struct sess *s = gw->sessions; s; s = s->next)
+			sess_wake_waiters(s);
+}
+
+static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		 size_t len)
+{
+	struct conn *c = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED: {
+		struct gw *gw = wsi ? lws_context_user(lws_get_context(wsi)) : NULL;
+
+		if (gw)
+			woken(gw);
+		return 0;
+	}
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		/* An upgrade: its path decides the kind, whose filter decides. */
+		if (!c || become_ws(c, kind_of_upgrade(wsi)) < 0)
+			return 1; /* not a WebSocket route */
+		return ws_callbacks[c->kind](wsi, reason, &c->u.ws, in, len);
+	case LWS_CALLBACK_ESTABLISHED:
+	case LWS_CALLBACK_RECEIVE:
+	case LWS_CALLBACK_RECEIVE_PONG:
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+	case LWS_CALLBACK_CLOSED:
+	case LWS_CALLBACK_HTTP:
+	case LWS_CALLBACK_HTTP_BODY:
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		/* The reasons whose user is a connection's data. */
+		if (!c)
+			break;
+		if (c->kind != CONN_HTTP)
+			return ws_callbacks[c->kind](wsi, reason, &c->u.ws, in, len);
+		return http(wsi, reason, &c->u.http, in, len);
+	default:
+		break;
+	}
+	return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+const struct lws_protocols api_protocols[] = {
+	{ "http", route, sizeof(struct conn), 0, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 },
+};
