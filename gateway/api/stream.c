@@ -98,6 +98,32 @@ static void on_pace(lws_sorted_usec_list_t *sul)
 	lws_callback_on_writable(v->wsi);
 }
 
+static void send_json(struct stream_viewer *v, json_t *j);
+
+/* The hub's side of a WebSocket viewer (stream/stream_hub.h). */
+static void ws_poke(struct stream_viewer *v, bool changed)
+{
+	if (changed && v->scope != AUTH_NONE)
+		lws_callback_on_writable(v->wsi);
+}
+
+static void ws_gone(struct stream_viewer *v, struct stream_hub *h)
+{
+	(void)h;
+	v->hub = NULL; /* the connection still owns v; it closes with 1001 */
+	v->close_code = STREAM_CLOSE_GOING_AWAY;
+	snprintf(v->close_reason, sizeof(v->close_reason), "the session was deleted");
+	lws_callback_on_writable(v->wsi);
+	/* A viewer that does not read never becomes writable. */
+	lws_set_timeout(v->wsi, PENDING_TIMEOUT_USER_OK, 2);
+}
+
+static const struct stream_viewer_ops ws_viewer_ops = {
+	.poke = ws_poke,
+	.text = send_json,
+	.gone = ws_gone,
+};
+
 static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 {
 	struct stream_viewer *v = calloc(1, sizeof(*v));
@@ -111,6 +137,7 @@ static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 		return NULL;
 	}
 	v->wsi = wsi;
+	v->ops = &ws_viewer_ops;
 	ws_rx_init(&v->rx, STREAM_MSG_MAX);
 	v->gw = gw;
 	v->quality = STREAM_DEFAULT_QUALITY;
@@ -121,7 +148,7 @@ static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 	snprintf(v->name, sizeof(v->name), "viewer %d", v->id);
 	v->scope = header_scope(gw, wsi, s);
 	if (v->scope != AUTH_NONE)
-		stream_viewer_send_json(v, NULL); /* the hello */
+		send_json(v, NULL); /* the hello */
 	lws_sul_schedule(lws_get_context(wsi), 0, &v->sul_idle, on_idle,
 			 (lws_usec_t)idle_s(v) * 1000 / 6 * LWS_US_PER_MS);
 	return v;
@@ -132,7 +159,9 @@ static const char *scope_name(enum auth_scope a)
 	return a == AUTH_OPERATOR ? "operator" : a == AUTH_CONTROL ? "control" : "view";
 }
 
-void stream_viewer_send_json(struct stream_viewer *v, json_t *j)
+/* Queues a text message for v (stolen JSON; dropped when the queue is
+ * full); NULL: the hello. */
+static void send_json(struct stream_viewer *v, json_t *j)
 {
 	char *text, *buf;
 	size_t n;
@@ -172,8 +201,7 @@ void stream_viewer_send_json(struct stream_viewer *v, json_t *j)
 
 static void send_error(struct stream_viewer *v, const char *code, const char *msg)
 {
-	stream_viewer_send_json(v, json_pack("{s:s, s:s, s:s}", "type", "error", "code", code,
-					     "message", msg));
+	send_json(v, json_pack("{s:s, s:s, s:s}", "type", "error", "code", code, "message", msg));
 }
 
 /* Handles one complete, parsed message. Returns 0, or a close code. */
@@ -200,7 +228,7 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 			v->quality = m->quality;
 		if (m->max_fps)
 			v->max_fps = m->max_fps;
-		stream_viewer_send_json(v, NULL);
+		send_json(v, NULL);
 		return 0;
 	}
 	switch (m->kind) {
@@ -216,9 +244,8 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 		}
 		if (m->name[0])
 			snprintf(v->name, sizeof(v->name), "%s", m->name);
-		stream_viewer_send_json(v, json_pack("{s:s, s:i, s:i, s:s}", "type", "settings",
-						     "quality", v->quality, "max_fps", v->max_fps,
-						     "name", v->name));
+		send_json(v, json_pack("{s:s, s:i, s:i, s:s}", "type", "settings", "quality",
+				       v->quality, "max_fps", v->max_fps, "name", v->name));
 		lws_callback_on_writable(v->wsi);
 		return 0;
 	case SM_TAKE: {
@@ -228,7 +255,7 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 		if (stream_hub_take(h, v, &code, &msg) < 0)
 			send_error(v, code, msg);
 		else if (had)
-			stream_viewer_send_json(v, stream_control_json(h, v));
+			send_json(v, stream_control_json(h, v));
 		return 0;
 	}
 	case SM_RELEASE:
@@ -247,9 +274,8 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 			send_error(v, "guest_gone", "the guest is not running");
 		return 0;
 	case SM_PING:
-		stream_viewer_send_json(v, m->has_t ? json_pack("{s:s, s:f}", "type", "pong", "t",
-								m->t)
-						    : json_pack("{s:s}", "type", "pong"));
+		send_json(v, m->has_t ? json_pack("{s:s, s:f}", "type", "pong", "t", m->t)
+				      : json_pack("{s:s}", "type", "pong"));
 		return 0;
 	}
 	return 0;

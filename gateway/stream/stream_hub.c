@@ -7,7 +7,6 @@
 #include "display/stream_wire.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/audit.h"
-#include "gateway/stream/vnc.h"
 #include "vmm-qemu/input.h"
 
 #include <errno.h>
@@ -62,16 +61,12 @@ void stream_hub_destroy(struct stream_hub *h)
 {
 	if (!h)
 		return;
-	vnc_stop(h);
 	if (h->controller)
 		stream_hub_release(h, h->controller, "session_deleted");
-	for (struct stream_viewer *v = h->viewers; v; v = v->next) {
-		v->hub = NULL;
-		v->close_code = STREAM_CLOSE_GOING_AWAY;
-		snprintf(v->close_reason, sizeof(v->close_reason), "the session was deleted");
-		lws_callback_on_writable(v->wsi);
-		/* A viewer that does not read never becomes writable. */
-		lws_set_timeout(v->wsi, PENDING_TIMEOUT_USER_OK, 2);
+	/* gone may unlink and free v: walk with care. */
+	for (struct stream_viewer *v = h->viewers, *next; v; v = next) {
+		next = v->next;
+		v->ops->gone(v, h);
 	}
 	for (int i = 0; i < STREAM_CACHE; i++)
 		clear_slot(h, i);
@@ -115,8 +110,18 @@ void stream_hub_remove(struct stream_hub *h, struct stream_viewer *v, const char
 static void wake(struct stream_hub *h)
 {
 	for (struct stream_viewer *v = h->viewers; v; v = v->next)
-		if (v->scope != AUTH_NONE)
-			lws_callback_on_writable(v->wsi);
+		v->ops->poke(v, true);
+}
+
+/* Sends j (stolen) to every viewer that takes messages. */
+static void tell_all(struct stream_hub *h,
+		     json_t *(*make)(const struct stream_hub *h, const struct stream_viewer *v,
+				     const void *arg),
+		     const void *arg)
+{
+	for (struct stream_viewer *v = h->viewers; v; v = v->next)
+		if (v->ops->text && v->scope != AUTH_NONE)
+			v->ops->text(v, make(h, v, arg));
 }
 
 void stream_poke_all(struct gw *gw)
@@ -127,10 +132,15 @@ void stream_poke_all(struct gw *gw)
 		struct display_cursor *c;
 		uint64_t seq, shape;
 
-		if (h && h->vnc)
-			vnc_poke(h);
-		if (!h || !h->viewers || !s->mirror)
+		bool changed;
+
+		if (!h || !h->viewers)
 			continue;
+		if (!s->mirror) {
+			for (struct stream_viewer *v = h->viewers; v; v = v->next)
+				v->ops->poke(v, false); /* a door's input still counts */
+			continue;
+		}
 		if (h->mirror != s->mirror) {
 			/* A new mirror (the guest was replaced) counts frames
 			 * from 1 again: forget every encoding and base. */
@@ -152,14 +162,14 @@ void stream_poke_all(struct gw *gw)
 		c = display_mirror_cursor(s->mirror);
 		shape = c ? c->serial : 0;
 		display_cursor_unref(c);
-		if (seq != h->seen_seq || shape != h->seen_shape || s->pointer_x != h->seen_x ||
-		    s->pointer_y != h->seen_y) {
-			h->seen_seq = seq;
-			h->seen_shape = shape;
-			h->seen_x = s->pointer_x;
-			h->seen_y = s->pointer_y;
-			wake(h);
-		}
+		changed = seq != h->seen_seq || shape != h->seen_shape ||
+			  s->pointer_x != h->seen_x || s->pointer_y != h->seen_y;
+		h->seen_seq = seq;
+		h->seen_shape = shape;
+		h->seen_x = s->pointer_x;
+		h->seen_y = s->pointer_y;
+		for (struct stream_viewer *v = h->viewers; v; v = v->next)
+			v->ops->poke(v, changed);
 	}
 }
 
@@ -338,11 +348,16 @@ json_t *stream_control_json(const struct stream_hub *h, const struct stream_view
 			 "you", c == v);
 }
 
+static json_t *control_of(const struct stream_hub *h, const struct stream_viewer *v,
+			  const void *arg)
+{
+	(void)arg;
+	return stream_control_json(h, v);
+}
+
 static void announce(struct stream_hub *h)
 {
-	for (struct stream_viewer *v = h->viewers; v; v = v->next)
-		if (v->scope != AUTH_NONE)
-			stream_viewer_send_json(v, stream_control_json(h, v));
+	tell_all(h, control_of, NULL);
 }
 
 static int send_events(struct stream_hub *h, json_t *events)
@@ -502,10 +517,16 @@ int stream_hub_input(struct stream_hub *h, struct stream_viewer *v, const struct
 	return send_events(h, ev);
 }
 
+static json_t *event_of(const struct stream_hub *h, const struct stream_viewer *v,
+			const void *event)
+{
+	(void)h;
+	(void)v;
+	return json_pack("{s:s, s:O}", "type", "event", "event", (json_t *)event);
+}
+
 void stream_hub_event(struct stream_hub *h, json_t *event)
 {
-	for (struct stream_viewer *v = h ? h->viewers : NULL; v; v = v->next)
-		if (v->scope != AUTH_NONE)
-			stream_viewer_send_json(v, json_pack("{s:s, s:O}", "type", "event", "event",
-							     event));
+	if (h)
+		tell_all(h, event_of, event);
 }

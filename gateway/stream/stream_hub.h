@@ -27,8 +27,25 @@ struct stream_hub;
 struct display_vnc_share;
 struct display_mirror;
 
+struct stream_viewer;
+
+/* How the hub reaches a viewer: a WebSocket (api/stream.c) or the VNC
+ * door's clients (stream/vnc.c). */
+struct stream_viewer_ops {
+	/* The loop woke: a frame, the cursor or a door's input may be new;
+	 * changed says the screen or cursor did. */
+	void (*poke)(struct stream_viewer *v, bool changed);
+	/* Takes a JSON message (stolen): control changes, session events;
+	 * NULL for a viewer that has no use for them. */
+	void (*text)(struct stream_viewer *v, json_t *j);
+	/* The session goes: the viewer leaves h (stream_hub_remove) or is
+	 * cut off (v->hub = NULL), and may be freed. */
+	void (*gone)(struct stream_viewer *v, struct stream_hub *h);
+};
+
 struct stream_viewer {
 	struct stream_viewer *next; /* stream_hub::viewers */
+	const struct stream_viewer_ops *ops;
 	struct stream_hub *hub; /* NULL once the session is gone */
 	struct lws *wsi;
 	struct gw *gw;
@@ -58,7 +75,7 @@ struct stream_viewer {
 struct stream_hub {
 	struct sess *s; /* the session it serves (it listens to it) */
 	struct sess_listener listener; /* on s: events go to the viewers; destroy frees the hub */
-	struct stream_viewer *viewers; /* not owned (their connections own them) */
+	struct stream_viewer *viewers; /* not owned (their connections, or the door, own them) */
 	int n_viewers, next_id;
 	struct stream_viewer *controller; /* holds the lease, or NULL */
 	struct display_stream_encoder *enc; /* owned: for a gateway without an encoder pool */
@@ -99,6 +116,7 @@ void stream_poke_all(struct gw *gw);
 /* The name of the viewer holding control of s ("" is possible), or NULL. */
 const char *stream_controller(const struct sess *s);
 
+/* Adds v (its ops set) to the viewers of h. */
 void stream_hub_add(struct stream_hub *h, struct stream_viewer *v);
 /* Unlinks v, giving up control (reason for the audit log) if it held it. */
 void stream_hub_remove(struct stream_hub *h, struct stream_viewer *v, const char *reason);
@@ -124,8 +142,6 @@ int stream_hub_release(struct stream_hub *h, struct stream_viewer *v, const char
  * guest is gone. */
 int stream_hub_input(struct stream_hub *h, struct stream_viewer *v, const struct stream_msg *m);
 
-/* Queues a text message for v (stolen JSON; dropped when the queue is full). */
-void stream_viewer_send_json(struct stream_viewer *v, json_t *j);
 /* {"type":"control","controller":{id,name}|null,"you":bool} for v. */
 json_t *stream_control_json(const struct stream_hub *h, const struct stream_viewer *v);
 

@@ -73,6 +73,27 @@ static int new_password(char *out)
 	return 0;
 }
 
+/* The door as one viewer of the hub: every wake-up shows the newest
+ * frame and applies the clients' input; the session going stops it. */
+static void door_poke(struct stream_viewer *v, bool changed)
+{
+	(void)changed;
+	if (v->hub)
+		vnc_poke(v->hub);
+}
+
+static void door_gone(struct stream_viewer *v, struct stream_hub *h)
+{
+	(void)v;
+	vnc_stop(h); /* frees v */
+}
+
+static const struct stream_viewer_ops door_ops = {
+	.poke = door_poke,
+	.text = NULL, /* VNC clients get no JSON */
+	.gone = door_gone,
+};
+
 int vnc_start(struct stream_hub *h, struct gw *gw, const char **code, char *err, size_t errlen)
 {
 	const char *bind = gw->vnc_listen[0] ? gw->vnc_listen : "127.0.0.1";
@@ -99,10 +120,11 @@ int vnc_start(struct stream_hub *h, struct gw *gw, const char **code, char *err,
 		*code = "vnc_failed";
 		return rc;
 	}
-	/* The VNC clients act as one viewer in the control lease. */
+	/* The VNC clients act as one viewer of the hub (frames, the lease). */
+	h->vnc_viewer->ops = &door_ops;
 	h->vnc_viewer->gw = gw;
 	h->vnc_viewer->scope = AUTH_CONTROL;
-	h->vnc_viewer->id = ++h->next_id;
+	stream_hub_add(h, h->vnc_viewer);
 	snprintf(h->vnc_viewer->name, sizeof(h->vnc_viewer->name), "VNC client");
 	audit_event(gw, s->id, "vnc_started",
 		    json_pack("{s:s, s:i}", "listen", bind, "port",
@@ -116,8 +138,7 @@ void vnc_stop(struct stream_hub *h)
 {
 	if (!h->vnc)
 		return;
-	if (h->controller == h->vnc_viewer)
-		stream_hub_release(h, h->vnc_viewer, "vnc_stopped");
+	stream_hub_remove(h, h->vnc_viewer, "vnc_stopped"); /* gives back control if held */
 	display_vnc_share_stop(h->vnc);
 	h->vnc = NULL;
 	free(h->vnc_viewer);
