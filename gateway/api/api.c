@@ -94,6 +94,13 @@ static void on_wait_timeout(lws_sorted_usec_list_t *sul)
 	lws_callback_on_writable(r->wsi);
 }
 
+void api_hold(struct http_req *r, int seconds)
+{
+	/* lws would close a request with no traffic after its keep-alive
+	 * timeout (5 s). */
+	lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, seconds);
+}
+
 /* Parks the request until the session changes or timeout_s passes; the
  * route decides in api_resume_wait when it has its answer. */
 void api_wait(struct http_req *r, struct sess *s, int timeout_s)
@@ -104,8 +111,7 @@ void api_wait(struct http_req *r, struct sess *s, int timeout_s)
 	}
 	snprintf(r->wait_id, sizeof(r->wait_id), "%s", s->id);
 	r->wait_until_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
-	/* lws would close an idle GET after its keep-alive timeout (5 s). */
-	lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, timeout_s + 10);
+	api_hold(r, timeout_s + 10);
 	lws_sul_schedule(r->gw->ctx, 0, &r->sul_wait, on_wait_timeout,
 			 (lws_usec_t)timeout_s * LWS_US_PER_SEC);
 }
@@ -261,6 +267,7 @@ static void delete_session(struct http_req *r)
 	r->ticket = job_ticket_new(r->gw->ctx);
 	sess_destroy(s, r->ticket);
 	r->wait_until_ms = fs_now_ms() + DELETE_WAIT_MS;
+	api_hold(r, DELETE_WAIT_MS / 1000 + 5);
 	delete_poll(&r->sul_ticket);
 }
 
@@ -326,6 +333,8 @@ static void screenshot(struct http_req *r)
 	r->run = run_start(s, NULL, &o, screenshot_done, r, &e);
 	if (!r->run)
 		http_reply_api_error(r, &e);
+	else /* settling, then encoding on the pool, may take seconds */
+		api_hold(r, o.timeout_ms / 1000 + API_RUN_GRACE_S);
 }
 
 static void act_done(void *ud, struct run_outcome *out)
@@ -427,6 +436,8 @@ static void act(struct http_req *r)
 	r->run = api_start_action(s, r->body, r->body_len, act_done, r, &status, &error);
 	if (!r->run)
 		http_reply_json(r, status, error);
+	else /* the action's steps, settling and encoding may take a while */
+		api_hold(r, API_ACTION_HOLD_S);
 }
 
 void api_handle(struct http_req *r)

@@ -8,6 +8,11 @@
 #include "gateway/core/auth.h"
 
 #define API_DEFAULT_WAIT_S 300
+/* How long past its settle timeout a screenshot may take (encoding). */
+#define API_RUN_GRACE_S 60
+/* How long an action's request is kept open (steps, typing, settling,
+ * encoding: each bounded on its own). */
+#define API_ACTION_HOLD_S 300
 
 struct sess;
 
@@ -21,6 +26,8 @@ struct sess *api_route_session(struct http_req *r, enum auth_scope need);
 int api_query_int(struct http_req *r, const char *name, int def, int min, int max, int *out);
 /* Answers with the session's JSON (with its tokens when tokens). */
 void api_reply_session(struct http_req *r, const struct sess *s, int status, bool tokens);
+/* Keeps lws from closing r for seconds while its answer is being made. */
+void api_hold(struct http_req *r, int seconds);
 /* Parks r until session s changes (api_resume_wait decides when it is
  * done) or timeout_s passes. */
 void api_wait(struct http_req *r, struct sess *s, int timeout_s);
