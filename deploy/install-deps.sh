@@ -11,7 +11,7 @@ packages=(
 	libpng-dev libsdl2-dev libjansson-dev libcmocka-dev
 	qemu-system-x86 qemu-utils debootstrap busybox-static linux-image-amd64
 	cpio e2fsprogs kmod procps xz-utils grep
-	clang libclang-rt-14-dev
+	clang libclang-rt-14-dev clang-format
 	python3
 	chromium xvfb x11-apps xdotool nodejs
 )

@@ -77,7 +77,8 @@ run_binary() {
 }
 
 # The gateway's rooms keep to docs/architecture.md (no room cycle, no
-# arrow the rules do not allow).
+# arrow the rules do not allow), and the tree is as clang-format (with the
+# repo's .clang-format) leaves it.
 if want unit; then
 	step "gateway rooms: tests/rooms.py"
 	if python3 tests/rooms.py | sed 's/^/    /'; [ "${PIPESTATUS[0]}" = 0 ]; then
@@ -85,6 +86,14 @@ if want unit; then
 	else
 		failed=$((failed + 1))
 		failures+=("gateway rooms")
+	fi
+	step "format: make format-check"
+	if make -s format-check >/dev/null 2>&1; then
+		passed=$((passed + 1))
+	else
+		make -s format-check 2>&1 | head -20 | sed 's/^/    /'
+		failed=$((failed + 1))
+		failures+=("format-check")
 	fi
 fi
 
