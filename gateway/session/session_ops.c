@@ -71,6 +71,31 @@ static int launch(struct sess *s, struct job *j, struct api_error *e)
 	return 0;
 }
 
+/* Hands s's guest (and, with_mirror, its mirror) to j and starts it; on
+ * failure takes them back and frees j. Returns launch's result. */
+static int launch_with_guest(struct sess *s, struct job *j, bool with_mirror, struct api_error *e)
+{
+	int rc;
+
+	j->vm = s->vm;
+	s->vm = NULL;
+	if (with_mirror) {
+		j->mirror = s->mirror;
+		s->mirror = NULL;
+	}
+	rc = launch(s, j, e);
+	if (rc < 0) {
+		s->vm = j->vm;
+		j->vm = NULL;
+		if (with_mirror) {
+			s->mirror = j->mirror;
+			j->mirror = NULL;
+		}
+		job_free(j);
+	}
+	return rc;
+}
+
 int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 {
 	char err[1024];
@@ -84,15 +109,7 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 		if (!(j = start_job(s, JOB_PAUSE_MEMORY, e)))
 			return -ENOMEM;
 		sess_guest_stopping(s, "the session was paused");
-		j->vm = s->vm;
-		s->vm = NULL;
-		rc = launch(s, j, e);
-		if (rc < 0) {
-			s->vm = j->vm;
-			j->vm = NULL;
-			job_free(j);
-		}
-		return rc;
+		return launch_with_guest(s, j, false, e);
 	}
 	if (!(j = start_job(s, JOB_PAUSE_DISK, e)))
 		return -ENOMEM;
@@ -106,19 +123,9 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 	sess_guest_stopping(s, "the session is being paused");
 	sess_agent_stop(s->agent); /* QEMU exits: connect again after the resume */
 	s->agent = NULL;
-	j->vm = s->vm;
-	j->mirror = s->mirror;
-	s->vm = NULL;
-	s->mirror = NULL;
-	rc = launch(s, j, e);
-	if (rc < 0) {
-		s->vm = j->vm;
-		s->mirror = j->mirror;
-		j->vm = NULL;
-		j->mirror = NULL;
-		job_free(j);
+	rc = launch_with_guest(s, j, true, e);
+	if (rc < 0)
 		sess_start_agent(s, NULL);
-	}
 	return rc;
 }
 
@@ -137,15 +144,7 @@ int sess_resume(struct sess *s, struct api_error *e)
 		/* QMP cont on a job thread. */
 		if (!(j = start_job(s, JOB_RESUME_MEMORY, e)))
 			return -ENOMEM;
-		j->vm = s->vm;
-		s->vm = NULL;
-		rc = launch(s, j, e);
-		if (rc < 0) {
-			s->vm = j->vm;
-			j->vm = NULL;
-			job_free(j);
-		}
-		return rc;
+		return launch_with_guest(s, j, false, e);
 	}
 	if (!(j = start_job(s, JOB_RESUME_DISK, e)))
 		return -ENOMEM;
@@ -195,13 +194,8 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	/* The original keeps its mirror: its screen stays readable, but no
 	 * action runs while the job holds the guest (the session is busy). */
 	sess_guest_stopping(s, "the session is being forked");
-	j->vm = s->vm;
-	s->vm = NULL;
-	rc = launch(s, j, e);
+	rc = launch_with_guest(s, j, false, e);
 	if (rc < 0) {
-		s->vm = j->vm;
-		j->vm = NULL;
-		job_free(j);
 		sess_free_unlinked(child);
 		return rc;
 	}
