@@ -23,7 +23,7 @@
 
 #define PROBE_POLL_US (10 * LWS_US_PER_MS)
 /* A frame confirmed current this recently counts as fresh (the mirror is
- * kept fresh every SESS_KEEP_FRESH_MS, see session.c). */
+ * kept fresh every KEEP_FRESH_MS, see session/job.c). */
 #define FRESH_ENOUGH_MS 80
 
 enum run_phase { RUN_STEPS, RUN_SETTLE };
