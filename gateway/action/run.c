@@ -386,15 +386,13 @@ static void abandon_encoding(struct run *r)
 	r->encoding = NULL;
 	j->run = NULL;
 	/* Still queued: done comes now, and frees it; else when it has run. */
-	if (r->s->gw->encoders)
-		encode_pool_cancel(r->s->gw->encoders, j);
+	encode_pool_cancel(r->s->gw->encoders, j);
 }
 
 /* The screenshot (when wanted) and the reply; ends the run, now when the
  * encoding is cached, else once the encoder pool has made it. */
 static void complete(struct run *r, bool settled, int waited_ms)
 {
-	struct encode_pool *pool = r->s->gw->encoders;
 	struct display_image *img = NULL;
 	struct display_frame *f;
 	struct shot_job *j;
@@ -422,13 +420,7 @@ static void complete(struct run *r, bool settled, int waited_ms)
 	j->run = r;
 	j->frame = f;
 	j->opts = r->shot.enc;
-	if (!pool) { /* no pool (a gateway without one): encode here */
-		shot_work(j, NULL);
-		r->encoding = j;
-		shot_done(j, 0);
-		return;
-	}
-	if (encode_pool_submit_for(pool, r->s, shot_work, shot_done, j) < 0) {
+	if (encode_pool_submit_for(r->s->gw->encoders, r->s, shot_work, shot_done, j) < 0) {
 		shot_job_free(j);
 		fail(r, 503, "encoder_busy", "too many screenshots are being encoded: try again");
 		return;

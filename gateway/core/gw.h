@@ -33,7 +33,8 @@ struct gw {
 	int max_vcpus, max_memory_mib, memory_budget_mib;
 	int vcpus_used, memory_used_mib; /* by the sessions in the registry */
 	struct egress_config egress_cfg; /* the operator's part of every session's egress */
-	struct encode_pool *encoders; /* owned: screenshot and stream encodes, off the loop */
+	struct encode_pool *encoders; /* owned: every screenshot and stream encode, off the loop
+				       * (serve does not start without it) */
 	volatile int stop; /* set by a signal; the loop exits */
 };
 

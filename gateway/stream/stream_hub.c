@@ -45,11 +45,6 @@ struct stream_hub *stream_hub_of(struct sess *s)
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
-	h->enc = display_stream_encoder_create();
-	if (!h->enc) {
-		free(h);
-		return NULL;
-	}
 	h->s = s;
 	h->seen_x = h->seen_y = -1;
 	h->listener.notify = on_session;
@@ -71,7 +66,6 @@ void stream_hub_destroy(struct stream_hub *h)
 	for (int i = 0; i < STREAM_CACHE; i++)
 		clear_slot(h, i);
 	display_stream_msg_unref(h->shape_msg);
-	display_stream_encoder_destroy(h->enc);
 	sess_unlisten(h->s, &h->listener);
 	free(h);
 }
@@ -251,8 +245,7 @@ static void clear_slot(struct stream_hub *h, int i)
 	h->cache[i].pending = NULL;
 	j->hub = NULL;
 	/* Still queued: its done comes now and frees it; else once it ran. */
-	if (h->s->gw->encoders)
-		encode_pool_cancel(h->s->gw->encoders, j);
+	encode_pool_cancel(h->s->gw->encoders, j);
 }
 
 struct display_stream_msg *stream_hub_message(struct stream_hub *h,
@@ -261,11 +254,8 @@ struct display_stream_msg *stream_hub_message(struct stream_hub *h,
 {
 	uint64_t from = base && base->width == f->width && base->height == f->height ? base->seq
 										     : 0;
-	struct encode_pool *pool = h->s->gw->encoders;
-	struct display_stream_msg *m;
 	struct frame_job *j;
 	int victim = -1;
-	char err[256];
 
 	for (int i = 0; i < STREAM_CACHE; i++) {
 		if ((h->cache[i].msg || h->cache[i].pending) && h->cache[i].from == from &&
@@ -281,21 +271,6 @@ struct display_stream_msg *stream_hub_message(struct stream_hub *h,
 	}
 	if (victim < 0)
 		return NULL; /* every slot is being encoded: wait for one */
-	if (!pool) { /* a gateway without an encoder pool: encode here */
-		if (display_stream_encode(h->enc, from ? base : NULL, f, quality, frame_time_us(f),
-					  LWS_PRE, &m, err, sizeof(err)) < 0) {
-			log_warn("stream", "%s: %s", h->s->id, err);
-			return NULL;
-		}
-		h->encodes++;
-		clear_slot(h, victim);
-		h->cache[victim].from = from;
-		h->cache[victim].to = f->seq;
-		h->cache[victim].quality = quality;
-		h->cache[victim].msg = display_stream_msg_ref(m);
-		h->cache[victim].used = ++h->clock;
-		return m;
-	}
 	if (!(j = calloc(1, sizeof(*j))))
 		return NULL;
 	j->hub = h;
@@ -303,7 +278,7 @@ struct display_stream_msg *stream_hub_message(struct stream_hub *h,
 	j->frame = display_frame_ref((struct display_frame *)f);
 	j->quality = quality;
 	j->time_us = frame_time_us(f);
-	if (encode_pool_submit_for(pool, h->s, frame_work, frame_done, j) < 0) {
+	if (encode_pool_submit_for(h->s->gw->encoders, h->s, frame_work, frame_done, j) < 0) {
 		frame_job_free(j);
 		return NULL; /* the pool is full: the viewer asks again */
 	}

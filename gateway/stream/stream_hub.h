@@ -78,7 +78,6 @@ struct stream_hub {
 	struct stream_viewer *viewers; /* not owned (their connections, or the door, own them) */
 	int n_viewers, next_id;
 	struct stream_viewer *controller; /* holds the lease, or NULL */
-	struct display_stream_encoder *enc; /* owned: for a gateway without an encoder pool */
 	struct {
 		uint64_t from, to; /* frame seqs; from 0: a whole frame */
 		int quality;
