@@ -6,8 +6,6 @@
 #include "gateway/action/run.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
-#include "gateway/stream/vnc.h"
-#include "vmm-qemu/snapshot.h"
 
 #include <dirent.h>
 
@@ -264,7 +262,7 @@ static void delete_session(struct http_req *r)
 
 	if (!s)
 		return;
-	r->ticket = job_ticket_new(r->gw->ctx);
+	r->ticket = job_ticket_new();
 	sess_destroy(s, r->ticket);
 	r->wait_until_ms = fs_now_ms() + DELETE_WAIT_MS;
 	api_hold(r, DELETE_WAIT_MS / 1000 + 5);

@@ -3,7 +3,6 @@
  * LWS_PRE headroom, one lws_write per callback. */
 #include "gateway/api/http.h"
 
-#include "common/log.h"
 #include "gateway/action/run.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/job.h"

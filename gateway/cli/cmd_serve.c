@@ -16,9 +16,6 @@
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
 
-#include "gateway/session/job.h"
-#include "gateway/session/template_build.h"
-
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -46,17 +46,15 @@ const char *job_kind_name(enum job_kind kind)
 struct job_ticket {
 	atomic_int refs;
 	atomic_int pending; /* jobs that hold it and have not ended */
-	struct lws_context *ctx;
 };
 
-struct job_ticket *job_ticket_new(struct lws_context *ctx)
+struct job_ticket *job_ticket_new(void)
 {
 	struct job_ticket *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
 	atomic_init(&t->refs, 1);
-	t->ctx = ctx;
 	return t;
 }
 
@@ -86,8 +84,7 @@ static void ticket_end(struct job_ticket *t)
 {
 	if (!t)
 		return;
-	if (atomic_fetch_sub(&t->pending, 1) == 1 && t->ctx)
-		lws_cancel_service(t->ctx); /* the context outlives jobs: job_wait_all */
+	atomic_fetch_sub(&t->pending, 1);
 	job_ticket_release(t);
 }
 

@@ -68,12 +68,12 @@ struct job {
 	struct job_ticket *ticket; /* held: told when this job has ended, or NULL */
 };
 
-/* Tells the loop when a set of jobs has ended (e.g. every guest of a
- * deleted session is gone): a DELETE answers once its ticket is done.
+/* Says when a set of jobs has ended (e.g. every guest of a deleted
+ * session is gone): a DELETE polls its ticket and answers once it is done.
  * Refcounted; any thread. */
 struct job_ticket;
-/* A ticket whose end wakes ctx's loop; NULL when out of memory. */
-struct job_ticket *job_ticket_new(struct lws_context *ctx);
+/* A new ticket; NULL when out of memory (then nothing waits). */
+struct job_ticket *job_ticket_new(void);
 /* True once every job given the ticket has ended (at once for none). */
 bool job_ticket_done(struct job_ticket *t);
 void job_ticket_release(struct job_ticket *t);

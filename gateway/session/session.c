@@ -8,7 +8,6 @@
 #include "gateway/egress/egress.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/session_int.h"
-#include "vmm-qemu/accel.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <errno.h>
