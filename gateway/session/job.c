@@ -111,14 +111,15 @@ int job_start_mirror(struct vmm_vm *vm, struct lws_context *ctx, struct display_
 	return rc;
 }
 
-static bool is_orphaned(struct job *j)
+/* One of j's handshake flags (started, done, orphaned), read under mu. */
+static bool read_flag(struct job *j, const bool *flag)
 {
-	bool o;
+	bool v;
 
 	pthread_mutex_lock(&j->mu);
-	o = j->orphaned;
+	v = *flag;
 	pthread_mutex_unlock(&j->mu);
-	return o;
+	return v;
 }
 
 struct job *job_new(enum job_kind kind, struct lws_context *ctx)
@@ -228,7 +229,7 @@ static void do_boot(struct job *j)
 		j->rc = vmm_vm_wait_phase(j->vm, "ready", 200, j->err, sizeof(j->err));
 		if (j->rc != -ETIMEDOUT)
 			break;
-		if (is_orphaned(j))
+		if (read_flag(j, &j->orphaned))
 			return; /* freed with the job */
 		if (fs_now_ms() >= until) {
 			snprintf(j->err, sizeof(j->err), "the guest was not ready within %d s",
@@ -467,22 +468,12 @@ void job_set_clock_async(const struct vmm_vm *vm)
 
 bool job_started(struct job *j)
 {
-	bool started;
-
-	pthread_mutex_lock(&j->mu);
-	started = j->started;
-	pthread_mutex_unlock(&j->mu);
-	return started;
+	return read_flag(j, &j->started);
 }
 
 bool job_done(struct job *j)
 {
-	bool done;
-
-	pthread_mutex_lock(&j->mu);
-	done = j->done;
-	pthread_mutex_unlock(&j->mu);
-	return done;
+	return read_flag(j, &j->done);
 }
 
 void job_orphan(struct job *j, struct job_ticket *ticket)
