@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define READY "/usr/local/bin/vitrine-ready"
 #define AGENT_MS 10000
@@ -105,15 +106,25 @@ static int navigate(struct runner *c, const char *url, char *err, size_t errlen)
 	}
 	rc = ready_exec(c, (const char *const[]){ READY, "eval", "9222", js, NULL }, NULL, 0, err,
 			errlen);
-	/* The new document has loaded once the old one's mark is gone. */
+	/* The new document has loaded once the old one's mark is gone. While
+	 * the old one is torn down an eval can fail (DevTools answers nothing
+	 * for seconds on a loaded host, and vitrine-ready's read times out):
+	 * only the deadline ends the wait. */
 	while (rc == 0) {
 		rc = ready_exec(c, (const char *const[]){ READY, "eval", "9222", check, NULL }, out,
 				sizeof(out), err, errlen);
-		if (rc < 0 || !strncmp(out, "true", 4))
+		if (rc == 0 && !strncmp(out, "true", 4))
 			break;
 		if (fs_now_ms() > until) {
-			snprintf(err, errlen, "%s did not load within %d s", url, NAV_TIMEOUT_S);
-			return -ETIMEDOUT;
+			if (rc == 0)
+				snprintf(err, errlen, "%s did not load within %d s", url,
+					 NAV_TIMEOUT_S);
+			return rc < 0 ? rc : -ETIMEDOUT;
+		}
+		if (rc < 0) {
+			log_warn("prep", "waiting for %s to load: %s (trying again)", url, err);
+			usleep(200 * 1000);
+			rc = 0;
 		}
 	}
 	/* ... and painted (vitrine-ready waits for two animation frames). */
