@@ -47,7 +47,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-loop demo fuzz format format-check
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-loop bench-restart demo fuzz format format-check
 all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -142,6 +142,12 @@ bench-exec: all images
 # purpose), pauses, resumes, is encoded 16 ways and is deleted (tiny guests).
 bench-loop: all image-tiny
 	$(O)/bench/bench_loop
+
+# Sessions that outlive the gateway: the time from a new gateway's start
+# to N sessions answering (1 and 8 tiny, 2 desktops), and what the registry's
+# writes add to each state change (docs/durability.md).
+bench-restart: all images
+	$(O)/bench/bench_restart
 
 # Boots the demo desktop session and saves its screen (deploy/demo.sh).
 demo:

@@ -19,11 +19,11 @@
 bool api_authorise(struct http_req *r, const struct sess *s, enum auth_scope need)
 {
 	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key,
-					    s ? s->control_token : NULL, s ? s->view_token : NULL);
+					    s ? s->control_hash : NULL, s ? s->view_hash : NULL);
 
 	/* On an operator route, a valid session token is known but not enough. */
 	for (struct sess *o = r->gw->sessions; !s && got == AUTH_NONE && o; o = o->next)
-		got = auth_scope_of(r->token, NULL, o->control_token, o->view_token);
+		got = auth_scope_of(r->token, NULL, o->control_hash, o->view_hash);
 
 	if (got >= need)
 		return true;

@@ -218,6 +218,7 @@ void api_egress(struct http_req *r)
 		}
 		json_decref(j);
 		egress_set_rules(s->egress, rules);
+		sess_save(s); /* the rules survive a restart */
 	}
 	http_reply_json(r, 200, egress_rules_now(s->egress));
 }

@@ -11,8 +11,8 @@
 
 void api_share(struct http_req *r, struct sess *s)
 {
-	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key, s->control_token,
-					    s->view_token),
+	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key, s->control_hash,
+					    s->view_hash),
 			want;
 	json_t *body = r->body_len ? json_loadb(r->body, r->body_len, 0, NULL) : json_object();
 	const char *scope = json_string_value(json_object_get(body, "scope"));

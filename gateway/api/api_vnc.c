@@ -18,8 +18,8 @@ static void reply_info(struct http_req *r, struct stream_hub *h, int status)
 
 void api_vnc(struct http_req *r, struct sess *s)
 {
-	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key, s->control_token,
-					    s->view_token);
+	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key, s->control_hash,
+					    s->view_hash);
 	struct stream_hub *h = stream_hub_find(s);
 	const char *code;
 	char err[256];

@@ -34,7 +34,7 @@ static enum auth_scope header_scope(struct gw *gw, struct lws *wsi, struct sess 
 
 	if (ws_upgrade_bearer(wsi, token, sizeof(token)) < 0)
 		return AUTH_NONE;
-	return auth_scope_of(token, gw->operator_key, s->control_token, s->view_token);
+	return auth_scope_of(token, gw->operator_key, s->control_hash, s->view_hash);
 }
 
 int control_filter(struct gw *gw, struct lws *wsi)
@@ -143,7 +143,7 @@ static void authenticate(struct control_conn *c, const char *text)
 	struct sess *s = sess_find(c->gw, c->sid);
 
 	if (s && token &&
-	    auth_scope_of(token, c->gw->operator_key, s->control_token, s->view_token) >=
+	    auth_scope_of(token, c->gw->operator_key, s->control_hash, s->view_hash) >=
 		    AUTH_CONTROL) {
 		c->authed = true;
 		send_json(c, json_pack("{s:b}", "authenticated", 1));

@@ -40,7 +40,7 @@ struct guest_ws {
 	struct lws_context *ctx;
 	bool cdp; /* else exec */
 	struct agent_link *link; /* held; NULL while waiting for the session's link */
-	char sess_id[24]; /* the session, looked up again while waiting for its link */
+	char sess_id[SESS_ID_MAX]; /* the session, looked up again while waiting for its link */
 	struct gw *gw;
 	int64_t link_wait_until; /* monotonic ms */
 	lws_sorted_usec_list_t sul_link; /* polls for the link (nothing waits on the loop) */
@@ -78,7 +78,7 @@ static struct sess *authorized(struct gw *gw, struct lws *wsi, struct route *r)
 	struct sess *s = ws_upgrade_session(gw, wsi, kind, r);
 
 	if (!s || ws_upgrade_bearer(wsi, token, sizeof(token)) < 0 ||
-	    auth_scope_of(token, gw->operator_key, s->control_token, s->view_token) < AUTH_CONTROL)
+	    auth_scope_of(token, gw->operator_key, s->control_hash, s->view_hash) < AUTH_CONTROL)
 		return NULL;
 	return s;
 }

@@ -40,7 +40,7 @@ struct http_req {
 	size_t clip_len; /* the text a clipboard PUT sets */
 	int screen_w, screen_h; /* of the session, for screenshot headers */
 	/* A request waiting for a session's state to change (?wait=ready). */
-	char wait_id[24];
+	char wait_id[SESS_ID_MAX];
 	int64_t wait_after; /* events: answer once there is one past this seq */
 	bool resumed; /* an action's ?auto_resume=1 has been acted on */
 	int64_t wait_until_ms;

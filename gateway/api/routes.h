@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#define ROUTE_ID_MAX 32
+#define ROUTE_ID_MAX 64 /* a template name (64); a session id is shorter */
 
 enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
 

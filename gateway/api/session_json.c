@@ -59,7 +59,7 @@ json_t *api_session_json(const struct sess *s, bool with_tokens)
 	if (d)
 		json_object_set_new(j, "expires_in_ms",
 				    json_integer(d > fs_now_ms() ? d - fs_now_ms() : 0));
-	if (with_tokens)
+	if (with_tokens && s->control_token[0])
 		json_object_set_new(j, "tokens",
 				    json_pack("{s:s, s:s}", "control", s->control_token, "view",
 					      s->view_token));

@@ -69,7 +69,7 @@ int cli_client_init(struct cli_client *cl);
  * reply, or the API's error code and message. */
 int cli_client_request(struct cli_client *cl, const char *method, const char *path,
 		       const char *body, size_t body_len, int timeout_s, struct http_resp *resp);
-/* Checks that id can be a session id ([A-Za-z0-9_-]{1,32}); prints a usage
+/* Checks that id can be a session id ([a-z0-9]{1,64}); prints a usage
  * error and returns -1 when not. */
 int cli_check_session_id(const struct cli_client *cl, const char *id);
 /* Prints j on stdout as indented JSON. This function can't fail. */

@@ -163,11 +163,11 @@ int cli_client_request(struct cli_client *cl, const char *method, const char *pa
 
 int cli_check_session_id(const struct cli_client *cl, const char *id)
 {
-	size_t n = strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+	size_t n = strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789");
 
-	if (n == 0 || n > 32 || id[n]) {
+	if (n == 0 || n > 64 || id[n]) {
 		fprintf(stderr,
-			"%s: '%s' is not a session id (letters, digits, _ and -, at most 32)\n",
+			"%s: '%s' is not a session id (lowercase letters and digits, at most 64)\n",
 			cl->cmd, id);
 		return -1;
 	}

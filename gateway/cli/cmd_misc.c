@@ -1,6 +1,5 @@
-/* gateway/cmd_misc.c: the small maintenance subcommands: `vitrine accel`
- * (which accelerator guests would get, and why) and `vitrine gc` (sweep run
- * dirs whose vitrine process died). */
+/* gateway/cmd_misc.c: the small maintenance subcommand `vitrine accel`
+ * (which accelerator guests would get, and why). */
 #include "gateway/cli/cli.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
@@ -23,17 +22,5 @@ int cmd_accel(int argc, char **argv)
 	}
 	vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &a, why, sizeof(why));
 	printf("%s (%s)\n", vmm_accel_name(a), why);
-	return 0;
-}
-
-int cmd_gc(int argc, char **argv)
-{
-	(void)argv;
-	if (argc != 1) {
-		fprintf(stderr, "usage: vitrine gc\n");
-		return 2;
-	}
-	printf("removed %d stale run dirs from %s\n", vmm_sweep_stale(vmm_run_base(NULL)),
-	       vmm_run_base(NULL));
 	return 0;
 }

@@ -11,15 +11,19 @@
 #include "gateway/guest/exec.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job.h"
+#include "gateway/session/registry.h"
 #include "gateway/session/session.h"
 #include "gateway/session/template_build.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
 
+#include <ctype.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct gw *the_gw; /* for the signal handler only */
 
@@ -54,6 +58,15 @@ static void serve_usage(FILE *f)
 		"                       allow it) connect to ADDR, even a private one; repeatable\n"
 		"  --egress-allow-private  let names resolve to loopback, private and link-local\n"
 		"                       addresses (default: refused; the gateway's port always is)\n"
+		"  --node NAME          node name every session id starts with: lowercase\n"
+		"                       letters and digits, up to 20 (default: the host name's)\n"
+		"  --state-dir DIR      session records (default $VITRINE_HOME/sessions)\n"
+		"  --on-stop MODE       on SIGTERM/SIGINT: keep (default: guests run on for the\n"
+		"                       next gateway), pause (running sessions go to disk first)\n"
+		"                       or kill (every session is destroyed)\n"
+		"  --adopt-grace-s N    how long a guest waits for a gateway once none is\n"
+		"                       attached (default 300)\n"
+		"  --on-abandon MODE    then: pause (default: to disk, for the next gateway) or kill\n"
 		"  --demo FILE          start a desktop session showing this HTML page and\n"
 		"                       print how to drive it\n"
 		"  --demo-template NAME start the demo session from this template instead\n");
@@ -130,6 +143,80 @@ static int start_demo(struct gw *gw, const char *page_file, const char *tpl)
 	return 0;
 }
 
+static bool node_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= GW_NODE_MAX && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789") == n;
+}
+
+/* The host name's letters and digits, lowercased (at most GW_NODE_MAX). */
+static void default_node(char *out, size_t len)
+{
+	char host[256] = "";
+	size_t n = 0;
+
+	gethostname(host, sizeof(host) - 1);
+	for (const char *p = host; *p && n + 1 < len && n < GW_NODE_MAX; p++)
+		if (isalnum((unsigned char)*p))
+			out[n++] = (char)tolower((unsigned char)*p);
+	out[n] = '\0';
+	if (!n)
+		snprintf(out, len, "node");
+}
+
+static int self_path(char *out, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", out, len - 1);
+
+	if (n <= 0)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+/* Serves the loop until no session has a job under way (at most
+ * timeout_ms): jobs hold guests that a stop would otherwise lose. */
+static void drain_jobs(struct gw *gw, int timeout_ms)
+{
+	int64_t until = fs_now_ms() + timeout_ms;
+
+	for (;;) {
+		bool busy = false;
+
+		for (struct sess *s = gw->sessions; s; s = s->next)
+			busy |= s->job != NULL;
+		if (!busy || fs_now_ms() >= until)
+			return;
+		lws_service(gw->ctx, 0);
+	}
+}
+
+/* What --on-stop says: keep the guests for the next gateway, pause them
+ * to disk first, or destroy them. */
+static void stop_sessions(struct gw *gw)
+{
+	struct api_error e;
+
+	if (gw->on_stop == GW_STOP_KILL) {
+		log_info("serve", "stopping: destroying %d sessions", gw->n_sessions);
+		sess_destroy_all(gw);
+		return;
+	}
+	drain_jobs(gw, 60000);
+	if (gw->on_stop == GW_STOP_PAUSE) {
+		int n = 0;
+
+		for (struct sess *s = gw->sessions; s; s = s->next)
+			if (s->state == SESS_READY && !s->job && sess_pause(s, SESS_PAUSE_DISK, &e) == 0)
+				n++;
+		log_info("serve", "stopping: pausing %d sessions to disk", n);
+		drain_jobs(gw, 300000);
+	}
+	log_info("serve", "stopping: %d sessions left for the next gateway", gw->n_sessions);
+	sess_release_all(gw);
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -150,10 +237,17 @@ int cmd_serve(int argc, char **argv)
 		{ "vnc-listen", required_argument, 0, 'X' },
 		{ "egress-map", required_argument, 0, 'E' },
 		{ "egress-allow-private", no_argument, 0, 'P' },
+		{ "node", required_argument, 0, 'N' },
+		{ "state-dir", required_argument, 0, 'S' },
+		{ "on-stop", required_argument, 0, 'O' },
+		{ "adopt-grace-s", required_argument, 0, 'G' },
+		{ "on-abandon", required_argument, 0, 'A' },
 		{ 0, 0, 0, 0 },
 	};
 	struct lws_context_creation_info info;
-	struct gw gw = { .max_sessions = 8 };
+	struct gw gw = { .max_sessions = 8, .adopt_grace_s = 300, .abandon_pause = true };
+	static struct registry registry; /* gw.registry points here */
+	char state_dir[PATH_MAX] = "";
 	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
 	const char *listen = "127.0.0.1:8080", *public_url = NULL, *home = getenv("VITRINE_HOME");
 	const char *demo_page = NULL, *demo_template = NULL, *web_dir = NULL;
@@ -207,6 +301,44 @@ int cmd_serve(int argc, char **argv)
 		case 'P':
 			gw.egress_cfg.allow_private = true;
 			break;
+		case 'N':
+			if (!node_name_ok(optarg)) {
+				fprintf(stderr,
+					"vitrine serve: --node must be 1..%d lowercase letters and "
+					"digits, not '%s'\n",
+					GW_NODE_MAX, optarg);
+				return 2;
+			}
+			snprintf(gw.node, sizeof(gw.node), "%s", optarg);
+			break;
+		case 'S':
+			snprintf(state_dir, sizeof(state_dir), "%s", optarg);
+			break;
+		case 'O':
+			if (!strcmp(optarg, "keep"))
+				gw.on_stop = GW_STOP_KEEP;
+			else if (!strcmp(optarg, "pause"))
+				gw.on_stop = GW_STOP_PAUSE;
+			else if (!strcmp(optarg, "kill"))
+				gw.on_stop = GW_STOP_KILL;
+			else {
+				fprintf(stderr,
+					"vitrine serve: --on-stop must be keep, pause or kill\n");
+				return 2;
+			}
+			break;
+		case 'G':
+			if (cli_parse_int("--adopt-grace-s", optarg, 1, 7 * 24 * 3600,
+					  &gw.adopt_grace_s) < 0)
+				return 2;
+			break;
+		case 'A':
+			if (strcmp(optarg, "pause") && strcmp(optarg, "kill")) {
+				fprintf(stderr, "vitrine serve: --on-abandon must be pause or kill\n");
+				return 2;
+			}
+			gw.abandon_pause = !strcmp(optarg, "pause");
+			break;
 		case 'V':
 			if (cli_parse_int("--max-vcpus", optarg, 1, VMM_MAX_VCPUS, &gw.max_vcpus) <
 			    0)
@@ -253,6 +385,22 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vitrine serve: %s\n", err);
 		return 1;
 	}
+	if (!gw.node[0])
+		default_node(gw.node, sizeof(gw.node));
+	if (!state_dir[0])
+		snprintf(state_dir, sizeof(state_dir), "%s/sessions",
+			 home && *home ? home : "/var/lib/vitrine");
+	if (registry_open(&registry, state_dir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vitrine serve: %s\n", err);
+		return 1;
+	}
+	gw.registry = &registry;
+	if (self_path(gw.self_bin, sizeof(gw.self_bin)) < 0) {
+		fprintf(stderr, "vitrine serve: cannot find its own executable\n");
+		registry_close(&registry);
+		return 1;
+	}
+	/* Run dirs of live supervisors and held checkpoints stay. */
 	vmm_sweep_stale(vmm_run_base(NULL));
 	warm_accel_probe();
 
@@ -270,12 +418,14 @@ int cmd_serve(int argc, char **argv)
 	gw.ctx = lws_create_context(&info);
 	if (!gw.ctx) {
 		fprintf(stderr, "vitrine serve: cannot listen on %s\n", listen);
+		registry_close(&registry);
 		return 1;
 	}
 	if (encode_pool_create(ENCODE_THREADS, ENCODE_MAX_JOBS, wake_loop, gw.ctx, &gw.encoders) <
 	    0) {
 		fprintf(stderr, "vitrine serve: cannot start the encoder threads\n");
 		lws_context_destroy(gw.ctx);
+		registry_close(&registry);
 		return 1;
 	}
 	gw.vhost = lws_get_vhost_by_name(gw.ctx, "default");
@@ -294,6 +444,7 @@ int cmd_serve(int argc, char **argv)
 	printf("vitrine: listening on %s (API key in %s)\n", gw.public_url, keyfile);
 	fflush(stdout);
 	rc = 0;
+	sess_adopt_all(&gw);
 	if ((demo_page || demo_template) && start_demo(&gw, demo_page, demo_template) < 0)
 		rc = 1;
 	while (rc == 0 && !gw.stop)
@@ -301,8 +452,7 @@ int cmd_serve(int argc, char **argv)
 			break;
 	/* The one way out: every session, build and thread is ended before
 	 * the context they wake goes. */
-	log_info("serve", "stopping: destroying %d sessions", gw.n_sessions);
-	sess_destroy_all(&gw);
+	stop_sessions(&gw);
 	template_build_stop_all(&gw, 30000);
 	if (!exec_wait_threads(15000))
 		log_warn("serve", "a command thread is still running at exit");
@@ -317,6 +467,7 @@ int cmd_serve(int argc, char **argv)
 		log_warn("serve", "a typing thread is still running at exit");
 	encode_pool_destroy(gw.encoders); /* its workers wake the context too */
 	lws_context_destroy(gw.ctx);
+	registry_close(&registry);
 	the_gw = NULL;
 	return rc;
 }

@@ -2,6 +2,7 @@
 #include "gateway/core/auth.h"
 
 #include "common/fsutil.h"
+#include "common/sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,17 +63,24 @@ int auth_parse_bearer(const char *header, char *out, size_t outlen)
 	return 0;
 }
 
+void auth_token_hash(const char *token, char out[AUTH_HASH_LEN + 1])
+{
+	sha256_hex(token, strlen(token), out);
+}
+
 enum auth_scope auth_scope_of(const char *token, const char *operator_key,
-			      const char *session_control, const char *session_view)
+			      const char *control_hash, const char *view_hash)
 {
 	enum auth_scope s = AUTH_NONE;
+	char h[AUTH_HASH_LEN + 1];
 
 	if (!token || !*token)
 		return AUTH_NONE;
+	auth_token_hash(token, h);
 	/* Compare against all three so timing does not say which matched. */
-	if (session_view && auth_equal(token, session_view))
+	if (view_hash && *view_hash && auth_equal(h, view_hash))
 		s = AUTH_VIEW;
-	if (session_control && auth_equal(token, session_control))
+	if (control_hash && *control_hash && auth_equal(h, control_hash))
 		s = AUTH_CONTROL;
 	if (operator_key && *operator_key && auth_equal(token, operator_key))
 		s = AUTH_OPERATOR;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #define AUTH_TOKEN_LEN 43 /* 32 random bytes, base64url without padding */
+#define AUTH_HASH_LEN 64 /* SHA-256 of a token, lowercase hex */
 
 enum auth_scope { AUTH_NONE, AUTH_VIEW, AUTH_CONTROL, AUTH_OPERATOR };
 
@@ -25,11 +26,17 @@ bool auth_equal(const char *a, const char *b);
  * Returns 0, or -EINVAL when the value is not a bearer credential. */
 int auth_parse_bearer(const char *header, char *out, size_t outlen);
 
-/* The scope token grants on a session with the given tokens, given the
- * operator key: AUTH_OPERATOR, AUTH_CONTROL, AUTH_VIEW or AUTH_NONE. Pure.
- * session_control/session_view may be NULL (no session in question). */
+/* The SHA-256 of token in hex: what a session keeps of its tokens (in
+ * memory and in its record on disk), never the tokens themselves once
+ * they were handed out. */
+void auth_token_hash(const char *token, char out[AUTH_HASH_LEN + 1]);
+
+/* The scope token grants on a session whose tokens hash to control_hash
+ * and view_hash (auth_token_hash), given the operator key: AUTH_OPERATOR,
+ * AUTH_CONTROL, AUTH_VIEW or AUTH_NONE. Pure. The hashes may be NULL or ""
+ * (no session in question). */
 enum auth_scope auth_scope_of(const char *token, const char *operator_key,
-			      const char *session_control, const char *session_view);
+			      const char *control_hash, const char *view_hash);
 
 /* Whether an Origin header value is allowed by a comma-separated allowlist
  * ("*" allows any; an absent Origin — a non-browser client — is allowed). */

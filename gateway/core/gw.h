@@ -13,6 +13,19 @@
 struct sess;
 struct build;
 struct encode_pool;
+struct registry;
+
+/* A session id: the node name and 16 random lowercase letters and digits
+ * (docs/durability.md), with its NUL. */
+#define SESS_ID_MAX 72
+#define GW_NODE_MAX 20 /* letters and digits of a node name */
+
+/* What a stopping gateway does with its sessions (serve --on-stop). */
+enum gw_on_stop {
+	GW_STOP_KEEP, /* guests run on for the next gateway to adopt */
+	GW_STOP_PAUSE, /* every running session is paused to disk first */
+	GW_STOP_KILL, /* every session is destroyed (its guest and checkpoint go) */
+};
 
 struct gw {
 	struct lws_context *ctx; /* owned */
@@ -35,6 +48,12 @@ struct gw {
 	struct egress_config egress_cfg; /* the operator's part of every session's egress */
 	struct encode_pool *encoders; /* owned: every screenshot and stream encode, off the loop
 				       * (serve does not start without it) */
+	char node[GW_NODE_MAX + 1]; /* prefix of every session id (serve --node) */
+	struct registry *registry; /* owned by serve: the session records on disk */
+	char self_bin[4096]; /* this executable, which the guests' supervisors run */
+	int adopt_grace_s; /* how long a guest waits for a gateway once none is attached */
+	bool abandon_pause; /* past it: pause to disk (else kill) */
+	enum gw_on_stop on_stop;
 	volatile int stop; /* set by a signal; the loop exits */
 };
 

@@ -7,8 +7,10 @@
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/guest_prep.h"
 #include "vmm-qemu/qga_client.h"
+#include "vmm-qemu/shim.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,8 @@ const char *job_kind_name(enum job_kind kind)
 		return "forking";
 	case JOB_DISPOSE:
 		return "disposing";
+	case JOB_ADOPT:
+		return "adopting";
 	}
 	return "busy";
 }
@@ -142,7 +146,16 @@ static void free_now(struct job *j)
 
 	agent_link_destroy(j->agent);
 	display_mirror_stop(j->mirror);
-	vmm_vm_destroy(j->vm);
+	if (j->terminate[0]) {
+		char err[512];
+
+		if (vmm_shim_terminate(j->terminate, 10000, err, sizeof(err)) < 0)
+			log_warn("job", "orphan guest %s not stopped: %s", j->terminate, err);
+	}
+	if (j->detach)
+		vmm_vm_detach(j->vm);
+	else
+		vmm_vm_destroy(j->vm);
 	vmm_vm_destroy(j->child);
 	if (j->ckpt[0])
 		fs_rm_rf(j->ckpt);
@@ -155,7 +168,8 @@ static void free_now(struct job *j)
 
 static bool holds_something(const struct job *j)
 {
-	return j->agent || j->mirror || j->vm || j->child || j->ckpt[0] || j->page_path[0];
+	return j->agent || j->mirror || j->vm || j->child || j->ckpt[0] || j->page_path[0] ||
+	       j->terminate[0];
 }
 
 void job_free(struct job *j)
@@ -197,12 +211,53 @@ void job_dispose(struct vmm_vm *vm, struct display_mirror *mirror, const char *c
 	job_free(j);
 }
 
+void job_detach(struct vmm_vm *vm, struct display_mirror *mirror)
+{
+	struct job *j;
+
+	if (!vm && !mirror)
+		return;
+	j = job_new(JOB_DISPOSE, NULL);
+	if (!j) {
+		display_mirror_stop(mirror);
+		vmm_vm_detach(vm);
+		return;
+	}
+	j->vm = vm;
+	j->mirror = mirror;
+	j->detach = true;
+	job_free(j);
+}
+
+void job_terminate(const char *run_dir)
+{
+	struct job *j = job_new(JOB_DISPOSE, NULL);
+
+	if (!j)
+		return; /* its grace period ends it */
+	snprintf(j->terminate, sizeof(j->terminate), "%s", run_dir);
+	job_free(j);
+}
+
+/* The options for a guest j starts: supervised when the loop said so. */
+static struct vmm_vm_opts guest_opts(struct job *j)
+{
+	struct vmm_vm_opts o = { 0 };
+
+	o.label = j->label[0] ? j->label : NULL;
+	if (j->shim.bin) {
+		j->shim.record = j->shim_record[0] ? j->shim_record : NULL;
+		o.shim = &j->shim;
+	}
+	return o;
+}
+
 /* Boots the guest, tells the loop once QEMU runs (it connects to the
  * agent meanwhile), waits for the guest's "ready" and connects its screen.
  * A session deleted meanwhile ends the wait (the guest is freed). */
 static void do_boot(struct job *j)
 {
-	struct vmm_vm_opts opts = { 0 };
+	struct vmm_vm_opts opts = guest_opts(j);
 	char why[256];
 	int64_t until;
 
@@ -256,7 +311,7 @@ static void do_resume_memory(struct job *j)
 
 static void do_restore(struct job *j)
 {
-	struct vmm_vm_opts opts = { 0 };
+	struct vmm_vm_opts opts = guest_opts(j);
 	struct guest_prep prep = { .set_clock = j->has_agent,
 				   .warm = true,
 				   .keep_agent = &j->agent };
@@ -286,7 +341,7 @@ static void do_pause(struct job *j)
 
 static void do_resume(struct job *j)
 {
-	struct vmm_vm_opts opts = { 0 };
+	struct vmm_vm_opts opts = guest_opts(j);
 	struct guest_prep prep = { .set_clock = j->has_agent,
 				   .has_agent = j->has_agent,
 				   .keep_agent = &j->agent };
@@ -304,7 +359,7 @@ static void do_resume(struct job *j)
 
 static void do_fork(struct job *j)
 {
-	struct vmm_vm_opts opts = { 0 };
+	struct vmm_vm_opts opts = guest_opts(j);
 
 	j->rc = vmm_checkpoint_dir_new(NULL, j->ckpt, j->err, sizeof(j->err));
 	if (j->rc == 0)
@@ -317,6 +372,62 @@ static void do_fork(struct job *j)
 	if (j->ckpt[0])
 		fs_rm_rf(j->ckpt);
 	j->ckpt[0] = '\0';
+}
+
+/* Waits up to timeout_ms for process pid (not ours) to exit. */
+static void wait_gone(pid_t pid, int timeout_ms)
+{
+	int64_t until = fs_now_ms() + timeout_ms;
+
+	while (kill(pid, 0) == 0 && fs_now_ms() < until)
+		usleep(100 * 1000);
+}
+
+/* Takes over a guest an earlier gateway started: its supervisor still
+ * runs it. An operation the old gateway had under way may have left it
+ * stopped (a pause to disk or a fork between stop and cont): it is put
+ * back as recorded, running or paused. */
+static void do_adopt(struct job *j)
+{
+	struct vmm_vm_opts opts = guest_opts(j);
+	json_t *ret = NULL;
+	const char *status;
+	bool runs;
+
+	j->rc = vmm_vm_adopt(&j->adopt, &opts, &j->vm, j->err, sizeof(j->err));
+	if (j->rc == -EAGAIN) {
+		/* Its supervisor is pausing or stopping it (the grace period ran
+		 * out): the record says what became of it once it is done. */
+		wait_gone(j->adopt.pid, 300 * 1000);
+		return;
+	}
+	if (j->rc < 0)
+		return;
+	/* A migration the old gateway started (a pause to disk) goes no further. */
+	vmm_vm_qmp(j->vm, "migrate_cancel", NULL, NULL, 5000, j->err, sizeof(j->err));
+	j->rc = vmm_vm_qmp(j->vm, "query-status", NULL, &ret, 10000, j->err, sizeof(j->err));
+	if (j->rc < 0)
+		return;
+	status = json_string_value(json_object_get(ret, "status"));
+	runs = json_is_true(json_object_get(ret, "running"));
+	if (status && (!strcmp(status, "inmigrate") || !strcmp(status, "prelaunch"))) {
+		/* A restore the old gateway had started and not finished: this
+		 * guest never ran, and is let go (job_free destroys it). */
+		snprintf(j->err, sizeof(j->err), "its guest had not finished restoring (%s)", status);
+		json_decref(ret);
+		j->rc = -EINPROGRESS;
+		return;
+	}
+	if (!j->adopt_paused && !runs)
+		j->rc = vmm_vm_qmp(j->vm, "cont", NULL, NULL, 10000, j->err, sizeof(j->err));
+	else if (j->adopt_paused && runs)
+		j->rc = vmm_vm_qmp(j->vm, "stop", NULL, NULL, 10000, j->err, sizeof(j->err));
+	if (j->rc < 0)
+		log_warn("job", "adopted guest (status %s) not put back: %s", status ? status : "?",
+			 j->err);
+	json_decref(ret);
+	if (j->rc == 0)
+		j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
 }
 
 /* Jobs run on threads that live as long as the process: QEMU is spawned
@@ -359,6 +470,9 @@ static void run_job(struct job *j)
 		break;
 	case JOB_FORK:
 		do_fork(j);
+		break;
+	case JOB_ADOPT:
+		do_adopt(j);
 		break;
 	}
 	j->ms = fs_now_ms() - t0;

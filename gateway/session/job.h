@@ -15,6 +15,7 @@
 #define VITRINE_GATEWAY_JOB_H
 
 #include "display/mirror.h"
+#include "gateway/core/gw.h"
 #include "vmm-qemu/agent_link.h"
 #include "vmm-qemu/image.h"
 #include "vmm-qemu/snapshot.h"
@@ -34,6 +35,8 @@ enum job_kind {
 	JOB_RESUME_DISK, /* in: ckpt; out: vm (ckpt removed on success), mirror */
 	JOB_FORK, /* in: vm; out: vm (the original, running), child and its mirror */
 	JOB_DISPOSE, /* in: whatever it holds; frees it all (always orphaned) */
+	JOB_ADOPT, /* in: adopt (a guest a gateway before this one started), adopt_paused;
+		    * out: vm (running, or stopped when adopt_paused), mirror */
 };
 
 struct job {
@@ -51,9 +54,18 @@ struct job {
 	struct vmm_template tpl; /* JOB_RESTORE */
 	char url[VMM_MAX_URL + 1]; /* JOB_RESTORE: navigate here once restored, "" stays */
 	bool has_agent; /* the guest runs qemu-ga (its clock can be set, its page driven) */
-	char child_id[24]; /* JOB_FORK: the session that gets child */
+	char child_id[SESS_ID_MAX]; /* JOB_FORK: the session that gets child */
 	struct agent_link *agent; /* JOB_RESTORE, JOB_RESUME_DISK: the link to vitrine-agent the
 				   * guest was prepared through, for the session */
+	/* Guests this job starts are held by a supervisor (docs/durability.md)
+	 * when shim.bin is set; shim.record points at shim_record. */
+	struct vmm_shim_opts shim;
+	char shim_record[PATH_MAX];
+	struct vmm_identity adopt; /* JOB_ADOPT */
+	bool adopt_paused; /* JOB_ADOPT: the guest was paused in memory */
+	bool detach; /* JOB_DISPOSE: leave the guest running (the next gateway adopts it) */
+	char label[SESS_ID_MAX]; /* the session a guest this job starts is for, in its run dir */
+	char terminate[PATH_MAX]; /* JOB_DISPOSE: the run dir of an orphan guest to stop */
 	/* results */
 	int rc;
 	char err[1024];
@@ -101,6 +113,12 @@ void job_free(struct job *j);
  * "") on a job thread; ticket (may be NULL) is done once they are gone. */
 void job_dispose(struct vmm_vm *vm, struct display_mirror *mirror, const char *ckpt,
 		 struct job_ticket *ticket);
+/* Stops the orphan guest in run_dir (one no session record names) through
+ * its supervisor, on a job thread. */
+void job_terminate(const char *run_dir);
+/* Lets go of vm (its guest runs on under its supervisor) and stops
+ * mirror, on a job thread. Each may be NULL. */
+void job_detach(struct vmm_vm *vm, struct display_mirror *mirror);
 /* Sets the clock of vm's guest through its agent, on a detached thread
  * that touches nothing but the agent's socket (a guest gone meanwhile just
  * fails the connect). For a guest resumed from memory: it lags by the time

@@ -7,7 +7,9 @@
 #include "common/log.h"
 #include "gateway/egress/egress.h"
 #include "gateway/guest/sess_agent.h"
+#include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
+#include "gateway/session/session_record.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <errno.h>
@@ -118,11 +120,38 @@ void sess_guest_stopping(struct sess *s, const char *why)
 	emit(s, SESS_SIGNAL_GUEST_STOPPING, why);
 }
 
+void sess_save(struct sess *s)
+{
+	json_t *rec;
+	int rc;
+
+	if (!s->gw->registry)
+		return;
+	rec = sess_record(s);
+	rc = rec ? registry_write(s->gw->registry, s->id, rec) : -ENOMEM;
+	json_decref(rec);
+	if (rc < 0)
+		log_error("session", "%s: cannot write its record: %s (it would not survive a "
+				     "restart)",
+			  s->id, strerror(-rc));
+}
+
+void sess_set_vm(struct sess *s, struct vmm_vm *vm)
+{
+	s->vm = vm;
+	memset(&s->guest, 0, sizeof(s->guest));
+	if (vm)
+		vmm_vm_identity(vm, &s->guest);
+}
+
 void sess_set_state(struct sess *s, enum sess_state st)
 {
-	if (s->state == st)
+	if (s->state == st) {
+		sess_save(s); /* the guest may have changed (a resume from disk) */
 		return;
+	}
 	s->state = st;
+	sess_save(s); /* recorded before anyone hears of it */
 	sess_event(s, "state",
 		   json_pack("{s:s, s:s*}", "status", sess_state_name(st), "paused",
 			     st != SESS_PAUSED		   ? NULL
@@ -137,7 +166,7 @@ void sess_stop_guest(struct sess *s, const char *why)
 	s->agent = NULL;
 	job_dispose(s->vm, s->mirror, NULL, NULL); /* QEMU quits on a job thread */
 	s->mirror = NULL;
-	s->vm = NULL;
+	sess_set_vm(s, NULL);
 }
 
 void sess_set_failed(struct sess *s, const char *why)
@@ -335,6 +364,7 @@ static int restore_template(struct sess *s, const struct session_request *req, s
 	s->vcpus = j->tpl.vcpus;
 	s->memory_mib = j->tpl.memory_mib;
 	snprintf(s->template_name, sizeof(s->template_name), "%s", req->image);
+	sess_supervise(s->gw, j, s->id);
 	rc = job_start(j);
 	if (rc < 0) {
 		job_free(j);
@@ -403,6 +433,7 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 	s->vcpus = spec->vcpus;
 	s->memory_mib = spec->memory_mib;
 	s->has_agent = s->image.rootfs[0] != '\0';
+	sess_supervise(s->gw, j, s->id);
 	if (job_start(j) < 0) {
 		job_free(j);
 		return api_error_set(e, 500, "internal", "cannot start a thread");
@@ -413,7 +444,9 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 
 struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct api_error *e)
 {
-	unsigned char rnd[8];
+	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char rnd[16];
+	char suffix[sizeof(rnd) + 1];
 	struct sess *s;
 
 	if (gw->n_sessions >= gw->max_sessions) {
@@ -428,8 +461,14 @@ struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct
 		api_error_set(e, 500, "internal", "out of memory or randomness");
 		return NULL;
 	}
-	snprintf(s->id, sizeof(s->id), "s_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
-		 rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	/* 16 of 36 symbols (a slight bias of 256 % 36 is harmless in an id):
+	 * ~82 bits, after the node name a front proxy routes by. */
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		suffix[i] = alnum[rnd[i] % 36];
+	suffix[sizeof(rnd)] = '\0';
+	snprintf(s->id, sizeof(s->id), "%s%s", gw->node[0] ? gw->node : "node", suffix);
+	auth_token_hash(s->control_token, s->control_hash);
+	auth_token_hash(s->view_token, s->view_hash);
 	s->gw = gw;
 	s->req = *req;
 	s->req.page = NULL; /* the page is handed over at start, not kept */
@@ -468,6 +507,7 @@ void sess_link(struct sess *s)
 	gw->vcpus_used += s->vcpus;
 	gw->memory_used_mib += s->memory_mib;
 	events_add(&s->events, "state", json_pack("{s:s}", "status", sess_state_name(s->state)));
+	sess_save(s);
 	lws_sul_schedule(gw->ctx, 0, &s->sul, sess_tick, POLL_US);
 }
 
@@ -499,12 +539,11 @@ struct sess *sess_find(struct gw *gw, const char *id)
 	return NULL;
 }
 
-void sess_destroy(struct sess *s, struct job_ticket *ticket)
+/* Takes s out of the registry in memory and tells its listeners. */
+static void unlink_session(struct sess *s)
 {
 	struct sess **pp;
 
-	if (!s)
-		return;
 	for (pp = &s->gw->sessions; *pp; pp = &(*pp)->next)
 		if (*pp == s) {
 			*pp = s->next;
@@ -520,6 +559,18 @@ void sess_destroy(struct sess *s, struct job_ticket *ticket)
 	s->listeners = NULL;
 	/* Waiters look the session up again by id and find it gone. */
 	sess_wake(s);
+}
+
+void sess_destroy(struct sess *s, struct job_ticket *ticket)
+{
+	int rc;
+
+	if (!s)
+		return;
+	/* First: a crash from here on must not bring the session back. */
+	if (s->gw->registry && (rc = registry_remove(s->gw->registry, s->id)) < 0)
+		log_error("session", "%s: cannot remove its record: %s", s->id, strerror(-rc));
+	unlink_session(s);
 	if (s->job && s->job->kind == JOB_FORK) {
 		struct sess *child = sess_find(s->gw, s->job->child_id);
 
@@ -545,6 +596,28 @@ void sess_destroy_all(struct gw *gw)
 {
 	while (gw->sessions)
 		sess_destroy(gw->sessions, NULL);
+}
+
+void sess_release_all(struct gw *gw)
+{
+	while (gw->sessions) {
+		struct sess *s = gw->sessions;
+
+		unlink_session(s);
+		if (s->job)
+			job_orphan(s->job, NULL); /* it frees its guests itself */
+		s->job = NULL;
+		sess_agent_stop(s->agent);
+		s->agent = NULL;
+		/* The guest runs on under its supervisor; its checkpoint stays. */
+		job_detach(s->vm, s->mirror);
+		s->vm = NULL;
+		s->mirror = NULL;
+		display_encode_cache_destroy(s->shots);
+		events_clear(&s->events);
+		log_info("session", "%s left to the next gateway", s->id);
+		sess_free_unlinked(s);
+	}
 }
 
 int sess_add_waiter(struct sess *s, struct lws *wsi)

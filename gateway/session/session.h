@@ -33,16 +33,22 @@ enum sess_pause { SESS_PAUSE_MEMORY, SESS_PAUSE_DISK };
 struct sess {
 	struct sess *next; /* gw::sessions */
 	struct gw *gw;
-	char id[24];
+	char id[SESS_ID_MAX];
 	enum sess_state state;
 	char error[1024]; /* why it failed */
+	/* The tokens, for the answer that hands them out ("" once the session
+	 * was adopted from its record), and their hashes, which authorise. */
 	char control_token[AUTH_TOKEN_LEN + 1];
 	char view_token[AUTH_TOKEN_LEN + 1];
+	char control_hash[AUTH_HASH_LEN + 1];
+	char view_hash[AUTH_HASH_LEN + 1];
 	struct session_request req;
 	struct vmm_image image;
-	struct vmm_vm *vm; /* owned; NULL once the guest is gone */
+	struct vmm_vm *vm; /* owned; NULL once the guest is gone (or while a job holds it) */
+	struct vmm_identity guest; /* the guest process, as recorded; run_dir "" for none */
+	bool adopt_pending; /* start-up: waits to see whether a guest claims it */
 	int width, height, vcpus, memory_mib;
-	char parent_id[24]; /* a fork: the session it was copied from */
+	char parent_id[SESS_ID_MAX]; /* a fork: the session it was copied from */
 	int64_t created_ms, ready_ms, expires_ms; /* monotonic; expires_ms 0: never */
 	int64_t active_ms; /* last action or screenshot, for the idle timeout */
 	bool warned; /* "expiring" was sent for the deadline ahead */
@@ -104,8 +110,22 @@ struct sess *sess_find(struct gw *gw, const char *id);
  * stopped on a job thread, and ticket (may be NULL) is done once it is
  * gone. Accepts NULL. */
 void sess_destroy(struct sess *s, struct job_ticket *ticket);
-/* Destroys every session (shutdown). */
+/* Destroys every session (shutdown with --on-stop kill). */
 void sess_destroy_all(struct gw *gw);
+/* Lets every session go without stopping its guest or touching its
+ * record (shutdown with --on-stop keep): the guests' supervisors wait for
+ * the next gateway. A session whose job still runs loses that job's guest. */
+void sess_release_all(struct gw *gw);
+/* Writes s's record (registry.h) now: called on every state change before
+ * it is answered, and by the API when the rules or lifetimes change. A
+ * failed write is logged (the session runs on, but would not survive a
+ * restart). Nothing without a registry. */
+void sess_save(struct sess *s);
+/* Serves again every session the registry knows (start-up): each
+ * running or memory-paused guest is adopted on a job thread, disk-paused
+ * sessions come back paused, and a record that cannot be served becomes a
+ * failed session saying why. Returns the number of records. */
+int sess_adopt_all(struct gw *gw);
 
 /* The deadline ahead (monotonic ms; 0: none) and which timeout it is
  * ("timeout" or "idle_timeout"). */

@@ -31,6 +31,13 @@ struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct
 /* Links s into the registry (it counts against the limits from now on)
  * and starts its heartbeat. */
 void sess_link(struct sess *s);
+/* vm (may be NULL) becomes s's guest, and its identity the one recorded. */
+void sess_set_vm(struct sess *s, struct vmm_vm *vm);
+/* Guests j starts are held by a supervisor that patches session id's
+ * record when abandoned (nothing without serve's self_bin). */
+void sess_supervise(struct gw *gw, struct job *j, const char *id);
+/* s's JOB_ADOPT (j) has ended: takes its guest, or says what became of it. */
+void sess_adopt_finished(struct sess *s, struct job *j);
 /* s->job has ended: takes its results. */
 void sess_job_finished(struct sess *s);
 

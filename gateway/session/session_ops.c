@@ -114,6 +114,12 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 	if (!(j = start_job(s, JOB_PAUSE_DISK, e)))
 		return -ENOMEM;
 	rc = vmm_checkpoint_dir_new(NULL, j->ckpt, err, sizeof(err));
+	/* Held for the session from the start: no sweep removes it whoever
+	 * runs, and a gateway that dies before it is recorded finds it again
+	 * (session_adopt.c). */
+	if (rc == 0 && (rc = vmm_checkpoint_hold(j->ckpt, s->id)) < 0)
+		snprintf(err, sizeof(err), "cannot hold checkpoint %.900s: %s", j->ckpt,
+			 strerror(-rc));
 	if (rc < 0) {
 		job_free(j);
 		return api_error_set(e, 500, "pause_failed", err);
@@ -150,6 +156,7 @@ int sess_resume(struct sess *s, struct api_error *e)
 		return -ENOMEM;
 	snprintf(j->ckpt, sizeof(j->ckpt), "%s", s->ckpt);
 	j->has_agent = s->has_agent;
+	sess_supervise(s->gw, j, s->id);
 	rc = launch(s, j, e);
 	if (rc < 0) {
 		j->ckpt[0] = '\0'; /* still the session's */
@@ -191,6 +198,7 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	snprintf(child->template_name, sizeof(child->template_name), "%s", s->template_name);
 	snprintf(child->parent_id, sizeof(child->parent_id), "%s", s->id);
 	snprintf(j->child_id, sizeof(j->child_id), "%s", child->id);
+	sess_supervise(s->gw, j, child->id);
 	/* The original keeps its mirror: its screen stays readable, but no
 	 * action runs while the job holds the guest (the session is busy). */
 	sess_guest_stopping(s, "the session is being forked");
@@ -219,7 +227,7 @@ static void adopt_child(struct sess *s, struct job *j)
 		sess_set_failed(child, j->err);
 		return;
 	}
-	child->vm = j->child;
+	sess_set_vm(child, j->child);
 	j->child = NULL;
 	sess_mark_ready(child, j->mirror);
 	j->mirror = NULL;
@@ -239,7 +247,7 @@ void sess_job_finished(struct sess *s)
 			sess_set_failed(s, j->err);
 			break;
 		}
-		s->vm = j->vm;
+		sess_set_vm(s, j->vm);
 		j->vm = NULL;
 		sess_mark_ready(s, j->mirror);
 		j->mirror = NULL;
@@ -249,7 +257,7 @@ void sess_job_finished(struct sess *s)
 		break;
 	case JOB_PAUSE_MEMORY:
 	case JOB_RESUME_MEMORY:
-		s->vm = j->vm;
+		sess_set_vm(s, j->vm);
 		j->vm = NULL;
 		if (j->rc < 0) {
 			/* The monitor failed: the guest cannot be trusted to run on. */
@@ -268,12 +276,15 @@ void sess_job_finished(struct sess *s)
 		break;
 	case JOB_DISPOSE:
 		break; /* never a session's */
+	case JOB_ADOPT:
+		sess_adopt_finished(s, j);
+		break;
 	case JOB_RESTORE:
 		if (j->rc < 0) {
 			sess_set_failed(s, j->err);
 			break;
 		}
-		s->vm = j->vm;
+		sess_set_vm(s, j->vm);
 		j->vm = NULL;
 		sess_start_agent(s, j->agent); /* the link the guest was prepared through */
 		j->agent = NULL;
@@ -290,6 +301,7 @@ void sess_job_finished(struct sess *s)
 		}
 		snprintf(s->ckpt, sizeof(s->ckpt), "%s", j->ckpt);
 		j->ckpt[0] = '\0';
+		sess_set_vm(s, NULL); /* QEMU quit: the checkpoint holds the guest */
 		s->pause = SESS_PAUSE_DISK;
 		sess_set_state(s, SESS_PAUSED);
 		log_info("session", "%s paused to disk in %lld ms (%lld MiB)", s->id,
@@ -305,7 +317,7 @@ void sess_job_finished(struct sess *s)
 			log_warn("session", "%s: resume failed: %s", s->id, j->err);
 			break;
 		}
-		s->vm = j->vm;
+		sess_set_vm(s, j->vm);
 		j->vm = NULL;
 		sess_start_agent(s, j->agent);
 		j->agent = NULL;
@@ -314,7 +326,7 @@ void sess_job_finished(struct sess *s)
 		log_info("session", "%s resumed from disk in %lld ms", s->id, (long long)j->ms);
 		break;
 	case JOB_FORK:
-		s->vm = j->vm;
+		sess_set_vm(s, j->vm);
 		j->vm = NULL;
 		adopt_child(s, j);
 		if (!s->vm)

@@ -61,6 +61,7 @@ class GatewayTest(unittest.TestCase):
         binary = os.environ.get("VITRINE_BIN", os.path.join(ROOT, "build", "vitrine"))
         cls.server = subprocess.Popen(
             [binary, "serve", "--listen", "127.0.0.1:0", "--api-key-file", cls.key_file,
+             "--state-dir", os.path.join(cls.tmp, "state"), "--on-stop", "kill",
              "--max-sessions", "2"],
             stdout=subprocess.PIPE, env=cls.env, text=True)
         line = cls.server.stdout.readline()

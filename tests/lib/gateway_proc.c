@@ -7,6 +7,7 @@
 #include "tests/lib/png.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,20 +15,42 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args)
+/* Whether extra (NULL-terminated, may be NULL) has option opt. */
+static bool has_arg(const char *const *extra, const char *opt)
+{
+	for (int i = 0; extra && extra[i]; i++)
+		if (!strcmp(extra[i], opt))
+			return true;
+	return false;
+}
+
+/* Starts `vitrine serve` on g's dirs and waits for its first line. */
+static int spawn(struct gateway_proc *g, const char *const *extra_args)
 {
 	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
-	const char *argv[24] = { bin, "serve", "--listen", "127.0.0.1:0", "--api-key-file" };
+	const char *argv[40] = { bin, "serve", "--listen", "127.0.0.1:0", "--api-key-file" };
 	char line[512] = "", *text = NULL;
 	int n = 5, out[2];
 	FILE *f;
 
-	memset(g, 0, sizeof(*g));
-	snprintf(g->run_base, sizeof(g->run_base), "/tmp/vitrine-gw-%d", (int)getpid());
-	snprintf(g->key_file, sizeof(g->key_file), "/tmp/vitrine-gw-key-%d", (int)getpid());
-	unlink(g->key_file);
 	argv[n++] = g->key_file;
-	for (int i = 0; extra_args && extra_args[i] && n < 23; i++)
+	argv[n++] = "--state-dir";
+	argv[n++] = g->state_dir;
+	/* A test's gateway takes its guests with it unless the test says
+	 * otherwise, and guests a crashed test left go soon. */
+	if (!has_arg(extra_args, "--on-stop")) {
+		argv[n++] = "--on-stop";
+		argv[n++] = "kill";
+	}
+	if (!has_arg(extra_args, "--adopt-grace-s")) {
+		argv[n++] = "--adopt-grace-s";
+		argv[n++] = "30";
+	}
+	if (!has_arg(extra_args, "--on-abandon")) {
+		argv[n++] = "--on-abandon";
+		argv[n++] = "kill";
+	}
+	for (int i = 0; extra_args && extra_args[i] && n < 39; i++)
 		argv[n++] = extra_args[i];
 	argv[n] = NULL;
 	if (pipe(out) < 0)
@@ -58,6 +81,37 @@ int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args)
 	return 0;
 }
 
+int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args)
+{
+	memset(g, 0, sizeof(*g));
+	snprintf(g->run_base, sizeof(g->run_base), "/tmp/vitrine-gw-%d", (int)getpid());
+	snprintf(g->key_file, sizeof(g->key_file), "/tmp/vitrine-gw-key-%d", (int)getpid());
+	snprintf(g->state_dir, sizeof(g->state_dir), "/tmp/vitrine-gw-state-%d", (int)getpid());
+	unlink(g->key_file);
+	fs_rm_rf(g->state_dir);
+	return spawn(g, extra_args);
+}
+
+int gateway_proc_restart(struct gateway_proc *g, const char *const *extra_args)
+{
+	if (g->pid > 0)
+		gateway_proc_kill(g, SIGKILL);
+	return spawn(g, extra_args);
+}
+
+int gateway_proc_kill(struct gateway_proc *g, int sig)
+{
+	int st = -1;
+
+	if (g->pid <= 0)
+		return -1;
+	kill(g->pid, sig);
+	if (waitpid(g->pid, &st, 0) != g->pid)
+		st = -1;
+	g->pid = 0;
+	return st;
+}
+
 int gateway_proc_stop(struct gateway_proc *g)
 {
 	int st = -1;
@@ -72,6 +126,7 @@ int gateway_proc_stop(struct gateway_proc *g)
 	}
 	unlink(g->key_file);
 	fs_rm_rf(g->run_base);
+	fs_rm_rf(g->state_dir);
 	return st;
 }
 

@@ -11,13 +11,23 @@ struct gateway_proc {
 	char key[128]; /* the operator API key */
 	char key_file[64];
 	char run_base[64]; /* VITRINE_RUN of the server */
+	char state_dir[64]; /* its --state-dir: the session records */
 };
 
 /* Starts the server with extra arguments (NULL-terminated list, may be
- * NULL). Returns 0, or -1 after printing why. */
+ * NULL) on fresh dirs. Unless extra_args say otherwise it runs with
+ * --on-stop kill, --adopt-grace-s 30 and --on-abandon kill. Returns 0, or
+ * -1 after printing why. */
 int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args);
+/* Starts a new server on g's dirs (key, run base, state dir) after the
+ * old one (SIGKILLed first if it still runs), with a port of its own.
+ * Returns 0, or -1 after printing why. */
+int gateway_proc_restart(struct gateway_proc *g, const char *const *extra_args);
+/* Sends sig to the server and reaps it, leaving its dirs (and guests) as
+ * they are. Returns its wait status, or -1. */
+int gateway_proc_kill(struct gateway_proc *g, int sig);
 /* SIGTERMs and reaps the server; returns its exit status (or -1), and
- * removes its key file and run base. */
+ * removes its key file, run base and state dir. */
 int gateway_proc_stop(struct gateway_proc *g);
 /* Guests of the server still running (its run dirs; checkpoint folders
  * of sessions paused on disk are not guests). */

@@ -114,14 +114,25 @@ static void test_bearer(void **state)
 
 static void test_scopes(void **state)
 {
+	char ctl[AUTH_HASH_LEN + 1], view[AUTH_HASH_LEN + 1];
+
 	(void)state;
-	assert_int_equal(auth_scope_of("op", "op", "ctl", "view"), AUTH_OPERATOR);
-	assert_int_equal(auth_scope_of("ctl", "op", "ctl", "view"), AUTH_CONTROL);
-	assert_int_equal(auth_scope_of("view", "op", "ctl", "view"), AUTH_VIEW);
-	assert_int_equal(auth_scope_of("other", "op", "ctl", "view"), AUTH_NONE);
-	assert_int_equal(auth_scope_of("", "op", "ctl", "view"), AUTH_NONE);
-	assert_int_equal(auth_scope_of(NULL, "op", "ctl", "view"), AUTH_NONE);
+	/* Sessions keep only the hashes of their tokens. */
+	auth_token_hash("ctl", ctl);
+	auth_token_hash("view", view);
+	assert_string_equal(ctl, "8d64666b3a57b53101d5ec122525a781485120c5ee7be962ba492bef42096341");
+	assert_string_not_equal(ctl, view);
+	assert_int_equal(auth_scope_of("op", "op", ctl, view), AUTH_OPERATOR);
+	assert_int_equal(auth_scope_of("ctl", "op", ctl, view), AUTH_CONTROL);
+	assert_int_equal(auth_scope_of("view", "op", ctl, view), AUTH_VIEW);
+	assert_int_equal(auth_scope_of("other", "op", ctl, view), AUTH_NONE);
+	assert_int_equal(auth_scope_of("", "op", ctl, view), AUTH_NONE);
+	assert_int_equal(auth_scope_of(NULL, "op", ctl, view), AUTH_NONE);
 	assert_int_equal(auth_scope_of("ctl", "op", NULL, NULL), AUTH_NONE);
+	/* The hash itself is not a token, and a session without hashes
+	 * (adopted from a record that had none) grants nothing. */
+	assert_int_equal(auth_scope_of(ctl, "op", ctl, view), AUTH_NONE);
+	assert_int_equal(auth_scope_of("ctl", "op", "", ""), AUTH_NONE);
 	/* An empty operator key grants nothing. */
 	assert_int_equal(auth_scope_of("", "", NULL, NULL), AUTH_NONE);
 	assert_true(AUTH_VIEW < AUTH_CONTROL && AUTH_CONTROL < AUTH_OPERATOR);

@@ -11,7 +11,9 @@ export async function startGateway(name, args = []) {
   const bin = process.env.VITRINE_BIN || 'build/vitrine';
   const dir = mkdtempSync(join(tmpdir(), `vitrine-${name}-`));
   const runBase = join(tmpdir(), `vitrine-${name}-run-${process.pid}`);
-  const proc = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--api-key-file', join(dir, 'key'), ...args], {
+  // Its own state dir, and its guests go with it (docs/durability.md).
+  const proc = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--api-key-file', join(dir, 'key'),
+    '--state-dir', join(dir, 'state'), '--on-stop', 'kill', ...args], {
     // The gateway makes its run base itself (QEMU's own user must reach it).
     env: { ...process.env, VITRINE_RUN: runBase },
     stdio: ['ignore', 'pipe', 'inherit'],

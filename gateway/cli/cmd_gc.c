@@ -1,0 +1,150 @@
+/* gateway/cli/cmd_gc.c: `vitrine gc`: removes from the run base what no
+ * session record knows (docs/durability.md): held checkpoints of sessions
+ * whose record is gone, run dirs of guests that died, and guests whose
+ * supervisor still runs but that no record names (a boot the gateway never
+ * finished). Only while no gateway uses the state dir: a running gateway
+ * keeps its own house. */
+#include "common/fsutil.h"
+#include "gateway/cli/cli.h"
+#include "gateway/session/registry.h"
+#include "vmm-qemu/shim.h"
+#include "vmm-qemu/sweep.h"
+#include "vmm-qemu/vm.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_REFS 4096
+
+/* What the records refer to: run dirs and checkpoints. */
+struct refs {
+	char *paths[MAX_REFS];
+	int n;
+	int unreadable;
+};
+
+static void add_ref(struct refs *r, const char *path)
+{
+	if (path && *path && r->n < MAX_REFS)
+		r->paths[r->n++] = strdup(path);
+}
+
+static bool referenced(const struct refs *r, const char *path)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->paths[i] && !strcmp(r->paths[i], path))
+			return true;
+	return false;
+}
+
+static void on_record(void *ud, const char *id, json_t *rec, const char *why)
+{
+	struct refs *r = ud;
+
+	(void)id;
+	if (!rec) {
+		r->unreadable++;
+		fprintf(stderr, "vitrine gc: %s (kept)\n", why);
+		return;
+	}
+	add_ref(r, json_string_value(json_object_get(json_object_get(rec, "guest"), "run_dir")));
+	add_ref(r, json_string_value(json_object_get(rec, "checkpoint")));
+}
+
+struct gc {
+	const struct refs *refs;
+	bool dry_run;
+	int checkpoints, guests;
+};
+
+static void on_entry(void *ud, const struct vmm_sweep_entry *e)
+{
+	struct gc *g = ud;
+	char err[512];
+
+	if (e->kind == VMM_SWEEP_CHECKPOINT && e->held_by && !referenced(g->refs, e->path)) {
+		printf("%s checkpoint %s (held by %s, which no record refers to)\n",
+		       g->dry_run ? "would remove" : "removing", e->path, e->held_by);
+		if (!g->dry_run && fs_rm_rf(e->path) == 0)
+			g->checkpoints++;
+	} else if (e->kind == VMM_SWEEP_RUN_DIR && e->owner_alive && !referenced(g->refs, e->path)) {
+		printf("%s guest %s (its supervisor, pid %d, runs; no record names it)\n",
+		       g->dry_run ? "would stop" : "stopping", e->path, (int)e->owner);
+		if (g->dry_run)
+			return;
+		if (vmm_shim_terminate(e->path, 10000, err, sizeof(err)) == 0)
+			g->guests++;
+		else
+			fprintf(stderr, "vitrine gc: %s: %s\n", e->path, err);
+	}
+}
+
+int cmd_gc(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "state-dir", required_argument, 0, 'S' },
+		{ "dry-run", no_argument, 0, 'n' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *home = getenv("VITRINE_HOME"), *base = vmm_run_base(NULL);
+	char state_dir[PATH_MAX] = "", err[512];
+	struct registry reg = { 0 };
+	struct refs refs = { 0 };
+	struct gc g = { .refs = &refs };
+	int c, n, rc = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			snprintf(state_dir, sizeof(state_dir), "%s", optarg);
+			break;
+		case 'n':
+			g.dry_run = true;
+			break;
+		case 'h':
+			printf("usage: vitrine gc [--state-dir DIR] [--dry-run]\n"
+			       "  removes what no session record knows from the run base (%s):\n"
+			       "  checkpoints of deleted sessions, run dirs of dead guests, guests\n"
+			       "  no record names. Refuses while a gateway uses the state dir.\n",
+			       base);
+			return 0;
+		default:
+			fprintf(stderr, "usage: vitrine gc [--state-dir DIR] [--dry-run]\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "usage: vitrine gc [--state-dir DIR] [--dry-run]\n");
+		return 2;
+	}
+	if (!state_dir[0])
+		snprintf(state_dir, sizeof(state_dir), "%s/sessions",
+			 home && *home ? home : "/var/lib/vitrine");
+	if (registry_open(&reg, state_dir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vitrine gc: %s%s\n", err,
+			strstr(err, "another gateway") ? "; it sweeps on its own" : "");
+		return 1;
+	}
+	n = registry_each(&reg, on_record, &refs);
+	if (n < 0) {
+		fprintf(stderr, "vitrine gc: cannot read %s\n", state_dir);
+		rc = 1;
+	} else if (vmm_sweep_list(base, on_entry, &g) < 0) {
+		fprintf(stderr, "vitrine gc: cannot read %s\n", base);
+		rc = 1;
+	} else {
+		int swept = g.dry_run ? 0 : vmm_sweep_stale(base);
+
+		printf("%s: %d records; %s %d checkpoints and %d run dirs, stopped %d guests\n", base,
+		       n, g.dry_run ? "would remove" : "removed", g.checkpoints, swept, g.guests);
+	}
+	for (int i = 0; i < refs.n; i++)
+		free(refs.paths[i]);
+	registry_close(&reg);
+	return rc;
+}

@@ -1,0 +1,240 @@
+/* gateway/session/session_record.c: see session_record.h. */
+#include "gateway/session/session_record.h"
+
+#include "common/fsutil.h"
+#include "gateway/egress/egress.h"
+#include "gateway/session/session_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Unix ms now minus the monotonic clock: converts deadlines both ways. */
+static int64_t unix_offset_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - fs_now_ms();
+}
+
+const char *sess_record_state(const struct sess *s)
+{
+	switch (s->state) {
+	case SESS_STARTING:
+		return "starting";
+	case SESS_READY:
+		return "running";
+	case SESS_PAUSED:
+		return s->pause == SESS_PAUSE_DISK ? "paused_disk" : "paused_memory";
+	case SESS_FAILED:
+		return "failed";
+	}
+	return "failed";
+}
+
+/* The create body that makes req again (egress: the rules now). */
+static json_t *request_json(const struct sess *s)
+{
+	const struct session_request *q = &s->req;
+	json_t *j = json_object();
+
+	if (!j)
+		return NULL;
+	json_object_set_new(j, q->from_template ? "template" : "image", json_string(q->image));
+	if (q->width)
+		json_object_set_new(j, "width", json_integer(q->width));
+	if (q->height)
+		json_object_set_new(j, "height", json_integer(q->height));
+	if (q->vcpus)
+		json_object_set_new(j, "vcpus", json_integer(q->vcpus));
+	if (q->memory_mib)
+		json_object_set_new(j, "memory_mib", json_integer(q->memory_mib));
+	if (q->url[0])
+		json_object_set_new(j, "url", json_string(q->url));
+	if (q->timeout_s)
+		json_object_set_new(j, "timeout_s", json_integer(q->timeout_s));
+	if (q->idle_timeout_s)
+		json_object_set_new(j, "idle_timeout_s", json_integer(q->idle_timeout_s));
+	if (q->expire_pause)
+		json_object_set_new(j, "on_expiry", json_string("pause"));
+	json_object_set_new(j, "egress", egress_rules_now(s->egress));
+	return j;
+}
+
+static json_int_t to_unix(int64_t mono_ms, int64_t off)
+{
+	return mono_ms ? (json_int_t)(mono_ms + off) : 0;
+}
+
+json_t *sess_record(const struct sess *s)
+{
+	int64_t off = unix_offset_ms();
+	const char *ckpt = s->ckpt;
+	json_t *j;
+
+	/* A resume from disk holds the checkpoint until the guest runs. */
+	if (!ckpt[0] && s->job && s->job->kind == JOB_RESUME_DISK)
+		ckpt = s->job->ckpt;
+	j = json_pack("{s:i, s:s, s:s, s:s, s:o, s:[i,i], s:i, s:i, s:b, s:I, s:I, s:I, s:b, "
+		      "s:{s:s, s:s}, s:I}",
+		      "version", SESS_RECORD_VERSION, "id", s->id, "node", s->gw->node, "state",
+		      sess_record_state(s), "request", request_json(s), "screen", s->width,
+		      s->height, "vcpus", s->vcpus, "memory_mib", s->memory_mib, "has_agent",
+		      s->has_agent, "created_unix_ms", to_unix(s->created_ms, off),
+		      "ready_unix_ms", to_unix(s->ready_ms, off), "expires_unix_ms",
+		      to_unix(s->expires_ms, off), "warned", s->warned, "tokens",
+		      "control_sha256", s->control_hash, "view_sha256", s->view_hash,
+		      "events_seq", (json_int_t)events_last(&s->events));
+	if (!j)
+		return NULL;
+	if (s->error[0])
+		json_object_set_new(j, "error", json_string(s->error));
+	if (s->template_name[0])
+		json_object_set_new(j, "template", json_string(s->template_name));
+	if (s->parent_id[0])
+		json_object_set_new(j, "forked_from", json_string(s->parent_id));
+	if (ckpt[0])
+		json_object_set_new(j, "checkpoint", json_string(ckpt));
+	if (s->guest.run_dir[0])
+		json_object_set_new(j, "guest",
+				    json_pack("{s:s, s:i, s:I}", "run_dir", s->guest.run_dir,
+					      "pid", (int)s->guest.pid, "start_time",
+					      (json_int_t)s->guest.start_time));
+	return j;
+}
+
+static int64_t to_mono(json_int_t unix_ms, int64_t off)
+{
+	return unix_ms > 0 ? (int64_t)unix_ms - off : 0;
+}
+
+/* Copies string field key of rec into out (len bytes); absent: "". */
+static int get_str(const json_t *rec, const char *key, char *out, size_t len, char *why,
+		   size_t whylen)
+{
+	const json_t *v = json_object_get(rec, key);
+
+	out[0] = '\0';
+	if (!v)
+		return 0;
+	if (!json_is_string(v) || json_string_length(v) >= len) {
+		snprintf(why, whylen, "field %s is not a string of under %zu bytes", key, len);
+		return -EINVAL;
+	}
+	memcpy(out, json_string_value(v), json_string_length(v) + 1);
+	return 0;
+}
+
+static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_t whylen)
+{
+	json_int_t created = 0, ready = 0, expires = 0, seq = 0, start_time = 0;
+	const char *state = NULL, *ctl = NULL, *view = NULL, *run_dir = NULL;
+	int warned = 0, has_agent = 0, pid = 0;
+	json_error_t jerr;
+
+	if (json_unpack_ex((json_t *)rec, &jerr, 0,
+			   "{s:s, s:[ii], s:i, s:i, s:b, s:I, s?I, s?I, s?b, s:{s:s, s:s}, s:I}",
+			   "state", &state, "screen", &s->width, &s->height, "vcpus", &s->vcpus,
+			   "memory_mib", &s->memory_mib, "has_agent", &has_agent,
+			   "created_unix_ms", &created, "ready_unix_ms", &ready,
+			   "expires_unix_ms", &expires, "warned", &warned, "tokens",
+			   "control_sha256", &ctl, "view_sha256", &view, "events_seq", &seq) < 0) {
+		snprintf(why, whylen, "bad record: %s", jerr.text);
+		return -EINVAL;
+	}
+	if (strlen(ctl) != AUTH_HASH_LEN || strlen(view) != AUTH_HASH_LEN) {
+		snprintf(why, whylen, "bad record: token hashes are not SHA-256 hex");
+		return -EINVAL;
+	}
+	memcpy(s->control_hash, ctl, AUTH_HASH_LEN + 1);
+	memcpy(s->view_hash, view, AUTH_HASH_LEN + 1);
+	s->has_agent = has_agent;
+	s->warned = warned;
+	s->created_ms = to_mono(created, off);
+	s->ready_ms = to_mono(ready, off);
+	s->expires_ms = to_mono(expires, off);
+	s->active_ms = fs_now_ms(); /* the idle timeout counts from the adoption */
+	s->events.next_seq = seq + 1;
+	if (!strcmp(state, "starting"))
+		s->state = SESS_STARTING;
+	else if (!strcmp(state, "running"))
+		s->state = SESS_READY;
+	else if (!strcmp(state, "paused_memory") || !strcmp(state, "paused_disk")) {
+		s->state = SESS_PAUSED;
+		s->pause = !strcmp(state, "paused_disk") ? SESS_PAUSE_DISK : SESS_PAUSE_MEMORY;
+	} else if (!strcmp(state, "failed"))
+		s->state = SESS_FAILED;
+	else {
+		snprintf(why, whylen, "bad record: unknown state '%.40s'", state);
+		return -EINVAL;
+	}
+	if (get_str(rec, "error", s->error, sizeof(s->error), why, whylen) < 0 ||
+	    get_str(rec, "template", s->template_name, sizeof(s->template_name), why, whylen) <
+		    0 ||
+	    get_str(rec, "forked_from", s->parent_id, sizeof(s->parent_id), why, whylen) < 0 ||
+	    get_str(rec, "checkpoint", s->ckpt, sizeof(s->ckpt), why, whylen) < 0)
+		return -EINVAL;
+	if (json_object_get(rec, "guest") &&
+	    json_unpack_ex((json_t *)rec, &jerr, 0, "{s:{s:s, s:i, s:I}}", "guest", "run_dir",
+			   &run_dir, "pid", &pid, "start_time", &start_time) < 0) {
+		snprintf(why, whylen, "bad record: guest: %s", jerr.text);
+		return -EINVAL;
+	}
+	if (run_dir) {
+		if (pid <= 0 || start_time <= 0 || strlen(run_dir) >= sizeof(s->guest.run_dir)) {
+			snprintf(why, whylen, "bad record: guest identity out of range");
+			return -EINVAL;
+		}
+		snprintf(s->guest.run_dir, sizeof(s->guest.run_dir), "%s", run_dir);
+		s->guest.pid = pid;
+		s->guest.start_time = (unsigned long long)start_time;
+	}
+	return 0;
+}
+
+struct sess *sess_from_record(struct gw *gw, const char *id, const json_t *rec, char *why,
+			      size_t whylen)
+{
+	const json_t *v = json_object_get(rec, "version"), *req_json;
+	struct session_request req = { 0 };
+	struct api_error e;
+	struct sess *s;
+	char *text;
+	int rc;
+
+	if (!json_is_integer(v) || json_integer_value(v) != SESS_RECORD_VERSION) {
+		snprintf(why, whylen, "record version %s is not %d (made by another vitrine?)",
+			 json_is_integer(v) ? "unknown" : "missing", SESS_RECORD_VERSION);
+		return NULL;
+	}
+	v = json_object_get(rec, "id");
+	if (!json_is_string(v) || strcmp(json_string_value(v), id)) {
+		snprintf(why, whylen, "bad record: its id is not its file's name");
+		return NULL;
+	}
+	req_json = json_object_get(rec, "request");
+	text = json_is_object(req_json) ? json_dumps(req_json, JSON_COMPACT) : NULL;
+	rc = text ? session_request_parse(text, strlen(text), &req, &e) : -EINVAL;
+	free(text);
+	if (rc < 0) {
+		snprintf(why, whylen, "bad record: request: %s",
+			 json_is_object(req_json) ? e.message : "missing");
+		return NULL;
+	}
+	s = sess_alloc(gw, &req, &e);
+	session_request_free(&req);
+	if (!s) {
+		snprintf(why, whylen, "%s", e.message);
+		return NULL;
+	}
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	s->control_token[0] = s->view_token[0] = '\0'; /* only their hashes survive */
+	if (fill(s, rec, unix_offset_ms(), why, whylen) < 0) {
+		sess_free_unlinked(s);
+		return NULL;
+	}
+	return s;
+}
