@@ -16,6 +16,12 @@ int fs_rm_rf(const char *path);
 int fs_read_file(const char *path, size_t max, char **out, size_t *len);
 /* Writes len bytes to path (created 0644, truncated). Returns 0 or -errno. */
 int fs_write_file(const char *path, const void *data, size_t len);
+/* Replaces path with len bytes atomically and durably: a temp file in the
+ * same directory (created with mode), written, fsynced, renamed over path,
+ * then the directory fsynced. A reader sees the old or the new content,
+ * never a part, also after a crash. Returns 0 or -errno (the temp file is
+ * removed; path is untouched). */
+int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* Copies from to to (created with mode, truncated) with copy_file_range,
  * then fsyncs it. Returns 0 or -errno (a partial to is removed). */
 int fs_copy_file(const char *from, const char *to, mode_t mode);

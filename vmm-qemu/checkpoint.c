@@ -3,6 +3,7 @@
 
 #include "common/fsutil.h"
 #include "vmm-qemu/migrate.h"
+#include "vmm-qemu/spec_json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,13 +13,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* dir/file into out (PATH_MAX); -ENAMETOOLONG with err filled. */
+/* dir/file into out (PATH_MAX); -ENAMETOOLONG with err filled (when not
+ * NULL). */
 static int join(char *out, const char *dir, const char *file, char *err, size_t errlen)
 {
 	int n = snprintf(out, PATH_MAX, "%s/%s", dir, file);
 
 	if (n < 0 || n >= PATH_MAX) {
-		snprintf(err, errlen, "path too long: %s/%s", dir, file);
+		if (err)
+			snprintf(err, errlen, "path too long: %s/%s", dir, file);
 		return -ENAMETOOLONG;
 	}
 	return 0;
@@ -61,17 +64,57 @@ static int write_json(const struct vmm_spec *spec, const char *dir, char *err, s
 
 	if ((rc = join(path, dir, "checkpoint.json", err, errlen)) < 0)
 		return rc;
-	j = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:s, s:s*, s:b, s:b}", "image_dir",
-		      spec->image->dir, "width", spec->width, "height", spec->height, "vcpus",
-		      spec->vcpus, "memory_mib", spec->memory_mib, "tb_size_mib", spec->tb_size_mib,
-		      "accel", vmm_accel_name(spec->accel), "url", spec->url, "disk",
-		      spec->image->rootfs[0] != '\0', "page", spec->has_page);
+	j = vmm_spec_json(spec);
 	if (!j || json_dump_file(j, path, JSON_COMPACT) < 0) {
 		json_decref(j);
 		snprintf(err, errlen, "write %s", path);
 		return -EIO;
 	}
 	json_decref(j);
+	return 0;
+}
+
+int vmm_checkpoint_hold(const char *dir, const char *holder)
+{
+	char held[PATH_MAX], owner[PATH_MAX];
+	int rc;
+
+	if (join(held, dir, "held_by", NULL, 0) < 0 || join(owner, dir, "owner.pid", NULL, 0) < 0)
+		return -ENAMETOOLONG;
+	/* held_by first: the folder is never without a keeper. */
+	rc = fs_write_file_atomic(held, holder, strlen(holder), 0600);
+	if (rc == 0 && unlink(owner) < 0 && errno != ENOENT)
+		rc = -errno;
+	return rc;
+}
+
+int vmm_checkpoint_unhold(const char *dir)
+{
+	char held[PATH_MAX], owner[PATH_MAX], pid[32];
+	int rc;
+
+	if (join(held, dir, "held_by", NULL, 0) < 0 || join(owner, dir, "owner.pid", NULL, 0) < 0)
+		return -ENAMETOOLONG;
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	rc = fs_write_file_atomic(owner, pid, strlen(pid), 0644);
+	if (rc == 0 && unlink(held) < 0 && errno != ENOENT)
+		rc = -errno;
+	return rc;
+}
+
+int vmm_checkpoint_held_by(const char *dir, char *holder, size_t len)
+{
+	char path[PATH_MAX], *text = NULL;
+	int rc;
+
+	if (join(path, dir, "held_by", NULL, 0) < 0)
+		return -ENAMETOOLONG;
+	rc = fs_read_file(path, 4096, &text, NULL);
+	if (rc < 0)
+		return rc;
+	if (holder && len)
+		snprintf(holder, len, "%s", text);
+	free(text);
 	return 0;
 }
 
@@ -144,14 +187,16 @@ int vmm_checkpoint_save(struct vmm_vm *vm, const char *dir, enum vmm_checkpoint_
 int vmm_checkpoint_restore(const char *dir, const struct vmm_vm_opts *opts, struct vmm_vm **out,
 			   char *err, size_t errlen)
 {
-	const char *image_dir, *accel, *url = NULL;
-	char path[PATH_MAX], state[PATH_MAX], disk[PATH_MAX], page[PATH_MAX];
+	const char *image_dir;
+	char path[PATH_MAX], state[PATH_MAX], disk[PATH_MAX], page[PATH_MAX], why[256];
+	char *url = NULL; /* owned: spec.url points here */
 	struct vmm_vm_opts o = *opts;
 	struct vmm_vm *vm = NULL;
 	struct vmm_image img;
 	struct vmm_spec spec;
 	json_error_t jerr;
-	int has_disk = 0, has_page = 0, fd, rc;
+	bool has_disk = false, has_page;
+	int fd, rc;
 	json_t *j;
 
 	*out = NULL;
@@ -165,20 +210,18 @@ int vmm_checkpoint_restore(const char *dir, const struct vmm_vm_opts *opts, stru
 		snprintf(err, errlen, "%s: %s", path, jerr.text);
 		return -EINVAL;
 	}
-	vmm_spec_defaults(&spec);
-	if (json_unpack_ex(j, &jerr, 0, "{s:s, s:i, s:i, s:i, s:i, s:i, s:s, s?s, s:b, s:b}",
-			   "image_dir", &image_dir, "width", &spec.width, "height", &spec.height,
-			   "vcpus", &spec.vcpus, "memory_mib", &spec.memory_mib, "tb_size_mib",
-			   &spec.tb_size_mib, "accel", &accel, "url", &url, "disk", &has_disk,
-			   "page", &has_page) < 0 ||
-	    vmm_accel_parse(accel, &spec.accel) < 0) {
-		snprintf(err, errlen, "%s: %s", path, jerr.text);
+	if (vmm_spec_from_json(j, &spec, &image_dir, &has_disk, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
 		json_decref(j);
 		return -EINVAL;
 	}
+	has_page = spec.has_page;
 	rc = vmm_image_load(image_dir, &img, err, errlen);
-	if (rc == 0 && url && !(spec.url = strdup(url)))
+	if (rc == 0 && spec.url && !(url = strdup(spec.url))) {
+		snprintf(err, errlen, "out of memory");
 		rc = -ENOMEM;
+	}
+	spec.url = url;
 	json_decref(j);
 	if (rc < 0)
 		return rc;
@@ -190,14 +233,14 @@ int vmm_checkpoint_restore(const char *dir, const struct vmm_vm_opts *opts, stru
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "open %s: %s", state, strerror(errno));
-		free((char *)spec.url);
+		free(url);
 		return rc;
 	}
 	o.keep_fds = &fd;
 	o.n_keep_fds = 1;
 	rc = vmm_vm_start(&spec, &o, &vm, err, errlen);
 	close(fd); /* QEMU has its own copy, at the same number */
-	free((char *)spec.url);
+	free(url);
 	if (rc < 0)
 		return rc;
 	if ((rc = vmm_migrate_incoming(vm, fd, err, errlen)) < 0 ||

@@ -10,7 +10,9 @@
  * continues.
  *
  * Folder (<run base>/vm-ckpt-XXXXXX, 0700, with owner.pid so that
- * vmm_sweep_stale() removes it once its owner is gone):
+ * vmm_sweep_stale() removes it once its owner is gone, or held_by instead
+ * once something outside any one process keeps it: a session's record on
+ * disk, a paused session whose guest's shim made it):
  *   state            QEMU migration stream (RAM included)
  *   disk.qcow2       the guest's overlay (images with a rootfs)
  *   page.html        the page the guest was given, when there was one
@@ -39,6 +41,21 @@ int vmm_checkpoint_dir_new(const char *run_base, char *dir, char *err, size_t er
  * was to keep running is continued even on failure where possible. */
 int vmm_checkpoint_save(struct vmm_vm *vm, const char *dir, enum vmm_checkpoint_mode mode,
 			int64_t *bytes, char *err, size_t errlen);
+
+/* Hands the checkpoint in dir to holder (a session id, a record's path):
+ * writes held_by with holder, then removes owner.pid, so that
+ * vmm_sweep_stale() keeps it whatever becomes of the process that made
+ * it; it goes when its holder removes it (vitrine gc lists held folders
+ * with vmm_sweep_list()). Returns 0 or -errno. */
+int vmm_checkpoint_hold(const char *dir, const char *holder);
+
+/* The reverse: owner.pid names this process again, held_by goes. Returns
+ * 0 or -errno. */
+int vmm_checkpoint_unhold(const char *dir);
+
+/* Copies the holder of the checkpoint in dir into holder (len bytes, may
+ * be NULL). Returns 0, -ENOENT when it is not held, or another -errno. */
+int vmm_checkpoint_held_by(const char *dir, char *holder, size_t len);
 
 /* Starts a new guest from the checkpoint in dir and waits until it runs
  * (opts as for vmm_vm_start; its page and inherited fds are the

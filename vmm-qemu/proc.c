@@ -20,11 +20,13 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-/* Runs in the child between fork and exec: only async-signal-safe calls. */
+/* Runs in the child between fork and exec: only async-signal-safe calls.
+ * detached: no PDEATHSIG, a session of its own (vmm_proc_spawn_detached). */
 static void child_exec(char *const argv[], const char *log_path, const int *keep, size_t n_keep,
-		       const struct vmm_cred *cred, pid_t parent)
+		       const struct vmm_cred *cred, pid_t parent, bool detached)
 {
 	struct rlimit no_core = { 0, 0 };
+	sigset_t none;
 	int fd;
 
 	if (cred && (setgroups((size_t)cred->n_groups, cred->groups) < 0 ||
@@ -32,15 +34,24 @@ static void child_exec(char *const argv[], const char *log_path, const int *keep
 		     setresuid(cred->uid, cred->uid, cred->uid) < 0))
 		_exit(126);
 	/* After the credential change, which would clear it. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+	if (!detached && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))
 		_exit(127); /* the parent is already gone */
 	/* No transparent huge pages (inherited across exec): QEMU asks for
 	 * them on its TCG code buffer and guest RAM, and a 2 MiB page for
 	 * every first touch made each guest's 256 MiB code buffer fully
 	 * resident (measured here: 231 of a clone's 300 MiB). */
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-	setpgid(0, 0); /* a ^C on the terminal is the parent's to handle */
+	if (detached)
+		setsid();
+	else
+		setpgid(0, 0); /* a ^C on the terminal is the parent's to handle */
+	/* Ignored signals and the mask survive exec: the shim ignores some
+	 * and blocks SIGTERM for its signalfd, QEMU must do neither. */
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	setrlimit(RLIMIT_CORE, &no_core);
 	fd = open("/dev/null", O_RDONLY);
 	if (fd < 0 || dup2(fd, 0) < 0)
@@ -77,8 +88,9 @@ int vmm_cred_lookup(const char *user, struct vmm_cred *cred)
 	return 0;
 }
 
-int vmm_proc_spawn(char *const argv[], const char *log_path, const int *keep_fds, size_t n_keep,
-		   const struct vmm_cred *cred, struct vmm_proc *p, char *err, size_t errlen)
+static int spawn(char *const argv[], const char *log_path, const int *keep_fds, size_t n_keep,
+		 const struct vmm_cred *cred, bool detached, struct vmm_proc *p, char *err,
+		 size_t errlen)
 {
 	pid_t parent = getpid();
 	int e;
@@ -93,7 +105,8 @@ int vmm_proc_spawn(char *const argv[], const char *log_path, const int *keep_fds
 		return -e;
 	}
 	if (p->pid == 0)
-		child_exec(argv, log_path, keep_fds, n_keep, cred, parent);
+		child_exec(argv, log_path, keep_fds, n_keep, cred, parent, detached);
+	p->child = true;
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	if (p->pidfd < 0) {
 		e = errno;
@@ -105,6 +118,101 @@ int vmm_proc_spawn(char *const argv[], const char *log_path, const int *keep_fds
 	return 0;
 }
 
+int vmm_proc_spawn(char *const argv[], const char *log_path, const int *keep_fds, size_t n_keep,
+		   const struct vmm_cred *cred, struct vmm_proc *p, char *err, size_t errlen)
+{
+	return spawn(argv, log_path, keep_fds, n_keep, cred, false, p, err, errlen);
+}
+
+int vmm_proc_spawn_detached(char *const argv[], const char *log_path, const int *keep_fds,
+			    size_t n_keep, struct vmm_proc *p, char *err, size_t errlen)
+{
+	return spawn(argv, log_path, keep_fds, n_keep, NULL, true, p, err, errlen);
+}
+
+int vmm_proc_start_time(pid_t pid, unsigned long long *out)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 && errno != ESRCH ? -errno : -ESRCH;
+	buf[n] = '\0';
+	/* "PID (COMM) STATE PPID ...": comm may hold spaces and parentheses. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -EIO;
+	if (p[2] == 'Z' || p[2] == 'X')
+		return -ESRCH;
+	p += 3; /* at field 4 */
+	for (int field = 4; field < 22; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return -EIO;
+		p++;
+	}
+	if (sscanf(p, "%llu", &start) != 1)
+		return -EIO;
+	*out = start;
+	return 0;
+}
+
+int vmm_proc_adopt(pid_t pid, unsigned long long start_time, struct vmm_proc *p, char *err,
+		   size_t errlen)
+{
+	unsigned long long now;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (p->pidfd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "process %d: %s", (int)pid,
+			 rc == -ESRCH ? "gone" : strerror(-rc));
+		p->pidfd = -1;
+		return rc;
+	}
+	fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
+	/* After the pidfd: from here on the pid cannot be reused under us. */
+	rc = vmm_proc_start_time(pid, &now);
+	if (rc == 0 && now != start_time)
+		rc = -ESTALE;
+	if (rc < 0) {
+		if (rc == -ESTALE)
+			snprintf(err, errlen,
+				 "process %d started at tick %llu, not %llu: another process",
+				 (int)pid, now, start_time);
+		else
+			snprintf(err, errlen, "process %d: %s", (int)pid,
+				 rc == -ESRCH ? "gone" : strerror(-rc));
+		close(p->pidfd);
+		p->pidfd = -1;
+		return rc;
+	}
+	p->pid = pid;
+	return 0;
+}
+
+/* Polls the pidfd for up to timeout_ms: true once the process has exited. */
+static bool pidfd_exited(int pidfd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	int n;
+
+	do
+		n = poll(&pfd, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	return n > 0;
+}
+
 bool vmm_proc_wait(struct vmm_proc *p, int timeout_ms)
 {
 	int st;
@@ -112,23 +220,20 @@ bool vmm_proc_wait(struct vmm_proc *p, int timeout_ms)
 
 	if (p->exited || p->pid <= 0)
 		return true;
-	if (timeout_ms != 0 && p->pidfd >= 0) {
-		struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
-		int n;
-
-		do
-			n = poll(&pfd, 1, timeout_ms);
-		while (n < 0 && errno == EINTR);
-		if (n == 0)
+	if (p->pidfd >= 0 && (timeout_ms != 0 || !p->child)) {
+		/* Not our child, waitpid says nothing until the pidfd has spoken. */
+		if (!pidfd_exited(p->pidfd, timeout_ms))
 			return false;
 	}
 	do
-		r = waitpid(p->pid, &st, timeout_ms < 0 ? 0 : WNOHANG);
+		r = waitpid(p->pid, &st, timeout_ms < 0 && p->child ? 0 : WNOHANG);
 	while (r < 0 && errno == EINTR);
 	if (r == 0)
 		return false;
 	p->exited = true;
-	if (r < 0)
+	if (r < 0 && !p->child)
+		p->status = -1; /* its status went to its own parent */
+	else if (r < 0)
 		p->status = 127; /* reaped elsewhere: nothing more to learn */
 	else if (WIFSIGNALED(st))
 		p->status = 128 + WTERMSIG(st);
@@ -139,16 +244,25 @@ bool vmm_proc_wait(struct vmm_proc *p, int timeout_ms)
 
 void vmm_proc_signal(struct vmm_proc *p, int sig)
 {
-	if (p->pid > 0 && !p->exited)
+	if (p->pid <= 0 || p->exited)
+		return;
+	if (p->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0);
+	else if (p->child)
 		kill(p->pid, sig);
 }
 
 void vmm_proc_release(struct vmm_proc *p)
 {
 	if (p->pid > 0 && !p->exited) {
-		kill(p->pid, SIGKILL);
+		vmm_proc_signal(p, SIGKILL);
 		vmm_proc_wait(p, -1);
 	}
+	vmm_proc_forget(p);
+}
+
+void vmm_proc_forget(struct vmm_proc *p)
+{
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	p->pidfd = -1;
@@ -159,6 +273,8 @@ void vmm_proc_describe(const struct vmm_proc *p, char *buf, size_t len)
 {
 	if (!p->exited)
 		snprintf(buf, len, "running");
+	else if (p->status < 0)
+		snprintf(buf, len, "exited");
 	else if (p->status > 128)
 		snprintf(buf, len, "killed by signal %d (%s)", p->status - 128,
 			 strsignal(p->status - 128));

@@ -8,10 +8,11 @@
 int vmm_run_dir_socket(const char *run_dir, enum vmm_socket which, char *buf, size_t len)
 {
 	static const char *const names[] = {
-		[VMM_SOCKET_QMP] = "qmp.sock",
+		[VMM_SOCKET_QMP] = "qmp.sock", /* QEMU's sockets */
 		[VMM_SOCKET_VNC] = "vnc.sock",
 		[VMM_SOCKET_QGA] = "qga.sock",
 		[VMM_SOCKET_AGENT] = "agent.sock",
+		[VMM_SOCKET_SHIM] = "shim.sock", /* the shim's (shim.h) */
 	};
 	int n;
 

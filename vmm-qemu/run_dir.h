@@ -12,6 +12,7 @@ enum vmm_socket {
 	VMM_SOCKET_VNC, /* vnc.sock: QEMU's VNC server */
 	VMM_SOCKET_QGA, /* qga.sock: qemu-guest-agent (org.qemu.guest_agent.0) */
 	VMM_SOCKET_AGENT, /* agent.sock: vitrine-agent (org.vitrine.agent.0, docs/agent.md) */
+	VMM_SOCKET_SHIM, /* shim.sock: the guest's shim, for attachments (shim.h) */
 };
 
 /* Writes the path of socket which in run_dir into buf (len bytes). Returns

@@ -4,8 +4,8 @@
 #include "common/fsutil.h"
 #include "common/strv.h"
 #include "vmm-qemu/argv.h"
+#include "vmm-qemu/vm_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -18,32 +18,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CONSOLE_TAIL 4096
+struct vmm_vm *vm_alloc(void)
+{
+	struct vmm_vm *vm = calloc(1, sizeof(*vm));
 
-struct vmm_vm {
-	char run_dir[PATH_MAX];
-	struct vmm_image image; /* spec.image points here */
-	struct vmm_spec spec;
-	char *url; /* owned copy; spec.url points here */
-	char *ram_path; /* owned copy; spec.ram_path points here */
-	char *backing_disk; /* owned copy; spec.backing_disk points here */
-	struct vmm_vm_opts opts;
-	struct vmm_proc proc; /* owned */
-	struct qmp_client *qmp; /* owned */
-	int console_fd; /* owned: serial.log, read as it grows */
-	char line[1024]; /* console line being assembled */
-	size_t line_len;
-	char tail[CONSOLE_TAIL + 1]; /* last console bytes, NUL-terminated */
-	size_t tail_len;
-	int64_t spawn_ms;
-	struct vmm_phase phases[VMM_MAX_PHASES];
-	size_t n_phases;
-	char guest_error[256]; /* first VITRINE error= line */
-	char last_event[64]; /* last QMP event, for exit reports */
-	int screendumps;
-	struct vmm_cred cred; /* QEMU runs as this when drop_privileges */
-	bool drop_privileges;
-};
+	if (!vm)
+		return NULL;
+	vm->console_fd = -1;
+	vm->attach_fd = -1;
+	vm->proc.pidfd = -1;
+	return vm;
+}
 
 const char *vmm_run_base(const char *override)
 {
@@ -56,35 +41,6 @@ const char *vmm_run_base(const char *override)
 		return run;
 	snprintf(buf, sizeof(buf), "%s/run", home && *home ? home : "/var/lib/vitrine");
 	return buf;
-}
-
-int vmm_sweep_stale(const char *run_base)
-{
-	DIR *d = opendir(run_base);
-	struct dirent *e;
-	int removed = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		char path[PATH_MAX], pidfile[PATH_MAX + 16], *text = NULL;
-		long pid = 0;
-
-		if (strncmp(e->d_name, "vm-", 3))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", run_base, e->d_name);
-		snprintf(pidfile, sizeof(pidfile), "%s/owner.pid", path);
-		if (fs_read_file(pidfile, 64, &text, NULL) == 0) {
-			pid = strtol(text, NULL, 10);
-			free(text);
-		}
-		if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
-			continue; /* its owner still runs */
-		if (fs_rm_rf(path) == 0)
-			removed++;
-	}
-	closedir(d);
-	return removed;
 }
 
 /* The user QEMU drops to: $VITRINE_QEMU_USER ("" for none), else
@@ -193,12 +149,28 @@ static void read_console(struct vmm_vm *vm)
 	}
 }
 
+/* How QEMU ended: from the shim's qemu.exit when it has one (an adopted
+ * shim's own status is its parent's to know), else from its status. */
+static void describe_proc(struct vmm_vm *vm, char *how, size_t len)
+{
+	char path[PATH_MAX + 16], *text = NULL;
+
+	snprintf(path, sizeof(path), "%s/qemu.exit", vm->run_dir);
+	if (vm->shim_held && fs_read_file(path, 256, &text, NULL) == 0 && *text) {
+		text[strcspn(text, "\n")] = '\0';
+		snprintf(how, len, "%s", text);
+	} else {
+		vmm_proc_describe(&vm->proc, how, len);
+	}
+	free(text);
+}
+
 static int describe_exit(struct vmm_vm *vm, char *err, size_t errlen)
 {
 	char how[128];
 
 	read_console(vm);
-	vmm_proc_describe(&vm->proc, how, sizeof(how));
+	describe_proc(vm, how, sizeof(how));
 	snprintf(err, errlen, "QEMU %s%s%s%s; last console lines:\n%s", how,
 		 vm->last_event[0] ? " after event " : "", vm->last_event,
 		 vm->guest_error[0] ? " (guest error: see below)" : "",
@@ -206,21 +178,26 @@ static int describe_exit(struct vmm_vm *vm, char *err, size_t errlen)
 	return -ECHILD;
 }
 
-/* Reports why QEMU exited before it was up, from its own log. */
+/* Reports why QEMU exited before it was up, from its own log (and the
+ * shim's, which says why when QEMU never ran). */
 static int startup_failure(struct vmm_vm *vm, char *err, size_t errlen)
 {
-	char log[PATH_MAX + 16], how[128], *text = NULL;
+	char log[PATH_MAX + 16], how[128], *text = NULL, *shim = NULL;
 
 	snprintf(log, sizeof(log), "%s/qemu.log", vm->run_dir);
 	fs_read_file(log, 2048, &text, NULL);
-	vmm_proc_describe(&vm->proc, how, sizeof(how));
-	snprintf(err, errlen, "QEMU %s at start-up: %s", how, text && *text ? text : "(no output)");
+	if (vm->shim_log[0])
+		fs_read_file(vm->shim_log, 2048, &shim, NULL);
+	describe_proc(vm, how, sizeof(how));
+	snprintf(err, errlen, "QEMU %s at start-up: %s%s%s", how,
+		 text && *text ? text : "(no output)", shim && *shim ? "; the shim's log: " : "",
+		 shim ? shim : "");
 	free(text);
+	free(shim);
 	return -ECHILD;
 }
 
-/* Connects QMP, giving up early when QEMU dies before its socket appears. */
-static int connect_qmp(struct vmm_vm *vm, char *err, size_t errlen)
+int vm_connect_qmp(struct vmm_vm *vm, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	int64_t deadline = fs_now_ms() + 20000;
@@ -356,14 +333,13 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, st
 	rc = vmm_spec_check(spec, err, errlen);
 	if (rc < 0)
 		return rc;
-	vm = calloc(1, sizeof(*vm));
+	vm = vm_alloc();
 	if (!vm) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	vm->console_fd = -1;
-	vm->proc.pidfd = -1;
 	vm->opts = *opts;
+	vm->opts.shim = NULL; /* the caller's: not kept */
 	vm->image = *spec->image;
 	vm->spec = *spec;
 	vm->spec.image = &vm->image;
@@ -392,27 +368,56 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, st
 		goto fail;
 	snprintf(path, sizeof(path), "%s/qemu.log", vm->run_dir);
 	vm->spawn_ms = fs_now_ms();
-	rc = vmm_proc_spawn(argv.v, path, opts->keep_fds, opts->n_keep_fds,
-			    vm->drop_privileges ? &vm->cred : NULL, &vm->proc, err, errlen);
+	if (opts->shim) {
+		rc = vm_shim_spawn(vm, opts->shim, argv.v, err, errlen);
+		if (rc == -ECHILD)
+			rc = startup_failure(vm, err, errlen);
+	} else
+		rc = vmm_proc_spawn(argv.v, path, opts->keep_fds, opts->n_keep_fds,
+				    vm->drop_privileges ? &vm->cred : NULL, &vm->proc, err, errlen);
 	strv_free(&argv);
 	if (rc < 0)
 		goto fail;
-	slow_start_hook();
-	rc = connect_qmp(vm, err, errlen);
-	if (rc < 0)
-		goto fail;
-	snprintf(path, sizeof(path), "%s/serial.log", vm->run_dir);
-	vm->console_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (vm->console_fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+	if (!vm->shim_held)
+		vm->qemu_pid = vm->proc.pid;
+	/* Both are alive: the shim waited for QEMU's start before its hello. */
+	if (vmm_proc_start_time(vm->proc.pid, &vm->proc_start) < 0 ||
+	    vmm_proc_start_time(vm->qemu_pid, &vm->qemu_start) < 0) {
+		rc = vmm_proc_wait(&vm->proc, 2000) ? startup_failure(vm, err, errlen) : -ESRCH;
+		if (rc == -ESRCH)
+			snprintf(err, errlen, "QEMU (pid %d) vanished at start-up",
+				 (int)vm->qemu_pid);
 		goto fail;
 	}
+	rc = vm_state_write(vm, err, errlen);
+	if (rc < 0)
+		goto fail;
+	slow_start_hook();
+	rc = vm_connect_qmp(vm, err, errlen);
+	if (rc == 0)
+		rc = vm_open_console(vm, false, err, errlen);
+	if (rc < 0)
+		goto fail;
 	*out = vm;
 	return 0;
 fail:
 	vmm_vm_destroy(vm);
 	return rc;
+}
+
+int vm_open_console(struct vmm_vm *vm, bool at_end, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 16];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/serial.log", vm->run_dir);
+	vm->console_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (vm->console_fd < 0 || (at_end && lseek(vm->console_fd, 0, SEEK_END) < 0)) {
+		rc = -errno;
+		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		return rc;
+	}
+	return 0;
 }
 
 int vmm_vm_service(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen)
@@ -563,29 +568,55 @@ int vmm_vm_screendump(struct vmm_vm *vm, const char *path, const char *format, c
 	return rc;
 }
 
+void vm_free(struct vmm_vm *vm)
+{
+	qmp_client_destroy(vm->qmp);
+	if (vm->attach_fd >= 0)
+		close(vm->attach_fd);
+	if (vm->console_fd >= 0)
+		close(vm->console_fd);
+	free(vm->url);
+	free(vm->ram_path);
+	free(vm->backing_disk);
+	free(vm);
+}
+
 void vmm_vm_destroy(struct vmm_vm *vm)
 {
 	if (!vm)
 		return;
 	if (vm->proc.pid > 0 && !vmm_proc_wait(&vm->proc, 0)) {
 		char err[256];
+		int rc = -ENOTCONN;
 
-		/* A polite quit lets QEMU flush and remove its sockets. */
+		/* A polite quit lets QEMU flush and remove its sockets; a shim
+		 * exits with its QEMU. */
 		if (vm->qmp)
-			qmp_client_call(vm->qmp, "quit", NULL, -1, NULL, 1000, err, sizeof(err));
+			rc = qmp_client_call(vm->qmp, "quit", NULL, -1, NULL, 1000, err,
+					     sizeof(err));
+		if (rc < 0 && vm->shim_held)
+			vmm_proc_signal(&vm->proc, SIGTERM); /* the shim quits QEMU */
 		if (!vmm_proc_wait(&vm->proc, 3000))
 			vmm_proc_signal(&vm->proc, SIGKILL);
 	}
 	vmm_proc_release(&vm->proc);
-	qmp_client_destroy(vm->qmp);
-	if (vm->console_fd >= 0)
-		close(vm->console_fd);
 	if (vm->run_dir[0])
 		fs_rm_rf(vm->run_dir);
-	free(vm->url);
-	free(vm->ram_path);
-	free(vm->backing_disk);
-	free(vm);
+	if (vm->shim_log[0])
+		unlink(vm->shim_log);
+	vm_free(vm);
+}
+
+void vmm_vm_detach(struct vmm_vm *vm)
+{
+	if (!vm)
+		return;
+	if (!vm->shim_held) {
+		vmm_vm_destroy(vm);
+		return;
+	}
+	vmm_proc_forget(&vm->proc);
+	vm_free(vm);
 }
 
 const char *vmm_vm_run_dir(const struct vmm_vm *vm)
@@ -601,6 +632,42 @@ int vmm_vm_socket(const struct vmm_vm *vm, enum vmm_socket which, char *buf, siz
 const struct vmm_proc *vmm_vm_proc(const struct vmm_vm *vm)
 {
 	return &vm->proc;
+}
+
+pid_t vmm_vm_qemu_pid(const struct vmm_vm *vm)
+{
+	return vm->qemu_pid;
+}
+
+bool vmm_vm_shim_held(const struct vmm_vm *vm)
+{
+	return vm->shim_held;
+}
+
+void vmm_vm_identity(const struct vmm_vm *vm, struct vmm_identity *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pid = vm->proc.pid;
+	out->start_time = vm->proc_start;
+	snprintf(out->run_dir, sizeof(out->run_dir), "%s", vm->run_dir);
+}
+
+int vmm_vm_status(struct vmm_vm *vm, char *status, size_t len, char *err, size_t errlen)
+{
+	const char *st = NULL;
+	json_t *ret = NULL;
+	int rc = vmm_vm_qmp(vm, "query-status", NULL, &ret, 10000, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	if (json_unpack(ret, "{s:s}", "status", &st) < 0) {
+		snprintf(err, errlen, "query-status: no status in the reply");
+		rc = -EPROTO;
+	} else {
+		snprintf(status, len, "%s", st);
+	}
+	json_decref(ret);
+	return rc;
 }
 
 const struct vmm_spec *vmm_vm_spec(const struct vmm_vm *vm)

@@ -1,8 +1,10 @@
 /* vmm-qemu/vm.h: one guest, from run dir to reaped process.
  *
  * A vmm_vm owns everything a running guest holds on the host: its 0700 run
- * dir (sockets, qcow2 overlay, serial log), the QEMU process and the QMP
- * connection. vmm_vm_destroy() is the one place that releases them. The
+ * dir (sockets, qcow2 overlay, serial log), the QEMU process (or the shim
+ * that holds it: shim.h) and the QMP connection. vmm_vm_destroy() is the one
+ * place that releases them; vmm_vm_detach() lets go of a shim-held guest
+ * and leaves it running, for another process to vmm_vm_adopt(). The
  * blocking helpers (wait for a phase, QMP call) suit the CLI and tests; an
  * event loop uses the fds and vmm_vm_service() instead. */
 #ifndef VITRINE_VMM_VM_H
@@ -13,7 +15,10 @@
 #include "vmm-qemu/qmp_client.h"
 #include "vmm-qemu/run_dir.h"
 #include "vmm-qemu/spec.h"
+#include "vmm-qemu/sweep.h"
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define VMM_MAX_PHASES 12
@@ -27,6 +32,17 @@ struct vmm_phase {
 /* Called for each VITRINE line the guest prints (on the caller's thread). */
 typedef void (*vmm_marker_fn)(void *ud, const struct vmm_marker *m);
 
+/* A guest held by a shim (shim.h) instead of being this process's child:
+ * it survives this process, waits grace_s for another to attach, then is
+ * abandoned. */
+struct vmm_shim_opts {
+	const char *bin; /* the executable whose `shim` command runs vmm_shim_main:
+			  * an absolute path (/proc/self/exe resolved) */
+	int grace_s; /* 0..86400 */
+	bool abandon_pause; /* abandoned: paused to a held checkpoint (else killed) */
+	const char *record; /* the session's record on disk that the shim patches; NULL */
+};
+
 struct vmm_vm_opts {
 	const char *qemu_bin; /* NULL: qemu-system-x86_64 */
 	const char *run_base; /* NULL: $VITRINE_RUN, else $VITRINE_HOME/run */
@@ -35,6 +51,18 @@ struct vmm_vm_opts {
 	void *ud;
 	const int *keep_fds; /* descriptors QEMU inherits (e.g. a migration stream) */
 	size_t n_keep_fds;
+	/* NULL: QEMU is this process's child and dies with its spawning
+	 * thread (PR_SET_PDEATHSIG). Else held by a shim; read at start only. */
+	const struct vmm_shim_opts *shim;
+};
+
+/* Which process a guest is, for another process to find it again: the one
+ * to watch (the shim when shim-held, else QEMU) and its start time, which
+ * together cannot name another process, and the run dir. */
+struct vmm_identity {
+	pid_t pid;
+	unsigned long long start_time; /* vmm_proc_start_time() */
+	char run_dir[PATH_MAX];
 };
 
 struct vmm_vm;
@@ -42,15 +70,47 @@ struct vmm_vm;
 /* Directory holding the run dirs of all guests. */
 const char *vmm_run_base(const char *override);
 
-/* Removes run dirs whose owning process is gone (after a crash or kill -9 of
- * a gateway; their QEMUs died with it). Returns the number removed. */
-int vmm_sweep_stale(const char *run_base);
-
-/* Creates the run dir, the disk overlay, spawns QEMU and connects QMP. spec
- * must have a resolved accelerator (vmm_accel_resolve). Returns 0 with *out
- * owning the guest, or -errno with a sentence in err (nothing is left behind). */
+/* Creates the run dir, the disk overlay, spawns QEMU (through its shim
+ * when opts->shim: attaches to it first) and connects QMP, and writes
+ * RUN_DIR/vm.json. spec must have a resolved accelerator
+ * (vmm_accel_resolve). Returns 0 with *out owning the guest, or -errno with
+ * a sentence in err (nothing is left behind). */
 int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, struct vmm_vm **out,
 		 char *err, size_t errlen);
+
+/* Takes over a shim-held guest that another process (a dead gateway, or
+ * this one before vmm_vm_detach) started, by its identity. Checks, in this
+ * order: the run dir exists (-ENOENT); its vm.json parses (-EBADMSG; its
+ * image must load, else that error); the process exists (-ESRCH; a zombie
+ * counts as gone); the pid and its start time are expect's and vm.json's
+ * (-ESTALE: the pid names another process, which is never signalled;
+ * -EINVAL: vm.json names no shim); the shim answers on shim.sock with a
+ * hello naming that pid (-EAGAIN: the shim lives but takes no attachment,
+ * it is pausing or stopping the guest: wait for the pid to exit and look
+ * again). Then QMP is connected and serial.log read from its end on. The
+ * guest counts as ready (phase "ready" is recorded: vmm_vm_wait_phase
+ * returns at once); it may be paused if its old owner died in the middle
+ * of something: vmm_vm_status() says. opts as for vmm_vm_start (on_marker,
+ * ud, qemu_bin; shim, page_file and keep_fds are ignored). Returns 0 with
+ * *out owning the guest, or -errno with a sentence in err (nothing about
+ * the guest was changed). */
+int vmm_vm_adopt(const struct vmm_identity *expect, const struct vmm_vm_opts *opts,
+		 struct vmm_vm **out, char *err, size_t errlen);
+
+/* For the shim (shim.c) only: a vmm_vm for the QEMU it spawned, from its
+ * run dir's vm.json; *qemu moves into the vm (zeroed here). Connects QMP
+ * (nobody else may hold it). Returns 0 or -errno with err; *qemu is the
+ * vm's even on failure (released with it). */
+int vmm_vm_open_child(const char *run_dir, struct vmm_proc *qemu, struct vmm_vm **out, char *err,
+		      size_t errlen);
+
+/* The guest's identity, for vmm_vm_adopt() by another process. This
+ * function can't fail. */
+void vmm_vm_identity(const struct vmm_vm *vm, struct vmm_identity *out);
+
+/* QMP query-status: QEMU's run state ("running", "paused", "postmigrate",
+ * ...) into status. Returns 0 or -errno with a reason in err. */
+int vmm_vm_status(struct vmm_vm *vm, char *status, size_t len, char *err, size_t errlen);
 
 /* Services QMP and reads new console lines, waiting up to timeout_ms for
  * something to happen. Returns 0, or -ECHILD once QEMU has exited (err says
@@ -91,13 +151,26 @@ int vmm_vm_screendump(struct vmm_vm *vm, const char *path, const char *format, c
 		      size_t errlen);
 
 /* Quits QEMU (QMP quit, then SIGKILL after a grace period), reaps it and
- * removes the run dir. Accepts NULL. */
+ * removes the run dir (and a shim's log). A shim-held guest: QMP quit (the
+ * shim exits with QEMU), else SIGTERM to the shim, SIGKILL of the shim
+ * after 3 s (QEMU dies with it). Accepts NULL. */
 void vmm_vm_destroy(struct vmm_vm *vm);
+
+/* Lets go of a shim-held guest: closes QMP, the attachment, the console
+ * and the pidfd and frees vm; the guest and its run dir stay, and the
+ * shim's grace period starts when it has no other attachment. A guest
+ * without a shim cannot outlive this process: it is destroyed
+ * (vmm_vm_destroy). Accepts NULL. */
+void vmm_vm_detach(struct vmm_vm *vm);
 
 const char *vmm_vm_run_dir(const struct vmm_vm *vm);
 /* The path of one of the guest's sockets; see vmm_run_dir_socket(). */
 int vmm_vm_socket(const struct vmm_vm *vm, enum vmm_socket which, char *buf, size_t len);
+/* The process this guest is watched by: QEMU, or its shim. */
 const struct vmm_proc *vmm_vm_proc(const struct vmm_vm *vm);
+/* QEMU's pid (the shim's child when shim-held). */
+pid_t vmm_vm_qemu_pid(const struct vmm_vm *vm);
+bool vmm_vm_shim_held(const struct vmm_vm *vm);
 /* The spec the guest was started with (strings owned by vm). */
 const struct vmm_spec *vmm_vm_spec(const struct vmm_vm *vm);
 size_t vmm_vm_phases(const struct vmm_vm *vm, const struct vmm_phase **phases);

@@ -1,5 +1,6 @@
 /* gateway/main.c: the `vitrine` binary: one entry point, subcommands. */
 #include "gateway/cli/cli.h"
+#include "vmm-qemu/shim.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -51,6 +52,7 @@ static const struct {
 	{ "fork", cmd_fork, "start a copy of a running session (prints it as JSON)" },
 	{ "screenshot", cmd_screenshot, "save a session's screen to a file" },
 	{ "act", cmd_act, "send one action (click, type, key...) to a session" },
+	{ "shim", vmm_shim_main, "hold a guest's QEMU so that it outlives the gateway (internal)" },
 };
 
 static void usage(FILE *f)

@@ -27,6 +27,8 @@ static void test_each_socket(void **state)
 	assert_string_equal(buf, "/run/v/vm-1/qga.sock");
 	assert_int_equal(vmm_run_dir_socket("/run/v/vm-1", VMM_SOCKET_AGENT, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "/run/v/vm-1/agent.sock");
+	assert_int_equal(vmm_run_dir_socket("/run/v/vm-1", VMM_SOCKET_SHIM, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/run/v/vm-1/shim.sock");
 }
 
 static void test_too_long(void **state)

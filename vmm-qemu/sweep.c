@@ -1,0 +1,112 @@
+/* vmm-qemu/sweep.c: see sweep.h. */
+#include "vmm-qemu/sweep.h"
+
+#include "common/fsutil.h"
+#include "vmm-qemu/checkpoint.h"
+#include "vmm-qemu/proc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static pid_t read_owner(const char *dir)
+{
+	char path[PATH_MAX + 16], *text = NULL;
+	long pid = 0;
+
+	snprintf(path, sizeof(path), "%s/owner.pid", dir);
+	if (fs_read_file(path, 64, &text, NULL) == 0) {
+		pid = strtol(text, NULL, 10);
+		free(text);
+	}
+	return pid > 0 && pid <= INT32_MAX ? (pid_t)pid : 0;
+}
+
+static bool alive(pid_t pid)
+{
+	unsigned long long start;
+
+	return pid > 0 && vmm_proc_start_time(pid, &start) == 0;
+}
+
+/* Fills e for the directory entry name in run_base; false when it is none
+ * of ours. */
+static bool describe(const char *run_base, const char *name, char *path, size_t len, char *holder,
+		     size_t holder_len, struct vmm_sweep_entry *e)
+{
+	size_t n = strlen(name);
+
+	memset(e, 0, sizeof(*e));
+	e->path = path;
+	snprintf(path, len, "%s/%s", run_base, name);
+	if (!strncmp(name, "shim-vm-", 8) && n > 12 && !strcmp(name + n - 4, ".log")) {
+		char dir[PATH_MAX];
+		struct stat st;
+
+		e->kind = VMM_SWEEP_SHIM_LOG;
+		snprintf(dir, sizeof(dir), "%s/%.*s", run_base, (int)(n - 9), name + 5);
+		e->stale = stat(dir, &st) < 0 && stat(path, &st) == 0 &&
+			   time(NULL) - st.st_mtime > VMM_SHIM_LOG_KEEP_S;
+		return true;
+	}
+	if (strncmp(name, "vm-", 3))
+		return false;
+	e->owner = read_owner(path);
+	e->owner_alive = alive(e->owner);
+	if (!strncmp(name, "vm-ckpt-", 8)) {
+		e->kind = VMM_SWEEP_CHECKPOINT;
+		if (vmm_checkpoint_held_by(path, holder, holder_len) == 0)
+			e->held_by = holder;
+	} else {
+		e->kind = VMM_SWEEP_RUN_DIR;
+	}
+	e->stale = !e->owner_alive && !e->held_by;
+	return true;
+}
+
+int vmm_sweep_list(const char *run_base, vmm_sweep_fn fn, void *ud)
+{
+	DIR *d = opendir(run_base);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX], holder[256];
+		struct vmm_sweep_entry e;
+
+		if (!describe(run_base, de->d_name, path, sizeof(path), holder, sizeof(holder), &e))
+			continue;
+		fn(ud, &e);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void remove_stale(void *ud, const struct vmm_sweep_entry *e)
+{
+	int *removed = ud;
+
+	if (!e->stale)
+		return;
+	if (e->kind == VMM_SWEEP_SHIM_LOG)
+		fs_rm_rf(e->path);
+	else if (fs_rm_rf(e->path) == 0)
+		(*removed)++;
+}
+
+int vmm_sweep_stale(const char *run_base)
+{
+	int removed = 0;
+
+	vmm_sweep_list(run_base, remove_stale, &removed);
+	return removed;
+}
