@@ -34,7 +34,7 @@
 
 static struct gateway_proc gw;
 static const char *const args[] = { "--on-stop", "kill", "--adopt-grace-s", "120", "--max-sessions",
-				    "12", NULL };
+				    "12",	 NULL };
 
 static int make_template(const char *name, const char *image)
 {
@@ -83,9 +83,10 @@ static double restart_n(int n, const struct gateway_session *s)
 		const char *st;
 		bool ok;
 
-		snprintf(path, sizeof(path), "/v1/sessions/%s?wait=ready&timeout_s=300", s[i].id);
-		if (http_request("127.0.0.1", gw.port, "GET", path, s[i].control, NULL, 0, 310, &r) <
-		    0)
+		snprintf(path, sizeof(path), "/v1/sessions/%.64s?wait=ready&timeout_s=300",
+			 s[i].id);
+		if (http_request("127.0.0.1", gw.port, "GET", path, s[i].control, NULL, 0, 310,
+				 &r) < 0)
 			return -1;
 		st = json_string_value(json_object_get(r.json, "status"));
 		ok = r.status == 200 && st && !strcmp(st, "ready");
@@ -120,8 +121,7 @@ static int bench_restart(const char *tpl, const char *label, int n)
 	return 0;
 }
 
-static double request_ms(const char *token, const char *method, const char *path,
-			 const char *body)
+static double request_ms(const char *token, const char *method, const char *path, const char *body)
 {
 	int64_t t0 = fs_now_ms();
 	struct http_resp r;

@@ -152,8 +152,8 @@ int vmm_proc_start_time(pid_t pid, unsigned long long *out)
 		return -EIO;
 	if (p[2] == 'Z' || p[2] == 'X')
 		return -ESRCH;
-	p += 3; /* at field 4 */
-	for (int field = 4; field < 22; field++) {
+	p += 3; /* at the space before field 4 */
+	for (int field = 4; field <= 22; field++) { /* each step: to the start of field */
 		p = strchr(p, ' ');
 		if (!p)
 			return -EIO;

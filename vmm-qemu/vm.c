@@ -4,6 +4,7 @@
 #include "common/fsutil.h"
 #include "common/strv.h"
 #include "vmm-qemu/argv.h"
+#include "vmm-qemu/vm_find.h"
 #include "vmm-qemu/vm_int.h"
 
 #include <errno.h>
@@ -249,6 +250,10 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 	snprintf(path, sizeof(path), "%s/owner.pid", vm->run_dir);
 	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	fs_write_file(path, pid, strlen(pid));
+	if (vm->opts.label && (rc = vmm_run_dir_set_label(vm->run_dir, vm->opts.label)) < 0) {
+		snprintf(err, errlen, "write the label in %s: %s", vm->run_dir, strerror(-rc));
+		return rc;
+	}
 	if (vm->opts.page_file) {
 		snprintf(path, sizeof(path), "%s/page.html", vm->run_dir);
 		rc = copy_file(vm->opts.page_file, path, err, errlen);

@@ -54,6 +54,10 @@ struct vmm_vm_opts {
 	/* NULL: QEMU is this process's child and dies with its spawning
 	 * thread (PR_SET_PDEATHSIG). Else held by a shim; read at start only. */
 	const struct vmm_shim_opts *shim;
+	/* Written to RUN_DIR/label before QEMU starts (vm_find.h): who the
+	 * guest is for, so that its owner finds it again after a crash. NULL:
+	 * none. At most 63 bytes. */
+	const char *label;
 };
 
 /* Which process a guest is, for another process to find it again: the one

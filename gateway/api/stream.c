@@ -23,8 +23,7 @@
 /* What token grants on s: its own tokens, the operator key, or a share. */
 static enum auth_scope token_scope(struct gw *gw, struct sess *s, const char *token)
 {
-	enum auth_scope got = auth_scope_of(token, gw->operator_key, s->control_hash,
-					    s->view_hash);
+	enum auth_scope got = auth_scope_of(token, gw->operator_key, s->control_hash, s->view_hash);
 
 	if (got == AUTH_NONE && stream_hub_find(s))
 		got = share_scope(&stream_hub_find(s)->shares, token, fs_now_ms());

@@ -7,9 +7,9 @@
 #include "common/fsutil.h"
 #include "gateway/cli/cli.h"
 #include "gateway/session/registry.h"
-#include "vmm-qemu/shim.h"
 #include "vmm-qemu/sweep.h"
 #include "vmm-qemu/vm.h"
+#include "vmm-qemu/vm_find.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -70,7 +70,8 @@ static void on_entry(void *ud, const struct vmm_sweep_entry *e)
 		       g->dry_run ? "would remove" : "removing", e->path, e->held_by);
 		if (!g->dry_run && fs_rm_rf(e->path) == 0)
 			g->checkpoints++;
-	} else if (e->kind == VMM_SWEEP_RUN_DIR && e->owner_alive && !referenced(g->refs, e->path)) {
+	} else if (e->kind == VMM_SWEEP_RUN_DIR && e->owner_alive &&
+		   !referenced(g->refs, e->path)) {
 		printf("%s guest %s (its supervisor, pid %d, runs; no record names it)\n",
 		       g->dry_run ? "would stop" : "stopping", e->path, (int)e->owner);
 		if (g->dry_run)
@@ -140,8 +141,9 @@ int cmd_gc(int argc, char **argv)
 	} else {
 		int swept = g.dry_run ? 0 : vmm_sweep_stale(base);
 
-		printf("%s: %d records; %s %d checkpoints and %d run dirs, stopped %d guests\n", base,
-		       n, g.dry_run ? "would remove" : "removed", g.checkpoints, swept, g.guests);
+		printf("%s: %d records; %s %d checkpoints and %d run dirs, stopped %d guests\n",
+		       base, n, g.dry_run ? "would remove" : "removed", g.checkpoints, swept,
+		       g.guests);
 	}
 	for (int i = 0; i < refs.n; i++)
 		free(refs.paths[i]);

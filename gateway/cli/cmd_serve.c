@@ -208,7 +208,8 @@ static void stop_sessions(struct gw *gw)
 		int n = 0;
 
 		for (struct sess *s = gw->sessions; s; s = s->next)
-			if (s->state == SESS_READY && !s->job && sess_pause(s, SESS_PAUSE_DISK, &e) == 0)
+			if (s->state == SESS_READY && !s->job &&
+			    sess_pause(s, SESS_PAUSE_DISK, &e) == 0)
 				n++;
 		log_info("serve", "stopping: pausing %d sessions to disk", n);
 		drain_jobs(gw, 300000);
@@ -334,7 +335,8 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case 'A':
 			if (strcmp(optarg, "pause") && strcmp(optarg, "kill")) {
-				fprintf(stderr, "vitrine serve: --on-abandon must be pause or kill\n");
+				fprintf(stderr,
+					"vitrine serve: --on-abandon must be pause or kill\n");
 				return 2;
 			}
 			gw.abandon_pause = !strcmp(optarg, "pause");

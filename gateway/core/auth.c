@@ -68,8 +68,8 @@ void auth_token_hash(const char *token, char out[AUTH_HASH_LEN + 1])
 	sha256_hex(token, strlen(token), out);
 }
 
-enum auth_scope auth_scope_of(const char *token, const char *operator_key,
-			      const char *control_hash, const char *view_hash)
+enum auth_scope auth_scope_of(const char *token, const char *operator_key, const char *control_hash,
+			      const char *view_hash)
 {
 	enum auth_scope s = AUTH_NONE;
 	char h[AUTH_HASH_LEN + 1];

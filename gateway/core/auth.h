@@ -35,8 +35,8 @@ void auth_token_hash(const char *token, char out[AUTH_HASH_LEN + 1]);
  * and view_hash (auth_token_hash), given the operator key: AUTH_OPERATOR,
  * AUTH_CONTROL, AUTH_VIEW or AUTH_NONE. Pure. The hashes may be NULL or ""
  * (no session in question). */
-enum auth_scope auth_scope_of(const char *token, const char *operator_key,
-			      const char *control_hash, const char *view_hash);
+enum auth_scope auth_scope_of(const char *token, const char *operator_key, const char *control_hash,
+			      const char *view_hash);
 
 /* Whether an Origin header value is allowed by a comma-separated allowlist
  * ("*" allows any; an absent Origin — a non-browser client — is allowed). */

@@ -7,7 +7,7 @@
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/guest_prep.h"
 #include "vmm-qemu/qga_client.h"
-#include "vmm-qemu/shim.h"
+#include "vmm-qemu/vm_find.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -413,7 +413,8 @@ static void do_adopt(struct job *j)
 	if (status && (!strcmp(status, "inmigrate") || !strcmp(status, "prelaunch"))) {
 		/* A restore the old gateway had started and not finished: this
 		 * guest never ran, and is let go (job_free destroys it). */
-		snprintf(j->err, sizeof(j->err), "its guest had not finished restoring (%s)", status);
+		snprintf(j->err, sizeof(j->err), "its guest had not finished restoring (%s)",
+			 status);
 		json_decref(ret);
 		j->rc = -EINPROGRESS;
 		return;

@@ -9,7 +9,6 @@
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
-#include "gateway/session/session_record.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <errno.h>
@@ -118,22 +117,6 @@ void sess_event(struct sess *s, const char *type, json_t *data)
 void sess_guest_stopping(struct sess *s, const char *why)
 {
 	emit(s, SESS_SIGNAL_GUEST_STOPPING, why);
-}
-
-void sess_save(struct sess *s)
-{
-	json_t *rec;
-	int rc;
-
-	if (!s->gw->registry)
-		return;
-	rec = sess_record(s);
-	rc = rec ? registry_write(s->gw->registry, s->id, rec) : -ENOMEM;
-	json_decref(rec);
-	if (rc < 0)
-		log_error("session", "%s: cannot write its record: %s (it would not survive a "
-				     "restart)",
-			  s->id, strerror(-rc));
 }
 
 void sess_set_vm(struct sess *s, struct vmm_vm *vm)

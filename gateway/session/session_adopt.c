@@ -15,6 +15,7 @@
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/sweep.h"
 #include "vmm-qemu/vm.h"
+#include "vmm-qemu/vm_find.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -81,7 +82,8 @@ static bool template_gone(const struct sess *s, char *why, size_t len)
 	struct vmm_template t;
 	char err[512];
 
-	if (!s->template_name[0] || vmm_template_load(s->template_name, &t, err, sizeof(err)) != -ENOENT)
+	if (!s->template_name[0] ||
+	    vmm_template_load(s->template_name, &t, err, sizeof(err)) != -ENOENT)
 		return false;
 	snprintf(why, len, "its template %s was deleted", s->template_name);
 	return true;
@@ -111,7 +113,6 @@ static void start_adopt(struct gw *gw, struct sess *s, const struct vmm_identity
 static void adopt_one(struct gw *gw, struct sess *s)
 {
 	char why[600], state_file[PATH_MAX + 8];
-	struct job *j;
 
 	sess_link(s);
 	if (s->state == SESS_FAILED)

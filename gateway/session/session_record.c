@@ -2,7 +2,9 @@
 #include "gateway/session/session_record.h"
 
 #include "common/fsutil.h"
+#include "common/log.h"
 #include "gateway/egress/egress.h"
+#include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
 
 #include <errno.h>
@@ -83,11 +85,11 @@ json_t *sess_record(const struct sess *s)
 		      "version", SESS_RECORD_VERSION, "id", s->id, "node", s->gw->node, "state",
 		      sess_record_state(s), "request", request_json(s), "screen", s->width,
 		      s->height, "vcpus", s->vcpus, "memory_mib", s->memory_mib, "has_agent",
-		      s->has_agent, "created_unix_ms", to_unix(s->created_ms, off),
-		      "ready_unix_ms", to_unix(s->ready_ms, off), "expires_unix_ms",
-		      to_unix(s->expires_ms, off), "warned", s->warned, "tokens",
-		      "control_sha256", s->control_hash, "view_sha256", s->view_hash,
-		      "events_seq", (json_int_t)events_last(&s->events));
+		      s->has_agent, "created_unix_ms", to_unix(s->created_ms, off), "ready_unix_ms",
+		      to_unix(s->ready_ms, off), "expires_unix_ms", to_unix(s->expires_ms, off),
+		      "warned", s->warned, "tokens", "control_sha256", s->control_hash,
+		      "view_sha256", s->view_hash, "events_seq",
+		      (json_int_t)events_last(&s->events));
 	if (!j)
 		return NULL;
 	if (s->error[0])
@@ -100,8 +102,8 @@ json_t *sess_record(const struct sess *s)
 		json_object_set_new(j, "checkpoint", json_string(ckpt));
 	if (s->guest.run_dir[0])
 		json_object_set_new(j, "guest",
-				    json_pack("{s:s, s:i, s:I}", "run_dir", s->guest.run_dir,
-					      "pid", (int)s->guest.pid, "start_time",
+				    json_pack("{s:s, s:i, s:I}", "run_dir", s->guest.run_dir, "pid",
+					      (int)s->guest.pid, "start_time",
 					      (json_int_t)s->guest.start_time));
 	return j;
 }
@@ -138,10 +140,10 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 	if (json_unpack_ex((json_t *)rec, &jerr, 0,
 			   "{s:s, s:[ii], s:i, s:i, s:b, s:I, s?I, s?I, s?b, s:{s:s, s:s}, s:I}",
 			   "state", &state, "screen", &s->width, &s->height, "vcpus", &s->vcpus,
-			   "memory_mib", &s->memory_mib, "has_agent", &has_agent,
-			   "created_unix_ms", &created, "ready_unix_ms", &ready,
-			   "expires_unix_ms", &expires, "warned", &warned, "tokens",
-			   "control_sha256", &ctl, "view_sha256", &view, "events_seq", &seq) < 0) {
+			   "memory_mib", &s->memory_mib, "has_agent", &has_agent, "created_unix_ms",
+			   &created, "ready_unix_ms", &ready, "expires_unix_ms", &expires, "warned",
+			   &warned, "tokens", "control_sha256", &ctl, "view_sha256", &view,
+			   "events_seq", &seq) < 0) {
 		snprintf(why, whylen, "bad record: %s", jerr.text);
 		return -EINVAL;
 	}
@@ -172,8 +174,7 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 		return -EINVAL;
 	}
 	if (get_str(rec, "error", s->error, sizeof(s->error), why, whylen) < 0 ||
-	    get_str(rec, "template", s->template_name, sizeof(s->template_name), why, whylen) <
-		    0 ||
+	    get_str(rec, "template", s->template_name, sizeof(s->template_name), why, whylen) < 0 ||
 	    get_str(rec, "forked_from", s->parent_id, sizeof(s->parent_id), why, whylen) < 0 ||
 	    get_str(rec, "checkpoint", s->ckpt, sizeof(s->ckpt), why, whylen) < 0)
 		return -EINVAL;
@@ -237,4 +238,21 @@ struct sess *sess_from_record(struct gw *gw, const char *id, const json_t *rec, 
 		return NULL;
 	}
 	return s;
+}
+
+void sess_save(struct sess *s)
+{
+	json_t *rec;
+	int rc;
+
+	if (!s->gw->registry)
+		return;
+	rec = sess_record(s);
+	rc = rec ? registry_write(s->gw->registry, s->id, rec) : -ENOMEM;
+	json_decref(rec);
+	if (rc < 0)
+		log_error("session",
+			  "%s: cannot write its record: %s (it would not survive a "
+			  "restart)",
+			  s->id, strerror(-rc));
 }

@@ -49,8 +49,9 @@ struct session {
 
 /* The gateway's options in most tests: guests stay when it stops, and
  * wait a minute for the next one. */
-static const char *const keep_args[] = { "--on-stop", "keep", "--adopt-grace-s", "60",
-					 "--on-abandon", "kill", "--node", NODE, NULL };
+static const char *const keep_args[] = { "--on-stop", "keep",	      "--adopt-grace-s",
+					 "60",	      "--on-abandon", "kill",
+					 "--node",    NODE,	      NULL };
 
 static struct http_resp req_as(const char *token, const char *method, const char *path,
 			       const char *body, int status)
@@ -496,9 +497,9 @@ static json_t *wait_abandoned(const struct session *s)
 
 static void test_grace_runs_out_pause(void **state)
 {
-	static const char *const args[] = { "--on-stop",    "keep",	 "--adopt-grace-s",
-					    "2",	    "--on-abandon", "pause",
-					    "--node",	    NODE,	 NULL };
+	static const char *const args[] = { "--on-stop", "keep",	 "--adopt-grace-s",
+					    "2",	 "--on-abandon", "pause",
+					    "--node",	 NODE,		 NULL };
 	struct session s;
 	json_t *rec;
 
@@ -520,9 +521,9 @@ static void test_grace_runs_out_pause(void **state)
 
 static void test_grace_runs_out_kill(void **state)
 {
-	static const char *const args[] = { "--on-stop",    "keep", "--adopt-grace-s",
-					    "2",	    "--on-abandon", "kill",
-					    "--node",	    NODE,   NULL };
+	static const char *const args[] = { "--on-stop", "keep",	 "--adopt-grace-s",
+					    "2",	 "--on-abandon", "kill",
+					    "--node",	 NODE,		 NULL };
 	struct session s;
 	json_t *rec, *j;
 

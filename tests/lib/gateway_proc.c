@@ -7,8 +7,8 @@
 #include "tests/lib/png.h"
 
 #include <dirent.h>
-#include <stdbool.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -62,8 +62,16 @@ static void test_routes(void **state)
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/../etc").kind, R_NOT_FOUND);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/a.b").kind, R_NOT_FOUND);
 	assert_int_equal(route_parse(M_GET, "/v1/sessionsX").kind, R_NOT_FOUND);
-	assert_int_equal(route_parse(M_GET, "/v1/sessions/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa").kind,
-			 R_NOT_FOUND); /* 33 characters */
+	/* A node name of 20 and 16 more: fits; past 64 characters: no such session. */
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/abcdefghijklmnopqrst0123456789abcdef")
+				 .kind,
+			 R_SESSION_GET);
+	assert_int_equal(
+		route_parse(M_GET,
+			    "/v1/sessions/"
+			    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
+			.kind,
+		R_NOT_FOUND); /* 65 characters */
 	assert_int_equal(route_parse(M_GET, "/").kind, R_ROOT); /* redirects to the web viewer */
 	assert_int_equal(route_parse(M_GET, "/nope").kind, R_NOT_FOUND);
 	assert_int_equal(route_parse(M_GET, "/v1/templates").kind, R_TEMPLATES_LIST);
@@ -120,7 +128,8 @@ static void test_scopes(void **state)
 	/* Sessions keep only the hashes of their tokens. */
 	auth_token_hash("ctl", ctl);
 	auth_token_hash("view", view);
-	assert_string_equal(ctl, "8d64666b3a57b53101d5ec122525a781485120c5ee7be962ba492bef42096341");
+	assert_string_equal(ctl,
+			    "8d64666b3a57b53101d5ec122525a781485120c5ee7be962ba492bef42096341");
 	assert_string_not_equal(ctl, view);
 	assert_int_equal(auth_scope_of("op", "op", ctl, view), AUTH_OPERATOR);
 	assert_int_equal(auth_scope_of("ctl", "op", ctl, view), AUTH_CONTROL);

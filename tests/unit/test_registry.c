@@ -65,7 +65,8 @@ static void test_ids(void **state)
 	assert_false(registry_id_ok("Node"));
 	assert_false(registry_id_ok("../x"));
 	assert_false(registry_id_ok("a.json"));
-	assert_false(registry_id_ok("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+	assert_false(
+		registry_id_ok("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
 }
 
 struct seen {
@@ -153,9 +154,10 @@ static struct sess *sample(void)
 {
 	struct session_request req = { 0 };
 	struct api_error e;
-	const char *body = "{\"template\":\"tpl1\",\"url\":\"https://example.com/\",\"timeout_s\":600,"
-			   "\"idle_timeout_s\":60,\"on_expiry\":\"pause\","
-			   "\"egress\":{\"allow\":[\"example.com\",\"*.debian.org:80\"]}}";
+	const char *body =
+		"{\"template\":\"tpl1\",\"url\":\"https://example.com/\",\"timeout_s\":600,"
+		"\"idle_timeout_s\":60,\"on_expiry\":\"pause\","
+		"\"egress\":{\"allow\":[\"example.com\",\"*.debian.org:80\"]}}";
 	struct sess *s;
 
 	assert_int_equal(session_request_parse(body, strlen(body), &req, &e), 0);
@@ -286,13 +288,14 @@ static void test_bad_records(void **state)
 	expect_refused(rec, "request", json_pack("{s:s}", "image", "BAD NAME"), "request");
 	expect_refused(rec, "request", json_pack("{s:i}", "bogus", 1), "request");
 	expect_refused(rec, "tokens", NULL, "bad record");
-	expect_refused(rec, "tokens", json_pack("{s:s, s:s}", "control_sha256", "abc", "view_sha256",
-						 "def"),
+	expect_refused(rec, "tokens",
+		       json_pack("{s:s, s:s}", "control_sha256", "abc", "view_sha256", "def"),
 		       "SHA-256");
 	expect_refused(rec, "screen", json_pack("[i]", 3), "bad record");
 	expect_refused(rec, "guest", json_pack("{s:s}", "run_dir", "/x"), "guest");
-	expect_refused(rec, "guest", json_pack("{s:s, s:i, s:I}", "run_dir", "/x", "pid", -1,
-					       "start_time", (json_int_t)1),
+	expect_refused(rec, "guest",
+		       json_pack("{s:s, s:i, s:I}", "run_dir", "/x", "pid", -1, "start_time",
+				 (json_int_t)1),
 		       "out of range");
 	expect_refused(rec, "error", json_integer(5), "error");
 	expect_refused(rec, "checkpoint", json_true(), "checkpoint");

@@ -32,7 +32,8 @@ static void test_fips_examples(void **state)
 	       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 	assert_non_null(million);
 	memset(million, 'a', 1000000);
-	expect(million, 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	expect(million, 1000000,
+	       "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 	free(million);
 }
 

@@ -1,0 +1,111 @@
+/* vmm-qemu/vm_find.c: see vm_find.h. */
+#include "vmm-qemu/vm_find.h"
+
+#include "common/fsutil.h"
+#include "vmm-qemu/proc.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int vmm_run_dir_set_label(const char *run_dir, const char *label)
+{
+	char path[PATH_MAX];
+	size_t n = strlen(label);
+
+	if (n == 0 || n > 63 || strchr(label, '/') || strchr(label, '\n'))
+		return -EINVAL;
+	if ((size_t)snprintf(path, sizeof(path), "%s/label", run_dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	return fs_write_file_atomic(path, label, n, 0644);
+}
+
+int vmm_run_dir_label(const char *run_dir, char *buf, size_t len)
+{
+	char path[PATH_MAX], *text = NULL;
+	size_t n = 0;
+	int rc;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/label", run_dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	rc = fs_read_file(path, 64, &text, &n);
+	if (rc < 0)
+		return rc == -EFBIG ? -EBADMSG : rc;
+	if (n == 0 || n >= len) {
+		free(text);
+		return -EBADMSG;
+	}
+	memcpy(buf, text, n + 1);
+	free(text);
+	return 0;
+}
+
+int vmm_vm_identity_read(const char *run_dir, struct vmm_identity *out, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	json_error_t jerr;
+	json_int_t pid = 0, start = 0;
+	json_t *j;
+
+	memset(out, 0, sizeof(*out));
+	if ((size_t)snprintf(path, sizeof(path), "%s/vm.json", run_dir) >= sizeof(path) ||
+	    strlen(run_dir) >= sizeof(out->run_dir)) {
+		snprintf(err, errlen, "run dir name too long");
+		return -ENAMETOOLONG;
+	}
+	if (access(path, F_OK) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -ENOENT;
+	}
+	j = json_load_file(path, 0, &jerr);
+	if (!j || json_unpack_ex(j, &jerr, 0, "{s:{s:I, s:I}}", "shim", "pid", &pid, "start_time",
+				 &start) < 0 ||
+	    pid <= 0 || start <= 0) {
+		snprintf(err, errlen, "%s: %s", path, j ? jerr.text : "not JSON");
+		json_decref(j);
+		return -EBADMSG;
+	}
+	json_decref(j);
+	out->pid = (pid_t)pid;
+	out->start_time = (unsigned long long)start;
+	snprintf(out->run_dir, sizeof(out->run_dir), "%s", run_dir);
+	return 0;
+}
+
+/* True while pid is the process that started at start. */
+static bool still(pid_t pid, unsigned long long start)
+{
+	unsigned long long now = 0;
+
+	return vmm_proc_start_time(pid, &now) == 0 && now == start;
+}
+
+int vmm_shim_terminate(const char *run_dir, int timeout_ms, char *err, size_t errlen)
+{
+	struct vmm_identity id;
+	int64_t until;
+	int rc = vmm_vm_identity_read(run_dir, &id, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	if (!still(id.pid, id.start_time)) {
+		snprintf(err, errlen, "its shim (pid %d) is gone", (int)id.pid);
+		return -ESRCH;
+	}
+	kill(id.pid, SIGTERM);
+	until = fs_now_ms() + timeout_ms;
+	while (still(id.pid, id.start_time) && fs_now_ms() < until)
+		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000L }, NULL);
+	if (still(id.pid, id.start_time)) {
+		kill(id.pid, SIGKILL); /* QEMU dies with it (PR_SET_PDEATHSIG) */
+		snprintf(err, errlen, "its shim (pid %d) did not stop within %d ms: killed",
+			 (int)id.pid, timeout_ms);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}

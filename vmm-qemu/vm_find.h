@@ -1,0 +1,34 @@
+/* vmm-qemu/vm_find.h: finding a guest again from its run dir alone, for an
+ * owner that died before it wrote down the guest's identity anywhere else
+ * (the gateway, between starting a guest and recording it: docs/
+ * durability.md): the label its owner gave it (RUN_DIR/label), its
+ * identity (from vm.json), and stopping an orphan through its shim. */
+#ifndef VITRINE_VMM_VM_FIND_H
+#define VITRINE_VMM_VM_FIND_H
+
+#include "vmm-qemu/vm.h"
+
+#include <stddef.h>
+
+/* Writes label (1..63 bytes, no '/', no newline) as run_dir's label,
+ * atomically. Returns 0, -EINVAL, or -errno. */
+int vmm_run_dir_set_label(const char *run_dir, const char *label);
+/* Copies run_dir's label into buf (len bytes). Returns 0, -ENOENT when it
+ * has none, or -errno. */
+int vmm_run_dir_label(const char *run_dir, char *buf, size_t len);
+
+/* The identity of the shim-held guest in run_dir, from its vm.json, for
+ * vmm_vm_adopt() (which verifies it against the live process). Returns 0,
+ * or -ENOENT (no vm.json), -EBADMSG (no shim in it, or not parseable),
+ * with a reason in err. */
+int vmm_vm_identity_read(const char *run_dir, struct vmm_identity *out, char *err, size_t errlen);
+
+/* Stops the shim-held guest in run_dir that nobody will adopt: the shim
+ * named in vm.json, if it is that very process still (pid and start time),
+ * gets SIGTERM (it quits QEMU and removes the run dir) and is waited for up
+ * to timeout_ms, then SIGKILLed (QEMU dies with it). A process that is not
+ * the shim is never signalled. Returns 0 once it is gone, -ESRCH when it
+ * was gone already, or -errno with a reason in err. */
+int vmm_shim_terminate(const char *run_dir, int timeout_ms, char *err, size_t errlen);
+
+#endif
