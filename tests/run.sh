@@ -198,11 +198,13 @@ if want fuzz; then
 	fi
 fi
 
-step "hygiene: no QEMU and no run dir outlive the tests"
+step "hygiene: no QEMU, no guest supervisor and no run dir outlive the tests"
 leftover=$(pgrep -f "qemu-system-x86_64 -name vitrine-" || true)
+shims=$(pgrep -f "vitrine shim --run-dir" || true)
 dirs=$(find "$VITRINE_RUN" -mindepth 1 -maxdepth 1 2>/dev/null)
-if [ -n "$leftover" ] || [ -n "$dirs" ]; then
-	echo "    left behind: QEMU pids [$leftover] run dirs [$dirs]"
+if [ -n "$leftover" ] || [ -n "$shims" ] || [ -n "$dirs" ]; then
+	echo "    left behind: QEMU pids [$leftover] supervisors [$shims] run dirs [$dirs]"
+	pkill -9 -f "vitrine shim --run-dir" || true
 	pkill -9 -f "qemu-system-x86_64 -name vitrine-" || true
 	failed=$((failed + 1))
 	failures+=("hygiene")

@@ -326,6 +326,10 @@ void sess_adopt_finished(struct sess *s, struct job *j)
 			s->state = SESS_STARTING; /* ready once more, with an event */
 			sess_mark_ready(s, j->mirror);
 			j->mirror = NULL;
+			/* A guest stopped by an interrupted pause, or restored and
+			 * not yet prepared, lags: its clock is set again. */
+			if (s->vm && s->has_agent)
+				job_set_clock_async(s->vm);
 		}
 		log_info("adopt", "%s adopted (%s) in %lld ms", s->id, sess_record_state(s),
 			 (long long)j->ms);

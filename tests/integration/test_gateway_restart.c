@@ -10,8 +10,9 @@
  * keeps the guests running (--on-stop keep) or pauses them first (pause);
  * torn, unknown and mismatched records become failed sessions that say
  * why, without touching the others or an unrelated process; ids are the
- * node name and lowercase letters and digits; `vitrine gc` removes what no
- * record knows. Nothing is left behind. */
+ * node name and lowercase letters and digits; `vitrine gc` refuses while a
+ * gateway runs and then removes what no record knows (a checkpoint, a
+ * running guest) and nothing else. Nothing is left behind. */
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/http_client.h"
@@ -667,6 +668,71 @@ static void test_corrupt_records(void **state)
 	assert_int_equal(guest_processes(), 0);
 }
 
+/* Runs `vitrine gc` on the gateway's dirs; its exit status, its output
+ * into out. */
+static int run_gc(char *out, size_t len)
+{
+	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
+	char cmd[512];
+	FILE *p;
+	size_t n;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "VITRINE_RUN=%s %s gc --state-dir %s 2>&1", gw.run_base, bin,
+		 gw.state_dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, len - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int checkpoints(void)
+{
+	DIR *d = opendir(gw.run_base);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "vm-ckpt-", 8);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void test_gc_removes_what_no_record_knows(void **state)
+{
+	struct session kept, lost_ckpt, orphan;
+	char out[4096], path[200];
+
+	(void)state;
+	create(&kept);
+	create(&lost_ckpt);
+	create(&orphan);
+	op(&kept, "/pause", "{\"mode\":\"disk\"}", "paused");
+	op(&lost_ckpt, "/pause", "{\"mode\":\"disk\"}", "paused");
+	/* While the gateway runs, gc leaves its house alone. */
+	assert_int_equal(run_gc(out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "another gateway"));
+	gateway_proc_kill(&gw, SIGKILL);
+	/* Two records go missing: a disk-paused session's, a running one's. */
+	snprintf(path, sizeof(path), "%s/%s.json", gw.state_dir, lost_ckpt.id);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/%s.json", gw.state_dir, orphan.id);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(checkpoints(), 2);
+	assert_int_equal(run_gc(out, sizeof(out)), 0);
+	print_message("%s", out);
+	assert_int_equal(checkpoints(), 1); /* kept's stays */
+	assert_int_equal(guest_processes(), 0); /* the orphan was stopped */
+	restart(NULL);
+	expect_state(&kept, "paused", "disk");
+	op(&kept, "/resume", NULL, "ready");
+	delete (&kept);
+	assert_int_equal(checkpoints(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -676,6 +742,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_grace_runs_out_pause, delete_all),
 		cmocka_unit_test_teardown(test_grace_runs_out_kill, delete_all),
 		cmocka_unit_test_teardown(test_corrupt_records, delete_all),
+		cmocka_unit_test_teardown(test_gc_removes_what_no_record_knows, delete_all),
 		cmocka_unit_test_teardown(test_kills_at_random_moments, delete_all),
 	};
 

@@ -4,18 +4,23 @@
 // test page, click, read the DOM, evaluate, take a screenshot, and see the
 // click in the gateway's own screenshot of the live screen; without a token,
 // with a view token, or for another session, the proxy refuses. Also the
-// streaming exec WebSocket. Run by tests/run.sh:
+// streaming exec WebSocket. Last, the gateway is killed with SIGKILL and
+// restarted under the session: the page keeps its unsent input, its scroll
+// position and its script's state, and Playwright connects again.
+// Run by tests/run.sh:
 //   VITRINE_BIN=build/vitrine "$(deploy/node.sh)" --test tests/web/*.test.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
-import { startGateway, stopGateway } from './gateway.mjs';
+import { restartGateway, startGateway, stopGateway } from './gateway.mjs';
 
 let g, base, key, sess;
 
 const PAGE = `<!doctype html><html><body style="margin:0;background:#fff">
 <button id="b" style="position:absolute;left:100px;top:100px;width:300px;height:200px;font-size:40px"
  onclick="this.textContent='clicked '+(++window.n);document.body.style.background='#0a0'">press</button>
+<input id="i" style="position:absolute;left:100px;top:400px;width:300px;font-size:30px">
+<div style="height:3000px"></div>
 <script>window.n=0;</script></body></html>`;
 
 before(async () => {
@@ -160,4 +165,35 @@ test('streaming exec: output as it comes, stdin, exit', async () => {
   const closed = await c3.closed();
   assert.equal(closed.code, 1008);
   assert.match(closed.reason, /cmd/);
+});
+
+test('the gateway dies and comes back: the page state stays, Playwright reconnects', { timeout: 240000 }, async () => {
+  let browser = await chromium.connectOverCDP(cdpUrl(), { headers: auth(sess.tokens.control), timeout: 60000 });
+  const find = (b) => b.contexts()[0].pages().find((p) => p.url().startsWith('file:'));
+  let page = find(browser);
+  await page.fill('#i', 'unsent draft ✓');
+  await page.evaluate(() => window.scrollTo(0, 500));
+  const clicks = await page.evaluate(() => window.n);
+  await browser.close(); // disconnects; the guest's Chromium runs on
+
+  g = await restartGateway(g);
+  ({ base, key } = g);
+  const r = await fetch(`${base}/v1/sessions/${sess.id}?wait=ready`, { headers: auth(sess.tokens.control) });
+  const back = await r.json();
+  assert.equal(r.status, 200, JSON.stringify(back));
+  assert.equal(back.status, 'ready', JSON.stringify(back));
+
+  browser = await chromium.connectOverCDP(cdpUrl(), { headers: auth(sess.tokens.control), timeout: 60000 });
+  try {
+    page = find(browser);
+    assert.ok(page, 'the same tab is there');
+    assert.equal(await page.inputValue('#i'), 'unsent draft ✓');
+    assert.equal(await page.evaluate(() => window.scrollY), 500);
+    assert.equal(await page.evaluate(() => window.n), clicks);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.click('#b');
+    assert.equal(await page.evaluate(() => window.n), clicks + 1);
+  } finally {
+    await browser.close();
+  }
 });

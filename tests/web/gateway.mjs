@@ -8,10 +8,23 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export async function startGateway(name, args = []) {
-  const bin = process.env.VITRINE_BIN || 'build/vitrine';
   const dir = mkdtempSync(join(tmpdir(), `vitrine-${name}-`));
   const runBase = join(tmpdir(), `vitrine-${name}-run-${process.pid}`);
-  // Its own state dir, and its guests go with it (docs/durability.md).
+  return spawnGateway({ dir, runBase, args });
+}
+
+// Kills the gateway with SIGKILL and starts a new one on the same key,
+// state dir and run base (docs/durability.md): its sessions come back.
+export async function restartGateway(g) {
+  g.proc.kill('SIGKILL');
+  while (g.proc.exitCode === null && g.proc.signalCode === null)
+    await new Promise((r) => setTimeout(r, 50));
+  return spawnGateway(g);
+}
+
+async function spawnGateway({ dir, runBase, args }) {
+  const bin = process.env.VITRINE_BIN || 'build/vitrine';
+  // Its own state dir, and its guests go with it when it stops (SIGTERM).
   const proc = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--api-key-file', join(dir, 'key'),
     '--state-dir', join(dir, 'state'), '--on-stop', 'kill', ...args], {
     // The gateway makes its run base itself (QEMU's own user must reach it).
@@ -25,7 +38,7 @@ export async function startGateway(name, args = []) {
   });
   const base = line.match(/listening on (http:\/\/\S+)/)[1];
   const key = readFileSync(join(dir, 'key'), 'utf8').trim();
-  return { proc, base, key, dir, runBase };
+  return { proc, base, key, dir, runBase, args };
 }
 
 // Stops the gateway; resolves to its exit code (a sanitizer report makes it
