@@ -284,12 +284,17 @@ static void test_abandoned_guest_is_paused(void **state)
 	/* Held: the sweep leaves it, though the shim that made it is gone. */
 	vmm_sweep_stale(run_base);
 	assert_int_equal(count("vm-ckpt-"), 1);
-	/* And it restores. */
+	/* And it restores, through a shim too: the migration stream's fd
+	 * reaches QEMU at the number its command line names. */
+	so.grace_s = 30;
+	so.record = NULL;
+	opts.shim = &so;
 	if (vmm_checkpoint_restore(ckpt, &opts, &vm, err, sizeof(err)) < 0)
 		fail_msg("restore: %s", err);
+	assert_true(vmm_vm_shim_held(vm));
 	assert_int_equal(vmm_vm_status(vm, status, sizeof(status), err, sizeof(err)), 0);
 	assert_string_equal(status, "running");
-	vmm_vm_destroy(vm);
+	destroy_leaves_nothing(vm);
 	assert_int_equal(fs_rm_rf(ckpt), 0);
 	json_decref(rec);
 	unlink(rec_path);
