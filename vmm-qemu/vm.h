@@ -84,8 +84,8 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, st
 
 /* Takes over a shim-held guest that another process (a dead gateway, or
  * this one before vmm_vm_detach) started, by its identity. Checks, in this
- * order: the run dir exists (-ENOENT); its vm.json parses (-EBADMSG; its
- * image must load, else that error); the process exists (-ESRCH; a zombie
+ * order: the run dir exists (-ENOENT); its vm.json is there, parses and
+ * names an image that loads (-EBADMSG); the process exists (-ESRCH; a zombie
  * counts as gone); the pid and its start time are expect's and vm.json's
  * (-ESTALE: the pid names another process, which is never signalled;
  * -EINVAL: vm.json names no shim); the shim answers on shim.sock with a
@@ -162,9 +162,11 @@ void vmm_vm_destroy(struct vmm_vm *vm);
 
 /* Lets go of a shim-held guest: closes QMP, the attachment, the console
  * and the pidfd and frees vm; the guest and its run dir stay, and the
- * shim's grace period starts when it has no other attachment. A guest
- * without a shim cannot outlive this process: it is destroyed
- * (vmm_vm_destroy). Accepts NULL. */
+ * shim's grace period starts when it has no other attachment. A shim
+ * this process spawned stays its child: should it exit while this process
+ * lives and does not adopt it again, it remains a zombie until this
+ * process exits. A guest without a shim cannot outlive this process: it is
+ * destroyed (vmm_vm_destroy). Accepts NULL. */
 void vmm_vm_detach(struct vmm_vm *vm);
 
 const char *vmm_vm_run_dir(const struct vmm_vm *vm);

@@ -48,11 +48,10 @@ static int check_identity(struct vmm_vm *vm, const struct vmm_identity *expect, 
 			 errno == ENOENT ? "missing" : strerror(errno));
 		return -ENOENT;
 	}
+	/* Missing, torn, or naming an image that is gone: no usable description. */
 	rc = vm_state_read(vm, expect->run_dir, &id, err, errlen);
-	if (rc == -ENOENT)
-		rc = -EBADMSG; /* a run dir without its description */
 	if (rc < 0)
-		return rc;
+		return rc == -ENOMEM ? rc : -EBADMSG;
 	rc = vmm_proc_start_time(expect->pid, &now);
 	if (rc < 0) {
 		snprintf(err, errlen, "the guest's process %d is gone", (int)expect->pid);
