@@ -101,43 +101,72 @@ int registry_remove(const struct registry *r, const char *id)
 	return 0;
 }
 
+/* The names in dir, read before any is looked at: handling one may
+ * rewrite records (a rename adds a directory entry), which readdir could
+ * then return again. NULL-terminated, or NULL with *err set. */
+static char **list_names(const char *dir, int *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL, **grown;
+	size_t n = 0, cap = 0;
+
+	if (!d) {
+		*err = -errno;
+		return NULL;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n + 2 > cap) {
+			cap = cap ? cap * 2 : 64;
+			if (!(grown = realloc(names, cap * sizeof(*names))))
+				break;
+			names = grown;
+		}
+		if (!(names[n] = strdup(e->d_name)))
+			break;
+		names[++n] = NULL;
+	}
+	closedir(d);
+	if (!names && !(names = calloc(1, sizeof(*names))))
+		*err = -ENOMEM;
+	return names;
+}
+
 int registry_each(const struct registry *r, registry_each_fn fn, void *ud)
 {
-	DIR *d = opendir(r->dir);
-	struct dirent *e;
-	int n = 0;
+	int n = 0, err = 0;
+	char **names = list_names(r->dir, &err);
 
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
+	if (!names)
+		return err;
+	for (char **name = names; *name; name++) {
 		char path[PATH_MAX + 256], id[64], why[512], *text = NULL;
-		size_t len = strlen(e->d_name);
+		size_t len = strlen(*name);
 		json_error_t jerr;
 		json_t *rec;
 		int rc;
 
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", r->dir, e->d_name);
-		if (strstr(e->d_name, ".tmp-")) {
+		snprintf(path, sizeof(path), "%s/%s", r->dir, *name);
+		if (strstr(*name, ".tmp-")) {
 			unlink(path); /* a write that never reached its rename */
 			continue;
 		}
-		if (len < 6 || strcmp(e->d_name + len - 5, ".json") || len - 5 >= sizeof(id))
+		if (len < 6 || strcmp(*name + len - 5, ".json") || len - 5 >= sizeof(id))
 			continue;
-		snprintf(id, sizeof(id), "%.*s", (int)(len - 5), e->d_name);
+		snprintf(id, sizeof(id), "%.*s", (int)(len - 5), *name);
 		n++;
 		rc = fs_read_file(path, RECORD_MAX, &text, NULL);
 		if (rc < 0) {
-			snprintf(why, sizeof(why), "cannot read %.256s: %s", e->d_name,
-				 strerror(-rc));
+			snprintf(why, sizeof(why), "cannot read %.256s: %s", *name, strerror(-rc));
 			fn(ud, id, NULL, why);
 			continue;
 		}
 		rec = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
 		free(text);
 		if (!json_is_object(rec)) {
-			snprintf(why, sizeof(why), "%.256s is not a JSON object: %.200s", e->d_name,
+			snprintf(why, sizeof(why), "%.256s is not a JSON object: %.200s", *name,
 				 rec ? "another JSON value" : jerr.text);
 			fn(ud, id, NULL, why);
 		} else {
@@ -145,6 +174,8 @@ int registry_each(const struct registry *r, registry_each_fn fn, void *ud)
 		}
 		json_decref(rec);
 	}
-	closedir(d);
+	for (char **name = names; *name; name++)
+		free(*name);
+	free(names);
 	return n;
 }

@@ -192,6 +192,8 @@ static void on_record(void *ud, const char *id, json_t *rec, const char *why)
 	char err[600];
 	struct sess *s;
 
+	if (sess_find(gw, id))
+		return; /* seen already */
 	if (!registry_id_ok(id)) {
 		/* Not a name this gateway makes (ids from before the registry). */
 		log_warn("adopt", "skipping %s.json in the state dir: not a session id", id);

@@ -147,7 +147,8 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 		snprintf(why, whylen, "bad record: %s", jerr.text);
 		return -EINVAL;
 	}
-	if (strlen(ctl) != AUTH_HASH_LEN || strlen(view) != AUTH_HASH_LEN) {
+	/* "" for none: a session that stands for an unreadable record. */
+	if ((strlen(ctl) != AUTH_HASH_LEN && *ctl) || (strlen(view) != AUTH_HASH_LEN && *view)) {
 		snprintf(why, whylen, "bad record: token hashes are not SHA-256 hex");
 		return -EINVAL;
 	}

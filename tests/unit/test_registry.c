@@ -130,6 +130,44 @@ static void test_write_list_remove(void **state)
 	json_decref(rec);
 }
 
+struct rewriter {
+	struct registry *r;
+	int seen[8];
+};
+
+/* Rewrites each record it is shown, as adoption does. */
+static void rewrite(void *ud, const char *id, json_t *rec, const char *why)
+{
+	struct rewriter *w = ud;
+
+	(void)why;
+	assert_non_null(rec);
+	w->seen[id[3] - '0']++;
+	assert_int_equal(registry_write(w->r, id, rec), 0);
+}
+
+static void test_each_once_while_rewriting(void **state)
+{
+	struct registry r = { 0 };
+	struct rewriter w = { .r = &r };
+	char err[256], id[8];
+
+	(void)state;
+	assert_int_equal(registry_open(&r, dir, err, sizeof(err)), 0);
+	for (int i = 0; i < 8; i++) {
+		json_t *rec;
+
+		snprintf(id, sizeof(id), "rec%d", i);
+		rec = json_pack("{s:s}", "id", id);
+		assert_int_equal(registry_write(&r, id, rec), 0);
+		json_decref(rec);
+	}
+	assert_int_equal(registry_each(&r, rewrite, &w), 8);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(w.seen[i], 1);
+	registry_close(&r);
+}
+
 static void test_atomic_write(void **state)
 {
 	char path[PATH_MAX], *text = NULL;
@@ -299,6 +337,20 @@ static void test_bad_records(void **state)
 		       "out of range");
 	expect_refused(rec, "error", json_integer(5), "error");
 	expect_refused(rec, "checkpoint", json_true(), "checkpoint");
+	/* A session that stood for an unreadable record has no token hashes:
+	 * its record reads back so (only the operator reaches it). */
+	{
+		json_t *none = json_deep_copy(rec);
+		struct sess *b;
+
+		json_object_set_new(none, "tokens",
+				    json_pack("{s:s, s:s}", "control_sha256", "", "view_sha256", ""));
+		b = sess_from_record(&gw, s->id, none, why, sizeof(why));
+		assert_non_null(b);
+		assert_string_equal(b->control_hash, "");
+		free_sess(b);
+		json_decref(none);
+	}
 	/* Not an object at all. */
 	json_decref(rec);
 	rec = json_array();
@@ -312,6 +364,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ids),
 		cmocka_unit_test_setup_teardown(test_write_list_remove, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_each_once_while_rewriting, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_atomic_write, make_dir, remove_dir),
 		cmocka_unit_test(test_record_round_trip),
 		cmocka_unit_test(test_bad_records),
