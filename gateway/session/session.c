@@ -544,6 +544,29 @@ static void unlink_session(struct sess *s)
 	sess_wake(s);
 }
 
+/* Frees s (unlinked): its job is orphaned (it frees its own guests), its
+ * guest stops on a job thread, or, keep, is let go to run on under its
+ * supervisor with its checkpoint kept; ticket (may be NULL) is done once
+ * what it held is gone. */
+static void free_session(struct sess *s, struct job_ticket *ticket, bool keep)
+{
+	if (s->job)
+		job_orphan(s->job, ticket);
+	s->job = NULL;
+	sess_agent_stop(s->agent);
+	s->agent = NULL;
+	if (keep)
+		job_detach(s->vm, s->mirror);
+	else
+		job_dispose(s->vm, s->mirror, s->ckpt, ticket);
+	s->vm = NULL;
+	s->mirror = NULL;
+	display_encode_cache_destroy(s->shots);
+	events_clear(&s->events);
+	log_info("session", "%s %s", s->id, keep ? "left to the next gateway" : "destroyed");
+	sess_free_unlinked(s);
+}
+
 void sess_destroy(struct sess *s, struct job_ticket *ticket)
 {
 	int rc;
@@ -560,19 +583,7 @@ void sess_destroy(struct sess *s, struct job_ticket *ticket)
 		if (child)
 			sess_set_failed(child, "the session it was forked from was deleted");
 	}
-	if (s->job)
-		job_orphan(s->job, ticket); /* it frees its guests itself */
-	s->job = NULL;
-	sess_agent_stop(s->agent);
-	s->agent = NULL;
-	/* QEMU quits, and a pause to disk's checkpoint goes, on a job thread. */
-	job_dispose(s->vm, s->mirror, s->ckpt, ticket);
-	s->vm = NULL;
-	s->mirror = NULL;
-	display_encode_cache_destroy(s->shots);
-	events_clear(&s->events);
-	log_info("session", "%s destroyed", s->id);
-	sess_free_unlinked(s);
+	free_session(s, ticket, false);
 }
 
 void sess_destroy_all(struct gw *gw)
@@ -587,19 +598,7 @@ void sess_release_all(struct gw *gw)
 		struct sess *s = gw->sessions;
 
 		unlink_session(s);
-		if (s->job)
-			job_orphan(s->job, NULL); /* it frees its guests itself */
-		s->job = NULL;
-		sess_agent_stop(s->agent);
-		s->agent = NULL;
-		/* The guest runs on under its supervisor; its checkpoint stays. */
-		job_detach(s->vm, s->mirror);
-		s->vm = NULL;
-		s->mirror = NULL;
-		display_encode_cache_destroy(s->shots);
-		events_clear(&s->events);
-		log_info("session", "%s left to the next gateway", s->id);
-		sess_free_unlinked(s);
+		free_session(s, NULL, true);
 	}
 }
 

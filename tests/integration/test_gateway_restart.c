@@ -247,6 +247,19 @@ static int guest_processes(void)
 	return n;
 }
 
+static int checkpoints(void)
+{
+	DIR *d = opendir(gw.run_base);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "vm-ckpt-", 8);
+	if (d)
+		closedir(d);
+	return n;
+}
+
 static void restart(const char *const *args)
 {
 	assert_int_equal(gateway_proc_restart(&gw, args ? args : keep_args), 0);
@@ -371,6 +384,7 @@ static void test_kill9_three_sessions(void **state)
 	delete (&c);
 	assert_int_equal(gateway_proc_guests(&gw), 0);
 	assert_int_equal(guest_processes(), 0);
+	assert_int_equal(checkpoints(), 0);
 }
 
 /* Sends a request and does not wait for its answer. */
@@ -481,6 +495,7 @@ static void test_kills_at_random_moments(void **state)
 		delete (&all[i]);
 	assert_int_equal(gateway_proc_guests(&gw), 0);
 	assert_int_equal(guest_processes(), 0);
+	assert_int_equal(checkpoints(), 0); /* no half-made one either */
 }
 
 /* Waits up to 60 s for s's record to leave state "running". */
@@ -702,18 +717,6 @@ static int run_gc(char *out, size_t len)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int checkpoints(void)
-{
-	DIR *d = opendir(gw.run_base);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		n += !strncmp(e->d_name, "vm-ckpt-", 8);
-	if (d)
-		closedir(d);
-	return n;
-}
 
 static void test_gc_removes_what_no_record_knows(void **state)
 {
