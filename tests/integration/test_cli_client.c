@@ -168,14 +168,14 @@ static void test_usage_errors(void **state)
 	expect("ls --gateway http://127.0.0.1:99999", 2, "must be a whole number in 1..65535");
 	expect("show", 2, "a session id is required");
 	expect("show a/b", 2, "'a/b' is not a session id");
-	expect("rm s_1 s_2", 2, "unexpected argument 's_2'");
-	expect("screenshot s_1", 2, "-o FILE is required");
-	expect("screenshot s_1 -o x.png --format gif", 2, "--format must be jpeg or png");
-	expect("screenshot s_1 -o x.jpg --quality 0", 2,
+	expect("rm abc1 abc2", 2, "unexpected argument 'abc2'");
+	expect("screenshot abc1", 2, "-o FILE is required");
+	expect("screenshot abc1 -o x.png --format gif", 2, "--format must be jpeg or png");
+	expect("screenshot abc1 -o x.jpg --quality 0", 2,
 	       "--quality must be a whole number in 1..100");
-	expect("act s_1", 2, "a session id and an action are required");
-	expect("act s_1 '{\"action\":' ", 2, "the action is not valid JSON");
-	expect("act s_1 '[1,2]'", 2, "the action must be a JSON object");
+	expect("act abc1", 2, "a session id and an action are required");
+	expect("act abc1 '{\"action\":' ", 2, "the action is not valid JSON");
+	expect("act abc1 '[1,2]'", 2, "the action must be a JSON object");
 	expect("act --help", 0, "usage: vitrine act");
 }
 
@@ -185,7 +185,7 @@ static void test_no_server_and_bad_keys(void **state)
 
 	(void)state;
 	expect("ls --gateway http://127.0.0.1:1", 1, "connection refused");
-	expect("show s_1 --gateway 127.0.0.1:1", 1, "cannot connect to the gateway at 127.0.0.1:1");
+	expect("show abc1 --gateway 127.0.0.1:1", 1, "cannot connect to the gateway at 127.0.0.1:1");
 	expect("ls --api-key-file /nonexistent/key", 1,
 	       "cannot read the API key from /nonexistent/key: No such file or directory");
 	/* Without $VITRINE_API_KEY the default key file is used; here it is missing. */
@@ -220,7 +220,7 @@ static void test_session_lifecycle(void **state)
 	assert_string_equal(json_string_value(json_object_get(j, "id")), id);
 	assert_null(json_object_get(j, "tokens"));
 	json_decref(j);
-	expect("show s_doesnotexist", 1, "not_found: no such session (HTTP 404)");
+	expect("show doesnotexist0", 1, "not_found: no such session (HTTP 404)");
 
 	snprintf(args, sizeof(args),
 		 "act %s '{\"action\":\"left_click\",\"coordinate\":[10,20],\"id\":7}'", id);
@@ -242,7 +242,7 @@ static void test_session_lifecycle(void **state)
 	snprintf(args, sizeof(args), "act %s '{\"action\":\"left_click\",\"coordinate\":[5000,5]}'",
 		 id);
 	expect(args, 1, "out_of_range");
-	expect("act s_doesnotexist '{\"action\":\"left_click\"}'", 1, "not_found");
+	expect("act doesnotexist0 '{\"action\":\"left_click\"}'", 1, "not_found");
 
 	snprintf(args, sizeof(args), "rm %s", id);
 	expect(args, 0, "deleted");
@@ -281,8 +281,8 @@ static void test_pause_resume_fork(void **state)
 	json_decref(j);
 	assert_int_equal(qemu_running(), 2);
 	expect("pause", 2, "a session id is required");
-	expect("pause s_1 --swap", 2, "usage: vitrine pause");
-	expect("resume s_doesnotexist", 1, "not_found");
+	expect("pause abc1 --swap", 2, "usage: vitrine pause");
+	expect("resume doesnotexist0", 1, "not_found");
 	snprintf(args, sizeof(args), "rm %s", child);
 	expect(args, 0, "deleted");
 	snprintf(args, sizeof(args), "rm %s", id);
@@ -316,7 +316,7 @@ static void test_screenshots(void **state)
 	assert_int_equal(h, 300);
 	snprintf(args, sizeof(args), "screenshot %s -o %s/x.png --format jpeg", id, tmp);
 	expect(args, 0, "jpeg"); /* --format beats the file name */
-	expect("screenshot s_doesnotexist -o /dev/null", 1, "not_found");
+	expect("screenshot doesnotexist0 -o /dev/null", 1, "not_found");
 
 	/* act --screenshot: the settled screen lands in the file, not on stdout. */
 	snprintf(file, sizeof(file), "%s/after.png", tmp);
