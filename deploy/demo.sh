@@ -3,7 +3,9 @@
 # guest images (cached), make the default template (a desktop showing
 # web/demo.html, saved once it is ready; made again only when the image or
 # the page changed), and run the gateway with a demo session restored from
-# it; it prints how to take screenshots of it and drive it. Ctrl-C stops it.
+# it; it prints how to take screenshots of it and drive it. Ctrl-C stops it
+# and its session (--on-stop kill: a demo leaves nothing running; a plain
+# `vitrine serve` keeps its sessions across restarts, docs/durability.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -j"$(nproc)" build/vitrine
@@ -17,4 +19,4 @@ fi
 echo "default template: made once (about 30 s under TCG), then reused"
 build/vitrine template create default --image desktop --page web/demo.html --unless-current
 echo "$want" >"$stamp"
-exec build/vitrine serve --demo-template default "$@"
+exec build/vitrine serve --on-stop kill --demo-template default "$@"
