@@ -170,6 +170,8 @@ static void delete_session(const char *id)
 	req_free("DELETE", path, NULL, 200, NULL);
 }
 
+/* Run dirs and checkpoint folders in dir (a guest's supervisor log,
+ * shim-vm-*.log, goes with its run dir and is not counted). */
 static int entries(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -177,7 +179,7 @@ static int entries(const char *dir)
 	int n = 0;
 
 	while (d && (e = readdir(d)))
-		n += e->d_name[0] != '.';
+		n += !strncmp(e->d_name, "vm-", 3);
 	if (d)
 		closedir(d);
 	return n;
