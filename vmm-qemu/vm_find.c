@@ -63,8 +63,9 @@ int vmm_vm_identity_read(const char *run_dir, struct vmm_identity *out, char *er
 		return -ENOENT;
 	}
 	j = json_load_file(path, 0, &jerr);
-	if (!j || json_unpack_ex(j, &jerr, 0, "{s:{s:I, s:I}}", "shim", "pid", &pid, "start_time",
-				 &start) < 0 ||
+	if (!j ||
+	    json_unpack_ex(j, &jerr, 0, "{s:{s:I, s:I}}", "shim", "pid", &pid, "start_time",
+			   &start) < 0 ||
 	    pid <= 0 || start <= 0) {
 		snprintf(err, errlen, "%s: %s", path, j ? jerr.text : "not JSON");
 		json_decref(j);

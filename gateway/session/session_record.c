@@ -152,8 +152,8 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 		snprintf(why, whylen, "bad record: token hashes are not SHA-256 hex");
 		return -EINVAL;
 	}
-	memcpy(s->control_hash, ctl, AUTH_HASH_LEN + 1);
-	memcpy(s->view_hash, view, AUTH_HASH_LEN + 1);
+	snprintf(s->control_hash, sizeof(s->control_hash), "%s", ctl);
+	snprintf(s->view_hash, sizeof(s->view_hash), "%s", view);
 	s->has_agent = has_agent;
 	s->warned = warned;
 	s->created_ms = to_mono(created, off);

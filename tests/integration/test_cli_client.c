@@ -185,7 +185,8 @@ static void test_no_server_and_bad_keys(void **state)
 
 	(void)state;
 	expect("ls --gateway http://127.0.0.1:1", 1, "connection refused");
-	expect("show abc1 --gateway 127.0.0.1:1", 1, "cannot connect to the gateway at 127.0.0.1:1");
+	expect("show abc1 --gateway 127.0.0.1:1", 1,
+	       "cannot connect to the gateway at 127.0.0.1:1");
 	expect("ls --api-key-file /nonexistent/key", 1,
 	       "cannot read the API key from /nonexistent/key: No such file or directory");
 	/* Without $VITRINE_API_KEY the default key file is used; here it is missing. */

@@ -717,7 +717,6 @@ static int run_gc(char *out, size_t len)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-
 static void test_gc_removes_what_no_record_knows(void **state)
 {
 	struct session kept, lost_ckpt, orphan;

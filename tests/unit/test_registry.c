@@ -344,7 +344,8 @@ static void test_bad_records(void **state)
 		struct sess *b;
 
 		json_object_set_new(none, "tokens",
-				    json_pack("{s:s, s:s}", "control_sha256", "", "view_sha256", ""));
+				    json_pack("{s:s, s:s}", "control_sha256", "", "view_sha256",
+					      ""));
 		b = sess_from_record(&gw, s->id, none, why, sizeof(why));
 		assert_non_null(b);
 		assert_string_equal(b->control_hash, "");
@@ -364,7 +365,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ids),
 		cmocka_unit_test_setup_teardown(test_write_list_remove, make_dir, remove_dir),
-		cmocka_unit_test_setup_teardown(test_each_once_while_rewriting, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_each_once_while_rewriting, make_dir,
+						remove_dir),
 		cmocka_unit_test_setup_teardown(test_atomic_write, make_dir, remove_dir),
 		cmocka_unit_test(test_record_round_trip),
 		cmocka_unit_test(test_bad_records),
