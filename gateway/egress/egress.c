@@ -232,25 +232,14 @@ static void refuse(struct conn *c, int status, enum egress_reason why)
 /* True when addr is one of this host's own addresses (or loopback). */
 static bool is_own_address(const struct sockaddr *sa)
 {
-	struct ifaddrs *ifs, *i;
-	bool own = egress_addr_classify(sa) == EGRESS_ADDR_LOOPBACK;
+	struct ifaddrs *ifs = NULL;
+	bool own;
 
-	if (own || getifaddrs(&ifs) < 0)
-		return own;
-	for (i = ifs; i && !own; i = i->ifa_next) {
-		if (!i->ifa_addr || i->ifa_addr->sa_family != sa->sa_family)
-			continue;
-		if (sa->sa_family == AF_INET)
-			own = ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
-			      ((const struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
-		else if (sa->sa_family == AF_INET6)
-			own = !memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr,
-				      &((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
-	}
-	/* 0.0.0.0 and :: mean this host too */
-	if (!own && sa->sa_family == AF_INET)
-		own = ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
-	freeifaddrs(ifs);
+	if (getifaddrs(&ifs) < 0)
+		ifs = NULL;
+	own = egress_addr_is_own(sa, ifs);
+	if (ifs)
+		freeifaddrs(ifs);
 	return own;
 }
 

@@ -35,13 +35,36 @@ static enum egress_addr_class classify4(uint32_t a)
 	return EGRESS_ADDR_PUBLIC;
 }
 
+static const uint8_t mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+/* NAT64 (RFC 6052): the well-known 64:ff9b::/96 and the local-use
+ * 64:ff9b:1::/48 (RFC 8215), which only the /96 form 64:ff9b:1::/96 makes
+ * unambiguous here: a site's translator may use a longer sub-prefix and
+ * read the IPv4 address from other bits. */
+static const uint8_t nat64_prefix[12] = { 0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const uint8_t nat64_local_prefix[6] = { 0, 0x64, 0xff, 0x9b, 0, 1 };
+
+/* The IPv4 address (host order) that b stands for: ::ffff:a.b.c.d,
+ * 64:ff9b::a.b.c.d, 64:ff9b:1::a.b.c.d. */
+static bool embedded4(const uint8_t b[16], uint32_t *a)
+{
+	static const uint8_t zero[6];
+
+	if (memcmp(b, mapped_prefix, 12) && memcmp(b, nat64_prefix, 12) &&
+	    (memcmp(b, nat64_local_prefix, 6) || memcmp(b + 6, zero, 6)))
+		return false;
+	*a = IP4(b[12], b[13], b[14], b[15]);
+	return true;
+}
+
 static enum egress_addr_class classify6(const uint8_t b[16])
 {
-	static const uint8_t zero[12], mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t zero[12];
 	uint32_t low = IP4(b[12], b[13], b[14], b[15]);
 
-	if (!memcmp(b, mapped, 12))
+	if (embedded4(b, &low))
 		return classify4(low);
+	if (!memcmp(b, nat64_local_prefix, 6)) /* a local translator's own sub-prefix */
+		return EGRESS_ADDR_OTHER_SPECIAL;
 	if (!memcmp(b, zero, 12)) /* ::, ::1, and deprecated IPv4-compatible ::a.b.c.d */
 		return low == 1 ? EGRESS_ADDR_LOOPBACK : EGRESS_ADDR_OTHER_SPECIAL;
 	if ((b[0] & 0xfe) == 0xfc) /* fc00::/7 */
@@ -65,6 +88,44 @@ enum egress_addr_class egress_addr_classify(const struct sockaddr *sa)
 	if (sa && sa->sa_family == AF_INET6)
 		return classify6(((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr);
 	return EGRESS_ADDR_OTHER_SPECIAL;
+}
+
+bool egress_addr_is_own(const struct sockaddr *sa, const struct ifaddrs *ifs)
+{
+	const uint8_t *b6 = NULL;
+	uint32_t v4 = 0;
+	bool has4 = false;
+
+	if (!sa)
+		return false;
+	if (sa->sa_family == AF_INET) {
+		v4 = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+		has4 = true;
+	} else if (sa->sa_family == AF_INET6) {
+		static const uint8_t any6[16];
+
+		b6 = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+		has4 = embedded4(b6, &v4);
+		if (!memcmp(b6, any6, 16)) /* :: means this host, like 0.0.0.0 */
+			return true;
+	} else {
+		return false;
+	}
+	if (egress_addr_classify(sa) == EGRESS_ADDR_LOOPBACK || (has4 && v4 == INADDR_ANY))
+		return true;
+	for (const struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+		const struct sockaddr *a = i->ifa_addr;
+
+		if (!a)
+			continue;
+		if (has4 && a->sa_family == AF_INET &&
+		    ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) == v4)
+			return true;
+		if (b6 && a->sa_family == AF_INET6 &&
+		    !memcmp(((const struct sockaddr_in6 *)a)->sin6_addr.s6_addr, b6, 16))
+			return true;
+	}
+	return false;
 }
 
 const char *egress_addr_class_name(enum egress_addr_class c)

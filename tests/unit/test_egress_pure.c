@@ -367,6 +367,27 @@ static void test_addr_classes(void **state)
 		{ "::ffff:0.0.0.0", EGRESS_ADDR_OTHER_SPECIAL },
 		{ "::ffff:8.8.8.8", EGRESS_ADDR_PUBLIC },
 		{ "::fffe:127.0.0.1", EGRESS_ADDR_PUBLIC },
+		{ "::ffff:192.168.1.1", EGRESS_ADDR_PRIVATE },
+		{ "::ffff:100.64.0.1", EGRESS_ADDR_PRIVATE },
+		{ "::ffff:224.0.0.1", EGRESS_ADDR_OTHER_SPECIAL },
+		/* NAT64, well-known prefix: the IPv4 address it embeds */
+		{ "64:ff9b::8.8.8.8", EGRESS_ADDR_PUBLIC },
+		{ "64:ff9b::127.0.0.1", EGRESS_ADDR_LOOPBACK },
+		{ "64:ff9b::10.0.0.1", EGRESS_ADDR_PRIVATE },
+		{ "64:ff9b::172.16.5.4", EGRESS_ADDR_PRIVATE },
+		{ "64:ff9b::192.168.0.1", EGRESS_ADDR_PRIVATE },
+		{ "64:ff9b::169.254.169.254", EGRESS_ADDR_LINK_LOCAL },
+		{ "64:ff9b::0.0.0.0", EGRESS_ADDR_OTHER_SPECIAL },
+		{ "64:ff9b::255.255.255.255", EGRESS_ADDR_OTHER_SPECIAL },
+		{ "64:ff9b::1:10.0.0.1", EGRESS_ADDR_PUBLIC }, /* not in the /96 */
+		/* NAT64, local use: the /96 as above, the rest of the /48 special */
+		{ "64:ff9b:1::8.8.8.8", EGRESS_ADDR_PUBLIC },
+		{ "64:ff9b:1::127.0.0.1", EGRESS_ADDR_LOOPBACK },
+		{ "64:ff9b:1::10.1.2.3", EGRESS_ADDR_PRIVATE },
+		{ "64:ff9b:1::169.254.169.254", EGRESS_ADDR_LINK_LOCAL },
+		{ "64:ff9b:1:a00:1::8.8.8.8", EGRESS_ADDR_OTHER_SPECIAL },
+		{ "64:ff9b:1:ffff:ffff:ffff:ffff:ffff", EGRESS_ADDR_OTHER_SPECIAL },
+		{ "64:ff9b:2::10.0.0.1", EGRESS_ADDR_PUBLIC },
 		{ "2001:db8::1", EGRESS_ADDR_PUBLIC },
 		{ "2606:4700::1111", EGRESS_ADDR_PUBLIC },
 		{ "fbff:ffff::1", EGRESS_ADDR_PUBLIC },
@@ -398,6 +419,86 @@ static void test_addr_classes(void **state)
 	assert_string_equal(egress_addr_class_name(EGRESS_ADDR_PRIVATE), "private");
 	assert_string_equal(egress_addr_class_name(EGRESS_ADDR_LINK_LOCAL), "link_local");
 	assert_string_equal(egress_addr_class_name(EGRESS_ADDR_OTHER_SPECIAL), "special");
+}
+
+/* One getifaddrs() entry. */
+static struct ifaddrs *ifa(struct ifaddrs *next, struct sockaddr_storage *ss, const char *text)
+{
+	struct ifaddrs *i = calloc(1, sizeof(*i));
+
+	assert_non_null(i);
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, text, &((struct sockaddr_in *)ss)->sin_addr) == 1)
+		ss->ss_family = AF_INET;
+	else if (inet_pton(AF_INET6, text, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1)
+		ss->ss_family = AF_INET6;
+	else
+		fail_msg("bad test address %s", text);
+	i->ifa_addr = (struct sockaddr *)ss;
+	i->ifa_next = next;
+	return i;
+}
+
+static bool own(const char *text, const struct ifaddrs *ifs)
+{
+	struct sockaddr_storage ss;
+	struct ifaddrs *one = ifa(NULL, &ss, text);
+	bool r = egress_addr_is_own(one->ifa_addr, ifs);
+
+	free(one);
+	return r;
+}
+
+static void test_addr_own(void **state)
+{
+	static const struct {
+		const char *addr;
+		bool own;
+	} cases[] = {
+		{ "203.0.113.7", true },
+		{ "::ffff:203.0.113.7", true },
+		{ "64:ff9b::203.0.113.7", true },
+		{ "64:ff9b:1::203.0.113.7", true },
+		{ "::ffff:192.168.1.10", true },
+		{ "64:ff9b::192.168.1.10", true },
+		{ "2001:db8::7", true },
+		{ "127.0.0.1", true },
+		{ "127.1.2.3", true },
+		{ "::1", true },
+		{ "::ffff:127.0.0.1", true },
+		{ "64:ff9b::127.0.0.1", true },
+		{ "0.0.0.0", true },
+		{ "::", true },
+		{ "::ffff:0.0.0.0", true },
+		{ "64:ff9b::0.0.0.0", true },
+		{ "203.0.113.8", false },
+		{ "::ffff:203.0.113.8", false },
+		{ "64:ff9b::203.0.113.8", false },
+		{ "2001:db8::8", false },
+		{ "::203.0.113.7", false }, /* IPv4-compatible: special, not this host */
+		{ "64:ff9b:1:1::203.0.113.7", false },
+		{ "8.8.8.8", false },
+	};
+	struct sockaddr_storage a, b, c;
+	struct ifaddrs nameless = { 0 }, *ifs;
+	struct sockaddr unknown = { .sa_family = AF_UNIX };
+
+	(void)state;
+	ifs = ifa(ifa(ifa(&nameless, &c, "2001:db8::7"), &b, "192.168.1.10"), &a, "203.0.113.7");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (own(cases[i].addr, ifs) != cases[i].own)
+			fail_msg("%s: own %d, want %d", cases[i].addr, !cases[i].own, cases[i].own);
+	assert_true(own("127.0.0.1", NULL));
+	assert_true(own("::ffff:127.0.0.1", NULL));
+	assert_false(own("::ffff:203.0.113.7", NULL));
+	assert_false(egress_addr_is_own(&unknown, ifs));
+	assert_false(egress_addr_is_own(NULL, ifs));
+	while (ifs != &nameless) {
+		struct ifaddrs *next = ifs->ifa_next;
+
+		free(ifs);
+		ifs = next;
+	}
 }
 
 static void test_addr_format(void **state)
@@ -924,21 +1025,14 @@ static void test_log_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rules_parse),
-		cmocka_unit_test(test_rules_limits),
-		cmocka_unit_test(test_rules_refusals),
-		cmocka_unit_test(test_rules_match),
-		cmocka_unit_test(test_addr_classes),
-		cmocka_unit_test(test_addr_format),
-		cmocka_unit_test(test_proxy_connect),
-		cmocka_unit_test(test_proxy_forward),
-		cmocka_unit_test(test_proxy_split),
-		cmocka_unit_test(test_proxy_size),
-		cmocka_unit_test(test_proxy_malformed),
-		cmocka_unit_test(test_proxy_replies),
-		cmocka_unit_test(test_log),
-		cmocka_unit_test(test_log_strings),
-		cmocka_unit_test(test_reason_names),
+		cmocka_unit_test(test_rules_parse),    cmocka_unit_test(test_rules_limits),
+		cmocka_unit_test(test_rules_refusals), cmocka_unit_test(test_rules_match),
+		cmocka_unit_test(test_addr_classes),   cmocka_unit_test(test_addr_own),
+		cmocka_unit_test(test_addr_format),    cmocka_unit_test(test_proxy_connect),
+		cmocka_unit_test(test_proxy_forward),  cmocka_unit_test(test_proxy_split),
+		cmocka_unit_test(test_proxy_size),     cmocka_unit_test(test_proxy_malformed),
+		cmocka_unit_test(test_proxy_replies),  cmocka_unit_test(test_log),
+		cmocka_unit_test(test_log_strings),    cmocka_unit_test(test_reason_names),
 		cmocka_unit_test(test_log_threads),
 	};
 
