@@ -20,7 +20,7 @@ struct waiter {
 	pthread_cond_t cv;
 	size_t max;
 	struct agent_exec_result *r;
-	bool done, exited;
+	bool done, exited, bad_exit;
 	char reason[256];
 };
 
@@ -116,17 +116,53 @@ static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 	agent_chan_ack(w->l, w->chan, n);
 }
 
+/* Decimal 0..max, digits only, all of s. */
+static int parse_small(const char *s, int max)
+{
+	int v = 0;
+
+	if (!*s || (s[0] == '0' && s[1]))
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || (v = v * 10 + (*s - '0')) > max)
+			return -1;
+	}
+	return v;
+}
+
+int agent_exit_parse(const char *status, int *exit_code, int *signal)
+{
+	int v;
+
+	if (!status)
+		return -EPROTO;
+	if (!strncmp(status, "exit=", 5) && (v = parse_small(status + 5, 255)) >= 0) {
+		*exit_code = v;
+		*signal = 0;
+		return 0;
+	}
+	if (!strncmp(status, "signal=", 7) && (v = parse_small(status + 7, 64)) > 0) {
+		*exit_code = -1;
+		*signal = v;
+		return 0;
+	}
+	return -EPROTO;
+}
+
 static void on_exit_status(void *u, const char *status)
 {
 	struct waiter *w = u;
+	int code, sig;
 
 	pthread_mutex_lock(&w->mu);
-	w->exited = true;
-	if (!strncmp(status, "signal=", 7)) {
-		w->r->signal = atoi(status + 7);
-		w->r->exit_code = -1;
+	if (agent_exit_parse(status, &code, &sig) == 0) {
+		w->exited = true;
+		w->r->exit_code = code;
+		w->r->signal = sig;
 	} else {
-		w->r->exit_code = atoi(status + 5);
+		w->bad_exit = true;
+		snprintf(w->reason, sizeof(w->reason),
+			 "the guest agent's exit status is malformed: \"%.64s\"", status);
 	}
 	pthread_mutex_unlock(&w->mu);
 }
@@ -138,7 +174,8 @@ static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 	(void)in;
 	(void)out;
 	pthread_mutex_lock(&w->mu);
-	snprintf(w->reason, sizeof(w->reason), "%s", reason);
+	if (!w->bad_exit)
+		snprintf(w->reason, sizeof(w->reason), "%s", reason);
 	w->done = true;
 	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
@@ -206,6 +243,9 @@ int agent_exec_run(struct agent_link *l, const struct agent_exec_spec *spec,
 	pthread_mutex_unlock(&w.mu);
 	if (w.exited || r->timed_out) {
 		rc = 0;
+	} else if (w.bad_exit) {
+		snprintf(err, errlen, "%s", w.reason);
+		rc = -EPROTO;
 	} else if (!strcmp(w.reason, "agent link lost") || !strcmp(w.reason, "agent link closed")) {
 		snprintf(err, errlen, "%s", w.reason);
 		rc = -EPIPE;

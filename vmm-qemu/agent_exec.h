@@ -37,9 +37,17 @@ struct agent_exec_result {
  * (malloc'd). Pure. 0, -E2BIG when over AGENT_MAX_PAYLOAD, -ENOMEM. */
 int agent_exec_payload(const struct agent_exec_spec *spec, char **out, size_t *len);
 
+/* The status an EXIT frame carries ("exit=N", N 0..255; "signal=N", N
+ * 1..64), as the agent sends it: nothing before, after or between. Sets
+ * *exit_code to N and *signal to 0, or *signal to N and *exit_code to -1.
+ * Pure. Returns 0, or -EPROTO for anything else (a short, empty or
+ * malformed payload; *exit_code and *signal untouched). */
+int agent_exit_parse(const char *status, int *exit_code, int *signal);
+
 /* Runs spec and waits. Returns 0 with *r filled (also when it timed out:
  * r->timed_out, killed), or -errno with a reason in err (-EPIPE: the link
- * broke; -EREMOTEIO: the agent could not start it). */
+ * broke; -EREMOTEIO: the agent could not start it; -EPROTO: the agent's
+ * EXIT did not say how the command ended). */
 int agent_exec_run(struct agent_link *l, const struct agent_exec_spec *spec,
 		   struct agent_exec_result *r, char *err, size_t errlen);
 /* Frees the buffers and zeroes r. Accepts NULL. */

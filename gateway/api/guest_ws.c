@@ -186,13 +186,16 @@ static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 static void on_exit_status(void *u, const char *status)
 {
 	struct guest_ws *g = u;
-	bool sig = !strncmp(status, "signal=", 7);
-	int v = atoi(strchr(status, '=') ? strchr(status, '=') + 1 : "0");
+	int code, sig;
 
 	pthread_mutex_lock(&g->mu);
-	push_json(g, json_pack("{s:s, s:o, s:i, s:b}", "type", "exit", "exit_code",
-			       sig ? json_null() : json_integer(v), "signal", sig ? v : 0,
-			       "timed_out", g->timed_out));
+	if (agent_exit_parse(status, &code, &sig) < 0)
+		snprintf(g->reason, sizeof(g->reason),
+			 "the guest agent's exit status is malformed");
+	else
+		push_json(g, json_pack("{s:s, s:o, s:i, s:b}", "type", "exit", "exit_code",
+				       sig ? json_null() : json_integer(code), "signal", sig,
+				       "timed_out", g->timed_out));
 	pthread_mutex_unlock(&g->mu);
 }
 

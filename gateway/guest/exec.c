@@ -413,9 +413,11 @@ json_t *exec_answer(struct exec_job *j, int *status)
 	json_t *o;
 
 	if (j->rc < 0) {
-		*status = j->rc == -EREMOTEIO ? 502 : j->rc == -EINVAL ? 400 : 503;
-		return api_error_json(j->rc == -EREMOTEIO ? "exec_failed" : "agent_unavailable",
-				      j->err);
+		/* -EPROTO: the agent ran it but its EXIT said nothing usable */
+		bool failed = j->rc == -EREMOTEIO || j->rc == -EPROTO;
+
+		*status = failed ? 502 : j->rc == -EINVAL ? 400 : 503;
+		return api_error_json(failed ? "exec_failed" : "agent_unavailable", j->err);
 	}
 	*status = 200;
 	o = json_pack("{s:b, s:I}", "timed_out", j->res.timed_out, "elapsed_ms",

@@ -4,7 +4,8 @@
  * apart, every byte value, 1 MiB both ways through the windows, timeouts
  * that kill the whole group, uid, cwd, env), a TCP channel to a local
  * port, a connection to the agent's egress listener relayed to a socket,
- * frame resync, and a link that breaks under a waiting command. */
+ * frame resync, a fake agent's short or malformed EXIT, and a link that
+ * breaks under a waiting command. */
 #include "common/agent_proto.h"
 #include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/agent_link.h"
@@ -526,6 +527,92 @@ static void test_frame_parse_and_resync(void **state)
 	assert_int_equal(agent_frame_parse(buf, AGENT_HEADER, &h), -1);
 }
 
+/* A fake agent on the other end: answers RESET, then every EXEC with
+ * OPENED and an EXIT whose payload is the test's (short or malformed). */
+struct fake_agent {
+	int fd;
+	const char *exit_payload;
+};
+
+static void *fake_agent_thread(void *arg)
+{
+	struct fake_agent *fa = arg;
+	unsigned char buf[4096], out[AGENT_HEADER + 64];
+	size_t have = 0;
+	ssize_t n;
+
+	while ((n = read(fa->fd, buf + have, sizeof(buf) - have)) > 0) {
+		struct agent_header h;
+		long used;
+
+		have += (size_t)n;
+		while ((used = agent_frame_parse(buf, have, &h)) > 0) {
+			size_t plen = strlen(fa->exit_payload);
+
+			if (h.type == AGENT_RESET) {
+				agent_header_put(out, 0, AGENT_RESET, 0, strlen(AGENT_VERSION));
+				memcpy(out + AGENT_HEADER, AGENT_VERSION, strlen(AGENT_VERSION));
+				assert_true(write(fa->fd, out,
+						  AGENT_HEADER + strlen(AGENT_VERSION)) > 0);
+			} else if (h.type == AGENT_EXEC) {
+				agent_header_put(out, h.chan, AGENT_OPENED, 0, 5);
+				memcpy(out + AGENT_HEADER, "pid=7", 5);
+				assert_true(write(fa->fd, out, AGENT_HEADER + 5) > 0);
+				agent_header_put(out, h.chan, AGENT_EXIT, 0, (uint32_t)plen);
+				memcpy(out + AGENT_HEADER, fa->exit_payload, plen);
+				assert_true(write(fa->fd, out, AGENT_HEADER + plen) > 0);
+			}
+			memmove(buf, buf + used, have - (size_t)used);
+			have -= (size_t)used;
+		}
+		assert_true(used == 0);
+	}
+	close(fa->fd);
+	return NULL;
+}
+
+/* An EXIT too short to hold a status, or malformed, is an error that says
+ * so; a good one from the same fake is read as before. */
+static void test_exec_short_exit(void **state)
+{
+	static const char *const bad[] = { "", "e", "exit", "exit=", "signal=", "exit=x", "ex=1" };
+	static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
+	struct agent_exec_spec spec = { .argv = (const char *[]){ "true", NULL },
+					.env = env,
+					.uid = -1,
+					.gid = -1,
+					.timeout_ms = 5000 };
+
+	(void)state;
+	for (size_t i = 0; i <= sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fake_agent fa = { .exit_payload = i < sizeof(bad) / sizeof(bad[0])
+								 ? bad[i]
+								 : "exit=3" };
+		struct agent_link *l;
+		struct agent_exec_result r;
+		char err[256] = "";
+		pthread_t t;
+		int sv[2], rc;
+
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+		fa.fd = sv[1];
+		assert_int_equal(pthread_create(&t, NULL, fake_agent_thread, &fa), 0);
+		assert_int_equal(agent_link_open_fd(sv[0], 5000, &l, err, sizeof(err)), 0);
+		rc = agent_exec_run(l, &spec, &r, err, sizeof(err));
+		if (i < sizeof(bad) / sizeof(bad[0])) {
+			if (rc != -EPROTO || !strstr(err, "exit status is malformed"))
+				fail_msg("EXIT \"%s\": %d %s", bad[i], rc, err);
+		} else {
+			assert_int_equal(rc, 0);
+			assert_int_equal(r.exit_code, 3);
+			assert_int_equal(r.pid, 7);
+			agent_exec_result_free(&r);
+		}
+		agent_link_destroy(l);
+		pthread_join(t, NULL);
+	}
+}
+
 /* Last: kills the agent under a running command. */
 static void test_link_lost(void **state)
 {
@@ -569,6 +656,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frame_parse_and_resync),
+		cmocka_unit_test(test_exec_short_exit),
 		cmocka_unit_test_setup_teardown(test_ping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_basics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_bytes, setup, teardown),
