@@ -1,7 +1,6 @@
 /* gateway/core/auth.c: see auth.h. */
 #include "gateway/core/auth.h"
 
-#include "common/fsutil.h"
 #include "common/sha256.h"
 
 #include <errno.h>
@@ -10,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int auth_new_token(char *out)
@@ -116,33 +116,88 @@ bool auth_origin_allowed(const char *origin, const char *allowlist)
 	return false;
 }
 
+/* Reads the existing key file at path into text (NUL-terminated, at most
+ * len - 1 bytes), refusing a symlink, anything but a regular file, and a
+ * file that group or others may read or write: the key opens every
+ * session. Returns 0, -ENOENT when there is none, or -errno with a reason
+ * in err. */
+static int read_key_file(const char *path, char *text, size_t len, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t used = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		if (rc == -ELOOP)
+			snprintf(err, errlen,
+				 "%s is a symbolic link; the API key must be a regular file "
+				 "(replace the link with the file, then chmod 600 %s)",
+				 path, path);
+		else if (rc != -ENOENT)
+			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		snprintf(err, errlen,
+			 "%s is not a regular file; the API key must be one (chmod 600)", path);
+		goto out;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		rc = -EPERM;
+		snprintf(err, errlen,
+			 "%s is open to group or others (mode %03o); the API key must be "
+			 "private: chmod 600 %s",
+			 path, (unsigned)(st.st_mode & 0777), path);
+		goto out;
+	}
+	while (used < len - 1 && (n = read(fd, text + used, len - 1 - used)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			snprintf(err, errlen, "read %s: %s", path, strerror(-rc));
+			goto out;
+		}
+		used += (size_t)n;
+	}
+	text[used] = '\0';
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
 int auth_load_or_create_key(const char *path, char *key, size_t keylen, char *err, size_t errlen)
 {
-	char *text = NULL, fresh[AUTH_TOKEN_LEN + 2];
+	char text[4096], fresh[AUTH_TOKEN_LEN + 2];
 	int rc, fd;
 
-	rc = fs_read_file(path, 4096, &text, NULL);
+	rc = read_key_file(path, text, sizeof(text), err, errlen);
 	if (rc == 0) {
 		text[strcspn(text, "\r\n")] = '\0';
 		if (strlen(text) < 16 || strlen(text) >= keylen) {
 			snprintf(err, errlen, "%s: the API key must be 16..%zu characters", path,
 				 keylen - 1);
-			free(text);
 			return -EINVAL;
 		}
 		strcpy(key, text);
-		free(text);
 		return 0;
 	}
-	if (rc != -ENOENT) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	if (rc != -ENOENT)
 		return rc;
-	}
 	if (auth_new_token(fresh) < 0 || keylen <= AUTH_TOKEN_LEN) {
 		snprintf(err, errlen, "cannot make an API key");
 		return -EIO;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "create %s: %s", path, strerror(errno));

@@ -43,7 +43,10 @@ enum auth_scope auth_scope_of(const char *token, const char *operator_key, const
 bool auth_origin_allowed(const char *origin, const char *allowlist);
 
 /* Loads the operator key from path, creating it (0600, a fresh token) when
- * missing. Returns 0 or -errno with a reason in err. */
+ * missing. An existing path must be a regular file, not a symlink, that
+ * neither group nor others may read or write: otherwise -ELOOP, -EINVAL or
+ * -EPERM with a reason in err that names the file and the fix (chmod 600).
+ * Returns 0 or -errno with a reason in err. */
 int auth_load_or_create_key(const char *path, char *key, size_t keylen, char *err, size_t errlen);
 
 #endif
