@@ -144,6 +144,59 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+int fs_write_file_private(const char *path, const void *data, size_t len)
+{
+	char dir[PATH_MAX], *slash;
+	const char *p = data;
+	struct stat st;
+	int fd, rc = 0;
+
+	if (strlen(path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, strlen(path) + 1);
+	if (!(slash = strrchr(dir, '/')) || slash == dir)
+		return -EINVAL;
+	*slash = '\0';
+	if (mkdir(dir, 0700) < 0 && errno == ENOENT) {
+		char up[PATH_MAX];
+
+		memcpy(up, dir, strlen(dir) + 1);
+		if ((slash = strrchr(up, '/')) && slash != up) {
+			*slash = '\0';
+			if ((rc = fs_mkdir_p(up, 0755)) < 0)
+				return rc;
+		}
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (lstat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return -EPERM;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			break;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (rc)
+		unlink(path);
+	return rc;
+}
+
 int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
 	char tmp[PATH_MAX], dir[PATH_MAX], *slash;

@@ -16,6 +16,13 @@ int fs_rm_rf(const char *path);
 int fs_read_file(const char *path, size_t max, char **out, size_t *len);
 /* Writes len bytes to path (created 0644, truncated). Returns 0 or -errno. */
 int fs_write_file(const char *path, const void *data, size_t len);
+/* Writes len bytes to a new file path (0600) in a private directory: the
+ * directory of path is made 0700 when missing and must be a real
+ * directory (not a symlink) owned by this user that nobody else may
+ * write, and path itself must not exist: a file or symlink already there
+ * is refused (-EEXIST), never followed or truncated. Returns 0 or -errno
+ * (-EPERM: the directory is not private; a partial file is removed). */
+int fs_write_file_private(const char *path, const void *data, size_t len);
 /* Replaces path with len bytes atomically and durably: a temp file in the
  * same directory (created with mode), written, fsynced, renamed over path,
  * then the directory fsynced. A reader sees the old or the new content,

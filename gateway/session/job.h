@@ -48,7 +48,7 @@ struct job {
 					* for JOB_FORK); JOB_PAUSE_DISK, JOB_DISPOSE: to stop */
 	struct vmm_spec spec; /* JOB_BOOT (spec.image points at image, spec.url at url) */
 	struct vmm_image image; /* JOB_BOOT */
-	char page_path[96]; /* JOB_BOOT: the staged page, removed once QEMU has it; "" none */
+	char page_path[512]; /* JOB_BOOT: the staged page, removed once QEMU has it; "" none */
 	char agent_path[PATH_MAX]; /* JOB_BOOT: the guest's agent socket, set when started */
 	char ckpt[PATH_MAX]; /* checkpoint folder, "" for none */
 	struct vmm_template tpl; /* JOB_RESTORE */

@@ -10,6 +10,7 @@
 #include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
 #include "vmm-qemu/snapshot.h"
+#include "vmm-qemu/vm.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -403,9 +404,12 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 		return rc;
 	}
 	if (req->page) {
-		/* The guest gets the page over fw_cfg (see docs/images.md). */
-		snprintf(j->page_path, sizeof(j->page_path), "/tmp/vitrine-page-%s.html", s->id);
-		if (fs_write_file(j->page_path, req->page, strlen(req->page)) < 0) {
+		/* The guest gets the page over fw_cfg (see docs/images.md); until
+		 * the boot copies it into the run dir it waits where only we can
+		 * write, in a new file that nothing there can redirect. */
+		if ((size_t)snprintf(j->page_path, sizeof(j->page_path), "%s/pages/page-%s.html",
+				     vmm_run_base(NULL), s->id) >= sizeof(j->page_path) ||
+		    fs_write_file_private(j->page_path, req->page, strlen(req->page)) < 0) {
 			j->page_path[0] = '\0';
 			job_free(j);
 			return api_error_set(e, 500, "internal", "cannot stage the page");
