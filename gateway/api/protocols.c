@@ -9,6 +9,7 @@
 #include "gateway/api/http.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/stream.h"
+#include "gateway/api/web.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/session.h"
@@ -122,6 +123,9 @@ static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 			woken(gw);
 		return 0;
 	}
+	case LWS_CALLBACK_ADD_HEADERS:
+		/* lws is serving a file of the web viewer's mount */
+		return web_add_headers(wsi, in) < 0 ? 1 : 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		/* An upgrade: its path decides the kind, whose filter decides. */
 		if (!c || become_ws(c, kind_of_upgrade(wsi)) < 0)

@@ -14,4 +14,11 @@
  * folder with an index.html was found (then nothing is mounted). */
 int web_mount(struct lws_http_mount *m, const char *override, char *dir_out, size_t dir_len);
 
+/* The security headers of every file the mount serves (lws asks with
+ * LWS_CALLBACK_ADD_HEADERS, args the header buffer): nosniff, no framing,
+ * no referrer, and a Content-Security-Policy that lets the viewer load its
+ * own scripts and styles and connect to this origin (HTTP and WebSocket)
+ * only. Loop thread. Returns 0, or -1 when the buffer is too small. */
+int web_add_headers(struct lws *wsi, struct lws_process_html_args *args);
+
 #endif
