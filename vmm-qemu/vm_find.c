@@ -86,10 +86,18 @@ static bool still(pid_t pid, unsigned long long start)
 	return vmm_proc_start_time(pid, &now) == 0 && now == start;
 }
 
+bool vmm_identity_wait_gone(const struct vmm_identity *id, int timeout_ms)
+{
+	int64_t until = fs_now_ms() + timeout_ms;
+
+	while (still(id->pid, id->start_time) && fs_now_ms() < until)
+		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000L }, NULL);
+	return !still(id->pid, id->start_time);
+}
+
 int vmm_shim_terminate(const char *run_dir, int timeout_ms, char *err, size_t errlen)
 {
 	struct vmm_identity id;
-	int64_t until;
 	int rc = vmm_vm_identity_read(run_dir, &id, err, errlen);
 
 	if (rc < 0)
@@ -99,10 +107,7 @@ int vmm_shim_terminate(const char *run_dir, int timeout_ms, char *err, size_t er
 		return -ESRCH;
 	}
 	kill(id.pid, SIGTERM);
-	until = fs_now_ms() + timeout_ms;
-	while (still(id.pid, id.start_time) && fs_now_ms() < until)
-		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000L }, NULL);
-	if (still(id.pid, id.start_time)) {
+	if (!vmm_identity_wait_gone(&id, timeout_ms)) {
 		kill(id.pid, SIGKILL); /* QEMU dies with it (PR_SET_PDEATHSIG) */
 		snprintf(err, errlen, "its shim (pid %d) did not stop within %d ms: killed",
 			 (int)id.pid, timeout_ms);

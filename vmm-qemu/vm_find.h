@@ -8,6 +8,7 @@
 
 #include "vmm-qemu/vm.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Writes label (1..63 bytes, no '/', no newline) as run_dir's label,
@@ -22,6 +23,11 @@ int vmm_run_dir_label(const char *run_dir, char *buf, size_t len);
  * or -ENOENT (no vm.json), -EBADMSG (no shim in it, or not parseable),
  * with a reason in err. */
 int vmm_vm_identity_read(const char *run_dir, struct vmm_identity *out, char *err, size_t errlen);
+
+/* Waits up to timeout_ms for the process id names (pid and start time) to
+ * be gone: exited, a zombie, or its pid taken by another process. True
+ * once it is. */
+bool vmm_identity_wait_gone(const struct vmm_identity *id, int timeout_ms);
 
 /* Stops the shim-held guest in run_dir that nobody will adopt: the shim
  * named in vm.json, if it is that very process still (pid and start time),

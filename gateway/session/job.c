@@ -10,7 +10,6 @@
 #include "vmm-qemu/vm_find.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,15 +373,6 @@ static void do_fork(struct job *j)
 	j->ckpt[0] = '\0';
 }
 
-/* Waits up to timeout_ms for process pid (not ours) to exit. */
-static void wait_gone(pid_t pid, int timeout_ms)
-{
-	int64_t until = fs_now_ms() + timeout_ms;
-
-	while (kill(pid, 0) == 0 && fs_now_ms() < until)
-		usleep(100 * 1000);
-}
-
 /* Takes over a guest an earlier gateway started: its supervisor still
  * runs it. An operation the old gateway had under way may have left it
  * stopped (a pause to disk or a fork between stop and cont): it is put
@@ -398,7 +388,7 @@ static void do_adopt(struct job *j)
 	if (j->rc == -EAGAIN) {
 		/* Its supervisor is pausing or stopping it (the grace period ran
 		 * out): the record says what became of it once it is done. */
-		wait_gone(j->adopt.pid, 300 * 1000);
+		vmm_identity_wait_gone(&j->adopt, 300 * 1000);
 		return;
 	}
 	if (j->rc < 0)
