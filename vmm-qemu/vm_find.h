@@ -30,7 +30,9 @@ int vmm_vm_identity_read(const char *run_dir, struct vmm_identity *out, char *er
 bool vmm_identity_wait_gone(const struct vmm_identity *id, int timeout_ms);
 
 /* Stops the shim-held guest in run_dir that nobody will adopt: the shim
- * named in vm.json, if it is that very process still (pid and start time),
+ * named in vm.json (or, before vm.json is written, the process in
+ * owner.pid whose command line is this run dir's shim), if it is that very
+ * process still (pid and start time),
  * gets SIGTERM (it quits QEMU and removes the run dir) and is waited for up
  * to timeout_ms, then SIGKILLed (QEMU dies with it). A process that is not
  * the shim is never signalled. Returns 0 once it is gone, -ESRCH when it

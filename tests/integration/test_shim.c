@@ -11,6 +11,7 @@
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/vm.h"
+#include "vmm-qemu/vm_find.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -374,6 +375,56 @@ static pid_t sleeping_child(void)
 	return pid;
 }
 
+/* vmm_shim_terminate stops an orphan by vm.json's identity and, when its
+ * owner died before vm.json was written, by the shim in owner.pid; a
+ * stranger in owner.pid is never signalled. */
+static void test_terminate_orphans(void **state)
+{
+	struct vmm_shim_opts so = { .bin = shim_bin, .grace_s = 30 };
+	char dir[PATH_MAX], path[PATH_MAX + 16], pid_text[32], err[512];
+	struct vmm_identity id;
+	struct vmm_vm *vm;
+	pid_t stranger;
+	int st;
+
+	(void)state;
+	/* With vm.json. */
+	start_guest(&so, &vm);
+	vmm_vm_identity(vm, &id);
+	snprintf(dir, sizeof(dir), "%s", vmm_vm_run_dir(vm));
+	vmm_vm_detach(vm);
+	if (vmm_shim_terminate(dir, 10000, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_true(gone_within(id.pid, 5000));
+	assert_false(exists(dir));
+	waitpid(id.pid, &st, WNOHANG); /* our child: the detach left it to us */
+
+	/* Without vm.json: found by owner.pid and its command line. */
+	start_guest(&so, &vm);
+	vmm_vm_identity(vm, &id);
+	snprintf(dir, sizeof(dir), "%s", vmm_vm_run_dir(vm));
+	vmm_vm_detach(vm);
+	snprintf(path, sizeof(path), "%s/vm.json", dir);
+	assert_int_equal(unlink(path), 0);
+	/* First a stranger's pid in owner.pid: refused, and it lives on. */
+	snprintf(path, sizeof(path), "%s/owner.pid", dir);
+	stranger = sleeping_child();
+	snprintf(pid_text, sizeof(pid_text), "%d\n", (int)stranger);
+	assert_int_equal(fs_write_file(path, pid_text, strlen(pid_text)), 0);
+	assert_int_equal(vmm_shim_terminate(dir, 2000, err, sizeof(err)), -ESRCH);
+	assert_true(alive(stranger));
+	kill(stranger, SIGKILL);
+	waitpid(stranger, &st, 0);
+	/* Then the shim's own. */
+	snprintf(pid_text, sizeof(pid_text), "%d\n", (int)id.pid);
+	assert_int_equal(fs_write_file(path, pid_text, strlen(pid_text)), 0);
+	if (vmm_shim_terminate(dir, 10000, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_true(gone_within(id.pid, 5000));
+	assert_false(exists(dir));
+	waitpid(id.pid, &st, WNOHANG);
+}
+
 static void test_adopt_refusals(void **state)
 {
 	struct vmm_shim_opts so = { .bin = shim_bin, .grace_s = 30 };
@@ -612,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_abandoned_guest_is_killed),
 		cmocka_unit_test(test_pause_without_a_record_kills),
 		cmocka_unit_test(test_adopt_refusals),
+		cmocka_unit_test(test_terminate_orphans),
 		cmocka_unit_test(test_sigterm_to_the_shim),
 		cmocka_unit_test(test_qemu_exit_is_reported),
 		cmocka_unit_test(test_sweep_keeps_what_lives),
