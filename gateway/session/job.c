@@ -384,18 +384,33 @@ static void do_adopt(struct job *j)
 	const char *status;
 	bool runs;
 
-	j->rc = vmm_vm_adopt(&j->adopt, &opts, &j->vm, j->err, sizeof(j->err));
-	if (j->rc == -EAGAIN) {
-		/* Its supervisor is pausing or stopping it (the grace period ran
-		 * out): the record says what became of it once it is done. */
-		vmm_identity_wait_gone(&j->adopt, 300 * 1000);
-		return;
+	/* A monitor connection can first carry the reply to a command the
+	 * dead gateway had sent (QEMU answers on whichever connection is
+	 * open): the stream then breaks (-EPROTO), and one new connection,
+	 * past that reply, is tried. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (j->vm) {
+			vmm_vm_detach(j->vm);
+			j->vm = NULL;
+		}
+		j->rc = vmm_vm_adopt(&j->adopt, &opts, &j->vm, j->err, sizeof(j->err));
+		if (j->rc == -EAGAIN) {
+			/* Its supervisor is pausing or stopping it (the grace
+			 * period ran out): the record says what became of it. */
+			vmm_identity_wait_gone(&j->adopt, 300 * 1000);
+			return;
+		}
+		/* A migration the old gateway started (a pause to disk) goes no further. */
+		if (j->rc == 0)
+			vmm_vm_qmp(j->vm, "migrate_cancel", NULL, NULL, 5000, j->err,
+				   sizeof(j->err));
+		if (j->rc == 0)
+			j->rc = vmm_vm_qmp(j->vm, "query-status", NULL, &ret, 10000, j->err,
+					   sizeof(j->err));
+		if (j->rc != -EPROTO)
+			break;
+		log_warn("job", "adopting %s: %s; connecting again", j->adopt.run_dir, j->err);
 	}
-	if (j->rc < 0)
-		return;
-	/* A migration the old gateway started (a pause to disk) goes no further. */
-	vmm_vm_qmp(j->vm, "migrate_cancel", NULL, NULL, 5000, j->err, sizeof(j->err));
-	j->rc = vmm_vm_qmp(j->vm, "query-status", NULL, &ret, 10000, j->err, sizeof(j->err));
 	if (j->rc < 0)
 		return;
 	status = json_string_value(json_object_get(ret, "status"));
