@@ -23,7 +23,6 @@
 #include <string.h>
 
 #define CDP_PORT "9222" /* the guest's Chromium, on its own 127.0.0.1 */
-#define AGENT_WAIT_MS 3000 /* a session just ready may not be linked yet */
 #define AGENT_POLL_US (20 * LWS_US_PER_MS)
 
 struct outmsg {
@@ -300,7 +299,7 @@ static struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 		/* Not linked yet (a session just ready): the client's messages
 		 * wait in the socket until it is. */
 		lws_rx_flow_control(wsi, 0);
-		g->link_wait_until = fs_now_ms() + AGENT_WAIT_MS;
+		g->link_wait_until = fs_now_ms() + SESS_AGENT_WAIT_MS;
 		lws_sul_schedule(g->ctx, 0, &g->sul_link, poll_link, AGENT_POLL_US);
 	}
 	g->next = all;

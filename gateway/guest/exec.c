@@ -290,7 +290,7 @@ static void *exec_thread(void *arg)
 	struct exec_job *j = arg;
 	int64_t t0 = fs_now_ms();
 	/* Just after ready the link may still be on its way. */
-	struct agent_link *l = sess_agent_get(j->agent, 10000);
+	struct agent_link *l = sess_agent_get(j->agent, SESS_AGENT_WAIT_MS);
 	bool released;
 
 	if (!l) {

@@ -27,6 +27,10 @@ void sess_agent_stop(struct sess_agent *a);
 bool sess_agent_wait_threads(int timeout_ms);
 struct sess_agent *sess_agent_hold(struct sess_agent *a);
 void sess_agent_release(struct sess_agent *a);
+/* How long a request waits for a link that is not up yet: a session just
+ * ready, resumed or adopted connects to its agent on its own thread, and a
+ * guest under TCG on a loaded host can take seconds to answer the RESET. */
+#define SESS_AGENT_WAIT_MS 10000
 /* The link, held (agent_link_release it), waiting up to wait_ms for one;
  * NULL when there is none (yet, or any more). */
 struct agent_link *sess_agent_get(struct sess_agent *a, int wait_ms);
