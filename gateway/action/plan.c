@@ -379,3 +379,72 @@ void plan_destroy(struct plan *p)
 	free(p->steps);
 	free(p);
 }
+
+/* The name of a key or button event (its qcode or button), and whether it
+ * is a key; NULL for other events. */
+static const char *held_name(const json_t *ev, bool *key, bool *down)
+{
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	const json_t *data = json_object_get(ev, "data");
+
+	*down = json_is_true(json_object_get(data, "down"));
+	*key = type && !strcmp(type, "key");
+	if (*key)
+		return json_string_value(json_object_get(json_object_get(data, "key"), "data"));
+	if (type && !strcmp(type, "btn"))
+		return json_string_value(json_object_get(data, "button"));
+	return NULL;
+}
+
+json_t *plan_release_held(const struct plan *p, size_t sent)
+{
+	const char *names[PLAN_MAX_HELD];
+	bool keys[PLAN_MAX_HELD];
+	int n = 0;
+	json_t *events, *out;
+
+	for (size_t i = 0; p && i < sent && i < p->len; i++) {
+		const json_t *ev;
+		size_t k;
+
+		if (p->steps[i].kind != PLAN_INPUT)
+			continue;
+		json_array_foreach(json_object_get(p->steps[i].event, "events"), k, ev)
+		{
+			bool key, down;
+			const char *name = held_name(ev, &key, &down);
+			int at = -1;
+
+			for (int j = 0; name && j < n; j++)
+				if (keys[j] == key && !strcmp(names[j], name))
+					at = j;
+			if (!name || (down && at >= 0) || (!down && at < 0))
+				continue;
+			if (down && n < PLAN_MAX_HELD) {
+				names[n] = name;
+				keys[n++] = key;
+			} else if (!down) {
+				memmove(names + at, names + at + 1,
+					(size_t)(n - at - 1) * sizeof(names[0]));
+				memmove(keys + at, keys + at + 1,
+					(size_t)(n - at - 1) * sizeof(keys[0]));
+				n--;
+			}
+		}
+	}
+	if (!n || !(events = json_array()))
+		return NULL;
+	for (int pass = 0; pass < 2; pass++) /* buttons, then keys */
+		for (int j = n - 1; j >= 0; j--) {
+			json_t *up;
+
+			if (keys[j] != (pass == 1))
+				continue;
+			up = keys[j] ? vmm_input_key(names[j], false)
+				     : vmm_input_button(names[j], false);
+			json_array_extend(events, json_object_get(up, "events"));
+			json_decref(up);
+		}
+	out = json_pack("{s:o}", "events", events);
+	return out;
+}

@@ -65,6 +65,14 @@ struct plan *plan_build(const struct action *a, int screen_w, int screen_h);
 /* Frees a plan and everything its steps own. Accepts NULL. */
 void plan_destroy(struct plan *p);
 
+/* What the first `sent` steps of p left held down, as input events that
+ * let go of it: buttons first, then keys in the reverse order they went
+ * down ({"events": [...]}, a new reference; NULL when nothing is held or
+ * out of memory). A run cut short sends it, so that no key or button stays
+ * down in the guest. Pure. */
+#define PLAN_MAX_HELD 32
+json_t *plan_release_held(const struct plan *p, size_t sent);
+
 /* A short name of a step kind for logs ("input", "delay", "type_text", ...).
  * Never NULL. */
 const char *plan_step_kind_name(enum plan_step_kind kind);

@@ -223,8 +223,23 @@ static int start_typing(struct run *r, const char *text)
 
 static void abandon_encoding(struct run *r);
 
+/* A run cut short (cancelled, or failed between steps) lets go of any key
+ * or button its sent steps left down, while its guest still runs. */
+static void release_held(struct run *r)
+{
+	json_t *up;
+	char err[256];
+
+	if (!r->plan || r->step >= r->plan->len || !r->s->vm || r->s->state != SESS_READY ||
+	    r->s->job || !(up = plan_release_held(r->plan, r->step)))
+		return;
+	if (vmm_vm_input(r->s->vm, up, err, sizeof(err)) < 0)
+		log_warn("run", "%s: cannot let go of held input: %s", r->s->id, err);
+}
+
 static void free_run(struct run *r)
 {
+	release_held(r);
 	abandon_encoding(r);
 	lws_sul_cancel(&r->sul);
 	type_job_unref(r->typing);

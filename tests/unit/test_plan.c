@@ -306,6 +306,73 @@ static void test_other(void **state)
 		    "zoom(0,0,640,400)");
 }
 
+/* What a run cut short after `sent` steps of json's plan lets go of. */
+static void expect_release(const char *json, size_t sent, const char *want)
+{
+	json_t *j = json_loads(json, 0, NULL), *up;
+	struct actions_error err;
+	struct action *a = actions_parse(j, &ctx, &err);
+	struct plan *p;
+	struct buf b = { .len = 0 };
+
+	json_decref(j);
+	assert_non_null(a);
+	p = plan_build(a, W, H);
+	assert_non_null(p);
+	up = plan_release_held(p, sent);
+	if (up)
+		describe_event(&b, up);
+	if (strcmp(b.s, want) != 0)
+		fail_msg("%s after %zu steps\n  got:  %s\n  want: %s", json, sent, b.s, want);
+	json_decref(up);
+	plan_destroy(p);
+	actions_destroy(a);
+}
+
+static void test_release_held(void **state)
+{
+	static const char drag[] = "{\"dialect\":\"anthropic\",\"action\":\"left_click_drag\","
+				   "\"start_coordinate\":[10,10],\"coordinate\":[400,300],"
+				   "\"text\":\"ctrl+shift\"}";
+	static const char hold[] = "{\"dialect\":\"anthropic\",\"action\":\"hold_key\","
+				   "\"text\":\"shift\",\"duration\":3}";
+
+	(void)state;
+	/* nothing sent, or everything: nothing held */
+	expect_release(drag, 0, "");
+	expect_release(hold, 0, "");
+	/* a hold cut during its wait: the key goes up */
+	expect_release(hold, 1, "-k:shift");
+	/* a modifier drag cut after its button went down: the button first,
+	 * then the keys, the last pressed first */
+	{
+		json_t *j = json_loads(drag, 0, NULL);
+		struct actions_error err;
+		struct action *a = actions_parse(j, &ctx, &err);
+		struct plan *p = plan_build(a, W, H);
+		size_t at = 0;
+		struct buf b = { .len = 0 };
+
+		json_decref(j);
+		/* the step after the button press */
+		for (size_t i = 0; i < p->len && !at; i++) {
+			b.len = 0;
+			b.s[0] = '\0';
+			if (p->steps[i].kind == PLAN_INPUT) {
+				describe_event(&b, p->steps[i].event);
+				if (strstr(b.s, "+b:left"))
+					at = i + 1;
+			}
+		}
+		assert_true(at > 0);
+		expect_release(drag, at, "-b:left -k:shift -k:ctrl");
+		/* the whole plan sent: everything came up by itself */
+		expect_release(drag, p->len, "");
+		plan_destroy(p);
+		actions_destroy(a);
+	}
+}
+
 static void test_api_edges(void **state)
 {
 	struct action a = { .kind = ACTION_SCREENSHOT };
@@ -321,10 +388,11 @@ static void test_api_edges(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_keys),   cmocka_unit_test(test_type),
-		cmocka_unit_test(test_clicks), cmocka_unit_test(test_scroll),
-		cmocka_unit_test(test_drag),   cmocka_unit_test(test_drag_bounds),
-		cmocka_unit_test(test_other),  cmocka_unit_test(test_api_edges),
+		cmocka_unit_test(test_keys),	     cmocka_unit_test(test_type),
+		cmocka_unit_test(test_clicks),	     cmocka_unit_test(test_scroll),
+		cmocka_unit_test(test_drag),	     cmocka_unit_test(test_drag_bounds),
+		cmocka_unit_test(test_other),	     cmocka_unit_test(test_api_edges),
+		cmocka_unit_test(test_release_held),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
