@@ -14,44 +14,86 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Answers 401/403 and returns false unless the token grants at least need
- * on session s (NULL: an operator-only route). */
-bool api_authorise(struct http_req *r, const struct sess *s, enum auth_scope need)
+/* Answers 401/403 and returns false unless the token has need on session
+ * s (NULL: an operator-only route). */
+bool api_authorise(struct http_req *r, const struct sess *s, unsigned need)
 {
-	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key,
-					    s ? s->control_hash : NULL, s ? s->view_hash : NULL);
+	unsigned got = sess_rights(r->gw, s, r->token, NULL);
+	char msg[160];
 
 	/* On an operator route, a valid session token is known but not enough. */
-	for (struct sess *o = r->gw->sessions; !s && got == AUTH_NONE && o; o = o->next)
-		got = auth_scope_of(r->token, NULL, o->control_hash, o->view_hash);
+	for (struct sess *o = r->gw->sessions; !s && !got && o; o = o->next)
+		got = sess_rights(r->gw, o, r->token, NULL) & ~(unsigned)AUTH_R_ADMIN;
 
-	if (got >= need)
+	if ((got & need) == need)
 		return true;
 	if (!r->token[0])
 		http_reply_error(r, 401, "unauthorized",
 				 "send an API key or session token as Authorization: Bearer TOKEN");
-	else if (got == AUTH_NONE)
+	else if (!got)
 		http_reply_error(r, 401, "unauthorized", "the token is not valid here");
-	else
-		http_reply_error(r, 403, "forbidden", "the token's scope does not allow this");
+	else {
+		unsigned missing = need & ~got;
+
+		snprintf(msg, sizeof(msg), "the token's scopes do not include \"%s\"%s",
+			 auth_right_name(missing & -missing) ? auth_right_name(missing & -missing)
+							     : "?",
+			 missing & AUTH_R_ADMIN ? " (the operator key's alone)" : "");
+		http_reply_error(r, 403, "forbidden", msg);
+	}
 	return false;
 }
 
 /* The session of the route, answering 404 when there is none. Tokens of
  * other sessions are checked only after the lookup, so a probe with a wrong
  * token cannot tell existing ids from missing ones: both get 401 or 404. */
-struct sess *api_route_session(struct http_req *r, enum auth_scope need)
+struct sess *api_route_session(struct http_req *r, unsigned need)
 {
 	struct sess *s = sess_find(r->gw, r->route.id);
 
 	if (!s) {
-		if (auth_scope_of(r->token, r->gw->operator_key, NULL, NULL) == AUTH_OPERATOR)
+		if (sess_rights(r->gw, NULL, r->token, NULL) & AUTH_R_ADMIN)
 			http_reply_error(r, 404, "not_found", "no such session");
 		else
 			http_reply_error(r, 401, "unauthorized", "the token is not valid here");
 		return NULL;
 	}
 	return api_authorise(r, s, need) ? s : NULL;
+}
+
+void api_refuse_early(struct http_req *r)
+{
+	struct sess *s = NULL;
+	unsigned got;
+
+	switch (r->route.kind) {
+	case R_HEALTH:
+	case R_ROOT:
+	case R_NOT_FOUND:
+	case R_METHOD_NOT_ALLOWED:
+		return; /* answered after the body, without a token */
+	case R_SESSIONS_LIST:
+	case R_SESSIONS_CREATE:
+	case R_TEMPLATES_LIST:
+	case R_TEMPLATES_CREATE:
+	case R_TEMPLATE_GET:
+	case R_TEMPLATE_DELETE:
+		break;
+	default:
+		s = sess_find(r->gw, r->route.id);
+		break;
+	}
+	got = sess_rights(r->gw, s, r->token, NULL);
+	for (struct sess *o = r->gw->sessions; !s && !got && o; o = o->next)
+		got = sess_rights(r->gw, o, r->token, NULL);
+	if (got)
+		return;
+	r->close_after = true;
+	if (!r->token[0])
+		http_reply_error(r, 401, "unauthorized",
+				 "send an API key or session token as Authorization: Bearer TOKEN");
+	else
+		http_reply_error(r, 401, "unauthorized", "the token is not valid here");
 }
 
 int api_query_int(struct http_req *r, const char *name, int def, int min, int max, int *out)
@@ -99,19 +141,38 @@ void api_hold(struct http_req *r, int seconds)
 	lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, seconds);
 }
 
-/* Parks the request until the session changes or timeout_s passes; the
- * route decides in api_resume_wait when it has its answer. */
-void api_wait(struct http_req *r, struct sess *s, int timeout_s)
+bool api_can_wait(struct http_req *r, struct sess *s)
 {
-	if (sess_add_waiter(s, r->wsi) < 0) {
-		http_reply_error(r, 503, "busy", "too many requests wait on this session");
-		return;
+	if (sess_can_wait(s))
+		return true;
+	http_reply_error(r, 503, "busy", "too many requests wait on this session");
+	return false;
+}
+
+static int park(struct http_req *r, struct sess *s, int timeout_s, bool watch)
+{
+	if (sess_add_waiter(s, r->wsi, watch) < 0) {
+		http_reply_error(r, 503, "busy",
+				 watch ? "too many requests watch this session"
+				       : "too many requests wait on this session");
+		return -EBUSY;
 	}
 	snprintf(r->wait_id, sizeof(r->wait_id), "%s", s->id);
 	r->wait_until_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
 	api_hold(r, timeout_s + 10);
 	lws_sul_schedule(r->gw->ctx, 0, &r->sul_wait, on_wait_timeout,
 			 (lws_usec_t)timeout_s * LWS_US_PER_SEC);
+	return 0;
+}
+
+int api_wait(struct http_req *r, struct sess *s, int timeout_s)
+{
+	return park(r, s, timeout_s, false);
+}
+
+int api_watch(struct http_req *r, struct sess *s, int timeout_s)
+{
+	return park(r, s, timeout_s, true);
 }
 
 void api_unpark(struct http_req *r, struct sess *s)
@@ -189,7 +250,7 @@ static void create_session(struct http_req *r)
 	bool wait;
 	int wait_s, rc;
 
-	if (!api_authorise(r, NULL, AUTH_OPERATOR) || wait_arg(r, &wait) < 0 ||
+	if (!api_authorise(r, NULL, AUTH_R_ADMIN) || wait_arg(r, &wait) < 0 ||
 	    api_query_int(r, "timeout_s=", API_DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
 		return;
 	if (session_request_parse(r->body ? r->body : "", r->body_len, &req, &e) < 0) {
@@ -203,7 +264,7 @@ static void create_session(struct http_req *r)
 		return;
 	}
 	if (wait && sess_busy(s)) {
-		api_wait(r, s, wait_s);
+		api_watch(r, s, wait_s);
 		return;
 	}
 	api_reply_session(r, s, 201, true);
@@ -213,7 +274,7 @@ static void list_sessions(struct http_req *r)
 {
 	json_t *arr = json_array();
 
-	if (!api_authorise(r, NULL, AUTH_OPERATOR)) {
+	if (!api_authorise(r, NULL, AUTH_R_ADMIN)) {
 		json_decref(arr);
 		return;
 	}
@@ -224,7 +285,7 @@ static void list_sessions(struct http_req *r)
 
 static void get_session(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_VIEW);
+	struct sess *s = api_route_session(r, AUTH_R_VIEW);
 	bool wait;
 	int wait_s;
 
@@ -232,7 +293,7 @@ static void get_session(struct http_req *r)
 	    api_query_int(r, "timeout_s=", API_DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
 		return;
 	if (wait && sess_busy(s)) {
-		api_wait(r, s, wait_s);
+		api_watch(r, s, wait_s);
 		return;
 	}
 	api_reply_session(r, s, 200, false);
@@ -258,7 +319,7 @@ static void delete_poll(lws_sorted_usec_list_t *sul)
 
 static void delete_session(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_OPERATOR);
+	struct sess *s = api_route_session(r, AUTH_R_ADMIN);
 
 	if (!s)
 		return;
@@ -296,7 +357,7 @@ static void screenshot_done(void *ud, struct run_outcome *out)
 
 static void screenshot(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_VIEW);
+	struct sess *s = api_route_session(r, AUTH_R_VIEW);
 	struct shot_opts o;
 	struct api_error e;
 	json_t *j;
@@ -413,12 +474,14 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len, run_d
 
 static void act(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, AUTH_R_ACT);
 	json_t *error = NULL;
 	struct api_error e;
 	int status, auto_resume;
 
 	if (!s || api_query_int(r, "auto_resume=", 0, 0, 1, &auto_resume) < 0)
+		return;
+	if (auto_resume && !api_can_wait(r, s))
 		return;
 	if (auto_resume && !r->resumed && s->state == SESS_PAUSED && !s->job) {
 		r->resumed = true; /* once: a resume that fails answers below */
@@ -465,26 +528,26 @@ void api_handle(struct http_req *r)
 		act(r);
 		return;
 	case R_SESSION_CONTROL_WS:
-		if (api_route_session(r, AUTH_CONTROL))
+		if (api_route_session(r, AUTH_R_ACT))
 			http_reply_error(
 				r, 426, "upgrade_required",
 				"this is a WebSocket endpoint: connect with Upgrade: websocket");
 		return;
 	case R_SESSION_STREAM_WS:
-		if (api_route_session(r, AUTH_VIEW))
+		if (api_route_session(r, AUTH_R_VIEW))
 			http_reply_error(
 				r, 426, "upgrade_required",
 				"this is a WebSocket endpoint: connect with Upgrade: websocket");
 		return;
 	case R_SESSION_SHARE: {
-		struct sess *s = api_route_session(r, AUTH_VIEW);
+		struct sess *s = api_route_session(r, AUTH_R_ACT);
 
 		if (s)
 			api_share(r, s);
 		return;
 	}
 	case R_SESSION_VNC: {
-		struct sess *s = api_route_session(r, AUTH_CONTROL);
+		struct sess *s = api_route_session(r, AUTH_R_VNC);
 
 		if (s)
 			api_vnc(r, s);
@@ -514,7 +577,8 @@ void api_handle(struct http_req *r)
 		return;
 	case R_SESSION_EXEC_WS:
 	case R_SESSION_CDP_WS:
-		if (api_route_session(r, AUTH_CONTROL))
+		if (api_route_session(r, r->route.kind == R_SESSION_EXEC_WS ? AUTH_R_EXEC
+									    : AUTH_R_ACT))
 			http_reply_error(
 				r, 426, "upgrade_required",
 				"this is a WebSocket endpoint: connect with Upgrade: websocket");
@@ -548,6 +612,11 @@ void api_handle(struct http_req *r)
 		return;
 	case R_TEMPLATE_DELETE:
 		api_delete_template(r);
+		return;
+	case R_SESSION_TOKENS:
+	case R_SESSION_TOKEN:
+	case R_SESSION_TOKEN_ROTATE:
+		api_tokens(r);
 		return;
 	case R_METHOD_NOT_ALLOWED:
 		http_reply_error(r, 405, "method_not_allowed",

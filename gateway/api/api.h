@@ -8,6 +8,11 @@
 /* Handles the request in r (route, token and body are set); answers through
  * http_reply_*, now or, for ?wait=ready, once the session's state changes. */
 void api_handle(struct http_req *r);
+/* Before the body of a POST or PUT is read: answers 401 (and closes the
+ * connection after it, leaving the body unread) when r's token has no
+ * right at all where it is going, so that nobody without a credential
+ * makes the gateway buffer a body. */
+void api_refuse_early(struct http_req *r);
 /* Called when a waiting request is woken: answers if there is news. */
 void api_resume_wait(struct http_req *r);
 

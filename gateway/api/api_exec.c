@@ -10,19 +10,24 @@
 /* Starts j (owned from now on) for r, which waits up to wait_s for it. */
 static void launch(struct http_req *r, struct sess *s, struct exec_job *j, int wait_s)
 {
+	/* Admission first: a busy answer leaves no command running. */
+	if (api_wait(r, s, wait_s) < 0) {
+		exec_free(j);
+		return;
+	}
 	if (exec_start(j, r->gw, s->agent) < 0) {
 		exec_free(j);
+		api_unpark(r, s);
 		http_reply_error(r, 500, "internal", "cannot start a thread");
 		return;
 	}
 	r->exec = j;
 	sess_touch(s);
-	api_wait(r, s, wait_s);
 }
 
 void api_exec(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, AUTH_R_EXEC);
 	struct api_error e;
 	struct exec_job *j;
 
@@ -32,6 +37,10 @@ void api_exec(struct http_req *r)
 		return;
 	if (!(j = exec_parse(r->body, r->body_len, &e))) {
 		http_reply_api_error(r, &e);
+		return;
+	}
+	if (exec_as_root(j) && !api_authorise(r, s, AUTH_R_EXEC | AUTH_R_ROOT)) {
+		exec_free(j);
 		return;
 	}
 	launch(r, s, j, EXEC_MAX_TIMEOUT_S + 60);

@@ -51,7 +51,7 @@ static json_t *body_object(struct http_req *r)
 
 void api_clipboard(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, AUTH_R_ACT);
 	const char *get[] = { "xclip", "-selection", "clipboard", "-o", "-t", "UTF8_STRING", NULL };
 	const char *set[] = { "/bin/sh", "-c",
 			      "exec xclip -selection clipboard -i -t UTF8_STRING >/dev/null",
@@ -89,7 +89,7 @@ static bool url_allowed(const char *u)
 
 void api_open(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, AUTH_R_ACT);
 	char js[VMM_MAX_URL * 2 + 128];
 	const char *url;
 	json_t *j;
@@ -114,7 +114,7 @@ void api_open(struct http_req *r)
 
 void api_launch(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, AUTH_R_ACT);
 	const char *argv[40] = { "/bin/sh", "-c", launch_script };
 	const char *cmd;
 	json_t *j, *args, *a;
@@ -201,7 +201,7 @@ void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
 
 void api_egress(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, r->method == M_PUT ? AUTH_R_EGRESS : AUTH_R_ACT);
 	struct egress_rules *rules;
 	char err[512];
 	json_t *j;
@@ -225,7 +225,7 @@ void api_egress(struct http_req *r)
 
 void api_egress_log(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, AUTH_R_ACT);
 	int after, limit;
 
 	if (!s || api_query_int(r, "after=", 0, 0, 1 << 30, &after) < 0 ||
@@ -236,7 +236,7 @@ void api_egress_log(struct http_req *r)
 
 void api_cdp_version(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, AUTH_R_ACT);
 	char host[256] = "", url[512];
 
 	if (!s)

@@ -16,11 +16,12 @@
 
 struct sess;
 
-/* Answers 401/403 and returns false unless the token grants at least need
- * on session s (NULL: an operator-only route). */
-bool api_authorise(struct http_req *r, const struct sess *s, enum auth_scope need);
-/* The session of the route, answering 404/401 when there is none. */
-struct sess *api_route_session(struct http_req *r, enum auth_scope need);
+/* Answers 401/403 and returns false unless the token has every right in
+ * need (AUTH_R_* bits) on session s (NULL: an operator-only route). */
+bool api_authorise(struct http_req *r, const struct sess *s, unsigned need);
+/* The session of the route, answering 404/401 when there is none, and
+ * 401/403 unless the token has need on it. */
+struct sess *api_route_session(struct http_req *r, unsigned need);
 /* Reads ?name=N (name ends in '='), def when absent; answers 400 and
  * returns -EINVAL outside [min, max]. */
 int api_query_int(struct http_req *r, const char *name, int def, int min, int max, int *out);
@@ -29,8 +30,14 @@ void api_reply_session(struct http_req *r, const struct sess *s, int status, boo
 /* Keeps lws from closing r for seconds while its answer is being made. */
 void api_hold(struct http_req *r, int seconds);
 /* Parks r until session s changes (api_resume_wait decides when it is
- * done) or timeout_s passes. */
-void api_wait(struct http_req *r, struct sess *s, int timeout_s);
+ * done) or timeout_s passes. 0, or -EBUSY when answered 503. */
+int api_wait(struct http_req *r, struct sess *s, int timeout_s);
+/* The same for a request that only watches (a long poll): those may take
+ * at most SESS_MAX_WATCHERS of the places. */
+int api_watch(struct http_req *r, struct sess *s, int timeout_s);
+/* Answers 503 and returns false unless an operation could wait on s: asked
+ * before anything starts, so that a busy answer leaves nothing running. */
+bool api_can_wait(struct http_req *r, struct sess *s);
 
 /* Stops waiting: r leaves s's waiters (s may be NULL: gone). */
 void api_unpark(struct http_req *r, struct sess *s);
@@ -77,14 +84,16 @@ void api_files_resume(struct http_req *r, struct sess *s, bool timed_out);
  * there) or /tmp, no ".." part. Returns 0, or -1 when not allowed. Pure. */
 int api_files_path(const char *in, char *out, size_t outlen);
 
-/* api_share.c: POST /v1/sessions/{id}/share on s (r's token already
- * checked to be at least a view token of s). */
+/* api_share.c: POST|DELETE /v1/sessions/{id}/share on s (r's token
+ * already checked to have "act" on s). */
 void api_share(struct http_req *r, struct sess *s);
+/* api_tokens.c: the routes under /v1/sessions/{id}/tokens (operator). */
+void api_tokens(struct http_req *r);
 /* api_guest.c: GET /v1/sessions/{id}/cdp/json/version, what CDP clients
  * look up first. */
 void api_cdp_version(struct http_req *r);
 
-/* api_vnc.c: POST|DELETE /v1/sessions/{id}/vnc on s (control scope). */
+/* api_vnc.c: POST|DELETE /v1/sessions/{id}/vnc on s ("vnc" scope). */
 void api_vnc(struct http_req *r, struct sess *s);
 
 /* session_json.c: {id, status, image, width, height, vcpus, memory_mib,

@@ -81,11 +81,11 @@ static void answer_op(struct http_req *r, struct sess *s)
 
 void api_pause(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, AUTH_R_ACT);
 	enum sess_pause how;
 	struct api_error e;
 
-	if (!s || pause_mode(r, &how) < 0)
+	if (!s || pause_mode(r, &how) < 0 || !api_can_wait(r, s))
 		return;
 	if (s->state == SESS_PAUSED && !s->job && s->pause == how) {
 		api_reply_session(r, s, 200, false); /* already: idempotent */
@@ -103,10 +103,10 @@ void api_pause(struct http_req *r)
 
 void api_resume(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL);
+	struct sess *s = api_route_session(r, AUTH_R_ACT);
 	struct api_error e;
 
-	if (!s || empty_body(r) < 0)
+	if (!s || empty_body(r) < 0 || !api_can_wait(r, s))
 		return;
 	if (sess_resume(s, &e) < 0) {
 		http_reply_api_error(r, &e);
@@ -120,7 +120,7 @@ void api_resume(struct http_req *r)
 
 void api_fork(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_CONTROL), *child;
+	struct sess *s = api_route_session(r, AUTH_R_FORK), *child;
 	struct api_error e;
 	char buf[16];
 	const char *w;
@@ -157,7 +157,7 @@ static void answer_events(struct http_req *r, struct sess *s, int64_t after)
 
 void api_events(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_VIEW);
+	struct sess *s = api_route_session(r, AUTH_R_VIEW);
 	int after, wait_s;
 
 	if (!s || api_query_int(r, "after=", 0, 0, 2000000000, &after) < 0 ||
@@ -165,7 +165,7 @@ void api_events(struct http_req *r)
 		return;
 	if (wait_s > 0 && events_last(&s->events) <= after) {
 		r->wait_after = after;
-		api_wait(r, s, wait_s);
+		api_watch(r, s, wait_s);
 		return;
 	}
 	answer_events(r, s, after);

@@ -1,25 +1,36 @@
 /* gateway/api/api_share.c: POST /v1/sessions/{id}/share: a short-lived
  * view or control token for the live stream only, and the viewer link that
- * carries it in its fragment (docs/stream.md). Loop thread only. */
+ * carries it in its fragment (docs/stream.md). A view link needs the "act"
+ * scope (the route checks it), a control link "share" too. Loop thread only. */
 #include "common/fsutil.h"
 #include "gateway/api/api_int.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/share.h"
 #include "gateway/stream/stream_hub.h"
 
+#include <errno.h>
 #include <string.h>
 
-void api_share(struct http_req *r, struct sess *s)
+/* DELETE: every sharing link of the session stops working, and the live
+ * viewers that came with one close within a second (live_auth). */
+static void revoke_shares(struct http_req *r, struct sess *s)
 {
-	enum auth_scope got = auth_scope_of(r->token, r->gw->operator_key, s->control_hash,
-					    s->view_hash),
-			want;
+	struct stream_hub *h = stream_hub_find(s);
+	int n = h ? share_revoke_all(&h->shares, fs_now_ms()) : 0;
+
+	http_reply_json(r, 200, json_pack("{s:s, s:i}", "id", s->id, "revoked", n));
+}
+
+static void mint_share(struct http_req *r, struct sess *s)
+{
+	unsigned got = sess_rights(r->gw, s, r->token, NULL);
+	enum auth_scope want;
 	json_t *body = r->body_len ? json_loadb(r->body, r->body_len, 0, NULL) : json_object();
 	const char *scope = json_string_value(json_object_get(body, "scope"));
 	json_t *ttl = json_object_get(body, "ttl_s");
 	struct stream_hub *h;
 	char token[AUTH_TOKEN_LEN + 1];
-	int ttl_s = SHARE_DEFAULT_TTL_S;
+	int ttl_s = SHARE_DEFAULT_TTL_S, rc;
 
 	if (!json_is_object(body)) {
 		json_decref(body);
@@ -45,12 +56,25 @@ void api_share(struct http_req *r, struct sess *s)
 		ttl_s = (int)json_integer_value(ttl);
 	}
 	json_decref(body);
-	if (got < want) {
+	if (want == AUTH_CONTROL && !(got & AUTH_R_SHARE)) {
 		http_reply_error(r, 403, "forbidden",
-				 "a token can only share its own scope or less");
+				 "a control link needs the \"share\" scope (the operator key, or a "
+				 "token minted with it)");
 		return;
 	}
-	if (!(h = stream_hub_of(s)) || share_add(&h->shares, want, ttl_s, fs_now_ms(), token) < 0) {
+	if (!(h = stream_hub_of(s))) {
+		http_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	rc = share_add(&h->shares, want, ttl_s, fs_now_ms(), token);
+	if (rc == -ENOSPC) {
+		http_reply_error(
+			r, 409, "too_many_shares",
+			"this session has its maximum of live sharing links (32): revoke them "
+			"with DELETE .../share or wait for one to expire");
+		return;
+	}
+	if (rc < 0) {
 		http_reply_error(r, 500, "internal", "cannot mint a token");
 		return;
 	}
@@ -58,4 +82,12 @@ void api_share(struct http_req *r, struct sess *s)
 			json_pack("{s:s, s:s, s:i, s:s++++}", "token", token, "scope", scope,
 				  "expires_in_s", ttl_s, "url", r->gw->public_url,
 				  "/web/#s=", s->id, "&t=", token));
+}
+
+void api_share(struct http_req *r, struct sess *s)
+{
+	if (r->method != M_DELETE)
+		mint_share(r, s);
+	else if (api_authorise(r, s, AUTH_R_SHARE))
+		revoke_shares(r, s);
 }

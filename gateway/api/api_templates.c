@@ -27,7 +27,7 @@ void api_list_templates(struct http_req *r)
 	DIR *d;
 	struct dirent *e;
 
-	if (!api_authorise(r, NULL, AUTH_OPERATOR)) {
+	if (!api_authorise(r, NULL, AUTH_R_ADMIN)) {
 		json_decref(arr);
 		return;
 	}
@@ -56,7 +56,7 @@ void api_get_template(struct http_req *r)
 
 	json_t *build;
 
-	if (!api_authorise(r, NULL, AUTH_OPERATOR))
+	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
 		return;
 	build = template_build_json(r->gw, r->route.id);
 	if (build) {
@@ -79,7 +79,7 @@ void api_delete_template(struct http_req *r)
 
 	json_t *build;
 
-	if (!api_authorise(r, NULL, AUTH_OPERATOR))
+	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
 		return;
 	for (struct sess *s = r->gw->sessions; s; s = s->next)
 		if (!strcmp(s->template_name, r->route.id)) {
@@ -113,7 +113,7 @@ void api_create_template(struct http_req *r)
 	char name[72];
 	json_t *j;
 
-	if (!api_authorise(r, NULL, AUTH_OPERATOR))
+	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
 		return;
 	if (template_request_parse(r->body ? r->body : "", r->body_len, name, sizeof(name), &req,
 				   &e) < 0) {

@@ -7,6 +7,7 @@
 #include "gateway/api/api.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/ws_upgrade.h"
+#include "gateway/session/live_auth.h"
 #include "gateway/session/session.h"
 
 #include <errno.h>
@@ -26,15 +27,52 @@ struct control_conn {
 	size_t out_len[CONTROL_MAX_QUEUE];
 	int n_out;
 	struct run *run; /* owned: the action under way */
+	struct live_auth la; /* once authed: the token still acts here */
+	lws_sorted_usec_list_t sul_auth; /* the deadline of a first-message token */
+	char closing[128]; /* why it closes once its replies are out ("" while open) */
 };
 
-static enum auth_scope header_scope(struct gw *gw, struct lws *wsi, struct sess *s)
+/* A socket without a header credential has this long to send its token. */
+#define CONTROL_AUTH_DEADLINE_MS 10000
+
+static void close_soon(struct control_conn *c, const char *why)
+{
+	if (c->closing[0])
+		return;
+	snprintf(c->closing, sizeof(c->closing), "%s", why);
+	lws_callback_on_writable(c->wsi);
+}
+
+static void on_lost(struct live_auth *la, const char *why)
+{
+	close_soon(lws_container_of(la, struct control_conn, la), why);
+}
+
+static void on_auth_deadline(lws_sorted_usec_list_t *sul)
+{
+	struct control_conn *c = lws_container_of(sul, struct control_conn, sul_auth);
+
+	if (!c->authed)
+		close_soon(c, "no token within 10 s");
+}
+
+/* The connection is authenticated by token: watched from now on. */
+static void authed_by(struct control_conn *c, const char *token)
+{
+	c->authed = true;
+	lws_sul_cancel(&c->sul_auth);
+	c->la.lost = on_lost;
+	live_auth_watch(&c->la, c->gw, c->sid, token, AUTH_R_ACT);
+}
+
+/* Whether the upgrade's Authorization header may act on s. */
+static bool header_acts(struct gw *gw, struct lws *wsi, struct sess *s)
 {
 	char token[160];
 
 	if (ws_upgrade_bearer(wsi, token, sizeof(token)) < 0)
-		return AUTH_NONE;
-	return auth_scope_of(token, gw->operator_key, s->control_hash, s->view_hash);
+		return false;
+	return sess_rights(gw, s, token, NULL) & AUTH_R_ACT;
 }
 
 int control_filter(struct gw *gw, struct lws *wsi)
@@ -46,7 +84,7 @@ int control_filter(struct gw *gw, struct lws *wsi)
 		return 1;
 	/* A credential in the header must be good; without one, the first
 	 * message must carry it. */
-	if (ws_upgrade_has_auth(wsi) && header_scope(gw, wsi, s) < AUTH_CONTROL)
+	if (ws_upgrade_has_auth(wsi) && !header_acts(gw, wsi, s))
 		return 1;
 	return 0;
 }
@@ -65,12 +103,20 @@ static struct control_conn *control_open(struct gw *gw, struct lws *wsi)
 	c->wsi = wsi;
 	ws_rx_init(&c->rx, CONTROL_MAX_MESSAGE);
 	c->gw = gw;
-	c->authed = header_scope(gw, wsi, s) >= AUTH_CONTROL;
+	if (header_acts(gw, wsi, s)) {
+		char token[160];
+
+		ws_upgrade_bearer(wsi, token, sizeof(token));
+		authed_by(c, token);
+	} else {
+		lws_sul_schedule(lws_get_context(wsi), 0, &c->sul_auth, on_auth_deadline,
+				 (lws_usec_t)CONTROL_AUTH_DEADLINE_MS * LWS_US_PER_MS);
+	}
 	return c;
 }
 
-/* Queues reply (stolen) to be sent; drops the connection's oldest work when
- * the client does not read. */
+/* Queues reply (stolen) to be sent; a client that lets CONTROL_MAX_QUEUE
+ * replies wait is closed (1008). */
 static void send_json(struct control_conn *c, json_t *reply)
 {
 	char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
@@ -78,7 +124,22 @@ static void send_json(struct control_conn *c, json_t *reply)
 	char *buf;
 
 	json_decref(reply);
-	if (!text || c->n_out == CONTROL_MAX_QUEUE || !(buf = malloc(LWS_PRE + n))) {
+	if (c->closing[0]) { /* nothing more goes out */
+		free(text);
+		return;
+	}
+	if (c->n_out == CONTROL_MAX_QUEUE) {
+		/* A client that does not read its replies loses the connection,
+		 * not a reply it would wait for forever. */
+		free(text);
+		for (int i = 0; i < c->n_out; i++)
+			free(c->out[i]);
+		c->n_out = 0;
+		close_soon(c, "replies were not read: 32 are waiting");
+		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, 2); /* it may never be writable */
+		return;
+	}
+	if (!text || !(buf = malloc(LWS_PRE + n))) {
 		free(text);
 		return;
 	}
@@ -142,14 +203,14 @@ static void authenticate(struct control_conn *c, const char *text)
 	const char *token = json_string_value(json_object_get(j, "token"));
 	struct sess *s = sess_find(c->gw, c->sid);
 
-	if (s && token &&
-	    auth_scope_of(token, c->gw->operator_key, s->control_hash, s->view_hash) >=
-		    AUTH_CONTROL) {
-		c->authed = true;
+	if (s && token && sess_rights(c->gw, s, token, NULL) & AUTH_R_ACT) {
+		authed_by(c, token);
 		send_json(c, json_pack("{s:b}", "authenticated", 1));
 	} else {
+		/* One try: the error goes out, then the socket closes. */
 		send_error(c, NULL, "unauthorized",
 			   "send {\"token\": CONTROL_TOKEN} first, or an Authorization header");
+		close_soon(c, "unauthorized");
 	}
 	json_decref(j);
 }
@@ -170,6 +231,10 @@ static int control_receive(struct control_conn *c, const void *in, size_t len)
 	if (rc != WS_RX_COMPLETE)
 		return 0;
 	text = (char *)ws_rx_take(&c->rx, &n);
+	if (c->closing[0]) { /* what comes after the end is dropped */
+		free(text);
+		return 0;
+	}
 	if (!c->authed) {
 		authenticate(c, text);
 		free(text);
@@ -190,6 +255,11 @@ static int control_writeable(struct control_conn *c)
 	char *buf;
 	size_t n;
 
+	if (!c->n_out && c->closing[0]) {
+		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION,
+				 (unsigned char *)c->closing, strlen(c->closing));
+		return -1;
+	}
 	if (!c->n_out)
 		return 0;
 	buf = c->out[0];
@@ -202,7 +272,7 @@ static int control_writeable(struct control_conn *c)
 		return -1;
 	}
 	free(buf);
-	if (c->n_out)
+	if (c->n_out || c->closing[0])
 		lws_callback_on_writable(c->wsi);
 	return 0;
 }
@@ -212,6 +282,8 @@ static void control_close(struct control_conn *c)
 	if (!c)
 		return;
 	run_cancel(c->run);
+	live_auth_unwatch(&c->la);
+	lws_sul_cancel(&c->sul_auth);
 	ws_rx_free(&c->rx);
 	for (int i = 0; i < c->n_in; i++)
 		free(c->in[i]);

@@ -13,6 +13,7 @@
 #include "gateway/core/auth.h"
 #include "gateway/guest/exec.h"
 #include "gateway/guest/sess_agent.h"
+#include "gateway/session/live_auth.h"
 #include "gateway/session/session.h"
 #include "vmm-qemu/agent_exec.h"
 
@@ -57,6 +58,11 @@ struct guest_ws {
 	bool ended; /* the channel is gone: close once out is empty */
 	char reason[128];
 	atomic_bool pending;
+	/* loop thread: what the token may do, and its watch (revoked: closes
+	 * at once, with revoked_why) */
+	unsigned rights;
+	struct live_auth la;
+	char revoked_why[96];
 };
 
 static struct guest_ws *all; /* loop thread */
@@ -77,7 +83,8 @@ static struct sess *authorized(struct gw *gw, struct lws *wsi, struct route *r)
 	struct sess *s = ws_upgrade_session(gw, wsi, kind, r);
 
 	if (!s || ws_upgrade_bearer(wsi, token, sizeof(token)) < 0 ||
-	    auth_scope_of(token, gw->operator_key, s->control_hash, s->view_hash) < AUTH_CONTROL)
+	    !(sess_rights(gw, s, token, NULL) &
+	      (kind == R_SESSION_EXEC_WS ? AUTH_R_EXEC : AUTH_R_ACT)))
 		return NULL;
 	return s;
 }
@@ -270,6 +277,15 @@ static void poll_link(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(g->ctx, 0, &g->sul_link, poll_link, AGENT_POLL_US);
 }
 
+static void on_lost(struct live_auth *la, const char *why)
+{
+	struct guest_ws *g = lws_container_of(la, struct guest_ws, la);
+
+	snprintf(g->revoked_why, sizeof(g->revoked_why), "%s", why);
+	if (g->wsi)
+		lws_callback_on_writable(g->wsi);
+}
+
 static struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 {
 	struct route r;
@@ -290,6 +306,17 @@ static struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 	snprintf(g->sess_id, sizeof(g->sess_id), "%s", s->id);
 	g->out_tail = &g->out;
 	pthread_mutex_init(&g->mu, NULL);
+	{
+		char token[160];
+
+		/* authorized() read it: the same header */
+		if (ws_upgrade_bearer(wsi, token, sizeof(token)) == 0) {
+			g->rights = sess_rights(gw, s, token, NULL);
+			g->la.lost = on_lost;
+			live_auth_watch(&g->la, gw, s->id, token,
+					g->cdp ? AUTH_R_ACT : AUTH_R_EXEC);
+		}
+	}
 	if ((l = sess_agent_get(s->agent, 0))) {
 		if (linked(g, l) < 0) {
 			release(g);
@@ -334,6 +361,8 @@ static int start_exec(struct guest_ws *g)
 
 	if (!(g->spec = exec_parse((const char *)g->rx.buf, g->rx.len, &e)))
 		return refuse(g, e.message);
+	if (exec_as_root(g->spec) && !(g->rights & AUTH_R_ROOT))
+		return refuse(g, "commands as root need the \"root\" scope");
 	in = exec_stdin(g->spec, &in_len);
 	spec = (struct agent_exec_spec){ .argv = exec_argv(g->spec),
 					 .env = exec_env(g->spec),
@@ -423,6 +452,11 @@ static int guest_ws_writeable(struct guest_ws *g)
 	bool ended;
 	char reason[128];
 
+	if (g->revoked_why[0]) {
+		lws_close_reason(g->wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION,
+				 (unsigned char *)g->revoked_why, strlen(g->revoked_why));
+		return -1;
+	}
 	pthread_mutex_lock(&g->mu);
 	if ((m = g->out) && !(g->out = m->next))
 		g->out_tail = &g->out;
@@ -466,6 +500,7 @@ static void guest_ws_close(struct guest_ws *g)
 		}
 	lws_sul_cancel(&g->sul);
 	lws_sul_cancel(&g->sul_link);
+	live_auth_unwatch(&g->la);
 	if (g->chan)
 		agent_chan_close(g->link, g->chan, "the client went away");
 	g->wsi = NULL;

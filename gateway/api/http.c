@@ -119,10 +119,14 @@ static int write_response(struct lws *wsi, struct http_req *r)
 							(const unsigned char *)r->hdrs[i].value,
 							(int)strlen(r->hdrs[i].value), &p, end))
 				return -1;
+		if (r->close_after &&
+		    lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:",
+						(const unsigned char *)"close", 5, &p, end))
+			return -1;
 		if (lws_finalize_write_http_header(wsi, start, &p, end))
 			return -1;
 		r->headers_sent = true;
-		if (r->resp_len) {
+		if (r->resp_len || r->close_after) {
 			lws_callback_on_writable(wsi);
 			return 0;
 		}
@@ -131,6 +135,8 @@ static int write_response(struct lws *wsi, struct http_req *r)
 		return -1;
 	}
 	/* Answered: keep-alive connections go on to their next request. */
+	if (r->close_after)
+		return -1;
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 

@@ -25,6 +25,7 @@ struct http_req {
 	bool body_too_big;
 	/* The response, once decided. */
 	bool have_response, headers_sent;
+	bool close_after; /* the connection closes once this answer is out (a body was left unread) */
 	int status;
 	const char *content_type;
 	unsigned char *resp; /* owned, LWS_PRE bytes of headroom before the body */

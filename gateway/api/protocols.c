@@ -73,11 +73,14 @@ static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_r
 	case LWS_CALLBACK_HTTP:
 		if (http_begin(r, wsi, in))
 			api_handle(r);
+		else
+			api_refuse_early(r); /* a body follows, unless the token is no good */
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY:
-		return http_add_body(r, in, len);
+		/* refused already: what still comes is not kept */
+		return r->have_response ? 0 : http_add_body(r, in, len);
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		if (http_body_ok(r))
+		if (!r->have_response && http_body_ok(r))
 			api_handle(r);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:

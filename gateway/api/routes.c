@@ -83,7 +83,7 @@ struct route route_parse(enum route_method m, const char *path)
 	} else if (!strcmp(rest, "/vnc")) {
 		r.kind = m == M_POST || m == M_DELETE ? R_SESSION_VNC : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/share")) {
-		r.kind = m == M_POST ? R_SESSION_SHARE : R_METHOD_NOT_ALLOWED;
+		r.kind = m == M_POST || m == M_DELETE ? R_SESSION_SHARE : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/pause")) {
 		r.kind = m == M_POST ? R_SESSION_PAUSE : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/resume")) {
@@ -112,6 +112,17 @@ struct route route_parse(enum route_method m, const char *path)
 		r.kind = m == M_POST ? R_SESSION_LAUNCH : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/events")) {
 		r.kind = m == M_GET ? R_SESSION_EVENTS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/tokens")) {
+		r.kind = m == M_GET || m == M_POST ? R_SESSION_TOKENS : R_METHOD_NOT_ALLOWED;
+	} else if (!strncmp(rest, "/tokens/", 8) && (n = id_len(rest + 8)) > 0 &&
+		   n <= ROUTE_SUB_MAX &&
+		   (!strcmp(rest + 8 + n, "") || !strcmp(rest + 8 + n, "/rotate"))) {
+		memcpy(r.sub, rest + 8, n);
+		r.sub[n] = '\0';
+		if (rest[8 + n])
+			r.kind = m == M_POST ? R_SESSION_TOKEN_ROTATE : R_METHOD_NOT_ALLOWED;
+		else
+			r.kind = m == M_DELETE ? R_SESSION_TOKEN : R_METHOD_NOT_ALLOWED;
 	} else {
 		r.kind = R_NOT_FOUND;
 		r.id[0] = '\0';

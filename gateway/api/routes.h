@@ -21,7 +21,7 @@ enum route_kind {
 	R_SESSION_ACTIONS, /* POST /v1/sessions/{id}/actions */
 	R_SESSION_CONTROL_WS, /* GET (upgrade) /v1/sessions/{id}/control */
 	R_SESSION_STREAM_WS, /* GET (upgrade) /v1/sessions/{id}/stream (live view) */
-	R_SESSION_SHARE, /* POST /v1/sessions/{id}/share (live view) */
+	R_SESSION_SHARE, /* POST|DELETE /v1/sessions/{id}/share (live view links) */
 	R_ROOT, /* GET / (live view: redirects to the web viewer) */
 	R_SESSION_VNC, /* POST|DELETE /v1/sessions/{id}/vnc (live view: VNC door) */
 	R_SESSION_PAUSE, /* POST /v1/sessions/{id}/pause */
@@ -42,11 +42,17 @@ enum route_kind {
 	R_TEMPLATES_CREATE, /* POST /v1/templates */
 	R_TEMPLATE_GET, /* GET /v1/templates/{name} */
 	R_TEMPLATE_DELETE, /* DELETE /v1/templates/{name} */
+	R_SESSION_TOKENS, /* GET|POST /v1/sessions/{id}/tokens (list, mint) */
+	R_SESSION_TOKEN, /* DELETE /v1/sessions/{id}/tokens/{tid} (revoke) */
+	R_SESSION_TOKEN_ROTATE, /* POST /v1/sessions/{id}/tokens/{control|view}/rotate */
 };
+
+#define ROUTE_SUB_MAX 16 /* a token id: "control", "view" or a minted one */
 
 struct route {
 	enum route_kind kind;
 	char id[ROUTE_ID_MAX + 1]; /* session id (R_SESSION_*) or template name (R_TEMPLATE_*) */
+	char sub[ROUTE_SUB_MAX + 1]; /* R_SESSION_TOKEN*: the token's id */
 };
 
 /* Parses path (no query string) for method. An id is [A-Za-z0-9_-]{1,32};

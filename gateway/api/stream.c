@@ -23,11 +23,36 @@
 /* What token grants on s: its own tokens, the operator key, or a share. */
 static enum auth_scope token_scope(struct gw *gw, struct sess *s, const char *token)
 {
-	enum auth_scope got = auth_scope_of(token, gw->operator_key, s->control_hash, s->view_hash);
+	enum auth_scope got = auth_scope_from_rights(sess_rights(gw, s, token, NULL));
 
 	if (got == AUTH_NONE && stream_hub_find(s))
 		got = share_scope(&stream_hub_find(s)->shares, token, fs_now_ms());
 	return got;
+}
+
+/* live_auth: a share link counts while it lives. */
+static unsigned share_rights(struct live_auth *la, struct sess *s)
+{
+	struct stream_hub *h = stream_hub_find(s);
+	enum auth_scope got = h ? share_scope_of_hash(&h->shares, la->hash, fs_now_ms())
+				: AUTH_NONE;
+
+	return got >= AUTH_CONTROL ? AUTH_R_VIEW | AUTH_R_ACT : got == AUTH_VIEW ? AUTH_R_VIEW : 0;
+}
+
+static void close_with(struct stream_viewer *v, int code, const char *reason);
+
+static void on_lost(struct live_auth *la, const char *why)
+{
+	close_with(lws_container_of(la, struct stream_viewer, la), STREAM_CLOSE_POLICY, why);
+}
+
+/* v authenticated with token: watched from now on. */
+static void viewer_authed(struct stream_viewer *v, struct sess *s, const char *token)
+{
+	v->la.extra = share_rights;
+	v->la.lost = on_lost;
+	live_auth_watch(&v->la, v->gw, s->id, token, AUTH_R_VIEW);
 }
 
 static enum auth_scope header_scope(struct gw *gw, struct lws *wsi, struct sess *s)
@@ -129,6 +154,7 @@ static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 	struct stream_hub *h;
 	struct route r;
 	struct sess *s;
+	bool full;
 
 	if (!v || !(s = ws_upgrade_session(gw, wsi, R_SESSION_STREAM_WS, &r)) ||
 	    !(h = stream_hub_of(s))) {
@@ -143,11 +169,22 @@ static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 	v->max_fps = STREAM_DEFAULT_MAX_FPS;
 	v->cur_x = v->cur_y = -1;
 	v->opened_ms = v->last_rx_ms = fs_now_ms();
+	v->scope = header_scope(gw, wsi, s);
+	full = stream_hub_count(h, v->scope != AUTH_NONE) >=
+	       (v->scope != AUTH_NONE ? STREAM_MAX_VIEWERS : STREAM_MAX_UNAUTHED);
 	stream_hub_add(h, v);
 	snprintf(v->name, sizeof(v->name), "viewer %d", v->id);
-	v->scope = header_scope(gw, wsi, s);
-	if (v->scope != AUTH_NONE)
+	if (full) {
+		v->scope = AUTH_NONE; /* says nothing more */
+		close_with(v, STREAM_CLOSE_POLICY,
+			   "this session has its maximum of live viewers: try again later");
+	} else if (v->scope != AUTH_NONE) {
+		char token[160];
+
+		ws_upgrade_bearer(wsi, token, sizeof(token));
+		viewer_authed(v, s, token);
 		send_json(v, NULL); /* the hello */
+	}
 	lws_sul_schedule(lws_get_context(wsi), 0, &v->sul_idle, on_idle,
 			 (lws_usec_t)idle_s(v) * 1000 / 6 * LWS_US_PER_MS);
 	return v;
@@ -215,12 +252,18 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 			snprintf(reason, rn, "the first message must be {\"type\":\"auth\",...}");
 			return STREAM_CLOSE_POLICY;
 		}
+		if (stream_hub_count(h, true) >= STREAM_MAX_VIEWERS) {
+			snprintf(reason, rn,
+				 "this session has its maximum of live viewers: try again later");
+			return STREAM_CLOSE_POLICY;
+		}
 		v->scope = token_scope(v->gw, h->s, m->token);
 		if (v->scope == AUTH_NONE) {
 			snprintf(reason, rn,
 				 "unauthorized: the token is not valid for this session");
 			return STREAM_CLOSE_POLICY;
 		}
+		viewer_authed(v, h->s, m->token);
 		if (m->name[0])
 			snprintf(v->name, sizeof(v->name), "%s", m->name);
 		if (m->quality)
@@ -444,6 +487,7 @@ static void stream_close(struct stream_viewer *v)
 {
 	if (!v)
 		return;
+	live_auth_unwatch(&v->la);
 	if (v->hub)
 		stream_hub_remove(v->hub, v, "disconnected");
 	lws_sul_cancel(&v->sul_pace);

@@ -68,23 +68,83 @@ void auth_token_hash(const char *token, char out[AUTH_HASH_LEN + 1])
 	sha256_hex(token, strlen(token), out);
 }
 
-enum auth_scope auth_scope_of(const char *token, const char *operator_key, const char *control_hash,
-			      const char *view_hash)
-{
-	enum auth_scope s = AUTH_NONE;
-	char h[AUTH_HASH_LEN + 1];
+static const char *const right_names[] = { "view", "act",   "exec", "root", "egress",
+					   "fork", "share", "vnc",  "admin" };
 
-	if (!token || !*token)
-		return AUTH_NONE;
-	auth_token_hash(token, h);
-	/* Compare against all three so timing does not say which matched. */
-	if (view_hash && *view_hash && auth_equal(h, view_hash))
-		s = AUTH_VIEW;
-	if (control_hash && *control_hash && auth_equal(h, control_hash))
-		s = AUTH_CONTROL;
-	if (operator_key && *operator_key && auth_equal(token, operator_key))
-		s = AUTH_OPERATOR;
-	return s;
+enum auth_scope auth_scope_from_rights(unsigned rights)
+{
+	return rights & AUTH_R_ADMIN  ? AUTH_OPERATOR
+	       : rights & AUTH_R_ACT  ? AUTH_CONTROL
+	       : rights & AUTH_R_VIEW ? AUTH_VIEW
+				      : AUTH_NONE;
+}
+
+const char *auth_right_name(unsigned right)
+{
+	for (unsigned i = 0; i < sizeof(right_names) / sizeof(right_names[0]); i++)
+		if (right == 1u << i)
+			return right_names[i];
+	return NULL;
+}
+
+unsigned auth_right_by_name(const char *name)
+{
+	for (unsigned i = 0; name && i < sizeof(right_names) / sizeof(right_names[0]); i++)
+		if (!strcmp(name, right_names[i]) && (1u << i) & AUTH_RIGHTS_MINTABLE)
+			return 1u << i;
+	return 0;
+}
+
+int auth_new_grant_id(char *id)
+{
+	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char raw[AUTH_GRANT_ID_LEN - 1];
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -EIO;
+	id[0] = 't';
+	for (size_t i = 0; i < sizeof(raw); i++)
+		id[i + 1] = alnum[raw[i] % 36];
+	id[AUTH_GRANT_ID_LEN] = '\0';
+	return 0;
+}
+
+static bool hash_is(const char *hash, const char *want)
+{
+	return want && *want && auth_equal(hash, want);
+}
+
+unsigned auth_rights_of_hash(const char *hash, const char *operator_hash, const char *control_hash,
+			     const char *view_hash, const struct auth_grant *grants, int n,
+			     int64_t now_unix_ms, const char **which)
+{
+	unsigned rights = 0;
+	const char *what = "";
+
+	if (hash && *hash) {
+		for (int i = 0; i < n; i++)
+			if (hash_is(hash, grants[i].hash) &&
+			    (!grants[i].expires_unix_ms ||
+			     grants[i].expires_unix_ms > now_unix_ms)) {
+				rights = grants[i].rights & AUTH_RIGHTS_MINTABLE;
+				what = grants[i].id;
+			}
+		if (hash_is(hash, view_hash)) {
+			rights = AUTH_RIGHTS_VIEW;
+			what = "view";
+		}
+		if (hash_is(hash, control_hash)) {
+			rights = AUTH_RIGHTS_CONTROL;
+			what = "control";
+		}
+		if (hash_is(hash, operator_hash)) {
+			rights = AUTH_RIGHTS_OPERATOR;
+			what = "operator";
+		}
+	}
+	if (which)
+		*which = what;
+	return rights;
 }
 
 bool auth_origin_allowed(const char *origin, const char *allowlist)

@@ -606,21 +606,37 @@ void sess_release_all(struct gw *gw)
 	}
 }
 
-int sess_add_waiter(struct sess *s, struct lws *wsi)
+int sess_add_waiter(struct sess *s, struct lws *wsi, bool watch)
+{
+	int watching = 0, free_slot = -1;
+
+	for (int i = 0; i < SESS_MAX_WAITERS; i++) {
+		watching += s->waiters[i] && s->watching[i];
+		if (!s->waiters[i] && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0 || (watch && watching >= SESS_MAX_WATCHERS))
+		return -ENOSPC;
+	s->waiters[free_slot] = wsi;
+	s->watching[free_slot] = watch;
+	return 0;
+}
+
+bool sess_can_wait(const struct sess *s)
 {
 	for (int i = 0; i < SESS_MAX_WAITERS; i++)
-		if (!s->waiters[i]) {
-			s->waiters[i] = wsi;
-			return 0;
-		}
-	return -ENOSPC;
+		if (!s->waiters[i])
+			return true;
+	return false;
 }
 
 void sess_remove_waiter(struct sess *s, struct lws *wsi)
 {
 	for (int i = 0; i < SESS_MAX_WAITERS; i++)
-		if (s->waiters[i] == wsi)
+		if (s->waiters[i] == wsi) {
 			s->waiters[i] = NULL;
+			s->watching[i] = false;
+		}
 }
 
 void sess_wake_waiters(struct sess *s)

@@ -22,6 +22,10 @@
 #include <limits.h>
 
 #define SESS_MAX_WAITERS 16
+/* Of those, how many may only watch (long polls of events and of ready),
+ * so that watchers cannot keep operations out. */
+#define SESS_MAX_WATCHERS 8
+#define SESS_GRANTS_MAX 16 /* tokens minted for one session, live at once */
 
 enum sess_state { SESS_STARTING, SESS_READY, SESS_PAUSED, SESS_FAILED };
 enum sess_pause { SESS_PAUSE_MEMORY, SESS_PAUSE_DISK };
@@ -42,6 +46,8 @@ struct sess {
 	char view_token[AUTH_TOKEN_LEN + 1];
 	char control_hash[AUTH_HASH_LEN + 1];
 	char view_hash[AUTH_HASH_LEN + 1];
+	struct auth_grant grants[SESS_GRANTS_MAX]; /* minted tokens (session_grants.c) */
+	int n_grants;
 	struct session_request req;
 	struct vmm_image image;
 	struct vmm_vm *vm; /* owned; NULL once the guest is gone (or while a job holds it) */
@@ -68,6 +74,7 @@ struct sess {
 	int pointer_x, pointer_y; /* where the last action left the pointer */
 	int64_t last_click_ms; /* when the last click action ended */
 	struct lws *waiters[SESS_MAX_WAITERS]; /* HTTP requests waiting for a state change */
+	bool watching[SESS_MAX_WAITERS]; /* that waiter only watches (SESS_MAX_WATCHERS) */
 };
 
 /* What a session tells the rooms that care about it (the tinywl wl_signal
@@ -158,9 +165,31 @@ int sess_check_resources(struct gw *gw, int vcpus, int memory_mib, struct api_er
 /* Appends an event to the session's log and wakes requests waiting on it. */
 void sess_event(struct sess *s, const char *type, json_t *data);
 
-/* Registers wsi to be made writable when the session's state changes.
- * Returns 0, or -ENOSPC when too many requests wait already. */
-int sess_add_waiter(struct sess *s, struct lws *wsi);
+/* Tokens (session_grants.c; docs/api.md "Tokens and their rights"). The
+ * rights of token on s (AUTH_R_* bits, 0 for none): the operator key, the
+ * control and view tokens, the minted ones; *which (may be NULL) names
+ * what matched. s NULL: the operator key alone. */
+unsigned sess_rights(struct gw *gw, const struct sess *s, const char *token, const char **which);
+/* The same for a token known by its hash (a live connection re-checks). */
+unsigned sess_rights_of_hash(struct gw *gw, const struct sess *s, const char *hash,
+			     const char **which);
+/* Mints a token with rights (AUTH_RIGHTS_MINTABLE bits) for ttl_s seconds
+ * (0: as long as the session); the secret goes to token (AUTH_TOKEN_LEN +
+ * 1 bytes) and is kept only as its hash. Recorded before it returns. */
+const struct auth_grant *sess_grant_add(struct sess *s, unsigned rights, int ttl_s, char *token,
+					struct api_error *e);
+/* Revokes the token id ("control", "view" or a minted id). 0, or -ENOENT. */
+int sess_grant_revoke(struct sess *s, const char *id);
+/* A new secret for "control" or "view" (the old one stops working), in
+ * token. 0, or -errno with *e. */
+int sess_token_rotate(struct sess *s, const char *id, char *token, struct api_error *e);
+
+/* Registers wsi to be made writable when the session's state changes; a
+ * watch only observes (at most SESS_MAX_WATCHERS of them). Returns 0, or
+ * -ENOSPC when too many requests wait already. */
+int sess_add_waiter(struct sess *s, struct lws *wsi, bool watch);
+/* Whether one more operation could wait on s: asked before it starts. */
+bool sess_can_wait(const struct sess *s);
 void sess_remove_waiter(struct sess *s, struct lws *wsi);
 
 #endif

@@ -92,6 +92,25 @@ json_t *sess_record(const struct sess *s)
 		      (json_int_t)events_last(&s->events));
 	if (!j)
 		return NULL;
+	if (s->n_grants) {
+		json_t *minted = json_array();
+
+		for (int i = 0; i < s->n_grants; i++) {
+			json_t *scopes = json_array();
+
+			for (unsigned b = 1; b & AUTH_RIGHTS_MINTABLE; b <<= 1)
+				if (s->grants[i].rights & b)
+					json_array_append_new(scopes,
+							      json_string(auth_right_name(b)));
+			json_array_append_new(minted,
+					      json_pack("{s:s, s:s, s:o, s:I}", "id",
+							s->grants[i].id, "sha256",
+							s->grants[i].hash, "scopes", scopes,
+							"expires_unix_ms",
+							(json_int_t)s->grants[i].expires_unix_ms));
+		}
+		json_object_set_new(json_object_get(j, "tokens"), "minted", minted);
+	}
 	if (s->error[0])
 		json_object_set_new(j, "error", json_string(s->error));
 	if (s->template_name[0])
@@ -130,6 +149,54 @@ static int get_str(const json_t *rec, const char *key, char *out, size_t len, ch
 	return 0;
 }
 
+/* The minted tokens of a record (absent: none). */
+static int fill_grants(struct sess *s, const json_t *minted, char *why, size_t whylen)
+{
+	size_t i;
+	const json_t *g;
+
+	if (!minted)
+		return 0;
+	if (!json_is_array(minted) || json_array_size(minted) > SESS_GRANTS_MAX) {
+		snprintf(why, whylen, "bad record: tokens.minted is not an array of at most %d",
+			 SESS_GRANTS_MAX);
+		return -EINVAL;
+	}
+	json_array_foreach(minted, i, g)
+	{
+		struct auth_grant *out = &s->grants[s->n_grants];
+		const char *id = NULL, *hash = NULL;
+		json_t *scopes = NULL, *name;
+		json_int_t expires = 0;
+		size_t k;
+
+		if (json_unpack((json_t *)g, "{s:s, s:s, s:o, s:I}", "id", &id, "sha256", &hash,
+				"scopes", &scopes, "expires_unix_ms", &expires) < 0 ||
+		    strlen(id) != AUTH_GRANT_ID_LEN || strlen(hash) != AUTH_HASH_LEN ||
+		    !json_is_array(scopes) || expires < 0) {
+			snprintf(why, whylen, "bad record: tokens.minted[%zu] is malformed", i);
+			return -EINVAL;
+		}
+		memset(out, 0, sizeof(*out));
+		memcpy(out->id, id, AUTH_GRANT_ID_LEN + 1);
+		memcpy(out->hash, hash, AUTH_HASH_LEN + 1);
+		out->expires_unix_ms = expires;
+		json_array_foreach(scopes, k, name)
+		{
+			unsigned r = auth_right_by_name(json_string_value(name));
+
+			if (!r) {
+				snprintf(why, whylen,
+					 "bad record: tokens.minted[%zu]: unknown scope", i);
+				return -EINVAL;
+			}
+			out->rights |= r;
+		}
+		s->n_grants++;
+	}
+	return 0;
+}
+
 static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_t whylen)
 {
 	json_int_t created = 0, ready = 0, expires = 0, seq = 0, start_time = 0;
@@ -154,6 +221,9 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 	}
 	snprintf(s->control_hash, sizeof(s->control_hash), "%s", ctl);
 	snprintf(s->view_hash, sizeof(s->view_hash), "%s", view);
+	if (fill_grants(s, json_object_get(json_object_get(rec, "tokens"), "minted"), why, whylen) <
+	    0)
+		return -EINVAL;
 	s->has_agent = has_agent;
 	s->warned = warned;
 	s->created_ms = to_mono(created, off);

@@ -17,19 +17,23 @@
 
 struct share_table {
 	struct {
-		char token[AUTH_TOKEN_LEN + 1]; /* "" when the slot is free */
+		char hash[AUTH_HASH_LEN + 1]; /* of the token; "" when the slot is free */
 		enum auth_scope scope;
 		int64_t expires_ms;
 	} t[SHARE_MAX];
 };
 
 /* Mints a token (written to out, AUTH_TOKEN_LEN + 1 bytes) of scope, valid
- * until now_ms + ttl_s. Expired slots are reused; when all SHARE_MAX are
- * live, the one expiring first is revoked. Returns 0, or -errno when the
- * system has no randomness. */
+ * until now_ms + ttl_s; only its hash is kept. Expired slots are reused;
+ * a live share is never evicted. Returns 0, -ENOSPC when all SHARE_MAX are
+ * live, or -EIO when the system has no randomness. */
 int share_add(struct share_table *st, enum auth_scope scope, int ttl_s, int64_t now_ms, char *out);
 /* The scope token has at now_ms (AUTH_NONE if unknown or expired).
  * Constant-time per comparison. */
 enum auth_scope share_scope(const struct share_table *st, const char *token, int64_t now_ms);
+/* The same for a token known by its hash (a live viewer re-checks). */
+enum auth_scope share_scope_of_hash(const struct share_table *st, const char *hash, int64_t now_ms);
+/* Revokes every share; returns how many were live at now_ms. */
+int share_revoke_all(struct share_table *st, int64_t now_ms);
 
 #endif

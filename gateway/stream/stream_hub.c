@@ -86,6 +86,15 @@ void stream_hub_add(struct stream_hub *h, struct stream_viewer *v)
 	h->n_viewers++;
 }
 
+int stream_hub_count(const struct stream_hub *h, bool authed)
+{
+	int n = 0;
+
+	for (const struct stream_viewer *v = h->viewers; v; v = v->next)
+		n += (v->scope != AUTH_NONE) == authed && v != h->vnc_viewer;
+	return n;
+}
+
 void stream_hub_remove(struct stream_hub *h, struct stream_viewer *v, const char *reason)
 {
 	struct stream_viewer **pp;

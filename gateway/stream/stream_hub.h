@@ -11,6 +11,7 @@
 #include "common/ws_rx.h"
 #include "display/stream_encode.h"
 #include "gateway/core/auth.h"
+#include "gateway/session/live_auth.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/share.h"
 #include "gateway/stream/stream_msg.h"
@@ -22,6 +23,10 @@
 #define STREAM_CACHE 8
 #define STREAM_TEXT_QUEUE 16 /* text messages waiting for a viewer */
 #define STREAM_MAX_KEYS 16
+/* Live-view sockets per session: authenticated viewers, and sockets still
+ * to say who they are (so that strangers cannot keep the viewers out). */
+#define STREAM_MAX_VIEWERS 32
+#define STREAM_MAX_UNAUTHED 16
 
 struct stream_hub;
 struct display_vnc_share;
@@ -52,6 +57,7 @@ struct stream_viewer {
 	int id;
 	char name[STREAM_NAME_MAX + 1];
 	enum auth_scope scope; /* AUTH_NONE until authenticated */
+	struct live_auth la; /* once authenticated: its token still views */
 	int quality, max_fps;
 	struct display_frame *base; /* owned reference: the frame it has */
 	int64_t next_frame_ms; /* not before: max_fps */
@@ -117,6 +123,8 @@ const char *stream_controller(const struct sess *s);
 
 /* Adds v (its ops set) to the viewers of h. */
 void stream_hub_add(struct stream_hub *h, struct stream_viewer *v);
+/* Viewers of h that are authenticated (scope set), or not yet. */
+int stream_hub_count(const struct stream_hub *h, bool authed);
 /* Unlinks v, giving up control (reason for the audit log) if it held it. */
 void stream_hub_remove(struct stream_hub *h, struct stream_viewer *v, const char *reason);
 /* The message bringing a viewer from base (NULL: nothing) to f at quality,

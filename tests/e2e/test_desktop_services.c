@@ -107,22 +107,29 @@ static int teardown(void **state)
 	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 
-/* method base+sub with body; fails unless the status is want. */
-static json_t *call(const char *method, const char *sub, const char *body, int want)
+/* method base+sub with body and token; fails unless the status is want. */
+static json_t *call_as(const char *token, const char *method, const char *sub, const char *body,
+		       int want)
 {
 	char url[512];
 	struct http_resp r;
 	json_t *j;
 
 	snprintf(url, sizeof(url), "%s%s", base, sub);
-	if (http_request("127.0.0.1", gw.port, method, url, ctl, body, body ? strlen(body) : 0, 120,
-			 &r) < 0 ||
+	if (http_request("127.0.0.1", gw.port, method, url, token, body, body ? strlen(body) : 0,
+			 120, &r) < 0 ||
 	    r.status != want)
 		fail_msg("%s %s %s -> %d %.400s (want %d)", method, url, body ? body : "", r.status,
 			 r.body ? r.body : "", want);
 	j = json_incref(r.json);
 	http_resp_free(&r);
 	return j;
+}
+
+/* The same with the control token, the agent's. */
+static json_t *call(const char *method, const char *sub, const char *body, int want)
+{
+	return call_as(ctl, method, sub, body, want);
 }
 
 /* A shell command's stdout (exit code in *code). */
@@ -272,7 +279,9 @@ static void test_egress(void **state)
 	/* An allowlist: the mapped name on its port, through plain HTTP and a
 	 * CONNECT tunnel. */
 	snprintf(body, sizeof(body), "{\"allow\":[\"web.test:%d\",\"*.example.org\"]}", web_port);
-	j = call("PUT", "/egress", body, 200);
+	/* the agent's token cannot widen its own rules: the operator's can */
+	json_decref(call("PUT", "/egress", body, 403));
+	j = call_as(gw.key, "PUT", "/egress", body, 200);
 	assert_int_equal(json_array_size(json_object_get(j, "allow")), 2);
 	json_decref(j);
 	snprintf(cmd, sizeof(cmd), "curl -s -m 20 http://web.test:%d/plain", web_port);
@@ -306,14 +315,14 @@ static void test_egress(void **state)
 	out = sh(cmd, NULL);
 	assert_string_equal(out, "403");
 	free(out);
-	json_decref(call("PUT", "/egress", "{\"allow\":[\"web.test:*\"]}", 200));
+	json_decref(call_as(gw.key, "PUT", "/egress", "{\"allow\":[\"web.test:*\"]}", 200));
 	snprintf(cmd, sizeof(cmd),
 		 "curl -s -o /dev/null -w '%%{http_code}' http://web.test:%d/healthz", gw.port);
 	out = sh(cmd, NULL);
 	assert_string_equal(out, "403");
 	free(out);
-	json_decref(call("PUT", "/egress", "{\"allow\":[\"bad host\"]}", 400));
-	json_decref(call("PUT", "/egress", "{\"allow\":[]}", 200));
+	json_decref(call_as(gw.key, "PUT", "/egress", "{\"allow\":[\"bad host\"]}", 400));
+	json_decref(call_as(gw.key, "PUT", "/egress", "{\"allow\":[]}", 200));
 	snprintf(cmd, sizeof(cmd), "curl -s -o /dev/null -w '%%{http_code}' http://web.test:%d/",
 		 web_port);
 	out = sh(cmd, NULL);

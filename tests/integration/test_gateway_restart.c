@@ -447,7 +447,7 @@ static void test_kills_at_random_moments(void **state)
 			break;
 		case 1:
 			strcat(path, "/fork");
-			fire(s->ctl, "POST", path, NULL);
+			fire(gw.key, "POST", path, NULL);
 			break;
 		case 2:
 			snprintf(body, sizeof(body), "{\"template\":\"%s\"}", tpl);

@@ -576,9 +576,12 @@ static void test_share_tokens(void **state)
 	int fd;
 
 	(void)state;
-	tv = share(view, "{\"scope\":\"view\"}", 201);
-	tc = share(ctl, "{\"scope\":\"control\",\"ttl_s\":60}", 201);
+	tv = share(ctl, "{\"scope\":\"view\"}", 201);
+	/* control links need the "share" scope: the operator's, not the agent's */
+	free(share(ctl, "{\"scope\":\"control\",\"ttl_s\":60}", 403));
+	tc = share(gw.key, "{\"scope\":\"control\",\"ttl_s\":60}", 201);
 	free(share(view, "{\"scope\":\"control\"}", 403));
+	free(share(view, "{\"scope\":\"view\"}", 403)); /* a watcher mints nothing */
 	free(share(ctl, "{\"scope\":\"admin\"}", 400));
 	free(share(ctl, "{\"scope\":\"view\",\"ttl_s\":0}", 400));
 	tshort = share(gw.key, "{\"scope\":\"view\",\"ttl_s\":1}", 201);

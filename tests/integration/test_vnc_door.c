@@ -177,7 +177,13 @@ static void test_open_the_door(void **state)
 			 0);
 	assert_int_equal(r.status, 403);
 	http_resp_free(&r);
+	/* the control token (an agent's) lacks the "vnc" scope */
 	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, ctl, "", 0, 10, &r),
+			 0);
+	assert_int_equal(r.status, 403);
+	http_resp_free(&r);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, gw.key, "", 0, 10,
+				      &r),
 			 0);
 	assert_int_equal(r.status, 201);
 	port = (int)json_integer_value(json_object_get(r.json, "port"));
@@ -192,7 +198,8 @@ static void test_open_the_door(void **state)
 	assert_string_not_equal(view_pw, control_pw);
 	assert_true(listens_on_loopback_only());
 	/* Asking again answers the same door. */
-	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, ctl, "", 0, 10, &r),
+	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, gw.key, "", 0, 10,
+				      &r),
 			 0);
 	assert_int_equal(r.status, 200);
 	assert_int_equal(json_integer_value(json_object_get(r.json, "port")), port);
@@ -265,7 +272,7 @@ static void test_close_the_door(void **state)
 	struct http_resp r;
 
 	(void)state;
-	assert_int_equal(http_request("127.0.0.1", gw.port, "DELETE", path_vnc, ctl, NULL, 0, 10,
+	assert_int_equal(http_request("127.0.0.1", gw.port, "DELETE", path_vnc, gw.key, NULL, 0, 10,
 				      &r),
 			 0);
 	assert_int_equal(r.status, 200);

@@ -26,6 +26,28 @@ static void test_routes(void **state)
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/").kind, R_SESSIONS_LIST);
 	assert_int_equal(route_parse(M_POST, "/v1/sessions").kind, R_SESSIONS_CREATE);
 	assert_int_equal(route_parse(M_DELETE, "/v1/sessions").kind, R_METHOD_NOT_ALLOWED);
+	/* tokens: list and mint, revoke, rotate */
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/x1/tokens").kind, R_SESSION_TOKENS);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/x1/tokens").kind, R_SESSION_TOKENS);
+	assert_int_equal(route_parse(M_PUT, "/v1/sessions/x1/tokens").kind, R_METHOD_NOT_ALLOWED);
+	r = route_parse(M_DELETE, "/v1/sessions/x1/tokens/t0123abcde");
+	assert_int_equal(r.kind, R_SESSION_TOKEN);
+	assert_string_equal(r.id, "x1");
+	assert_string_equal(r.sub, "t0123abcde");
+	r = route_parse(M_POST, "/v1/sessions/x1/tokens/control/rotate");
+	assert_int_equal(r.kind, R_SESSION_TOKEN_ROTATE);
+	assert_string_equal(r.sub, "control");
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/x1/tokens/control/rotate").kind,
+			 R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/x1/tokens/control").kind,
+			 R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_DELETE, "/v1/sessions/x1/tokens/").kind, R_NOT_FOUND);
+	assert_int_equal(route_parse(M_DELETE, "/v1/sessions/x1/tokens/a/b").kind, R_NOT_FOUND);
+	assert_int_equal(route_parse(M_DELETE,
+				     "/v1/sessions/x1/tokens/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
+				 .kind,
+			 R_NOT_FOUND); /* longer than a token id */
+	assert_int_equal(route_parse(M_DELETE, "/v1/sessions/x1/share").kind, R_SESSION_SHARE);
 	r = route_parse(M_GET, "/v1/sessions/s_0123abcd");
 	assert_int_equal(r.kind, R_SESSION_GET);
 	assert_string_equal(r.id, "s_0123abcd");
@@ -131,19 +153,67 @@ static void test_scopes(void **state)
 	assert_string_equal(ctl,
 			    "8d64666b3a57b53101d5ec122525a781485120c5ee7be962ba492bef42096341");
 	assert_string_not_equal(ctl, view);
-	assert_int_equal(auth_scope_of("op", "op", ctl, view), AUTH_OPERATOR);
-	assert_int_equal(auth_scope_of("ctl", "op", ctl, view), AUTH_CONTROL);
-	assert_int_equal(auth_scope_of("view", "op", ctl, view), AUTH_VIEW);
-	assert_int_equal(auth_scope_of("other", "op", ctl, view), AUTH_NONE);
-	assert_int_equal(auth_scope_of("", "op", ctl, view), AUTH_NONE);
-	assert_int_equal(auth_scope_of(NULL, "op", ctl, view), AUTH_NONE);
-	assert_int_equal(auth_scope_of("ctl", "op", NULL, NULL), AUTH_NONE);
-	/* The hash itself is not a token, and a session without hashes
-	 * (adopted from a record that had none) grants nothing. */
-	assert_int_equal(auth_scope_of(ctl, "op", ctl, view), AUTH_NONE);
-	assert_int_equal(auth_scope_of("ctl", "op", "", ""), AUTH_NONE);
-	/* An empty operator key grants nothing. */
-	assert_int_equal(auth_scope_of("", "", NULL, NULL), AUTH_NONE);
+	{
+		char op[AUTH_HASH_LEN + 1], h[AUTH_HASH_LEN + 1], ex[AUTH_HASH_LEN + 1];
+		struct auth_grant g[2] = {
+			{ .id = "t000000001", .rights = AUTH_R_EXEC | AUTH_R_ADMIN },
+			{ .id = "t000000002", .rights = AUTH_R_VIEW, .expires_unix_ms = 5000 }
+		};
+		const char *which;
+
+		auth_token_hash("op", op);
+		auth_token_hash("minted", g[0].hash);
+		auth_token_hash("short", g[1].hash);
+		assert_int_equal(auth_rights_of_hash(op, op, ctl, view, g, 2, 1000, &which),
+				 AUTH_RIGHTS_OPERATOR);
+		assert_string_equal(which, "operator");
+		assert_int_equal(auth_rights_of_hash(ctl, op, ctl, view, g, 2, 1000, &which),
+				 AUTH_RIGHTS_CONTROL);
+		assert_string_equal(which, "control");
+		assert_int_equal(auth_rights_of_hash(view, op, ctl, view, g, 2, 1000, NULL),
+				 AUTH_RIGHTS_VIEW);
+		/* a minted token has what it was given, never "admin" */
+		assert_int_equal(auth_rights_of_hash(g[0].hash, op, ctl, view, g, 2, 1000, &which),
+				 AUTH_R_EXEC);
+		assert_string_equal(which, "t000000001");
+		assert_int_equal(auth_rights_of_hash(g[1].hash, op, ctl, view, g, 2, 4999, NULL),
+				 AUTH_R_VIEW);
+		assert_int_equal(auth_rights_of_hash(g[1].hash, op, ctl, view, g, 2, 5000, &which),
+				 0); /* expired */
+		assert_string_equal(which, "");
+		auth_token_hash("other", h);
+		assert_int_equal(auth_rights_of_hash(h, op, ctl, view, g, 2, 1000, NULL), 0);
+		assert_int_equal(auth_rights_of_hash("", op, ctl, view, g, 2, 1000, NULL), 0);
+		assert_int_equal(auth_rights_of_hash(NULL, op, ctl, view, g, 2, 1000, NULL), 0);
+		/* a session without hashes (adopted from a record that had
+		 * none, or revoked) grants nothing */
+		assert_int_equal(auth_rights_of_hash(ctl, "", "", "", NULL, 0, 1000, NULL), 0);
+		auth_token_hash("", ex);
+		assert_int_equal(auth_rights_of_hash(ex, "", NULL, NULL, NULL, 0, 1000, NULL), 0);
+	}
+	/* the control token acts and runs commands; only the operator forks,
+	 * widens egress, runs as root, shares control or opens VNC */
+	assert_int_equal(AUTH_RIGHTS_CONTROL & (AUTH_R_ROOT | AUTH_R_EGRESS | AUTH_R_FORK |
+						AUTH_R_SHARE | AUTH_R_VNC | AUTH_R_ADMIN),
+			 0);
+	assert_int_equal(auth_right_by_name("egress"), AUTH_R_EGRESS);
+	assert_int_equal(auth_right_by_name("admin"), 0); /* not mintable */
+	assert_int_equal(auth_right_by_name("bogus"), 0);
+	assert_int_equal(auth_right_by_name(NULL), 0);
+	for (unsigned b = 1; b & AUTH_RIGHTS_MINTABLE; b <<= 1)
+		assert_int_equal(auth_right_by_name(auth_right_name(b)), b);
+	assert_int_equal(auth_scope_from_rights(AUTH_RIGHTS_CONTROL), AUTH_CONTROL);
+	assert_int_equal(auth_scope_from_rights(AUTH_R_VIEW), AUTH_VIEW);
+	assert_int_equal(auth_scope_from_rights(AUTH_R_EXEC), AUTH_NONE);
+	{
+		char id[AUTH_GRANT_ID_LEN + 1];
+
+		assert_int_equal(auth_new_grant_id(id), 0);
+		assert_int_equal(strlen(id), AUTH_GRANT_ID_LEN);
+		assert_int_equal(id[0], 't');
+		assert_int_equal(strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789"),
+				 AUTH_GRANT_ID_LEN);
+	}
 	assert_true(AUTH_VIEW < AUTH_CONTROL && AUTH_CONTROL < AUTH_OPERATOR);
 }
 

@@ -318,12 +318,25 @@ static void test_share_tokens(void **state)
 	assert_int_equal(share_scope(&st, b, 20999), AUTH_CONTROL);
 	assert_int_equal(share_scope(&st, a, 11000), AUTH_NONE); /* expired */
 	assert_int_equal(share_scope(&st, "nope", 1000), AUTH_NONE);
-	/* Full: the one expiring first goes. */
+	/* Only hashes are kept. */
+	assert_null(memmem(&st, sizeof(st), b, AUTH_TOKEN_LEN));
+	{
+		char h[AUTH_HASH_LEN + 1];
+
+		auth_token_hash(b, h);
+		assert_int_equal(share_scope_of_hash(&st, h, 1000), AUTH_CONTROL);
+	}
+	/* Full: a live share is never evicted (expired slots are reused). */
 	memcpy(first, b, sizeof(b));
-	for (int i = 0; i < SHARE_MAX; i++)
+	for (int i = 0; i < SHARE_MAX - 1; i++)
 		assert_int_equal(share_add(&st, AUTH_VIEW, 100 + i, 12000, a), 0);
 	assert_int_equal(share_scope(&st, a, 12000), AUTH_VIEW);
-	assert_int_equal(share_scope(&st, first, 12000), AUTH_NONE);
+	assert_int_equal(share_scope(&st, first, 12000), AUTH_CONTROL);
+	assert_int_equal(share_add(&st, AUTH_VIEW, 100, 12000, a), -ENOSPC);
+	assert_int_equal(share_scope(&st, first, 12000), AUTH_CONTROL);
+	assert_int_equal(share_add(&st, AUTH_VIEW, 100, 21000, a), 0); /* first expired */
+	assert_int_equal(share_revoke_all(&st, 21000), SHARE_MAX);
+	assert_int_equal(share_scope(&st, a, 21000), AUTH_NONE);
 }
 
 static void test_stream_routes(void **state)

@@ -1,0 +1,154 @@
+/* gateway/api/api_tokens.c: a session's tokens, for the operator alone:
+ * GET and POST /v1/sessions/{id}/tokens (list; mint one with chosen scopes
+ * and a lifetime), DELETE .../tokens/{tid} (revoke) and POST
+ * .../tokens/{control|view}/rotate (a new secret). A secret is in the
+ * answer that makes it and nowhere else. docs/api.md "Tokens and their
+ * rights". Loop thread only. */
+#include "gateway/api/api_int.h"
+#include "gateway/session/live_auth.h"
+#include "gateway/session/session.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define TOKEN_MAX_TTL_S (30 * 86400)
+
+static json_t *scope_names(unsigned rights)
+{
+	json_t *a = json_array();
+
+	for (unsigned b = 1; b & AUTH_RIGHTS_MINTABLE; b <<= 1)
+		if (rights & b)
+			json_array_append_new(a, json_string(auth_right_name(b)));
+	return a;
+}
+
+static json_t *grant_json(const struct auth_grant *g)
+{
+	return json_pack("{s:s, s:o, s:o}", "id", g->id, "scopes", scope_names(g->rights),
+			 "expires_unix_ms",
+			 g->expires_unix_ms ? json_integer(g->expires_unix_ms) : json_null());
+}
+
+static void list_tokens(struct http_req *r, struct sess *s)
+{
+	json_t *a = json_array();
+
+	json_array_append_new(a, json_pack("{s:s, s:o, s:b}", "id", "control", "scopes",
+					   scope_names(AUTH_RIGHTS_CONTROL), "live",
+					   s->control_hash[0] != '\0'));
+	json_array_append_new(a, json_pack("{s:s, s:o, s:b}", "id", "view", "scopes",
+					   scope_names(AUTH_RIGHTS_VIEW), "live",
+					   s->view_hash[0] != '\0'));
+	for (int i = 0; i < s->n_grants; i++)
+		json_array_append_new(a, grant_json(&s->grants[i]));
+	http_reply_json(r, 200, json_pack("{s:o}", "tokens", a));
+}
+
+/* {"scopes": [NAME...], "ttl_s": N}: the rights, *ttl_s (0: the session's
+ * life). Answers 400 and returns -EINVAL on anything else. */
+static int mint_args(struct http_req *r, unsigned *rights, int *ttl_s)
+{
+	json_t *body = json_loadb(r->body ? r->body : "", r->body_len, JSON_REJECT_DUPLICATES, NULL);
+	json_t *scopes = json_object_get(body, "scopes"), *ttl = json_object_get(body, "ttl_s"), *v;
+	const char *key;
+	size_t i;
+	int rc = -EINVAL;
+
+	*rights = 0;
+	*ttl_s = 0;
+	if (!json_is_object(body)) {
+		http_reply_error(r, 400, "invalid_json", "the body must be a JSON object");
+		goto out;
+	}
+	json_object_foreach(body, key, v)
+	{
+		if (strcmp(key, "scopes") && strcmp(key, "ttl_s")) {
+			http_reply_error(r, 400, "invalid_argument",
+					 "unknown field: only 'scopes' and 'ttl_s'");
+			goto out;
+		}
+	}
+	if (!json_is_array(scopes) || !json_array_size(scopes)) {
+		http_reply_error(r, 400, "invalid_argument",
+				 "scopes must be a non-empty array of: view, act, exec, root, egress, "
+				 "fork, share, vnc");
+		goto out;
+	}
+	json_array_foreach (scopes, i, v) {
+		unsigned b = auth_right_by_name(json_string_value(v));
+
+		if (!b) {
+			http_reply_error(r, 400, "invalid_argument",
+					 "unknown scope: the scopes are view, act, exec, root, "
+					 "egress, fork, share, vnc");
+			goto out;
+		}
+		*rights |= b;
+	}
+	if (ttl && (!json_is_integer(ttl) || json_integer_value(ttl) < 1 ||
+		    json_integer_value(ttl) > TOKEN_MAX_TTL_S)) {
+		http_reply_error(r, 400, "out_of_range", "ttl_s must be an integer in 1..2592000");
+		goto out;
+	}
+	*ttl_s = ttl ? (int)json_integer_value(ttl) : 0;
+	rc = 0;
+out:
+	json_decref(body);
+	return rc;
+}
+
+static void mint(struct http_req *r, struct sess *s)
+{
+	const struct auth_grant *g;
+	char token[AUTH_TOKEN_LEN + 1];
+	struct api_error e;
+	unsigned rights;
+	int ttl_s;
+	json_t *j;
+
+	if (mint_args(r, &rights, &ttl_s) < 0)
+		return;
+	if (!(g = sess_grant_add(s, rights, ttl_s, token, &e))) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	j = grant_json(g);
+	json_object_set_new(j, "token", json_string(token));
+	http_reply_json(r, 201, j);
+}
+
+void api_tokens(struct http_req *r)
+{
+	struct sess *s = api_route_session(r, AUTH_R_ADMIN);
+	char token[AUTH_TOKEN_LEN + 1];
+	struct api_error e;
+
+	if (!s)
+		return;
+	switch (r->route.kind) {
+	case R_SESSION_TOKENS:
+		if (r->method == M_GET)
+			list_tokens(r, s);
+		else
+			mint(r, s);
+		return;
+	case R_SESSION_TOKEN:
+		if (sess_grant_revoke(s, r->route.sub) < 0) {
+			http_reply_error(r, 404, "not_found", "no such live token on this session");
+			return;
+		}
+		live_auth_check_all(); /* its connections close now, not within a second */
+		http_reply_json(r, 200,
+				json_pack("{s:s, s:b}", "id", r->route.sub, "revoked", 1));
+		return;
+	default:
+		if (sess_token_rotate(s, r->route.sub, token, &e) < 0) {
+			http_reply_api_error(r, &e);
+			return;
+		}
+		live_auth_check_all();
+		http_reply_json(r, 200, json_pack("{s:s, s:s}", "id", r->route.sub, "token", token));
+		return;
+	}
+}

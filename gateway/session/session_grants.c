@@ -1,0 +1,125 @@
+/* gateway/session/session_grants.c: a session's credentials beyond the two
+ * it is born with: tokens the operator mints with chosen rights and an end,
+ * revocation, and new secrets for the control and view tokens. Only hashes
+ * are kept (in memory and in the session's record), and every change is
+ * recorded before it is answered. Connections that authenticated with a
+ * token that no longer holds are closed once live_auth.c re-checks them. Loop thread only. */
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "gateway/session/session_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static int64_t unix_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+unsigned sess_rights_of_hash(struct gw *gw, const struct sess *s, const char *hash,
+			     const char **which)
+{
+	char op[AUTH_HASH_LEN + 1] = "";
+
+	if (gw->operator_key[0])
+		auth_token_hash(gw->operator_key, op);
+	return auth_rights_of_hash(hash, op, s ? s->control_hash : NULL, s ? s->view_hash : NULL,
+				   s ? s->grants : NULL, s ? s->n_grants : 0, unix_now_ms(),
+				   which);
+}
+
+unsigned sess_rights(struct gw *gw, const struct sess *s, const char *token, const char **which)
+{
+	char h[AUTH_HASH_LEN + 1];
+
+	if (!token || !*token) {
+		if (which)
+			*which = "";
+		return 0;
+	}
+	auth_token_hash(token, h);
+	return sess_rights_of_hash(gw, s, h, which);
+}
+
+/* Drops grants that ended; true when any did. */
+static bool drop_expired(struct sess *s)
+{
+	int64_t now = unix_now_ms();
+	int kept = 0;
+
+	for (int i = 0; i < s->n_grants; i++)
+		if (!s->grants[i].expires_unix_ms || s->grants[i].expires_unix_ms > now)
+			s->grants[kept++] = s->grants[i];
+	if (kept == s->n_grants)
+		return false;
+	s->n_grants = kept;
+	return true;
+}
+
+const struct auth_grant *sess_grant_add(struct sess *s, unsigned rights, int ttl_s, char *token,
+					struct api_error *e)
+{
+	struct auth_grant *g;
+
+	drop_expired(s);
+	if (s->n_grants >= SESS_GRANTS_MAX) {
+		api_error_set(e, 409, "too_many_tokens",
+			      "this session has its maximum of live minted tokens: revoke one");
+		return NULL;
+	}
+	g = &s->grants[s->n_grants];
+	memset(g, 0, sizeof(*g));
+	if (auth_new_token(token) < 0 || auth_new_grant_id(g->id) < 0) {
+		api_error_set(e, 500, "internal", "no randomness to mint a token");
+		return NULL;
+	}
+	auth_token_hash(token, g->hash);
+	g->rights = rights & AUTH_RIGHTS_MINTABLE;
+	g->expires_unix_ms = ttl_s ? unix_now_ms() + (int64_t)ttl_s * 1000 : 0;
+	s->n_grants++;
+	sess_save(s);
+	return g;
+}
+
+int sess_grant_revoke(struct sess *s, const char *id)
+{
+	if (!strcmp(id, "control") || !strcmp(id, "view")) {
+		char *hash = id[0] == 'c' ? s->control_hash : s->view_hash;
+
+		if (!hash[0])
+			return -ENOENT;
+		hash[0] = '\0';
+		(id[0] == 'c' ? s->control_token : s->view_token)[0] = '\0';
+		sess_save(s);
+		return 0;
+	}
+	for (int i = 0; i < s->n_grants; i++)
+		if (!strcmp(s->grants[i].id, id)) {
+			s->grants[i] = s->grants[--s->n_grants];
+			sess_save(s);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int sess_token_rotate(struct sess *s, const char *id, char *token, struct api_error *e)
+{
+	bool control = !strcmp(id, "control");
+
+	if (!control && strcmp(id, "view"))
+		return api_error_set(e, 400, "invalid_argument",
+				     "only the control and view tokens rotate; mint a new token instead");
+	if (auth_new_token(token) < 0) {
+		api_error_set(e, 500, "internal", "no randomness to mint a token");
+		return -EIO;
+	}
+	auth_token_hash(token, control ? s->control_hash : s->view_hash);
+	(control ? s->control_token : s->view_token)[0] = '\0';
+	sess_save(s);
+	return 0;
+}
