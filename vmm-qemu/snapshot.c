@@ -32,11 +32,11 @@ bool vmm_template_name_ok(const char *name)
 {
 	size_t n = strlen(name);
 
-	if (n == 0 || n > 64)
+	if (n == 0 || n > VMM_TEMPLATE_NAME_MAX)
 		return false;
 	for (const char *p = name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+		      *p == '-'))
 			return false;
 	return true;
 }
@@ -215,7 +215,7 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 
 	memset(t, 0, sizeof(*t));
 	if (!strchr(name, '/') && !vmm_template_name_ok(name)) {
-		snprintf(err, errlen, "bad template name '%s' (letters, digits, '_', '-')", name);
+		snprintf(err, errlen, "bad template name '%s' (1-63 of a-z, 0-9, '_', '-')", name);
 		return -EINVAL;
 	}
 	rc = strchr(name, '/')

@@ -48,7 +48,9 @@ struct vmm_restore_times {
  * /var/lib/vitrine/templates). This function can't fail. */
 const char *vmm_templates_dir(void);
 
-/* True when name can name a template: [A-Za-z0-9_-], 1..64 bytes. Pure. */
+/* True when name can name a template: [a-z0-9_-], 1..VMM_TEMPLATE_NAME_MAX
+ * bytes, the names a session can be created from. Pure. */
+#define VMM_TEMPLATE_NAME_MAX 63
 bool vmm_template_name_ok(const char *name);
 
 /* Creates dir (0755, parents too) and an empty RAM file <dir>/ram of

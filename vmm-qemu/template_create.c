@@ -41,8 +41,7 @@ int vmm_template_create(const char *name, const struct vmm_template_params *p,
 	int rc;
 
 	if (!vmm_template_name_ok(name)) {
-		snprintf(err, errlen, "bad template name '%s' (1-64 letters, digits, '_', '-')",
-			 name);
+		snprintf(err, errlen, "bad template name '%s' (1-63 of a-z, 0-9, '_', '-')", name);
 		return -EINVAL;
 	}
 	rc = vmm_image_load(p->image, &img, err, errlen);

@@ -49,7 +49,8 @@ static void list_tokens(struct http_req *r, struct sess *s)
  * life). Answers 400 and returns -EINVAL on anything else. */
 static int mint_args(struct http_req *r, unsigned *rights, int *ttl_s)
 {
-	json_t *body = json_loadb(r->body ? r->body : "", r->body_len, JSON_REJECT_DUPLICATES, NULL);
+	json_t *body = json_loadb(r->body ? r->body : "", r->body_len, JSON_REJECT_DUPLICATES,
+				  NULL);
 	json_t *scopes = json_object_get(body, "scopes"), *ttl = json_object_get(body, "ttl_s"), *v;
 	const char *key;
 	size_t i;
@@ -70,12 +71,14 @@ static int mint_args(struct http_req *r, unsigned *rights, int *ttl_s)
 		}
 	}
 	if (!json_is_array(scopes) || !json_array_size(scopes)) {
-		http_reply_error(r, 400, "invalid_argument",
-				 "scopes must be a non-empty array of: view, act, exec, root, egress, "
-				 "fork, share, vnc");
+		http_reply_error(
+			r, 400, "invalid_argument",
+			"scopes must be a non-empty array of: view, act, exec, root, egress, "
+			"fork, share, vnc");
 		goto out;
 	}
-	json_array_foreach (scopes, i, v) {
+	json_array_foreach(scopes, i, v)
+	{
 		unsigned b = auth_right_by_name(json_string_value(v));
 
 		if (!b) {
@@ -139,8 +142,7 @@ void api_tokens(struct http_req *r)
 			return;
 		}
 		live_auth_check_all(); /* its connections close now, not within a second */
-		http_reply_json(r, 200,
-				json_pack("{s:s, s:b}", "id", r->route.sub, "revoked", 1));
+		http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.sub, "revoked", 1));
 		return;
 	default:
 		if (sess_token_rotate(s, r->route.sub, token, &e) < 0) {
@@ -148,7 +150,8 @@ void api_tokens(struct http_req *r)
 			return;
 		}
 		live_auth_check_all();
-		http_reply_json(r, 200, json_pack("{s:s, s:s}", "id", r->route.sub, "token", token));
+		http_reply_json(r, 200,
+				json_pack("{s:s, s:s}", "id", r->route.sub, "token", token));
 		return;
 	}
 }

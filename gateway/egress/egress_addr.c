@@ -44,11 +44,16 @@ static const uint8_t nat64_prefix[12] = { 0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0,
 static const uint8_t nat64_local_prefix[6] = { 0, 0x64, 0xff, 0x9b, 0, 1 };
 
 /* The IPv4 address (host order) that b stands for: ::ffff:a.b.c.d,
- * 64:ff9b::a.b.c.d, 64:ff9b:1::a.b.c.d. */
+ * 64:ff9b::a.b.c.d, 64:ff9b:1::a.b.c.d, and 6to4's 2002:AABB:CCDD::/48
+ * (RFC 3056: a relay carries it to a.b.c.d). */
 static bool embedded4(const uint8_t b[16], uint32_t *a)
 {
 	static const uint8_t zero[6];
 
+	if (b[0] == 0x20 && b[1] == 0x02) {
+		*a = IP4(b[2], b[3], b[4], b[5]);
+		return true;
+	}
 	if (memcmp(b, mapped_prefix, 12) && memcmp(b, nat64_prefix, 12) &&
 	    (memcmp(b, nat64_local_prefix, 6) || memcmp(b + 6, zero, 6)))
 		return false;
@@ -63,6 +68,10 @@ static enum egress_addr_class classify6(const uint8_t b[16])
 
 	if (embedded4(b, &low))
 		return classify4(low);
+	/* Teredo (RFC 4380), 2001:0::/32: a tunnel to an IPv4 host named in
+	 * its last bits (obfuscated); not a way out the rules can judge. */
+	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0)
+		return EGRESS_ADDR_OTHER_SPECIAL;
 	if (!memcmp(b, nat64_local_prefix, 6)) /* a local translator's own sub-prefix */
 		return EGRESS_ADDR_OTHER_SPECIAL;
 	if (!memcmp(b, zero, 12)) /* ::, ::1, and deprecated IPv4-compatible ::a.b.c.d */

@@ -29,8 +29,7 @@ unsigned sess_rights_of_hash(struct gw *gw, const struct sess *s, const char *ha
 	if (gw->operator_key[0])
 		auth_token_hash(gw->operator_key, op);
 	return auth_rights_of_hash(hash, op, s ? s->control_hash : NULL, s ? s->view_hash : NULL,
-				   s ? s->grants : NULL, s ? s->n_grants : 0, unix_now_ms(),
-				   which);
+				   s ? s->grants : NULL, s ? s->n_grants : 0, unix_now_ms(), which);
 }
 
 unsigned sess_rights(struct gw *gw, const struct sess *s, const char *token, const char **which)
@@ -112,8 +111,9 @@ int sess_token_rotate(struct sess *s, const char *id, char *token, struct api_er
 	bool control = !strcmp(id, "control");
 
 	if (!control && strcmp(id, "view"))
-		return api_error_set(e, 400, "invalid_argument",
-				     "only the control and view tokens rotate; mint a new token instead");
+		return api_error_set(
+			e, 400, "invalid_argument",
+			"only the control and view tokens rotate; mint a new token instead");
 	if (auth_new_token(token) < 0) {
 		api_error_set(e, 500, "internal", "no randomness to mint a token");
 		return -EIO;

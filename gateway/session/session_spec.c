@@ -2,6 +2,7 @@
 #include "gateway/session/session_spec.h"
 
 #include "gateway/egress/egress_rules.h"
+#include "vmm-qemu/snapshot.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -78,11 +79,12 @@ int template_request_parse(const char *body, size_t len, char *name, size_t name
 		goto out;
 	}
 	v = json_object_get(root, "name");
-	if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 64 ||
-	    json_string_length(v) >= namelen ||
-	    strspn(json_string_value(v), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					 "0123456789-_") != json_string_length(v)) {
-		fail(e, "invalid_argument", "name must be 1..64 letters, digits, '_' or '-'");
+	/* The names a session can be created from (image below), no other. */
+	if (!json_is_string(v) || json_string_length(v) >= namelen ||
+	    strlen(json_string_value(v)) != json_string_length(v) ||
+	    !vmm_template_name_ok(json_string_value(v))) {
+		fail(e, "invalid_argument",
+		     "name must be 1..63 of lowercase letters, digits, '_' or '-'");
 		goto out;
 	}
 	strcpy(name, json_string_value(v));

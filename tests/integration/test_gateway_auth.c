@@ -17,14 +17,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
-#include <stdbool.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -32,11 +32,24 @@
 static struct gateway_proc gw;
 static struct gateway_session a, b;
 
-enum kind { K_NONE, K_BOGUS, K_OPERATOR, K_CONTROL, K_VIEW, K_OTHER, K_EXEC, K_EGRESS,
-	    K_REVOKED, K_EXPIRED, K_N };
-static const char *const kind_names[K_N] = { "none",	 "bogus", "operator", "control",
-					     "view",	 "other", "minted{exec}",
-					     "minted{view,egress}", "revoked", "expired" };
+enum kind {
+	K_NONE,
+	K_BOGUS,
+	K_OPERATOR,
+	K_CONTROL,
+	K_VIEW,
+	K_OTHER,
+	K_EXEC,
+	K_EGRESS,
+	K_REVOKED,
+	K_EXPIRED,
+	K_N
+};
+static const char *const kind_names[K_N] = { "none",	     "bogus",
+					     "operator",     "control",
+					     "view",	     "other",
+					     "minted{exec}", "minted{view,egress}",
+					     "revoked",	     "expired" };
 static char tokens[K_N][128];
 static unsigned rights[K_N];
 
@@ -202,8 +215,8 @@ static void test_route_table(void **state)
 			if (want ? r.status != want : r.status == 401 || r.status == 403) {
 				print_error("%s %s with %s: %d (want %s%d) %s\n", row->method,
 					    row->path, kind_names[k], r.status,
-					    want ? "" : "anything but 401/403, e.g. ", want ? want : 200,
-					    r.body ? r.body : "");
+					    want ? "" : "anything but 401/403, e.g. ",
+					    want ? want : 200, r.body ? r.body : "");
 				failed++;
 			}
 			http_resp_free(&r);
@@ -599,8 +612,8 @@ static void test_minted_tokens_survive_a_restart(void **state)
 	struct http_resp r;
 
 	(void)state;
-	assert_int_equal(gateway_proc_restart(&gw, (const char *const[]){ "--on-stop", "kill",
-									  NULL }),
+	assert_int_equal(gateway_proc_restart(&gw,
+					      (const char *const[]){ "--on-stop", "kill", NULL }),
 			 0);
 	snprintf(path, sizeof(path), "/v1/sessions/%s?wait=ready", a.id);
 	r = call("GET", path, tokens[K_EGRESS], NULL);

@@ -289,6 +289,9 @@ static void test_bad_names(void **state)
 	assert_false(vmm_template_name_ok("../x"));
 	assert_false(vmm_template_name_ok("a b"));
 	assert_true(vmm_template_name_ok("chromium-ready_1"));
+	assert_false(vmm_template_name_ok("Chromium")); /* sessions name [a-z0-9_-] */
+	assert_false(vmm_template_name_ok(
+		"0123456789012345678901234567890123456789012345678901234567890123"));
 	assert_int_equal(vmm_template_load("no-such-template-here", &t, err, sizeof(err)), -ENOENT);
 	assert_int_equal(vmm_template_load("bad name", &t, err, sizeof(err)), -EINVAL);
 }

@@ -388,6 +388,18 @@ static void test_addr_classes(void **state)
 		{ "64:ff9b:1:a00:1::8.8.8.8", EGRESS_ADDR_OTHER_SPECIAL },
 		{ "64:ff9b:1:ffff:ffff:ffff:ffff:ffff", EGRESS_ADDR_OTHER_SPECIAL },
 		{ "64:ff9b:2::10.0.0.1", EGRESS_ADDR_PUBLIC },
+		/* 6to4: the IPv4 address in bits 16-47 */
+		{ "2002:808:808::1", EGRESS_ADDR_PUBLIC },
+		{ "2002:7f00:1::1", EGRESS_ADDR_LOOPBACK },
+		{ "2002:a00:1::", EGRESS_ADDR_PRIVATE },
+		{ "2002:c0a8:101:1::5", EGRESS_ADDR_PRIVATE },
+		{ "2002:a9fe:a9fe::1", EGRESS_ADDR_LINK_LOCAL },
+		{ "2002::1", EGRESS_ADDR_OTHER_SPECIAL }, /* 0.0.0.0 */
+		{ "2003::1", EGRESS_ADDR_PUBLIC },
+		/* Teredo: refused whatever it tunnels to */
+		{ "2001:0:4136:e378:8000:63bf:3fff:fdd2", EGRESS_ADDR_OTHER_SPECIAL },
+		{ "2001::1", EGRESS_ADDR_OTHER_SPECIAL },
+		{ "2001:1::1", EGRESS_ADDR_PUBLIC },
 		{ "2001:db8::1", EGRESS_ADDR_PUBLIC },
 		{ "2606:4700::1111", EGRESS_ADDR_PUBLIC },
 		{ "fbff:ffff::1", EGRESS_ADDR_PUBLIC },
@@ -471,6 +483,9 @@ static void test_addr_own(void **state)
 		{ "::", true },
 		{ "::ffff:0.0.0.0", true },
 		{ "64:ff9b::0.0.0.0", true },
+		{ "2002:cb00:7107::1", true }, /* 6to4 of 203.0.113.7 */
+		{ "2002:7f00:1::", true },
+		{ "2002:cb00:7108::1", false },
 		{ "203.0.113.8", false },
 		{ "::ffff:203.0.113.8", false },
 		{ "64:ff9b::203.0.113.8", false },

@@ -78,11 +78,11 @@ static void test_template_request(void **state)
 	char name[72];
 
 	(void)state;
-	assert_int_equal(tparse("{\"name\":\"Demo_1\",\"image\":\"desktop\",\"page\":\"<p>hi\","
+	assert_int_equal(tparse("{\"name\":\"demo_1\",\"image\":\"desktop\",\"page\":\"<p>hi\","
 				"\"width\":1024,\"height\":768}",
 				name, &req, &e),
 			 0);
-	assert_string_equal(name, "Demo_1");
+	assert_string_equal(name, "demo_1");
 	assert_string_equal(req.image, "desktop");
 	assert_int_equal(req.width, 1024);
 	assert_string_equal(req.page, "<p>hi");
@@ -101,6 +101,29 @@ static void test_template_request(void **state)
 		tparse("{\"name\":\"0123456789012345678901234567890123456789012345678901234567890123X\"}",
 		       name, &req, &e),
 		-EINVAL);
+	/* only the names a session can be created from: no upper case, at
+	 * most 63 (a session's "template" is [a-z0-9_-]{1,63}) */
+	assert_int_equal(tparse("{\"name\":\"Demo\"}", name, &req, &e), -EINVAL);
+	assert_int_equal(
+		tparse("{\"name\":\"0123456789012345678901234567890123456789012345678901234567890123\"}",
+		       name, &req, &e),
+		-EINVAL);
+	assert_int_equal(
+		tparse("{\"name\":\"012345678901234567890123456789012345678901234567890123456789012\"}",
+		       name, &req, &e),
+		0);
+	session_request_free(&req);
+	{
+		struct session_request sr;
+
+		assert_int_equal(
+			session_request_parse(
+				"{\"template\":\"012345678901234567890123456789012345678901234567890123456789012\"}",
+				strlen("{\"template\":\"012345678901234567890123456789012345678901234567890123456789012\"}"),
+				&sr, &e),
+			0);
+		session_request_free(&sr);
+	}
 }
 
 static void test_events(void **state)
