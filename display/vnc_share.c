@@ -11,10 +11,12 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <rfb/rfb.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 struct display_vnc_share {
@@ -27,6 +29,12 @@ struct display_vnc_share {
 	struct vnc_share_input queue[VNC_SHARE_MAX_INPUT];
 	int n_queue;
 	int clients, controllers;
+	/* wrong passwords by address (under lock): the oldest slot is reused */
+	struct {
+		char host[64];
+		int failures;
+		time_t last;
+	} guesses[16];
 };
 
 static void quiet(const char *fmt, ...)
@@ -77,12 +85,48 @@ static void on_gone(rfbClientPtr cl)
 
 /* The password check, counting who got in (viewOnly is known only after
  * it: libvncserver has no hook for that moment). */
+/* The guess slot of host (a new or the stalest one); under v->lock. */
+static int guess_slot(struct display_vnc_share *v, const char *host, time_t now)
+{
+	int oldest = 0;
+
+	for (int i = 0; i < (int)(sizeof(v->guesses) / sizeof(v->guesses[0])); i++) {
+		if (!strcmp(v->guesses[i].host, host))
+			return i;
+		if (v->guesses[i].last < v->guesses[oldest].last)
+			oldest = i;
+	}
+	snprintf(v->guesses[oldest].host, sizeof(v->guesses[oldest].host), "%s", host);
+	v->guesses[oldest].failures = 0;
+	v->guesses[oldest].last = now;
+	return oldest;
+}
+
 static rfbBool check_password(rfbClientPtr cl, const char *response, int len)
 {
 	struct display_vnc_share *v = share_of(cl);
+	time_t now = time(NULL);
+	bool locked;
+	int g;
 
-	if (!rfbCheckPasswordByList(cl, response, len))
+	pthread_mutex_lock(&v->lock);
+	g = guess_slot(v, cl->host ? cl->host : "", now);
+	if (now - v->guesses[g].last >= VNC_SHARE_LOCK_S)
+		v->guesses[g].failures = 0;
+	locked = v->guesses[g].failures >= VNC_SHARE_MAX_FAILURES;
+	pthread_mutex_unlock(&v->lock);
+	if (locked || !rfbCheckPasswordByList(cl, response, len)) {
+		struct timespec ts = { VNC_SHARE_FAIL_DELAY_MS / 1000,
+				       VNC_SHARE_FAIL_DELAY_MS % 1000 * 1000000L };
+
+		pthread_mutex_lock(&v->lock);
+		g = guess_slot(v, cl->host ? cl->host : "", now);
+		v->guesses[g].failures++;
+		v->guesses[g].last = now;
+		pthread_mutex_unlock(&v->lock);
+		nanosleep(&ts, NULL); /* this client's own thread */
 		return FALSE;
+	}
 	cl->clientGoneHook = on_gone;
 	pthread_mutex_lock(&v->lock);
 	v->clients++;

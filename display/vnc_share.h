@@ -15,6 +15,12 @@
 
 #define VNC_SHARE_PASSWORD_LEN 8 /* VNC authentication uses 8 characters */
 #define VNC_SHARE_MAX_INPUT 256
+/* Guessing the passwords: each wrong one costs its connection a second, and
+ * an address with this many wrong ones in VNC_SHARE_LOCK_S is refused,
+ * right password or not, until that long after its last. */
+#define VNC_SHARE_MAX_FAILURES 5
+#define VNC_SHARE_LOCK_S 60
+#define VNC_SHARE_FAIL_DELAY_MS 1000
 
 enum vnc_share_input_kind { VNC_IN_POINTER, VNC_IN_KEY };
 

@@ -21,10 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Largest single reply accepted. qemu-ga captures at most 16 MiB of each of
- * stdout and stderr; both, base64-encoded, fit. A longer line breaks the
- * stream. */
-#define QGA_MAX_LINE (48u << 20)
+/* Largest single reply accepted, and so what one guest can make the gateway
+ * buffer per qemu-ga connection. qemu-ga serves only small things here
+ * (typing, page probes, the clock: commands go through vitrine-agent), so
+ * a reply with a command's output of up to QGA_EXEC_MAX_OUTPUT per stream,
+ * base64-encoded, fits; a longer line (qemu-ga itself captures up to 16 MiB)
+ * breaks the stream instead of growing a buffer. */
+#define QGA_MAX_LINE (4u << 20)
 
 struct qga_error {
 	char cls[64]; /* e.g. "GenericError"; "Disconnected" when the session ended */
@@ -87,7 +90,7 @@ const char *qga_broken(const struct qga *g);
 /* ---- guest-exec ---- */
 
 /* Largest stdout or stderr that qga_exec_parse_status() keeps by default. */
-#define QGA_EXEC_MAX_OUTPUT (4u << 20)
+#define QGA_EXEC_MAX_OUTPUT (1u << 20)
 
 struct qga_exec_result {
 	int64_t pid; /* the guest pid, also set when polling timed out */

@@ -4,6 +4,7 @@
 #include "display/encode_pool.h"
 #include "gateway/action/run.h"
 #include "gateway/api/api.h"
+#include "gateway/api/conn_gate.h"
 #include "gateway/api/control.h"
 #include "gateway/api/guest_ws.h"
 #include "gateway/api/http.h"
@@ -126,6 +127,18 @@ static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 			woken(gw);
 		return 0;
 	}
+	case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+		/* user is lws's struct lws_filter_network_conn_args here */
+		return user && conn_gate_admit(
+				       ((struct lws_filter_network_conn_args *)user)->accept_fd)
+			       ? 0
+			       : 1;
+	case LWS_CALLBACK_WSI_CREATE:
+		conn_gate_opened(wsi);
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		conn_gate_closed(wsi);
+		return 0;
 	case LWS_CALLBACK_ADD_HEADERS:
 		/* lws is serving a file of the web viewer's mount */
 		return web_add_headers(wsi, in) < 0 ? 1 : 0;

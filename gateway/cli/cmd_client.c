@@ -6,6 +6,7 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "gateway/cli/cli.h"
+#include "gateway/core/auth.h"
 #include "vmm-qemu/spec.h"
 
 #include <errno.h>
@@ -72,27 +73,11 @@ static int parse_gateway_url(struct cli_client *cl, const char *url)
 	return 0;
 }
 
-/* Reads the key from path into cl->key. Returns 0 or -errno (-ENODATA: empty). */
-static int read_key_file(struct cli_client *cl, const char *path)
-{
-	char *text = NULL;
-	size_t len = 0;
-	int rc = fs_read_file(path, sizeof(cl->key) - 1, &text, &len);
-
-	if (rc < 0)
-		return rc;
-	while (len && strchr(" \t\r\n", text[len - 1]))
-		text[--len] = '\0';
-	snprintf(cl->key, sizeof(cl->key), "%s", text);
-	free(text);
-	return len ? 0 : -ENODATA;
-}
-
 int cli_client_init(struct cli_client *cl)
 {
 	const char *url = cl->gateway_url, *env_key = getenv("VITRINE_API_KEY");
 	const char *home = getenv("VITRINE_HOME");
-	char path[4096];
+	char path[4096], err[512];
 	int rc;
 
 	if (!url)
@@ -104,11 +89,11 @@ int cli_client_init(struct cli_client *cl)
 			cl->cmd, url);
 		return 2;
 	}
+	/* The same checks as the gateway's: a key file others may read is
+	 * refused, with how to fix it. */
 	if (cl->key_file) {
-		rc = read_key_file(cl, cl->key_file);
-		if (rc < 0) {
-			fprintf(stderr, "%s: cannot read the API key from %s: %s\n", cl->cmd,
-				cl->key_file, rc == -ENODATA ? "the file is empty" : strerror(-rc));
+		if (auth_read_key(cl->key_file, cl->key, sizeof(cl->key), err, sizeof(err)) < 0) {
+			fprintf(stderr, "%s: cannot read the API key: %s\n", cl->cmd, err);
 			return 1;
 		}
 		return 0;
@@ -118,12 +103,12 @@ int cli_client_init(struct cli_client *cl)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/api-key", home && *home ? home : "/var/lib/vitrine");
-	rc = read_key_file(cl, path);
+	rc = auth_read_key(path, cl->key, sizeof(cl->key), err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr,
 			"%s: no API key: set VITRINE_API_KEY or pass --api-key-file FILE "
-			"(the default %s: %s)\n",
-			cl->cmd, path, rc == -ENODATA ? "is empty" : strerror(-rc));
+			"(the default: %s)\n",
+			cl->cmd, err);
 		return 1;
 	}
 	return 0;

@@ -4,6 +4,7 @@
 #include "common/log.h"
 #include "display/encode_pool.h"
 #include "gateway/action/run.h"
+#include "gateway/api/conn_gate.h"
 #include "gateway/api/protocols.h"
 #include "gateway/api/web.h"
 #include "gateway/cli/cli.h"
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static struct gw *the_gw; /* for the signal handler only */
@@ -45,6 +47,10 @@ static void serve_usage(FILE *f)
 		"  --api-key-file FILE  operator API key (default $VITRINE_HOME/api-key, made if missing)\n"
 		"  --origins LIST       WebSocket Origin allowlist, comma-separated (default: same host)\n"
 		"  --max-sessions N     sessions at once (default 8; more get 429)\n"
+		"  --max-connections N  client connections at once (default 512; more are closed\n"
+		"                       as they come)\n"
+		"  --max-connections-per-ip N  of those from one address (default 128; raise it\n"
+		"                       behind a reverse proxy)\n"
 		"  --max-vcpus N        vcpus one session may ask for (default 16)\n"
 		"  --max-memory-mib N   memory one session may ask for (default 32768)\n"
 		"  --memory-budget-mib N  guest memory over all sessions (default: no budget;\n"
@@ -218,6 +224,23 @@ static void stop_sessions(struct gw *gw)
 	sess_release_all(gw);
 }
 
+/* Every connection is a descriptor. The VNC libraries wait on theirs with
+ * select(), which cannot take a descriptor number of FD_SETSIZE (1024) or
+ * more, so the gateway does not raise its limit past that; the connection
+ * caps (conn_gate.h) keep clients well below it instead. Says so when the
+ * limit is lower than the caps need. */
+static void check_fd_limit(int max_connections)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < (rlim_t)max_connections + 256)
+		log_warn("serve",
+			 "open files limit %llu is below --max-connections %d plus the guests' "
+			 "own (256): raise it (ulimit -n, LimitNOFILE=) or lower the cap",
+			 (unsigned long long)rl.rlim_cur, max_connections);
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -243,10 +266,14 @@ int cmd_serve(int argc, char **argv)
 		{ "on-stop", required_argument, 0, 'O' },
 		{ "adopt-grace-s", required_argument, 0, 'G' },
 		{ "on-abandon", required_argument, 0, 'A' },
+		{ "max-connections", required_argument, 0, 'C' },
+		{ "max-connections-per-ip", required_argument, 0, 'c' },
 		{ 0, 0, 0, 0 },
 	};
 	struct lws_context_creation_info info;
 	struct gw gw = { .max_sessions = 8, .adopt_grace_s = 300, .abandon_pause = true };
+	int max_connections = CONN_GATE_DEFAULT_MAX,
+	    max_connections_per_ip = CONN_GATE_DEFAULT_PER_IP;
 	static struct registry registry; /* gw.registry points here */
 	char state_dir[PATH_MAX] = "";
 	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
@@ -360,6 +387,16 @@ int cmd_serve(int argc, char **argv)
 			if (cli_parse_int("--max-sessions", optarg, 1, 256, &gw.max_sessions) < 0)
 				return 2;
 			break;
+		case 'C':
+			if (cli_parse_int("--max-connections", optarg, 16, 4096, &max_connections) <
+			    0)
+				return 2;
+			break;
+		case 'c':
+			if (cli_parse_int("--max-connections-per-ip", optarg, 1, 4096,
+					  &max_connections_per_ip) < 0)
+				return 2;
+			break;
 		case 'h':
 			serve_usage(stdout);
 			return 0;
@@ -406,6 +443,8 @@ int cmd_serve(int argc, char **argv)
 	vmm_sweep_stale(vmm_run_base(NULL));
 	warm_accel_probe();
 
+	conn_gate_init(max_connections, max_connections_per_ip);
+	check_fd_limit(max_connections);
 	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
 	memset(&info, 0, sizeof(info));
 	info.port = port;

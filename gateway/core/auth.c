@@ -235,22 +235,34 @@ out:
 	return rc;
 }
 
+int auth_read_key(const char *path, char *key, size_t keylen, char *err, size_t errlen)
+{
+	char text[4096];
+	int rc = read_key_file(path, text, sizeof(text), err, errlen);
+
+	if (rc < 0) {
+		if (rc == -ENOENT)
+			snprintf(err, errlen, "%s: no such file", path);
+		return rc;
+	}
+	text[strcspn(text, "\r\n")] = '\0';
+	if (strlen(text) < 16 || strlen(text) >= keylen) {
+		snprintf(err, errlen, "%s: the API key must be 16..%zu characters", path,
+			 keylen - 1);
+		return -EINVAL;
+	}
+	strcpy(key, text);
+	return 0;
+}
+
 int auth_load_or_create_key(const char *path, char *key, size_t keylen, char *err, size_t errlen)
 {
-	char text[4096], fresh[AUTH_TOKEN_LEN + 2];
+	char fresh[AUTH_TOKEN_LEN + 2];
 	int rc, fd;
 
-	rc = read_key_file(path, text, sizeof(text), err, errlen);
-	if (rc == 0) {
-		text[strcspn(text, "\r\n")] = '\0';
-		if (strlen(text) < 16 || strlen(text) >= keylen) {
-			snprintf(err, errlen, "%s: the API key must be 16..%zu characters", path,
-				 keylen - 1);
-			return -EINVAL;
-		}
-		strcpy(key, text);
+	rc = auth_read_key(path, key, keylen, err, errlen);
+	if (rc == 0)
 		return 0;
-	}
 	if (rc != -ENOENT)
 		return rc;
 	if (auth_new_token(fresh) < 0 || keylen <= AUTH_TOKEN_LEN) {

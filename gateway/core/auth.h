@@ -91,6 +91,10 @@ void auth_token_hash(const char *token, char out[AUTH_HASH_LEN + 1]);
  * ("*" allows any; an absent Origin — a non-browser client — is allowed). */
 bool auth_origin_allowed(const char *origin, const char *allowlist);
 
+/* Reads the operator key from the existing file path, with the checks
+ * below (a client's, which never creates it). Returns 0, -ENOENT, or
+ * -errno with a reason in err. */
+int auth_read_key(const char *path, char *key, size_t keylen, char *err, size_t errlen);
 /* Loads the operator key from path, creating it (0600, a fresh token) when
  * missing. An existing path must be a regular file, not a symlink, that
  * neither group nor others may read or write: otherwise -ELOOP, -EINVAL or

@@ -281,6 +281,49 @@ static void test_close_the_door(void **state)
 	assert_null(vnc_connect(control_pw));
 }
 
+/* Guessing: five wrong passwords from an address, each answered after a
+ * second, and then even the right one is refused there for a minute. */
+static void test_guessing_is_locked_out(void **state)
+{
+	struct http_resp r;
+	rfbClient *cl;
+	int64_t t0;
+
+	(void)state;
+	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, gw.key, "", 0, 10,
+				      &r),
+			 0);
+	assert_int_equal(r.status, 201);
+	port = (int)json_integer_value(json_object_get(r.json, "port"));
+	snprintf(view_pw, sizeof(view_pw), "%s",
+		 json_string_value(json_object_get(r.json, "view_password")));
+	http_resp_free(&r);
+	t0 = fs_now_ms();
+	for (int i = 0; i < 5; i++)
+		assert_null(vnc_connect("guess123"));
+	assert_true(fs_now_ms() - t0 >= 4500); /* a second each */
+	assert_null(vnc_connect(view_pw));
+	/* a new door starts afresh */
+	assert_int_equal(http_request("127.0.0.1", gw.port, "DELETE", path_vnc, gw.key, NULL, 0, 10,
+				      &r),
+			 0);
+	http_resp_free(&r);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "POST", path_vnc, gw.key, "", 0, 10,
+				      &r),
+			 0);
+	port = (int)json_integer_value(json_object_get(r.json, "port"));
+	snprintf(view_pw, sizeof(view_pw), "%s",
+		 json_string_value(json_object_get(r.json, "view_password")));
+	http_resp_free(&r);
+	cl = vnc_connect(view_pw);
+	assert_non_null(cl);
+	vnc_close(cl);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "DELETE", path_vnc, gw.key, NULL, 0, 10,
+				      &r),
+			 0);
+	http_resp_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_view_password_only_watches),
 		cmocka_unit_test(test_control_password_drives),
 		cmocka_unit_test(test_close_the_door),
+		cmocka_unit_test(test_guessing_is_locked_out),
 	};
 
 	return cmocka_run_group_tests_name("VNC door (tiny guest)", tests, setup, teardown);

@@ -114,6 +114,24 @@ static void test_open_modes_refused(void **state)
 	}
 }
 
+/* A client's read (the CLI): the same checks, and nothing is created. */
+static void test_client_read(void **state)
+{
+	struct dir *d = *state;
+	char key[128] = "", err[512] = "";
+	struct stat st;
+
+	assert_int_equal(auth_read_key(d->file, key, sizeof(key), err, sizeof(err)), -ENOENT);
+	assert_int_equal(stat(d->file, &st), -1);
+	write_key(d->file, 0644);
+	assert_int_equal(auth_read_key(d->file, key, sizeof(key), err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "chmod 600"));
+	assert_string_equal(key, "");
+	assert_int_equal(chmod(d->file, 0600), 0);
+	assert_int_equal(auth_read_key(d->file, key, sizeof(key), err, sizeof(err)), 0);
+	assert_string_equal(key, KEY);
+}
+
 static void test_symlink_refused(void **state)
 {
 	struct dir *d = *state;
@@ -151,6 +169,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_private_modes_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_modes_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_regular_refused, setup, teardown),
 	};
 
