@@ -225,6 +225,33 @@ class VitrineClient:
         return self._json("POST", f"/v1/sessions/{self._sid(session_id)}/fork", {},
                           {"wait": "ready" if wait else None}, WAIT_TIMEOUT_S)
 
+    # -- tokens (the operator key) ---------------------------------------------
+
+    def mint_token(self, session_id, scopes, ttl_s=None):
+        """POST /v1/sessions/{id}/tokens: a token with exactly these scopes
+        ("view", "act", "exec", "root", "egress", "fork", "share", "vnc") for
+        ttl_s seconds (None: the session's life). Returns {id, token, scopes,
+        expires_unix_ms}; the secret is only in this answer."""
+        body = {"scopes": list(scopes)}
+        if ttl_s is not None:
+            body["ttl_s"] = ttl_s
+        return self._json("POST", f"/v1/sessions/{self._sid(session_id)}/tokens", body)
+
+    def list_tokens(self, session_id):
+        """GET /v1/sessions/{id}/tokens. Returns the list (no secrets)."""
+        return self._json("GET", f"/v1/sessions/{self._sid(session_id)}/tokens")["tokens"]
+
+    def revoke_token(self, session_id, token_id):
+        """DELETE /v1/sessions/{id}/tokens/{token_id} ("control", "view" or a
+        minted id); its live sockets close within a second."""
+        return self._json("DELETE", f"/v1/sessions/{self._sid(session_id)}/tokens/"
+                          f"{self._sid(token_id)}")
+
+    def rotate_token(self, session_id, which):
+        """POST /v1/sessions/{id}/tokens/{control|view}/rotate. Returns the new secret."""
+        return self._json("POST", f"/v1/sessions/{self._sid(session_id)}/tokens/"
+                          f"{self._sid(which)}/rotate", {})["token"]
+
     def events(self, session_id, after=0, wait_s=None):
         """GET /v1/sessions/{id}/events. Returns {"events": [...], "last": SEQ}."""
         return self._json("GET", f"/v1/sessions/{self._sid(session_id)}/events", None,

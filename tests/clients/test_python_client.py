@@ -147,6 +147,24 @@ class ClientTest(GatewayTest):
         with self.assertRaises(VitrineError) as cm:
             self.vc.act(sid, {"action": "teleport"})
         self.assertEqual((cm.exception.status, cm.exception.code), (400, "unknown_action"))
+        # A minted token has its scopes and no more; revoked, it stops.
+        minted = self.vc.mint_token(sid, ["view", "egress"], ttl_s=600)
+        self.assertEqual(minted["scopes"], ["view", "egress"])
+        self.assertIn(minted["id"], [t["id"] for t in self.vc.list_tokens(sid)])
+        agent = VitrineClient(url=self.url, api_key=minted["token"])
+        self.assertEqual(agent.egress(sid, ["example.org"])["allow"], ["example.org"])
+        with self.assertRaises(VitrineError) as cm:
+            control.egress(sid, ["*"])  # the control token cannot widen its rules
+        self.assertEqual(cm.exception.status, 403)
+        self.vc.revoke_token(sid, minted["id"])
+        with self.assertRaises(VitrineError) as cm:
+            agent.get_session(sid)
+        self.assertEqual(cm.exception.status, 401)
+        new_view = self.vc.rotate_token(sid, "view")
+        self.assertEqual(VitrineClient(url=self.url, api_key=new_view).get_session(sid)["id"], sid)
+        with self.assertRaises(VitrineError) as cm:
+            view.get_session(sid)
+        self.assertEqual(cm.exception.status, 401)
         self.assertEqual(self.vc.delete_session(sid), {"id": sid, "deleted": True})
         with self.assertRaises(VitrineError) as cm:
             self.vc.get_session(sid)
