@@ -192,6 +192,20 @@ static void *type_thread(void *arg)
 }
 
 /* Starts typing text through the guest agent. Returns 0 or -errno. */
+/* Text typed through qemu-ga goes one run at a time per session (the agent
+ * serves one command at a time anyway) and RUN_MAX_TYPING threads at most
+ * over all sessions: another run waits its turn instead of a thread. */
+#define RUN_MAX_TYPING 16
+static bool typing_busy(const struct run *r)
+{
+	if (atomic_load(&typing_threads) >= RUN_MAX_TYPING)
+		return true;
+	for (const struct run *o = all_runs; o; o = o->next)
+		if (o != r && o->s == r->s && o->typing)
+			return true;
+	return false;
+}
+
 static int start_typing(struct run *r, const char *text)
 {
 	struct type_job *j = calloc(1, sizeof(*j));
@@ -547,6 +561,11 @@ static void steps(struct run *r)
 			schedule(r, (lws_usec_t)st->ms * LWS_US_PER_MS);
 			return;
 		case PLAN_TYPE_TEXT:
+			if (typing_busy(r)) { /* its turn comes: the step again, later */
+				r->step--;
+				schedule(r, PROBE_POLL_US);
+				return;
+			}
 			if (start_typing(r, st->text) < 0) {
 				fail(r, 500, "internal", "cannot start typing");
 				return;

@@ -82,8 +82,9 @@ bool conn_gate_admit(int fd)
 		return true;
 	}
 	if (refused++ % 1000 == 0)
-		log_warn("serve", "refusing connections: %d open (at most %d), %d from one address "
-				  "(at most %d); %ld refused so far",
+		log_warn("serve",
+			 "refusing connections: %d open (at most %d), %d from one address "
+			 "(at most %d); %ld refused so far",
 			 used, max_total, from_peer, max_per_ip, refused);
 	return false;
 }

@@ -49,7 +49,7 @@ static int setup(void **state)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (gateway_proc_start(&gw, (const char *const[]){ "--max-connections-per-ip", "200",
-							  NULL }) < 0)
+							   NULL }) < 0)
 		return -1;
 	return gateway_proc_create_session(&gw, "{\"image\":\"tiny\"}", 180, &sess);
 }
@@ -133,8 +133,8 @@ static int64_t serve_a_client(void)
 		int64_t t0 = now_ms();
 
 		snprintf(path, sizeof(path), "/v1/sessions/%s%s", sess.id, calls[i].sub);
-		assert_int_equal(http_request("127.0.0.1", gw.port, calls[i].method, path, sess.control,
-					      calls[i].body,
+		assert_int_equal(http_request("127.0.0.1", gw.port, calls[i].method, path,
+					      sess.control, calls[i].body,
 					      calls[i].body ? strlen(calls[i].body) : 0, 60, &r),
 				 0);
 		if (r.status != 200)
