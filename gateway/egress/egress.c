@@ -361,7 +361,7 @@ static void *connect_thread(void *arg)
 		c->entry.reason = EGRESS_REASON_ALLOWED;
 		egress_log_update(c->e->log, c->seq, &c->entry);
 		agent_chan_relay(c->l, c->chan, fd, c->req.connect ? ok : NULL,
-				 c->req.connect ? strlen(ok) : 0, to_fd.data, to_fd.len);
+				 c->req.connect ? strlen(ok) : 0, to_fd.data, to_fd.len, 0);
 		bytebuf_free(&to_fd);
 	}
 	pthread_mutex_unlock(&c->mu);
