@@ -40,7 +40,7 @@
 struct guest {
 	int fd; /* blocking */
 	unsigned char buf[AGENT_HEADER + AGENT_MAX_PAYLOAD + 65536];
-	size_t have;
+	size_t off, have; /* buf[off..have) not parsed yet */
 	uint32_t closes[64]; /* channels the host sent CLOSE for, in order */
 	int n_closes;
 };
@@ -68,7 +68,7 @@ static void put(struct guest *g, uint32_t chan, uint8_t type, uint8_t flags, con
 static int next(struct guest *g, struct agent_header *h, char *out, size_t outlen, int timeout_ms)
 {
 	for (;;) {
-		long fl = agent_frame_parse(g->buf, g->have, h);
+		long fl = agent_frame_parse(g->buf + g->off, g->have - g->off, h);
 		struct pollfd p = { g->fd, POLLIN, 0 };
 		ssize_t n;
 
@@ -76,14 +76,16 @@ static int next(struct guest *g, struct agent_header *h, char *out, size_t outle
 		if (fl > 0) {
 			size_t k = h->len < outlen - 1 ? h->len : outlen - 1;
 
-			memcpy(out, g->buf + AGENT_HEADER, k);
+			memcpy(out, g->buf + g->off + AGENT_HEADER, k);
 			out[k] = '\0';
 			if (h->type == AGENT_CLOSE && g->n_closes < 64)
 				g->closes[g->n_closes++] = h->chan;
-			memmove(g->buf, g->buf + fl, g->have - (size_t)fl);
-			g->have -= (size_t)fl;
+			g->off += (size_t)fl;
 			return 1;
 		}
+		memmove(g->buf, g->buf + g->off, g->have - g->off);
+		g->have -= g->off;
+		g->off = 0;
 		if (poll(&p, 1, timeout_ms) <= 0)
 			return 0;
 		n = read(g->fd, g->buf + g->have, sizeof(g->buf) - g->have);
