@@ -1,9 +1,13 @@
 /* vmm-qemu/agent_link.c: see agent_link.h. One mutex guards the channel
- * table and the outgoing bytes; the thread drops it around callbacks. */
+ * table and the outgoing bytes; the thread drops it around callbacks. What
+ * the guest may send and when is agent_frame.c's to decide; this file
+ * moves the bytes and acts on its verdicts. */
 #include "vmm-qemu/agent_link.h"
 
+#include "common/log.h"
 #include "common/timedwait.h"
 #include "common/unixsock.h"
+#include "vmm-qemu/agent_frame.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +23,17 @@
 
 #define READ_CHUNK (64 * 1024)
 #define OUT_HIGH (2 * 1024 * 1024) /* relays stop reading while more is queued */
+/* Bytes for the guest not yet written to its socket. Above LINK_OUT_HIGH
+ * the link stops reading the guest (whatever it sends may need an answer:
+ * a guest that does not read must not make us queue), and senders are told
+ * AGENT_SEND_FULL; above LINK_OUT_MAX they are refused. DATA gets there
+ * only with credit, so only many channels' full windows come near it. */
+#define LINK_OUT_HIGH (4 * 1024 * 1024)
+#define LINK_OUT_MAX (64 * 1024 * 1024)
+/* A channel's frames waiting for the guest's credit: a send that finds
+ * AGENT_SEND_HIGH queued is refused, writable() comes below SEND_LOW. */
+#define SEND_LOW (AGENT_SEND_HIGH / 4)
+#define CTL_MAX (64 * 1024) /* EOF and SIGNAL frames queued behind DATA */
 #define MAX_POLL 256
 
 /* Bytes with a read offset. */
@@ -39,10 +54,12 @@ struct chan {
 	uint32_t id;
 	const struct agent_chan_ops *ops;
 	void *u;
-	int64_t credit; /* DATA we may still send */
+	struct agent_chan_state st; /* what the guest may send, both windows */
 	struct pending *pend, **pend_tail; /* owned, in order */
-	size_t pend_bytes;
-	uint64_t bytes_in, bytes_out;
+	size_t pend_bytes; /* DATA in pend */
+	size_t queued; /* all of pend, headers included */
+	size_t ctl_queued; /* the frames in pend that are not DATA */
+	bool want_writable; /* a send was told FULL or refused: call writable() */
 	bool want_close;
 	char close_reason[128];
 	/* relay */
@@ -62,13 +79,20 @@ struct agent_link {
 	pthread_cond_t cv;
 	/* under mu */
 	bool stop, dead, ready;
-	struct q out, in;
+	struct q out;
+	struct agent_link_stats stats;
 	struct chan *chans; /* owned */
 	uint32_t next_id;
 	uint64_t ping_sent, pong_seen;
 	agent_accept_fn accept;
 	void *accept_u;
+	/* the link's thread only */
+	struct agent_rx rx;
 };
+
+static struct {
+	atomic_uint_fast64_t overruns, violations, dropped;
+} totals;
 
 static int q_put(struct q *q, const void *p, size_t n)
 {
@@ -135,18 +159,36 @@ static struct chan *find(struct agent_link *l, uint32_t id)
 	return NULL;
 }
 
-/* Under mu: moves pending DATA into out while the window allows. */
+/* Under mu: moves pending frames into out while the guest's window
+ * allows (never past it: a part that does not fit is split). */
 static void flush_pending(struct agent_link *l, struct chan *c)
 {
 	struct pending *p;
 
-	while ((p = c->pend) && (c->credit > 0 || p->type != AGENT_DATA)) {
-		put_frame(l, c->id, p->type, p->flags, p->data, p->len);
+	while ((p = c->pend)) {
+		size_t n = p->len;
+
 		if (p->type == AGENT_DATA) {
-			c->credit -= (int64_t)p->len;
-			c->bytes_out += p->len;
-			c->pend_bytes -= p->len;
+			if (c->st.tx_credit <= 0)
+				break;
+			if ((int64_t)n > c->st.tx_credit)
+				n = (size_t)c->st.tx_credit;
 		}
+		put_frame(l, c->id, p->type, n < p->len ? p->flags | AGENT_FLAG_MORE : p->flags,
+			  p->data, n);
+		c->queued -= n;
+		if (p->type == AGENT_DATA) {
+			agent_chan_sent(&c->st, n);
+			c->pend_bytes -= n;
+		} else {
+			c->ctl_queued -= AGENT_HEADER + n;
+		}
+		if (n < p->len) { /* the rest waits for more credit */
+			memmove(p->data, p->data + n, p->len - n);
+			p->len -= n;
+			break;
+		}
+		c->queued -= AGENT_HEADER;
 		if (!(c->pend = p->next))
 			c->pend_tail = &c->pend;
 		free(p);
@@ -184,13 +226,13 @@ static void finish(struct agent_link *l, struct chan *c, const char *reason)
 	unlink_chan(l, c);
 	pthread_mutex_unlock(&l->mu);
 	if (c->ops && c->ops->closed)
-		c->ops->closed(c->u, reason, c->bytes_in, c->bytes_out);
+		c->ops->closed(c->u, reason, c->st.bytes_in, c->st.bytes_out);
 	chan_free(c);
 	pthread_mutex_lock(&l->mu);
 }
 
-static struct chan *chan_add(struct agent_link *l, uint32_t id, const struct agent_chan_ops *ops,
-			     void *u)
+static struct chan *chan_add(struct agent_link *l, uint32_t id, enum agent_chan_kind kind,
+			     const struct agent_chan_ops *ops, void *u)
 {
 	struct chan *c = calloc(1, sizeof(*c));
 
@@ -199,7 +241,7 @@ static struct chan *chan_add(struct agent_link *l, uint32_t id, const struct age
 	c->id = id;
 	c->ops = ops;
 	c->u = u;
-	c->credit = AGENT_WINDOW;
+	agent_chan_state_init(&c->st, kind);
 	c->pend_tail = &c->pend;
 	c->fd = -1;
 	c->next = l->chans;
@@ -209,12 +251,83 @@ static struct chan *chan_add(struct agent_link *l, uint32_t id, const struct age
 
 /* ---- frames from the agent (link thread, mu held) ---- */
 
+/* Returns n bytes of the guest's credit (never more than it used). */
 static void ack_locked(struct agent_link *l, struct chan *c, size_t n)
 {
 	unsigned char p[4];
+	int64_t used = c->st.rx_max - c->st.rx_room;
 
+	if ((int64_t)n > used)
+		n = (size_t)used;
+	if (!n)
+		return;
+	agent_chan_returned(&c->st, n);
 	agent_put32(p, (uint32_t)n);
 	put_frame(l, c->id, AGENT_WINDOW_UPDATE, 0, p, 4);
+}
+
+/* Counts a broken rule and logs it (the first few, then at powers of two:
+ * a guest that keeps at it must not fill the log). */
+static void count(struct agent_link *l, enum agent_verdict v, uint32_t chan, const char *why)
+{
+	uint64_t n = v == AGENT_OVERRUN ? ++l->stats.overruns : ++l->stats.violations;
+
+	atomic_fetch_add(v == AGENT_OVERRUN ? &totals.overruns : &totals.violations, 1);
+	if (n <= 8 || !(n & (n - 1)))
+		log_warn("agent", "channel %u: %s: channel closed (%s %llu on this link)", chan,
+			 why, v == AGENT_OVERRUN ? "overrun" : "violation", (unsigned long long)n);
+}
+
+/* The guest broke the rules on c: it loses the channel, both ways. */
+static void give_up(struct agent_link *l, struct chan *c, enum agent_verdict v, const char *why)
+{
+	char reason[128];
+
+	count(l, v, c->id, why);
+	snprintf(reason, sizeof(reason), "protocol violation: %s", why);
+	put_frame(l, c->id, AGENT_CLOSE, 0, reason, strlen(reason));
+	finish(l, c, reason);
+}
+
+/* Frames for the link itself: RESET's answer, PONG, ACCEPT. True when
+ * h was one of them. */
+static bool on_link_frame(struct agent_link *l, const struct agent_header *h,
+			  const unsigned char *p, const char *text)
+{
+	if (h->type == AGENT_RESET) {
+		l->ready = true;
+		pthread_cond_broadcast(&l->cv);
+		return true;
+	}
+	if (h->type == AGENT_PONG) {
+		if (h->len == 8) {
+			uint64_t seq = agent_get32(p) | (uint64_t)agent_get32(p + 4) << 32;
+
+			if (seq > l->pong_seen && seq <= l->ping_sent)
+				l->pong_seen = seq;
+			pthread_cond_broadcast(&l->cv);
+		}
+		return true;
+	}
+	if (h->type == AGENT_ACCEPT) {
+		agent_accept_fn fn = l->accept;
+		void *au = l->accept_u;
+
+		bool bad = !(h->chan & 1) || find(l, h->chan);
+
+		if (bad || !fn || !chan_add(l, h->chan, AGENT_CHAN_ACCEPTED, NULL, NULL)) {
+			if (bad)
+				count(l, AGENT_VIOLATION, h->chan,
+				      "ACCEPT with a host id or one in use");
+			put_frame(l, h->chan, AGENT_CLOSE, 0, "refused", 7);
+			return true;
+		}
+		pthread_mutex_unlock(&l->mu);
+		fn(au, l, h->chan, text);
+		pthread_mutex_lock(&l->mu);
+		return true;
+	}
+	return false;
 }
 
 static void on_frame(struct agent_link *l, const struct agent_header *h, const unsigned char *p)
@@ -222,41 +335,23 @@ static void on_frame(struct agent_link *l, const struct agent_header *h, const u
 	char text[256];
 	size_t tn = h->len < sizeof(text) - 1 ? h->len : sizeof(text) - 1;
 	struct chan *c;
+	enum agent_verdict v;
+	const char *why;
 
 	memcpy(text, p, tn);
 	text[tn] = '\0';
-	if (h->type == AGENT_RESET) {
-		l->ready = true;
-		pthread_cond_broadcast(&l->cv);
-		return;
-	}
-	if (!l->ready)
+	if (!l->ready && h->type != AGENT_RESET)
 		return; /* before our RESET was answered: left over from earlier */
-	if (h->type == AGENT_PONG) {
-		if (h->len == 8) {
-			uint64_t seq = agent_get32(p) | (uint64_t)agent_get32(p + 4) << 32;
-
-			if (seq > l->pong_seen)
-				l->pong_seen = seq;
-			pthread_cond_broadcast(&l->cv);
-		}
+	if (on_link_frame(l, h, p, text))
 		return;
-	}
-	if (h->type == AGENT_ACCEPT) {
-		agent_accept_fn fn = l->accept;
-		void *au = l->accept_u;
-
-		if (!(h->chan & 1) || find(l, h->chan) || !fn ||
-		    !chan_add(l, h->chan, NULL, NULL)) {
-			put_frame(l, h->chan, AGENT_CLOSE, 0, "refused", 7);
-			return;
-		}
-		pthread_mutex_unlock(&l->mu);
-		fn(au, l, h->chan, text);
-		pthread_mutex_lock(&l->mu);
-		return;
-	}
 	if (!(c = find(l, h->chan)))
+		return; /* gone: the guest's frames crossed our CLOSE */
+	v = agent_chan_rx(&c->st, h, p, &why);
+	if (v == AGENT_OVERRUN || v == AGENT_VIOLATION) {
+		give_up(l, c, v, why);
+		return;
+	}
+	if (v == AGENT_IGNORE)
 		return;
 	switch (h->type) {
 	case AGENT_OPENED:
@@ -267,7 +362,6 @@ static void on_frame(struct agent_link *l, const struct agent_header *h, const u
 		}
 		break;
 	case AGENT_DATA:
-		c->bytes_in += h->len;
 		if (c->fd >= 0) {
 			if (q_put(&c->to_fd, p, h->len))
 				l->dead = true;
@@ -298,10 +392,7 @@ static void on_frame(struct agent_link *l, const struct agent_header *h, const u
 			finish(l, c, "");
 		break;
 	case AGENT_WINDOW_UPDATE:
-		if (h->len == 4) {
-			c->credit += agent_get32(p);
-			flush_pending(l, c);
-		}
+		flush_pending(l, c);
 		break;
 	case AGENT_CLOSE:
 		finish(l, c, text);
@@ -318,40 +409,24 @@ static void read_link(struct agent_link *l)
 	unsigned char buf[READ_CHUNK];
 	ssize_t n = read(l->fd, buf, sizeof buf);
 	struct agent_header h;
+	const unsigned char *payload;
+	uint64_t dropped = l->rx.dropped;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	pthread_mutex_lock(&l->mu);
-	if (n <= 0 || q_put(&l->in, buf, (size_t)n)) {
+	if (n <= 0 || agent_rx_feed(&l->rx, buf, (size_t)n)) {
 		l->dead = true;
 		pthread_mutex_unlock(&l->mu);
 		return;
 	}
-	while (q_size(&l->in) && !l->dead) {
-		const unsigned char *p = l->in.data + l->in.off;
-		long fl = agent_frame_parse(p, q_size(&l->in), &h);
-
-		if (fl == 0)
-			break;
-		if (fl < 0) {
-			l->in.off += agent_resync(p, q_size(&l->in));
-			continue;
-		}
-		/* a callback may add to in? no: only this thread reads. Copy the
-		 * payload out first: callbacks run unlocked but in stays put. */
-		{
-			unsigned char *copy = malloc(h.len ? h.len : 1);
-
-			if (!copy) {
-				l->dead = true;
-				break;
-			}
-			memcpy(copy, p + AGENT_HEADER, h.len);
-			l->in.off += (size_t)fl;
-			on_frame(l, &h, copy);
-			free(copy);
-		}
-	}
+	/* Only this thread feeds rx: a payload stays put while callbacks run
+	 * without the lock. */
+	while (!l->dead && agent_rx_next(&l->rx, &h, &payload))
+		on_frame(l, &h, payload);
+	l->stats.frames = l->rx.frames;
+	l->stats.dropped_bytes = l->rx.dropped;
+	atomic_fetch_add(&totals.dropped, l->rx.dropped - dropped);
 	pthread_mutex_unlock(&l->mu);
 }
 
@@ -372,7 +447,9 @@ static void write_link(struct agent_link *l)
 static void relay_read(struct agent_link *l, struct chan *c)
 {
 	unsigned char buf[READ_CHUNK];
-	size_t want = c->credit < (int64_t)sizeof buf ? (size_t)c->credit : sizeof buf;
+	size_t want = c->st.tx_credit <= 0		      ? 0
+		      : c->st.tx_credit < (int64_t)sizeof buf ? (size_t)c->st.tx_credit
+							      : sizeof buf;
 	ssize_t n;
 
 	pthread_mutex_unlock(&l->mu);
@@ -392,8 +469,7 @@ static void relay_read(struct agent_link *l, struct chan *c)
 		return;
 	}
 	put_frame(l, c->id, AGENT_DATA, 0, buf, (size_t)n);
-	c->credit -= n;
-	c->bytes_out += (uint64_t)n;
+	agent_chan_sent(&c->st, (size_t)n);
 }
 
 /* Under mu: a relay's fd is writable. */
@@ -442,6 +518,17 @@ static void housekeeping(struct agent_link *l)
 				again = true;
 				break;
 			}
+			if (c->want_writable && c->queued < SEND_LOW &&
+			    q_size(&l->out) < LINK_OUT_HIGH / 2) {
+				c->want_writable = false;
+				if (c->ops && c->ops->writable) {
+					pthread_mutex_unlock(&l->mu);
+					c->ops->writable(c->u);
+					pthread_mutex_lock(&l->mu);
+					again = true; /* the table may have changed */
+					break;
+				}
+			}
 		}
 	}
 }
@@ -457,15 +544,18 @@ static void *link_thread(void *arg)
 		int n = 0;
 
 		housekeeping(l);
+		/* A guest that does not read what we owe it is not read either. */
 		pfd[n++] = (struct pollfd){ l->fd,
-					    (short)(POLLIN | (q_size(&l->out) ? POLLOUT : 0)), 0 };
+					    (short)((q_size(&l->out) < LINK_OUT_HIGH ? POLLIN : 0) |
+						    (q_size(&l->out) ? POLLOUT : 0)),
+					    0 };
 		pfd[n++] = (struct pollfd){ l->wake[0], POLLIN, 0 };
 		for (struct chan *c = l->chans; c && n < MAX_POLL; c = c->next) {
 			short ev = 0;
 
 			if (c->fd < 0)
 				continue;
-			if (!c->fd_eof && c->credit > 0 && q_size(&l->out) < OUT_HIGH)
+			if (!c->fd_eof && c->st.tx_credit > 0 && q_size(&l->out) < OUT_HIGH)
 				ev |= POLLIN;
 			if (q_size(&c->to_fd))
 				ev |= POLLOUT;
@@ -589,7 +679,7 @@ void agent_link_release(struct agent_link *l)
 		close(l->wake[1]);
 	}
 	q_free(&l->out);
-	q_free(&l->in);
+	agent_rx_free(&l->rx);
 	pthread_cond_destroy(&l->cv);
 	pthread_mutex_destroy(&l->mu);
 	free(l);
@@ -628,6 +718,21 @@ bool agent_link_alive(struct agent_link *l)
 	return alive;
 }
 
+void agent_link_stats(struct agent_link *l, struct agent_link_stats *out)
+{
+	pthread_mutex_lock(&l->mu);
+	*out = l->stats;
+	pthread_mutex_unlock(&l->mu);
+}
+
+void agent_link_stats_total(struct agent_link_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->overruns = atomic_load(&totals.overruns);
+	out->violations = atomic_load(&totals.violations);
+	out->dropped_bytes = atomic_load(&totals.dropped);
+}
+
 void agent_link_on_accept(struct agent_link *l, agent_accept_fn fn, void *au)
 {
 	pthread_mutex_lock(&l->mu);
@@ -660,14 +765,20 @@ int agent_link_ping(struct agent_link *l, int timeout_ms)
 uint32_t agent_chan_open(struct agent_link *l, uint8_t type, const void *payload, size_t len,
 			 const struct agent_chan_ops *ops, void *u)
 {
+	enum agent_chan_kind kind = type == AGENT_EXEC	? AGENT_CHAN_EXEC
+				    : type == AGENT_TCP ? AGENT_CHAN_TCP
+							: AGENT_CHAN_CDP;
 	uint32_t id = 0;
 
 	pthread_mutex_lock(&l->mu);
-	if (!l->dead && !l->stop && len <= AGENT_MAX_PAYLOAD && chan_add(l, l->next_id, ops, u)) {
+	/* After 2^31 channels the ids wrap: skip those still open. */
+	for (int tries = 0; find(l, l->next_id) && tries < 1024; tries++)
+		l->next_id = l->next_id + 2 ? l->next_id + 2 : 2;
+	if (!l->dead && !l->stop && len <= AGENT_MAX_PAYLOAD && !find(l, l->next_id) &&
+	    (type == AGENT_EXEC || type == AGENT_TCP || type == AGENT_CDP) &&
+	    chan_add(l, l->next_id, kind, ops, u)) {
 		id = l->next_id;
-		l->next_id += 2;
-		if (l->next_id == 0)
-			l->next_id = 2;
+		l->next_id = l->next_id + 2 ? l->next_id + 2 : 2;
 		put_frame(l, id, type, 0, payload, len);
 	}
 	pthread_mutex_unlock(&l->mu);
@@ -691,6 +802,29 @@ int agent_chan_bind(struct agent_link *l, uint32_t chan, const struct agent_chan
 	return rc;
 }
 
+/* Under mu: appends one frame to c's queue. 0 or -ENOMEM. */
+static int enqueue(struct chan *c, uint8_t type, uint8_t flags, const unsigned char *b, size_t n)
+{
+	struct pending *pe = malloc(sizeof(*pe) + (n ? n : 1));
+
+	if (!pe)
+		return -ENOMEM;
+	pe->next = NULL;
+	pe->type = type;
+	pe->flags = flags;
+	pe->len = n;
+	if (n)
+		memcpy(pe->data, b, n);
+	*c->pend_tail = pe;
+	c->pend_tail = &pe->next;
+	c->queued += AGENT_HEADER + n;
+	if (type == AGENT_DATA)
+		c->pend_bytes += n;
+	else
+		c->ctl_queued += AGENT_HEADER + n;
+	return 0;
+}
+
 int agent_chan_send(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t flags, const void *p,
 		    size_t n)
 {
@@ -701,38 +835,35 @@ int agent_chan_send(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t f
 	pthread_mutex_lock(&l->mu);
 	if (!(c = find(l, chan)) || c->want_close) {
 		rc = -ENOENT;
-	} else if (type != AGENT_DATA && (!c->pend || type == AGENT_SIGNAL)) {
-		put_frame(l, chan, type, flags, p, n); /* a signal never waits behind stdin */
 	} else if (type != AGENT_DATA && n > AGENT_MAX_PAYLOAD) {
 		rc = -EINVAL;
+	} else if (q_size(&l->out) >= LINK_OUT_MAX ||
+		   (type == AGENT_DATA ? c->queued >= AGENT_SEND_HIGH : c->ctl_queued >= CTL_MAX)) {
+		c->want_writable = true; /* the caller did not wait for writable() */
+		rc = -ENOBUFS;
+	} else if (type != AGENT_DATA && (!c->pend || type == AGENT_SIGNAL)) {
+		put_frame(l, chan, type, flags, p, n); /* a signal never waits behind stdin */
 	} else {
 		do {
 			size_t part = n > AGENT_MAX_PAYLOAD ? AGENT_MAX_PAYLOAD : n;
-			struct pending *pe = malloc(sizeof(*pe) + (part ? part : 1));
 
-			if (!pe) {
-				rc = -ENOMEM;
+			if ((rc = enqueue(c, type,
+					  (uint8_t)(flags | (type == AGENT_DATA && n > part
+								     ? AGENT_FLAG_MORE
+								     : 0)),
+					  b, part)) < 0)
 				break;
-			}
-			pe->next = NULL;
-			pe->type = type;
-			pe->flags = (uint8_t)(flags |
-					      (type == AGENT_DATA && n > part ? AGENT_FLAG_MORE
-									      : 0));
-			pe->len = part;
-			if (part)
-				memcpy(pe->data, b, part);
-			*c->pend_tail = pe;
-			c->pend_tail = &pe->next;
-			if (type == AGENT_DATA)
-				c->pend_bytes += part;
 			b += part;
 			n -= part;
 		} while (n);
 		flush_pending(l, c);
 	}
+	if (!rc && c && (c->queued >= AGENT_SEND_HIGH || q_size(&l->out) >= LINK_OUT_HIGH)) {
+		c->want_writable = true;
+		rc = AGENT_SEND_FULL;
+	}
 	pthread_mutex_unlock(&l->mu);
-	if (!rc)
+	if (rc >= 0)
 		wake(l);
 	return rc;
 }
@@ -763,7 +894,7 @@ void agent_chan_ack(struct agent_link *l, uint32_t chan, size_t n)
 }
 
 int agent_chan_relay(struct agent_link *l, uint32_t chan, int fd, const void *to_guest,
-		     size_t to_guest_len, const void *to_fd, size_t to_fd_len)
+		     size_t to_guest_len, const void *to_fd, size_t to_fd_len, size_t unacked)
 {
 	struct chan *c;
 	int rc = 0;
@@ -777,11 +908,10 @@ int agent_chan_relay(struct agent_link *l, uint32_t chan, int fd, const void *to
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		if (q_put(&c->to_fd, to_fd, to_fd_len))
 			c->want_close = true;
-		c->no_ack = to_fd_len;
+		c->no_ack = unacked < to_fd_len ? to_fd_len - unacked : 0;
 		if (to_guest_len) {
 			put_frame(l, chan, AGENT_DATA, 0, to_guest, to_guest_len);
-			c->credit -= (int64_t)to_guest_len;
-			c->bytes_out += to_guest_len;
+			agent_chan_sent(&c->st, to_guest_len);
 		}
 	}
 	pthread_mutex_unlock(&l->mu);

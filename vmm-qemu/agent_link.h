@@ -5,10 +5,13 @@
  * runs the channels' callbacks; any thread may open, send and close.
  *
  * Flow control: DATA to the guest waits for the agent's window (queued
- * here, agent_chan_pending says how much); DATA from the guest counts
- * against our window until the consumer returns it with agent_chan_ack.
- * A channel can also be tied to a file descriptor (agent_chan_relay), in
- * which case the link copies both ways and acks by itself. */
+ * here, up to AGENT_SEND_HIGH a channel: agent_chan_send says when to stop
+ * and writable() when to go on); DATA from the guest counts against our
+ * window until the consumer returns it with agent_chan_ack. A guest that
+ * sends more than it was given, or breaks the protocol on a channel, loses
+ * that channel (agent_frame.h; counted in agent_link_stats). A channel can
+ * also be tied to a file descriptor (agent_chan_relay), in which case the
+ * link copies both ways and acks by itself. */
 #ifndef VITRINE_VMM_AGENT_LINK_H
 #define VITRINE_VMM_AGENT_LINK_H
 
@@ -20,6 +23,20 @@
 
 struct agent_link;
 
+/* A channel's queue towards the guest (DATA waiting for its window) that
+ * makes agent_chan_send answer AGENT_SEND_FULL. */
+#define AGENT_SEND_HIGH (1024 * 1024)
+#define AGENT_SEND_FULL 1
+
+/* What a guest did wrong on a link (and, for agent_link_stats_total, on
+ * every link of this process). */
+struct agent_link_stats {
+	uint64_t overruns; /* channels lost for DATA past the window */
+	uint64_t violations; /* channels lost for other broken rules */
+	uint64_t dropped_bytes; /* skipped while looking for a frame */
+	uint64_t frames; /* read, whole */
+};
+
 /* A channel's callbacks, all on the link's thread, never under its lock
  * (they may call any agent_ function). closed is always the last, exactly
  * once: after it the link never touches u again. */
@@ -30,6 +47,9 @@ struct agent_chan_ops {
 	void (*exit)(void *u, const char *status); /* exec: "exit=N" or "signal=N" */
 	/* reason: "" when it ended normally; bytes: DATA from and to the guest */
 	void (*closed)(void *u, const char *reason, uint64_t bytes_in, uint64_t bytes_out);
+	/* After agent_chan_send said AGENT_SEND_FULL or -ENOBUFS: the queue
+	 * has room again (once). May be NULL. */
+	void (*writable)(void *u);
 };
 
 /* A guest-opened channel (a connection to the agent's egress listener):
@@ -58,6 +78,9 @@ bool agent_link_alive(struct agent_link *l);
 void agent_link_on_accept(struct agent_link *l, agent_accept_fn fn, void *au);
 /* A PING round trip: 0, -ETIMEDOUT, or -EPIPE when the link is down. */
 int agent_link_ping(struct agent_link *l, int timeout_ms);
+/* The link's counters; the process's, all links added up. Any thread. */
+void agent_link_stats(struct agent_link *l, struct agent_link_stats *out);
+void agent_link_stats_total(struct agent_link_stats *out);
 
 /* Opens a channel: type AGENT_EXEC, AGENT_TCP or AGENT_CDP with its
  * payload. Returns the channel id, or 0 when the link is down. */
@@ -66,7 +89,13 @@ uint32_t agent_chan_open(struct agent_link *l, uint8_t type, const void *payload
 /* Gives an accepted channel its callbacks. 0 or -ENOENT. */
 int agent_chan_bind(struct agent_link *l, uint32_t chan, const struct agent_chan_ops *ops, void *u);
 /* Sends DATA (flags: stream, AGENT_FLAG_MORE; split into frames as needed,
- * queued while the window is shut), EOF or SIGNAL (payload). 0 or -ENOENT. */
+ * queued while the window is shut), EOF or SIGNAL (payload). Returns 0;
+ * AGENT_SEND_FULL when it was queued but the channel now holds
+ * AGENT_SEND_HIGH or more (or the link's queue is long): send no more DATA
+ * until ops->writable; -ENOBUFS when DATA found the queue full already (or
+ * the link's queue very long, or many EOF/SIGNAL queued): nothing was
+ * queued, writable comes later; -ENOENT; -EINVAL (EOF or SIGNAL payload
+ * too long). One send of any size is taken while there is room. */
 int agent_chan_send(struct agent_link *l, uint32_t chan, uint8_t type, uint8_t flags, const void *p,
 		    size_t n);
 /* DATA for chan waiting for the agent's window, in bytes. */
@@ -76,13 +105,14 @@ void agent_chan_ack(struct agent_link *l, uint32_t chan, size_t n);
 /* Ties chan to fd (owned from now on, made non-blocking): guest DATA is
  * written to fd, what fd reads is sent as DATA, EOF both ways; the channel
  * ends when both directions have (or on an error). to_guest goes to the
- * guest and to_fd to fd before anything else. 0 or -ENOENT (fd closed). */
+ * guest and to_fd to fd before anything else; the last unacked bytes of
+ * to_fd are guest DATA the caller did not ack (the link acks them once
+ * written). 0 or -ENOENT (fd closed). */
 int agent_chan_relay(struct agent_link *l, uint32_t chan, int fd, const void *to_guest,
-		     size_t to_guest_len, const void *to_fd, size_t to_fd_len);
+		     size_t to_guest_len, const void *to_fd, size_t to_fd_len, size_t unacked);
 /* More guest bytes for a relayed chan's fd, not acked yet (the link acks
  * them once written): for a data callback that raced agent_chan_relay.
- * The bytes given to agent_chan_relay as to_fd count as acked by the
- * caller. 0, -ENOENT (not a relay), -ENOMEM. */
+ * 0, -ENOENT (not a relay), -ENOMEM. */
 int agent_chan_relay_feed(struct agent_link *l, uint32_t chan, const void *p, size_t n);
 /* Ends chan: CLOSE to the agent (a command is killed), then closed(). */
 void agent_chan_close(struct agent_link *l, uint32_t chan, const char *reason);

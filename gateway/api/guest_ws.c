@@ -1,7 +1,14 @@
 /* gateway/api/guest_ws.c: see guest_ws.h. A connection is held twice: by lws
  * (until CLOSED) and by its agent channel (until the channel's closed
  * callback); the link's thread only queues messages under the
- * connection's lock and wakes the loop, which writes them. */
+ * connection's lock and wakes the loop, which writes them.
+ *
+ * Backpressure both ways. Towards the client: the guest's bytes are
+ * returned to its window only once lws took them, so a slow client stalls
+ * the guest's sender (the queue holds at most the window, and the link
+ * gives up a channel that overruns it); the queue is bounded in messages
+ * too (OUT_MAX_MSGS). Towards the guest: when the channel's queue is full
+ * (agent_chan_send says so) the client is not read until writable(). */
 #include "gateway/api/guest_ws.h"
 
 #include "common/bytebuf.h"
@@ -17,6 +24,7 @@
 #include "gateway/session/session.h"
 #include "vmm-qemu/agent_exec.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,11 +33,18 @@
 
 #define CDP_PORT "9222" /* the guest's Chromium, on its own 127.0.0.1 */
 #define AGENT_POLL_US (20 * LWS_US_PER_MS)
+/* Messages queued towards the client. Their bytes are bounded by the
+ * channel's window; this bounds their number (and overhead): a guest
+ * sending one-byte messages. Exec output is joined into messages of up to
+ * EXEC_JOIN bytes. */
+#define OUT_MAX_MSGS (128 * 1024)
+#define EXEC_JOIN (64 * 1024)
 
 struct outmsg {
 	struct outmsg *next;
 	bool binary;
 	size_t len, ack; /* ack: guest bytes to return to the window once sent */
+	size_t cap; /* bytes after LWS_PRE */
 	unsigned char data[]; /* LWS_PRE, then len bytes */
 };
 
@@ -46,6 +61,12 @@ struct guest_ws {
 	lws_sorted_usec_list_t sul_link; /* polls for the link (nothing waits on the loop) */
 	uint32_t chan; /* 0 until opened */
 	struct ws_rx rx; /* the client's message being received (loop) */
+	/* a client message the channel's full queue refused (loop), sent
+	 * again on resume; the client is not read meanwhile */
+	unsigned char *held;
+	size_t held_len;
+	bool held_binary, rx_stopped;
+	atomic_bool resume; /* writable() came: read the client again */
 	/* exec (loop) */
 	struct exec_job *spec; /* owned: the first message, parsed */
 	lws_sorted_usec_list_t sul; /* the command's timeout */
@@ -53,6 +74,8 @@ struct guest_ws {
 	/* shared with the link's thread, under mu */
 	pthread_mutex_t mu;
 	struct outmsg *out, **out_tail;
+	struct outmsg **out_last; /* what points at the last message; NULL when none */
+	size_t out_msgs;
 	struct bytebuf gmsg; /* cdp: a message from the browser being joined */
 	size_t gmsg_ack;
 	bool ended; /* the channel is gone: close once out is empty */
@@ -108,6 +131,7 @@ static void release(struct guest_ws *g)
 		free(m);
 	}
 	ws_rx_free(&g->rx);
+	free(g->held);
 	bytebuf_free(&g->gmsg);
 	exec_free(g->spec);
 	agent_link_release(g->link);
@@ -115,27 +139,75 @@ static void release(struct guest_ws *g)
 	free(g);
 }
 
+/* Under mu: ends the connection for a reason of the guest's making. */
+static void fail(struct guest_ws *g, const char *why)
+{
+	if (!g->ended)
+		snprintf(g->reason, sizeof(g->reason), "%s", why);
+	g->ended = true;
+	if (g->chan)
+		agent_chan_close(g->link, g->chan, why);
+	atomic_store(&g->pending, true);
+	lws_cancel_service(g->ctx);
+}
+
+/* Under mu: exec output for the last queued message when it is of the
+ * same stream and has room (the loop takes messages off the queue before
+ * writing them, so the last one is the link's to change). True when it
+ * took it. */
+static bool join(struct guest_ws *g, unsigned char tag, const void *b, size_t blen, size_t ack)
+{
+	struct outmsg *m = g->out_last ? *g->out_last : NULL;
+
+	if (!m || !m->binary || m->data[LWS_PRE] != tag || m->len + blen > EXEC_JOIN)
+		return false;
+	if (m->len + blen > m->cap) {
+		size_t cap = m->cap * 2 < m->len + blen ? m->len + blen : m->cap * 2;
+
+		if (cap > EXEC_JOIN)
+			cap = EXEC_JOIN;
+		if (!(m = realloc(m, sizeof(*m) + LWS_PRE + cap)))
+			return false;
+		m->cap = cap;
+		*g->out_last = m;
+		g->out_tail = &m->next;
+	}
+	memcpy(m->data + LWS_PRE + m->len, b, blen);
+	m->len += blen;
+	m->ack += ack;
+	return true;
+}
+
 /* Under mu: queues a message and wakes the loop. */
 static void push(struct guest_ws *g, bool binary, const void *a, size_t alen, const void *b,
 		 size_t blen, size_t ack)
 {
-	struct outmsg *m = malloc(sizeof(*m) + LWS_PRE + alen + blen);
+	struct outmsg *m;
 
-	if (!m) {
-		g->ended = true;
-		snprintf(g->reason, sizeof(g->reason), "out of memory");
-	} else {
-		m->next = NULL;
-		m->binary = binary;
-		m->len = alen + blen;
-		m->ack = ack;
-		if (alen)
-			memcpy(m->data + LWS_PRE, a, alen);
-		if (blen)
-			memcpy(m->data + LWS_PRE + alen, b, blen);
-		*g->out_tail = m;
-		g->out_tail = &m->next;
+	if (g->ended)
+		return;
+	if (binary && !g->cdp && alen == 1 && join(g, *(const unsigned char *)a, b, blen, ack))
+		return;
+	if (g->out_msgs >= OUT_MAX_MSGS) {
+		fail(g, "the guest sent more messages than the client took");
+		return;
 	}
+	if (!(m = malloc(sizeof(*m) + LWS_PRE + alen + blen))) {
+		fail(g, "out of memory");
+		return;
+	}
+	m->next = NULL;
+	m->binary = binary;
+	m->len = m->cap = alen + blen;
+	m->ack = ack;
+	if (alen)
+		memcpy(m->data + LWS_PRE, a, alen);
+	if (blen)
+		memcpy(m->data + LWS_PRE + alen, b, blen);
+	g->out_last = g->out_tail;
+	*g->out_tail = m;
+	g->out_tail = &m->next;
+	g->out_msgs++;
 	atomic_store(&g->pending, true);
 	lws_cancel_service(g->ctx);
 }
@@ -221,11 +293,22 @@ static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 	release(g);
 }
 
+/* The channel's queue towards the guest has room again. */
+static void on_writable(void *u)
+{
+	struct guest_ws *g = u;
+
+	atomic_store(&g->resume, true);
+	atomic_store(&g->pending, true);
+	lws_cancel_service(g->ctx);
+}
+
 static const struct agent_chan_ops ws_ops = {
 	.opened = on_opened,
 	.data = on_data,
 	.exit = on_exit_status,
 	.closed = on_closed,
+	.writable = on_writable,
 };
 
 /* ---- the loop's side ---- */
@@ -387,27 +470,47 @@ static int start_exec(struct guest_ws *g)
 	return 0;
 }
 
-/* A whole message from the client. */
-static int on_message(struct guest_ws *g, bool binary)
+/* What agent_chan_send said about a client message: a full queue stops
+ * reading the client until writable(); a refused message is held and
+ * sent again then. Returns 0 or -1 (close). */
+static int sent(struct guest_ws *g, int rc, const unsigned char *msg, size_t len, bool binary)
+{
+	if (rc == -ENOBUFS) {
+		if (g->held) /* the client is not read while one is held */
+			return refuse(g, "the guest agent is not reading");
+		if (!(g->held = malloc(len ? len : 1)))
+			return -1;
+		memcpy(g->held, msg, len);
+		g->held_len = len;
+		g->held_binary = binary;
+	}
+	if (rc == -ENOBUFS || rc == AGENT_SEND_FULL) {
+		if (!g->rx_stopped)
+			lws_rx_flow_control(g->wsi, 0);
+		g->rx_stopped = true;
+		return 0;
+	}
+	return rc < 0 && g->cdp ? -1 : 0;
+}
+
+/* A whole message from the client (or a held one again). */
+static int on_message(struct guest_ws *g, const unsigned char *msg, size_t len, bool binary)
 {
 	json_t *j;
 	const char *type;
+	int rc = 0;
 
-	if (g->cdp)
-		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.buf, g->rx.len) < 0
-			       ? -1
-			       : 0;
+	if (g->cdp || (g->chan && binary))
+		return sent(g, agent_chan_send(g->link, g->chan, AGENT_DATA, 0, msg, len), msg, len,
+			    binary);
 	if (!g->chan)
 		return binary ? refuse(g, "the first message is the command (JSON text)")
 			      : start_exec(g);
-	if (binary)
-		return agent_chan_send(g->link, g->chan, AGENT_DATA, 0, g->rx.buf, g->rx.len) < 0
-			       ? 0
-			       : 0;
-	j = json_loadb((const char *)g->rx.buf, g->rx.len, 0, NULL);
+	j = json_loadb((const char *)msg, len, 0, NULL);
 	type = json_string_value(json_object_get(j, "type"));
 	if (type && !strcmp(type, "eof")) {
-		agent_chan_send(g->link, g->chan, AGENT_EOF, 0, NULL, 0);
+		rc = sent(g, agent_chan_send(g->link, g->chan, AGENT_EOF, 0, NULL, 0), msg, len,
+			  binary);
 	} else if (type && !strcmp(type, "signal") &&
 		   json_is_integer(json_object_get(j, "signal")) &&
 		   json_integer_value(json_object_get(j, "signal")) > 0 &&
@@ -416,7 +519,8 @@ static int on_message(struct guest_ws *g, bool binary)
 
 		snprintf(sig, sizeof(sig), "%d",
 			 (int)json_integer_value(json_object_get(j, "signal")));
-		agent_chan_send(g->link, g->chan, AGENT_SIGNAL, 0, sig, strlen(sig));
+		rc = sent(g, agent_chan_send(g->link, g->chan, AGENT_SIGNAL, 0, sig, strlen(sig)),
+			  msg, len, binary);
 	} else {
 		json_decref(j);
 		return refuse(
@@ -424,7 +528,7 @@ static int on_message(struct guest_ws *g, bool binary)
 			"messages are binary stdin, {\"type\":\"eof\"} or {\"type\":\"signal\",\"signal\":N}");
 	}
 	json_decref(j);
-	return 0;
+	return rc;
 }
 
 static int guest_ws_receive(struct guest_ws *g, const void *in, size_t len)
@@ -433,6 +537,8 @@ static int guest_ws_receive(struct guest_ws *g, const void *in, size_t len)
 
 	if (!g->link) /* rx flow is off until linked: lws holds the bytes */
 		return refuse(g, "the guest agent is not connected yet");
+	if (g->held) /* lws delivered what it had read before the stop */
+		return refuse(g, "the guest agent is not reading");
 	rc = ws_rx_append(&g->rx, in, len, lws_is_first_fragment(g->wsi),
 			  lws_is_final_fragment(g->wsi), lws_frame_is_binary(g->wsi));
 	if (rc == -EMSGSIZE)
@@ -441,9 +547,30 @@ static int guest_ws_receive(struct guest_ws *g, const void *in, size_t len)
 		return -1;
 	if (rc != WS_RX_COMPLETE)
 		return 0;
-	rc = on_message(g, g->rx.binary);
+	rc = on_message(g, g->rx.buf, g->rx.len, g->rx.binary);
 	ws_rx_reset(&g->rx);
 	return rc;
+}
+
+/* Loop: the channel's queue has room again (writable() came): the held
+ * message goes first, then the client is read again. */
+static int resume(struct guest_ws *g)
+{
+	if (g->held) {
+		unsigned char *msg = g->held;
+		int rc;
+
+		g->held = NULL;
+		rc = on_message(g, msg, g->held_len, g->held_binary);
+		free(msg);
+		if (rc < 0 || g->held)
+			return rc;
+	}
+	if (g->rx_stopped) {
+		g->rx_stopped = false;
+		lws_rx_flow_control(g->wsi, 1);
+	}
+	return 0;
 }
 
 static int guest_ws_writeable(struct guest_ws *g)
@@ -457,9 +584,18 @@ static int guest_ws_writeable(struct guest_ws *g)
 				 (unsigned char *)g->revoked_why, strlen(g->revoked_why));
 		return -1;
 	}
+	if (atomic_exchange(&g->resume, false) && resume(g) < 0)
+		return -1;
 	pthread_mutex_lock(&g->mu);
-	if ((m = g->out) && !(g->out = m->next))
-		g->out_tail = &g->out;
+	if ((m = g->out)) {
+		if (!(g->out = m->next)) {
+			g->out_tail = &g->out;
+			g->out_last = NULL;
+		} else if (g->out_last == &m->next) {
+			g->out_last = &g->out;
+		}
+		g->out_msgs--;
+	}
 	ended = g->ended;
 	snprintf(reason, sizeof(reason), "%s", g->reason);
 	pthread_mutex_unlock(&g->mu);

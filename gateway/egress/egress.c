@@ -31,6 +31,12 @@
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000
 /* Connections of one session at once; the link polls at most 256 fds. */
 #define MAX_CONNECTIONS 128
+/* Bytes after the request head held while the upstream connect is pending
+ * (up to 8 addresses x the timeout): a program may send its request body at
+ * once. Past this the guest's bytes are not acked, so its window stalls
+ * the sender; what it still had in flight (at most the window) waits in
+ * head too. */
+#define PRECONNECT_MAX (64 * 1024)
 
 struct egress {
 	atomic_int refs;
@@ -53,6 +59,7 @@ struct conn {
 	pthread_mutex_t mu;
 	enum conn_state state;
 	struct bytebuf head; /* the request so far, then bytes after it */
+	size_t unacked; /* at the end of head: guest bytes not returned to its window */
 	struct proxy_req req;
 	uint64_t seq; /* its log entry */
 	struct egress_log_entry entry;
@@ -361,7 +368,8 @@ static void *connect_thread(void *arg)
 		c->entry.reason = EGRESS_REASON_ALLOWED;
 		egress_log_update(c->e->log, c->seq, &c->entry);
 		agent_chan_relay(c->l, c->chan, fd, c->req.connect ? ok : NULL,
-				 c->req.connect ? strlen(ok) : 0, to_fd.data, to_fd.len);
+				 c->req.connect ? strlen(ok) : 0, to_fd.data, to_fd.len,
+				 c->unacked);
 		bytebuf_free(&to_fd);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -380,6 +388,22 @@ static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 	if (c->state == CONN_RELAYING) {
 		/* raced the relay's start: the link writes (and acks) these */
 		agent_chan_relay_feed(c->l, c->chan, p, n);
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	if (c->state == CONN_CONNECTING) {
+		/* The unacked bytes are the last ones: ack none once there are any. */
+		size_t extra = c->head.len - c->req.head_len, ack = 0;
+
+		if (!c->unacked && extra < PRECONNECT_MAX)
+			ack = n < PRECONNECT_MAX - extra ? n : PRECONNECT_MAX - extra;
+		if (bytebuf_append(&c->head, p, n) < 0) {
+			pthread_mutex_unlock(&c->mu);
+			agent_chan_close(c->l, c->chan, "out of memory");
+			return;
+		}
+		c->unacked += n - ack;
+		agent_chan_ack(c->l, c->chan, ack);
 		pthread_mutex_unlock(&c->mu);
 		return;
 	}

@@ -450,7 +450,7 @@ static void on_accept(void *au, struct agent_link *l, uint32_t chan, const char 
 	rf->far = sv[0];
 	rf->g.chan = chan;
 	agent_chan_bind(l, chan, &got_ops, &rf->g);
-	agent_chan_relay(l, chan, sv[1], "hi guest ", 9, "first ", 6);
+	agent_chan_relay(l, chan, sv[1], "hi guest ", 9, "first ", 6, 0);
 }
 
 static void test_egress_listener_relay(void **state)
