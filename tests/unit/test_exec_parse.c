@@ -94,6 +94,26 @@ static void test_refusals(void **state)
 	}
 }
 
+/* A cwd longer than the job holds was cut to its first 1023 bytes, so the
+ * command ran in another directory (found by tests/fuzz/fuzz_exec_parse). */
+static void test_long_cwd(void **state)
+{
+	char body[1200], out[1600];
+	int n;
+
+	(void)state;
+	n = snprintf(body, sizeof(body), "{\"cmd\":\"pwd\",\"cwd\":\"/");
+	memset(body + n, 'a', 1022);
+	snprintf(body + n + 1022, sizeof(body) - (size_t)n - 1022, "\"}");
+	assert_int_equal(joined(body, out, sizeof(out)), 0); /* 1023 bytes: fits */
+	assert_int_equal(strcspn(out, "|"), 1023);
+	n = snprintf(body, sizeof(body), "{\"cmd\":\"pwd\",\"cwd\":\"/");
+	memset(body + n, 'a', 1023);
+	snprintf(body + n + 1023, sizeof(body) - (size_t)n - 1023, "\"}");
+	assert_int_equal(joined(body, out, sizeof(out)), -1);
+	assert_string_equal(out, "400 invalid_argument");
+}
+
 static void test_files_paths(void **state)
 {
 	char out[1200];
@@ -119,6 +139,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_command_lines),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_long_cwd),
 		cmocka_unit_test(test_files_paths),
 	};
 
