@@ -80,6 +80,12 @@ int api_files_path(const char *in, char *out, size_t outlen);
 /* api_share.c: POST /v1/sessions/{id}/share on s (r's token already
  * checked to be at least a view token of s). */
 void api_share(struct http_req *r, struct sess *s);
+/* The body of that request (len bytes, may be empty: {}): {"scope":
+ * "view"|"control", "ttl_s"?: 1..SHARE_MAX_TTL_S} into *want and *ttl_s
+ * (SHARE_DEFAULT_TTL_S when absent). Pure. Returns 0, or -EINVAL with *e
+ * filled (400). */
+int api_share_parse(const char *body, size_t len, enum auth_scope *want, int *ttl_s,
+		    struct api_error *e);
 /* api_guest.c: GET /v1/sessions/{id}/cdp/json/version, what CDP clients
  * look up first. */
 void api_cdp_version(struct http_req *r);

@@ -1,9 +1,11 @@
 /* tests/unit/test_gateway_pure.c: the gateway's pure parts: routes, auth
  * (tokens, bearer parsing, scopes, constant-time compare, origin allowlist)
- * and the validation of POST /v1/sessions bodies. */
+ * and the validation of POST /v1/sessions bodies and share requests. */
+#include "gateway/api/api_int.h"
 #include "gateway/api/routes.h"
 #include "gateway/core/auth.h"
 #include "gateway/session/session_spec.h"
+#include "gateway/stream/share.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -257,13 +259,40 @@ static void test_session_request(void **state)
 	expect_bad("{\"url\":\"http://a\\u0000b\"}", "invalid_json", "not valid JSON");
 }
 
+static int share(const char *body, enum auth_scope *want, int *ttl, struct api_error *e)
+{
+	return api_share_parse(body, strlen(body), want, ttl, e);
+}
+
+/* POST /v1/sessions/{id}/share bodies (api_share_parse). */
+static void test_share_request(void **state)
+{
+	enum auth_scope want = AUTH_NONE;
+	struct api_error e;
+	int ttl;
+
+	(void)state;
+	assert_int_equal(share("{\"scope\":\"control\",\"ttl_s\":60}", &want, &ttl, &e), 0);
+	assert_int_equal(want, AUTH_CONTROL);
+	assert_int_equal(ttl, 60);
+	assert_int_equal(share("{\"scope\":\"view\"}", &want, &ttl, &e), 0);
+	assert_int_equal(want, AUTH_VIEW);
+	assert_int_equal(ttl, SHARE_DEFAULT_TTL_S);
+	assert_int_equal(share("", &want, &ttl, &e), -EINVAL);
+	assert_string_equal(e.code, "invalid_argument");
+	assert_int_equal(share("[1]", &want, &ttl, &e), -EINVAL);
+	assert_string_equal(e.code, "invalid_json");
+	assert_int_equal(share("{\"scope\":\"view\",\"ttl_s\":86401}", &want, &ttl, &e), -EINVAL);
+	assert_string_equal(e.code, "out_of_range");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_routes),		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_bearer),		cmocka_unit_test(test_scopes),
 		cmocka_unit_test(test_origins),		cmocka_unit_test(test_key_file),
-		cmocka_unit_test(test_session_request),
+		cmocka_unit_test(test_session_request), cmocka_unit_test(test_share_request),
 	};
 
 	return cmocka_run_group_tests_name("gateway pure parts", tests, NULL, NULL);
