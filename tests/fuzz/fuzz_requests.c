@@ -2,11 +2,13 @@
  * client sends to create and share sessions: POST /v1/sessions
  * (session_request_parse), POST /v1/templates (template_request_parse),
  * the screenshot options of GET .../screenshot and of an action's
- * "screenshot" (shot_opts_parse) and POST .../share (api_share_parse).
- * The first byte picks the parser, the rest is the body. Checked besides
- * "no crash":
+ * "screenshot" (shot_opts_parse), POST .../share (api_share_parse) and the
+ * ?path= of the files routes (api_files_path). The first byte picks the
+ * parser, the rest is the body. Checked besides "no crash":
  *   - accepted values are the ones the body gave, not cut or wrapped: the
  *     image or template name, the url, every number in its range;
+ *   - an accepted file path, with "." and empty parts dropped, is
+ *     /home/vitrine or /tmp or below them, and has no ".." part;
  *   - a refusal is a 400 with a code and a message, and leaves nothing
  *     owned behind (ASan's leak check). */
 #include "gateway/action/run.h"
@@ -14,6 +16,7 @@
 #include "gateway/session/session_spec.h"
 #include "gateway/stream/share.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -126,6 +129,46 @@ static void share(const char *b, size_t n, json_t *body)
 	same_string(body, "scope", want == AUTH_VIEW ? "view" : "control");
 }
 
+/* Whether path, read part by part ("." and empty parts dropped), is dir
+ * or below it, with no ".." part. */
+static bool under(const char *path, const char *dir)
+{
+	char norm[1300] = "";
+	size_t n = 0, d = strlen(dir);
+
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, "/");
+
+		if (len == 2 && !strncmp(p, "..", 2))
+			return false;
+		if (len && !(len == 1 && p[0] == '.')) {
+			if (n + len + 2 > sizeof(norm))
+				return false;
+			norm[n++] = '/';
+			memcpy(norm + n, p, len);
+			n += len;
+			norm[n] = '\0';
+		}
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	return !strncmp(norm, dir, d) && (norm[d] == '\0' || norm[d] == '/');
+}
+
+static void files_path(const uint8_t *data, size_t size)
+{
+	char in[1100], out[1200];
+	size_t n = size < sizeof(in) - 1 ? size : sizeof(in) - 1;
+
+	memcpy(in, data, n);
+	in[n] = '\0';
+	if (api_files_path(in, out, sizeof(out)) != 0)
+		return;
+	if (out[0] != '/' || (!under(out, "/home/vitrine") && !under(out, "/tmp")))
+		__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *b = (const char *)data + 1;
@@ -135,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	body = json_loadb(b, n, 0, NULL);
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0:
 		session(b, n, body);
 		break;
@@ -146,8 +189,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (body)
 			shot(body);
 		break;
-	default:
+	case 3:
 		share(b, n, body);
+		break;
+	default:
+		files_path(data + 1, n);
 		break;
 	}
 	json_decref(body);
