@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t jlen = nl ? (size_t)(nl - (const char *)data) : size;
 	char *host = malloc(size - jlen + 1), err[256];
 	struct egress_rules *r = NULL, *again = NULL;
-	json_t *j = NULL, *j2 = NULL, *entry;
+	json_t *in, *j = NULL, *j2 = NULL, *entry;
 	size_t i;
 
 	if (!host)
@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nl)
 		memcpy(host, nl + 1, size - jlen - 1);
 	host[nl ? size - jlen - 1 : 0] = '\0';
-	json_t *in = json_loadb((const char *)data, jlen, 0, NULL);
+	in = json_loadb((const char *)data, jlen, 0, NULL);
 
 	if (egress_rules_parse(in, &r, err, sizeof(err)) != 0) {
 		if (r || !err[0])

@@ -22,6 +22,8 @@ static bool id_char(char c)
 	       c == '_' || c == '-';
 }
 
+/* Whether a route of kind k names a session or a template: in routes.h's
+ * order, every kind from R_SESSION_GET on but these three. */
 static bool has_id(enum route_kind k)
 {
 	return k >= R_SESSION_GET && k != R_ROOT && k != R_TEMPLATES_LIST &&
