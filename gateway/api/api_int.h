@@ -76,6 +76,10 @@ void api_files_resume(struct http_req *r, struct sess *s, bool timed_out);
 /* The guest path for ?path=in: under /home/vitrine (relative paths start
  * there) or /tmp, no ".." part. Returns 0, or -1 when not allowed. Pure. */
 int api_files_path(const char *in, char *out, size_t outlen);
+/* A directory listing as the guest's find prints it ("d\t4096\t1796000000.123\tname"
+ * lines; malformed ones are skipped) into {path, entries: [{name, type,
+ * size, mtime}]}. Pure. NULL when out of memory or path is not UTF-8. */
+json_t *api_files_listing(const char *path, const char *text, size_t len);
 
 /* api_share.c: POST /v1/sessions/{id}/share on s (r's token already
  * checked to be at least a view token of s). */
