@@ -94,7 +94,10 @@ json_t *api_files_listing(const char *path, const char *text, size_t len)
 		int off = 0;
 
 		snprintf(line, sizeof(line), "%.*s", (int)n, p);
-		if (sscanf(line, "%c\t%lld\t%lf\t%n", &type, &size, &mtime, &off) == 3 && off > 0)
+		/* The mtime is the guest's to choose: one no json_int_t holds (or
+		 * NaN) is a malformed line, not a conversion out of range. */
+		if (sscanf(line, "%c\t%lld\t%lf\t%n", &type, &size, &mtime, &off) == 3 && off > 0 &&
+		    mtime > -9e18 && mtime < 9e18)
 			json_array_append_new(entries, json_pack("{s:s, s:s, s:I, s:I}", "name",
 								 line + off, "type",
 								 type == 'd'   ? "dir"
