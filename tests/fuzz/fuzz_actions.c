@@ -10,12 +10,18 @@
  *   - its plan moves the pointer only to pixels of the screen (QMP's
  *     absolute axis 0..32767), releases every key it presses and, but for
  *     mouse_down, every button, and its delays and waits are within bounds;
- *   - a refused action says why (a known code and a message). */
+ *   - a refused action says why (a known code and a message);
+ *   - screenshot coordinates (actions_map_point, sizes and a point from
+ *     the input's last 12 bytes) land inside the screen, within half a
+ *     pixel of the exact scaling, corners on corners, in order, and on
+ *     distinct pixels when the screenshot is no larger than the screen. */
 #include "gateway/action/actions.h"
 #include "gateway/action/keys.h"
 #include "gateway/action/plan.h"
 #include "vmm-qemu/input.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -151,6 +157,48 @@ static void check_plan(const struct plan *p, const struct action *a)
 		__builtin_trap();
 }
 
+static int u16(const uint8_t *p, int mod)
+{
+	return (p[0] | p[1] << 8) % mod;
+}
+
+/* One axis of a screenshot from..to pixels: point v and its neighbour. */
+static void check_axis(int v, int from, int to, int got, int next)
+{
+	double exact = from > 1 ? (double)v * (to - 1) / (from - 1) : (to - 1) / 2.0;
+
+	if (got < 0 || got >= to || fabs(got - exact) > 0.5 + 1e-9)
+		__builtin_trap();
+	if (v + 1 < from && (next < got || (from <= to && next == got)))
+		__builtin_trap();
+}
+
+static void check_map(const uint8_t *d)
+{
+	struct actions_space sp = { ACTIONS_SPACE_SCREENSHOT, u16(d, 16384) + 1,
+				    u16(d + 2, 16384) + 1 };
+	int sw = u16(d + 4, 16384) + 1, sh = u16(d + 6, 16384) + 1;
+	int x = u16(d + 8, sp.width), y = u16(d + 10, sp.height);
+	struct action_point p, n = { 0, 0 }, c;
+
+	if (actions_map_point(&sp, sw, sh, x, y, &p) != 0)
+		__builtin_trap();
+	if (x + 1 < sp.width && actions_map_point(&sp, sw, sh, x + 1, y, &n) != 0)
+		__builtin_trap();
+	check_axis(x, sp.width, sw, p.x, n.x);
+	if (y + 1 < sp.height && actions_map_point(&sp, sw, sh, x, y + 1, &n) != 0)
+		__builtin_trap();
+	check_axis(y, sp.height, sh, p.y, n.y);
+	if (actions_map_point(&sp, sw, sh, sp.width - 1, sp.height - 1, &c) != 0 ||
+	    (sp.width > 1 && c.x != sw - 1) || (sp.height > 1 && c.y != sh - 1) ||
+	    actions_map_point(&sp, sw, sh, 0, 0, &c) != 0 || (sp.width > 1 && c.x != 0) ||
+	    (sp.height > 1 && c.y != 0))
+		__builtin_trap();
+	if (actions_map_point(&sp, sw, sh, sp.width, 0, &c) != -ERANGE ||
+	    actions_map_point(&sp, sw, sh, 0, -1, &c) != -ERANGE)
+		__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct actions_ctx ctx = { 0 };
@@ -160,6 +208,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *j;
 	int pick;
 
+	if (size >= 12)
+		check_map(data + size - 12);
 	if (size < 1)
 		return 0;
 	pick = data[0] % (int)(sizeof(screens) / sizeof(screens[0]));
