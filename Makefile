@@ -47,7 +47,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-loop bench-restart demo fuzz format format-check
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-loop bench-restart demo fuzz fuzz-long format format-check
 all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -91,13 +91,42 @@ $(O)/bench/%: $(O)/obj/bench/%.o $(O)/libtest.a $(LIBS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # libFuzzer targets (clang), with ASan and UBSan; tests/run.sh runs them.
-FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-	$(shell pkg-config --cflags $(PKGS))
+# The rooms they reach (common, vmm-qemu, display, the gateway but its
+# command line) are compiled once more with clang and the fuzzer's coverage
+# into build/fuzz-lib/libfuzzlib.a, which each target links.
+FUZZ_LIB_SRC := $(COMMON_SRC) $(VMM_SRC) $(DISPLAY_SRC) $(GATEWAY_LIB_SRC)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZFLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -I. $(FUZZ_SAN) \
+	$(shell pkg-config --cflags $(PKGS) $(DISPLAY_PKGS))
 fuzz: $(FUZZERS)
-build/fuzz/%: tests/fuzz/%.c $(VMM_SRC) $(COMMON_SRC) gateway/stream/stream_msg.c display/stream_wire.c \
-		gateway/egress/proxy_req.c
+build/fuzz-lib/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZFLAGS) -o $@ $^ $(LDLIBS)
+	clang $(FUZZFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+build/fuzz-lib/libfuzzlib.a: $(patsubst %.c,build/fuzz-lib/obj/%.o,$(FUZZ_LIB_SRC))
+	rm -f $@ && $(AR) rcs $@ $^
+build/fuzz/%: tests/fuzz/%.c build/fuzz-lib/libfuzzlib.a
+	@mkdir -p $(dir $@)
+	clang $(FUZZFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# Every fuzz target for FUZZ_SECONDS (default 600) each, one after another,
+# from its seed corpus (tests/fuzz/corpus/NAME) into build/fuzz-corpus/NAME,
+# which is kept between runs, with tests/fuzz/dict/NAME.dict when there is
+# one (log: build/fuzz-corpus/NAME.log); a crash leaves its input in
+# build/fuzz-crash/ and stops the run.
+FUZZ_SECONDS ?= 600
+fuzz-long: $(FUZZERS)
+	@mkdir -p build/fuzz-crash
+	@set -e; for f in $(FUZZERS); do \
+		name=$${f##*/fuzz_}; mkdir -p build/fuzz-corpus/$$name; \
+		echo "$$f: $(FUZZ_SECONDS) s"; \
+		log=build/fuzz-corpus/$$name.log; dict=tests/fuzz/dict/$$name.dict; \
+		[ -f $$dict ] && dict=-dict=$$dict || dict=; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$dict \
+			-artifact_prefix=build/fuzz-crash/$$name- \
+			build/fuzz-corpus/$$name tests/fuzz/corpus/$$name >$$log 2>&1 || \
+			{ tail -40 $$log; exit 1; }; \
+		grep -E '^#[0-9]+.*DONE|^stat::number_of_executed_units' $$log; \
+	done
 
 images: image-tiny image-desktop
 image-tiny:
@@ -166,4 +195,4 @@ clean:
 # Keep the objects of tests and benches (intermediates of a chain of rules).
 .SECONDARY:
 
--include $(shell find $(O)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(O)/obj build/fuzz-lib/obj -name '*.d' 2>/dev/null)

@@ -180,7 +180,9 @@ if want fuzz; then
 			name=${f##*/fuzz_}
 			corpus=$(mktemp -d)
 			cp tests/fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null
-			if timeout 300 "$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+			dict=()
+			[ ! -f tests/fuzz/dict/"$name".dict ] || dict=(-dict=tests/fuzz/dict/"$name".dict)
+			if timeout 300 "$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "${dict[@]}" \
 				"$corpus" >"$corpus.log" 2>&1; then
 				echo "    $f: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$corpus.log" | grep -o '[0-9]*$') inputs, no failure"
 				passed=$((passed + 1))

@@ -90,16 +90,30 @@ void shot_opts_default(struct shot_opts *o)
 	o->fresh = true;
 }
 
+/* Whether the options j give key (an integer: json_unpack checked). */
+static bool given(const json_t *j, const char *key)
+{
+	return json_is_integer(json_object_get(j, key));
+}
+
+/* Whether a given key's value v is outside min..max (-1, the value of an
+ * absent key, included when given). */
+static bool out_of_range(const json_t *j, const char *key, json_int_t v, int min, int max)
+{
+	return given(j, key) && (v < min || v > max);
+}
+
 int shot_opts_parse(const json_t *j, struct shot_opts *o, struct api_error *e)
 {
 	const char *format = NULL;
-	int quality = -1, width = -1, height = -1, quiet = -1, timeout = -1;
+	/* Read whole (json_int_t): as an int, 2^32 + 50 would pass as 50. */
+	json_int_t quality = -1, width = -1, height = -1, quiet = -1, timeout = -1;
 	json_error_t jerr;
 
 	if (json_is_true(j))
 		return 0;
 	if (!json_is_object(j) ||
-	    json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s?s, s?i, s?i, s?i, s?i, s?i}",
+	    json_unpack_ex((json_t *)j, &jerr, JSON_STRICT, "{s?s, s?I, s?I, s?I, s?I, s?I}",
 			   "format", &format, "quality", &quality, "width", &width, "height",
 			   &height, "quiet_ms", &quiet, "timeout_ms", &timeout) < 0) {
 		char msg[256];
@@ -117,27 +131,27 @@ int shot_opts_parse(const json_t *j, struct shot_opts *o, struct api_error *e)
 		api_error_set(e, 400, "invalid_argument", "screenshot format must be jpeg or png");
 		return -EINVAL;
 	}
-	if ((quality != -1 && (quality < 1 || quality > 100)) ||
-	    (width != -1 && (width < 1 || width > 16384)) ||
-	    (height != -1 && (height < 1 || height > 16384)) ||
-	    (quiet != -1 && (quiet < 0 || quiet > 10000)) ||
-	    (timeout != -1 && (timeout < 0 || timeout > 60000))) {
+	if (out_of_range(j, "quality", quality, 1, 100) ||
+	    out_of_range(j, "width", width, 1, 16384) ||
+	    out_of_range(j, "height", height, 1, 16384) ||
+	    out_of_range(j, "quiet_ms", quiet, 0, 10000) ||
+	    out_of_range(j, "timeout_ms", timeout, 0, 60000)) {
 		api_error_set(
 			e, 400, "out_of_range",
 			"screenshot: quality 1..100, width/height 1..16384, quiet_ms 0..10000, "
 			"timeout_ms 0..60000");
 		return -EINVAL;
 	}
-	if (quality != -1)
-		o->enc.quality = quality;
-	if (width != -1)
-		o->enc.max_width = width;
-	if (height != -1)
-		o->enc.max_height = height;
-	if (quiet != -1)
-		o->quiet_ms = quiet;
-	if (timeout != -1)
-		o->timeout_ms = timeout;
+	if (given(j, "quality"))
+		o->enc.quality = (int)quality;
+	if (given(j, "width"))
+		o->enc.max_width = (int)width;
+	if (given(j, "height"))
+		o->enc.max_height = (int)height;
+	if (given(j, "quiet_ms"))
+		o->quiet_ms = (int)quiet;
+	if (given(j, "timeout_ms"))
+		o->timeout_ms = (int)timeout;
 	return 0;
 }
 

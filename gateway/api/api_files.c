@@ -80,8 +80,7 @@ void api_files(struct http_req *r)
 		start(r, s, get_script, path, NULL, 0);
 }
 
-/* "d\t4096\t1796000000.123\tname" lines into entries. */
-static json_t *listing(const char *path, const char *text, size_t len)
+json_t *api_files_listing(const char *path, const char *text, size_t len)
 {
 	json_t *entries = json_array();
 	const char *p = text, *end = text + len;
@@ -95,7 +94,10 @@ static json_t *listing(const char *path, const char *text, size_t len)
 		int off = 0;
 
 		snprintf(line, sizeof(line), "%.*s", (int)n, p);
-		if (sscanf(line, "%c\t%lld\t%lf\t%n", &type, &size, &mtime, &off) == 3 && off > 0)
+		/* The mtime is the guest's to choose: one no json_int_t holds (or
+		 * NaN) is a malformed line, not a conversion out of range. */
+		if (sscanf(line, "%c\t%lld\t%lf\t%n", &type, &size, &mtime, &off) == 3 && off > 0 &&
+		    mtime > -9e18 && mtime < 9e18)
 			json_array_append_new(entries, json_pack("{s:s, s:s, s:I, s:I}", "name",
 								 line + off, "type",
 								 type == 'd'   ? "dir"
@@ -132,7 +134,8 @@ void api_files_resume(struct http_req *r, struct sess *s, bool timed_out)
 		http_reply_error(r, 413, "file_too_large",
 				 "files of up to 4 MiB can be downloaded");
 	else if (res->out_len >= 2 && res->out[0] == 'D')
-		http_reply_json(r, 200, listing(r->files_path, res->out + 2, res->out_len - 2));
+		http_reply_json(r, 200,
+				api_files_listing(r->files_path, res->out + 2, res->out_len - 2));
 	else if (res->out_len >= 2 && res->out[0] == 'F')
 		http_reply_bytes(r, 200, "application/octet-stream", res->out + 2,
 				 res->out_len - 2);

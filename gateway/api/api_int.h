@@ -83,10 +83,20 @@ void api_files_resume(struct http_req *r, struct sess *s, bool timed_out);
 /* The guest path for ?path=in: under /home/vitrine (relative paths start
  * there) or /tmp, no ".." part. Returns 0, or -1 when not allowed. Pure. */
 int api_files_path(const char *in, char *out, size_t outlen);
+/* A directory listing as the guest's find prints it ("d\t4096\t1796000000.123\tname"
+ * lines; malformed ones are skipped) into {path, entries: [{name, type,
+ * size, mtime}]}. Pure. NULL when out of memory or path is not UTF-8. */
+json_t *api_files_listing(const char *path, const char *text, size_t len);
 
 /* api_share.c: POST|DELETE /v1/sessions/{id}/share on s (r's token
  * already checked to have "act" on s). */
 void api_share(struct http_req *r, struct sess *s);
+/* The body of that request (len bytes, may be empty: {}): {"scope":
+ * "view"|"control", "ttl_s"?: 1..SHARE_MAX_TTL_S} into *want and *ttl_s
+ * (SHARE_DEFAULT_TTL_S when absent). Pure. Returns 0, or -EINVAL with *e
+ * filled (400). */
+int api_share_parse(const char *body, size_t len, enum auth_scope *want, int *ttl_s,
+		    struct api_error *e);
 /* api_tokens.c: the routes under /v1/sessions/{id}/tokens (operator). */
 void api_tokens(struct http_req *r);
 /* api_guest.c: GET /v1/sessions/{id}/cdp/json/version, what CDP clients

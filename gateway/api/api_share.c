@@ -1,7 +1,8 @@
 /* gateway/api/api_share.c: POST /v1/sessions/{id}/share: a short-lived
  * view or control token for the live stream only, and the viewer link that
- * carries it in its fragment (docs/stream.md). A view link needs the "act"
- * scope (the route checks it), a control link "share" too. Loop thread only. */
+ * carries it in its fragment (docs/stream.md); DELETE revokes them all. A
+ * view link needs the "act" scope (the route checks it), a control link
+ * "share" too. Loop thread only. */
 #include "common/fsutil.h"
 #include "gateway/api/api_int.h"
 #include "gateway/session/session.h"
@@ -10,6 +11,32 @@
 
 #include <errno.h>
 #include <string.h>
+
+int api_share_parse(const char *body, size_t len, enum auth_scope *want, int *ttl_s,
+		    struct api_error *e)
+{
+	json_t *j = len ? json_loadb(body, len, 0, NULL) : json_object();
+	const char *scope = json_string_value(json_object_get(j, "scope"));
+	json_t *ttl = json_object_get(j, "ttl_s");
+	int rc = 0;
+
+	*ttl_s = SHARE_DEFAULT_TTL_S;
+	if (!json_is_object(j)) {
+		rc = api_error_set(e, 400, "invalid_json", "the body must be a JSON object");
+	} else if (!scope || (strcmp(scope, "view") && strcmp(scope, "control"))) {
+		rc = api_error_set(e, 400, "invalid_argument",
+				   "scope must be \"view\" or \"control\"");
+	} else if (ttl && (!json_is_integer(ttl) || json_integer_value(ttl) < 1 ||
+			   json_integer_value(ttl) > SHARE_MAX_TTL_S)) {
+		rc = api_error_set(e, 400, "out_of_range", "ttl_s must be an integer in 1..86400");
+	} else {
+		*want = scope[0] == 'v' ? AUTH_VIEW : AUTH_CONTROL;
+		if (ttl)
+			*ttl_s = (int)json_integer_value(ttl);
+	}
+	json_decref(j);
+	return rc;
+}
 
 /* DELETE: every sharing link of the session stops working, and the live
  * viewers that came with one close within a second (live_auth). */
@@ -24,38 +51,18 @@ static void revoke_shares(struct http_req *r, struct sess *s)
 static void mint_share(struct http_req *r, struct sess *s)
 {
 	unsigned got = sess_rights(r->gw, s, r->token, NULL);
-	enum auth_scope want;
-	json_t *body = r->body_len ? json_loadb(r->body, r->body_len, 0, NULL) : json_object();
-	const char *scope = json_string_value(json_object_get(body, "scope"));
-	json_t *ttl = json_object_get(body, "ttl_s");
+	enum auth_scope want = AUTH_VIEW;
 	struct stream_hub *h;
+	struct api_error e;
 	char token[AUTH_TOKEN_LEN + 1];
-	int ttl_s = SHARE_DEFAULT_TTL_S, rc;
+	const char *scope;
+	int ttl_s, rc;
 
-	if (!json_is_object(body)) {
-		json_decref(body);
-		http_reply_error(r, 400, "invalid_json", "the body must be a JSON object");
+	if (api_share_parse(r->body, r->body_len, &want, &ttl_s, &e) < 0) {
+		http_reply_api_error(r, &e);
 		return;
 	}
-	if (!scope || (strcmp(scope, "view") && strcmp(scope, "control"))) {
-		json_decref(body);
-		http_reply_error(r, 400, "invalid_argument",
-				 "scope must be \"view\" or \"control\"");
-		return;
-	}
-	want = scope[0] == 'v' ? AUTH_VIEW : AUTH_CONTROL;
-	scope = want == AUTH_VIEW ? "view" : "control"; /* body is freed below */
-	if (ttl) {
-		if (!json_is_integer(ttl) || json_integer_value(ttl) < 1 ||
-		    json_integer_value(ttl) > SHARE_MAX_TTL_S) {
-			json_decref(body);
-			http_reply_error(r, 400, "out_of_range",
-					 "ttl_s must be an integer in 1..86400");
-			return;
-		}
-		ttl_s = (int)json_integer_value(ttl);
-	}
-	json_decref(body);
+	scope = want == AUTH_VIEW ? "view" : "control";
 	if (want == AUTH_CONTROL && !(got & AUTH_R_SHARE)) {
 		http_reply_error(r, 403, "forbidden",
 				 "a control link needs the \"share\" scope (the operator key, or a "

@@ -126,9 +126,10 @@ struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e)
 		goto bad;
 	}
 	root_user = !strcmp(user, "root");
+	/* Longer than j->cwd holds would be cut into another directory. */
 	if ((v = json_object_get(root, "cwd")) &&
-	    (!(cwd = json_string_value(v)) || cwd[0] != '/')) {
-		fail(e, "cwd must be an absolute path");
+	    (!(cwd = json_string_value(v)) || cwd[0] != '/' || strlen(cwd) >= sizeof(j->cwd))) {
+		fail(e, "cwd must be an absolute path of at most 1023 bytes");
 		goto bad;
 	}
 	if ((v = json_object_get(root, "timeout"))) {

@@ -1,6 +1,7 @@
 /* tests/unit/test_exec_parse.c: the body of POST /v1/sessions/{id}/exec
  * turned into what the agent runs: the user, the environment, the working
- * directory, shell or no shell, and every refusal. */
+ * directory, shell or no shell, and every refusal; and the files routes'
+ * paths and the guest's directory listings. */
 #include "gateway/api/api_int.h"
 #include "gateway/guest/exec.h"
 
@@ -94,6 +95,26 @@ static void test_refusals(void **state)
 	}
 }
 
+/* A cwd longer than the job holds was cut to its first 1023 bytes, so the
+ * command ran in another directory (found by tests/fuzz/fuzz_exec_parse). */
+static void test_long_cwd(void **state)
+{
+	char body[1200], out[1600];
+	int n;
+
+	(void)state;
+	n = snprintf(body, sizeof(body), "{\"cmd\":\"pwd\",\"cwd\":\"/");
+	memset(body + n, 'a', 1022);
+	snprintf(body + n + 1022, sizeof(body) - (size_t)n - 1022, "\"}");
+	assert_int_equal(joined(body, out, sizeof(out)), 0); /* 1023 bytes: fits */
+	assert_int_equal(strcspn(out, "|"), 1023);
+	n = snprintf(body, sizeof(body), "{\"cmd\":\"pwd\",\"cwd\":\"/");
+	memset(body + n, 'a', 1023);
+	snprintf(body + n + 1023, sizeof(body) - (size_t)n - 1023, "\"}");
+	assert_int_equal(joined(body, out, sizeof(out)), -1);
+	assert_string_equal(out, "400 invalid_argument");
+}
+
 static void test_files_paths(void **state)
 {
 	char out[1200];
@@ -114,12 +135,34 @@ static void test_files_paths(void **state)
 	assert_int_equal(api_files_path("", out, sizeof(out)), -1);
 }
 
+/* The guest's listing: an mtime no json_int_t holds (1e300, inf, nan) was
+ * converted anyway, undefined behaviour (found by
+ * tests/fuzz/fuzz_files_listing); such a line is now skipped as malformed. */
+static void test_files_listing(void **state)
+{
+	static const char text[] = "f\t1\t1e300\tbig\nf\t2\tinf\tinf\nf\t3\tnan\tnan\n"
+				   "d\t4096\t1796000000.5\tDesktop\nf\t5\t-86400.0\told\n"
+				   "garbage\n";
+	json_t *j = api_files_listing("/home/vitrine", text, sizeof(text) - 1), *e;
+
+	(void)state;
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "entries")), 2);
+	e = json_array_get(json_object_get(j, "entries"), 0);
+	assert_string_equal(json_string_value(json_object_get(e, "name")), "Desktop");
+	assert_string_equal(json_string_value(json_object_get(e, "type")), "dir");
+	assert_int_equal(json_integer_value(json_object_get(e, "mtime")), 1796000000);
+	e = json_array_get(json_object_get(j, "entries"), 1);
+	assert_int_equal(json_integer_value(json_object_get(e, "mtime")), -86400);
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_command_lines),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_files_paths),
+		cmocka_unit_test(test_command_lines), cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_long_cwd),      cmocka_unit_test(test_files_paths),
+		cmocka_unit_test(test_files_listing),
 	};
 
 	return cmocka_run_group_tests_name("exec request parsing", tests, NULL, NULL);

@@ -1,9 +1,13 @@
 /* tests/unit/test_gateway_pure.c: the gateway's pure parts: routes, auth
  * (tokens, bearer parsing, scopes, constant-time compare, origin allowlist)
- * and the validation of POST /v1/sessions bodies. */
+ * and the validation of POST /v1/sessions bodies, screenshot options and
+ * share requests. */
+#include "gateway/action/run.h"
+#include "gateway/api/api_int.h"
 #include "gateway/api/routes.h"
 #include "gateway/core/auth.h"
 #include "gateway/session/session_spec.h"
+#include "gateway/stream/share.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -327,13 +331,80 @@ static void test_session_request(void **state)
 	expect_bad("{\"url\":\"http://a\\u0000b\"}", "invalid_json", "not valid JSON");
 }
 
+/* Screenshot options are read whole: as an int, 2^32 + 50 passed as
+ * quality 50 and 2^32 - 1 as "absent" (found by tests/fuzz/fuzz_requests). */
+static void test_shot_opts(void **state)
+{
+	static const char *bad[] = {
+		"{\"quality\": 4294967346}",
+		"{\"width\": 4294967297}",
+		"{\"quality\": 4294967295}",
+		"{\"quiet_ms\": -1}",
+		"{\"timeout_ms\": 60001}",
+		"{\"format\": \"gif\"}",
+		"{\"extra\": 1}",
+	};
+	struct shot_opts o;
+	struct api_error e;
+	json_t *j;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		j = json_loads(bad[i], 0, NULL);
+		shot_opts_default(&o);
+		if (shot_opts_parse(j, &o, &e) == 0)
+			fail_msg("accepted %s", bad[i]);
+		assert_int_equal(e.status, 400);
+		json_decref(j);
+	}
+	j = json_loads("{\"format\": \"png\", \"quality\": 1, \"width\": 16384, \"quiet_ms\": 0}",
+		       0, NULL);
+	shot_opts_default(&o);
+	assert_int_equal(shot_opts_parse(j, &o, &e), 0);
+	assert_int_equal(o.enc.format, DISPLAY_FORMAT_PNG);
+	assert_int_equal(o.enc.quality, 1);
+	assert_int_equal(o.enc.max_width, 16384);
+	assert_int_equal(o.enc.max_height, 0);
+	assert_int_equal(o.quiet_ms, 0);
+	assert_int_equal(o.timeout_ms, 5000);
+	json_decref(j);
+}
+
+static int share(const char *body, enum auth_scope *want, int *ttl, struct api_error *e)
+{
+	return api_share_parse(body, strlen(body), want, ttl, e);
+}
+
+/* POST /v1/sessions/{id}/share bodies (api_share_parse). */
+static void test_share_request(void **state)
+{
+	enum auth_scope want = AUTH_NONE;
+	struct api_error e;
+	int ttl;
+
+	(void)state;
+	assert_int_equal(share("{\"scope\":\"control\",\"ttl_s\":60}", &want, &ttl, &e), 0);
+	assert_int_equal(want, AUTH_CONTROL);
+	assert_int_equal(ttl, 60);
+	assert_int_equal(share("{\"scope\":\"view\"}", &want, &ttl, &e), 0);
+	assert_int_equal(want, AUTH_VIEW);
+	assert_int_equal(ttl, SHARE_DEFAULT_TTL_S);
+	assert_int_equal(share("", &want, &ttl, &e), -EINVAL);
+	assert_string_equal(e.code, "invalid_argument");
+	assert_int_equal(share("[1]", &want, &ttl, &e), -EINVAL);
+	assert_string_equal(e.code, "invalid_json");
+	assert_int_equal(share("{\"scope\":\"view\",\"ttl_s\":86401}", &want, &ttl, &e), -EINVAL);
+	assert_string_equal(e.code, "out_of_range");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_routes),		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_bearer),		cmocka_unit_test(test_scopes),
 		cmocka_unit_test(test_origins),		cmocka_unit_test(test_key_file),
-		cmocka_unit_test(test_session_request),
+		cmocka_unit_test(test_session_request), cmocka_unit_test(test_shot_opts),
+		cmocka_unit_test(test_share_request),
 	};
 
 	return cmocka_run_group_tests_name("gateway pure parts", tests, NULL, NULL);

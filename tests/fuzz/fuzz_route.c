@@ -1,0 +1,87 @@
+/* tests/fuzz/fuzz_route.c: libFuzzer target for route_parse
+ * (gateway/api/routes.c), which every request's path goes through before
+ * any authentication. The first byte picks the method, the rest is the
+ * path. Checked besides "no crash":
+ *   - an id is 1..ROUTE_ID_MAX characters of [A-Za-z0-9_-], copied from the
+ *     path right after "/v1/sessions/" or "/v1/templates/", and ends there;
+ *   - the methods agree: a path is either unknown to every method, or known
+ *     to every one (each gives a handler or "method not allowed"), and
+ *     "method not allowed" means some other method has a handler. */
+#include "gateway/api/routes.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool id_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-';
+}
+
+/* Whether a route of kind k names a session or a template: in routes.h's
+ * order, every kind from R_SESSION_GET on but these three. */
+static bool has_id(enum route_kind k)
+{
+	return k >= R_SESSION_GET && k != R_ROOT && k != R_TEMPLATES_LIST &&
+	       k != R_TEMPLATES_CREATE;
+}
+
+static void check_id(const struct route *r, const char *path)
+{
+	size_t n = strlen(r->id), skip;
+
+	bool tmpl = r->kind >= R_TEMPLATE_GET ||
+		    (r->kind == R_METHOD_NOT_ALLOWED && !strncmp(path, "/v1/templates/", 14));
+	const char *prefix = tmpl ? "/v1/templates/" : "/v1/sessions/";
+
+	if (r->kind == R_METHOD_NOT_ALLOWED && n == 0)
+		return; /* a route without an id */
+	if (!has_id(r->kind) && r->kind != R_METHOD_NOT_ALLOWED) {
+		if (n)
+			__builtin_trap();
+		return;
+	}
+	if (n == 0 || n > ROUTE_ID_MAX)
+		__builtin_trap();
+	for (size_t i = 0; i < n; i++)
+		if (!id_char(r->id[i]))
+			__builtin_trap();
+	skip = strlen(prefix);
+	if (strncmp(path, prefix, skip) || strncmp(path + skip, r->id, n) ||
+	    id_char(path[skip + n]))
+		__builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	enum route_method methods[] = { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
+	struct route r[5];
+	char *path;
+	int handled = 0, unknown = 0;
+
+	if (size < 1)
+		return 0;
+	path = malloc(size);
+	if (!path)
+		return 0;
+	memcpy(path, data + 1, size - 1);
+	path[size - 1] = '\0';
+	for (int i = 0; i < 5; i++) {
+		r[i] = route_parse(methods[i], path);
+		check_id(&r[i], path);
+		handled += r[i].kind != R_NOT_FOUND && r[i].kind != R_METHOD_NOT_ALLOWED;
+		unknown += r[i].kind == R_NOT_FOUND;
+	}
+	if ((unknown != 0 && unknown != 5) || (unknown == 0 && handled == 0) ||
+	    (r[M_OTHER].kind != R_NOT_FOUND && r[M_OTHER].kind != R_METHOD_NOT_ALLOWED))
+		__builtin_trap();
+	/* The same answer twice: no state. */
+	if (route_parse(methods[data[0] % 5], path).kind != r[data[0] % 5].kind)
+		__builtin_trap();
+	free(path);
+	return 0;
+}
