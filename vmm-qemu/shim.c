@@ -4,6 +4,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "vmm-qemu/cgroup.h"
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/qmp_client.h"
 #include "vmm-qemu/run_dir.h"
@@ -61,6 +62,8 @@ static _Noreturn void shim_exit(struct shim *s, int status)
 		close(s->listen_fd);
 	close(s->sig_fd);
 	vmm_proc_release(&s->qemu);
+	/* QEMU is reaped: its cgroup is empty, and its uid free once we go. */
+	vmm_cgroup_remove(s->args.cgroups, s->args.n_cgroups);
 	if (status > 128 && status < 128 + 65) {
 		int sig = status - 128;
 		sigset_t set;
@@ -369,6 +372,7 @@ static int start(struct shim *s, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 16], pid[32];
 	const char *slash = strrchr(s->args.run_dir, '/');
+	struct vmm_jail jail = { 0 };
 	int rc;
 
 	if (!slash || slash == s->args.run_dir ||
@@ -388,8 +392,20 @@ static int start(struct shim *s, char *err, size_t errlen)
 		return rc;
 	}
 	snprintf(path, sizeof(path), "%s/qemu.log", s->args.run_dir);
-	rc = vmm_proc_spawn(s->args.qemu_argv, path, s->args.keep_fds, s->args.n_keep_fds,
-			    s->args.drop_privileges ? &s->args.cred : NULL, &s->qemu, err, errlen);
+	jail.cred = s->args.drop_privileges ? &s->args.cred : NULL;
+	jail.netns = s->args.netns;
+	jail.fsize = s->args.fsize;
+	jail.nofile = s->args.nofile;
+	jail.nproc = s->args.nproc;
+	for (size_t i = 0; i < s->args.n_cgroups; i++)
+		jail.cgroups[i] = s->args.cgroups[i];
+	jail.n_cgroups = s->args.n_cgroups;
+	/* The uid's lease (an flock) stays with us, never with QEMU: spawn
+	 * closes it in the child. */
+	if (s->args.lease_fd > 2)
+		fcntl(s->args.lease_fd, F_SETFD, FD_CLOEXEC);
+	rc = vmm_proc_spawn(s->args.qemu_argv, path, s->args.keep_fds, s->args.n_keep_fds, &jail,
+			    &s->qemu, err, errlen);
 	if (rc < 0)
 		return rc;
 	/* QEMU has its copies, at the same numbers. */
@@ -415,6 +431,7 @@ int vmm_shim_main(int argc, char **argv)
 	if (detach_signals(&s, err, sizeof(err)) < 0 || start(&s, err, sizeof(err)) < 0) {
 		log_error("shim", "%s: %s", s.args.run_dir, err);
 		vmm_proc_release(&s.qemu);
+		vmm_cgroup_remove(s.args.cgroups, s.args.n_cgroups);
 		if (s.listen_fd >= 0)
 			close(s.listen_fd);
 		if (s.sig_fd >= 0)
