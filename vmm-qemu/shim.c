@@ -24,12 +24,14 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_ATTACHED 16
 #define STOP_KILL_MS 3000
+#define LOG_CHECK_MS 1000 /* how often the logs' sizes are looked at */
 
 struct shim {
 	struct vmm_shim_args args;
@@ -41,6 +43,7 @@ struct shim {
 	int attached[MAX_ATTACHED]; /* owned: the attachments, only held */
 	size_t n_attached;
 	int64_t deadline_ms; /* end of the grace period (fs_now_ms); -1 while attached */
+	int64_t log_check_ms; /* next look at the logs' sizes (fs_now_ms) */
 };
 
 static int64_t unix_ms(void)
@@ -298,6 +301,29 @@ static _Noreturn void on_abandoned(struct shim *s)
 	shim_exit(s, 0);
 }
 
+/* A log of QEMU's (serial.log, qemu.log) past the cap: its bytes go to
+ * NAME.1 (replacing the last one) and it is truncated. QEMU writes both
+ * with O_APPEND, so it goes on at the new end; a reader at an offset past
+ * it starts again at 0 (vm.c). What QEMU writes between the copy and the
+ * truncation is lost: a guest that fills its console loses lines anyway. */
+static void rotate_log(struct shim *s, const char *name)
+{
+	long long cap = s->args.log_cap > 0 ? s->args.log_cap : VMM_SHIM_LOG_CAP_DEFAULT;
+	char path[PATH_MAX + 16], old[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", s->args.run_dir, name);
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= cap)
+		return;
+	snprintf(old, sizeof(old), "%s.1", path);
+	unlink(old);
+	if (fs_copy_file(path, old, 0640) < 0 || truncate(path, 0) < 0)
+		log_warn("shim", "%s: cannot rotate %s: %s", s->args.run_dir, name,
+			 strerror(errno));
+	else
+		log_info("shim", "%s: %s past %lld bytes: rotated", s->args.run_dir, name, cap);
+}
+
 static _Noreturn void run(struct shim *s)
 {
 	for (;;) {
@@ -312,7 +338,13 @@ static _Noreturn void run(struct shim *s)
 
 		if (s->deadline_ms >= 0 && now >= s->deadline_ms)
 			on_abandoned(s);
-		if (s->deadline_ms >= 0)
+		if (now >= s->log_check_ms) {
+			rotate_log(s, "serial.log");
+			rotate_log(s, "qemu.log");
+			s->log_check_ms = now + LOG_CHECK_MS;
+		}
+		timeout = (int)(s->log_check_ms - now);
+		if (s->deadline_ms >= 0 && s->deadline_ms - now < timeout)
 			timeout = (int)(s->deadline_ms - now);
 		for (size_t i = 0; i < n; i++)
 			p[3 + i] = (struct pollfd){ .fd = s->attached[i], .events = POLLIN };

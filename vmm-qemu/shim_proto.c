@@ -70,6 +70,10 @@ int vmm_shim_args_build(const char *bin, const struct vmm_shim_args *a, struct s
 		strv_push(out, "--cgroup");
 		strv_push(out, a->cgroups[i]);
 	}
+	if (a->log_cap > 0) {
+		strv_push(out, "--log-cap");
+		strv_pushf(out, "%lld", a->log_cap);
+	}
 	strv_push(out, "--");
 	for (size_t i = 0; a->qemu_argv[i]; i++)
 		strv_push(out, a->qemu_argv[i]);
@@ -128,6 +132,7 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 		{ "nofile", required_argument, NULL, 'o' },
 		{ "nproc", required_argument, NULL, 'p' },
 		{ "cgroup", required_argument, NULL, 'c' },
+		{ "log-cap", required_argument, NULL, 'C' },
 		{ 0 },
 	};
 	bool uid = false, gid = false;
@@ -203,6 +208,14 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 				goto bad;
 			*(c == 'o' ? &a->nofile : &a->nproc) = (unsigned long)v;
 			break;
+		case 'C':
+			errno = 0;
+			big = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || big < 4096 ||
+			    big > 1ULL << 40)
+				goto bad;
+			a->log_cap = (long long)big;
+			break;
 		case 'c':
 			if (a->n_cgroups == VMM_JAIL_MAX_CGROUPS || optarg[0] != '/')
 				goto bad;
@@ -219,7 +232,7 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 			 "usage: vitrine shim --run-dir DIR --grace-s N --on-abandon pause|kill "
 			 "[--record PATH] [--uid U --gid G --groups G1,G2] [--keep-fd N]... "
 			 "[--lease-fd N] [--netns] [--fsize BYTES] [--nofile N] [--nproc N] "
-			 "[--cgroup DIR]... -- QEMU-ARGV...");
+			 "[--cgroup DIR]... [--log-cap BYTES] -- QEMU-ARGV...");
 		return -EINVAL;
 	}
 	a->drop_privileges = uid;

@@ -14,13 +14,16 @@
 
 #define VMM_SHIM_MAX_KEEP_FDS 8
 #define VMM_SHIM_MAX_GRACE_S 86400
+/* serial.log and qemu.log rotate past this (--log-cap): 16 MiB. */
+#define VMM_SHIM_LOG_CAP_DEFAULT (16LL << 20)
 /* The hello's longest form, newline included. */
 #define VMM_SHIM_HELLO_MAX 64
 
 /* `vitrine shim --run-dir DIR --grace-s N --on-abandon pause|kill
  * [--record PATH] [--uid U --gid G --groups G1,G2] [--keep-fd N]...
  * [--lease-fd N] [--netns] [--fsize BYTES] [--nofile N] [--nproc N]
- * [--cgroup DIR]... -- QEMU-ARGV...` (the jail's parts: jail.h) */
+ * [--cgroup DIR]... [--log-cap BYTES] -- QEMU-ARGV...` (the jail's parts:
+ * jail.h) */
 struct vmm_shim_args {
 	const char *run_dir;
 	int grace_s; /* 0..VMM_SHIM_MAX_GRACE_S */
@@ -36,6 +39,7 @@ struct vmm_shim_args {
 	unsigned long nofile, nproc;
 	const char *cgroups[VMM_JAIL_MAX_CGROUPS]; /* QEMU joins them; removed at the end */
 	size_t n_cgroups;
+	long long log_cap; /* rotate QEMU's logs past this; 0: the default */
 	char *const *qemu_argv; /* NULL-terminated; points into what was parsed */
 };
 

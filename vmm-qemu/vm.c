@@ -118,6 +118,19 @@ static void append_tail(struct vmm_vm *vm, const char *buf, size_t n)
 	vm->tail[vm->tail_len] = '\0';
 }
 
+/* The shim rotated serial.log (truncated it under us): read on from its
+ * new start, and drop the partial line. */
+static void console_rotated(struct vmm_vm *vm)
+{
+	off_t at = lseek(vm->console_fd, 0, SEEK_CUR);
+	struct stat st;
+
+	if (at > 0 && fstat(vm->console_fd, &st) == 0 && st.st_size < at) {
+		lseek(vm->console_fd, 0, SEEK_SET);
+		vm->line_len = 0;
+	}
+}
+
 static void read_console(struct vmm_vm *vm)
 {
 	char buf[8192];
@@ -125,6 +138,7 @@ static void read_console(struct vmm_vm *vm)
 
 	if (vm->console_fd < 0)
 		return;
+	console_rotated(vm);
 	while ((r = read(vm->console_fd, buf, sizeof(buf))) > 0) {
 		append_tail(vm, buf, (size_t)r);
 		for (ssize_t i = 0; i < r; i++) {

@@ -156,6 +156,7 @@ int vm_shim_spawn(struct vmm_vm *vm, const struct vmm_shim_opts *shim, char *con
 	a.grace_s = shim->grace_s;
 	a.abandon_pause = shim->abandon_pause;
 	a.record = shim->record;
+	a.log_cap = shim->log_cap;
 	a.drop_privileges = vm->jail.drop;
 	a.cred = vm->jail.cred;
 	a.lease_fd = vm->jail.lease_fd;

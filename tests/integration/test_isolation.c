@@ -6,11 +6,14 @@
  * bounded rlimits and a cgroup with the expected limits that is gone once
  * the guest ends. A uid stays leased while its shim holds the guest,
  * across a detach and an adoption (a one-uid range then has none left);
- * as root without a range QEMU is refused with a clear error. Run as root
+ * as root without a range QEMU is refused with a clear error; a guest that
+ * floods its console has serial.log rotated by its shim and its console
+ * still read after the truncation. Run as root
  * (skipped otherwise: without root there is nothing to jail). The shim is
  * $VITRINE_BIN (default build/vitrine). */
 #include "common/fsutil.h"
 #include "vmm-qemu/accel.h"
+#include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/cgroup.h"
 #include "vmm-qemu/jail.h"
 #include "vmm-qemu/vm.h"
@@ -332,12 +335,64 @@ static void test_root_refused_without_a_range(void **state)
 	vmm_jail_configure(&cfg);
 }
 
+/* The guest writes ~300 KiB to its console; the shim (cap 64 KiB) rotates
+ * serial.log, and a marker printed afterwards still reaches the reader. */
+static void test_console_log_rotated(void **state)
+{
+	struct vmm_shim_opts so = { .bin = shim_bin, .grace_s = 30, .log_cap = 64 << 10 };
+	const char *flood[] = { "/bin/sh", "-c",
+				"i=0; while [ $i -lt 3000 ]; do echo "
+				"'flood 0123456789012345678901234567890123456789012345678901234567"
+				"89012345678901234567890123456789'; i=$((i+1)); done > /dev/ttyS0; "
+				"sleep 2; echo 'VITRINE phase=rotated' > /dev/ttyS0",
+				NULL };
+	const char *env[] = { "PATH=/bin:/sbin:/usr/bin:/usr/sbin", NULL };
+	struct agent_exec_spec spec = {
+		.argv = flood,
+		.env = env,
+		.cwd = "/",
+		.uid = -1,
+		.gid = -1,
+		.timeout_ms = 60000,
+		.max_output = 4096,
+	};
+	struct agent_exec_result r = { 0 };
+	struct agent_link *link = NULL;
+	char err[4096], path[PATH_MAX + 16], sock[108];
+	struct vmm_image img;
+	struct vmm_vm *vm;
+	struct stat st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	start_tiny(&so, &vm, &img);
+	assert_int_equal(vmm_vm_socket(vm, VMM_SOCKET_AGENT, sock, sizeof(sock)), 0);
+	if (agent_link_open(sock, 20000, &link, err, sizeof(err)) < 0)
+		fail_msg("agent: %s", err);
+	if (agent_exec_run(link, &spec, &r, err, sizeof(err)) < 0)
+		fail_msg("exec: %s", err);
+	assert_int_equal(r.exit_code, 0);
+	agent_exec_result_free(&r);
+	agent_link_destroy(link);
+	if (vmm_vm_wait_phase(vm, "rotated", 20000, err, sizeof(err)) < 0)
+		fail_msg("no marker after the rotation: %s", err);
+	snprintf(path, sizeof(path), "%s/serial.log.1", vmm_vm_run_dir(vm));
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_size > 64 << 10);
+	snprintf(path, sizeof(path), "%s/serial.log", vmm_vm_run_dir(vm));
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_size < 300 << 10);
+	vmm_vm_destroy(vm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_guests_two_jails),
 		cmocka_unit_test(test_lease_survives_adoption),
 		cmocka_unit_test(test_root_refused_without_a_range),
+		cmocka_unit_test(test_console_log_rotated),
 	};
 
 	return cmocka_run_group_tests_name("guest isolation", tests, setup, teardown);

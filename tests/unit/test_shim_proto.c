@@ -37,6 +37,7 @@ static void test_args_round_trip(void **state)
 				   .cgroups = { "/sys/fs/cgroup/memory/vitrine/vm-abc",
 						"/sys/fs/cgroup/pids/vitrine/vm-abc" },
 				   .n_cgroups = 2,
+				   .log_cap = 1 << 20,
 				   .qemu_argv = qemu },
 			     b;
 	struct strv v = { 0 };
@@ -65,6 +66,7 @@ static void test_args_round_trip(void **state)
 	assert_int_equal(b.nproc, 256);
 	assert_int_equal(b.n_cgroups, 2);
 	assert_string_equal(b.cgroups[1], "/sys/fs/cgroup/pids/vitrine/vm-abc");
+	assert_true(b.log_cap == 1 << 20);
 	for (int i = 0; qemu[i]; i++)
 		assert_string_equal(b.qemu_argv[i], qemu[i]);
 	assert_null(b.qemu_argv[4]);
@@ -80,6 +82,7 @@ static void test_args_round_trip(void **state)
 	a.fsize = 0;
 	a.nofile = a.nproc = 0;
 	a.n_cgroups = 0;
+	a.log_cap = 0;
 	assert_int_equal(vmm_shim_args_build("/v", &a, &v, err, sizeof(err)), 0);
 	assert_int_equal(vmm_shim_args_parse((int)v.len - 1, v.v + 1, &b, err, sizeof(err)), 0);
 	assert_null(b.record);
@@ -91,6 +94,7 @@ static void test_args_round_trip(void **state)
 	assert_true(b.fsize == 0);
 	assert_int_equal(b.nofile, 0);
 	assert_int_equal(b.n_cgroups, 0);
+	assert_true(b.log_cap == 0);
 	strv_free(&v);
 }
 
@@ -126,6 +130,8 @@ static void test_bad_args(void **state)
 			       "--cgroup", "vm-1",	"--", "q",	   NULL };
 	char *low_lease[] = { "shim",	    "--run-dir", "/r", "--grace-s", "3",
 			      "--lease-fd", "1",	 "--", "q",	    NULL };
+	char *tiny_cap[] = { "shim",	  "--run-dir", "/r", "--grace-s", "3",
+			     "--log-cap", "100",       "--", "q",	  NULL };
 	char *four_cgroups[] = { "shim", "--run-dir", "/r", "--grace-s", "3",  "--cgroup",
 				 "/a",	 "--cgroup",  "/b", "--cgroup",	 "/c", "--cgroup",
 				 "/d",	 "--",	      "q",  NULL };
@@ -147,6 +153,7 @@ static void test_bad_args(void **state)
 	assert_int_equal(parse(rel_cgroup, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(low_lease, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(four_cgroups, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(tiny_cap, err, sizeof(err)), -EINVAL);
 }
 
 static void test_hello(void **state)
