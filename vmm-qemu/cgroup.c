@@ -30,11 +30,13 @@ __attribute__((format(printf, 3, 4))) static void errf(char *err, size_t errlen,
 
 void vmm_cgroup_limits_for(int memory_mib, int vcpus, int tb_mib, struct vmm_cgroup_limits *out)
 {
-	unsigned long long mib = (unsigned long long)memory_mib + (unsigned long long)tb_mib +
-				 VMM_CGROUP_OVERHEAD_MIB;
+	unsigned long long mib;
 
-	out->memory_bytes = mib << 20;
 	out->vcpus = vcpus > 0 ? vcpus : 1;
+	mib = (unsigned long long)memory_mib + (unsigned long long)tb_mib +
+	      VMM_CGROUP_OVERHEAD_MIB +
+	      (unsigned long long)out->vcpus * VMM_CGROUP_OVERHEAD_VCPU_MIB;
+	out->memory_bytes = mib << 20;
 	out->pids = VMM_CGROUP_PIDS;
 }
 

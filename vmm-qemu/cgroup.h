@@ -16,10 +16,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* QEMU's own memory beside guest RAM and the TCG code buffer, measured
- * under TCG (docs/vmm.md): RSS minus RAM minus the code buffer stayed
- * under 90 MiB for the tiny and desktop guests; twice that for margin. */
-#define VMM_CGROUP_OVERHEAD_MIB 192
+/* QEMU's own memory beside guest RAM and the TCG code buffer: its
+ * anonymous memory outside those two, measured under TCG by `make
+ * bench-isolation`, was 86 MiB for the tiny guest (1 vCPU, 256 MiB) and
+ * 326 MiB for the desktop (2 vCPUs, 2 GiB, Chromium up), growing with
+ * the vCPUs (each has its own softmmu TLBs, which TCG sizes to the
+ * working set). The margin: a base and a share per vCPU, half again over
+ * what was measured. */
+#define VMM_CGROUP_OVERHEAD_MIB 256
+#define VMM_CGROUP_OVERHEAD_VCPU_MIB 128
 #define VMM_CGROUP_PIDS 256
 
 struct vmm_cgroup_limits {
@@ -35,7 +40,8 @@ struct vmm_cgroup {
 };
 
 /* The limits for a guest of memory_mib MiB with vcpus vCPUs whose TCG code
- * buffer is tb_mib MiB (0 under KVM). Pure. */
+ * buffer is tb_mib MiB (0 under KVM): memory RAM + code buffer +
+ * VMM_CGROUP_OVERHEAD_MIB + VMM_CGROUP_OVERHEAD_VCPU_MIB per vCPU. Pure. */
 void vmm_cgroup_limits_for(int memory_mib, int vcpus, int tb_mib, struct vmm_cgroup_limits *out);
 
 /* Creates the cgroup `name` (e.g. "vm-abc123") with lim and fills out.

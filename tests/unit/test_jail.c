@@ -60,16 +60,23 @@ static void test_cgroup_limits(void **state)
 
 	(void)state;
 	vmm_cgroup_limits_for(256, 1, 256, &l);
-	assert_true(l.memory_bytes == (256ULL + 256 + VMM_CGROUP_OVERHEAD_MIB) << 20);
+	assert_true(l.memory_bytes ==
+		    (256ULL + 256 + VMM_CGROUP_OVERHEAD_MIB + VMM_CGROUP_OVERHEAD_VCPU_MIB) << 20);
 	assert_int_equal(l.vcpus, 1);
 	assert_int_equal(l.pids, VMM_CGROUP_PIDS);
 	/* KVM: no code buffer. */
 	vmm_cgroup_limits_for(2048, 4, 0, &l);
-	assert_true(l.memory_bytes == (2048ULL + VMM_CGROUP_OVERHEAD_MIB) << 20);
+	assert_true(l.memory_bytes ==
+		    (2048ULL + VMM_CGROUP_OVERHEAD_MIB + 4 * VMM_CGROUP_OVERHEAD_VCPU_MIB) << 20);
 	assert_int_equal(l.vcpus, 4);
 	vmm_cgroup_limits_for(32768, 0, 512, &l);
-	assert_true(l.memory_bytes == (32768ULL + 512 + VMM_CGROUP_OVERHEAD_MIB) << 20);
+	assert_true(l.memory_bytes ==
+		    (32768ULL + 512 + VMM_CGROUP_OVERHEAD_MIB + VMM_CGROUP_OVERHEAD_VCPU_MIB)
+			    << 20);
 	assert_int_equal(l.vcpus, 1);
+	/* The desktop (2 vCPUs, 2 GiB, TCG): over what was measured (326 MiB). */
+	vmm_cgroup_limits_for(2048, 2, 256, &l);
+	assert_true(l.memory_bytes - ((2048ULL + 256) << 20) >= 326ULL * 3 / 2 << 20);
 	/* Above the processes a guest needs: QEMU's threads under TCG. */
 	assert_true(VMM_CGROUP_PIDS >= VMM_QEMU_NPROC);
 }
