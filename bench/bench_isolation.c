@@ -1,12 +1,14 @@
 /* bench/bench_isolation.c: what each guest's jail (vmm-qemu/jail.h: a uid
  * of its own, a network namespace, rlimits, a cgroup) costs. Restore from
- * a template to the screen being back, with and without the jail, the two
+ * a template to the screen being back, with and without the jail and with
+ * it less one part (cgroup, netns, own uid) to show each part's cost, all
  * interleaved in one run (median of N each), and the ratio; then one cold
- * boot in its cgroup, whose peak memory (v1 memory.max_usage_in_bytes)
- * against guest RAM + TCG code buffer is QEMU's own overhead, the margin
- * cgroup.h's VMM_CGROUP_OVERHEAD_MIB must cover. Run as root.
+ * boot in its cgroup: its peak memory (v1 memory.max_usage_in_bytes)
+ * against the limit, and QEMU's anonymous memory outside guest RAM and the
+ * TCG code buffer (smaps), which cgroup.h's VMM_CGROUP_OVERHEAD_MIB must
+ * cover. Run as root.
  *
- * usage: bench_isolation [--image tiny|desktop] [--runs N]
+ * usage: bench_isolation [--image tiny|desktop] [--runs N] [--no-overhead]
  * The template is made in a temporary dir under the run base and removed. */
 #include "common/fsutil.h"
 #include "tests/lib/ppm.h"
@@ -73,13 +75,30 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The jail on (the default range, netns, cgroup) or off (QEMU as root,
- * the host's network, no cgroup; the rlimits cost nothing either way). */
-static void jail(bool on, const struct vmm_jail_config *dflt)
-{
-	struct vmm_jail_config off = { .allow_root = true, .no_cgroup = true, .no_netns = true };
+/* The variants compared: no jail (QEMU as root, the host's network, no
+ * cgroup; the rlimits cost nothing and stay), the whole jail, and the
+ * whole jail less one part, which shows that part's cost. */
+enum { V_OFF, V_ON, V_NO_CGROUP, V_NO_NETNS, V_NO_UID, N_VARIANTS };
+static const char *const variant_names[N_VARIANTS] = {
+	"without the jail",    "with it", "with it but no cgroup", "with it but no netns",
+	"with it but as root",
+};
 
-	vmm_jail_configure(on ? dflt : &off);
+static void variant(int v, const struct vmm_jail_config *dflt)
+{
+	struct vmm_jail_config c = *dflt;
+
+	if (v == V_OFF)
+		c = (struct vmm_jail_config){ .allow_root = true,
+					      .no_cgroup = true,
+					      .no_netns = true };
+	else if (v == V_NO_CGROUP)
+		c.no_cgroup = true;
+	else if (v == V_NO_NETNS)
+		c.no_netns = true;
+	else if (v == V_NO_UID)
+		c = (struct vmm_jail_config){ .allow_root = true };
+	vmm_jail_configure(&c);
 }
 
 static int restore(const struct vmm_template *t, const struct ppm *want, int64_t *ms)
@@ -126,7 +145,32 @@ static long long cgroup_value(pid_t pid, const char *file)
 	return v;
 }
 
-/* One cold boot in its cgroup: peak memory against RAM + code buffer. */
+/* QEMU's anonymous memory outside guest RAM and the TCG code buffer (the
+ * mappings of those sizes, give or take a guard page), from smaps: what
+ * the cgroup's margin over RAM + code buffer must hold (shared libraries
+ * are the page cache's, charged once for every guest). -1 on error. */
+static long own_rss_kib(pid_t pid, long ram_kib, long tb_kib)
+{
+	char path[64], line[512];
+	long size = 0, rss, own = 0;
+	bool skip = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Size: %ld kB", &size) == 1)
+			skip = (size >= ram_kib && size <= ram_kib + 4096) ||
+			       (tb_kib && size >= tb_kib && size <= tb_kib + 4096);
+		else if (sscanf(line, "Anonymous: %ld kB", &rss) == 1 && !skip)
+			own += rss;
+	}
+	fclose(f);
+	return own;
+}
+
+/* One cold boot in its cgroup: its peak, and QEMU's own memory. */
 static int overhead(void)
 {
 	struct vmm_vm_opts opts = { 0 };
@@ -134,6 +178,7 @@ static int overhead(void)
 	struct vmm_spec spec;
 	char err[2048];
 	long long peak, limit;
+	long own;
 	int tb;
 
 	base_spec(&spec);
@@ -147,13 +192,16 @@ static int overhead(void)
 	sleep(image.rootfs[0] ? 10 : 2); /* the desktop's page settles */
 	peak = cgroup_value(vmm_vm_qemu_pid(vm), "memory.max_usage_in_bytes");
 	limit = cgroup_value(vmm_vm_qemu_pid(vm), "memory.limit_in_bytes");
+	own = own_rss_kib(vmm_vm_qemu_pid(vm), (long)spec.memory_mib << 10, (long)tb << 10);
 	if (peak < 0)
-		printf("%s: no v1 memory cgroup: overhead not measured\n", image_name);
+		printf("%s: no v1 memory cgroup: peak not measured\n", image_name);
 	else
-		printf("%s: cold boot peak %lld MiB in its cgroup (limit %lld MiB) = RAM %d + "
-		       "code buffer %d + %lld MiB of QEMU's own (margin %d)\n",
+		printf("%s: cold boot peak %lld MiB in its cgroup, limit %lld MiB (RAM %d + code "
+		       "buffer %d + margin %d + %d per vCPU)\n",
 		       image_name, peak >> 20, limit >> 20, spec.memory_mib, tb,
-		       (peak >> 20) - spec.memory_mib - tb, VMM_CGROUP_OVERHEAD_MIB);
+		       VMM_CGROUP_OVERHEAD_MIB, VMM_CGROUP_OVERHEAD_VCPU_MIB);
+	printf("%s: QEMU's own anonymous memory (outside RAM and code buffer): %ld MiB\n",
+	       image_name, own / 1024);
 	vmm_vm_destroy(vm);
 	return 0;
 }
@@ -163,9 +211,11 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "image", required_argument, 0, 'i' },
 		{ "runs", required_argument, 0, 'r' },
+		{ "no-overhead", no_argument, 0, 'n' },
 		{ 0, 0, 0, 0 },
 	};
-	int64_t on_ms[32], off_ms[32];
+	static int64_t ms[N_VARIANTS][32];
+	bool skip_overhead = false;
 	char dir[PATH_MAX], ram[PATH_MAX], err[2048], why[256], path[PATH_MAX + 16];
 	struct vmm_jail_config dflt;
 	struct vmm_template t;
@@ -178,6 +228,8 @@ int main(int argc, char **argv)
 			image_name = optarg;
 		else if (c == 'r')
 			runs = atoi(optarg);
+		else if (c == 'n')
+			skip_overhead = true;
 		else
 			return 2;
 	}
@@ -206,8 +258,14 @@ int main(int argc, char **argv)
 
 		if (rc == 0)
 			rc = vmm_vm_start(&spec, &opts, &vm, err, sizeof(err));
-		if (rc == 0 && wait_screen(vm, NULL, 300000) < 0) {
-			snprintf(err, sizeof(err), "template guest: no screen");
+		if (rc == 0 && wait_screen(vm, NULL, 600000) < 0) {
+			snprintf(err, sizeof(err),
+				 "template guest: no screen (cgroup peak %lld MiB, failcnt %lld); "
+				 "console: %s",
+				 cgroup_value(vmm_vm_qemu_pid(vm), "memory.max_usage_in_bytes") >>
+					 20,
+				 cgroup_value(vmm_vm_qemu_pid(vm), "memory.failcnt"),
+				 vmm_vm_console_tail(vm));
 			rc = -1;
 		}
 		if (rc == 0)
@@ -223,27 +281,30 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* Interleaved, the first of each pair alternating: drift hits both. */
-	for (int i = 0; i < runs; i++) {
-		bool first_on = i % 2 == 0;
+	/* Interleaved, each round starting one variant later: drift hits all. */
+	for (int i = 0; i < runs; i++)
+		for (int k = 0; k < N_VARIANTS; k++) {
+			int v = (i + k) % N_VARIANTS;
 
-		jail(first_on, &dflt);
-		if (restore(&t, &want, first_on ? &on_ms[i] : &off_ms[i]) < 0)
-			goto out;
-		jail(!first_on, &dflt);
-		if (restore(&t, &want, first_on ? &off_ms[i] : &on_ms[i]) < 0)
-			goto out;
-	}
-	qsort(on_ms, (size_t)runs, sizeof(int64_t), cmp_i64);
-	qsort(off_ms, (size_t)runs, sizeof(int64_t), cmp_i64);
+			variant(v, &dflt);
+			if (restore(&t, &want, &ms[v][i]) < 0)
+				goto out;
+		}
+	for (int v = 0; v < N_VARIANTS; v++)
+		qsort(ms[v], (size_t)runs, sizeof(int64_t), cmp_i64);
 	printf("%s, %s: restore to screen, median of %d: without the jail %lld ms, with it "
-	       "%lld ms (%.2fx; min %lld / %lld ms)\n",
-	       image_name, vmm_accel_name(accel), runs, (long long)off_ms[runs / 2],
-	       (long long)on_ms[runs / 2],
-	       (double)on_ms[runs / 2] / (double)(off_ms[runs / 2] ? off_ms[runs / 2] : 1),
-	       (long long)off_ms[0], (long long)on_ms[0]);
-	jail(true, &dflt);
-	if (overhead() == 0)
+	       "%lld ms (%.2fx)\n",
+	       image_name, vmm_accel_name(accel), runs, (long long)ms[V_OFF][runs / 2],
+	       (long long)ms[V_ON][runs / 2],
+	       (double)ms[V_ON][runs / 2] /
+		       (double)(ms[V_OFF][runs / 2] ? ms[V_OFF][runs / 2] : 1));
+	for (int v = 0; v < N_VARIANTS; v++)
+		printf("  %-24s median %4lld ms, min %4lld, max %4lld\n", variant_names[v],
+		       (long long)ms[v][runs / 2], (long long)ms[v][0], (long long)ms[v][runs - 1]);
+	variant(V_ON, &dflt);
+	if (skip_overhead)
+		status = 0;
+	else if (overhead() == 0)
 		status = 0;
 out:
 	ppm_free(&want);
