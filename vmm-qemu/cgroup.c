@@ -144,12 +144,13 @@ static int write_str(const char *dir, const char *file, const char *value)
 
 static bool file_has_word(const char *dir, const char *file, const char *word)
 {
-	char path[PATH_MAX + 64], *text = NULL;
+	char path[PATH_MAX + 64], *text = NULL, *save = NULL;
 	bool yes = false;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	if (fs_read_file(path, 4096, &text, NULL) == 0) {
-		for (char *t = strtok(text, " \n"); t && !yes; t = strtok(NULL, " \n"))
+		for (char *t = strtok_r(text, " \n", &save); t && !yes;
+		     t = strtok_r(NULL, " \n", &save))
 			yes = !strcmp(t, word);
 	}
 	free(text);
@@ -312,12 +313,12 @@ int vmm_cgroup_create(const char *name, const struct vmm_cgroup_limits *lim, str
 /* SIGKILL to every pid listed in dir/cgroup.procs. */
 static void kill_procs(const char *dir)
 {
-	char path[PATH_MAX + 32], *text = NULL;
+	char path[PATH_MAX + 32], *text = NULL, *save = NULL;
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	if (fs_read_file(path, 1 << 20, &text, NULL) < 0)
 		return;
-	for (char *t = strtok(text, "\n"); t; t = strtok(NULL, "\n")) {
+	for (char *t = strtok_r(text, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
 		long pid = strtol(t, NULL, 10);
 
 		if (pid > 1)
