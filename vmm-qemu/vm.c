@@ -225,9 +225,9 @@ int vm_connect_qmp(struct vmm_vm *vm, char *err, size_t errlen)
 	}
 }
 
-/* The group that may write template RAM files (QEMU 7.2 opens them
- * read-write even to map them private): vitrine-qemu's, when it exists;
- * -1 otherwise (the file is then given to the guest's uid). */
+/* The group that may write a template's RAM file while the template's
+ * guest runs: vitrine-qemu's, when it exists; -1 otherwise (the file is
+ * then given to the guest's uid). */
 static gid_t template_group(void)
 {
 	struct group *g = getgrnam("vitrine-qemu");
@@ -241,7 +241,10 @@ static gid_t template_group(void)
 static int jail_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 {
 	const char *name = strrchr(vm->run_dir, '/') + 1;
-	gid_t tpl = vm->spec.ram_path ? template_group() : (gid_t)-1;
+	/* Only a template's own guest opens its RAM file (read-write: it is
+	 * the guest's RAM); clones map a sealed memfd of it (tpl_ram.h). */
+	bool ram_file = vm->spec.ram_path && vm->spec.ram_share;
+	gid_t tpl = ram_file ? template_group() : (gid_t)-1;
 	char path[PATH_MAX + 16];
 	uid_t uid;
 	gid_t gid;
@@ -263,10 +266,10 @@ static int jail_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 		snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
 		return rc;
 	}
-	if (!vm->spec.ram_path)
+	if (!ram_file)
 		return 0;
-	/* Writable by the template group, or by this guest alone: item 3 of
-	 * issue 13 (docs/vmm.md) is to make it read-only to clones. */
+	/* Writable by the template group, or by this guest alone, until the
+	 * template is saved (snapshot.c makes it root's, read-only). */
 	if (tpl != (gid_t)-1
 		    ? chown(vm->spec.ram_path, 0, tpl) < 0 || chmod(vm->spec.ram_path, 0660) < 0
 		    : chown(vm->spec.ram_path, uid, gid) < 0) {

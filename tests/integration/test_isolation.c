@@ -8,17 +8,24 @@
  * across a detach and an adoption (a one-uid range then has none left);
  * as root without a range QEMU is refused with a clear error; a guest that
  * floods its console has serial.log rotated by its shim and its console
- * still read after the truncation. Run as root
+ * still read after the truncation; a template's clone, whose RAM is a sealed
+ * memfd, can neither open the template's RAM file for writing as its uid
+ * nor write the memfd, and the file is unchanged after the clone ran. Run
+ * as root
  * (skipped otherwise: without root there is nothing to jail). The shim is
  * $VITRINE_BIN (default build/vitrine). */
 #include "common/fsutil.h"
+#include "common/sha256.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/cgroup.h"
 #include "vmm-qemu/jail.h"
+#include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/vm.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -386,6 +394,117 @@ static void test_console_log_rotated(void **state)
 	vmm_vm_destroy(vm);
 }
 
+/* sha256 of a file's bytes (the RAM file, or a memfd through /proc). */
+static void digest_of(const char *path, char out[SHA256_HEX_LEN + 1])
+{
+	char *data = NULL;
+	size_t len;
+
+	assert_int_equal(fs_read_file(path, 1u << 30, &data, &len), 0);
+	sha256_hex(data, len, out);
+	free(data);
+}
+
+/* Tries path as uid: 0 when open(O_RDWR) and a write both worked, else
+ * the errno of the step that failed. */
+static int write_as(uid_t uid, const char *path)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		int fd;
+
+		if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+			_exit(100);
+		fd = open(path, O_RDWR);
+		if (fd < 0)
+			_exit(errno);
+		_exit(pwrite(fd, "x", 1, 0) == 1 ? 0 : errno);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/* The descriptor of QEMU's that is the template's memfd, as a /proc path. */
+static bool memfd_of(pid_t pid, char *out, size_t len)
+{
+	char dir[64], link[PATH_MAX], target[PATH_MAX];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	assert_non_null(d = opendir(dir));
+	while (!found && (e = readdir(d))) {
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strstr(target, "memfd:vitrine-template-ram")) {
+			snprintf(out, len, "%s", link);
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static void test_clone_cannot_write_its_template(void **state)
+{
+	char dir[PATH_MAX], ram[PATH_MAX], err[4096], before[SHA256_HEX_LEN + 1],
+		after[SHA256_HEX_LEN + 1], mem[SHA256_HEX_LEN + 1], memfd[PATH_MAX], status[32];
+	struct vmm_vm_opts none = { 0 };
+	struct vmm_template t;
+	struct vmm_image img;
+	struct vmm_spec spec;
+	struct vmm_vm *vm = NULL;
+	uid_t uid;
+	int rc;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(dir, sizeof(dir), "%s/tpl-iso", run_base);
+	tiny_spec(&spec, &img);
+	rc = vmm_template_prepare(dir, &spec, ram, sizeof(ram), err, sizeof(err));
+	if (rc == 0)
+		rc = vmm_vm_start(&spec, &none, &vm, err, sizeof(err));
+	if (rc == 0)
+		rc = vmm_vm_wait_phase(vm, "ready", 60000, err, sizeof(err));
+	if (rc == 0)
+		rc = vmm_template_save(vm, dir, err, sizeof(err));
+	vmm_vm_destroy(vm);
+	vm = NULL;
+	if (rc == 0)
+		rc = vmm_template_load(dir, &t, err, sizeof(err));
+	if (rc < 0)
+		fail_msg("template: %s", err);
+	digest_of(ram, before);
+	if (vmm_template_restore(&t, &none, &vm, NULL, err, sizeof(err)) < 0)
+		fail_msg("restore: %s", err);
+	assert_int_equal(vmm_vm_status(vm, status, sizeof(status), err, sizeof(err)), 0);
+	assert_string_equal(status, "running");
+	sleep(1); /* the clone runs, and writes its memory */
+	uid = qemu_uid(vmm_vm_qemu_pid(vm));
+	assert_int_not_equal(uid, 0);
+	/* The file is root's and read-only; the memfd is sealed. */
+	assert_int_equal(write_as(uid, ram), EACCES);
+	assert_true(memfd_of(vmm_vm_qemu_pid(vm), memfd, sizeof(memfd)));
+	assert_int_equal(write_as(uid, memfd), EPERM);
+	digest_of(memfd, mem);
+	assert_string_equal(mem, before);
+	vmm_vm_destroy(vm);
+	digest_of(ram, after);
+	assert_string_equal(after, before);
+	fs_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_lease_survives_adoption),
 		cmocka_unit_test(test_root_refused_without_a_range),
 		cmocka_unit_test(test_console_log_rotated),
+		cmocka_unit_test(test_clone_cannot_write_its_template),
 	};
 
 	return cmocka_run_group_tests_name("guest isolation", tests, setup, teardown);
