@@ -643,8 +643,12 @@ void vmm_vm_destroy(struct vmm_vm *vm)
 	}
 	vmm_proc_release(&vm->proc);
 	vmm_guest_jail_release(&vm->jail); /* QEMU is gone: its cgroup and uid */
-	if (vm->run_dir[0])
+	if (vm->run_dir[0]) {
+		/* An adopted guest's cgroup is its shim's to remove; a shim that
+		 * had to be killed left it, empty. */
+		vmm_cgroup_sweep(strrchr(vm->run_dir, '/') + 1);
 		fs_rm_rf(vm->run_dir);
+	}
 	if (vm->shim_log[0])
 		unlink(vm->shim_log);
 	vm_free(vm);
