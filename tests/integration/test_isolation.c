@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -284,12 +285,36 @@ static void test_two_guests_two_jails(void **state)
 	}
 }
 
+/* A uid of the range no live guest holds now (other processes may run
+ * guests too): its lease file is not locked. */
+static uid_t free_uid(void)
+{
+	const char *dir = getenv("VITRINE_UID_LOCK_DIR");
+	char path[PATH_MAX];
+
+	for (uid_t u = range_last; u >= range_first; u--) {
+		int fd, ok;
+
+		snprintf(path, sizeof(path), "%s/%u", dir && *dir ? dir : "/run/vitrine/qemu-uids",
+			 (unsigned)u);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return u; /* no lock dir yet: nobody holds any */
+		ok = flock(fd, LOCK_EX | LOCK_NB) == 0;
+		close(fd);
+		if (ok)
+			return u;
+	}
+	fail_msg("every uid of the range is leased");
+	return 0;
+}
+
 /* A one-uid range: the shim keeps the lease across detach and adoption,
  * so a second guest finds none; once the guest ends, its uid is free. */
 static void test_lease_survives_adoption(void **state)
 {
 	struct vmm_shim_opts so = { .bin = shim_bin, .grace_s = 30 };
-	struct vmm_jail_config cfg = { .first = range_first, .last = range_first };
+	struct vmm_jail_config cfg = { 0 };
 	struct vmm_vm_opts none = { 0 };
 	struct vmm_identity id;
 	struct vmm_image img;
@@ -300,13 +325,14 @@ static void test_lease_survives_adoption(void **state)
 	(void)state;
 	if (geteuid() != 0)
 		skip();
+	cfg.first = cfg.last = free_uid();
 	vmm_jail_configure(&cfg);
 	start_tiny(&so, &a, &img);
 	vmm_vm_identity(a, &id);
 	vmm_vm_detach(a);
 	if (vmm_vm_adopt(&id, &none, &a, err, sizeof(err)) < 0)
 		fail_msg("adopt: %s", err);
-	assert_int_equal(qemu_uid(vmm_vm_qemu_pid(a)), range_first);
+	assert_int_equal(qemu_uid(vmm_vm_qemu_pid(a)), cfg.first);
 	tiny_spec(&spec, &img);
 	assert_int_equal(vmm_vm_start(&spec, &none, &b, err, sizeof(err)), -EAGAIN);
 	assert_non_null(strstr(err, "in use"));
@@ -314,8 +340,9 @@ static void test_lease_survives_adoption(void **state)
 	/* The shim is gone: its lease with it. */
 	if (vmm_vm_start(&spec, &none, &b, err, sizeof(err)) < 0)
 		fail_msg("the freed uid was not leased again: %s", err);
-	assert_int_equal(qemu_uid(vmm_vm_qemu_pid(b)), range_first);
+	assert_int_equal(qemu_uid(vmm_vm_qemu_pid(b)), cfg.first);
 	vmm_vm_destroy(b);
+	cfg.first = range_first;
 	cfg.last = range_last;
 	vmm_jail_configure(&cfg);
 }
