@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,34 @@ static int lease_uid(uid_t first, uid_t last, uid_t *uid, char *err, size_t errl
 	return -EAGAIN;
 }
 
+/* Can this process give a child a network namespace of its own? (Not in a
+ * container without CAP_SYS_ADMIN, say.) Asked once, in a child; the
+ * answer is kept, and a no is said once. */
+static bool netns_works(void)
+{
+	static int known = -1; /* under config_lock */
+	pid_t pid;
+	int st, e = 0;
+
+	pthread_mutex_lock(&config_lock);
+	if (known < 0) {
+		pid = fork();
+		if (pid == 0)
+			_exit(unshare(CLONE_NEWNET) == 0 ? 0 : errno & 0xff);
+		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		e = pid < 0 ? errno : WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+		known = e == 0;
+		if (!known)
+			log_warn("jail",
+				 "no network namespace for QEMU (unshare: %s): guests' QEMUs "
+				 "share the host's network",
+				 strerror(e));
+	}
+	pthread_mutex_unlock(&config_lock);
+	return known;
+}
+
 static unsigned long long rootfs_size(const struct vmm_spec *spec)
 {
 	struct stat st;
@@ -214,7 +243,7 @@ int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl
 			 "--qemu-uids FIRST-LAST, or --allow-root-qemu to run them as root)");
 		return -EPERM;
 	}
-	out->netns = !cfg.no_netns;
+	out->netns = !cfg.no_netns && netns_works();
 	if (!cfg.no_cgroup) {
 		vmm_cgroup_limits_for(spec->memory_mib, spec->vcpus,
 				      spec->accel == VMM_ACCEL_KVM ? 0
