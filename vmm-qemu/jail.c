@@ -48,8 +48,32 @@ int vmm_uid_range_parse(const char *s, uid_t *first, uid_t *last)
 	return 0;
 }
 
+int vmm_subid_overlap(const char *text, uid_t first, uid_t last, char *who, size_t len)
+{
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		char buf[256], name[128];
+		unsigned long start, count;
+
+		if (n < sizeof(buf)) {
+			memcpy(buf, line, n);
+			buf[n] = '\0';
+			if (sscanf(buf, "%127[^:]:%lu:%lu", name, &start, &count) == 3 && count &&
+			    start <= last && start + count - 1 >= first &&
+			    strcmp(name, "vitrine-qemu")) {
+				snprintf(who, len, "%s", buf);
+				return 1;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
 int vmm_uid_range_check(uid_t first, uid_t last, char *err, size_t errlen)
 {
+	static const char *const subid[] = { "/etc/subuid", "/etc/subgid" };
 	struct passwd *pw;
 	struct group *gr;
 	int rc = 0;
@@ -72,6 +96,17 @@ int vmm_uid_range_check(uid_t first, uid_t last, char *err, size_t errlen)
 			rc = -EEXIST;
 		}
 	endgrent();
+	for (size_t i = 0; rc == 0 && i < 2; i++) {
+		char *text = NULL, who[256];
+
+		if (fs_read_file(subid[i], 1 << 20, &text, NULL) == 0 &&
+		    vmm_subid_overlap(text, first, last, who, sizeof(who))) {
+			snprintf(err, errlen, "%s: '%s' overlaps the QEMU range %u-%u", subid[i],
+				 who, (unsigned)first, (unsigned)last);
+			rc = -EEXIST;
+		}
+		free(text);
+	}
 	return rc;
 }
 

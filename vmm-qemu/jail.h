@@ -44,8 +44,16 @@ struct vmm_jail_config {
  * "none" (0, 0). Returns 0 or -EINVAL. Pure. */
 int vmm_uid_range_parse(const char *s, uid_t *first, uid_t *last);
 
+/* In /etc/subuid's or /etc/subgid's text ("name:start:count" lines), the
+ * first range that overlaps first..last and is not vitrine-qemu's (the
+ * installer's reservation): its line into who. Returns 1 when there is
+ * one, else 0. Pure. */
+int vmm_subid_overlap(const char *text, uid_t first, uid_t last, char *who, size_t len);
+
 /* Checks that no passwd or group entry names a uid or gid in the range (a
- * QEMU would get that user's files). Returns 0 or -EEXIST with the name in
+ * QEMU would get that user's files) and that no other user's subordinate
+ * ids (/etc/subuid, /etc/subgid: a container's users) overlap it (a fresh
+ * lease kills what runs as its uid). Returns 0 or -EEXIST with the name in
  * err. */
 int vmm_uid_range_check(uid_t first, uid_t last, char *err, size_t errlen);
 

@@ -1,6 +1,7 @@
 /* tests/unit/test_jail.c: the pure parts of a guest's jail
  * (vmm-qemu/jail.h, cgroup.h): the uid range's syntax and bounds, the
- * file-size limit, and the cgroup limits derived from a guest's size. */
+ * file-size limit, /etc/subuid ranges overlapping it, and the cgroup
+ * limits derived from a guest's size. */
 #include "vmm-qemu/cgroup.h"
 #include "vmm-qemu/jail.h"
 
@@ -81,10 +82,29 @@ static void test_cgroup_limits(void **state)
 	assert_true(VMM_CGROUP_PIDS >= VMM_QEMU_NPROC);
 }
 
+static void test_subid_overlap(void **state)
+{
+	const char *text = "alice:100000:65536\nvitrine-qemu:900000:1000\nbob:165536:65536\n";
+	char who[256] = "";
+
+	(void)state;
+	/* Only the installer's own reservation covers the default range. */
+	assert_int_equal(vmm_subid_overlap(text, 900000, 900999, who, sizeof(who)), 0);
+	assert_int_equal(vmm_subid_overlap(text, 165535, 165535, who, sizeof(who)), 1);
+	assert_string_equal(who, "alice:100000:65536");
+	assert_int_equal(vmm_subid_overlap(text, 231071, 231080, who, sizeof(who)), 1);
+	assert_string_equal(who, "bob:165536:65536");
+	assert_int_equal(vmm_subid_overlap(text, 231072, 231080, who, sizeof(who)), 0);
+	assert_int_equal(vmm_subid_overlap("", 1, 10, who, sizeof(who)), 0);
+	assert_int_equal(vmm_subid_overlap("junk\n::\nx:5:0\n", 1, 10, who, sizeof(who)), 0);
+	assert_int_equal(vmm_subid_overlap("x:5:1", 5, 5, who, sizeof(who)), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_uid_range),
+		cmocka_unit_test(test_subid_overlap),
 		cmocka_unit_test(test_fsize),
 		cmocka_unit_test(test_cgroup_limits),
 	};
