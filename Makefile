@@ -47,7 +47,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-loop bench-restart demo fuzz fuzz-long format format-check
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-loop bench-restart bench-isolation demo fuzz fuzz-long format format-check
 all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -177,6 +177,13 @@ bench-loop: all image-tiny
 # writes add to each state change (docs/durability.md).
 bench-restart: all images
 	$(O)/bench/bench_restart
+
+# What each guest's jail costs: restore to screen with and without it
+# (interleaved, same run) and QEMU's memory overhead in its cgroup (tiny
+# and desktop guests; as root).
+bench-isolation: all images
+	$(O)/bench/bench_isolation --image tiny
+	$(O)/bench/bench_isolation --image desktop --runs 5
 
 # Boots the demo desktop session and saves its screen (deploy/demo.sh).
 demo:

@@ -34,9 +34,31 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# QEMU drops to this user after start-up (-runas): the guest never runs as root.
-if ! id vitrine-qemu >/dev/null 2>&1; then
-	[ "$(id -u)" = 0 ] && useradd --system --no-create-home --shell /usr/sbin/nologin vitrine-qemu
+# Each guest's QEMU runs as a uid of its own from this range (vitrine serve
+# --qemu-uids, vmm-qemu/jail.h), dropped to before exec: numeric, no passwd
+# entries. The range is reserved in /etc/subuid and /etc/subgid (for
+# vitrine-qemu) so that useradd never hands it out as a container's subuids;
+# no user, group or other reservation may overlap it. vitrine-qemu's group
+# may write template RAM files (QEMU 7.2 opens them read-write).
+qemu_uids_first=900000
+qemu_uids_count=1000
+if [ "$(id -u)" = 0 ]; then
+	id vitrine-qemu >/dev/null 2>&1 ||
+		useradd --system --no-create-home --shell /usr/sbin/nologin vitrine-qemu
+	last=$((qemu_uids_first + qemu_uids_count - 1))
+	for db in passwd group; do
+		getent "$db" | awk -F: -v a=$qemu_uids_first -v b=$last \
+			'$3 >= a && $3 <= b { print "install-deps: " $1 " (" $3 ") is in the QEMU uid range"; bad = 1 }
+			END { exit bad }' >&2 || exit 1
+	done
+	for f in /etc/subuid /etc/subgid; do
+		touch "$f"
+		grep -q "^vitrine-qemu:$qemu_uids_first:$qemu_uids_count\$" "$f" && continue
+		awk -F: -v a=$qemu_uids_first -v b=$last \
+			'$2 <= b && $2 + $3 - 1 >= a { print "install-deps: " FILENAME ": " $0 " overlaps the QEMU uid range"; bad = 1 }
+			END { exit bad }' "$f" >&2 || exit 1
+		echo "vitrine-qemu:$qemu_uids_first:$qemu_uids_count" >>"$f"
+	done
 fi
 
 # The Node that runs the JavaScript tests: pinned in deploy/node/package-lock.json,

@@ -150,8 +150,12 @@ int vmm_argv_build(const struct vmm_spec *spec, const char *qemu_bin, const char
 		strv_push(out, "-fw_cfg");
 		strv_pushf(out, "name=opt/vitrine/page,file=%s/page.html", run_dir);
 	}
+	/* Appended (O_APPEND), so that a shim that rotates the log (shim.h)
+	 * can truncate it under QEMU's open descriptor. */
+	strv_push(out, "-chardev");
+	strv_pushf(out, "file,id=serial0,path=%s/serial.log,append=on", run_dir);
 	strv_push(out, "-serial");
-	strv_pushf(out, "file:%s/serial.log", run_dir);
+	strv_push(out, "chardev:serial0");
 	strv_push(out, "-display");
 	strv_push(out, "none");
 	strv_push(out, "-vnc");

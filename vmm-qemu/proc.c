@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,13 +24,63 @@
 
 /* Runs in the child between fork and exec: only async-signal-safe calls.
  * detached: no PDEATHSIG, a session of its own (vmm_proc_spawn_detached). */
-static void child_exec(char *const argv[], const char *log_path, const int *keep, size_t n_keep,
-		       const struct vmm_cred *cred, pid_t parent, bool detached)
+/* Writes "0" (this process) into dir/cgroup.procs. Async-signal-safe. */
+static int join_cgroup(const char *dir)
 {
+	char path[PATH_MAX];
+	size_t n = strlen(dir);
+	int fd, ok;
+
+	if (n + sizeof("/cgroup.procs") > sizeof(path))
+		return -1;
+	memcpy(path, dir, n);
+	memcpy(path + n, "/cgroup.procs", sizeof("/cgroup.procs"));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, "0", 1) == 1;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* The jail's steps that need root, then its rlimits. Async-signal-safe. */
+static int enter_jail(const struct vmm_jail *j)
+{
+	struct rlimit r;
+
+	for (size_t i = 0; i < j->n_cgroups; i++)
+		if (join_cgroup(j->cgroups[i]) < 0)
+			return -1;
+	if (j->netns && unshare(CLONE_NEWNET) < 0)
+		return -1;
+	if (j->fsize) {
+		r = (struct rlimit){ j->fsize, j->fsize };
+		if (setrlimit(RLIMIT_FSIZE, &r) < 0)
+			return -1;
+	}
+	if (j->nofile) {
+		r = (struct rlimit){ j->nofile, j->nofile };
+		if (setrlimit(RLIMIT_NOFILE, &r) < 0)
+			return -1;
+	}
+	if (j->nproc) {
+		r = (struct rlimit){ j->nproc, j->nproc };
+		if (setrlimit(RLIMIT_NPROC, &r) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void child_exec(char *const argv[], const char *log_path, const int *keep, size_t n_keep,
+		       const struct vmm_jail *jail, pid_t parent, bool detached)
+{
+	const struct vmm_cred *cred = jail ? jail->cred : NULL;
 	struct rlimit no_core = { 0, 0 };
 	sigset_t none;
 	int fd;
 
+	if (jail && enter_jail(jail) < 0)
+		_exit(126);
 	if (cred && (setgroups((size_t)cred->n_groups, cred->groups) < 0 ||
 		     setresgid(cred->gid, cred->gid, cred->gid) < 0 ||
 		     setresuid(cred->uid, cred->uid, cred->uid) < 0))
@@ -89,7 +141,7 @@ int vmm_cred_lookup(const char *user, struct vmm_cred *cred)
 }
 
 static int spawn(char *const argv[], const char *log_path, const int *keep_fds, size_t n_keep,
-		 const struct vmm_cred *cred, bool detached, struct vmm_proc *p, char *err,
+		 const struct vmm_jail *jail, bool detached, struct vmm_proc *p, char *err,
 		 size_t errlen)
 {
 	pid_t parent = getpid();
@@ -105,7 +157,7 @@ static int spawn(char *const argv[], const char *log_path, const int *keep_fds, 
 		return -e;
 	}
 	if (p->pid == 0)
-		child_exec(argv, log_path, keep_fds, n_keep, cred, parent, detached);
+		child_exec(argv, log_path, keep_fds, n_keep, jail, parent, detached);
 	p->child = true;
 	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	if (p->pidfd < 0) {
@@ -119,9 +171,9 @@ static int spawn(char *const argv[], const char *log_path, const int *keep_fds, 
 }
 
 int vmm_proc_spawn(char *const argv[], const char *log_path, const int *keep_fds, size_t n_keep,
-		   const struct vmm_cred *cred, struct vmm_proc *p, char *err, size_t errlen)
+		   const struct vmm_jail *jail, struct vmm_proc *p, char *err, size_t errlen)
 {
-	return spawn(argv, log_path, keep_fds, n_keep, cred, false, p, err, errlen);
+	return spawn(argv, log_path, keep_fds, n_keep, jail, false, p, err, errlen);
 }
 
 int vmm_proc_spawn_detached(char *const argv[], const char *log_path, const int *keep_fds,

@@ -24,6 +24,21 @@ struct vmm_cred {
  * Returns 0 or -ENOENT when there is no such user. */
 int vmm_cred_lookup(const char *user, struct vmm_cred *cred);
 
+#define VMM_JAIL_MAX_CGROUPS 3
+
+/* What a child is confined to, applied between fork and exec (jail.h makes
+ * one per guest): cgroups joined first and a network namespace of its own
+ * while still root, then the rlimits, then the credentials. A zeroed one
+ * changes nothing; RLIMIT_CORE is always 0. */
+struct vmm_jail {
+	const struct vmm_cred *cred; /* NULL: the caller's */
+	bool netns; /* unshare(CLONE_NEWNET): no interface but lo (down) */
+	unsigned long long fsize; /* RLIMIT_FSIZE in bytes; 0: unchanged */
+	unsigned long nofile, nproc; /* RLIMIT_NOFILE, RLIMIT_NPROC; 0: unchanged */
+	const char *cgroups[VMM_JAIL_MAX_CGROUPS]; /* dirs whose cgroup.procs it joins */
+	size_t n_cgroups;
+};
+
 struct vmm_proc {
 	pid_t pid; /* 0 once reaped */
 	int pidfd; /* owned; readable when the process exits; -1 when closed */
@@ -35,11 +50,12 @@ struct vmm_proc {
 };
 
 /* Starts argv[0] (searched in PATH) with stdin on /dev/null and stdout and
- * stderr appended to log_path (or /dev/null when NULL), as cred when not
- * NULL. Every descriptor but 0-2 and those in keep_fds is closed in the
- * child. Returns 0 or -errno with a reason in err. */
+ * stderr appended to log_path (or /dev/null when NULL), confined by jail
+ * when not NULL. Every descriptor but 0-2 and those in keep_fds is closed
+ * in the child. A jail step that fails ends the child with status 126
+ * before exec. Returns 0 or -errno with a reason in err. */
 int vmm_proc_spawn(char *const argv[], const char *log_path, const int *keep_fds, size_t n_keep,
-		   const struct vmm_cred *cred, struct vmm_proc *p, char *err, size_t errlen);
+		   const struct vmm_jail *jail, struct vmm_proc *p, char *err, size_t errlen);
 
 /* vmm_proc_spawn(), except that the child outlives the caller: no
  * PR_SET_PDEATHSIG, and a session of its own (setsid) instead of a process

@@ -4,6 +4,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "vmm-qemu/cgroup.h"
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/qmp_client.h"
 #include "vmm-qemu/run_dir.h"
@@ -23,12 +24,14 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_ATTACHED 16
 #define STOP_KILL_MS 3000
+#define LOG_CHECK_MS 1000 /* how often the logs' sizes are looked at */
 
 struct shim {
 	struct vmm_shim_args args;
@@ -40,6 +43,7 @@ struct shim {
 	int attached[MAX_ATTACHED]; /* owned: the attachments, only held */
 	size_t n_attached;
 	int64_t deadline_ms; /* end of the grace period (fs_now_ms); -1 while attached */
+	int64_t log_check_ms; /* next look at the logs' sizes (fs_now_ms) */
 };
 
 static int64_t unix_ms(void)
@@ -61,6 +65,8 @@ static _Noreturn void shim_exit(struct shim *s, int status)
 		close(s->listen_fd);
 	close(s->sig_fd);
 	vmm_proc_release(&s->qemu);
+	/* QEMU is reaped: its cgroup is empty, and its uid free once we go. */
+	vmm_cgroup_remove(s->args.cgroups, s->args.n_cgroups);
 	if (status > 128 && status < 128 + 65) {
 		int sig = status - 128;
 		sigset_t set;
@@ -295,6 +301,29 @@ static _Noreturn void on_abandoned(struct shim *s)
 	shim_exit(s, 0);
 }
 
+/* A log of QEMU's (serial.log, qemu.log) past the cap: its bytes go to
+ * NAME.1 (replacing the last one) and it is truncated. QEMU writes both
+ * with O_APPEND, so it goes on at the new end; a reader at an offset past
+ * it starts again at 0 (vm.c). What QEMU writes between the copy and the
+ * truncation is lost: a guest that fills its console loses lines anyway. */
+static void rotate_log(struct shim *s, const char *name)
+{
+	long long cap = s->args.log_cap > 0 ? s->args.log_cap : VMM_SHIM_LOG_CAP_DEFAULT;
+	char path[PATH_MAX + 16], old[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", s->args.run_dir, name);
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= cap)
+		return;
+	snprintf(old, sizeof(old), "%s.1", path);
+	unlink(old);
+	if (fs_copy_file(path, old, 0640) < 0 || truncate(path, 0) < 0)
+		log_warn("shim", "%s: cannot rotate %s: %s", s->args.run_dir, name,
+			 strerror(errno));
+	else
+		log_info("shim", "%s: %s past %lld bytes: rotated", s->args.run_dir, name, cap);
+}
+
 static _Noreturn void run(struct shim *s)
 {
 	for (;;) {
@@ -309,7 +338,13 @@ static _Noreturn void run(struct shim *s)
 
 		if (s->deadline_ms >= 0 && now >= s->deadline_ms)
 			on_abandoned(s);
-		if (s->deadline_ms >= 0)
+		if (now >= s->log_check_ms) {
+			rotate_log(s, "serial.log");
+			rotate_log(s, "qemu.log");
+			s->log_check_ms = now + LOG_CHECK_MS;
+		}
+		timeout = (int)(s->log_check_ms - now);
+		if (s->deadline_ms >= 0 && s->deadline_ms - now < timeout)
 			timeout = (int)(s->deadline_ms - now);
 		for (size_t i = 0; i < n; i++)
 			p[3 + i] = (struct pollfd){ .fd = s->attached[i], .events = POLLIN };
@@ -369,6 +404,7 @@ static int start(struct shim *s, char *err, size_t errlen)
 {
 	char path[PATH_MAX + 16], pid[32];
 	const char *slash = strrchr(s->args.run_dir, '/');
+	struct vmm_jail jail = { 0 };
 	int rc;
 
 	if (!slash || slash == s->args.run_dir ||
@@ -388,8 +424,20 @@ static int start(struct shim *s, char *err, size_t errlen)
 		return rc;
 	}
 	snprintf(path, sizeof(path), "%s/qemu.log", s->args.run_dir);
-	rc = vmm_proc_spawn(s->args.qemu_argv, path, s->args.keep_fds, s->args.n_keep_fds,
-			    s->args.drop_privileges ? &s->args.cred : NULL, &s->qemu, err, errlen);
+	jail.cred = s->args.drop_privileges ? &s->args.cred : NULL;
+	jail.netns = s->args.netns;
+	jail.fsize = s->args.fsize;
+	jail.nofile = s->args.nofile;
+	jail.nproc = s->args.nproc;
+	for (size_t i = 0; i < s->args.n_cgroups; i++)
+		jail.cgroups[i] = s->args.cgroups[i];
+	jail.n_cgroups = s->args.n_cgroups;
+	/* The uid's lease (an flock) stays with us, never with QEMU: spawn
+	 * closes it in the child. */
+	if (s->args.lease_fd > 2)
+		fcntl(s->args.lease_fd, F_SETFD, FD_CLOEXEC);
+	rc = vmm_proc_spawn(s->args.qemu_argv, path, s->args.keep_fds, s->args.n_keep_fds, &jail,
+			    &s->qemu, err, errlen);
 	if (rc < 0)
 		return rc;
 	/* QEMU has its copies, at the same numbers. */
@@ -415,6 +463,7 @@ int vmm_shim_main(int argc, char **argv)
 	if (detach_signals(&s, err, sizeof(err)) < 0 || start(&s, err, sizeof(err)) < 0) {
 		log_error("shim", "%s: %s", s.args.run_dir, err);
 		vmm_proc_release(&s.qemu);
+		vmm_cgroup_remove(s.args.cgroups, s.args.n_cgroups);
 		if (s.listen_fd >= 0)
 			close(s.listen_fd);
 		if (s.sig_fd >= 0)

@@ -12,7 +12,8 @@
 int vmm_shim_args_build(const char *bin, const struct vmm_shim_args *a, struct strv *out, char *err,
 			size_t errlen)
 {
-	if (a->n_keep_fds > VMM_SHIM_MAX_KEEP_FDS || a->cred.n_groups < 0 ||
+	if (a->n_keep_fds > VMM_SHIM_MAX_KEEP_FDS || a->n_cgroups > VMM_JAIL_MAX_CGROUPS ||
+	    a->cred.n_groups < 0 ||
 	    a->cred.n_groups > (int)(sizeof(a->cred.groups) / sizeof(a->cred.groups[0]))) {
 		snprintf(err, errlen, "shim: too many inherited fds or groups");
 		return -EINVAL;
@@ -46,6 +47,32 @@ int vmm_shim_args_build(const char *bin, const struct vmm_shim_args *a, struct s
 	for (size_t i = 0; i < a->n_keep_fds; i++) {
 		strv_push(out, "--keep-fd");
 		strv_pushf(out, "%d", a->keep_fds[i]);
+	}
+	if (a->lease_fd > 2) { /* 0 (a zeroed struct) or -1: none */
+		strv_push(out, "--lease-fd");
+		strv_pushf(out, "%d", a->lease_fd);
+	}
+	if (a->netns)
+		strv_push(out, "--netns");
+	if (a->fsize) {
+		strv_push(out, "--fsize");
+		strv_pushf(out, "%llu", a->fsize);
+	}
+	if (a->nofile) {
+		strv_push(out, "--nofile");
+		strv_pushf(out, "%lu", a->nofile);
+	}
+	if (a->nproc) {
+		strv_push(out, "--nproc");
+		strv_pushf(out, "%lu", a->nproc);
+	}
+	for (size_t i = 0; i < a->n_cgroups; i++) {
+		strv_push(out, "--cgroup");
+		strv_push(out, a->cgroups[i]);
+	}
+	if (a->log_cap > 0) {
+		strv_push(out, "--log-cap");
+		strv_pushf(out, "%lld", a->log_cap);
 	}
 	strv_push(out, "--");
 	for (size_t i = 0; a->qemu_argv[i]; i++)
@@ -99,14 +126,25 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 		{ "gid", required_argument, NULL, 'g' },
 		{ "groups", required_argument, NULL, 'G' },
 		{ "keep-fd", required_argument, NULL, 'k' },
+		{ "lease-fd", required_argument, NULL, 'L' },
+		{ "netns", no_argument, NULL, 'n' },
+		{ "fsize", required_argument, NULL, 'f' },
+		{ "nofile", required_argument, NULL, 'o' },
+		{ "nproc", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "log-cap", required_argument, NULL, 'C' },
 		{ 0 },
 	};
 	bool uid = false, gid = false;
 	long v;
 	int c;
 
+	unsigned long long big;
+	char *end;
+
 	memset(a, 0, sizeof(*a));
 	a->grace_s = -1;
+	a->lease_fd = -1;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -149,6 +187,40 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 				goto bad;
 			a->keep_fds[a->n_keep_fds++] = (int)v;
 			break;
+		case 'L':
+			if (parse_num(optarg, 3, INT32_MAX, &v) < 0)
+				goto bad;
+			a->lease_fd = (int)v;
+			break;
+		case 'n':
+			a->netns = true;
+			break;
+		case 'f':
+			errno = 0;
+			big = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || big == 0)
+				goto bad;
+			a->fsize = big;
+			break;
+		case 'o':
+		case 'p':
+			if (parse_num(optarg, 1, INT32_MAX, &v) < 0)
+				goto bad;
+			*(c == 'o' ? &a->nofile : &a->nproc) = (unsigned long)v;
+			break;
+		case 'C':
+			errno = 0;
+			big = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || big < 4096 ||
+			    big > 1ULL << 40)
+				goto bad;
+			a->log_cap = (long long)big;
+			break;
+		case 'c':
+			if (a->n_cgroups == VMM_JAIL_MAX_CGROUPS || optarg[0] != '/')
+				goto bad;
+			a->cgroups[a->n_cgroups++] = optarg;
+			break;
 		default:
 			snprintf(err, errlen, "shim: unknown option %s", argv[optind - 1]);
 			return -EINVAL;
@@ -158,8 +230,9 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 	    strcmp(argv[optind - 1], "--")) {
 		snprintf(err, errlen,
 			 "usage: vitrine shim --run-dir DIR --grace-s N --on-abandon pause|kill "
-			 "[--record PATH] [--uid U --gid G --groups G1,G2] [--keep-fd N]... -- "
-			 "QEMU-ARGV...");
+			 "[--record PATH] [--uid U --gid G --groups G1,G2] [--keep-fd N]... "
+			 "[--lease-fd N] [--netns] [--fsize BYTES] [--nofile N] [--nproc N] "
+			 "[--cgroup DIR]... [--log-cap BYTES] -- QEMU-ARGV...");
 		return -EINVAL;
 	}
 	a->drop_privileges = uid;

@@ -14,12 +14,16 @@
 
 #define VMM_SHIM_MAX_KEEP_FDS 8
 #define VMM_SHIM_MAX_GRACE_S 86400
+/* serial.log and qemu.log rotate past this (--log-cap): 16 MiB. */
+#define VMM_SHIM_LOG_CAP_DEFAULT (16LL << 20)
 /* The hello's longest form, newline included. */
 #define VMM_SHIM_HELLO_MAX 64
 
 /* `vitrine shim --run-dir DIR --grace-s N --on-abandon pause|kill
- * [--record PATH] [--uid U --gid G --groups G1,G2] [--keep-fd N]... --
- * QEMU-ARGV...` */
+ * [--record PATH] [--uid U --gid G --groups G1,G2] [--keep-fd N]...
+ * [--lease-fd N] [--netns] [--fsize BYTES] [--nofile N] [--nproc N]
+ * [--cgroup DIR]... [--log-cap BYTES] -- QEMU-ARGV...` (the jail's parts:
+ * jail.h) */
 struct vmm_shim_args {
 	const char *run_dir;
 	int grace_s; /* 0..VMM_SHIM_MAX_GRACE_S */
@@ -29,6 +33,13 @@ struct vmm_shim_args {
 	struct vmm_cred cred;
 	int keep_fds[VMM_SHIM_MAX_KEEP_FDS]; /* inherited, handed on to QEMU */
 	size_t n_keep_fds;
+	int lease_fd; /* inherited, kept by the shim for QEMU's life (its uid's lease); <= 2: none */
+	bool netns; /* QEMU in a network namespace of its own */
+	unsigned long long fsize; /* QEMU's rlimits; 0: unchanged */
+	unsigned long nofile, nproc;
+	const char *cgroups[VMM_JAIL_MAX_CGROUPS]; /* QEMU joins them; removed at the end */
+	size_t n_cgroups;
+	long long log_cap; /* rotate QEMU's logs past this; 0: the default */
 	char *const *qemu_argv; /* NULL-terminated; points into what was parsed */
 };
 

@@ -9,6 +9,7 @@
 
 #include "common/fsutil.h"
 #include "vmm-qemu/migrate.h"
+#include "vmm-qemu/tpl_ram.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -200,6 +201,7 @@ int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, si
 	}
 	freeze(state);
 	freeze(screen);
+	freeze(ram); /* clones map a sealed copy of it (tpl_ram.h) */
 	return write_template_json(spec, template_dir, has_disk, spec->has_page, err, errlen);
 }
 
@@ -290,7 +292,8 @@ int vmm_template_restore(const struct vmm_template *t, const struct vmm_vm_opts 
 	struct vmm_image img;
 	struct vmm_spec spec;
 	int64_t t0 = fs_now_ms();
-	int fd, rc;
+	char ram_proc[32];
+	int fd, ram_fd, keep[2], rc;
 
 	*out = NULL;
 	if ((rc = join(ram, sizeof(ram), t->dir, "ram", err, errlen)) < 0 ||
@@ -315,16 +318,27 @@ int vmm_template_restore(const struct vmm_template *t, const struct vmm_vm_opts 
 	spec.incoming = true;
 	spec.backing_disk = t->has_disk ? disk : NULL;
 	o.page_file = t->has_page ? page : NULL;
+	/* The RAM as a sealed memfd (tpl_ram.h): the clone maps it private
+	 * and cannot write the template. */
+	ram_fd = vmm_tpl_ram_fd(ram, err, errlen);
+	if (ram_fd < 0)
+		return ram_fd;
+	snprintf(ram_proc, sizeof(ram_proc), "/proc/self/fd/%d", ram_fd);
+	spec.ram_path = ram_proc;
 	fd = open(state, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "open %s: %s", state, strerror(errno));
+		close(ram_fd);
 		return rc;
 	}
-	o.keep_fds = &fd;
-	o.n_keep_fds = 1;
+	keep[0] = fd;
+	keep[1] = ram_fd;
+	o.keep_fds = keep;
+	o.n_keep_fds = 2;
 	rc = vmm_vm_start(&spec, &o, &vm, err, errlen);
-	close(fd); /* QEMU has its own copy, at the same number */
+	close(fd); /* QEMU has its own copies, at the same numbers */
+	close(ram_fd);
 	if (rc < 0)
 		return rc;
 	tm.started_ms = fs_now_ms() - t0;

@@ -2,6 +2,7 @@
 #include "vmm-qemu/sweep.h"
 
 #include "common/fsutil.h"
+#include "vmm-qemu/cgroup.h"
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/proc.h"
 
@@ -101,6 +102,9 @@ static void remove_stale(void *ud, const struct vmm_sweep_entry *e)
 		fs_rm_rf(e->path);
 	else if (fs_rm_rf(e->path) == 0)
 		(*removed)++;
+	/* Its owner died before it removed the guest's cgroup (QEMU died with it). */
+	if (e->kind == VMM_SWEEP_RUN_DIR && strrchr(e->path, '/'))
+		vmm_cgroup_sweep(strrchr(e->path, '/') + 1);
 }
 
 int vmm_sweep_stale(const char *run_base)

@@ -9,8 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +28,7 @@ struct vmm_vm *vm_alloc(void)
 	vm->console_fd = -1;
 	vm->attach_fd = -1;
 	vm->proc.pidfd = -1;
+	vm->jail.lease_fd = -1;
 	return vm;
 }
 
@@ -42,19 +43,6 @@ const char *vmm_run_base(const char *override)
 		return run;
 	snprintf(buf, sizeof(buf), "%s/run", home && *home ? home : "/var/lib/vitrine");
 	return buf;
-}
-
-/* The user QEMU drops to: $VITRINE_QEMU_USER ("" for none), else
- * vitrine-qemu when we are root and it exists. */
-static const char *qemu_user(void)
-{
-	const char *u = getenv("VITRINE_QEMU_USER");
-
-	if (u)
-		return *u ? u : NULL;
-	if (geteuid() != 0 || !getpwnam("vitrine-qemu"))
-		return NULL;
-	return "vitrine-qemu";
 }
 
 /* The test hook VITRINE_TEST_SLOW_START_MS=N (docs/vmm.md): sleeps N ms
@@ -130,6 +118,19 @@ static void append_tail(struct vmm_vm *vm, const char *buf, size_t n)
 	vm->tail[vm->tail_len] = '\0';
 }
 
+/* The shim rotated serial.log (truncated it under us): read on from its
+ * new start, and drop the partial line. */
+static void console_rotated(struct vmm_vm *vm)
+{
+	off_t at = lseek(vm->console_fd, 0, SEEK_CUR);
+	struct stat st;
+
+	if (at > 0 && fstat(vm->console_fd, &st) == 0 && st.st_size < at) {
+		lseek(vm->console_fd, 0, SEEK_SET);
+		vm->line_len = 0;
+	}
+}
+
 static void read_console(struct vmm_vm *vm)
 {
 	char buf[8192];
@@ -137,6 +138,7 @@ static void read_console(struct vmm_vm *vm)
 
 	if (vm->console_fd < 0)
 		return;
+	console_rotated(vm);
 	while ((r = read(vm->console_fd, buf, sizeof(buf))) > 0) {
 		append_tail(vm, buf, (size_t)r);
 		for (ssize_t i = 0; i < r; i++) {
@@ -223,7 +225,62 @@ int vm_connect_qmp(struct vmm_vm *vm, char *err, size_t errlen)
 	}
 }
 
-static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size_t errlen)
+/* The group that may write a template's RAM file while the template's
+ * guest runs: vitrine-qemu's, when it exists; -1 otherwise (the file is
+ * then given to the guest's uid). */
+static gid_t template_group(void)
+{
+	struct group *g = getgrnam("vitrine-qemu");
+
+	return g ? g->gr_gid : (gid_t)-1;
+}
+
+/* The guest's jail (jail.h), and its run dir, disk and template RAM made
+ * its uid's: QEMU creates its sockets and screendumps in the run dir,
+ * which no other guest's uid may enter (0700). */
+static int jail_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
+{
+	const char *name = strrchr(vm->run_dir, '/') + 1;
+	/* Only a template's own guest opens its RAM file (read-write: it is
+	 * the guest's RAM); clones map a sealed memfd of it (tpl_ram.h). */
+	bool ram_file = vm->spec.ram_path && vm->spec.ram_share;
+	gid_t tpl = ram_file ? template_group() : (gid_t)-1;
+	char path[PATH_MAX + 16];
+	uid_t uid;
+	gid_t gid;
+	int rc;
+
+	rc = vmm_guest_jail_make(&vm->spec, name, tpl, &vm->jail, err, errlen);
+	if (rc < 0 || !vm->jail.drop)
+		return rc;
+	uid = vm->jail.cred.uid;
+	gid = vm->jail.cred.gid;
+	if (chown(vm->run_dir, uid, gid) < 0 || chmod(vm->run_dir, 0700) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "chown %s: %s", vm->run_dir, strerror(errno));
+		return rc;
+	}
+	snprintf(path, sizeof(path), "%s/disk.qcow2", vm->run_dir);
+	if (vm->image.rootfs[0] && chown(path, uid, gid) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (!ram_file)
+		return 0;
+	/* Writable by the template group, or by this guest alone, until the
+	 * template is saved (snapshot.c makes it root's, read-only). */
+	if (tpl != (gid_t)-1
+		    ? chown(vm->spec.ram_path, 0, tpl) < 0 || chmod(vm->spec.ram_path, 0660) < 0
+		    : chown(vm->spec.ram_path, uid, gid) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "chown %s: %s", vm->spec.ram_path, strerror(errno));
+		return rc;
+	}
+	return 0;
+}
+
+static int prepare_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 {
 	const char *base = vmm_run_base(vm->opts.run_base);
 	char path[PATH_MAX + 32], pid[32];
@@ -298,33 +355,7 @@ static int prepare_run_dir(struct vmm_vm *vm, const char *runas, char *err, size
 			return rc > 0 ? -EIO : rc;
 		}
 	}
-	if (runas) {
-		/* QEMU creates its sockets and screendumps here. */
-		if (vmm_cred_lookup(runas, &vm->cred) < 0) {
-			snprintf(err, errlen, "no user %s to run QEMU as", runas);
-			return -ENOENT;
-		}
-		vm->drop_privileges = true;
-		if (chown(vm->run_dir, vm->cred.uid, vm->cred.gid) < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "chown %s: %s", vm->run_dir, strerror(errno));
-			return rc;
-		}
-		snprintf(path, sizeof(path), "%s/disk.qcow2", vm->run_dir);
-		if (vm->image.rootfs[0] && chown(path, vm->cred.uid, vm->cred.gid) < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
-			return rc;
-		}
-		/* QEMU opens template RAM read-write even to map it private (7.2
-		 * has no read-only open with a writable private mapping). */
-		if (vm->spec.ram_path && chown(vm->spec.ram_path, vm->cred.uid, vm->cred.gid) < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "chown %s: %s", vm->spec.ram_path, strerror(errno));
-			return rc;
-		}
-	}
-	return 0;
+	return jail_run_dir(vm, err, errlen);
 }
 
 int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, struct vmm_vm **out,
@@ -363,7 +394,7 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, st
 	}
 	vm->spec.ram_path = vm->ram_path;
 	vm->spec.backing_disk = vm->backing_disk;
-	rc = prepare_run_dir(vm, qemu_user(), err, errlen);
+	rc = prepare_run_dir(vm, err, errlen);
 	vm->spec.adopt_disk = NULL; /* moved: it names nothing any more */
 	if (rc < 0)
 		goto fail;
@@ -377,9 +408,13 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, st
 		rc = vm_shim_spawn(vm, opts->shim, argv.v, err, errlen);
 		if (rc == -ECHILD)
 			rc = startup_failure(vm, err, errlen);
-	} else
-		rc = vmm_proc_spawn(argv.v, path, opts->keep_fds, opts->n_keep_fds,
-				    vm->drop_privileges ? &vm->cred : NULL, &vm->proc, err, errlen);
+	} else {
+		struct vmm_jail jail;
+
+		vmm_guest_jail_view(&vm->jail, &jail);
+		rc = vmm_proc_spawn(argv.v, path, opts->keep_fds, opts->n_keep_fds, &jail,
+				    &vm->proc, err, errlen);
+	}
 	strv_free(&argv);
 	if (rc < 0)
 		goto fail;
@@ -580,6 +615,8 @@ void vm_free(struct vmm_vm *vm)
 		close(vm->attach_fd);
 	if (vm->console_fd >= 0)
 		close(vm->console_fd);
+	if (vm->jail.lease_fd >= 0)
+		close(vm->jail.lease_fd);
 	free(vm->url);
 	free(vm->ram_path);
 	free(vm->backing_disk);
@@ -605,8 +642,13 @@ void vmm_vm_destroy(struct vmm_vm *vm)
 			vmm_proc_signal(&vm->proc, SIGKILL);
 	}
 	vmm_proc_release(&vm->proc);
-	if (vm->run_dir[0])
+	vmm_guest_jail_release(&vm->jail); /* QEMU is gone: its cgroup and uid */
+	if (vm->run_dir[0]) {
+		/* An adopted guest's cgroup is its shim's to remove; a shim that
+		 * had to be killed left it, empty. */
+		vmm_cgroup_sweep(strrchr(vm->run_dir, '/') + 1);
 		fs_rm_rf(vm->run_dir);
+	}
 	if (vm->shim_log[0])
 		unlink(vm->shim_log);
 	vm_free(vm);

@@ -41,6 +41,9 @@ struct vmm_shim_opts {
 	int grace_s; /* 0..86400 */
 	bool abandon_pause; /* abandoned: paused to a held checkpoint (else killed) */
 	const char *record; /* the session's record on disk that the shim patches; NULL */
+	/* serial.log and qemu.log are rotated past this many bytes (to NAME.1,
+	 * replacing it); 0: VMM_SHIM_LOG_CAP_DEFAULT. */
+	long long log_cap;
 };
 
 struct vmm_vm_opts {

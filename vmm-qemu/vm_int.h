@@ -4,6 +4,7 @@
 #ifndef VITRINE_VMM_VM_INT_H
 #define VITRINE_VMM_VM_INT_H
 
+#include "vmm-qemu/jail.h"
 #include "vmm-qemu/vm.h"
 
 #include <limits.h>
@@ -37,8 +38,9 @@ struct vmm_vm {
 	char guest_error[256]; /* first VITRINE error= line */
 	char last_event[64]; /* last QMP event, for exit reports */
 	int screendumps;
-	struct vmm_cred cred; /* QEMU runs as this when drop_privileges */
-	bool drop_privileges;
+	/* owned: QEMU's uid (leased: the shim holds the lease of a shim-held
+	 * guest once it runs), rlimits, network namespace, cgroup */
+	struct vmm_guest_jail jail;
 };
 
 /* A zeroed vm with its fds closed, or NULL when out of memory. */

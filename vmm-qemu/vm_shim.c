@@ -143,6 +143,8 @@ int vm_shim_spawn(struct vmm_vm *vm, const struct vmm_shim_opts *shim, char *con
 {
 	struct vmm_shim_args a = { 0 };
 	struct strv argv = { 0 };
+	int keep[VMM_SHIM_MAX_KEEP_FDS + 1];
+	size_t n_keep = 0;
 	int rc, fd;
 
 	if (!shim->bin || shim->bin[0] != '/' || vm->opts.n_keep_fds > VMM_SHIM_MAX_KEEP_FDS) {
@@ -154,11 +156,22 @@ int vm_shim_spawn(struct vmm_vm *vm, const struct vmm_shim_opts *shim, char *con
 	a.grace_s = shim->grace_s;
 	a.abandon_pause = shim->abandon_pause;
 	a.record = shim->record;
-	a.drop_privileges = vm->drop_privileges;
-	a.cred = vm->cred;
+	a.log_cap = shim->log_cap;
+	a.drop_privileges = vm->jail.drop;
+	a.cred = vm->jail.cred;
+	a.lease_fd = vm->jail.lease_fd;
+	a.netns = vm->jail.netns;
+	a.fsize = vm->jail.fsize;
+	a.nofile = vm->jail.nofile;
+	a.nproc = vm->jail.nproc;
+	for (size_t i = 0; i < vm->jail.cg.n_dirs; i++)
+		a.cgroups[i] = vm->jail.cg.dirs[i];
+	a.n_cgroups = vm->jail.cg.n_dirs;
 	for (size_t i = 0; i < vm->opts.n_keep_fds; i++)
-		a.keep_fds[i] = vm->opts.keep_fds[i];
+		keep[n_keep++] = a.keep_fds[i] = vm->opts.keep_fds[i];
 	a.n_keep_fds = vm->opts.n_keep_fds;
+	if (vm->jail.lease_fd >= 0)
+		keep[n_keep++] = vm->jail.lease_fd;
 	a.qemu_argv = qemu_argv;
 	rc = vm_shim_log_path(vm->run_dir, vm->shim_log, sizeof(vm->shim_log));
 	if (rc < 0) {
@@ -168,11 +181,15 @@ int vm_shim_spawn(struct vmm_vm *vm, const struct vmm_shim_opts *shim, char *con
 	}
 	rc = vmm_shim_args_build(shim->bin, &a, &argv, err, errlen);
 	if (rc == 0)
-		rc = vmm_proc_spawn_detached(argv.v, vm->shim_log, vm->opts.keep_fds,
-					     vm->opts.n_keep_fds, &vm->proc, err, errlen);
+		rc = vmm_proc_spawn_detached(argv.v, vm->shim_log, keep, n_keep, &vm->proc, err,
+					     errlen);
 	strv_free(&argv);
 	if (rc < 0)
 		return rc;
+	/* The shim holds the uid's lease from now on, for QEMU's life. */
+	if (vm->jail.lease_fd >= 0)
+		close(vm->jail.lease_fd);
+	vm->jail.lease_fd = -1;
 	vm->shim_held = true;
 	fd = vm_shim_attach(vm->run_dir, &vm->proc, SHIM_ATTACH_START_MS, &vm->qemu_pid, err,
 			    errlen);

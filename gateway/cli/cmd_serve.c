@@ -16,6 +16,7 @@
 #include "gateway/session/session.h"
 #include "gateway/session/template_build.h"
 #include "vmm-qemu/accel.h"
+#include "vmm-qemu/jail.h"
 #include "vmm-qemu/vm.h"
 
 #include <ctype.h>
@@ -73,6 +74,11 @@ static void serve_usage(FILE *f)
 		"  --adopt-grace-s N    how long a guest waits for a gateway once none is\n"
 		"                       attached (default 300)\n"
 		"  --on-abandon MODE    then: pause (default: to disk, for the next gateway) or kill\n"
+		"  --qemu-uids FIRST-LAST  uids (and gids) guests' QEMUs run as, one per live guest\n"
+		"                       (default " VMM_QEMU_UIDS_DEFAULT
+		", reserved by the installer;\n"
+		"                       none: no range); only when the gateway runs as root\n"
+		"  --allow-root-qemu    run QEMU as root when there is no range (else refused)\n"
 		"  --demo FILE          start a desktop session showing this HTML page and\n"
 		"                       print how to drive it\n"
 		"  --demo-template NAME start the demo session from this template instead\n");
@@ -268,6 +274,8 @@ int cmd_serve(int argc, char **argv)
 		{ "on-abandon", required_argument, 0, 'A' },
 		{ "max-connections", required_argument, 0, 'C' },
 		{ "max-connections-per-ip", required_argument, 0, 'c' },
+		{ "qemu-uids", required_argument, 0, 'U' },
+		{ "allow-root-qemu", no_argument, 0, 'R' },
 		{ 0, 0, 0, 0 },
 	};
 	struct lws_context_creation_info info;
@@ -284,7 +292,9 @@ int cmd_serve(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_stop_signal };
 	int c, port, rc = 1;
 	const char *colon;
+	struct vmm_jail_config jail;
 
+	vmm_jail_config_get(&jail); /* the environment's, or the default range */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
@@ -368,6 +378,18 @@ int cmd_serve(int argc, char **argv)
 			}
 			gw.abandon_pause = !strcmp(optarg, "pause");
 			break;
+		case 'U':
+			if (vmm_uid_range_parse(optarg, &jail.first, &jail.last) < 0) {
+				fprintf(stderr,
+					"vitrine serve: --qemu-uids must be FIRST-LAST (1 <= FIRST <= "
+					"LAST, at most 65536 uids) or none, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'R':
+			jail.allow_root = true;
+			break;
 		case 'V':
 			if (cli_parse_int("--max-vcpus", optarg, 1, VMM_MAX_VCPUS, &gw.max_vcpus) <
 			    0)
@@ -416,6 +438,16 @@ int cmd_serve(int argc, char **argv)
 		return 2;
 	}
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
+	if (geteuid() == 0 && jail.first &&
+	    vmm_uid_range_check(jail.first, jail.last, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vitrine serve: %s: choose another --qemu-uids\n", err);
+		return 1;
+	}
+	vmm_jail_configure(&jail);
+	if (geteuid() == 0 && !jail.first)
+		log_warn("serve", "%s",
+			 jail.allow_root ? "QEMU runs as root (--allow-root-qemu)"
+					 : "no --qemu-uids range: guests are refused");
 	if (!keyfile[0])
 		snprintf(keyfile, sizeof(keyfile), "%s/api-key",
 			 home && *home ? home : "/var/lib/vitrine");

@@ -76,7 +76,9 @@ static void test_tcg_desktop(void **state)
 		opt_with(&v, "-chardev", "id=agent0,path=/run/v/vm-1/agent.sock,server=on"));
 	assert_non_null(
 		opt_with(&v, "-device", "virtserialport,chardev=agent0,name=org.vitrine.agent.0"));
-	assert_non_null(opt_with(&v, "-serial", "file:/run/v/vm-1/serial.log"));
+	assert_non_null(
+		opt_with(&v, "-chardev", "file,id=serial0,path=/run/v/vm-1/serial.log,append=on"));
+	assert_non_null(opt_with(&v, "-serial", "chardev:serial0"));
 	assert_non_null(
 		opt_with(&v, "-fw_cfg", "name=opt/vitrine/page,file=/run/v/vm-1/page.html"));
 	assert_non_null(opt_with(&v, "-sandbox", "spawn=deny"));

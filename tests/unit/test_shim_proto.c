@@ -29,6 +29,15 @@ static void test_args_round_trip(void **state)
 					     .n_groups = 2 },
 				   .keep_fds = { 7, 12 },
 				   .n_keep_fds = 2,
+				   .lease_fd = 9,
+				   .netns = true,
+				   .fsize = 5ULL << 30,
+				   .nofile = 1024,
+				   .nproc = 256,
+				   .cgroups = { "/sys/fs/cgroup/memory/vitrine/vm-abc",
+						"/sys/fs/cgroup/pids/vitrine/vm-abc" },
+				   .n_cgroups = 2,
+				   .log_cap = 1 << 20,
 				   .qemu_argv = qemu },
 			     b;
 	struct strv v = { 0 };
@@ -50,6 +59,14 @@ static void test_args_round_trip(void **state)
 	assert_int_equal(b.cred.groups[1], 108);
 	assert_int_equal(b.n_keep_fds, 2);
 	assert_int_equal(b.keep_fds[1], 12);
+	assert_int_equal(b.lease_fd, 9);
+	assert_true(b.netns);
+	assert_true(b.fsize == 5ULL << 30);
+	assert_int_equal(b.nofile, 1024);
+	assert_int_equal(b.nproc, 256);
+	assert_int_equal(b.n_cgroups, 2);
+	assert_string_equal(b.cgroups[1], "/sys/fs/cgroup/pids/vitrine/vm-abc");
+	assert_true(b.log_cap == 1 << 20);
 	for (int i = 0; qemu[i]; i++)
 		assert_string_equal(b.qemu_argv[i], qemu[i]);
 	assert_null(b.qemu_argv[4]);
@@ -60,12 +77,24 @@ static void test_args_round_trip(void **state)
 	a.drop_privileges = false;
 	a.abandon_pause = false;
 	a.n_keep_fds = 0;
+	a.lease_fd = -1;
+	a.netns = false;
+	a.fsize = 0;
+	a.nofile = a.nproc = 0;
+	a.n_cgroups = 0;
+	a.log_cap = 0;
 	assert_int_equal(vmm_shim_args_build("/v", &a, &v, err, sizeof(err)), 0);
 	assert_int_equal(vmm_shim_args_parse((int)v.len - 1, v.v + 1, &b, err, sizeof(err)), 0);
 	assert_null(b.record);
 	assert_false(b.drop_privileges);
 	assert_false(b.abandon_pause);
 	assert_int_equal(b.n_keep_fds, 0);
+	assert_int_equal(b.lease_fd, -1);
+	assert_false(b.netns);
+	assert_true(b.fsize == 0);
+	assert_int_equal(b.nofile, 0);
+	assert_int_equal(b.n_cgroups, 0);
+	assert_true(b.log_cap == 0);
 	strv_free(&v);
 }
 
@@ -93,6 +122,19 @@ static void test_bad_args(void **state)
 	char *uid_only[] = { "shim",  "--run-dir", "/r", "--grace-s", "3",
 			     "--uid", "5",	   "--", "q",	      NULL };
 	char *unknown[] = { "shim", "--frobnicate", "--run-dir", "/r", "--", "q", NULL };
+	char *zero_fsize[] = { "shim",	  "--run-dir", "/r", "--grace-s", "3",
+			       "--fsize", "0",	       "--", "q",	  NULL };
+	char *neg_fsize[] = { "shim",	 "--run-dir", "/r", "--grace-s", "3",
+			      "--fsize", "-5",	      "--", "q",	 NULL };
+	char *rel_cgroup[] = { "shim",	   "--run-dir", "/r", "--grace-s", "3",
+			       "--cgroup", "vm-1",	"--", "q",	   NULL };
+	char *low_lease[] = { "shim",	    "--run-dir", "/r", "--grace-s", "3",
+			      "--lease-fd", "1",	 "--", "q",	    NULL };
+	char *tiny_cap[] = { "shim",	  "--run-dir", "/r", "--grace-s", "3",
+			     "--log-cap", "100",       "--", "q",	  NULL };
+	char *four_cgroups[] = { "shim", "--run-dir", "/r", "--grace-s", "3",  "--cgroup",
+				 "/a",	 "--cgroup",  "/b", "--cgroup",	 "/c", "--cgroup",
+				 "/d",	 "--",	      "q",  NULL };
 
 	(void)state;
 	assert_int_equal(parse(no_dash, err, sizeof(err)), -EINVAL);
@@ -106,6 +148,12 @@ static void test_bad_args(void **state)
 	assert_int_equal(parse(low_fd, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(uid_only, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(unknown, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(zero_fsize, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(neg_fsize, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(rel_cgroup, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(low_lease, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(four_cgroups, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(tiny_cap, err, sizeof(err)), -EINVAL);
 }
 
 static void test_hello(void **state)

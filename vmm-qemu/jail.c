@@ -1,0 +1,331 @@
+/* vmm-qemu/jail.c: see jail.h. */
+#include "vmm-qemu/jail.h"
+
+#include "common/fsutil.h"
+#include "common/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_RANGE 65536
+
+static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vmm_jail_config config;
+static bool configured, warned_cgroup;
+
+int vmm_uid_range_parse(const char *s, uid_t *first, uid_t *last)
+{
+	unsigned long a, b;
+	char *end;
+
+	if (!strcmp(s, "none")) {
+		*first = *last = 0;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	a = strtoul(s, &end, 10);
+	if (errno || *end != '-' || end[1] < '0' || end[1] > '9')
+		return -EINVAL;
+	b = strtoul(end + 1, &end, 10);
+	if (errno || *end || a < 1 || a > b || b >= 1UL << 31 || b - a >= MAX_RANGE)
+		return -EINVAL;
+	*first = (uid_t)a;
+	*last = (uid_t)b;
+	return 0;
+}
+
+int vmm_subid_overlap(const char *text, uid_t first, uid_t last, char *who, size_t len)
+{
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		char buf[256], name[128];
+		unsigned long start, count;
+
+		if (n < sizeof(buf)) {
+			memcpy(buf, line, n);
+			buf[n] = '\0';
+			if (sscanf(buf, "%127[^:]:%lu:%lu", name, &start, &count) == 3 && count &&
+			    start <= last && start + count - 1 >= first &&
+			    strcmp(name, "vitrine-qemu")) {
+				snprintf(who, len, "%s", buf);
+				return 1;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+int vmm_uid_range_check(uid_t first, uid_t last, char *err, size_t errlen)
+{
+	static const char *const subid[] = { "/etc/subuid", "/etc/subgid" };
+	struct passwd *pw;
+	struct group *gr;
+	int rc = 0;
+
+	setpwent();
+	while (rc == 0 && (pw = getpwent()))
+		if (pw->pw_uid >= first && pw->pw_uid <= last) {
+			snprintf(err, errlen, "uid %u in the QEMU range %u-%u is user %s",
+				 (unsigned)pw->pw_uid, (unsigned)first, (unsigned)last,
+				 pw->pw_name);
+			rc = -EEXIST;
+		}
+	endpwent();
+	setgrent();
+	while (rc == 0 && (gr = getgrent()))
+		if (gr->gr_gid >= first && gr->gr_gid <= last) {
+			snprintf(err, errlen, "gid %u in the QEMU range %u-%u is group %s",
+				 (unsigned)gr->gr_gid, (unsigned)first, (unsigned)last,
+				 gr->gr_name);
+			rc = -EEXIST;
+		}
+	endgrent();
+	for (size_t i = 0; rc == 0 && i < 2; i++) {
+		char *text = NULL, who[256];
+
+		if (fs_read_file(subid[i], 1 << 20, &text, NULL) == 0 &&
+		    vmm_subid_overlap(text, first, last, who, sizeof(who))) {
+			snprintf(err, errlen, "%s: '%s' overlaps the QEMU range %u-%u", subid[i],
+				 who, (unsigned)first, (unsigned)last);
+			rc = -EEXIST;
+		}
+		free(text);
+	}
+	return rc;
+}
+
+void vmm_jail_configure(const struct vmm_jail_config *cfg)
+{
+	pthread_mutex_lock(&config_lock);
+	config = *cfg;
+	configured = true;
+	pthread_mutex_unlock(&config_lock);
+}
+
+void vmm_jail_config_get(struct vmm_jail_config *out)
+{
+	pthread_mutex_lock(&config_lock);
+	if (!configured) {
+		const char *r = getenv("VITRINE_QEMU_UIDS"),
+			   *root = getenv("VITRINE_ALLOW_ROOT_QEMU");
+
+		memset(&config, 0, sizeof(config));
+		if (vmm_uid_range_parse(r && *r ? r : VMM_QEMU_UIDS_DEFAULT, &config.first,
+					&config.last) < 0) {
+			log_warn("jail",
+				 "VITRINE_QEMU_UIDS='%s' is not FIRST-LAST or none: no range", r);
+			config.first = config.last = 0;
+		}
+		config.allow_root = root && !strcmp(root, "1");
+		configured = true;
+	}
+	*out = config;
+	pthread_mutex_unlock(&config_lock);
+}
+
+unsigned long long vmm_jail_fsize(unsigned long long rootfs_bytes, int memory_mib)
+{
+	return rootfs_bytes + ((unsigned long long)memory_mib << 20) + (1ULL << 30);
+}
+
+static const char *lock_dir(void)
+{
+	const char *d = getenv("VITRINE_UID_LOCK_DIR");
+
+	return d && *d ? d : "/run/vitrine/qemu-uids";
+}
+
+/* Ends whatever still runs as uid (a former guest's QEMU between its
+ * shim's death and its own, or anything it left behind): a child that
+ * becomes uid and sends SIGKILL to every process it may signal. */
+static void kill_uid(uid_t uid)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		if (setresgid(uid, uid, uid) == 0 && setresuid(uid, uid, uid) == 0)
+			kill(-1, SIGKILL);
+		_exit(0);
+	}
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+}
+
+/* Leases the first free uid of first..last. Returns the lock's fd (with
+ * *uid) or -EAGAIN / -errno with err. */
+static int lease_uid(uid_t first, uid_t last, uid_t *uid, char *err, size_t errlen)
+{
+	const char *dir = lock_dir();
+	char path[PATH_MAX];
+	int rc = fs_mkdir_p(dir, 0700);
+
+	if (rc < 0) {
+		snprintf(err, errlen, "create %s: %s", dir, strerror(-rc));
+		return rc;
+	}
+	for (uid_t u = first; u <= last && u >= first; u++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%u", dir, (unsigned)u);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+			return rc;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			kill_uid(u);
+			*uid = u;
+			return fd;
+		}
+		close(fd);
+	}
+	snprintf(err, errlen, "every uid of the QEMU range %u-%u is in use (see --qemu-uids)",
+		 (unsigned)first, (unsigned)last);
+	return -EAGAIN;
+}
+
+/* Can this process give a child a network namespace of its own? (Not in a
+ * container without CAP_SYS_ADMIN, say.) Asked once, in a child; the
+ * answer is kept, and a no is said once. */
+static bool netns_works(void)
+{
+	static int known = -1; /* under config_lock */
+	pid_t pid;
+	int st, e = 0;
+
+	pthread_mutex_lock(&config_lock);
+	if (known < 0) {
+		pid = fork();
+		if (pid == 0)
+			_exit(unshare(CLONE_NEWNET) == 0 ? 0 : errno & 0xff);
+		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		e = pid < 0 ? errno : WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+		known = e == 0;
+		if (!known)
+			log_warn("jail",
+				 "no network namespace for QEMU (unshare: %s): guests' QEMUs "
+				 "share the host's network",
+				 strerror(e));
+	}
+	pthread_mutex_unlock(&config_lock);
+	return known;
+}
+
+static unsigned long long rootfs_size(const struct vmm_spec *spec)
+{
+	struct stat st;
+
+	if (!spec->image || !spec->image->rootfs[0] || stat(spec->image->rootfs, &st) < 0)
+		return 0;
+	return (unsigned long long)st.st_size;
+}
+
+int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl_gid,
+			struct vmm_guest_jail *out, char *err, size_t errlen)
+{
+	struct vmm_jail_config cfg;
+	struct vmm_cgroup_limits lim;
+	char why[1024] = "";
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->lease_fd = -1;
+	out->fsize = vmm_jail_fsize(rootfs_size(spec), spec->memory_mib);
+	out->nofile = VMM_QEMU_NOFILE;
+	out->nproc = VMM_QEMU_NPROC;
+	if (geteuid() != 0)
+		return 0; /* QEMU as the caller: nothing else is ours to change */
+	vmm_jail_config_get(&cfg);
+	if (cfg.first) {
+		struct group *kvm = getgrnam("kvm");
+		uid_t uid = 0;
+
+		rc = lease_uid(cfg.first, cfg.last, &uid, err, errlen);
+		if (rc < 0)
+			return rc;
+		out->lease_fd = rc;
+		out->drop = true;
+		out->cred.uid = uid;
+		out->cred.gid = (gid_t)uid;
+		out->cred.groups[out->cred.n_groups++] = (gid_t)uid;
+		if (kvm)
+			out->cred.groups[out->cred.n_groups++] = kvm->gr_gid;
+		if (tpl_gid != (gid_t)-1)
+			out->cred.groups[out->cred.n_groups++] = tpl_gid;
+	} else if (!cfg.allow_root) {
+		snprintf(err, errlen,
+			 "refusing to run QEMU as root: no uid range for guests (give "
+			 "--qemu-uids FIRST-LAST, or --allow-root-qemu to run them as root)");
+		return -EPERM;
+	}
+	out->netns = !cfg.no_netns && netns_works();
+	if (!cfg.no_cgroup) {
+		vmm_cgroup_limits_for(spec->memory_mib, spec->vcpus,
+				      spec->accel == VMM_ACCEL_KVM ? 0
+				      : spec->tb_size_mib	   ? spec->tb_size_mib
+								   : 256,
+				      &lim);
+		rc = vmm_cgroup_create(name, &lim, &out->cg, why, sizeof(why));
+		if (rc == -ENOTSUP) {
+			pthread_mutex_lock(&config_lock);
+			if (!warned_cgroup)
+				log_warn("jail",
+					 "no cgroup per guest: %s; guests' memory, CPU and "
+					 "processes are not bounded apart",
+					 why);
+			warned_cgroup = true;
+			pthread_mutex_unlock(&config_lock);
+		} else if (rc < 0) {
+			snprintf(err, errlen, "%s", why);
+			vmm_guest_jail_release(out);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void vmm_guest_jail_view(const struct vmm_guest_jail *j, struct vmm_jail *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cred = j->drop ? &j->cred : NULL;
+	out->netns = j->netns;
+	out->fsize = j->fsize;
+	out->nofile = j->nofile;
+	out->nproc = j->nproc;
+	for (size_t i = 0; i < j->cg.n_dirs; i++)
+		out->cgroups[i] = j->cg.dirs[i];
+	out->n_cgroups = j->cg.n_dirs;
+}
+
+void vmm_guest_jail_release(struct vmm_guest_jail *j)
+{
+	const char *dirs[VMM_JAIL_MAX_CGROUPS];
+
+	for (size_t i = 0; i < j->cg.n_dirs; i++)
+		dirs[i] = j->cg.dirs[i];
+	vmm_cgroup_remove(dirs, j->cg.n_dirs);
+	j->cg.n_dirs = 0;
+	if (j->lease_fd >= 0)
+		close(j->lease_fd);
+	j->lease_fd = -1;
+}
