@@ -14,6 +14,9 @@ install_busybox "$root"
 collect_modules "$root" $GUEST_BASE_MODULES
 install -m 0755 "$here/init" "$root/init"
 install -d -m 1777 "$root/tmp" # commands through the agent write here
+# the desktop user's home, where commands start unless given a cwd
+install -d -m 0755 "$root/home"
+install -d -m 0755 -o 1000 -g 1000 "$root/home/vitrine"
 gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -s -o "$root/bin/tinyfb" "$here/tinyfb.c"
 compile_agent "$root/bin/vitrine-agent"
