@@ -4,6 +4,8 @@
  * path. Checked besides "no crash":
  *   - an id is 1..ROUTE_ID_MAX characters of [A-Za-z0-9_-], copied from the
  *     path right after "/v1/sessions/" or "/v1/templates/", and ends there;
+ *     a token's id likewise after ".../tokens/" (1..ROUTE_SUB_MAX), and no
+ *     other route has one;
  *   - the methods agree: a path is either unknown to every method, or known
  *     to every one (each gives a handler or "method not allowed"), and
  *     "method not allowed" means some other method has a handler. */
@@ -34,7 +36,7 @@ static void check_id(const struct route *r, const char *path)
 {
 	size_t n = strlen(r->id), skip;
 
-	bool tmpl = r->kind >= R_TEMPLATE_GET ||
+	bool tmpl = r->kind == R_TEMPLATE_GET || r->kind == R_TEMPLATE_DELETE ||
 		    (r->kind == R_METHOD_NOT_ALLOWED && !strncmp(path, "/v1/templates/", 14));
 	const char *prefix = tmpl ? "/v1/templates/" : "/v1/sessions/";
 
@@ -54,6 +56,17 @@ static void check_id(const struct route *r, const char *path)
 	if (strncmp(path, prefix, skip) || strncmp(path + skip, r->id, n) ||
 	    id_char(path[skip + n]))
 		__builtin_trap();
+	/* a token's id: copied whole from right after ".../tokens/" */
+	if (r->kind == R_SESSION_TOKEN || r->kind == R_SESSION_TOKEN_ROTATE) {
+		const char *sub = path + skip + n + strlen("/tokens/");
+		size_t m = strlen(r->sub);
+
+		if (strncmp(path + skip + n, "/tokens/", 8) || m == 0 || m > ROUTE_SUB_MAX ||
+		    strncmp(sub, r->sub, m) || id_char(sub[m]))
+			__builtin_trap();
+	} else if (r->sub[0] && r->kind != R_METHOD_NOT_ALLOWED) {
+		__builtin_trap();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

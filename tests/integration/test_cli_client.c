@@ -188,7 +188,7 @@ static void test_no_server_and_bad_keys(void **state)
 	expect("show abc1 --gateway 127.0.0.1:1", 1,
 	       "cannot connect to the gateway at 127.0.0.1:1");
 	expect("ls --api-key-file /nonexistent/key", 1,
-	       "cannot read the API key from /nonexistent/key: No such file or directory");
+	       "cannot read the API key: /nonexistent/key: no such file");
 	/* Without $VITRINE_API_KEY the default key file is used; here it is missing. */
 	unsetenv("VITRINE_API_KEY");
 	setenv("VITRINE_HOME", "/nonexistent", 1);

@@ -328,6 +328,18 @@ static void test_control_websocket(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "error"), "code")),
 			    "unauthorized");
 	json_decref(j);
+	/* one try: then the socket closes (1008) */
+	{
+		struct ws_msg m;
+
+		assert_int_equal(ws_recv(fd, 10000, &m), 0);
+		assert_int_equal(m.opcode, WS_CLOSE);
+		assert_int_equal(m.close_code, 1008);
+		ws_msg_free(&m);
+	}
+	close(fd);
+	fd = ws_connect(gw.port, path, NULL, origin, &status);
+	assert_true(fd >= 0);
 	{
 		char msg[128];
 
