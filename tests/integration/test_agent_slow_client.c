@@ -29,22 +29,6 @@
 static struct gateway_proc gw;
 static char path[160], ctl[64];
 
-static long rss_kib(pid_t pid)
-{
-	char file[64], line[256];
-	long kib = -1;
-	FILE *f;
-
-	snprintf(file, sizeof(file), "/proc/%d/status", (int)pid);
-	if (!(f = fopen(file, "r")))
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 static int setup(void **state)
 {
 	struct gateway_session s;
@@ -88,12 +72,12 @@ static void test_slow_reader(void **state)
 	int fd;
 
 	(void)state;
-	before = rss_kib(gw.pid);
+	before = gateway_proc_rss_kib(&gw);
 	fd = start("dd if=/dev/zero bs=65536 count="
 		   "1024"
 		   " 2>/dev/null");
 	for (int i = 0; i < 16; i++) { /* the client reads nothing for 8 s */
-		long now = rss_kib(gw.pid);
+		long now = gateway_proc_rss_kib(&gw);
 
 		peak = now > peak ? now : peak;
 		usleep(500 * 1000);
@@ -129,13 +113,13 @@ static void test_stdin_nobody_reads(void **state)
 	int fd;
 
 	(void)state;
-	before = rss_kib(gw.pid);
+	before = gateway_proc_rss_kib(&gw);
 	fd = start("sleep 30");
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	while (sent < (256u << 20) && ws_send(fd, WS_BINARY, chunk, sizeof(chunk)) == 0)
 		sent += sizeof(chunk);
 	usleep(500 * 1000);
-	after = rss_kib(gw.pid);
+	after = gateway_proc_rss_kib(&gw);
 	printf("# stdin nobody reads: %zu MiB taken before the gateway stopped reading; gateway "
 	       "RSS %ld -> %ld KiB (+%ld KiB)\n",
 	       sent >> 20, before, after, after - before);

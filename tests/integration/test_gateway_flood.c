@@ -61,22 +61,6 @@ static int teardown(void **state)
 	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 
-static long rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 /* A socket from source address src to the gateway, or -1. */
 static int connect_from(const char *src)
 {
@@ -156,7 +140,7 @@ static void test_idle_crowd_and_slowloris(void **state)
 	static const char head[] = "GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
 
 	(void)state;
-	rss0 = rss_kib(gw.pid);
+	rss0 = gateway_proc_rss_kib(&gw);
 	assert_true(rss0 > 0);
 	for (int i = 0; i < IDLE_SOCKETS; i++)
 		idle[i] = connect_from("127.0.0.2");
@@ -191,7 +175,7 @@ static void test_idle_crowd_and_slowloris(void **state)
 		ms = serve_a_client();
 		if (ms > during)
 			during = ms;
-		rss = rss_kib(gw.pid);
+		rss = gateway_proc_rss_kib(&gw);
 		if (rss > rss_peak)
 			rss_peak = rss;
 		usleep(500 * 1000);

@@ -243,21 +243,6 @@ static void test_quality_per_viewer(void **state)
 		fail_msg("quality 5 gave %zu bytes, quality 95 %zu", lo, hi);
 }
 
-static long gateway_rss_kib(void)
-{
-	char path[64], *text = NULL, *p;
-	long kib = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)gw.pid);
-	if (fs_read_file(path, 1 << 16, &text, NULL) < 0)
-		return -1;
-	p = strstr(text, "VmRSS:");
-	if (p)
-		kib = strtol(p + 6, NULL, 10);
-	free(text);
-	return kib;
-}
-
 #define N_VIEWERS 20
 
 static void test_twenty_viewers_one_never_reads(void **state)
@@ -275,7 +260,7 @@ static void test_twenty_viewers_one_never_reads(void **state)
 	}
 	for (int i = 1; i < N_VIEWERS; i++)
 		assert_int_equal(sc_wait_frame(fds[i], &s[i], 0, 30000), 0);
-	rss0 = gateway_rss_kib();
+	rss0 = gateway_proc_rss_kib(&gw);
 	for (int c = 0; c < clicks; c++) {
 		int x = 100 + c * 80, y = 300 + (c % 3) * 100;
 
@@ -284,7 +269,7 @@ static void test_twenty_viewers_one_never_reads(void **state)
 		for (int i = 1; i < N_VIEWERS; i++)
 			wait_mark(fds[i], &s[i], x, y);
 	}
-	rss1 = gateway_rss_kib();
+	rss1 = gateway_proc_rss_kib(&gw);
 	printf("    gateway RSS %ld KiB -> %ld KiB over %d clicks, %d viewers\n", rss0, rss1,
 	       clicks, N_VIEWERS);
 	/* Bounded: a frame per viewer at most (4 MB each at 1280x800), not a queue. */

@@ -247,3 +247,19 @@ int gateway_proc_screenshot(const struct gateway_proc *g, const char *id, const 
 	http_resp_free(&r);
 	return rc;
 }
+
+long gateway_proc_rss_kib(const struct gateway_proc *g)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)g->pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}

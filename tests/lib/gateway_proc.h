@@ -29,6 +29,8 @@ int gateway_proc_kill(struct gateway_proc *g, int sig);
 /* SIGTERMs and reaps the server; returns its exit status (or -1), and
  * removes its key file, run base and state dir. */
 int gateway_proc_stop(struct gateway_proc *g);
+/* The server's resident memory (VmRSS of /proc/PID/status) in KiB, or -1. */
+long gateway_proc_rss_kib(const struct gateway_proc *g);
 /* Guests of the server still running (its run dirs; checkpoint folders
  * of sessions paused on disk are not guests). */
 int gateway_proc_guests(const struct gateway_proc *g);
