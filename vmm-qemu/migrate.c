@@ -47,6 +47,36 @@ int vmm_migrate_wait(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen
 	}
 }
 
+int vmm_migrate_settle(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen)
+{
+	int64_t deadline = fs_now_ms() + timeout_ms;
+
+	for (;;) {
+		json_t *ret = NULL;
+		const char *status = NULL;
+		bool over;
+		int rc = vmm_vm_qmp(vm, "query-migrate", NULL, &ret, 10000, err, errlen);
+
+		if (rc < 0)
+			return rc;
+		json_unpack(ret, "{s?s}", "status", &status);
+		over = !status || !strcmp(status, "completed") || !strcmp(status, "failed") ||
+		       !strcmp(status, "cancelled") || !strcmp(status, "none");
+		if (!over && fs_now_ms() > deadline) {
+			snprintf(err, errlen, "a migration still under way after %d ms (status %s)",
+				 timeout_ms, status);
+			json_decref(ret);
+			return -ETIMEDOUT;
+		}
+		json_decref(ret);
+		if (over)
+			return 0;
+		rc = vmm_vm_service(vm, 20, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+}
+
 int vmm_migrate_ignore_shared(struct vmm_vm *vm, bool on, char *err, size_t errlen)
 {
 	return vmm_vm_qmp(vm, "migrate-set-capabilities",

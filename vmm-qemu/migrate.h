@@ -31,6 +31,12 @@ int vmm_migrate_incoming(struct vmm_vm *vm, int fd, char *err, size_t errlen);
  * -EIO when it failed or was cancelled, -ETIMEDOUT. */
 int vmm_migrate_wait(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen);
 
+/* Polls query-migrate until no migration is under way (none, completed,
+ * failed or cancelled): after a migrate_cancel, which QEMU carries out on
+ * its migration thread, before the guest can run again. 0, -ETIMEDOUT, or
+ * -errno with a reason in err. */
+int vmm_migrate_settle(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen);
+
 /* Quits QEMU and waits for it to exit (its disk writes are all out). */
 int vmm_vm_quit(struct vmm_vm *vm, char *err, size_t errlen);
 

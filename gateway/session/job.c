@@ -6,6 +6,7 @@
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/guest_prep.h"
+#include "vmm-qemu/migrate.h"
 #include "vmm-qemu/qga_client.h"
 #include "vmm-qemu/vm_find.h"
 
@@ -400,10 +401,12 @@ static void do_adopt(struct job *j)
 			vmm_identity_wait_gone(&j->adopt, 300 * 1000);
 			return;
 		}
-		/* A migration the old gateway started (a pause to disk) goes no further. */
-		if (j->rc == 0)
-			vmm_vm_qmp(j->vm, "migrate_cancel", NULL, NULL, 5000, j->err,
-				   sizeof(j->err));
+		/* A migration the old gateway started (a pause to disk) goes no
+		 * further; QEMU cancels it on its migration thread, and until
+		 * that is over (finish-migrate) the guest cannot run. */
+		if (j->rc == 0 && vmm_vm_qmp(j->vm, "migrate_cancel", NULL, NULL, 5000, j->err,
+					     sizeof(j->err)) == 0)
+			j->rc = vmm_migrate_settle(j->vm, 60000, j->err, sizeof(j->err));
 		if (j->rc == 0)
 			j->rc = vmm_vm_qmp(j->vm, "query-status", NULL, &ret, 10000, j->err,
 					   sizeof(j->err));
