@@ -173,11 +173,11 @@ class ClientTest(GatewayTest):
     def test_guest_commands_files_and_egress(self):
         # The tiny guest runs vitrine-agent too (busybox); a command starts in
         # the desktop user's home unless given a cwd.
-        r = self.vc.exec(sid, "pwd; id -u")
-        self.assertEqual((r["exit_code"], r["stdout"]), (0, "/home/vitrine\n1000\n"))
         s = self.vc.create_session(image="tiny", width=800, height=600, wait=True,
                                    egress=["allowed.test:8080"])
         sid = s["id"]
+        r = self.vc.exec(sid, "pwd; id -u")
+        self.assertEqual((r["exit_code"], r["stdout"]), (0, "/home/vitrine\n1000\n"))
         r = self.vc.exec(sid, "echo out; echo err >&2; exit 4", cwd="/")
         self.assertEqual((r["exit_code"], r["stdout"], r["stderr"]), (4, "out\n", "err\n"))
         every = bytes(range(256))
