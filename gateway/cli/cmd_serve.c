@@ -456,6 +456,7 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vitrine serve: %s\n", err);
 		return 1;
 	}
+	auth_token_hash(gw.operator_key, gw.operator_hash);
 	if (!gw.node[0])
 		default_node(gw.node, sizeof(gw.node));
 	if (!state_dir[0])

@@ -24,12 +24,9 @@ static int64_t unix_now_ms(void)
 unsigned sess_rights_of_hash(struct gw *gw, const struct sess *s, const char *hash,
 			     const char **which)
 {
-	char op[AUTH_HASH_LEN + 1] = "";
-
-	if (gw->operator_key[0])
-		auth_token_hash(gw->operator_key, op);
-	return auth_rights_of_hash(hash, op, s ? s->control_hash : NULL, s ? s->view_hash : NULL,
-				   s ? s->grants : NULL, s ? s->n_grants : 0, unix_now_ms(), which);
+	return auth_rights_of_hash(hash, gw->operator_hash, s ? s->control_hash : NULL,
+				   s ? s->view_hash : NULL, s ? s->grants : NULL,
+				   s ? s->n_grants : 0, unix_now_ms(), which);
 }
 
 unsigned sess_rights(struct gw *gw, const struct sess *s, const char *token, const char **which)
