@@ -65,26 +65,25 @@ static void authed_by(struct control_conn *c, const char *token)
 	live_auth_watch(&c->la, c->gw, c->sid, token, AUTH_R_ACT);
 }
 
-/* Whether the upgrade's Authorization header may act on s. */
-static bool header_acts(struct gw *gw, struct lws *wsi, struct sess *s)
+/* Whether the upgrade's Authorization header has a token that may act on
+ * s: then it is in token (size bytes). */
+static bool header_acts(struct gw *gw, struct lws *wsi, struct sess *s, char *token, size_t size)
 {
-	char token[160];
-
-	if (ws_upgrade_bearer(wsi, token, sizeof(token)) < 0)
-		return false;
-	return sess_rights(gw, s, token, NULL) & AUTH_R_ACT;
+	return ws_upgrade_bearer(wsi, token, size) == 0 &&
+	       sess_rights(gw, s, token, NULL) & AUTH_R_ACT;
 }
 
 int control_filter(struct gw *gw, struct lws *wsi)
 {
 	struct route r;
 	struct sess *s = ws_upgrade_session(gw, wsi, R_SESSION_CONTROL_WS, &r);
+	char token[160];
 
 	if (!s)
 		return 1;
 	/* A credential in the header must be good; without one, the first
 	 * message must carry it. */
-	if (ws_upgrade_has_auth(wsi) && !header_acts(gw, wsi, s))
+	if (ws_upgrade_has_auth(wsi) && !header_acts(gw, wsi, s, token, sizeof(token)))
 		return 1;
 	return 0;
 }
@@ -94,6 +93,7 @@ static struct control_conn *control_open(struct gw *gw, struct lws *wsi)
 	struct control_conn *c = calloc(1, sizeof(*c));
 	struct route r;
 	struct sess *s;
+	char token[160];
 
 	if (!c || !(s = ws_upgrade_session(gw, wsi, R_SESSION_CONTROL_WS, &r))) {
 		free(c);
@@ -103,10 +103,7 @@ static struct control_conn *control_open(struct gw *gw, struct lws *wsi)
 	c->wsi = wsi;
 	ws_rx_init(&c->rx, CONTROL_MAX_MESSAGE);
 	c->gw = gw;
-	if (header_acts(gw, wsi, s)) {
-		char token[160];
-
-		ws_upgrade_bearer(wsi, token, sizeof(token));
+	if (header_acts(gw, wsi, s, token, sizeof(token))) {
 		authed_by(c, token);
 	} else {
 		lws_sul_schedule(lws_get_context(wsi), 0, &c->sul_auth, on_auth_deadline,

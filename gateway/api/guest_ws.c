@@ -98,14 +98,15 @@ static bool guest_ws_is(struct lws *wsi)
 }
 
 /* The session of a CDP or exec upgrade whose Authorization header grants
- * control (these clients cannot send a token in a first message). */
-static struct sess *authorized(struct gw *gw, struct lws *wsi, struct route *r)
+ * control (these clients cannot send a token in a first message); the
+ * header's token in token (size bytes). */
+static struct sess *authorized(struct gw *gw, struct lws *wsi, struct route *r, char *token,
+			       size_t size)
 {
 	enum route_kind kind = guest_ws_is(wsi) ? ws_upgrade_route(wsi).kind : R_NOT_FOUND;
-	char token[160];
 	struct sess *s = ws_upgrade_session(gw, wsi, kind, r);
 
-	if (!s || ws_upgrade_bearer(wsi, token, sizeof(token)) < 0 ||
+	if (!s || ws_upgrade_bearer(wsi, token, size) < 0 ||
 	    !(sess_rights(gw, s, token, NULL) &
 	      (kind == R_SESSION_EXEC_WS ? AUTH_R_EXEC : AUTH_R_ACT)))
 		return NULL;
@@ -115,7 +116,8 @@ static struct sess *authorized(struct gw *gw, struct lws *wsi, struct route *r)
 int guest_ws_filter(struct gw *gw, struct lws *wsi)
 {
 	struct route r;
-	struct sess *s = authorized(gw, wsi, &r);
+	char token[160];
+	struct sess *s = authorized(gw, wsi, &r, token, sizeof(token));
 
 	return s && s->state == SESS_READY && s->agent ? 0 : 1;
 }
@@ -372,7 +374,8 @@ static void on_lost(struct live_auth *la, const char *why)
 static struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 {
 	struct route r;
-	struct sess *s = authorized(gw, wsi, &r);
+	char token[160];
+	struct sess *s = authorized(gw, wsi, &r, token, sizeof(token));
 	struct guest_ws *g;
 	struct agent_link *l;
 
@@ -389,17 +392,9 @@ static struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 	snprintf(g->sess_id, sizeof(g->sess_id), "%s", s->id);
 	g->out_tail = &g->out;
 	pthread_mutex_init(&g->mu, NULL);
-	{
-		char token[160];
-
-		/* authorized() read it: the same header */
-		if (ws_upgrade_bearer(wsi, token, sizeof(token)) == 0) {
-			g->rights = sess_rights(gw, s, token, NULL);
-			g->la.lost = on_lost;
-			live_auth_watch(&g->la, gw, s->id, token,
-					g->cdp ? AUTH_R_ACT : AUTH_R_EXEC);
-		}
-	}
+	g->rights = sess_rights(gw, s, token, NULL);
+	g->la.lost = on_lost;
+	live_auth_watch(&g->la, gw, s->id, token, g->cdp ? AUTH_R_ACT : AUTH_R_EXEC);
 	if ((l = sess_agent_get(s->agent, 0))) {
 		if (linked(g, l) < 0) {
 			release(g);

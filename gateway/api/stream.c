@@ -55,22 +55,23 @@ static void viewer_authed(struct stream_viewer *v, struct sess *s, const char *t
 	live_auth_watch(&v->la, v->gw, s->id, token, AUTH_R_VIEW);
 }
 
-static enum auth_scope header_scope(struct gw *gw, struct lws *wsi, struct sess *s)
+/* What the upgrade's Authorization header grants on s; its token in token
+ * (size bytes) when it has one. */
+static enum auth_scope header_scope(struct gw *gw, struct lws *wsi, struct sess *s, char *token,
+				    size_t size)
 {
-	char token[160];
-
-	return ws_upgrade_bearer(wsi, token, sizeof(token)) < 0 ? AUTH_NONE
-								: token_scope(gw, s, token);
+	return ws_upgrade_bearer(wsi, token, size) < 0 ? AUTH_NONE : token_scope(gw, s, token);
 }
 
 int stream_filter(struct gw *gw, struct lws *wsi)
 {
 	struct route r;
 	struct sess *s = ws_upgrade_session(gw, wsi, R_SESSION_STREAM_WS, &r);
+	char token[160];
 
 	if (!s)
 		return 1;
-	if (ws_upgrade_has_auth(wsi) && header_scope(gw, wsi, s) < AUTH_VIEW)
+	if (ws_upgrade_has_auth(wsi) && header_scope(gw, wsi, s, token, sizeof(token)) < AUTH_VIEW)
 		return 1;
 	return 0;
 }
@@ -154,6 +155,7 @@ static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 	struct stream_hub *h;
 	struct route r;
 	struct sess *s;
+	char token[160];
 	bool full;
 
 	if (!v || !(s = ws_upgrade_session(gw, wsi, R_SESSION_STREAM_WS, &r)) ||
@@ -169,7 +171,7 @@ static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 	v->max_fps = STREAM_DEFAULT_MAX_FPS;
 	v->cur_x = v->cur_y = -1;
 	v->opened_ms = v->last_rx_ms = fs_now_ms();
-	v->scope = header_scope(gw, wsi, s);
+	v->scope = header_scope(gw, wsi, s, token, sizeof(token));
 	full = stream_hub_count(h, v->scope != AUTH_NONE) >=
 	       (v->scope != AUTH_NONE ? STREAM_MAX_VIEWERS : STREAM_MAX_UNAUTHED);
 	stream_hub_add(h, v);
@@ -179,9 +181,6 @@ static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 		close_with(v, STREAM_CLOSE_POLICY,
 			   "this session has its maximum of live viewers: try again later");
 	} else if (v->scope != AUTH_NONE) {
-		char token[160];
-
-		ws_upgrade_bearer(wsi, token, sizeof(token));
 		viewer_authed(v, s, token);
 		send_json(v, NULL); /* the hello */
 	}
