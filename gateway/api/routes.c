@@ -1,7 +1,13 @@
 /* gateway/api/routes.c: see routes.h. */
 #include "gateway/api/routes.h"
 
+#include "gateway/core/gw.h"
+
 #include <string.h>
+
+_Static_assert(ROUTE_SESSION_ID_MAX == GW_NODE_MAX + SESS_ID_RANDOM,
+	       "routes.h's longest session id is the one sess_alloc makes");
+_Static_assert(ROUTE_SESSION_ID_MAX < SESS_ID_MAX, "a session id fits struct sess");
 
 static size_t id_len(const char *p)
 {
@@ -63,7 +69,7 @@ struct route route_parse(enum route_method m, const char *path)
 	if (*rest++ != '/')
 		return r;
 	n = id_len(rest);
-	if (n == 0 || n > ROUTE_ID_MAX)
+	if (n == 0 || n > ROUTE_SESSION_ID_MAX)
 		return r;
 	memcpy(r.id, rest, n);
 	r.id[n] = '\0';

@@ -5,7 +5,10 @@
 
 #include <stddef.h>
 
-#define ROUTE_ID_MAX 64 /* a template name (64); a session id is shorter */
+#define ROUTE_ID_MAX 64 /* the longest id: a template name */
+/* The longest session id: the node name (at most GW_NODE_MAX, 20) and 16
+ * random characters (gateway/core/gw.h, sess_alloc). */
+#define ROUTE_SESSION_ID_MAX 36
 
 enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
 
@@ -55,8 +58,11 @@ struct route {
 	char sub[ROUTE_SUB_MAX + 1]; /* R_SESSION_TOKEN*: the token's id */
 };
 
-/* Parses path (no query string) for method. An id is [A-Za-z0-9_-]{1,32};
- * anything else is R_NOT_FOUND. A known path with the wrong method is
+/* Parses path (no query string) for method. An id is [A-Za-z0-9_-], 1 to
+ * ROUTE_SESSION_ID_MAX characters for a session, ROUTE_ID_MAX for a
+ * template; anything else is R_NOT_FOUND. (Session ids are only [a-z0-9],
+ * 17 or more: other ids of the right length name no session and are
+ * refused later, as an unknown session is.) A known path with the wrong method is
  * R_METHOD_NOT_ALLOWED. This function can't fail. */
 struct route route_parse(enum route_method method, const char *path);
 

@@ -19,6 +19,7 @@ struct registry;
  * (docs/durability.md), with its NUL. */
 #define SESS_ID_MAX 72
 #define GW_NODE_MAX 20 /* letters and digits of a node name */
+#define SESS_ID_RANDOM 16 /* the random letters and digits after it */
 
 /* What a stopping gateway does with its sessions (serve --on-stop). */
 enum gw_on_stop {

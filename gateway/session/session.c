@@ -432,7 +432,7 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct api_error *e)
 {
 	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-	unsigned char rnd[16];
+	unsigned char rnd[SESS_ID_RANDOM];
 	char suffix[sizeof(rnd) + 1];
 	struct sess *s;
 

@@ -2,8 +2,9 @@
  * (gateway/api/routes.c), which every request's path goes through before
  * any authentication. The first byte picks the method, the rest is the
  * path. Checked besides "no crash":
- *   - an id is 1..ROUTE_ID_MAX characters of [A-Za-z0-9_-], copied from the
- *     path right after "/v1/sessions/" or "/v1/templates/", and ends there;
+ *   - an id is 1..ROUTE_SESSION_ID_MAX (a session) or 1..ROUTE_ID_MAX (a
+ *     template) characters of [A-Za-z0-9_-], copied from the path right
+ *     after "/v1/sessions/" or "/v1/templates/", and ends there;
  *     a token's id likewise after ".../tokens/" (1..ROUTE_SUB_MAX), and no
  *     other route has one;
  *   - the methods agree: a path is either unknown to every method, or known
@@ -47,7 +48,7 @@ static void check_id(const struct route *r, const char *path)
 			__builtin_trap();
 		return;
 	}
-	if (n == 0 || n > ROUTE_ID_MAX)
+	if (n == 0 || n > (tmpl ? ROUTE_ID_MAX : ROUTE_SESSION_ID_MAX))
 		__builtin_trap();
 	for (size_t i = 0; i < n; i++)
 		if (!id_char(r->id[i]))

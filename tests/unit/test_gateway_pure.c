@@ -88,16 +88,28 @@ static void test_routes(void **state)
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/../etc").kind, R_NOT_FOUND);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/a.b").kind, R_NOT_FOUND);
 	assert_int_equal(route_parse(M_GET, "/v1/sessionsX").kind, R_NOT_FOUND);
-	/* A node name of 20 and 16 more: fits; past 64 characters: no such session. */
-	assert_int_equal(route_parse(M_GET, "/v1/sessions/abcdefghijklmnopqrst0123456789abcdef")
+	/* A node name of 20 and 16 more, the longest id sess_alloc makes: fits;
+	 * one more character: no such path (404), on every route of a session. */
+	r = route_parse(M_GET, "/v1/sessions/abcdefghijklmnopqrst0123456789abcdef");
+	assert_int_equal(r.kind, R_SESSION_GET);
+	assert_int_equal(strlen(r.id), ROUTE_SESSION_ID_MAX);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/abcdefghijklmnopqrst0123456789abcdefg")
 				 .kind,
-			 R_SESSION_GET);
+			 R_NOT_FOUND); /* 37 characters */
+	assert_int_equal(route_parse(M_POST,
+				     "/v1/sessions/abcdefghijklmnopqrst0123456789abcdefg/actions")
+				 .kind,
+			 R_NOT_FOUND);
 	assert_int_equal(
 		route_parse(M_GET,
 			    "/v1/sessions/"
 			    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
 			.kind,
 		R_NOT_FOUND); /* 65 characters */
+	/* A template name may be longer than a session id. */
+	r = route_parse(M_GET, "/v1/templates/abcdefghijklmnopqrst0123456789abcdefghijkl");
+	assert_int_equal(r.kind, R_TEMPLATE_GET);
+	assert_int_equal(strlen(r.id), 42);
 	assert_int_equal(route_parse(M_GET, "/").kind, R_ROOT); /* redirects to the web viewer */
 	assert_int_equal(route_parse(M_GET, "/nope").kind, R_NOT_FOUND);
 	assert_int_equal(route_parse(M_GET, "/v1/templates").kind, R_TEMPLATES_LIST);
