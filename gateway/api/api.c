@@ -1,6 +1,7 @@
 /* gateway/api/api.c: see api.h. The API is documented in docs/api.md. */
 #include "gateway/api/api.h"
 #include "gateway/api/api_int.h"
+#include "gateway/api/bodies.h"
 
 #include "common/fsutil.h"
 #include "gateway/action/run.h"
@@ -420,14 +421,10 @@ static void act_done(void *ud, struct run_outcome *out)
 struct run *api_start_action(struct sess *s, const char *text, size_t len, run_done_fn done,
 			     void *ud, int *status, json_t **error)
 {
-	struct actions_error ae;
-	struct actions_ctx ctx = { 0 };
 	struct shot_opts o;
 	struct api_error e;
 	struct action *a;
 	struct run *run;
-	json_error_t jerr;
-	json_t *body;
 
 	/* Live view: while a person drives the guest, agents wait their turn. */
 	if (stream_controller(s)) {
@@ -440,39 +437,8 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len, run_d
 		*error = api_error_json("controlled_by_viewer", msg);
 		return NULL;
 	}
-	body = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-	if (!json_is_object(body)) {
-		char msg[256];
-
-		snprintf(msg, sizeof(msg), "the body must be one JSON action object%s%s",
-			 body ? "" : ": ", body ? "" : jerr.text);
-		json_decref(body);
-		*status = 400;
-		*error = api_error_json("invalid_json", msg);
+	if (!(a = api_action_parse(text, len, s->width, s->height, &o, status, error)))
 		return NULL;
-	}
-	ctx.screen_width = s->width;
-	ctx.screen_height = s->height;
-	a = actions_parse(body, &ctx, &ae);
-	if (!a) {
-		*status = ae.code == ACTIONS_E_NO_MEMORY ? 500 : 400;
-		*error = json_pack("{s:{s:s, s:s, s:s}}", "error", "code",
-				   actions_errc_name(ae.code), "message", ae.message, "field",
-				   ae.field);
-		/* Echo the id even of an action that did not parse. */
-		if (*error && json_object_get(body, "id"))
-			json_object_set(*error, "id", json_object_get(body, "id"));
-		json_decref(body);
-		return NULL;
-	}
-	json_decref(body);
-	shot_opts_default(&o);
-	if (a->screenshot_opts && shot_opts_parse(a->screenshot_opts, &o, &e) < 0) {
-		actions_destroy(a);
-		*status = e.status;
-		*error = api_error_json(e.code, e.message);
-		return NULL;
-	}
 	run = run_start(s, a, &o, done, ud, &e);
 	if (!run) {
 		*status = e.status;

@@ -12,10 +12,10 @@
  *   GET|PUT /v1/sessions/{id}/egress      {allow: [...]}
  *   GET /v1/sessions/{id}/egress/log?after=SEQ&limit=N */
 #include "gateway/api/api_int.h"
+#include "gateway/api/bodies.h"
 #include "gateway/egress/egress.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/session.h"
-#include "vmm-qemu/guest_prep.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -36,19 +36,6 @@ static const char *const launch_script =
 	"command -v \"$0\" >/dev/null 2>&1 || { echo \"no such application: $0\" >&2; exit 127; }; "
 	"setsid \"$0\" \"$@\" </dev/null >/dev/null 2>&1 & echo $!";
 
-/* The JSON object body of r, or NULL with r answered. */
-static json_t *body_object(struct http_req *r)
-{
-	json_t *j = json_loadb(r->body ? r->body : "", r->body_len, JSON_REJECT_DUPLICATES, NULL);
-
-	if (!json_is_object(j)) {
-		json_decref(j);
-		http_reply_error(r, 400, "invalid_json", "the body must be a JSON object");
-		return NULL;
-	}
-	return j;
-}
-
 void api_clipboard(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_R_ACT);
@@ -56,7 +43,8 @@ void api_clipboard(struct http_req *r)
 	const char *set[] = { "/bin/sh", "-c",
 			      "exec xclip -selection clipboard -i -t UTF8_STRING >/dev/null",
 			      NULL };
-	json_t *j, *text;
+	struct clipboard_body b;
+	struct api_error e;
 
 	if (!s || !api_exec_ready(r, s))
 		return;
@@ -64,88 +52,49 @@ void api_clipboard(struct http_req *r)
 		api_exec_start(r, s, get, NULL, 0, CLIPBOARD_TIMEOUT_S);
 		return;
 	}
-	if (!(j = body_object(r)))
-		return;
-	text = json_object_get(j, "text");
-	if (!json_is_string(text) || json_object_size(j) != 1 ||
-	    strlen(json_string_value(text)) != json_string_length(text)) {
-		json_decref(j);
-		http_reply_error(
-			r, 400, "invalid_argument",
-			"the body is {\"text\": \"...\"}: a string without NUL characters");
+	if (api_clipboard_parse(r->body, r->body_len, &b, &e) < 0) {
+		http_reply_api_error(r, &e);
 		return;
 	}
-	r->clip_len = json_string_length(text);
-	api_exec_start(r, s, set, json_string_value(text), json_string_length(text),
-		       CLIPBOARD_TIMEOUT_S);
-	json_decref(j);
-}
-
-static bool url_allowed(const char *u)
-{
-	return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8) ||
-	       !strncmp(u, "file://", 7) || !strcmp(u, "about:blank");
+	r->clip_len = b.len;
+	api_exec_start(r, s, set, b.text, b.len, CLIPBOARD_TIMEOUT_S);
+	json_decref(b.json);
 }
 
 void api_open(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_R_ACT);
-	char js[VMM_MAX_URL * 2 + 128];
-	const char *url;
-	json_t *j;
+	struct open_body b;
+	struct api_error e;
 
-	if (!s || !api_exec_ready(r, s) || !(j = body_object(r)))
+	if (!s || !api_exec_ready(r, s))
 		return;
-	url = json_string_value(json_object_get(j, "url"));
-	if (!url || json_object_size(j) != 1 || strlen(url) > VMM_MAX_URL || !url_allowed(url) ||
-	    guest_prep_nav_js(url, js, sizeof(js)) < 0) {
-		json_decref(j);
-		http_reply_error(
-			r, 400, "invalid_argument",
-			"the body is {\"url\": ...}: http://, https://, file:// or about:blank, "
-			"up to 1024 bytes");
+	if (api_open_parse(r->body, r->body_len, &b, &e) < 0) {
+		http_reply_api_error(r, &e);
 		return;
 	}
-	snprintf(r->files_path, sizeof(r->files_path), "%s", url);
-	api_exec_start(r, s, (const char *const[]){ "/bin/sh", "-c", open_script, js, url, NULL },
+	snprintf(r->files_path, sizeof(r->files_path), "%s", b.url);
+	api_exec_start(r, s,
+		       (const char *const[]){ "/bin/sh", "-c", open_script, b.js, b.url, NULL },
 		       NULL, 0, OPEN_TIMEOUT_S);
-	json_decref(j);
 }
 
 void api_launch(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_R_ACT);
-	const char *argv[40] = { "/bin/sh", "-c", launch_script };
-	const char *cmd;
-	json_t *j, *args, *a;
-	size_t n = 3, i;
+	const char *argv[API_LAUNCH_MAX_ARGS + 4] = { "/bin/sh", "-c", launch_script };
+	struct launch_body b;
+	struct api_error e;
 
-	if (!s || !api_exec_ready(r, s) || !(j = body_object(r)))
+	if (!s || !api_exec_ready(r, s))
 		return;
-	cmd = json_string_value(json_object_get(j, "command"));
-	args = json_object_get(j, "args");
-	if (!cmd || !*cmd || strlen(cmd) != json_string_length(json_object_get(j, "command")) ||
-	    (args && (!json_is_array(args) || json_array_size(args) > 32)) ||
-	    json_object_size(j) != (args ? 2u : 1u)) {
-		json_decref(j);
-		http_reply_error(
-			r, 400, "invalid_argument",
-			"the body is {\"command\": \"NAME\", \"args\": [up to 32 strings]}");
+	if (api_launch_parse(r->body, r->body_len, &b, &e) < 0) {
+		http_reply_api_error(r, &e);
 		return;
 	}
-	argv[n++] = cmd;
-	json_array_foreach(args, i, a)
-	{
-		if (!json_is_string(a) || strlen(json_string_value(a)) != json_string_length(a)) {
-			json_decref(j);
-			http_reply_error(r, 400, "invalid_argument", "args must be strings");
-			return;
-		}
-		argv[n++] = json_string_value(a);
-	}
-	argv[n] = NULL;
+	memcpy(argv + 3, b.argv, (b.argc + 1) * sizeof(b.argv[0]));
 	api_exec_start(r, s, argv, NULL, 0, LAUNCH_TIMEOUT_S);
-	json_decref(j);
+	json_decref(b.json);
 }
 
 void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
@@ -203,14 +152,17 @@ void api_egress(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, r->method == M_PUT ? AUTH_R_EGRESS : AUTH_R_ACT);
 	struct egress_rules *rules;
+	struct api_error e;
 	char err[512];
 	json_t *j;
 
 	if (!s)
 		return;
 	if (r->method == M_PUT) {
-		if (!(j = body_object(r)))
+		if (!(j = api_body_object(r->body, r->body_len, &e))) {
+			http_reply_api_error(r, &e);
 			return;
+		}
 		if (egress_rules_parse(j, &rules, err, sizeof(err)) < 0) {
 			json_decref(j);
 			http_reply_error(r, 400, "invalid_argument", err);

@@ -6,6 +6,7 @@
  * is one (long polling). */
 #include "common/fsutil.h"
 #include "gateway/api/api_int.h"
+#include "gateway/api/bodies.h"
 #include "gateway/session/session.h"
 
 #include <errno.h>
@@ -13,57 +14,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads {"mode": "memory"|"disk"} (an empty body is {}). */
+/* The body's pause mode (bodies.h), or -EINVAL with r answered. */
 static int pause_mode(struct http_req *r, enum sess_pause *how)
 {
-	json_error_t jerr;
-	json_t *body, *v;
-	const char *key, *mode = "memory";
-	int rc = 0;
+	struct api_error e;
 
-	*how = SESS_PAUSE_MEMORY;
-	if (!r->body || r->body_len == 0)
-		return 0;
-	body = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(body)) {
-		json_decref(body);
-		http_reply_error(r, 400, "invalid_json", "the body must be a JSON object");
+	if (api_pause_parse(r->body, r->body_len, how, &e) < 0) {
+		http_reply_api_error(r, &e);
 		return -EINVAL;
 	}
-	json_object_foreach(body, key, v)
-	{
-		if (strcmp(key, "mode")) {
-			http_reply_error(r, 400, "invalid_argument", "unknown field: only 'mode'");
-			rc = -EINVAL;
-			break;
-		}
-		mode = json_string_value(v);
-	}
-	if (rc == 0 && (!mode || (strcmp(mode, "memory") && strcmp(mode, "disk")))) {
-		http_reply_error(r, 400, "invalid_argument", "mode must be \"memory\" or \"disk\"");
-		rc = -EINVAL;
-	}
-	if (rc == 0 && !strcmp(mode, "disk"))
-		*how = SESS_PAUSE_DISK;
-	json_decref(body);
-	return rc;
+	return 0;
 }
 
-/* An empty body or {} only. */
+/* An empty body or {} only, else -EINVAL with r answered. */
 static int empty_body(struct http_req *r)
 {
-	json_t *body;
+	struct api_error e;
 
-	if (!r->body || r->body_len == 0)
-		return 0;
-	body = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, NULL);
-	if (json_is_object(body) && json_object_size(body) == 0) {
-		json_decref(body);
-		return 0;
+	if (api_empty_body_parse(r->body, r->body_len, &e) < 0) {
+		http_reply_api_error(r, &e);
+		return -EINVAL;
 	}
-	json_decref(body);
-	http_reply_error(r, 400, "invalid_argument", "this route takes no body (or {})");
-	return -EINVAL;
+	return 0;
 }
 
 /* Answers a pause or resume that is done: the session, or why it failed. */

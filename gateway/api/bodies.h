@@ -1,0 +1,80 @@
+/* gateway/api/bodies.h: the small request bodies that had their parsing
+ * inside their handlers, parsed here without I/O or session state so they
+ * are unit-tested and fuzzed (tests/fuzz/fuzz_guest_bodies.c):
+ *
+ *   PUT .../clipboard {text}              api_clipboard_parse
+ *   POST .../open {url}                   api_open_parse
+ *   POST .../launch {command, args?}      api_launch_parse
+ *   POST .../pause {mode?}                api_pause_parse
+ *   POST .../resume, .../fork: no body    api_empty_body_parse
+ *   one action (POST .../actions, and each message of WS .../control)
+ *                                         api_action_parse
+ *
+ * Every refusal is the 400 the client gets, with its code and message
+ * (docs/api.md). Pure: any thread. */
+#ifndef VITRINE_GATEWAY_API_BODIES_H
+#define VITRINE_GATEWAY_API_BODIES_H
+
+#include "gateway/core/api_error.h"
+#include "gateway/session/session.h"
+#include "vmm-qemu/spec.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct action;
+struct shot_opts;
+
+#define API_LAUNCH_MAX_ARGS 32
+
+/* Any of these bodies as JSON (len bytes; body may be NULL when len is 0):
+ * a new reference to the object, or NULL with *e filled (400
+ * invalid_json) when it is not one (PUT .../egress reads its rules from
+ * it). */
+json_t *api_body_object(const char *body, size_t len, struct api_error *e);
+
+/* {"text": "..."}: a UTF-8 string without NUL characters, nothing else. */
+struct clipboard_body {
+	json_t *json; /* owned (json_decref): text points into it */
+	const char *text;
+	size_t len;
+};
+/* Returns 0 with *out filled, or -EINVAL with *e (400; out->json NULL). */
+int api_clipboard_parse(const char *body, size_t len, struct clipboard_body *out,
+			struct api_error *e);
+
+/* {"url": "..."}: http://, https://, file:// or about:blank, at most
+ * VMM_MAX_URL bytes, no NUL; js is what navigates Chromium's tab there. */
+struct open_body {
+	char url[VMM_MAX_URL + 1];
+	char js[VMM_MAX_URL * 2 + 128];
+};
+/* Returns 0 with *out filled, or -EINVAL with *e (400). */
+int api_open_parse(const char *body, size_t len, struct open_body *out, struct api_error *e);
+
+/* {"command": "NAME", "args"?: [up to API_LAUNCH_MAX_ARGS strings]}: no
+ * string with a NUL, the command not empty. */
+struct launch_body {
+	json_t *json; /* owned (json_decref): argv's strings point into it */
+	const char *argv[API_LAUNCH_MAX_ARGS + 2]; /* the command, its args, NULL */
+	size_t argc;
+};
+/* Returns 0 with *out filled, or -EINVAL with *e (400; out->json NULL). */
+int api_launch_parse(const char *body, size_t len, struct launch_body *out, struct api_error *e);
+
+/* {"mode": "memory"|"disk"}, mode optional; an empty body is {}. Returns 0
+ * with *how, or -EINVAL with *e (400). */
+int api_pause_parse(const char *body, size_t len, enum sess_pause *how, struct api_error *e);
+
+/* An empty body or {} only. Returns 0, or -EINVAL with *e (400). */
+int api_empty_body_parse(const char *body, size_t len, struct api_error *e);
+
+/* One action object (text, len bytes) for a screen of width x height:
+ * the action (actions_destroy), with its screenshot options in *o; or
+ * NULL with *status (400, 500 out of memory) and *error, the answer's
+ * JSON ({"error": {code, message, field?}}, the action's "id" echoed when
+ * it had one; NULL only when out of memory). */
+struct action *api_action_parse(const char *text, size_t len, int width, int height,
+				struct shot_opts *o, int *status, json_t **error);
+
+#endif
