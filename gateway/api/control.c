@@ -6,6 +6,7 @@
 #include "gateway/action/run.h"
 #include "gateway/api/api.h"
 #include "gateway/api/routes.h"
+#include "gateway/api/ws_msg.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/session/live_auth.h"
 #include "gateway/session/session.h"
@@ -194,13 +195,13 @@ static void start_next(struct control_conn *c)
 }
 
 /* A first message {"token": "..."} authenticates a browser. */
-static void authenticate(struct control_conn *c, const char *text)
+static void authenticate(struct control_conn *c, const char *text, size_t len)
 {
-	json_t *j = json_loads(text, 0, NULL);
-	const char *token = json_string_value(json_object_get(j, "token"));
 	struct sess *s = sess_find(c->gw, c->sid);
+	char token[160];
 
-	if (s && token && sess_rights(c->gw, s, token, NULL) & AUTH_R_ACT) {
+	if (s && control_auth_parse(text, len, token, sizeof(token)) == 0 &&
+	    sess_rights(c->gw, s, token, NULL) & AUTH_R_ACT) {
 		authed_by(c, token);
 		send_json(c, json_pack("{s:b}", "authenticated", 1));
 	} else {
@@ -209,7 +210,6 @@ static void authenticate(struct control_conn *c, const char *text)
 			   "send {\"token\": CONTROL_TOKEN} first, or an Authorization header");
 		close_soon(c, "unauthorized");
 	}
-	json_decref(j);
 }
 
 static int control_receive(struct control_conn *c, const void *in, size_t len)
@@ -233,7 +233,7 @@ static int control_receive(struct control_conn *c, const void *in, size_t len)
 		return 0;
 	}
 	if (!c->authed) {
-		authenticate(c, text);
+		authenticate(c, text, n);
 		free(text);
 		return 0;
 	}

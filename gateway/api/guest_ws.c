@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/ws_rx.h"
 #include "gateway/api/routes.h"
+#include "gateway/api/ws_msg.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/core/auth.h"
 #include "gateway/guest/exec.h"
@@ -429,16 +430,15 @@ static int refuse(struct guest_ws *g, const char *why)
 	return -1;
 }
 
-static int start_exec(struct guest_ws *g)
+/* Runs the command of the first message (job, stolen). */
+static int start_exec(struct guest_ws *g, struct exec_job *job)
 {
-	struct api_error e;
 	struct agent_exec_spec spec;
 	const void *in;
 	size_t in_len, plen;
 	char *payload;
 
-	if (!(g->spec = exec_parse((const char *)g->rx.buf, g->rx.len, &e)))
-		return refuse(g, e.message);
+	g->spec = job;
 	if (exec_as_root(g->spec) && !(g->rights & AUTH_R_ROOT))
 		return refuse(g, "commands as root need the \"root\" scope");
 	in = exec_stdin(g->spec, &in_len);
@@ -491,39 +491,29 @@ static int sent(struct guest_ws *g, int rc, const unsigned char *msg, size_t len
 /* A whole message from the client (or a held one again). */
 static int on_message(struct guest_ws *g, const unsigned char *msg, size_t len, bool binary)
 {
-	json_t *j;
-	const char *type;
-	int rc = 0;
+	struct exec_ws_msg m;
+	char sig[8];
 
-	if (g->cdp || (g->chan && binary))
+	if (g->cdp)
 		return sent(g, agent_chan_send(g->link, g->chan, AGENT_DATA, 0, msg, len), msg, len,
 			    binary);
-	if (!g->chan)
-		return binary ? refuse(g, "the first message is the command (JSON text)")
-			      : start_exec(g);
-	j = json_loadb((const char *)msg, len, 0, NULL);
-	type = json_string_value(json_object_get(j, "type"));
-	if (type && !strcmp(type, "eof")) {
-		rc = sent(g, agent_chan_send(g->link, g->chan, AGENT_EOF, 0, NULL, 0), msg, len,
-			  binary);
-	} else if (type && !strcmp(type, "signal") &&
-		   json_is_integer(json_object_get(j, "signal")) &&
-		   json_integer_value(json_object_get(j, "signal")) > 0 &&
-		   json_integer_value(json_object_get(j, "signal")) < 65) {
-		char sig[8];
-
-		snprintf(sig, sizeof(sig), "%d",
-			 (int)json_integer_value(json_object_get(j, "signal")));
-		rc = sent(g, agent_chan_send(g->link, g->chan, AGENT_SIGNAL, 0, sig, strlen(sig)),
-			  msg, len, binary);
-	} else {
-		json_decref(j);
-		return refuse(
-			g,
-			"messages are binary stdin, {\"type\":\"eof\"} or {\"type\":\"signal\",\"signal\":N}");
+	if (exec_ws_msg_parse(g->chan != 0, binary, msg, len, &m) < 0)
+		return refuse(g, m.why);
+	switch (m.kind) {
+	case EXEC_WS_START:
+		return start_exec(g, m.job);
+	case EXEC_WS_STDIN:
+		return sent(g, agent_chan_send(g->link, g->chan, AGENT_DATA, 0, msg, len), msg, len,
+			    binary);
+	case EXEC_WS_EOF:
+		return sent(g, agent_chan_send(g->link, g->chan, AGENT_EOF, 0, NULL, 0), msg, len,
+			    binary);
+	case EXEC_WS_SIGNAL:
+		snprintf(sig, sizeof(sig), "%d", m.signal);
+		return sent(g, agent_chan_send(g->link, g->chan, AGENT_SIGNAL, 0, sig, strlen(sig)),
+			    msg, len, binary);
 	}
-	json_decref(j);
-	return rc;
+	return -1;
 }
 
 static int guest_ws_receive(struct guest_ws *g, const void *in, size_t len)
