@@ -1,0 +1,166 @@
+/* tests/fuzz/fuzz_guest_bodies.c: libFuzzer target for the bodies of PUT
+ * .../clipboard (api_clipboard_parse), POST .../open (api_open_parse),
+ * POST .../launch (api_launch_parse), POST .../pause (api_pause_parse) and
+ * the empty bodies of resume and fork (api_empty_body_parse), all in
+ * gateway/api/bodies.c. The first byte picks the parser, the rest is the
+ * body. Checked besides "no crash":
+ *   - accepted strings are the ones the body gave, whole: the clipboard
+ *     text (its length too), the url, the command and each argument, in
+ *     order, and nothing else in the body;
+ *   - an accepted url has an allowed scheme and at most VMM_MAX_URL bytes,
+ *     and the JavaScript that opens it holds it as one string literal that
+ *     reads back as the url;
+ *   - pause is "disk" only when the body says so; an empty body is only
+ *     nothing or {};
+ *   - a refusal is a 400 with a code and a message, and leaves nothing
+ *     owned behind (ASan's leak check). */
+#include "gateway/api/bodies.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_error(const struct api_error *e)
+{
+	if (e->status != 400 ||
+	    (strcmp(e->code, "invalid_json") && strcmp(e->code, "invalid_argument")) ||
+	    !e->message[0])
+		__builtin_trap();
+}
+
+static bool same(json_t *v, const char *s, size_t len)
+{
+	return json_is_string(v) && json_string_length(v) == len &&
+	       !memcmp(json_string_value(v), s, len);
+}
+
+static void clipboard(const char *b, size_t n, json_t *body)
+{
+	struct clipboard_body c;
+	struct api_error e = { 0 };
+
+	if (api_clipboard_parse(b, n, &c, &e) != 0) {
+		if (c.json)
+			__builtin_trap();
+		check_error(&e);
+		return;
+	}
+	if (!json_is_object(body) || json_object_size(body) != 1 ||
+	    !same(json_object_get(body, "text"), c.text, c.len) || strlen(c.text) != c.len)
+		__builtin_trap();
+	json_decref(c.json);
+}
+
+static void open_url(const char *b, size_t n, json_t *body)
+{
+	static const char head[] = "(window.__vitrineOld = 1, location.assign(", tail[] = "), 1)";
+	struct open_body o;
+	struct api_error e = { 0 };
+	size_t len, js_len;
+	json_t *lit;
+
+	if (api_open_parse(b, n, &o, &e) != 0) {
+		check_error(&e);
+		return;
+	}
+	len = strlen(o.url);
+	if (!json_is_object(body) || json_object_size(body) != 1 ||
+	    !same(json_object_get(body, "url"), o.url, len) || len > VMM_MAX_URL ||
+	    (strncmp(o.url, "http://", 7) && strncmp(o.url, "https://", 8) &&
+	     strncmp(o.url, "file://", 7) && strcmp(o.url, "about:blank")))
+		__builtin_trap();
+	js_len = strlen(o.js);
+	if (js_len < sizeof(head) + sizeof(tail) || strncmp(o.js, head, sizeof(head) - 1) ||
+	    strcmp(o.js + js_len - (sizeof(tail) - 1), tail))
+		__builtin_trap();
+	lit = json_loadb(o.js + sizeof(head) - 1, js_len - (sizeof(head) - 1) - (sizeof(tail) - 1),
+			 JSON_DECODE_ANY, NULL);
+	if (!same(lit, o.url, len))
+		__builtin_trap();
+	json_decref(lit);
+}
+
+static void launch(const char *b, size_t n, json_t *body)
+{
+	struct launch_body l;
+	struct api_error e = { 0 };
+	json_t *args;
+
+	if (api_launch_parse(b, n, &l, &e) != 0) {
+		if (l.json)
+			__builtin_trap();
+		check_error(&e);
+		return;
+	}
+	args = json_object_get(body, "args");
+	if (!json_is_object(body) || json_object_size(body) != (args ? 2u : 1u) || l.argc < 1 ||
+	    l.argc > API_LAUNCH_MAX_ARGS + 1 || l.argv[l.argc] || !l.argv[0][0] ||
+	    !same(json_object_get(body, "command"), l.argv[0], strlen(l.argv[0])) ||
+	    l.argc != 1 + json_array_size(args))
+		__builtin_trap();
+	for (size_t i = 1; i < l.argc; i++)
+		if (!same(json_array_get(args, i - 1), l.argv[i], strlen(l.argv[i])))
+			__builtin_trap();
+	json_decref(l.json);
+}
+
+static void pause_mode(const char *b, size_t n, json_t *body)
+{
+	enum sess_pause how = SESS_PAUSE_DISK;
+	struct api_error e = { 0 };
+	const char *mode = json_string_value(json_object_get(body, "mode"));
+
+	if (api_pause_parse(n ? b : NULL, n, &how, &e) != 0) {
+		check_error(&e);
+		return;
+	}
+	if (n && (!json_is_object(body) || json_object_size(body) > (mode ? 1u : 0u)))
+		__builtin_trap();
+	if ((how == SESS_PAUSE_DISK) != (mode && !strcmp(mode, "disk")))
+		__builtin_trap();
+}
+
+static void empty(const char *b, size_t n, json_t *body)
+{
+	struct api_error e = { 0 };
+
+	if (api_empty_body_parse(n ? b : NULL, n, &e) != 0) {
+		check_error(&e);
+		return;
+	}
+	if (n && (!json_is_object(body) || json_object_size(body)))
+		__builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *b = (const char *)data + 1;
+	size_t n = size - 1;
+	json_t *body;
+
+	if (size < 1)
+		return 0;
+	/* what the parsers read, read independently */
+	body = json_loadb(b, n, JSON_REJECT_DUPLICATES, NULL);
+	switch (data[0] % 5) {
+	case 0:
+		clipboard(b, n, body);
+		break;
+	case 1:
+		open_url(b, n, body);
+		break;
+	case 2:
+		launch(b, n, body);
+		break;
+	case 3:
+		pause_mode(b, n, body);
+		break;
+	default:
+		empty(b, n, body);
+		break;
+	}
+	json_decref(body);
+	return 0;
+}
