@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <unistd.h>
 
 static struct gw *the_gw; /* for the signal handler only */
@@ -63,6 +64,8 @@ static void serve_usage(FILE *f)
 		"  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
 		"  --egress-map NAME=ADDR  guests reaching NAME (when a session's egress rules\n"
 		"                       allow it) connect to ADDR, even a private one; repeatable\n"
+		"  --egress-max-connections N  guests' egress connections over all sessions at\n"
+		"                       once (default 256; 128 a session in any case)\n"
 		"  --egress-allow-private  let names resolve to loopback, private and link-local\n"
 		"                       addresses (default: refused; the gateway's port always is)\n"
 		"  --node NAME          node name every session id starts with: lowercase\n"
@@ -232,19 +235,31 @@ static void stop_sessions(struct gw *gw)
 
 /* Every connection is a descriptor. The VNC libraries wait on theirs with
  * select(), which cannot take a descriptor number of FD_SETSIZE (1024) or
- * more, so the gateway does not raise its limit past that; the connection
- * caps (conn_gate.h) keep clients well below it instead. Says so when the
- * limit is lower than the caps need. */
-static void check_fd_limit(int max_connections)
+ * more, so the gateway does not raise its limit past that; the caps on
+ * client connections (conn_gate.h) and on guests' egress connections
+ * (egress.h) keep it well below instead. Says so when the limit is lower
+ * than the caps, plus some descriptors per session (its monitors, VNC,
+ * agent link, logs), need. */
+static void check_fd_limit(int max_connections, int egress_max, int max_sessions)
 {
+	rlim_t need = (rlim_t)max_connections + (rlim_t)egress_max + 16 * (rlim_t)max_sessions + 64;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur < (rlim_t)max_connections + 256)
+	    rl.rlim_cur < need)
 		log_warn("serve",
-			 "open files limit %llu is below --max-connections %d plus the guests' "
-			 "own (256): raise it (ulimit -n, LimitNOFILE=) or lower the cap",
-			 (unsigned long long)rl.rlim_cur, max_connections);
+			 "open files limit %llu is below the %llu that --max-connections %d, "
+			 "--egress-max-connections %d and --max-sessions %d may take: raise it "
+			 "(ulimit -n, LimitNOFILE=) or lower the caps",
+			 (unsigned long long)rl.rlim_cur, (unsigned long long)need, max_connections,
+			 egress_max, max_sessions);
+	if (need > FD_SETSIZE)
+		log_warn("serve",
+			 "--max-connections %d, --egress-max-connections %d and --max-sessions "
+			 "%d may take %llu descriptors, past the %d that the VNC libraries' "
+			 "select() can wait on: lower them",
+			 max_connections, egress_max, max_sessions, (unsigned long long)need,
+			 FD_SETSIZE);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -267,6 +282,7 @@ int cmd_serve(int argc, char **argv)
 		{ "vnc-listen", required_argument, 0, 'X' },
 		{ "egress-map", required_argument, 0, 'E' },
 		{ "egress-allow-private", no_argument, 0, 'P' },
+		{ "egress-max-connections", required_argument, 0, 'e' },
 		{ "node", required_argument, 0, 'N' },
 		{ "state-dir", required_argument, 0, 'S' },
 		{ "on-stop", required_argument, 0, 'O' },
@@ -338,6 +354,11 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case 'P':
 			gw.egress_cfg.allow_private = true;
+			break;
+		case 'e':
+			if (cli_parse_int("--egress-max-connections", optarg, 1, 4096,
+					  &gw.egress_cfg.max_total) < 0)
+				return 2;
 			break;
 		case 'N':
 			if (!node_name_ok(optarg)) {
@@ -477,7 +498,9 @@ int cmd_serve(int argc, char **argv)
 	warm_accel_probe();
 
 	conn_gate_init(max_connections, max_connections_per_ip);
-	check_fd_limit(max_connections);
+	if (!gw.egress_cfg.max_total)
+		gw.egress_cfg.max_total = EGRESS_DEFAULT_MAX_TOTAL;
+	check_fd_limit(max_connections, gw.egress_cfg.max_total, gw.max_sessions);
 	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
 	memset(&info, 0, sizeof(info));
 	info.port = port;

@@ -29,14 +29,22 @@
 #include <unistd.h>
 
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000
-/* Connections of one session at once; the link polls at most 256 fds. */
-#define MAX_CONNECTIONS 128
 /* Bytes after the request head held while the upstream connect is pending
  * (up to 8 addresses x the timeout): a program may send its request body at
  * once. Past this the guest's bytes are not acked, so its window stalls
  * the sender; what it still had in flight (at most the window) waits in
  * head too. */
 #define PRECONNECT_MAX (64 * 1024)
+/* ... and over all connections of every session: past this a guest's
+ * pending connection that gets more is refused (503), so a crowd of them
+ * holds at most this much, not a window each. */
+#define PRECONNECT_TOTAL (16 * 1024 * 1024)
+
+/* Over every session's egress: connections connecting or relaying
+ * (each a descriptor, and a thread while it connects; egress_open_total)
+ * and the bytes connections hold before their upstream connects. */
+static atomic_int open_total;
+static atomic_size_t preconnect_total;
 
 struct egress {
 	atomic_int refs;
@@ -58,8 +66,10 @@ struct conn {
 	uint32_t chan;
 	pthread_mutex_t mu;
 	enum conn_state state;
-	struct bytebuf head; /* the request so far, then bytes after it */
+	struct bytebuf head; /* the request so far, then bytes after it; freed once relayed */
 	size_t unacked; /* at the end of head: guest bytes not returned to its window */
+	size_t preconnect; /* bytes after the head while connecting, in preconnect_total */
+	bool holds_place; /* counted in open_total */
 	struct proxy_req req;
 	uint64_t seq; /* its log entry */
 	struct egress_log_entry entry;
@@ -200,11 +210,22 @@ json_t *egress_log_get(struct egress *e, uint64_t after, size_t limit)
 
 /* ---- one connection ---- */
 
+/* Gives c's place among the connecting and relaying back (its thread
+ * and upstream descriptor are gone). */
+static void release_place(struct conn *c)
+{
+	if (c->holds_place)
+		atomic_fetch_sub(&open_total, 1);
+	c->holds_place = false;
+}
+
 static void conn_release(struct conn *c)
 {
 	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
 	atomic_fetch_sub(&c->e->connections, 1);
+	release_place(c); /* a relay's descriptor is closed by now */
+	atomic_fetch_sub(&preconnect_total, c->preconnect);
 	agent_link_release(c->l);
 	egress_release(c->e);
 	bytebuf_free(&c->head);
@@ -227,6 +248,9 @@ static void refuse(struct conn *c, int status, enum egress_reason why)
 	const char *reply = proxy_reply(status);
 
 	c->state = CONN_REFUSED;
+	atomic_fetch_sub(&preconnect_total, c->preconnect);
+	c->preconnect = 0;
+	bytebuf_free(&c->head); /* nothing of it goes anywhere now */
 	c->entry.allowed = false;
 	c->entry.reason = why;
 	egress_log_update(c->e->log, c->seq, &c->entry);
@@ -350,11 +374,17 @@ static void *connect_thread(void *arg)
 					       : EGRESS_REASON_CONNECT_FAILED;
 	}
 	pthread_mutex_lock(&c->mu);
-	if (fd < 0) {
+	if (c->state == CONN_REFUSED) {
+		/* refused while it connected (too much pending) */
+		if (fd >= 0)
+			close(fd);
+		release_place(c);
+	} else if (fd < 0) {
 		bool policy = why != EGRESS_REASON_CONNECT_FAILED && why != EGRESS_REASON_TIMEOUT &&
 			      why != EGRESS_REASON_RESOLVE_FAILED;
 
 		refuse(c, policy ? 403 : why == EGRESS_REASON_TIMEOUT ? 504 : 502, why);
+		release_place(c);
 	} else {
 		const char *ok = proxy_reply(200);
 		struct bytebuf to_fd = { 0 };
@@ -364,6 +394,8 @@ static void *connect_thread(void *arg)
 			bytebuf_append(&to_fd, c->req.forward, c->req.forward_len);
 		bytebuf_append(&to_fd, c->head.data + c->req.head_len, extra);
 		c->state = CONN_RELAYING;
+		atomic_fetch_sub(&preconnect_total, c->preconnect);
+		c->preconnect = 0;
 		c->entry.allowed = true;
 		c->entry.reason = EGRESS_REASON_ALLOWED;
 		egress_log_update(c->e->log, c->seq, &c->entry);
@@ -371,10 +403,25 @@ static void *connect_thread(void *arg)
 				 c->req.connect ? strlen(ok) : 0, to_fd.data, to_fd.len,
 				 c->unacked);
 		bytebuf_free(&to_fd);
+		bytebuf_free(&c->head); /* the link has its copy */
 	}
 	pthread_mutex_unlock(&c->mu);
 	conn_release(c);
 	return NULL;
+}
+
+/* Under c->mu, before c connects: a place among the gateway's connections
+ * that connect or relay, or false when they are all taken. */
+static bool take_place(struct conn *c)
+{
+	int max = c->e->cfg.max_total > 0 ? c->e->cfg.max_total : EGRESS_DEFAULT_MAX_TOTAL;
+
+	if (atomic_fetch_add(&open_total, 1) >= max) {
+		atomic_fetch_sub(&open_total, 1);
+		return false;
+	}
+	c->holds_place = true;
+	return true;
 }
 
 static void on_data(void *u, uint8_t flags, const void *p, size_t n)
@@ -397,6 +444,15 @@ static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 
 		if (!c->unacked && extra < PRECONNECT_MAX)
 			ack = n < PRECONNECT_MAX - extra ? n : PRECONNECT_MAX - extra;
+		if (atomic_fetch_add(&preconnect_total, n) + n > PRECONNECT_TOTAL) {
+			atomic_fetch_sub(&preconnect_total, n);
+			refuse(c, 503, EGRESS_REASON_PENDING_FULL);
+			agent_chan_ack(c->l, c->chan, n + c->unacked); /* dropped */
+			c->unacked = 0;
+			pthread_mutex_unlock(&c->mu);
+			return;
+		}
+		c->preconnect += n;
 		if (bytebuf_append(&c->head, p, n) < 0) {
 			pthread_mutex_unlock(&c->mu);
 			agent_chan_close(c->l, c->chan, "out of memory");
@@ -439,6 +495,8 @@ static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 	pthread_mutex_unlock(&c->e->mu);
 	if (rc != EGRESS_REASON_ALLOWED) {
 		refuse(c, 403, (enum egress_reason)rc);
+	} else if (!take_place(c)) {
+		refuse(c, 503, EGRESS_REASON_TOO_MANY_CONNECTIONS);
 	} else {
 		pthread_t t;
 		pthread_attr_t attr;
@@ -450,6 +508,7 @@ static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 		if (pthread_create(&t, &attr, connect_thread, c)) {
 			atomic_fetch_sub(&c->refs, 1);
 			refuse(c, 502, EGRESS_REASON_CONNECT_FAILED);
+			release_place(c);
 		}
 		pthread_attr_destroy(&attr);
 	}
@@ -478,19 +537,34 @@ static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 
 static const struct agent_chan_ops conn_ops = { .data = on_data, .closed = on_closed };
 
+int egress_open_total(void)
+{
+	return atomic_load(&open_total);
+}
+
 void egress_accept(void *au, struct agent_link *l, uint32_t chan, const char *info)
 {
 	struct egress *e = au;
-	struct conn *c = calloc(1, sizeof(*c));
+	struct conn *c;
 
 	(void)info;
-	if (!c || atomic_load(&e->connections) >= MAX_CONNECTIONS) {
-		/* the program sees its connection closed at once */
-		free(c);
+	if (atomic_fetch_add(&e->connections, 1) >= EGRESS_MAX_PER_SESSION) {
+		/* The program sees its connection closed at once; the log says
+		 * why (before the request is read: no host). */
+		struct egress_log_entry entry = { .start_ms = unix_ms(),
+						  .reason = EGRESS_REASON_TOO_MANY_CONNECTIONS,
+						  .ended = true };
+
+		atomic_fetch_sub(&e->connections, 1);
+		egress_log_add(e->log, &entry);
 		agent_chan_close(l, chan, "too many connections");
 		return;
 	}
-	atomic_fetch_add(&e->connections, 1);
+	if (!(c = calloc(1, sizeof(*c)))) {
+		atomic_fetch_sub(&e->connections, 1);
+		agent_chan_close(l, chan, "out of memory");
+		return;
+	}
 	atomic_init(&c->refs, 1);
 	c->e = egress_hold(e);
 	c->l = agent_link_hold(l);

@@ -19,6 +19,16 @@
 #include <sys/socket.h>
 
 #define EGRESS_MAX_MAPS 64
+/* Connections one session's guest may have open at once (the link polls
+ * at most 256 descriptors). */
+#define EGRESS_MAX_PER_SESSION 128
+/* Connections that connect or relay (past the rules) over all sessions
+ * together, unless --egress-max-connections says otherwise: each is a
+ * descriptor of the gateway (and a thread while it connects), and the
+ * gateway keeps its descriptors below FD_SETSIZE (cmd_serve.c), so these
+ * are part of that budget. Past it a request is answered 503 and logged
+ * too_many_connections. */
+#define EGRESS_DEFAULT_MAX_TOTAL 256
 
 /* The operator's part (serve flags), copied into each session's egress. */
 struct egress_config {
@@ -31,7 +41,11 @@ struct egress_config {
 	bool allow_private; /* names resolving to private/loopback/link-local may be reached */
 	int gateway_port; /* refused on the gateway's own addresses, whatever the rules */
 	int connect_timeout_ms;
+	int max_total; /* connections over all sessions; 0: EGRESS_DEFAULT_MAX_TOTAL */
 };
+
+/* Egress connections connecting or relaying now, over all sessions. */
+int egress_open_total(void);
 
 /* Parses "NAME=ADDRESS" (an IPv4 or IPv6 literal) into the next map of
  * cfg. 0, or -EINVAL with a reason in err. */

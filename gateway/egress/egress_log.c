@@ -39,6 +39,10 @@ const char *egress_reason_name(enum egress_reason r)
 		return "bad_request";
 	case EGRESS_REASON_TIMEOUT:
 		return "timeout";
+	case EGRESS_REASON_TOO_MANY_CONNECTIONS:
+		return "too_many_connections";
+	case EGRESS_REASON_PENDING_FULL:
+		return "pending_full";
 	}
 	return "unknown";
 }

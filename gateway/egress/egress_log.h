@@ -30,6 +30,8 @@ enum egress_reason {
 	EGRESS_REASON_CONNECT_FAILED,
 	EGRESS_REASON_BAD_REQUEST,
 	EGRESS_REASON_TIMEOUT,
+	EGRESS_REASON_TOO_MANY_CONNECTIONS, /* the session's cap or the gateway's */
+	EGRESS_REASON_PENDING_FULL, /* sent too much before the upstream connected */
 };
 
 struct egress_log_entry {
@@ -48,7 +50,7 @@ struct egress_log_entry {
 
 struct egress_log;
 
-/* "allowed", "not_in_allowlist", ..., "timeout". Never NULL. */
+/* "allowed", "not_in_allowlist", ..., "pending_full". Never NULL. */
 const char *egress_reason_name(enum egress_reason r);
 
 /* The reason that refuses an address of class c (EGRESS_REASON_ALLOWED for

@@ -284,6 +284,10 @@ const char *proxy_reply(int status)
 		return "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
 		       "Content-Length: 24\r\nConnection: close\r\n\r\n"
 		       "vitrine: cannot connect\n";
+	case 503:
+		return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+		       "Content-Length: 30\r\nConnection: close\r\n\r\n"
+		       "vitrine: too many connections\n";
 	case 504:
 		return "HTTP/1.1 504 Gateway Timeout\r\nContent-Type: text/plain\r\n"
 		       "Content-Length: 17\r\nConnection: close\r\n\r\n"

@@ -628,6 +628,103 @@ static void test_egress_preconnect_bound(void **state)
 	egress_release(e);
 }
 
+/* Counts the egress log's entries refused for reason. */
+static int log_reasons(struct egress *e, const char *reason)
+{
+	json_t *log = egress_log_get(e, 0, 1000), *en;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(json_object_get(log, "entries"), i, en)
+		n += !strcmp(json_string_value(json_object_get(en, "reason")), reason);
+	json_decref(log);
+	return n;
+}
+
+/* The caps over many connections, all pending on a full accept queue:
+ * what they hold before connecting is capped over all (16 MiB: 20
+ * connections that each send a whole window leave 4 refused with 503
+ * pending_full), places among connecting connections are capped by the
+ * gateway's max_total (a 21st gets 503 too_many_connections, even though
+ * 4 of the 20 were refused: their connects still run), and a session's
+ * guest may have EGRESS_MAX_PER_SESSION connections at all (the ones past
+ * it are closed at once). */
+static void test_egress_caps(void **state)
+{
+	struct fixture *f = *state;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	struct egress_config cfg = { .allow_private = true,
+				     .connect_timeout_ms = 8000,
+				     .max_total = 20 };
+	struct egress_rules *rules;
+	struct egress *e;
+	static unsigned char chunk[32 * 1024];
+	char head[128], p[256], err[256];
+	json_t *j = json_pack("{s:[s]}", "allow", "*:*");
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), fill[4], n503 = 0, closes = 0;
+	struct agent_header h;
+	size_t hlen;
+
+	assert_int_equal(egress_rules_parse(j, &rules, err, sizeof(err)), 0);
+	json_decref(j);
+	assert_non_null(e = egress_create(&cfg, rules));
+	agent_link_on_accept(f->l, egress_accept, e);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 0), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	for (int i = 0; i < 4; i++) { /* fill the accept queue */
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
+	}
+	usleep(100 * 1000);
+	hlen = (size_t)snprintf(head, sizeof(head), "CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n",
+				ntohs(sa.sin_port));
+	for (uint32_t i = 0; i < 20; i++) {
+		uint32_t c = 101 + 2 * i;
+		size_t left = AGENT_WINDOW - hlen; /* a whole window, no more */
+
+		put(&f->g, c, AGENT_ACCEPT, 0, "port=3128", 9);
+		put(&f->g, c, AGENT_DATA, 0, head, hlen);
+		usleep(20 * 1000); /* its connect starts */
+		while (left) {
+			size_t k = left < sizeof(chunk) ? left : sizeof(chunk);
+
+			put(&f->g, c, AGENT_DATA, 0, chunk, k);
+			left -= k;
+		}
+	}
+	put(&f->g, 141, AGENT_ACCEPT, 0, "port=3128", 9);
+	put(&f->g, 141, AGENT_DATA, 0, head, hlen);
+	for (uint32_t i = 0; i < 120; i++)
+		put(&f->g, 143 + 2 * i, AGENT_ACCEPT, 0, "port=3128", 9);
+	while (next(&f->g, &h, p, sizeof p, 1000)) {
+		if (h.type == AGENT_DATA && strstr(p, "503 Service Unavailable"))
+			n503++;
+		if (h.type == AGENT_CLOSE && h.chan >= 143)
+			closes++;
+	}
+	printf("# egress caps: %d answered 503, %d closed at once; log: %d pending_full, %d "
+	       "too_many_connections\n",
+	       n503, closes, log_reasons(e, "pending_full"),
+	       log_reasons(e, "too_many_connections"));
+	assert_int_equal(log_reasons(e, "pending_full"), 4);
+	assert_int_equal(n503, 5);
+	/* 21 connections were open when the 120 came: 107 more fit */
+	assert_int_equal(closes, 120 - (EGRESS_MAX_PER_SESSION - 21));
+	assert_int_equal(log_reasons(e, "too_many_connections"), 1 + closes);
+	assert_int_equal(egress_open_total(), 20);
+	for (uint32_t c = 101; c < 143 + 2 * 120; c += 2)
+		agent_chan_close(f->l, c, "done");
+	for (int i = 0; i < 4; i++)
+		close(fill[i]);
+	close(lfd);
+	ping_through(f);
+	agent_link_on_accept(f->l, NULL, NULL);
+	egress_release(e);
+}
+
 /* A guest that sends frames needing an answer (ACCEPTs nobody takes: each
  * gets a CLOSE) and reads nothing: the host stops reading it once it owes
  * a few MiB, so the guest's sends block instead of the host's queue
@@ -671,6 +768,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_channel_id_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_egress_preconnect_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_egress_caps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nonreader_is_not_read, setup, teardown),
 	};
 

@@ -797,7 +797,7 @@ static void test_proxy_malformed(void **state)
 
 static void test_proxy_replies(void **state)
 {
-	static const int statuses[] = { 400, 403, 502, 504 };
+	static const int statuses[] = { 400, 403, 502, 503, 504 };
 
 	(void)state;
 	assert_string_equal(proxy_reply(200), "HTTP/1.1 200 Connection established\r\n\r\n");
