@@ -22,7 +22,10 @@ struct control_conn {
 	char sid[ROUTE_ID_MAX + 1];
 	bool authed;
 	struct ws_rx rx; /* the message being received */
-	char *in[CONTROL_MAX_QUEUE]; /* owned: actions waiting their turn */
+	struct {
+		char *text; /* owned */
+		size_t len; /* the message's, which may hold a NUL */
+	} in[CONTROL_MAX_QUEUE]; /* actions waiting their turn */
 	int n_in;
 	char *out[CONTROL_MAX_QUEUE]; /* owned: replies, LWS_PRE headroom each */
 	size_t out_len[CONTROL_MAX_QUEUE];
@@ -176,7 +179,8 @@ static void action_done(void *ud, struct run_outcome *out)
 static void start_next(struct control_conn *c)
 {
 	while (!c->run && c->n_in > 0) {
-		char *text = c->in[0];
+		char *text = c->in[0].text;
+		size_t len = c->in[0].len;
 		struct sess *s = sess_find(c->gw, c->sid);
 		json_t *error = NULL;
 		int status;
@@ -185,8 +189,7 @@ static void start_next(struct control_conn *c)
 		if (!s) {
 			send_error(c, NULL, "gone", "the session no longer exists");
 		} else {
-			c->run = api_start_action(s, text, strlen(text), action_done, c, &status,
-						  &error);
+			c->run = api_start_action(s, text, len, action_done, c, &status, &error);
 			if (!c->run)
 				send_json(c, error);
 		}
@@ -242,7 +245,8 @@ static int control_receive(struct control_conn *c, const void *in, size_t len)
 		send_error(c, NULL, "busy", "too many actions queued on this connection");
 		return 0;
 	}
-	c->in[c->n_in++] = text;
+	c->in[c->n_in].text = text;
+	c->in[c->n_in++].len = n;
 	start_next(c);
 	return 0;
 }
@@ -283,7 +287,7 @@ static void control_close(struct control_conn *c)
 	lws_sul_cancel(&c->sul_auth);
 	ws_rx_free(&c->rx);
 	for (int i = 0; i < c->n_in; i++)
-		free(c->in[i]);
+		free(c->in[i].text);
 	for (int i = 0; i < c->n_out; i++)
 		free(c->out[i]);
 	free(c);

@@ -249,8 +249,8 @@ static void count_log(const struct gateway_session *s, int *capped, int *tried, 
 static void test_connect_flood(void **state)
 {
 	long rss0 = gateway_proc_rss_kib(&gw), rss_peak = 0;
-	int socks0 = gateway_sockets(), socks_peak = 0, a_capped, a_tried, a_full, b_capped, b_tried,
-	    b_full;
+	int socks0 = gateway_sockets(), socks_peak = 0, a_capped, a_tried, a_full, b_capped,
+	    b_tried, b_full;
 	int64_t before = serve_c(), during = 0, t0;
 
 	(void)state;
@@ -315,6 +315,5 @@ int main(void)
 		cmocka_unit_test(test_connect_flood),
 	};
 
-	return cmocka_run_group_tests_name("a flood of egress connections", tests, setup,
-					   teardown);
+	return cmocka_run_group_tests_name("a flood of egress connections", tests, setup, teardown);
 }
