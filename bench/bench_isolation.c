@@ -1,7 +1,8 @@
 /* bench/bench_isolation.c: what each guest's jail (vmm-qemu/jail.h: a uid
- * of its own, a network namespace, rlimits, a cgroup) costs. Restore from
- * a template to the screen being back, with and without the jail and with
- * it less one part (cgroup, netns, own uid) to show each part's cost, all
+ * of its own, a network namespace, a mount namespace, rlimits, a cgroup)
+ * costs. Restore from a template to the screen being back, with and
+ * without the jail and with it less one part (cgroup, netns, mntns, own
+ * uid) to show each part's cost, all
  * interleaved in one run (median of N each), and the ratio; then one cold
  * boot in its cgroup: its peak memory (v1 memory.max_usage_in_bytes)
  * against the limit, and QEMU's anonymous memory outside guest RAM and the
@@ -79,10 +80,11 @@ static int cmp_i64(const void *a, const void *b)
 /* The variants compared: no jail (QEMU as root, the host's network, no
  * cgroup; the rlimits cost nothing and stay), the whole jail, and the
  * whole jail less one part, which shows that part's cost. */
-enum { V_OFF, V_ON, V_NO_CGROUP, V_NO_NETNS, V_NO_UID, N_VARIANTS };
+enum { V_OFF, V_ON, V_NO_CGROUP, V_NO_NETNS, V_NO_MNTNS, V_NO_UID, N_VARIANTS };
 static const char *const variant_names[N_VARIANTS] = {
-	"without the jail",    "with it", "with it but no cgroup", "with it but no netns",
-	"with it but as root",
+	"without the jail",	 "with it",
+	"with it but no cgroup", "with it but no netns",
+	"with it but no mntns",	 "with it but as root",
 };
 
 static void variant(int v, const struct vmm_jail_config *dflt)
@@ -90,13 +92,15 @@ static void variant(int v, const struct vmm_jail_config *dflt)
 	struct vmm_jail_config c = *dflt;
 
 	if (v == V_OFF)
-		c = (struct vmm_jail_config){ .allow_root = true,
-					      .no_cgroup = true,
-					      .no_netns = true };
+		c = (struct vmm_jail_config){
+			.allow_root = true, .no_cgroup = true, .no_netns = true, .no_mntns = true
+		};
 	else if (v == V_NO_CGROUP)
 		c.no_cgroup = true;
 	else if (v == V_NO_NETNS)
 		c.no_netns = true;
+	else if (v == V_NO_MNTNS)
+		c.no_mntns = true;
 	else if (v == V_NO_UID)
 		c = (struct vmm_jail_config){ .allow_root = true };
 	vmm_jail_configure(&c);

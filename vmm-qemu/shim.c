@@ -426,6 +426,13 @@ static int start(struct shim *s, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "%s/qemu.log", s->args.run_dir);
 	jail.cred = s->args.drop_privileges ? &s->args.cred : NULL;
 	jail.netns = s->args.netns;
+	jail.mntns = s->args.mntns;
+	for (size_t i = 0; i < s->args.n_ro; i++)
+		jail.ro_paths[i] = s->args.ro[i];
+	jail.n_ro = s->args.n_ro;
+	for (size_t i = 0; i < s->args.n_rw; i++)
+		jail.rw_paths[i] = s->args.rw[i];
+	jail.n_rw = s->args.n_rw;
 	jail.fsize = s->args.fsize;
 	jail.nofile = s->args.nofile;
 	jail.nproc = s->args.nproc;

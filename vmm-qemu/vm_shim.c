@@ -161,6 +161,13 @@ int vm_shim_spawn(struct vmm_vm *vm, const struct vmm_shim_opts *shim, char *con
 	a.cred = vm->jail.cred;
 	a.lease_fd = vm->jail.lease_fd;
 	a.netns = vm->jail.netns;
+	a.mntns = vm->jail.mntns;
+	for (size_t i = 0; i < vm->jail.n_ro; i++)
+		a.ro[i] = vm->jail.ro[i];
+	a.n_ro = vm->jail.n_ro;
+	for (size_t i = 0; i < vm->jail.n_rw; i++)
+		a.rw[i] = vm->jail.rw[i];
+	a.n_rw = vm->jail.n_rw;
 	a.fsize = vm->jail.fsize;
 	a.nofile = vm->jail.nofile;
 	a.nproc = vm->jail.nproc;
