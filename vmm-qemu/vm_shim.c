@@ -4,6 +4,7 @@
 #include "vmm-qemu/vm_int.h"
 
 #include "common/fsutil.h"
+#include "common/unixsock.h"
 #include "vmm-qemu/shim_proto.h"
 
 #include <errno.h>
@@ -50,21 +51,11 @@ static int read_hello(int fd, char *buf, size_t cap, int64_t until_ms)
 	return -EPROTO;
 }
 
-/* A connected, non-blocking, close-on-exec socket to path, or -errno. */
+/* A connected, non-blocking, close-on-exec socket to path, or -errno; a
+ * link planted at shim.sock is not followed (unixsock.h). */
 static int connect_once(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), e;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		return fd;
-	e = errno;
-	close(fd);
-	/* A non-blocking unix connect with a full backlog says EAGAIN. */
-	return e == EAGAIN ? -ECONNREFUSED : -e;
+	return unixsock_connect_once(path, SOCK_NONBLOCK);
 }
 
 int vm_shim_attach(const char *run_dir, struct vmm_proc *shim, int timeout_ms, pid_t *qemu,

@@ -11,7 +11,11 @@
  * still read after the truncation; each QEMU has a mount namespace of its
  * own where the images and templates are read-only mounts (root there
  * gets EROFS), except the RAM file of a template being built, which its
- * own guest writes; a template's clone, whose RAM is a sealed
+ * own guest writes; links an escaped QEMU plants in its run dir (its uid
+ * owns it) are not followed by root: a template saved from a guest whose
+ * page.html became a link to a root-only file fails and leaves that file's
+ * mode and bytes as they were, and a socket name linked to another socket
+ * is not connected; a template's clone, whose RAM is a sealed
  * memfd, can neither open the template's RAM file for writing as its uid
  * nor write the memfd, and the file is unchanged after the clone ran. Run
  * as root
@@ -19,6 +23,7 @@
  * $VITRINE_BIN (default build/vitrine). */
 #include "common/fsutil.h"
 #include "common/sha256.h"
+#include "common/unixsock.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/cgroup.h"
@@ -708,6 +713,66 @@ static void test_template_dir_read_only(void **state)
 	fs_rm_rf(home);
 }
 
+/* As an escaped QEMU would (it owns its run dir): page.html swapped for a
+ * link to a root-only file before the template is saved, agent.sock for a
+ * link to a live socket. Root follows neither. */
+static void test_planted_links_not_followed(void **state)
+{
+	char dir[PATH_MAX], ram[PATH_MAX], page[PATH_MAX], secret[PATH_MAX], err[4096],
+		path[PATH_MAX + 32], real[PATH_MAX + 32], *text = NULL;
+	struct vmm_vm_opts opts = { 0 };
+	struct vmm_image img;
+	struct vmm_spec spec;
+	struct vmm_vm *vm = NULL;
+	struct stat st;
+	int rc, fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(dir, sizeof(dir), "%s/tpl-link", run_base);
+	snprintf(page, sizeof(page), "%s/page-in.html", run_base);
+	snprintf(secret, sizeof(secret), "%s/secret", run_base);
+	assert_int_equal(fs_write_file(page, "<p>hello</p>", 12), 0);
+	assert_int_equal(fs_write_file(secret, "root only\n", 10), 0);
+	assert_int_equal(chmod(secret, 0600), 0);
+	opts.page_file = page;
+	tiny_spec(&spec, &img);
+	rc = vmm_template_prepare(dir, &spec, ram, sizeof(ram), err, sizeof(err));
+	if (rc == 0)
+		rc = vmm_vm_start(&spec, &opts, &vm, err, sizeof(err));
+	if (rc == 0)
+		rc = vmm_vm_wait_phase(vm, "ready", 60000, err, sizeof(err));
+	if (rc < 0)
+		fail_msg("guest: %s", err);
+
+	snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(vm));
+	snprintf(real, sizeof(real), "%s/agent.real", vmm_vm_run_dir(vm));
+	assert_int_equal(rename(path, real), 0);
+	assert_int_equal(symlink(real, path), 0);
+	assert_int_equal(unixsock_connect(path, 200, err, sizeof(err)), -ELOOP);
+	fd = unixsock_connect(real, 200, err, sizeof(err)); /* QEMU's own: fine */
+	assert_true(fd >= 0);
+	close(fd);
+
+	snprintf(path, sizeof(path), "%s/page.html", vmm_vm_run_dir(vm));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(secret, path), 0);
+	assert_int_equal(vmm_template_save(vm, dir, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	snprintf(path, sizeof(path), "%s/page.html", dir);
+	assert_int_not_equal(lstat(path, &st), 0);
+	assert_int_equal(stat(secret, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(fs_read_file(secret, 64, &text, NULL), 0);
+	assert_string_equal(text, "root only\n");
+	free(text);
+	vmm_vm_destroy(vm);
+	fs_rm_rf(dir);
+	unlink(secret);
+	unlink(page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -717,6 +782,7 @@ int main(void)
 		cmocka_unit_test(test_console_log_rotated),
 		cmocka_unit_test(test_clone_cannot_write_its_template),
 		cmocka_unit_test(test_template_dir_read_only),
+		cmocka_unit_test(test_planted_links_not_followed),
 	};
 
 	return cmocka_run_group_tests_name("guest isolation", tests, setup, teardown);
