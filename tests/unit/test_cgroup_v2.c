@@ -137,9 +137,8 @@ static void refresh(const char *dir)
 static const char *controller_of(const char *name)
 {
 	static const char *const files[][2] = {
-		{ "memory.max", "memory" }, { "memory.swap.max", "memory" },
-		{ "pids.max", "pids" },	    { "cpu.max", "cpu" },
-		{ "cpu.weight", "cpu" },
+		{ "memory.max", "memory" }, { "memory.swap.max", "memory" }, { "pids.max", "pids" },
+		{ "cpu.max", "cpu" },	    { "cpu.weight", "cpu" },
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
