@@ -1,12 +1,14 @@
 /* bench/bench_isolation.c: what each guest's jail (vmm-qemu/jail.h: a uid
- * of its own, a network namespace, rlimits, a cgroup) costs. Restore from
- * a template to the screen being back, with and without the jail and with
- * it less one part (cgroup, netns, own uid) to show each part's cost, all
+ * of its own, a network namespace, a mount namespace, rlimits, a cgroup)
+ * costs. Restore from a template to the screen being back, with and
+ * without the jail and with it less one part (cgroup, netns, mntns, own
+ * uid) to show each part's cost, all
  * interleaved in one run (median of N each), and the ratio; then one cold
  * boot in its cgroup: its peak memory (v1 memory.max_usage_in_bytes)
  * against the limit, and QEMU's anonymous memory outside guest RAM and the
  * TCG code buffer (smaps), which cgroup.h's VMM_CGROUP_OVERHEAD_MIB must
- * cover. Run as root.
+ * cover; and the namespace steps alone (a child that makes each and
+ * exits, against one that only exits). Run as root.
  *
  * usage: bench_isolation [--image tiny|desktop] [--runs N] [--no-overhead]
  * The template is made in a temporary dir under the run base and removed. */
@@ -14,15 +16,19 @@
 #include "tests/lib/ppm.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/jail.h"
+#include "vmm-qemu/mount_ns.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/tpl_ram.h"
 
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *image_name = "tiny";
@@ -79,10 +85,11 @@ static int cmp_i64(const void *a, const void *b)
 /* The variants compared: no jail (QEMU as root, the host's network, no
  * cgroup; the rlimits cost nothing and stay), the whole jail, and the
  * whole jail less one part, which shows that part's cost. */
-enum { V_OFF, V_ON, V_NO_CGROUP, V_NO_NETNS, V_NO_UID, N_VARIANTS };
+enum { V_OFF, V_ON, V_NO_CGROUP, V_NO_NETNS, V_NO_MNTNS, V_NO_UID, N_VARIANTS };
 static const char *const variant_names[N_VARIANTS] = {
-	"without the jail",    "with it", "with it but no cgroup", "with it but no netns",
-	"with it but as root",
+	"without the jail",	 "with it",
+	"with it but no cgroup", "with it but no netns",
+	"with it but no mntns",	 "with it but as root",
 };
 
 static void variant(int v, const struct vmm_jail_config *dflt)
@@ -90,13 +97,15 @@ static void variant(int v, const struct vmm_jail_config *dflt)
 	struct vmm_jail_config c = *dflt;
 
 	if (v == V_OFF)
-		c = (struct vmm_jail_config){ .allow_root = true,
-					      .no_cgroup = true,
-					      .no_netns = true };
+		c = (struct vmm_jail_config){
+			.allow_root = true, .no_cgroup = true, .no_netns = true, .no_mntns = true
+		};
 	else if (v == V_NO_CGROUP)
 		c.no_cgroup = true;
 	else if (v == V_NO_NETNS)
 		c.no_netns = true;
+	else if (v == V_NO_MNTNS)
+		c.no_mntns = true;
 	else if (v == V_NO_UID)
 		c = (struct vmm_jail_config){ .allow_root = true };
 	vmm_jail_configure(&c);
@@ -207,6 +216,60 @@ static int overhead(void)
 	return 0;
 }
 
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A child that makes step's namespace (0: none, CLONE_NEWNET, or
+ * CLONE_NEWNS with the images and templates read-only) and exits: the
+ * median of 51, in microseconds, from fork to reaped. */
+static long step_us(int step)
+{
+	char ro[2][PATH_MAX];
+	const char *dirs[2] = { ro[0], ro[1] };
+	size_t n = 0;
+	long us[51];
+
+	if (realpath(vmm_images_dir(), ro[n]))
+		n++;
+	if (realpath(vmm_templates_dir(), ro[n]))
+		n++;
+	for (int i = 0; i < 51; i++) {
+		int64_t t0 = now_us();
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0)
+			_exit(step == CLONE_NEWNET  ? (unshare(CLONE_NEWNET) < 0)
+			      : step == CLONE_NEWNS ? (vmm_mntns_enter(dirs, n, NULL, 0) < 0)
+						    : 0);
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			return -1;
+		us[i] = (long)(now_us() - t0);
+	}
+	for (int i = 1; i < 51; i++) /* insertion sort: 51 values */
+		for (int j = i; j > 0 && us[j - 1] > us[j]; j--) {
+			long t = us[j];
+
+			us[j] = us[j - 1];
+			us[j - 1] = t;
+		}
+	return us[25];
+}
+
+static void steps(void)
+{
+	long none = step_us(0), net = step_us(CLONE_NEWNET), mnt = step_us(CLONE_NEWNS);
+
+	printf("namespace steps alone, median of 51 (fork to reaped): a child that exits %ld us, "
+	       "with a network namespace %ld us, with the mount namespace %ld us\n",
+	       none, net, mnt);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -239,6 +302,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	vmm_jail_config_get(&dflt);
+	steps();
 	snprintf(shot_path, sizeof(shot_path), "/tmp/bench-isolation-%d.ppm", (int)getpid());
 	if (vmm_image_load(image_name, &image, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);

@@ -50,15 +50,33 @@ int fs_rm_rf(const char *path)
 	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-int fs_read_file(const char *path, size_t max, char **out, size_t *len)
+int fs_open_regular(const char *path, int flags, mode_t mode)
+{
+	struct stat st;
+	int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+/* Reads fd to its end (at most max bytes) and closes it. */
+static int read_fd(int fd, size_t max, char **out, size_t *len)
 {
 	size_t cap = 4096, used = 0;
 	char *buf;
-	int fd, err = 0;
+	int err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	buf = malloc(cap + 1);
 	if (!buf) {
 		close(fd);
@@ -105,10 +123,24 @@ int fs_read_file(const char *path, size_t max, char **out, size_t *len)
 	return 0;
 }
 
+int fs_read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : read_fd(fd, max, out, len);
+}
+
+int fs_read_file_nofollow(const char *path, size_t max, char **out, size_t *len)
+{
+	int fd = fs_open_regular(path, O_RDONLY, 0);
+
+	return fd < 0 ? fd : read_fd(fd, max, out, len);
+}
+
 int fs_write_file(const char *path, const void *data, size_t len)
 {
 	const char *p = data;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 
 	if (fd < 0)
 		return -errno;
@@ -236,32 +268,34 @@ int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t 
 	return rc;
 }
 
-int fs_copy_file(const char *from, const char *to, mode_t mode)
+int fs_copy_fd(int in, int out)
 {
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = 0;
 	struct stat st;
 
-	if (in < 0)
+	if (fstat(in, &st) < 0)
 		return -errno;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (out < 0 || fstat(in, &st) < 0) {
-		rc = -errno;
-		goto done;
-	}
-	for (off_t left = st.st_size; left > 0;) {
-		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+	for (off_t at = 0, left = st.st_size; left > 0;) {
+		ssize_t n = copy_file_range(in, &at, out, NULL, (size_t)left, 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			goto done;
-		}
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0; /* it shrank under us: what there was is copied */
 		left -= n;
 	}
-	if (fsync(out) < 0)
-		rc = -errno;
-done:
+	return fsync(out) < 0 ? -errno : 0;
+}
+
+int fs_copy_file(const char *from, const char *to, mode_t mode)
+{
+	int in = fs_open_regular(from, O_RDONLY, 0), out = -1, rc = 0;
+
+	if (in < 0)
+		return in;
+	out = fs_open_regular(to, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	rc = out < 0 ? out : fs_copy_fd(in, out);
 	if (out >= 0 && close(out) < 0 && rc == 0)
 		rc = -errno;
 	close(in);
@@ -285,6 +319,24 @@ int fs_move_file(const char *from, const char *to)
 	if (rc == 0 && unlink(from) < 0)
 		rc = -errno;
 	return rc;
+}
+
+int fs_move_regular(const char *from, const char *to)
+{
+	struct stat st;
+	int rc = fs_move_file(from, to);
+
+	if (rc < 0)
+		return rc;
+	/* Checked where it landed, in a directory the mover owns: nothing can
+	 * be swapped in between the check and the use. */
+	if (lstat(to, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode)) {
+		unlink(to);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int64_t fs_now_ms(void)

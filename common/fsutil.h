@@ -14,7 +14,19 @@ int fs_rm_rf(const char *path);
 /* Reads a whole file into a NUL-terminated heap buffer (*out, owned by the
  * caller), at most max bytes. Returns 0 or -errno (-EFBIG when larger). */
 int fs_read_file(const char *path, size_t max, char **out, size_t *len);
-/* Writes len bytes to path (created 0644, truncated). Returns 0 or -errno. */
+/* fs_read_file() for a file in a directory another uid may write (a
+ * guest's run dir): see fs_open_regular. */
+int fs_read_file_nofollow(const char *path, size_t max, char **out, size_t *len);
+/* Opens path (flags as open's, O_CLOEXEC added; mode for O_CREAT) when its
+ * last component is a regular file: a symlink there is never followed
+ * (-ELOOP), a FIFO never blocks and is refused like a device or a socket
+ * (-EINVAL). For files root opens in a directory another uid owns (a
+ * guest's run dir), where that uid may plant a link to anything. The
+ * directories above path are followed as usual: the caller owns them.
+ * Returns the fd (O_NONBLOCK set, which regular files ignore) or -errno. */
+int fs_open_regular(const char *path, int flags, mode_t mode);
+/* Writes len bytes to path (created 0644, truncated; a symlink at path is
+ * refused with -ELOOP, not followed). Returns 0 or -errno. */
 int fs_write_file(const char *path, const void *data, size_t len);
 /* Writes len bytes to a new file path (0600) in a private directory: the
  * directory of path is made 0700 when missing and must be a real
@@ -30,11 +42,22 @@ int fs_write_file_private(const char *path, const void *data, size_t len);
  * removed; path is untouched). */
 int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* Copies from to to (created with mode, truncated) with copy_file_range,
- * then fsyncs it. Returns 0 or -errno (a partial to is removed). */
+ * then fsyncs it. Neither end is followed when it is a symlink, and both
+ * must be regular files (fs_open_regular). Returns 0 or -errno (a partial
+ * to is removed). */
 int fs_copy_file(const char *from, const char *to, mode_t mode);
+/* Copies in's bytes (from its start, as far as its size at the call) to
+ * out's offset, then fsyncs out. Returns 0 or -errno. */
+int fs_copy_fd(int in, int out);
 /* Renames from to to, or, across file systems, copies and unlinks from.
  * Returns 0 or -errno. */
 int fs_move_file(const char *from, const char *to);
+/* fs_move_file() of a regular file out of a directory another uid may
+ * write into one of ours: what arrives at to is checked there (a symlink,
+ * FIFO or anything but a regular file planted at from is removed from to
+ * and refused with -EINVAL, never followed by a later chmod or open).
+ * Returns 0 or -errno. */
+int fs_move_regular(const char *from, const char *to);
 /* Milliseconds of CLOCK_MONOTONIC: the project's one clock for deadlines,
  * ages and frame times (display_frame::changed_ms, the mirror's freshness),
  * so times taken in display/, vmm-qemu/ and the gateway compare directly.

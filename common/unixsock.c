@@ -5,38 +5,86 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-int unixsock_connect(const char *path, int timeout_ms, char *err, size_t errlen)
+int unixsock_open_path(const char *path)
+{
+	char dir[PATH_MAX], *slash;
+	struct stat st, dst;
+	int fd, e;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || stat(dir, &dst) < 0) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	e = S_ISLNK(st.st_mode)					? ELOOP
+	    : !S_ISSOCK(st.st_mode)				? ENOTSOCK
+	    : st.st_uid != geteuid() && st.st_uid != dst.st_uid ? EPERM
+								: 0;
+	if (e) {
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int unixsock_connect_once(const char *path, int sock_flags)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int pfd = unixsock_open_path(path), fd, e;
+
+	if (pfd < 0)
+		return pfd;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", pfd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | sock_flags, 0);
+	e = fd < 0 ? errno : connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno : 0;
+	close(pfd);
+	if (e) {
+		if (fd >= 0)
+			close(fd);
+		/* A non-blocking unix connect with a full backlog says EAGAIN. */
+		return e == EAGAIN ? -ECONNREFUSED : -e;
+	}
+	return fd;
+}
+
+int unixsock_connect(const char *path, int timeout_ms, char *err, size_t errlen)
+{
 	int64_t deadline = fs_now_ms() + timeout_ms;
 	int fd, e;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
+	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
 		snprintf(err, errlen, "socket path too long: %s", path);
 		return -ENAMETOOLONG;
 	}
-	strcpy(sa.sun_path, path);
 	for (;;) {
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0) {
-			e = -errno;
-			snprintf(err, errlen, "socket: %s", strerror(errno));
-			return e;
-		}
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		fd = unixsock_connect_once(path, 0);
+		if (fd >= 0)
 			break;
-		e = errno;
-		close(fd);
-		if ((e != ENOENT && e != ECONNREFUSED) || fs_now_ms() >= deadline) {
-			snprintf(err, errlen, "connect %s: %s", path, strerror(e));
-			return -e;
+		if ((fd != -ENOENT && fd != -ECONNREFUSED) || fs_now_ms() >= deadline) {
+			snprintf(err, errlen, "connect %s: %s", path,
+				 fd == -ELOOP ? "a symlink, not followed" : strerror(-fd));
+			return fd;
 		}
 		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
 	}

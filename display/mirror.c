@@ -7,6 +7,7 @@
 #include "display/mirror.h"
 
 #include "common/fsutil.h"
+#include "common/unixsock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -429,22 +430,27 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 {
 	struct display_mirror *m;
 	pthread_condattr_t ca;
-	struct stat st;
-	int rc;
+	char via[32];
+	int path_fd, rc;
+	rfbBool ok;
 
 	*out = NULL;
 	pthread_once(&log_once, set_log_procs);
-	if (stat(vnc_socket_path, &st) < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path, strerror(-rc));
-		return rc;
+	/* The socket lives in a dir the guest's uid owns: a link planted
+	 * there is not followed (unixsock.h); libvncclient connects to the
+	 * socket through our descriptor of it. */
+	path_fd = unixsock_open_path(vnc_socket_path);
+	if (path_fd < 0) {
+		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path,
+			 path_fd == -ENOTSOCK ? "not a unix socket"
+			 : path_fd == -ELOOP  ? "a symlink, not followed"
+					      : strerror(-path_fd));
+		return path_fd;
 	}
-	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen, "vnc %s: not a unix socket", vnc_socket_path);
-		return -ENOTSOCK;
-	}
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", path_fd);
 	m = calloc(1, sizeof(*m));
 	if (!m) {
+		close(path_fd);
 		snprintf(err, errlen, "vnc %s: out of memory", vnc_socket_path);
 		return -ENOMEM;
 	}
@@ -477,7 +483,7 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 	m->client->GotCursorShape = on_cursor_shape;
 	m->client->appData.shareDesktop = TRUE;
 	free(m->client->serverHost); /* rfbGetClient put a strdup("") there */
-	m->client->serverHost = strdup(vnc_socket_path);
+	m->client->serverHost = strdup(via);
 	m->client->serverPort = 0;
 	if (!m->client->serverHost) {
 		snprintf(err, errlen, "vnc %s: out of memory", vnc_socket_path);
@@ -486,7 +492,10 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 	}
 	vnc_last_error[0] = '\0';
 	/* rfbInitClient frees the client when it fails. */
-	if (!rfbInitClient(m->client, NULL, NULL)) {
+	ok = rfbInitClient(m->client, NULL, NULL);
+	close(path_fd); /* connected (or not): the socket is no longer looked up */
+	path_fd = -1;
+	if (!ok) {
 		m->client = NULL;
 		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path,
 			 vnc_last_error[0] ? vnc_last_error : "connection or handshake failed");
@@ -502,6 +511,8 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 	*out = m;
 	return 0;
 fail:
+	if (path_fd >= 0)
+		close(path_fd);
 	display_mirror_stop(m);
 	return rc;
 }

@@ -1,5 +1,8 @@
 /* vmm-qemu/cgroup.c: see cgroup.h. Where the hierarchies are comes from
- * /proc/self/mountinfo, where we are in them from /proc/self/cgroup. */
+ * /proc/self/mountinfo, where we are in them from /proc/self/cgroup;
+ * $VITRINE_CGROUP_V2_ROOT replaces both for v2 (tests/unit/test_cgroup_v2.c
+ * lays out a fake hierarchy there: no host here has a v2 one with
+ * controllers, so the v2 path has run against that fake only). */
 #include "vmm-qemu/cgroup.h"
 
 #include "common/fsutil.h"
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #define CPU_PERIOD_US 100000
+#define V2_LEAF "vitrine-gateway" /* where the gateway moves to in its v2 cgroup */
 
 /* snprintf into err, truncation allowed (paths make long sentences). */
 __attribute__((format(printf, 3, 4))) static void errf(char *err, size_t errlen, const char *fmt,
@@ -105,6 +109,15 @@ static int find_mount(const char *ctrl, char *mnt, size_t mlen, char *root, size
 	return rc;
 }
 
+/* The test hook: a folder to take as our own v2 cgroup (v1 is then not
+ * looked at), or NULL. */
+static const char *v2_override(void)
+{
+	const char *d = getenv("VITRINE_CGROUP_V2_ROOT");
+
+	return d && *d ? d : NULL;
+}
+
 /* Our own cgroup's folder in the hierarchy of ctrl ("" for v2). */
 static int own_dir(const char *ctrl, char *out, size_t len)
 {
@@ -113,6 +126,10 @@ static int own_dir(const char *ctrl, char *out, size_t len)
 	size_t rl;
 	int rc;
 
+	if (!*ctrl && v2_override())
+		return snprintf(out, len, "%s", v2_override()) >= (int)len ? -ENAMETOOLONG : 0;
+	if (*ctrl && v2_override())
+		return -ENOENT;
 	if ((rc = find_mount(ctrl, mnt, sizeof(mnt), root, sizeof(root))) < 0 ||
 	    (rc = own_path(ctrl, path, sizeof(path))) < 0)
 		return rc;
@@ -162,6 +179,35 @@ static int make_dir(const char *path)
 	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -errno;
 }
 
+/* The v2 cgroup the guests' vitrine/ goes in: our own, or, once we moved
+ * into our leaf (LEAF, below), its parent. */
+static int v2_base(char *out, size_t len)
+{
+	int rc = own_dir("", out, len);
+	char *slash = rc == 0 ? strrchr(out, '/') : NULL;
+
+	if (slash && slash != out && !strcmp(slash + 1, V2_LEAF))
+		*slash = '\0';
+	return rc;
+}
+
+/* cgroup v2 lets no cgroup but the root both hold processes and hand
+ * controllers down ("no internal processes"): the gateway, in base, moves
+ * itself into base/V2_LEAF (systemd's rule for a Delegate=yes service),
+ * so that base can enable them for vitrine/. Only this process moves:
+ * anything else in base (a shim a former gateway left) keeps the write
+ * refused. Returns 0 or -errno. */
+static int v2_leave_base(const char *base)
+{
+	char leaf[PATH_MAX + 32];
+
+	int rc;
+
+	snprintf(leaf, sizeof(leaf), "%s/" V2_LEAF, base);
+	rc = make_dir(leaf);
+	return rc < 0 ? rc : write_str(leaf, "cgroup.procs", "0");
+}
+
 /* cgroup v2: BASE/vitrine/NAME with the controllers enabled on the way. */
 static int create_v2(const char *name, const struct vmm_cgroup_limits *lim, struct vmm_cgroup *out,
 		     char *err, size_t errlen)
@@ -171,7 +217,7 @@ static int create_v2(const char *name, const struct vmm_cgroup_limits *lim, stru
 	char *dir = out->dirs[0];
 	int rc;
 
-	if (own_dir("", base, sizeof(base)) < 0 ||
+	if (v2_base(base, sizeof(base)) < 0 ||
 	    !file_has_word(base, "cgroup.controllers", "memory") ||
 	    !file_has_word(base, "cgroup.controllers", "pids"))
 		return -ENOTSUP;
@@ -181,15 +227,16 @@ static int create_v2(const char *name, const struct vmm_cgroup_limits *lim, stru
 		return -ENOTSUP;
 	}
 	/* The controllers go down one level at a time; a cgroup with
-	 * processes of its own cannot pass them on (except the root), so the
-	 * gateway must run in a leaf of a delegated subtree. */
+	 * processes of its own cannot pass them on (except the root). */
 	for (int level = 0; level < 2; level++)
 		for (size_t i = 0; i < 3; i++) {
 			rc = write_str(level ? parent : base, "cgroup.subtree_control", ctrls[i]);
+			if (rc == -EBUSY && level == 0 && i == 0 && v2_leave_base(base) == 0)
+				rc = write_str(base, "cgroup.subtree_control", ctrls[i]);
 			if (rc < 0 && i < 2) {
 				errf(err, errlen,
 				     "cgroup v2: enable %s in %s/cgroup.subtree_control: %s "
-				     "(run the gateway in a leaf of a delegated subtree)",
+				     "(the gateway needs a delegated subtree to itself)",
 				     ctrls[i] + 1, level ? parent : base, strerror(-rc));
 				return -ENOTSUP;
 			}
@@ -296,7 +343,10 @@ int vmm_cgroup_create(const char *name, const struct vmm_cgroup_limits *lim, str
 
 	memset(out, 0, sizeof(*out));
 	rc = create_v2(name, lim, out, why2, sizeof(why2));
-	if (rc == -ENOTSUP) {
+	if (rc == -ENOTSUP && v2_override()) {
+		remove_cg(out);
+		errf(err, errlen, "%s", why2[0] ? why2 : "cgroup v2: no memory and pids here");
+	} else if (rc == -ENOTSUP) {
 		remove_cg(out);
 		memset(out, 0, sizeof(*out));
 		rc = create_v1(name, lim, out, err, errlen);
@@ -348,7 +398,8 @@ void vmm_cgroup_sweep(const char *name)
 	if (!name[0] || strchr(name, '/'))
 		return;
 	for (size_t i = 0; i < 4; i++)
-		if (own_dir(ctrls[i], base, sizeof(base)) == 0 &&
+		if ((i ? own_dir(ctrls[i], base, sizeof(base)) : v2_base(base, sizeof(base))) ==
+			    0 &&
 		    snprintf(dir, sizeof(dir), "%s/vitrine/%s", base, name) < (int)sizeof(dir))
 			rmdir(dir);
 }

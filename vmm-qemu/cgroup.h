@@ -4,7 +4,10 @@
  * pids controllers delegated to us, else v1 (the memory, cpu and pids
  * hierarchies, each on its own); in either a vitrine/ folder under the
  * cgroup the caller is in, and one folder per guest in it, named after
- * its run dir. The guest's QEMU joins it between fork and exec
+ * its run dir. On v2 the caller moves itself into vitrine-gateway/ beside
+ * vitrine/ when its own cgroup may not hand controllers down while it
+ * holds the caller (v2's "no internal processes"). The v2 path has run
+ * against a fake hierarchy only (tests/unit/test_cgroup_v2.c). The guest's QEMU joins it between fork and exec
  * (proc.h: vmm_jail.cgroups); whoever reaps QEMU removes it (the shim,
  * or vmm_vm_destroy). The limits are pure arithmetic, unit-tested. */
 #ifndef VITRINE_VMM_CGROUP_H

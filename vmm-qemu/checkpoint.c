@@ -128,10 +128,11 @@ static int take(struct vmm_vm *vm, const char *dir, const char *file, bool move,
 	if ((rc = join(from, vmm_vm_run_dir(vm), file, err, errlen)) < 0 ||
 	    (rc = join(to, dir, file, err, errlen)) < 0)
 		return rc;
-	rc = move ? fs_move_file(from, to) : fs_copy_file(from, to, 0600);
+	/* From the guest's run dir: never a link its uid put there. */
+	rc = move ? fs_move_regular(from, to) : fs_copy_file(from, to, 0600);
 	if (rc < 0)
 		snprintf(err, errlen, "%s %s to %s: %s", move ? "move" : "copy", from, to,
-			 strerror(-rc));
+			 rc == -EINVAL ? "not a regular file" : strerror(-rc));
 	return rc;
 }
 

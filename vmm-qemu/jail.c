@@ -3,6 +3,9 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "vmm-qemu/image.h"
+#include "vmm-qemu/mount_ns.h"
+#include "vmm-qemu/snapshot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -203,32 +206,88 @@ static int lease_uid(uid_t first, uid_t last, uid_t *uid, char *err, size_t errl
 	return -EAGAIN;
 }
 
-/* Can this process give a child a network namespace of its own? (Not in a
- * container without CAP_SYS_ADMIN, say.) Asked once, in a child; the
- * answer is kept, and a no is said once. */
-static bool netns_works(void)
+/* In a child, the namespace step as proc.c takes it: 0 or an errno. */
+static int try_netns(void)
 {
-	static int known = -1; /* under config_lock */
+	return unshare(CLONE_NEWNET) == 0 ? 0 : errno;
+}
+
+static int try_mntns(void)
+{
+	return vmm_mntns_enter(NULL, 0, NULL, 0) == 0 ? 0 : errno;
+}
+
+/* Can this process give a child a namespace of this kind? (Not in a
+ * container without CAP_SYS_ADMIN, say.) Asked once per kind, in a child;
+ * the answer is kept in *known, and a no is said once (what: what guests
+ * then share). */
+static bool ns_works(int (*try)(void), int *known, const char *kind, const char *what)
+{
 	pid_t pid;
 	int st, e = 0;
 
 	pthread_mutex_lock(&config_lock);
-	if (known < 0) {
+	if (*known < 0) {
 		pid = fork();
 		if (pid == 0)
-			_exit(unshare(CLONE_NEWNET) == 0 ? 0 : errno & 0xff);
+			_exit(try() & 0xff);
 		while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 		e = pid < 0 ? errno : WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
-		known = e == 0;
-		if (!known)
-			log_warn("jail",
-				 "no network namespace for QEMU (unshare: %s): guests' QEMUs "
-				 "share the host's network",
-				 strerror(e));
+		*known = e == 0;
+		if (!*known)
+			log_warn("jail", "no %s namespace for QEMU (%s): %s", kind, strerror(e),
+				 what);
 	}
 	pthread_mutex_unlock(&config_lock);
-	return known;
+	return *known;
+}
+
+static bool netns_works(void)
+{
+	static int known = -1; /* under config_lock */
+
+	return ns_works(try_netns, &known, "network", "guests' QEMUs share the host's network");
+}
+
+static bool mntns_works(void)
+{
+	static int known = -1; /* under config_lock */
+
+	return ns_works(try_mntns, &known, "mount",
+			"the images and templates are held from guests' QEMUs by their modes "
+			"alone");
+}
+
+/* Is path dir itself or below it? */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/* The mount namespace's paths: the images and templates dirs that exist
+ * (resolved: a bind mount follows links, the check below must too), and a
+ * template guest's RAM file when it lies in one of them. */
+static void mntns_paths(const struct vmm_spec *spec, struct vmm_guest_jail *out)
+{
+	const char *dirs[VMM_MNTNS_MAX_RO] = { vmm_images_dir(), vmm_templates_dir() };
+	char ram[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < VMM_MNTNS_MAX_RO; i++)
+		if (realpath(dirs[i], out->ro[out->n_ro]) && stat(out->ro[out->n_ro], &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			out->n_ro++;
+	if (!spec->ram_path || !spec->ram_share || !realpath(spec->ram_path, ram))
+		return;
+	for (size_t i = 0; i < out->n_ro; i++)
+		if (under(ram, out->ro[i])) {
+			snprintf(out->rw[0], sizeof(out->rw[0]), "%s", ram);
+			out->n_rw = 1;
+			break;
+		}
 }
 
 static unsigned long long rootfs_size(const struct vmm_spec *spec)
@@ -279,6 +338,9 @@ int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl
 		return -EPERM;
 	}
 	out->netns = !cfg.no_netns && netns_works();
+	out->mntns = !cfg.no_mntns && mntns_works();
+	if (out->mntns)
+		mntns_paths(spec, out);
 	if (!cfg.no_cgroup) {
 		vmm_cgroup_limits_for(spec->memory_mib, spec->vcpus,
 				      spec->accel == VMM_ACCEL_KVM ? 0
@@ -309,6 +371,13 @@ void vmm_guest_jail_view(const struct vmm_guest_jail *j, struct vmm_jail *out)
 	memset(out, 0, sizeof(*out));
 	out->cred = j->drop ? &j->cred : NULL;
 	out->netns = j->netns;
+	out->mntns = j->mntns;
+	for (size_t i = 0; i < j->n_ro; i++)
+		out->ro_paths[i] = j->ro[i];
+	out->n_ro = j->n_ro;
+	for (size_t i = 0; i < j->n_rw; i++)
+		out->rw_paths[i] = j->rw[i];
+	out->n_rw = j->n_rw;
 	out->fsize = j->fsize;
 	out->nofile = j->nofile;
 	out->nproc = j->nproc;

@@ -1,7 +1,9 @@
 /* vmm-qemu/jail.h: what confines one guest's QEMU, Firecracker's jailer
  * in our terms: a uid of its own from a configured range (so that no QEMU
  * can reach another's run dir, and RLIMIT_NPROC counts one guest), a
- * network namespace with no interface, rlimits and a cgroup (cgroup.h).
+ * network namespace with no interface, a mount namespace where the images
+ * and templates are read-only (mount_ns.h), rlimits and a cgroup
+ * (cgroup.h).
  * vm.c makes one per guest before it spawns QEMU (or the shim, which
  * applies it: shim_proto.h carries it on the command line).
  *
@@ -20,6 +22,7 @@
 #include "vmm-qemu/proc.h"
 #include "vmm-qemu/spec.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -38,6 +41,7 @@ struct vmm_jail_config {
 	bool allow_root; /* QEMU may run as root when there is no range */
 	bool no_cgroup; /* no cgroup per guest (tests that measure without) */
 	bool no_netns; /* no network namespace (the same) */
+	bool no_mntns; /* no mount namespace (the same) */
 };
 
 /* Parses "FIRST-LAST" (1 <= FIRST <= LAST < 2^31, at most 65536 uids) or
@@ -72,6 +76,11 @@ struct vmm_guest_jail {
 	bool drop; /* cred applies */
 	struct vmm_cred cred;
 	bool netns;
+	bool mntns;
+	char ro[VMM_MNTNS_MAX_RO][PATH_MAX]; /* real paths: the images, the templates */
+	size_t n_ro;
+	char rw[VMM_MNTNS_MAX_RW][PATH_MAX]; /* a template guest's RAM file among them */
+	size_t n_rw;
 	unsigned long long fsize;
 	unsigned long nofile, nproc;
 	struct vmm_cgroup cg; /* n_dirs 0: none */
@@ -80,7 +89,10 @@ struct vmm_guest_jail {
 
 /* The jail for a guest of spec whose run dir is called name: a uid leased
  * (root), the cgroup made (a warning once when the host has none writable),
- * the limits computed. tpl_gid: a group for the clone's template RAM file
+ * the namespaces asked for (a warning once for each the host cannot make:
+ * guests then go without), the limits computed. The mount namespace makes
+ * vmm_images_dir() and vmm_templates_dir() read-only where they exist,
+ * except spec's RAM file when it is shared (a template's own guest). tpl_gid: a group for the clone's template RAM file
  * (-1 for none), added to its groups. Returns 0, -EPERM when QEMU would run
  * as root without leave, -EAGAIN when every uid of the range is leased, or
  * another -errno; err says which. Nothing is held on failure. */

@@ -7,6 +7,8 @@
 #ifndef VITRINE_VMM_PROC_H
 #define VITRINE_VMM_PROC_H
 
+#include "vmm-qemu/mount_ns.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -27,12 +29,17 @@ int vmm_cred_lookup(const char *user, struct vmm_cred *cred);
 #define VMM_JAIL_MAX_CGROUPS 3
 
 /* What a child is confined to, applied between fork and exec (jail.h makes
- * one per guest): cgroups joined first and a network namespace of its own
- * while still root, then the rlimits, then the credentials. A zeroed one
- * changes nothing; RLIMIT_CORE is always 0. */
+ * one per guest): cgroups joined first, a network namespace and a mount
+ * namespace of its own while still root, then the rlimits, then the
+ * credentials. A zeroed one changes nothing; RLIMIT_CORE is always 0. */
 struct vmm_jail {
 	const struct vmm_cred *cred; /* NULL: the caller's */
 	bool netns; /* unshare(CLONE_NEWNET): no interface but lo (down) */
+	bool mntns; /* a mount namespace (mount_ns.h) with ro_paths read-only */
+	const char *ro_paths[VMM_MNTNS_MAX_RO];
+	size_t n_ro;
+	const char *rw_paths[VMM_MNTNS_MAX_RW]; /* writable again inside those */
+	size_t n_rw;
 	unsigned long long fsize; /* RLIMIT_FSIZE in bytes; 0: unchanged */
 	unsigned long nofile, nproc; /* RLIMIT_NOFILE, RLIMIT_NPROC; 0: unchanged */
 	const char *cgroups[VMM_JAIL_MAX_CGROUPS]; /* dirs whose cgroup.procs it joins */

@@ -305,21 +305,36 @@ static _Noreturn void on_abandoned(struct shim *s)
  * NAME.1 (replacing the last one) and it is truncated. QEMU writes both
  * with O_APPEND, so it goes on at the new end; a reader at an offset past
  * it starts again at 0 (vm.c). What QEMU writes between the copy and the
- * truncation is lost: a guest that fills its console loses lines anyway. */
+ * truncation is lost: a guest that fills its console loses lines anyway.
+ * The run dir is the guest's uid's: the log is opened once without
+ * following a link (and truncated through that descriptor), and NAME.1
+ * is made anew, exclusively, so nothing the uid plants there is written. */
 static void rotate_log(struct shim *s, const char *name)
 {
 	long long cap = s->args.log_cap > 0 ? s->args.log_cap : VMM_SHIM_LOG_CAP_DEFAULT;
 	char path[PATH_MAX + 16], old[PATH_MAX + 32];
 	struct stat st;
+	int fd, out = -1, rc;
 
 	snprintf(path, sizeof(path), "%s/%s", s->args.run_dir, name);
-	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= cap)
+	fd = fs_open_regular(path, O_RDWR, 0);
+	if (fd < 0)
 		return;
+	if (fstat(fd, &st) < 0 || st.st_size <= cap) {
+		close(fd);
+		return;
+	}
 	snprintf(old, sizeof(old), "%s.1", path);
 	unlink(old);
-	if (fs_copy_file(path, old, 0640) < 0 || truncate(path, 0) < 0)
-		log_warn("shim", "%s: cannot rotate %s: %s", s->args.run_dir, name,
-			 strerror(errno));
+	out = open(old, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	rc = out < 0 ? -errno : fs_copy_fd(fd, out);
+	if (rc == 0 && ftruncate(fd, 0) < 0)
+		rc = -errno;
+	if (out >= 0)
+		close(out);
+	close(fd);
+	if (rc < 0)
+		log_warn("shim", "%s: cannot rotate %s: %s", s->args.run_dir, name, strerror(-rc));
 	else
 		log_info("shim", "%s: %s past %lld bytes: rotated", s->args.run_dir, name, cap);
 }
@@ -426,6 +441,13 @@ static int start(struct shim *s, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "%s/qemu.log", s->args.run_dir);
 	jail.cred = s->args.drop_privileges ? &s->args.cred : NULL;
 	jail.netns = s->args.netns;
+	jail.mntns = s->args.mntns;
+	for (size_t i = 0; i < s->args.n_ro; i++)
+		jail.ro_paths[i] = s->args.ro[i];
+	jail.n_ro = s->args.n_ro;
+	for (size_t i = 0; i < s->args.n_rw; i++)
+		jail.rw_paths[i] = s->args.rw[i];
+	jail.n_rw = s->args.n_rw;
 	jail.fsize = s->args.fsize;
 	jail.nofile = s->args.nofile;
 	jail.nproc = s->args.nproc;

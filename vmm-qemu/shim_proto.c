@@ -13,9 +13,9 @@ int vmm_shim_args_build(const char *bin, const struct vmm_shim_args *a, struct s
 			size_t errlen)
 {
 	if (a->n_keep_fds > VMM_SHIM_MAX_KEEP_FDS || a->n_cgroups > VMM_JAIL_MAX_CGROUPS ||
-	    a->cred.n_groups < 0 ||
+	    a->n_ro > VMM_MNTNS_MAX_RO || a->n_rw > VMM_MNTNS_MAX_RW || a->cred.n_groups < 0 ||
 	    a->cred.n_groups > (int)(sizeof(a->cred.groups) / sizeof(a->cred.groups[0]))) {
-		snprintf(err, errlen, "shim: too many inherited fds or groups");
+		snprintf(err, errlen, "shim: too many inherited fds, groups or paths");
 		return -EINVAL;
 	}
 	strv_push(out, bin);
@@ -54,6 +54,17 @@ int vmm_shim_args_build(const char *bin, const struct vmm_shim_args *a, struct s
 	}
 	if (a->netns)
 		strv_push(out, "--netns");
+	if (a->mntns) {
+		strv_push(out, "--mntns");
+		for (size_t i = 0; i < a->n_ro; i++) {
+			strv_push(out, "--ro");
+			strv_push(out, a->ro[i]);
+		}
+		for (size_t i = 0; i < a->n_rw; i++) {
+			strv_push(out, "--rw");
+			strv_push(out, a->rw[i]);
+		}
+	}
 	if (a->fsize) {
 		strv_push(out, "--fsize");
 		strv_pushf(out, "%llu", a->fsize);
@@ -128,6 +139,9 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 		{ "keep-fd", required_argument, NULL, 'k' },
 		{ "lease-fd", required_argument, NULL, 'L' },
 		{ "netns", no_argument, NULL, 'n' },
+		{ "mntns", no_argument, NULL, 'm' },
+		{ "ro", required_argument, NULL, 'O' },
+		{ "rw", required_argument, NULL, 'W' },
 		{ "fsize", required_argument, NULL, 'f' },
 		{ "nofile", required_argument, NULL, 'o' },
 		{ "nproc", required_argument, NULL, 'p' },
@@ -195,6 +209,19 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 		case 'n':
 			a->netns = true;
 			break;
+		case 'm':
+			a->mntns = true;
+			break;
+		case 'O':
+			if (a->n_ro == VMM_MNTNS_MAX_RO || optarg[0] != '/')
+				goto bad;
+			a->ro[a->n_ro++] = optarg;
+			break;
+		case 'W':
+			if (a->n_rw == VMM_MNTNS_MAX_RW || optarg[0] != '/')
+				goto bad;
+			a->rw[a->n_rw++] = optarg;
+			break;
 		case 'f':
 			errno = 0;
 			big = strtoull(optarg, &end, 10);
@@ -227,11 +254,12 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 		}
 	}
 	if (!a->run_dir || a->grace_s < 0 || uid != gid || optind >= argc ||
-	    strcmp(argv[optind - 1], "--")) {
+	    ((a->n_ro || a->n_rw) && !a->mntns) || strcmp(argv[optind - 1], "--")) {
 		snprintf(err, errlen,
 			 "usage: vitrine shim --run-dir DIR --grace-s N --on-abandon pause|kill "
 			 "[--record PATH] [--uid U --gid G --groups G1,G2] [--keep-fd N]... "
-			 "[--lease-fd N] [--netns] [--fsize BYTES] [--nofile N] [--nproc N] "
+			 "[--lease-fd N] [--netns] [--mntns [--ro DIR]... [--rw PATH]...] "
+			 "[--fsize BYTES] [--nofile N] [--nproc N] "
 			 "[--cgroup DIR]... [--log-cap BYTES] -- QEMU-ARGV...");
 		return -EINVAL;
 	}

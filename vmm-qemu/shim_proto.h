@@ -21,9 +21,9 @@
 
 /* `vitrine shim --run-dir DIR --grace-s N --on-abandon pause|kill
  * [--record PATH] [--uid U --gid G --groups G1,G2] [--keep-fd N]...
- * [--lease-fd N] [--netns] [--fsize BYTES] [--nofile N] [--nproc N]
- * [--cgroup DIR]... [--log-cap BYTES] -- QEMU-ARGV...` (the jail's parts:
- * jail.h) */
+ * [--lease-fd N] [--netns] [--mntns [--ro DIR]... [--rw PATH]...]
+ * [--fsize BYTES] [--nofile N] [--nproc N] [--cgroup DIR]...
+ * [--log-cap BYTES] -- QEMU-ARGV...` (the jail's parts: jail.h) */
 struct vmm_shim_args {
 	const char *run_dir;
 	int grace_s; /* 0..VMM_SHIM_MAX_GRACE_S */
@@ -35,6 +35,11 @@ struct vmm_shim_args {
 	size_t n_keep_fds;
 	int lease_fd; /* inherited, kept by the shim for QEMU's life (its uid's lease); <= 2: none */
 	bool netns; /* QEMU in a network namespace of its own */
+	bool mntns; /* and a mount namespace (mount_ns.h), ro read-only, rw not */
+	const char *ro[VMM_MNTNS_MAX_RO];
+	size_t n_ro;
+	const char *rw[VMM_MNTNS_MAX_RW];
+	size_t n_rw;
 	unsigned long long fsize; /* QEMU's rlimits; 0: unchanged */
 	unsigned long nofile, nproc;
 	const char *cgroups[VMM_JAIL_MAX_CGROUPS]; /* QEMU joins them; removed at the end */
@@ -45,7 +50,7 @@ struct vmm_shim_args {
 
 /* Appends bin, "shim", the options of a and, after "--", qemu_argv to out
  * (a->qemu_argv is the QEMU command line). Returns 0, or -ENOMEM / -EINVAL
- * (too many fds or groups) with a reason in err. */
+ * (too many fds, groups or paths) with a reason in err. */
 int vmm_shim_args_build(const char *bin, const struct vmm_shim_args *a, struct strv *out, char *err,
 			size_t errlen);
 

@@ -100,13 +100,15 @@ int vmm_template_prepare(const char *dir, struct vmm_spec *spec, char *ram_path_
 	return 0;
 }
 
-/* fs_move_file() with a reason in err. */
+/* fs_move_regular() with a reason in err: from is in the guest's run dir,
+ * whose uid may have put a link there in the file's place. */
 static int move(const char *from, const char *to, char *err, size_t errlen)
 {
-	int rc = fs_move_file(from, to);
+	int rc = fs_move_regular(from, to);
 
 	if (rc < 0)
-		snprintf(err, errlen, "move %s to %s: %s", from, to, strerror(-rc));
+		snprintf(err, errlen, "move %s to %s: %s", from, to,
+			 rc == -EINVAL ? "not a regular file" : strerror(-rc));
 	return rc;
 }
 
@@ -143,13 +145,19 @@ static int write_template_json(const struct vmm_spec *spec, const char *dir, boo
 }
 
 /* Makes a template file the template's own and read-only: clones (and
- * their QEMU user) only ever read it. Best effort. */
+ * their QEMU user) only ever read it. Through a descriptor of the file
+ * itself, never a link. Best effort. */
 static void freeze(const char *path)
 {
-	if (chown(path, getuid(), getgid()) < 0) {
+	int fd = fs_open_regular(path, O_RDONLY, 0);
+
+	if (fd < 0)
+		return;
+	if (fchown(fd, getuid(), getgid()) < 0) {
 		/* not root: the file is already ours */
 	}
-	chmod(path, 0444);
+	fchmod(fd, 0444);
+	close(fd);
 }
 
 int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, size_t errlen)

@@ -22,7 +22,7 @@ static pid_t read_owner(const char *dir)
 	long pid = 0;
 
 	snprintf(path, sizeof(path), "%s/owner.pid", dir);
-	if (fs_read_file(path, 64, &text, NULL) == 0) {
+	if (fs_read_file_nofollow(path, 64, &text, NULL) == 0) {
 		pid = strtol(text, NULL, 10);
 		free(text);
 	}

@@ -64,7 +64,9 @@ static int copy_file(const char *from, const char *to, char *err, size_t errlen)
 {
 	char *data = NULL;
 	size_t len;
-	int rc = fs_read_file(from, 64u << 20, &data, &len);
+	/* from may lie in the guest's run dir (a screendump): never through
+	 * a link planted there. */
+	int rc = fs_read_file_nofollow(from, 64u << 20, &data, &len);
 
 	if (rc == 0)
 		rc = fs_write_file(to, data, len);
@@ -159,7 +161,7 @@ static void describe_proc(struct vmm_vm *vm, char *how, size_t len)
 	char path[PATH_MAX + 16], *text = NULL;
 
 	snprintf(path, sizeof(path), "%s/qemu.exit", vm->run_dir);
-	if (vm->shim_held && fs_read_file(path, 256, &text, NULL) == 0 && *text) {
+	if (vm->shim_held && fs_read_file_nofollow(path, 256, &text, NULL) == 0 && *text) {
 		text[strcspn(text, "\n")] = '\0';
 		snprintf(how, len, "%s", text);
 	} else {
@@ -188,7 +190,7 @@ static int startup_failure(struct vmm_vm *vm, char *err, size_t errlen)
 	char log[PATH_MAX + 16], how[128], *text = NULL, *shim = NULL;
 
 	snprintf(log, sizeof(log), "%s/qemu.log", vm->run_dir);
-	fs_read_file(log, 2048, &text, NULL);
+	fs_read_file_nofollow(log, 2048, &text, NULL); /* QEMU's own: no link followed */
 	if (vm->shim_log[0])
 		fs_read_file(vm->shim_log, 2048, &shim, NULL);
 	describe_proc(vm, how, sizeof(how));
@@ -261,7 +263,7 @@ static int jail_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 		return rc;
 	}
 	snprintf(path, sizeof(path), "%s/disk.qcow2", vm->run_dir);
-	if (vm->image.rootfs[0] && chown(path, uid, gid) < 0) {
+	if (vm->image.rootfs[0] && lchown(path, uid, gid) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
 		return rc;
@@ -451,10 +453,17 @@ int vm_open_console(struct vmm_vm *vm, bool at_end, char *err, size_t errlen)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/serial.log", vm->run_dir);
-	vm->console_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (vm->console_fd < 0 || (at_end && lseek(vm->console_fd, 0, SEEK_END) < 0)) {
+	/* Not through a link, nor blocked on a FIFO, the guest's uid put there. */
+	vm->console_fd = fs_open_regular(path, O_RDONLY, 0);
+	if (vm->console_fd < 0) {
+		rc = vm->console_fd;
+		vm->console_fd = -1;
+		snprintf(err, errlen, "open %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (at_end && lseek(vm->console_fd, 0, SEEK_END) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "seek %s: %s", path, strerror(errno));
 		return rc;
 	}
 	return 0;

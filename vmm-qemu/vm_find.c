@@ -3,6 +3,7 @@
 
 #include "common/fsutil.h"
 #include "vmm-qemu/proc.h"
+#include "vmm-qemu/vm_int.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -33,7 +34,7 @@ int vmm_run_dir_label(const char *run_dir, char *buf, size_t len)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/label", run_dir) >= sizeof(path))
 		return -ENAMETOOLONG;
-	rc = fs_read_file(path, 64, &text, &n);
+	rc = fs_read_file_nofollow(path, 64, &text, &n);
 	if (rc < 0)
 		return rc == -EFBIG ? -EBADMSG : rc;
 	if (n == 0 || n >= len) {
@@ -62,7 +63,7 @@ int vmm_vm_identity_read(const char *run_dir, struct vmm_identity *out, char *er
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -ENOENT;
 	}
-	j = json_load_file(path, 0, &jerr);
+	j = vm_json_load(path, 0, &jerr);
 	if (!j ||
 	    json_unpack_ex(j, &jerr, 0, "{s:{s:I, s:I}}", "shim", "pid", &pid, "start_time",
 			   &start) < 0 ||
@@ -110,7 +111,7 @@ static int identity_from_owner(const char *run_dir, struct vmm_identity *id, cha
 
 	memset(id, 0, sizeof(*id));
 	snprintf(path, sizeof(path), "%s/owner.pid", run_dir);
-	rc = fs_read_file(path, 64, &text, NULL);
+	rc = fs_read_file_nofollow(path, 64, &text, NULL);
 	pid = rc == 0 ? strtol(text, NULL, 10) : 0;
 	free(text);
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);

@@ -1,6 +1,7 @@
 /* vmm-qemu/vm_int.h: struct vmm_vm and the steps its files share: vm.c
  * (start, service, destroy), vm_state.c (vm.json), vm_shim.c (starting and
- * attaching to a shim) and vm_adopt.c (adopt, detach). Private to those. */
+ * attaching to a shim) and vm_adopt.c (adopt, detach); vm_find.c reads
+ * vm.json through vm_json_load. Private to those. */
 #ifndef VITRINE_VMM_VM_INT_H
 #define VITRINE_VMM_VM_INT_H
 
@@ -57,6 +58,12 @@ int vm_connect_qmp(struct vmm_vm *vm, char *err, size_t errlen);
 /* Opens serial.log for reading, at its end when at_end (an adopted guest:
  * what it printed before is history). Returns 0 or -errno with err. */
 int vm_open_console(struct vmm_vm *vm, bool at_end, char *err, size_t errlen);
+
+/* A JSON file in a run dir (vm.json), read without following a link the
+ * guest's uid may have planted there (fs_read_file_nofollow): NULL with
+ * jerr filled when it is missing (jerr->text "missing"), not a regular
+ * file, too big or does not parse. */
+json_t *vm_json_load(const char *path, size_t flags, json_error_t *jerr);
 
 /* vm_state.c: RUN_DIR/vm.json, what a process that did not start the
  * guest needs to take it over: {"version": 1, "spec": spec_json.h's

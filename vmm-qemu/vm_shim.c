@@ -4,6 +4,7 @@
 #include "vmm-qemu/vm_int.h"
 
 #include "common/fsutil.h"
+#include "common/unixsock.h"
 #include "vmm-qemu/shim_proto.h"
 
 #include <errno.h>
@@ -50,21 +51,11 @@ static int read_hello(int fd, char *buf, size_t cap, int64_t until_ms)
 	return -EPROTO;
 }
 
-/* A connected, non-blocking, close-on-exec socket to path, or -errno. */
+/* A connected, non-blocking, close-on-exec socket to path, or -errno; a
+ * link planted at shim.sock is not followed (unixsock.h). */
 static int connect_once(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), e;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		return fd;
-	e = errno;
-	close(fd);
-	/* A non-blocking unix connect with a full backlog says EAGAIN. */
-	return e == EAGAIN ? -ECONNREFUSED : -e;
+	return unixsock_connect_once(path, SOCK_NONBLOCK);
 }
 
 int vm_shim_attach(const char *run_dir, struct vmm_proc *shim, int timeout_ms, pid_t *qemu,
@@ -161,6 +152,13 @@ int vm_shim_spawn(struct vmm_vm *vm, const struct vmm_shim_opts *shim, char *con
 	a.cred = vm->jail.cred;
 	a.lease_fd = vm->jail.lease_fd;
 	a.netns = vm->jail.netns;
+	a.mntns = vm->jail.mntns;
+	for (size_t i = 0; i < vm->jail.n_ro; i++)
+		a.ro[i] = vm->jail.ro[i];
+	a.n_ro = vm->jail.n_ro;
+	for (size_t i = 0; i < vm->jail.n_rw; i++)
+		a.rw[i] = vm->jail.rw[i];
+	a.n_rw = vm->jail.n_rw;
 	a.fsize = vm->jail.fsize;
 	a.nofile = vm->jail.nofile;
 	a.nproc = vm->jail.nproc;

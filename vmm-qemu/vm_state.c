@@ -60,6 +60,26 @@ static int read_ident(json_t *j, pid_t *pid, unsigned long long *start)
 	return 0;
 }
 
+json_t *vm_json_load(const char *path, size_t flags, json_error_t *jerr)
+{
+	char *text = NULL;
+	size_t len = 0;
+	json_t *j;
+	int rc = fs_read_file_nofollow(path, 1 << 20, &text, &len);
+
+	if (rc < 0) {
+		memset(jerr, 0, sizeof(*jerr));
+		snprintf(jerr->text, sizeof(jerr->text), "%s",
+			 rc == -ENOENT	? "missing"
+			 : rc == -ELOOP ? "a symlink"
+					: strerror(-rc));
+		return NULL;
+	}
+	j = json_loadb(text, len, flags, jerr);
+	free(text);
+	return j;
+}
+
 int vm_state_read(struct vmm_vm *vm, const char *run_dir, struct vm_state_ident *id, char *err,
 		  size_t errlen)
 {
@@ -76,7 +96,7 @@ int vm_state_read(struct vmm_vm *vm, const char *run_dir, struct vm_state_ident 
 		return -ENAMETOOLONG;
 	}
 	snprintf(path, sizeof(path), "%s/vm.json", run_dir);
-	j = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	j = vm_json_load(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!j) {
 		rc = access(path, F_OK) < 0 && errno == ENOENT ? -ENOENT : -EBADMSG;
 		snprintf(err, errlen, "%s: %s", path, rc == -ENOENT ? "missing" : jerr.text);

@@ -20,7 +20,7 @@ struct build {
 	struct build *next; /* gw::builds */
 	char name[65];
 	struct vmm_template_params p; /* strings below */
-	char image[64], url[VMM_MAX_URL + 1], page_file[96];
+	char image[64], url[VMM_MAX_URL + 1], page_file[PATH_MAX];
 	int memory_mib; /* counted against the budget while building */
 	int64_t started_ms;
 	volatile sig_atomic_t cancel;
@@ -122,9 +122,13 @@ int template_build_start(struct gw *gw, const char *name, const struct session_r
 	b->p.memory_mib = req->memory_mib;
 	b->p.settle_s = -1;
 	if (req->page) {
-		snprintf(b->page_file, sizeof(b->page_file), "/tmp/vitrine-tpl-%s-%d.html", name,
-			 (int)getpid());
-		if (fs_write_file(b->page_file, req->page, strlen(req->page)) < 0) {
+		/* Where only we can write (as a session's page: session.c), not
+		 * under a name in /tmp that anyone could have linked elsewhere;
+		 * a failed build's leftover of the same name goes first. */
+		if ((size_t)snprintf(b->page_file, sizeof(b->page_file), "%s/pages/tpl-%s.html",
+				     vmm_run_base(NULL), name) >= sizeof(b->page_file) ||
+		    (unlink(b->page_file) < 0 && errno != ENOENT) ||
+		    fs_write_file_private(b->page_file, req->page, strlen(req->page)) < 0) {
 			free(b);
 			return api_error_set(e, 500, "internal", "cannot stage the page");
 		}

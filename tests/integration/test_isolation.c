@@ -8,7 +8,14 @@
  * across a detach and an adoption (a one-uid range then has none left);
  * as root without a range QEMU is refused with a clear error; a guest that
  * floods its console has serial.log rotated by its shim and its console
- * still read after the truncation; a template's clone, whose RAM is a sealed
+ * still read after the truncation; each QEMU has a mount namespace of its
+ * own where the images and templates are read-only mounts (root there
+ * gets EROFS), except the RAM file of a template being built, which its
+ * own guest writes; links an escaped QEMU plants in its run dir (its uid
+ * owns it) are not followed by root: a template saved from a guest whose
+ * page.html became a link to a root-only file fails and leaves that file's
+ * mode and bytes as they were, and a socket name linked to another socket
+ * is not connected; a template's clone, whose RAM is a sealed
  * memfd, can neither open the template's RAM file for writing as its uid
  * nor write the memfd, and the file is unchanged after the clone ran. Run
  * as root
@@ -16,6 +23,7 @@
  * $VITRINE_BIN (default build/vitrine). */
 #include "common/fsutil.h"
 #include "common/sha256.h"
+#include "common/unixsock.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/cgroup.h"
@@ -27,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,6 +137,103 @@ static void assert_limit(pid_t pid, const char *name, unsigned long long want)
 	assert_string_equal(hard, w);
 }
 
+/* The options of the mount at mount point path in /proc/PID/mountinfo
+ * (the last one listed: it is on top), into opts. */
+static bool mount_opts(pid_t pid, const char *path, char *opts, size_t len)
+{
+	char file[64], line[4096], point[PATH_MAX], o[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/mountinfo", (int)pid);
+	assert_non_null(f = fopen(file, "re"));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %*s %*s %*s %4095s %511s", point, o) == 2 &&
+		    !strcmp(point, path)) {
+			snprintf(opts, len, "%s", o);
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+static bool has_opt(const char *opts, const char *word)
+{
+	char buf[512], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", opts);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (!strcmp(t, word))
+			return true;
+	return false;
+}
+
+/* Creates a file in dir as root from inside pid's mount namespace: 0 when
+ * that worked (the file is removed again), else the errno. */
+static int create_in_ns(pid_t pid, const char *dir)
+{
+	char ns[64];
+	pid_t child;
+	int st, nsfd;
+
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)pid);
+	nsfd = open(ns, O_RDONLY | O_CLOEXEC);
+	assert_true(nsfd >= 0);
+	child = fork();
+	if (child == 0) {
+		char path[PATH_MAX + 32];
+		int fd;
+
+		if (setns(nsfd, CLONE_NEWNS) < 0)
+			_exit(100);
+		snprintf(path, sizeof(path), "%s/.vt-iso-probe-%d", dir, (int)getpid());
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0)
+			_exit(errno);
+		close(fd);
+		unlink(path);
+		_exit(0);
+	}
+	close(nsfd);
+	assert_true(child > 0);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/* Read-only in pid's mount namespace: a mount of its own there, ro, nosuid
+ * and nodev, which root cannot create a file in. */
+static void assert_ro_mount(pid_t pid, const char *dir)
+{
+	char real[PATH_MAX], opts[512];
+
+	assert_non_null(realpath(dir, real));
+	if (!mount_opts(pid, real, opts, sizeof(opts)))
+		fail_msg("no mount at %s in QEMU %d's namespace", real, (int)pid);
+	assert_true(has_opt(opts, "ro"));
+	assert_true(has_opt(opts, "nosuid"));
+	assert_true(has_opt(opts, "nodev"));
+	assert_int_equal(create_in_ns(pid, real), EROFS);
+}
+
+/* A mount namespace of its own, the images and templates read-only in it,
+ * and our own namespace left as it was. */
+static void assert_mounts(pid_t pid)
+{
+	char self[64], them[64], path[64], opts[512], real[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	memset(self, 0, sizeof(self));
+	memset(them, 0, sizeof(them));
+	assert_true(readlink("/proc/self/ns/mnt", self, sizeof(self) - 1) > 0);
+	assert_true(readlink(path, them, sizeof(them) - 1) > 0);
+	assert_string_not_equal(self, them);
+	assert_ro_mount(pid, vmm_images_dir());
+	assert_ro_mount(pid, vmm_templates_dir());
+	assert_non_null(realpath(vmm_images_dir(), real));
+	assert_false(mount_opts(getpid(), real, opts, sizeof(opts)));
+}
+
 static void assert_jailed(struct vmm_vm *vm)
 {
 	pid_t pid = vmm_vm_qemu_pid(vm);
@@ -160,6 +266,8 @@ static void assert_jailed(struct vmm_vm *vm)
 		}
 	fclose(f);
 	assert_int_equal(ifaces, 1);
+
+	assert_mounts(pid);
 
 	assert_limit(pid, "Max open files", VMM_QEMU_NOFILE);
 	assert_limit(pid, "Max processes", VMM_QEMU_NPROC);
@@ -532,6 +640,139 @@ static void test_clone_cannot_write_its_template(void **state)
 	fs_rm_rf(dir);
 }
 
+/* A VITRINE_HOME of the test's own (the images linked from the real one),
+ * so that a template can be built in its templates dir. */
+static void own_home(char *home, size_t len, char *old, size_t oldlen)
+{
+	const char *h = getenv("VITRINE_HOME");
+	char path[PATH_MAX + 32], from[PATH_MAX + 32];
+
+	snprintf(old, oldlen, "%s", h && *h ? h : "/var/lib/vitrine");
+	snprintf(home, len, "%s/home", run_base);
+	snprintf(path, sizeof(path), "%s/templates", home);
+	assert_int_equal(fs_mkdir_p(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/images", home);
+	snprintf(from, sizeof(from), "%s/images", old);
+	assert_int_equal(symlink(from, path), 0);
+	snprintf(path, sizeof(path), "%s/accel-probe", home);
+	snprintf(from, sizeof(from), "%s/accel-probe", old);
+	fs_copy_file(from, path, 0644); /* the KVM probe's verdict, when there is one */
+	setenv("VITRINE_HOME", home, 1);
+}
+
+/* A template built in the templates dir: its own guest's RAM file is the
+ * one writable mount in it (it is the guest's memory), the rest read-only;
+ * the template saves, and its clone has the whole dir read-only. */
+static void test_template_dir_read_only(void **state)
+{
+	char home[PATH_MAX], old[PATH_MAX], dir[PATH_MAX + 32], ram[PATH_MAX], err[4096], opts[512],
+		status[32];
+	struct vmm_shim_opts so = { .bin = shim_bin, .grace_s = 30 };
+	struct vmm_vm_opts with_shim = { .shim = &so }, none = { 0 };
+	struct vmm_template t;
+	struct vmm_image img;
+	struct vmm_spec spec;
+	struct vmm_vm *vm = NULL;
+	pid_t pid;
+	int rc;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	own_home(home, sizeof(home), old, sizeof(old));
+	snprintf(dir, sizeof(dir), "%s/templates/iso-ro", home);
+	tiny_spec(&spec, &img);
+	rc = vmm_template_prepare(dir, &spec, ram, sizeof(ram), err, sizeof(err));
+	if (rc == 0)
+		rc = vmm_vm_start(&spec, &with_shim, &vm, err, sizeof(err));
+	if (rc == 0)
+		rc = vmm_vm_wait_phase(vm, "ready", 60000, err, sizeof(err));
+	if (rc < 0)
+		fail_msg("template guest: %s", err);
+	pid = vmm_vm_qemu_pid(vm);
+	assert_mounts(pid);
+	assert_true(mount_opts(pid, ram, opts, sizeof(opts)));
+	assert_true(has_opt(opts, "rw"));
+	assert_int_equal(create_in_ns(pid, dir), EROFS);
+	rc = vmm_template_save(vm, dir, err, sizeof(err));
+	vmm_vm_destroy(vm);
+	vm = NULL;
+	if (rc == 0)
+		rc = vmm_template_load(dir, &t, err, sizeof(err));
+	if (rc == 0)
+		rc = vmm_template_restore(&t, &none, &vm, NULL, err, sizeof(err));
+	if (rc < 0)
+		fail_msg("template: %s", err);
+	assert_int_equal(vmm_vm_status(vm, status, sizeof(status), err, sizeof(err)), 0);
+	assert_string_equal(status, "running");
+	pid = vmm_vm_qemu_pid(vm);
+	assert_mounts(pid);
+	assert_false(mount_opts(pid, ram, opts, sizeof(opts)));
+	vmm_vm_destroy(vm);
+	setenv("VITRINE_HOME", old, 1);
+	fs_rm_rf(home);
+}
+
+/* As an escaped QEMU would (it owns its run dir): page.html swapped for a
+ * link to a root-only file before the template is saved, agent.sock for a
+ * link to a live socket. Root follows neither. */
+static void test_planted_links_not_followed(void **state)
+{
+	char dir[PATH_MAX], ram[PATH_MAX], page[PATH_MAX], secret[PATH_MAX], err[4096],
+		path[PATH_MAX + 32], real[PATH_MAX + 32], *text = NULL;
+	struct vmm_vm_opts opts = { 0 };
+	struct vmm_image img;
+	struct vmm_spec spec;
+	struct vmm_vm *vm = NULL;
+	struct stat st;
+	int rc, fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(dir, sizeof(dir), "%s/tpl-link", run_base);
+	snprintf(page, sizeof(page), "%s/page-in.html", run_base);
+	snprintf(secret, sizeof(secret), "%s/secret", run_base);
+	assert_int_equal(fs_write_file(page, "<p>hello</p>", 12), 0);
+	assert_int_equal(fs_write_file(secret, "root only\n", 10), 0);
+	assert_int_equal(chmod(secret, 0600), 0);
+	opts.page_file = page;
+	tiny_spec(&spec, &img);
+	rc = vmm_template_prepare(dir, &spec, ram, sizeof(ram), err, sizeof(err));
+	if (rc == 0)
+		rc = vmm_vm_start(&spec, &opts, &vm, err, sizeof(err));
+	if (rc == 0)
+		rc = vmm_vm_wait_phase(vm, "ready", 60000, err, sizeof(err));
+	if (rc < 0)
+		fail_msg("guest: %s", err);
+
+	snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(vm));
+	snprintf(real, sizeof(real), "%s/agent.real", vmm_vm_run_dir(vm));
+	assert_int_equal(rename(path, real), 0);
+	assert_int_equal(symlink(real, path), 0);
+	assert_int_equal(unixsock_connect(path, 200, err, sizeof(err)), -ELOOP);
+	fd = unixsock_connect(real, 200, err, sizeof(err)); /* QEMU's own: fine */
+	assert_true(fd >= 0);
+	close(fd);
+
+	snprintf(path, sizeof(path), "%s/page.html", vmm_vm_run_dir(vm));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(secret, path), 0);
+	assert_int_equal(vmm_template_save(vm, dir, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	snprintf(path, sizeof(path), "%s/page.html", dir);
+	assert_int_not_equal(lstat(path, &st), 0);
+	assert_int_equal(stat(secret, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(fs_read_file(secret, 64, &text, NULL), 0);
+	assert_string_equal(text, "root only\n");
+	free(text);
+	vmm_vm_destroy(vm);
+	fs_rm_rf(dir);
+	unlink(secret);
+	unlink(page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +781,8 @@ int main(void)
 		cmocka_unit_test(test_root_refused_without_a_range),
 		cmocka_unit_test(test_console_log_rotated),
 		cmocka_unit_test(test_clone_cannot_write_its_template),
+		cmocka_unit_test(test_template_dir_read_only),
+		cmocka_unit_test(test_planted_links_not_followed),
 	};
 
 	return cmocka_run_group_tests_name("guest isolation", tests, setup, teardown);

@@ -18,28 +18,31 @@
 static void test_args_round_trip(void **state)
 {
 	char *qemu[] = { "qemu-system-x86_64", "-incoming", "defer", "-S", NULL };
-	struct vmm_shim_args a = { .run_dir = "/run/v/vm-abc",
-				   .grace_s = 120,
-				   .abandon_pause = true,
-				   .record = "/var/lib/vitrine/sessions/s1.json",
-				   .drop_privileges = true,
-				   .cred = { .uid = 999,
-					     .gid = 995,
-					     .groups = { 995, 108 },
-					     .n_groups = 2 },
-				   .keep_fds = { 7, 12 },
-				   .n_keep_fds = 2,
-				   .lease_fd = 9,
-				   .netns = true,
-				   .fsize = 5ULL << 30,
-				   .nofile = 1024,
-				   .nproc = 256,
-				   .cgroups = { "/sys/fs/cgroup/memory/vitrine/vm-abc",
-						"/sys/fs/cgroup/pids/vitrine/vm-abc" },
-				   .n_cgroups = 2,
-				   .log_cap = 1 << 20,
-				   .qemu_argv = qemu },
-			     b;
+	struct vmm_shim_args
+		a = { .run_dir = "/run/v/vm-abc",
+		      .grace_s = 120,
+		      .abandon_pause = true,
+		      .record = "/var/lib/vitrine/sessions/s1.json",
+		      .drop_privileges = true,
+		      .cred = { .uid = 999, .gid = 995, .groups = { 995, 108 }, .n_groups = 2 },
+		      .keep_fds = { 7, 12 },
+		      .n_keep_fds = 2,
+		      .lease_fd = 9,
+		      .netns = true,
+		      .mntns = true,
+		      .ro = { "/var/lib/vitrine/images", "/var/lib/vitrine/templates" },
+		      .n_ro = 2,
+		      .rw = { "/var/lib/vitrine/templates/t/ram" },
+		      .n_rw = 1,
+		      .fsize = 5ULL << 30,
+		      .nofile = 1024,
+		      .nproc = 256,
+		      .cgroups = { "/sys/fs/cgroup/memory/vitrine/vm-abc",
+				   "/sys/fs/cgroup/pids/vitrine/vm-abc" },
+		      .n_cgroups = 2,
+		      .log_cap = 1 << 20,
+		      .qemu_argv = qemu },
+		b;
 	struct strv v = { 0 };
 	char err[512];
 
@@ -61,6 +64,11 @@ static void test_args_round_trip(void **state)
 	assert_int_equal(b.keep_fds[1], 12);
 	assert_int_equal(b.lease_fd, 9);
 	assert_true(b.netns);
+	assert_true(b.mntns);
+	assert_int_equal(b.n_ro, 2);
+	assert_string_equal(b.ro[1], "/var/lib/vitrine/templates");
+	assert_int_equal(b.n_rw, 1);
+	assert_string_equal(b.rw[0], "/var/lib/vitrine/templates/t/ram");
 	assert_true(b.fsize == 5ULL << 30);
 	assert_int_equal(b.nofile, 1024);
 	assert_int_equal(b.nproc, 256);
@@ -79,6 +87,7 @@ static void test_args_round_trip(void **state)
 	a.n_keep_fds = 0;
 	a.lease_fd = -1;
 	a.netns = false;
+	a.mntns = false;
 	a.fsize = 0;
 	a.nofile = a.nproc = 0;
 	a.n_cgroups = 0;
@@ -91,6 +100,9 @@ static void test_args_round_trip(void **state)
 	assert_int_equal(b.n_keep_fds, 0);
 	assert_int_equal(b.lease_fd, -1);
 	assert_false(b.netns);
+	assert_false(b.mntns);
+	assert_int_equal(b.n_ro, 0);
+	assert_int_equal(b.n_rw, 0);
 	assert_true(b.fsize == 0);
 	assert_int_equal(b.nofile, 0);
 	assert_int_equal(b.n_cgroups, 0);
@@ -132,6 +144,13 @@ static void test_bad_args(void **state)
 			      "--lease-fd", "1",	 "--", "q",	    NULL };
 	char *tiny_cap[] = { "shim",	  "--run-dir", "/r", "--grace-s", "3",
 			     "--log-cap", "100",       "--", "q",	  NULL };
+	char *ro_alone[] = { "shim", "--run-dir", "/r", "--grace-s", "3",
+			     "--ro", "/images",	  "--", "q",	     NULL };
+	char *rel_ro[] = { "shim", "--run-dir", "/r", "--grace-s", "3", "--mntns",
+			   "--ro", "images",	"--", "q",	   NULL };
+	char *three_ro[] = { "shim",	"--run-dir", "/r", "--grace-s", "3",
+			     "--mntns", "--ro",	     "/a", "--ro",	"/b",
+			     "--ro",	"/c",	     "--", "q",		NULL };
 	char *four_cgroups[] = { "shim", "--run-dir", "/r", "--grace-s", "3",  "--cgroup",
 				 "/a",	 "--cgroup",  "/b", "--cgroup",	 "/c", "--cgroup",
 				 "/d",	 "--",	      "q",  NULL };
@@ -148,6 +167,10 @@ static void test_bad_args(void **state)
 	assert_int_equal(parse(low_fd, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(uid_only, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(unknown, err, sizeof(err)), -EINVAL);
+	/* Paths for a mount namespace only with one, absolute, as many as fit. */
+	assert_int_equal(parse(ro_alone, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(rel_ro, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(three_ro, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(zero_fsize, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(neg_fsize, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(rel_cgroup, err, sizeof(err)), -EINVAL);

@@ -1,0 +1,28 @@
+/* vmm-qemu/mount_ns.h: the mount namespace a guest's QEMU runs in, so that
+ * an escaped QEMU finds the images and templates read-only whatever their
+ * modes say. Entered by the child between fork and exec (proc.c), while
+ * it is still root; jail.c decides which paths and asks once whether the
+ * host lets us make one at all. */
+#ifndef VITRINE_VMM_MOUNT_NS_H
+#define VITRINE_VMM_MOUNT_NS_H
+
+#include <stddef.h>
+
+/* Read-only dirs: the images and the templates. Writable exceptions
+ * inside them: the RAM file of a template being built (its own guest maps
+ * it shared and writes it). */
+#define VMM_MNTNS_MAX_RO 2
+#define VMM_MNTNS_MAX_RW 1
+
+/* Unshares the mount namespace, makes the whole tree a slave of the one
+ * it came from (mounts and unmounts on the host still reach it, nothing
+ * made here goes back), bind-mounts each of ro onto itself and remounts it
+ * read-only, nosuid, nodev, then each of rw likewise writable again (a
+ * bind inherits the read-only flag of the mount it sits in). Paths must be
+ * absolute and free of symlinks (jail.c resolves them). Returns 0, or -1
+ * with errno; the namespace is then half made, and the caller must not
+ * exec. Async-signal-safe: only system calls, for a child of a threaded
+ * process. */
+int vmm_mntns_enter(const char *const ro[], size_t n_ro, const char *const rw[], size_t n_rw);
+
+#endif
