@@ -6,9 +6,12 @@
 #include "gateway/action/run.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/protocols.h"
+#include "gateway/api/routes.h"
 #include "gateway/api/web.h"
 #include "gateway/cli/cli.h"
 #include "gateway/core/gw.h"
+#include "gateway/core/metrics.h"
+#include "gateway/core/metrics_proc.h"
 #include "gateway/guest/exec.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job.h"
@@ -498,6 +501,10 @@ int cmd_serve(int argc, char **argv)
 	warm_accel_probe();
 
 	conn_gate_init(max_connections, max_connections_per_ip);
+	metrics_set_routes(route_kind_names, R_KIND_COUNT);
+	if (metrics_proc_start() < 0)
+		log_warn("serve",
+			 "no sampler of the guests' QEMU figures: /metrics goes without them");
 	if (!gw.egress_cfg.max_total)
 		gw.egress_cfg.max_total = EGRESS_DEFAULT_MAX_TOTAL;
 	check_fd_limit(max_connections, gw.egress_cfg.max_total, gw.max_sessions);
@@ -562,6 +569,7 @@ int cmd_serve(int argc, char **argv)
 	/* An agent call times out within 35 s; its thread then wakes the context. */
 	if (!run_wait_threads(40000))
 		log_warn("serve", "a typing thread is still running at exit");
+	metrics_proc_stop();
 	encode_pool_destroy(gw.encoders); /* its workers wake the context too */
 	lws_context_destroy(gw.ctx);
 	registry_close(&registry);
