@@ -67,6 +67,8 @@ static void serve_usage(FILE *f)
 		"  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
 		"  --egress-map NAME=ADDR  guests reaching NAME (when a session's egress rules\n"
 		"                       allow it) connect to ADDR, even a private one; repeatable\n"
+		"  --log-format text|json  the log on stderr: lines with an RFC 3339 time (default)\n"
+		"                       or one JSON object a line {time, level, component, msg}\n"
 		"  --egress-max-connections N  guests' egress connections over all sessions at\n"
 		"                       once (default 256; 128 a session in any case)\n"
 		"  --egress-allow-private  let names resolve to loopback, private and link-local\n"
@@ -286,6 +288,7 @@ int cmd_serve(int argc, char **argv)
 		{ "egress-map", required_argument, 0, 'E' },
 		{ "egress-allow-private", no_argument, 0, 'P' },
 		{ "egress-max-connections", required_argument, 0, 'e' },
+		{ "log-format", required_argument, 0, 'F' },
 		{ "node", required_argument, 0, 'N' },
 		{ "state-dir", required_argument, 0, 'S' },
 		{ "on-stop", required_argument, 0, 'O' },
@@ -358,6 +361,18 @@ int cmd_serve(int argc, char **argv)
 		case 'P':
 			gw.egress_cfg.allow_private = true;
 			break;
+		case 'F': {
+			enum log_format f;
+
+			if (log_format_parse(optarg, &f) < 0) {
+				fprintf(stderr,
+					"vitrine serve: --log-format is text or json, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			log_set_format(f);
+			break;
+		}
 		case 'e':
 			if (cli_parse_int("--egress-max-connections", optarg, 1, 4096,
 					  &gw.egress_cfg.max_total) < 0)

@@ -14,7 +14,7 @@
 
 /* Latency buckets, seconds: from a fast screenshot to a slow boot. */
 static const double bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
-				 2.5,	5,    10,    30,   60,	 120,  300 };
+				 2.5,	5,    10,    30,   60,	120,  300 };
 #define N_BOUNDS (sizeof(bounds) / sizeof(bounds[0]))
 
 struct hist {
@@ -23,8 +23,8 @@ struct hist {
 };
 
 /* HTTP statuses get a slot each of these; any other counts as its class. */
-static const int codes[] = { 101, 200, 201, 202, 204, 301, 302, 304, 400, 401, 403, 404,
-			     405, 408, 409, 413, 429, 500, 501, 502, 503, 504 };
+static const int codes[] = { 101, 200, 201, 202, 204, 301, 302, 304, 400, 401, 403,
+			     404, 405, 408, 409, 413, 429, 500, 501, 502, 503, 504 };
 #define N_CODES (sizeof(codes) / sizeof(codes[0]))
 #define N_CODE_SLOTS (N_CODES + 5) /* + 1xx..5xx */
 

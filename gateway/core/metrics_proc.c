@@ -36,8 +36,8 @@ int metrics_proc_stat_ticks(const char *text, uint64_t *ticks)
 	const char *p = text ? strrchr(text, ')') : NULL;
 	unsigned long long ut, st;
 
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-			 &st) != 2)
+	if (!p ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return -EINVAL;
 	*ticks = ut + st;
 	return 0;

@@ -142,9 +142,9 @@ static void test_counters_move_exactly(void **state)
 	assert_int_equal(delta(before, after,
 			       "vitrine_actions_total{kind=\"anthropic\",result=\"ok\"}"),
 			 M_ACTIONS / 2);
-	assert_int_equal(
-		delta(before, after, "vitrine_actions_total{kind=\"openai\",result=\"ok\"}"),
-		M_ACTIONS / 2);
+	assert_int_equal(delta(before, after,
+			       "vitrine_actions_total{kind=\"openai\",result=\"ok\"}"),
+			 M_ACTIONS / 2);
 	assert_int_equal(delta(before, after, "vitrine_commands_total{result=\"exited\"}"),
 			 K_COMMANDS);
 	assert_int_equal(delta(before, after, "vitrine_command_duration_seconds_count"),
@@ -155,12 +155,14 @@ static void test_counters_move_exactly(void **state)
 	assert_int_equal(delta(before, after,
 			       "vitrine_session_operations_total{op=\"resume\",result=\"ok\"}"),
 			 1);
-	assert_int_equal(delta(before, after,
-			       "vitrine_http_requests_total{route=\"session_screenshot\",code=\"200\"}"),
-			 N_SHOTS);
-	assert_int_equal(delta(before, after,
-			       "vitrine_http_request_duration_seconds_count{route=\"session_exec\"}"),
-			 K_COMMANDS);
+	assert_int_equal(
+		delta(before, after,
+		      "vitrine_http_requests_total{route=\"session_screenshot\",code=\"200\"}"),
+		N_SHOTS);
+	assert_int_equal(
+		delta(before, after,
+		      "vitrine_http_request_duration_seconds_count{route=\"session_exec\"}"),
+		K_COMMANDS);
 	/* the scrape before this one counts too */
 	assert_int_equal(delta(before, after,
 			       "vitrine_http_requests_total{route=\"metrics\",code=\"200\"}"),
@@ -197,8 +199,8 @@ static void test_session_series_come_and_go(void **state)
 	snprintf(series, sizeof(series), "vitrine_session_qemu_cpu_seconds_total{session=\"%s\"}",
 		 sess.id);
 	assert_true(value(text, series) > 0);
-	snprintf(series, sizeof(series),
-		 "vitrine_session_qemu_proportional_bytes{session=\"%s\"}", sess.id);
+	snprintf(series, sizeof(series), "vitrine_session_qemu_proportional_bytes{session=\"%s\"}",
+		 sess.id);
 	assert_true(value(text, series) > 0);
 	free(text);
 	snprintf(path, sizeof(path), "/v1/sessions/%s", sess.id);

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
 #include <errno.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 static const char *const routes[] = { "not_found", "health", "session_screenshot" };
 
@@ -74,27 +74,63 @@ static void test_counts_render(void **state)
 	metrics_stream_frame(1000);
 	metrics_stream_frame(24);
 	t = render();
-	assert_int_equal(value(t, "vitrine_http_requests_total{route=\"session_screenshot\",code=\"200\"}"), 2);
-	assert_int_equal(value(t, "vitrine_http_requests_total{route=\"session_screenshot\",code=\"404\"}"), 1);
+	assert_int_equal(
+		value(t, "vitrine_http_requests_total{route=\"session_screenshot\",code=\"200\"}"),
+		2);
+	assert_int_equal(
+		value(t, "vitrine_http_requests_total{route=\"session_screenshot\",code=\"404\"}"),
+		1);
 	assert_int_equal(value(t, "vitrine_http_requests_total{route=\"health\",code=\"4xx\"}"), 1);
 	assert_false(has(t, "vitrine_http_requests_total{route=\"not_found\",code=\"200\"}"));
 	/* buckets are cumulative: 3 ms and 0.1 ms are <= 0.005, 0.7 s <= 1 */
-	assert_int_equal(value(t, "vitrine_http_request_duration_seconds_bucket{route=\"session_screenshot\",le=\"0.005\"}"), 2);
-	assert_int_equal(value(t, "vitrine_http_request_duration_seconds_bucket{route=\"session_screenshot\",le=\"0.5\"}"), 2);
-	assert_int_equal(value(t, "vitrine_http_request_duration_seconds_bucket{route=\"session_screenshot\",le=\"1\"}"), 3);
-	assert_int_equal(value(t, "vitrine_http_request_duration_seconds_bucket{route=\"session_screenshot\",le=\"+Inf\"}"), 3);
-	assert_int_equal(value(t, "vitrine_http_request_duration_seconds_count{route=\"session_screenshot\"}"), 3);
-	assert_true(value(t, "vitrine_http_request_duration_seconds_sum{route=\"session_screenshot\"}") > 0.7030 &&
-		    value(t, "vitrine_http_request_duration_seconds_sum{route=\"session_screenshot\"}") < 0.7032);
-	assert_int_equal(value(t, "vitrine_session_operations_total{op=\"pause\",result=\"ok\"}"), 1);
-	assert_int_equal(value(t, "vitrine_session_operations_total{op=\"pause\",result=\"error\"}"), 1);
-	assert_int_equal(value(t, "vitrine_session_operations_total{op=\"delete\",result=\"ok\"}"), 1);
-	assert_int_equal(value(t, "vitrine_session_operation_duration_seconds_count{op=\"pause\"}"), 1);
-	assert_int_equal(value(t, "vitrine_session_operation_duration_seconds_bucket{op=\"pause\",le=\"1\"}"), 0);
-	assert_int_equal(value(t, "vitrine_session_operation_duration_seconds_bucket{op=\"pause\",le=\"2.5\"}"), 1);
+	assert_int_equal(
+		value(t,
+		      "vitrine_http_request_duration_seconds_bucket{route=\"session_screenshot\",le=\"0.005\"}"),
+		2);
+	assert_int_equal(
+		value(t,
+		      "vitrine_http_request_duration_seconds_bucket{route=\"session_screenshot\",le=\"0.5\"}"),
+		2);
+	assert_int_equal(
+		value(t,
+		      "vitrine_http_request_duration_seconds_bucket{route=\"session_screenshot\",le=\"1\"}"),
+		3);
+	assert_int_equal(
+		value(t,
+		      "vitrine_http_request_duration_seconds_bucket{route=\"session_screenshot\",le=\"+Inf\"}"),
+		3);
+	assert_int_equal(
+		value(t,
+		      "vitrine_http_request_duration_seconds_count{route=\"session_screenshot\"}"),
+		3);
+	assert_true(
+		value(t,
+		      "vitrine_http_request_duration_seconds_sum{route=\"session_screenshot\"}") >
+			0.7030 &&
+		value(t,
+		      "vitrine_http_request_duration_seconds_sum{route=\"session_screenshot\"}") <
+			0.7032);
+	assert_int_equal(value(t, "vitrine_session_operations_total{op=\"pause\",result=\"ok\"}"),
+			 1);
+	assert_int_equal(value(t,
+			       "vitrine_session_operations_total{op=\"pause\",result=\"error\"}"),
+			 1);
+	assert_int_equal(value(t, "vitrine_session_operations_total{op=\"delete\",result=\"ok\"}"),
+			 1);
+	assert_int_equal(value(t, "vitrine_session_operation_duration_seconds_count{op=\"pause\"}"),
+			 1);
+	assert_int_equal(
+		value(t,
+		      "vitrine_session_operation_duration_seconds_bucket{op=\"pause\",le=\"1\"}"),
+		0);
+	assert_int_equal(
+		value(t,
+		      "vitrine_session_operation_duration_seconds_bucket{op=\"pause\",le=\"2.5\"}"),
+		1);
 	assert_false(has(t, "vitrine_session_operation_duration_seconds_count{op=\"delete\"}"));
 	assert_int_equal(value(t, "vitrine_actions_total{kind=\"anthropic\",result=\"ok\"}"), 1);
-	assert_int_equal(value(t, "vitrine_actions_total{kind=\"screenshot\",result=\"error\"}"), 1);
+	assert_int_equal(value(t, "vitrine_actions_total{kind=\"screenshot\",result=\"error\"}"),
+			 1);
 	assert_int_equal(value(t, "vitrine_action_duration_seconds_count{kind=\"screenshot\"}"), 0);
 	assert_int_equal(value(t, "vitrine_commands_total{result=\"timed_out\"}"), 1);
 	assert_int_equal(value(t, "vitrine_command_duration_seconds_bucket{le=\"60\"}"), 1);
@@ -116,7 +152,8 @@ static void test_counts_render(void **state)
 	metrics_reset();
 	t = render();
 	assert_int_equal(value(t, "vitrine_stream_frames_total"), 0);
-	assert_false(has(t, "vitrine_http_requests_total{route=\"session_screenshot\",code=\"200\"}"));
+	assert_false(
+		has(t, "vitrine_http_requests_total{route=\"session_screenshot\",code=\"200\"}"));
 	free(t);
 }
 
@@ -136,11 +173,11 @@ static void test_proc_parsers(void **state)
 	uint64_t ticks, rss, pss;
 
 	(void)state;
-	assert_int_equal(
-		metrics_proc_stat_ticks("1234 (qemu (x) y) S 1 1234 1234 0 -1 4194560 5000 0 3 0 "
-					"700 50 0 0 20 0 9 0 12345 1000000 2000 18446744073709551615",
-					&ticks),
-		0);
+	assert_int_equal(metrics_proc_stat_ticks(
+				 "1234 (qemu (x) y) S 1 1234 1234 0 -1 4194560 5000 0 3 0 "
+				 "700 50 0 0 20 0 9 0 12345 1000000 2000 18446744073709551615",
+				 &ticks),
+			 0);
 	assert_int_equal(ticks, 750);
 	assert_int_equal(metrics_proc_stat_ticks("1234 qemu S 1", &ticks), -EINVAL);
 	assert_int_equal(metrics_proc_stat_ticks("1 (a) S 1 2", &ticks), -EINVAL);
@@ -157,8 +194,9 @@ static void test_proc_parsers(void **state)
  * its pid, and go when the session does. */
 static void test_sampler(void **state)
 {
-	struct metrics_session s = { .id = "vmtest", .pid = getpid(), .guest_memory_bytes = 1 << 20,
-				     .vcpus = 2 };
+	struct metrics_session s = {
+		.id = "vmtest", .pid = getpid(), .guest_memory_bytes = 1 << 20, .vcpus = 2
+	};
 	struct bytebuf b = { 0 };
 	char *t = NULL;
 
@@ -169,13 +207,15 @@ static void test_sampler(void **state)
 		bytebuf_free(&b);
 		assert_int_equal(metrics_proc_render(&b), 0);
 		assert_int_equal(bytebuf_append(&b, "", 1), 0);
-		if (strstr((char *)b.data, "vitrine_session_qemu_resident_bytes{session=\"vmtest\"}"))
+		if (strstr((char *)b.data,
+			   "vitrine_session_qemu_resident_bytes{session=\"vmtest\"}"))
 			break;
 		usleep(20 * 1000);
 	}
 	t = (char *)b.data;
 	assert_int_equal(value(t, "vitrine_session_vcpus{session=\"vmtest\"}"), 2);
-	assert_int_equal(value(t, "vitrine_session_guest_memory_bytes{session=\"vmtest\"}"), 1 << 20);
+	assert_int_equal(value(t, "vitrine_session_guest_memory_bytes{session=\"vmtest\"}"),
+			 1 << 20);
 	assert_true(value(t, "vitrine_session_qemu_resident_bytes{session=\"vmtest\"}") > 0);
 	assert_true(value(t, "vitrine_session_qemu_proportional_bytes{session=\"vmtest\"}") > 0);
 	bytebuf_free(&b);
