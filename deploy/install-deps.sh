@@ -14,6 +14,7 @@ packages=(
 	clang libclang-rt-14-dev clang-format
 	python3
 	chromium xvfb x11-apps xdotool nodejs
+	prometheus
 )
 
 missing=()
@@ -32,6 +33,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >/dev/null
 	apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+	# prometheus is here for its promtool, which the tests check GET
+	# /metrics with: the server it also brings is not wanted running.
+	if printf '%s\n' "${missing[@]}" | grep -qx prometheus && command -v systemctl >/dev/null &&
+		[ -d /run/systemd/system ]; then
+		systemctl disable --now prometheus >/dev/null 2>&1 || true
+	fi
 fi
 
 # Each guest's QEMU runs as a uid of its own from this range (vitrine serve

@@ -9,6 +9,7 @@
 #include "display/mirror.h"
 #include "display/settle.h"
 #include "gateway/action/plan.h"
+#include "gateway/core/metrics.h"
 #include "gateway/session/session.h"
 #include "vmm-qemu/qga_client.h"
 
@@ -284,11 +285,28 @@ void run_cancel(struct run *r)
 		free_run(r);
 }
 
+/* The run's kind for the metrics. */
+static enum metrics_act act_kind(const struct run *r)
+{
+	if (!r->action)
+		return METRICS_ACT_SCREENSHOT;
+	switch (r->action->dialect) {
+	case ACTIONS_DIALECT_ANTHROPIC:
+		return METRICS_ACT_ANTHROPIC;
+	case ACTIONS_DIALECT_OPENAI:
+		return METRICS_ACT_OPENAI;
+	case ACTIONS_DIALECT_VITRINE:
+		break;
+	}
+	return METRICS_ACT_VITRINE;
+}
+
 static void finish(struct run *r, struct run_outcome *out)
 {
 	run_done_fn done = r->done;
 	void *ud = r->ud;
 
+	metrics_act(act_kind(r), !out->failed, (fs_now_ms() - r->t0_ms) * 1000);
 	free_run(r);
 	done(ud, out);
 }

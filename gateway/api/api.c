@@ -87,6 +87,7 @@ void api_refuse_early(struct http_req *r)
 		return; /* answered after the body, without a token */
 	case R_SESSIONS_LIST:
 	case R_SESSIONS_CREATE:
+	case R_METRICS:
 	case R_TEMPLATES_LIST:
 	case R_TEMPLATES_CREATE:
 	case R_TEMPLATE_GET:
@@ -486,6 +487,9 @@ void api_handle(struct http_req *r)
 		return;
 	case R_SESSIONS_LIST:
 		list_sessions(r);
+		return;
+	case R_METRICS:
+		api_metrics(r);
 		return;
 	case R_SESSIONS_CREATE:
 		create_session(r);

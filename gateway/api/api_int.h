@@ -103,6 +103,9 @@ void api_tokens(struct http_req *r);
  * look up first. */
 void api_cdp_version(struct http_req *r);
 
+/* api_metrics.c: GET /metrics (operator). */
+void api_metrics(struct http_req *r);
+
 /* api_vnc.c: POST|DELETE /v1/sessions/{id}/vnc on s ("vnc" scope). */
 void api_vnc(struct http_req *r, struct sess *s);
 

@@ -4,6 +4,7 @@
 #include "gateway/api/http.h"
 
 #include "gateway/action/run.h"
+#include "gateway/core/metrics.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/job.h"
 #include "gateway/session/session.h"
@@ -126,6 +127,7 @@ static int write_response(struct lws *wsi, struct http_req *r)
 		if (lws_finalize_write_http_header(wsi, start, &p, end))
 			return -1;
 		r->headers_sent = true;
+		metrics_http((int)r->route.kind, r->status, (int64_t)(lws_now_usecs() - r->t0_us));
 		if (r->resp_len || r->close_after) {
 			lws_callback_on_writable(wsi);
 			return 0;
@@ -173,6 +175,7 @@ bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in)
 	memset(r, 0, sizeof(*r));
 	r->wsi = wsi;
 	r->gw = lws_context_user(lws_get_context(wsi));
+	r->t0_us = lws_now_usecs();
 	r->method = method_of(wsi, path, sizeof(path));
 	/* lws hands the path without the query string. */
 	r->route = route_parse(r->method, path_in ? path_in : path);

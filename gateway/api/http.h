@@ -19,6 +19,7 @@ struct http_req {
 	struct gw *gw;
 	enum route_method method;
 	struct route route;
+	lws_usec_t t0_us; /* when it came (its duration in the metrics) */
 	char token[160]; /* bearer token, "" when none */
 	char *body; /* owned */
 	size_t body_len;

@@ -26,6 +26,45 @@ static struct route pick(enum route_method m, enum route_method want, enum route
 	return r;
 }
 
+const char *const route_kind_names[R_KIND_COUNT] = {
+	[R_NOT_FOUND] = "not_found",
+	[R_METHOD_NOT_ALLOWED] = "method_not_allowed",
+	[R_HEALTH] = "health",
+	[R_SESSIONS_LIST] = "sessions_list",
+	[R_SESSIONS_CREATE] = "sessions_create",
+	[R_SESSION_GET] = "session_get",
+	[R_SESSION_DELETE] = "session_delete",
+	[R_SESSION_SCREENSHOT] = "session_screenshot",
+	[R_SESSION_ACTIONS] = "session_actions",
+	[R_SESSION_CONTROL_WS] = "session_control_ws",
+	[R_SESSION_STREAM_WS] = "session_stream_ws",
+	[R_SESSION_SHARE] = "session_share",
+	[R_ROOT] = "root",
+	[R_SESSION_VNC] = "session_vnc",
+	[R_SESSION_PAUSE] = "session_pause",
+	[R_SESSION_RESUME] = "session_resume",
+	[R_SESSION_FORK] = "session_fork",
+	[R_SESSION_EVENTS] = "session_events",
+	[R_SESSION_EXEC] = "session_exec",
+	[R_SESSION_FILES] = "session_files",
+	[R_SESSION_EXEC_WS] = "session_exec_ws",
+	[R_SESSION_CDP_WS] = "session_cdp_ws",
+	[R_SESSION_CDP_VERSION] = "session_cdp_version",
+	[R_SESSION_EGRESS] = "session_egress",
+	[R_SESSION_EGRESS_LOG] = "session_egress_log",
+	[R_SESSION_CLIPBOARD] = "session_clipboard",
+	[R_SESSION_OPEN] = "session_open",
+	[R_SESSION_LAUNCH] = "session_launch",
+	[R_TEMPLATES_LIST] = "templates_list",
+	[R_TEMPLATES_CREATE] = "templates_create",
+	[R_TEMPLATE_GET] = "template_get",
+	[R_TEMPLATE_DELETE] = "template_delete",
+	[R_SESSION_TOKENS] = "session_tokens",
+	[R_SESSION_TOKEN] = "session_token",
+	[R_SESSION_TOKEN_ROTATE] = "session_token_rotate",
+	[R_METRICS] = "metrics",
+};
+
 struct route route_parse(enum route_method m, const char *path)
 {
 	static const char prefix[] = "/v1/sessions";
@@ -37,6 +76,8 @@ struct route route_parse(enum route_method m, const char *path)
 		return pick(m, M_GET, R_ROOT);
 	if (!strcmp(path, "/healthz"))
 		return pick(m, M_GET, R_HEALTH);
+	if (!strcmp(path, "/metrics"))
+		return pick(m, M_GET, R_METRICS);
 	if (!strcmp(path, "/v1/templates") || !strcmp(path, "/v1/templates/")) {
 		r.kind = m == M_GET    ? R_TEMPLATES_LIST
 			 : m == M_POST ? R_TEMPLATES_CREATE

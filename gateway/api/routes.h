@@ -48,7 +48,9 @@ enum route_kind {
 	R_SESSION_TOKENS, /* GET|POST /v1/sessions/{id}/tokens (list, mint) */
 	R_SESSION_TOKEN, /* DELETE /v1/sessions/{id}/tokens/{tid} (revoke) */
 	R_SESSION_TOKEN_ROTATE, /* POST /v1/sessions/{id}/tokens/{control|view}/rotate */
+	R_METRICS, /* GET /metrics (operator) */
 };
+#define R_KIND_COUNT (R_METRICS + 1)
 
 #define ROUTE_SUB_MAX 16 /* a token id: "control", "view" or a minted one */
 
@@ -65,5 +67,9 @@ struct route {
  * refused later, as an unknown session is.) A known path with the wrong method is
  * R_METHOD_NOT_ALLOWED. This function can't fail. */
 struct route route_parse(enum route_method method, const char *path);
+
+/* Each kind's name (a metrics label: "session_screenshot", ...), index =
+ * kind, R_KIND_COUNT of them. */
+extern const char *const route_kind_names[R_KIND_COUNT];
 
 #endif

@@ -10,6 +10,7 @@
 #include "display/stream_wire.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/ws_upgrade.h"
+#include "gateway/core/metrics.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
 
@@ -425,6 +426,7 @@ static int write_screen(struct stream_viewer *v)
 	n = lws_write(v->wsi, m->buf + m->headroom, m->len, LWS_WRITE_BINARY);
 	v->frames++;
 	v->bytes += m->len;
+	metrics_stream_frame(m->len);
 	display_stream_msg_unref(m);
 	display_frame_unref(v->base);
 	v->base = f;

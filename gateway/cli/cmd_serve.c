@@ -6,9 +6,12 @@
 #include "gateway/action/run.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/protocols.h"
+#include "gateway/api/routes.h"
 #include "gateway/api/web.h"
 #include "gateway/cli/cli.h"
 #include "gateway/core/gw.h"
+#include "gateway/core/metrics.h"
+#include "gateway/core/metrics_proc.h"
 #include "gateway/guest/exec.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job.h"
@@ -64,6 +67,8 @@ static void serve_usage(FILE *f)
 		"  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
 		"  --egress-map NAME=ADDR  guests reaching NAME (when a session's egress rules\n"
 		"                       allow it) connect to ADDR, even a private one; repeatable\n"
+		"  --log-format text|json  the log on stderr: lines with an RFC 3339 time (default)\n"
+		"                       or one JSON object a line {time, level, component, msg}\n"
 		"  --egress-max-connections N  guests' egress connections over all sessions at\n"
 		"                       once (default 256; 128 a session in any case)\n"
 		"  --egress-allow-private  let names resolve to loopback, private and link-local\n"
@@ -283,6 +288,7 @@ int cmd_serve(int argc, char **argv)
 		{ "egress-map", required_argument, 0, 'E' },
 		{ "egress-allow-private", no_argument, 0, 'P' },
 		{ "egress-max-connections", required_argument, 0, 'e' },
+		{ "log-format", required_argument, 0, 'F' },
 		{ "node", required_argument, 0, 'N' },
 		{ "state-dir", required_argument, 0, 'S' },
 		{ "on-stop", required_argument, 0, 'O' },
@@ -355,6 +361,18 @@ int cmd_serve(int argc, char **argv)
 		case 'P':
 			gw.egress_cfg.allow_private = true;
 			break;
+		case 'F': {
+			enum log_format f;
+
+			if (log_format_parse(optarg, &f) < 0) {
+				fprintf(stderr,
+					"vitrine serve: --log-format is text or json, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			log_set_format(f);
+			break;
+		}
 		case 'e':
 			if (cli_parse_int("--egress-max-connections", optarg, 1, 4096,
 					  &gw.egress_cfg.max_total) < 0)
@@ -498,6 +516,10 @@ int cmd_serve(int argc, char **argv)
 	warm_accel_probe();
 
 	conn_gate_init(max_connections, max_connections_per_ip);
+	metrics_set_routes(route_kind_names, R_KIND_COUNT);
+	if (metrics_proc_start() < 0)
+		log_warn("serve",
+			 "no sampler of the guests' QEMU figures: /metrics goes without them");
 	if (!gw.egress_cfg.max_total)
 		gw.egress_cfg.max_total = EGRESS_DEFAULT_MAX_TOTAL;
 	check_fd_limit(max_connections, gw.egress_cfg.max_total, gw.max_sessions);
@@ -562,6 +584,7 @@ int cmd_serve(int argc, char **argv)
 	/* An agent call times out within 35 s; its thread then wakes the context. */
 	if (!run_wait_threads(40000))
 		log_warn("serve", "a typing thread is still running at exit");
+	metrics_proc_stop();
 	encode_pool_destroy(gw.encoders); /* its workers wake the context too */
 	lws_context_destroy(gw.ctx);
 	registry_close(&registry);

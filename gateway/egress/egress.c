@@ -45,6 +45,26 @@
  * and the bytes connections hold before their upstream connects. */
 static atomic_int open_total;
 static atomic_size_t preconnect_total;
+/* Connections ended over all sessions, by their log's reason, and bytes
+ * relayed (egress_totals, for the metrics). */
+static atomic_ullong ended[EGRESS_REASON_COUNT], bytes_up_total, bytes_down_total;
+
+static void count_ended(enum egress_reason why, uint64_t up, uint64_t down)
+{
+	if ((unsigned)why < EGRESS_REASON_COUNT)
+		atomic_fetch_add(&ended[why], 1);
+	atomic_fetch_add(&bytes_up_total, up);
+	atomic_fetch_add(&bytes_down_total, down);
+}
+
+void egress_totals(struct egress_totals *out)
+{
+	for (int i = 0; i < EGRESS_REASON_COUNT; i++)
+		out->ended[i] = atomic_load(&ended[i]);
+	out->bytes_up = atomic_load(&bytes_up_total);
+	out->bytes_down = atomic_load(&bytes_down_total);
+	out->open = atomic_load(&open_total);
+}
 
 struct egress {
 	atomic_int refs;
@@ -530,6 +550,7 @@ static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 		c->entry.duration_ms = fs_now_ms() - c->t0;
 		c->entry.ended = true;
 		egress_log_update(c->e->log, c->seq, &c->entry);
+		count_ended(c->entry.reason, c->entry.bytes_up, c->entry.bytes_down);
 	}
 	pthread_mutex_unlock(&c->mu);
 	conn_release(c);
@@ -557,6 +578,7 @@ void egress_accept(void *au, struct agent_link *l, uint32_t chan, const char *in
 
 		atomic_fetch_sub(&e->connections, 1);
 		egress_log_add(e->log, &entry);
+		count_ended(entry.reason, 0, 0);
 		agent_chan_close(l, chan, "too many connections");
 		return;
 	}

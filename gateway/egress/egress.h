@@ -10,6 +10,7 @@
 #ifndef VITRINE_GATEWAY_EGRESS_H
 #define VITRINE_GATEWAY_EGRESS_H
 
+#include "gateway/egress/egress_log.h"
 #include "gateway/egress/egress_rules.h"
 #include "vmm-qemu/agent_link.h"
 
@@ -46,6 +47,15 @@ struct egress_config {
 
 /* Egress connections connecting or relaying now, over all sessions. */
 int egress_open_total(void);
+
+/* Over all sessions since the start: connections ended by their log's
+ * reason, bytes relayed each way, and egress_open_total. */
+struct egress_totals {
+	uint64_t ended[EGRESS_REASON_COUNT];
+	uint64_t bytes_up, bytes_down;
+	int open;
+};
+void egress_totals(struct egress_totals *out);
 
 /* Parses "NAME=ADDRESS" (an IPv4 or IPv6 literal) into the next map of
  * cfg. 0, or -EINVAL with a reason in err. */

@@ -33,6 +33,7 @@ enum egress_reason {
 	EGRESS_REASON_TOO_MANY_CONNECTIONS, /* the session's cap or the gateway's */
 	EGRESS_REASON_PENDING_FULL, /* sent too much before the upstream connected */
 };
+#define EGRESS_REASON_COUNT (EGRESS_REASON_PENDING_FULL + 1)
 
 struct egress_log_entry {
 	uint64_t seq; /* 1, 2, ...; assigned by egress_log_add, ignored as input */

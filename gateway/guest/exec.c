@@ -5,6 +5,7 @@
 #include "common/fsutil.h"
 #include "common/strv.h"
 #include "gateway/core/gw.h"
+#include "gateway/core/metrics.h"
 #include "vmm-qemu/agent_exec.h"
 
 #include <errno.h>
@@ -314,6 +315,10 @@ static void *exec_thread(void *arg)
 		agent_link_release(l);
 	}
 	j->elapsed_ms = fs_now_ms() - t0;
+	metrics_cmd(j->rc < 0	       ? METRICS_CMD_FAILED
+		    : j->res.timed_out ? METRICS_CMD_TIMED_OUT
+				       : METRICS_CMD_EXITED,
+		    j->elapsed_ms);
 	pthread_mutex_lock(&j->mu);
 	j->done = true;
 	released = j->released;

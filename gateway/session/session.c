@@ -5,6 +5,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "gateway/core/metrics.h"
 #include "gateway/egress/egress.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/registry.h"
@@ -577,6 +578,7 @@ void sess_destroy(struct sess *s, struct job_ticket *ticket)
 
 	if (!s)
 		return;
+	metrics_op(METRICS_OP_DELETE, true, 0);
 	/* First: a crash from here on must not bring the session back. */
 	if (s->gw->registry && (rc = registry_remove(s->gw->registry, s->id)) < 0)
 		log_error("session", "%s: cannot remove its record: %s", s->id, strerror(-rc));

@@ -3,6 +3,7 @@
  * memory, QMP stop and cont; on disk, a checkpoint. */
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "gateway/core/metrics.h"
 #include "gateway/egress/egress.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/session_int.h"
@@ -236,11 +237,38 @@ static void adopt_child(struct sess *s, struct job *j)
 		 (long long)j->ms, (long long)(j->bytes >> 20));
 }
 
+/* The operation a finished job was, for the metrics. */
+static int op_of(const struct job *j)
+{
+	switch (j->kind) {
+	case JOB_BOOT:
+		return METRICS_OP_CREATE;
+	case JOB_RESTORE:
+		return METRICS_OP_RESTORE;
+	case JOB_PAUSE_MEMORY:
+	case JOB_PAUSE_DISK:
+		return METRICS_OP_PAUSE;
+	case JOB_RESUME_MEMORY:
+	case JOB_RESUME_DISK:
+		return METRICS_OP_RESUME;
+	case JOB_FORK:
+		return METRICS_OP_FORK;
+	case JOB_ADOPT:
+		return METRICS_OP_ADOPT;
+	case JOB_DISPOSE:
+		break;
+	}
+	return -1;
+}
+
 void sess_job_finished(struct sess *s)
 {
 	struct job *j = s->job;
+	int op = op_of(j);
 
 	s->job = NULL;
+	if (op >= 0)
+		metrics_op((enum metrics_op)op, j->rc >= 0, j->ms);
 	switch (j->kind) {
 	case JOB_BOOT:
 		if (j->rc < 0) {

@@ -141,6 +141,7 @@ static const struct row rows[] = {
 	{ "GET", "/v1/sessions", NULL, AUTH_R_ADMIN },
 	{ "POST", "/v1/sessions", "{\"bogus\":1}", AUTH_R_ADMIN },
 	{ "GET", "/v1/templates", NULL, AUTH_R_ADMIN },
+	{ "GET", "/metrics", NULL, AUTH_R_ADMIN },
 	{ "GET", "/v1/sessions/%s", NULL, AUTH_R_VIEW },
 	{ "GET", "/v1/sessions/%s/screenshot?format=png", NULL, AUTH_R_VIEW },
 	{ "GET", "/v1/sessions/%s/events", NULL, AUTH_R_VIEW },

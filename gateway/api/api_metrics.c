@@ -1,0 +1,66 @@
+/* gateway/api/api_metrics.c: GET /metrics, the Prometheus scrape
+ * (operator key): the gauges of now from the sessions, the per-session
+ * list handed to the sampler (core/metrics_proc.h), and the text of
+ * core/metrics.c. The loop only walks the sessions and copies counts;
+ * /proc is read by the sampler's thread. */
+#include "gateway/api/api_int.h"
+#include "gateway/core/metrics.h"
+#include "gateway/core/metrics_proc.h"
+#include "gateway/session/session.h"
+#include "gateway/stream/stream_hub.h"
+#include "vmm-qemu/vm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void api_metrics(struct http_req *r)
+{
+	static struct metrics_session list[512]; /* loop thread only */
+	struct metrics_now now = { 0 };
+	struct bytebuf out = { 0 };
+	int n = 0;
+
+	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
+		return;
+	for (struct sess *s = r->gw->sessions; s; s = s->next) {
+		struct stream_hub *h = stream_hub_find(s);
+
+		switch (s->state) {
+		case SESS_STARTING:
+			now.sessions_starting++;
+			break;
+		case SESS_READY:
+			now.sessions_ready++;
+			break;
+		case SESS_PAUSED:
+			if (s->pause == SESS_PAUSE_DISK)
+				now.sessions_paused_disk++;
+			else
+				now.sessions_paused_memory++;
+			break;
+		case SESS_FAILED:
+			now.sessions_failed++;
+			break;
+		}
+		if (h)
+			now.viewers += h->n_viewers;
+		if (n < (int)(sizeof(list) / sizeof(list[0]))) {
+			struct metrics_session *m = &list[n++];
+
+			snprintf(m->id, sizeof(m->id), "%s", s->id);
+			m->pid = s->vm ? vmm_vm_qemu_pid(s->vm) : 0;
+			m->guest_memory_bytes = (uint64_t)s->memory_mib << 20;
+			m->vcpus = s->vcpus;
+		}
+	}
+	now.memory_in_use_bytes = (uint64_t)r->gw->memory_used_mib << 20;
+	now.memory_budget_bytes = (uint64_t)r->gw->memory_budget_mib << 20;
+	metrics_proc_sync(list, n);
+	if (metrics_render(&now, &out) < 0) {
+		bytebuf_free(&out);
+		http_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	http_reply_bytes(r, 200, "text/plain; version=0.0.4; charset=utf-8", out.data, out.len);
+	bytebuf_free(&out);
+}
