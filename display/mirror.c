@@ -424,6 +424,45 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Says again which encodings this client takes, as libvncclient 0.9.14 did
+ * in rfbInitClient but for ExtendedDesktopSize. QEMU prefers that one to
+ * NewFBSize for a guest that changes its resolution, and sends it with
+ * screen id 0, which 0.9.14 takes for an invalid screen (later releases do
+ * not): the client keeps its old size and gives up on the first rect past
+ * it, so any resolution change ended the mirror. With NewFBSize alone,
+ * QEMU announces the new size in a way 0.9.14 follows (MallocFrameBuffer,
+ * then a full update request). QEMU applies the last SetEncodings it got;
+ * a resize between the two is still announced the old way (a lost mirror,
+ * as before, in a window of one round trip after the handshake). */
+static rfbBool announce_encodings(rfbClient *cl)
+{
+	static const uint32_t encodings[] = {
+		rfbEncodingRaw,
+		rfbEncodingXCursor,
+		rfbEncodingRichCursor,
+		rfbEncodingPointerPos,
+		rfbEncodingKeyboardLedState,
+		rfbEncodingNewFBSize,
+		rfbEncodingSupportedMessages,
+		rfbEncodingSupportedEncodings,
+		rfbEncodingServerIdentity,
+		rfbEncodingXvp,
+		rfbEncodingQemuExtendedKeyEvent,
+	};
+	enum { N = sizeof(encodings) / sizeof(encodings[0]) };
+	uint8_t msg[sz_rfbSetEncodingsMsg + 4 * N] = { rfbSetEncodings, 0, 0, N };
+
+	for (int i = 0; i < N; i++) {
+		uint8_t *p = msg + sz_rfbSetEncodingsMsg + 4 * i;
+
+		p[0] = (uint8_t)(encodings[i] >> 24);
+		p[1] = (uint8_t)(encodings[i] >> 16);
+		p[2] = (uint8_t)(encodings[i] >> 8);
+		p[3] = (uint8_t)encodings[i];
+	}
+	return WriteToRFBServer(cl, (const char *)msg, sizeof(msg));
+}
+
 int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud), void *ud,
 			 struct display_mirror **out, char *err, size_t errlen)
 {
@@ -491,6 +530,12 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path,
 			 vnc_last_error[0] ? vnc_last_error : "connection or handshake failed");
 		rc = m->size_refused ? -EFBIG : -EPROTO;
+		goto fail;
+	}
+	if (!announce_encodings(m->client)) {
+		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path,
+			 vnc_last_error[0] ? vnc_last_error : "write failed");
+		rc = -EPROTO;
 		goto fail;
 	}
 	rc = -pthread_create(&m->thread, NULL, worker_main, m);

@@ -17,7 +17,10 @@
  * together with all pending damage. When that answer has been applied, the
  * mirror is current as of that refresh, whether or not anything changed.
  *
- * Size: a guest screen over DISPLAY_MAX_SIDE / DISPLAY_MAX_PIXELS (frame.h)
+ * Size: the mirror follows the guest's resolution changes (QEMU announces
+ * them as NewFBSize; the next frame has the new size and the whole screen
+ * as damage). QEMU 7.2's VNC server shows at most the top-left 2560x2048
+ * of a larger guest screen. A screen over DISPLAY_MAX_SIDE / DISPLAY_MAX_PIXELS (frame.h)
  * is refused before any buffer of that size exists. At connect time start
  * fails with -EFBIG; later (the guest switched resolution) the mirror ends
  * as if the connection were lost: waits return -EPIPE, display_mirror_error
