@@ -7,8 +7,10 @@
  * shows (its VNC server crops to 2560x2048; QEMU's virtio-gpu refuses
  * 8192x8192, so the screen falls back to tinyfb's), the other session
  * answers a screenshot, a click and a command in normal time, its screen
- * untouched, and the gateway's RSS stays within a bound; once the guest
- * gives its screen back, the memory is given back too. Prints the figures. */
+ * untouched, and the gateway's RSS stays within a bound. Flips in a row
+ * from big to small (where QEMU drops the mirror's connection) leave the
+ * screen mirrored; once the guest gives its screen back, the memory is
+ * given back too. Prints the figures. */
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/png.h"
@@ -267,6 +269,13 @@ static void test_huge_resolution(void **state)
 			during = ms;
 		sample_rss();
 	}
+	/* Flips in a row, big to small: QEMU ends a VNC client whose queue
+	 * outgrows five updates of the new size, and the mirror connects
+	 * again (display/mirror.c reconnect). */
+	free(run_as_root("for i in 1 2 3 4; do tinymode 2560x2048; tinymode 640x480; done"));
+	expect_huge_screen(640, 480, GREEN);
+	print_message("8 flips between 2560x2048 and 640x480: mirrored; gateway RSS %ld KiB\n",
+		      gateway_proc_rss_kib(&gw));
 	/* The guest gives the screen back: tinyfb's pattern at 1280x800. */
 	free(run_as_root("tinymode off"));
 	expect_huge_screen(TINY_W, TINY_H, GREEN);
