@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
 	build-essential pkg-config make git ca-certificates
 	libwebsockets-dev libvncserver-dev libturbojpeg0-dev libjpeg62-turbo-dev
-	libpng-dev libsdl2-dev libjansson-dev libcmocka-dev
+	libpng-dev libsdl2-dev libjansson-dev libcmocka-dev libdrm-dev
 	qemu-system-x86 qemu-utils debootstrap busybox-static linux-image-amd64
 	cpio e2fsprogs kmod procps xz-utils grep
 	clang libclang-rt-14-dev clang-format

@@ -31,11 +31,17 @@
 /* Key-up of a key this client never presses: resets QEMU's refresh timer,
  * dropped by QEMU's keyboard state tracker before it reaches the guest. */
 #define NUDGE_KEYSYM XK_Pause
+/* Connections lost and made again with no frame between before the mirror
+ * gives up (see reconnect()). */
+#define RECONNECTS_IN_A_ROW 3
 
 static atomic_uint_fast64_t frame_numbers;
 
 struct display_mirror {
-	rfbClient *client; /* owned; worker-only once the worker runs */
+	/* owned; once the worker runs, only the worker uses it, and replaces
+	 * it under `lock` (stop() reads its socket under `lock`) */
+	rfbClient *client;
+	char path[108]; /* the VNC server's unix socket */
 	pthread_t thread;
 	bool thread_started;
 	int wake_fd; /* owned eventfd: other threads -> worker */
@@ -67,6 +73,7 @@ struct display_mirror {
 	bool resized; /* next publish carries the whole screen as damage */
 	bool need_full; /* ask for every pixel: after a resize, QEMU sends only damage */
 	bool size_refused; /* the server's screen size was over the limit */
+	int reconnects; /* in a row, with no frame published since */
 };
 
 static int client_tag; /* its address keys rfbClientSetClientData */
@@ -288,6 +295,7 @@ static void on_finished_update(rfbClient *cl)
 		f->changed_ms = fs_now_ms();
 		f->damage = damage;
 		m->resized = false;
+		m->reconnects = 0;
 	}
 	/* On allocation failure the damage is dropped but the next change
 	 * publishes the whole current framebuffer anyway (we copy it all). */
@@ -379,22 +387,190 @@ static bool maybe_probe(struct display_mirror *m)
 	       SendFramebufferUpdateRequest(m->client, PROBE_X, PROBE_Y, 1, 1, FALSE);
 }
 
+/* Says again which encodings this client takes, as libvncclient 0.9.14 did
+ * in rfbInitClient but for ExtendedDesktopSize. QEMU prefers that one to
+ * NewFBSize for a guest that changes its resolution, and sends it with
+ * screen id 0, which 0.9.14 takes for an invalid screen (later releases do
+ * not): the client keeps its old size and gives up on the first rect past
+ * it, so any resolution change ended the mirror. With NewFBSize alone,
+ * QEMU announces the new size in a way 0.9.14 follows (MallocFrameBuffer,
+ * then a full update request). QEMU applies the last SetEncodings it got;
+ * a resize between the two is still announced the old way (a lost mirror,
+ * as before, in a window of one round trip after the handshake). */
+static rfbBool announce_encodings(rfbClient *cl)
+{
+	static const uint32_t encodings[] = {
+		rfbEncodingRaw,
+		rfbEncodingXCursor,
+		rfbEncodingRichCursor,
+		rfbEncodingPointerPos,
+		rfbEncodingKeyboardLedState,
+		rfbEncodingNewFBSize,
+		rfbEncodingSupportedMessages,
+		rfbEncodingSupportedEncodings,
+		rfbEncodingServerIdentity,
+		rfbEncodingXvp,
+		rfbEncodingQemuExtendedKeyEvent,
+	};
+	enum { N = sizeof(encodings) / sizeof(encodings[0]) };
+	uint8_t msg[sz_rfbSetEncodingsMsg + 4 * N] = { rfbSetEncodings, 0, 0, N };
+
+	for (int i = 0; i < N; i++) {
+		uint8_t *p = msg + sz_rfbSetEncodingsMsg + 4 * i;
+
+		p[0] = (uint8_t)(encodings[i] >> 24);
+		p[1] = (uint8_t)(encodings[i] >> 16);
+		p[2] = (uint8_t)(encodings[i] >> 8);
+		p[3] = (uint8_t)encodings[i];
+	}
+	return WriteToRFBServer(cl, (const char *)msg, sizeof(msg));
+}
+/* Frees a client and what the mirror allocated for it (accepts NULL). */
+static void client_free(rfbClient *cl)
+{
+	if (!cl)
+		return;
+	free(cl->frameBuffer);
+	cl->frameBuffer = NULL;
+	/* libvncclient 0.9.14 keeps the last pointer shape and never frees it. */
+	free(cl->rcSource);
+	free(cl->rcMask);
+	cl->rcSource = cl->rcMask = NULL;
+	rfbClientCleanup(cl);
+}
+
+/* A client of m's VNC server, connected, past the handshake (the
+ * framebuffer allocated by on_malloc_fb) and told our encodings. Returns
+ * NULL with a sentence in err (m->size_refused set when the screen is
+ * over the limit). Blocks for the handshake. */
+static rfbClient *client_connect(struct display_mirror *m, char *err, size_t errlen)
+{
+	/* The socket lives in a dir the guest's uid owns: a link planted
+	 * there is not followed (unixsock.h); libvncclient connects to the
+	 * socket through our descriptor of it. */
+	int path_fd = unixsock_open_path(m->path);
+	rfbClient *cl;
+	char via[32];
+	rfbBool ok;
+
+	if (path_fd < 0) {
+		snprintf(err, errlen, "%s",
+			 path_fd == -ENOTSOCK ? "not a unix socket"
+			 : path_fd == -ELOOP  ? "a symlink, not followed"
+					      : strerror(-path_fd));
+		return NULL;
+	}
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", path_fd);
+	if (!(cl = rfbGetClient(8, 3, 4))) {
+		close(path_fd);
+		snprintf(err, errlen, "out of resources");
+		return NULL;
+	}
+	rfbClientSetClientData(cl, &client_tag, m);
+	cl->MallocFrameBuffer = on_malloc_fb;
+	cl->GotBitmap = on_bitmap;
+	cl->GotFillRect = on_fill;
+	cl->GotCopyRect = on_copy;
+	cl->FinishedFrameBufferUpdate = on_finished_update;
+	cl->canHandleNewFBSize = TRUE;
+	cl->appData.encodingsString = "raw";
+	/* The pointer's shape comes apart from the pixels (RichCursor) for
+	 * the live view; QEMU draws it into the frames in neither case. */
+	cl->appData.useRemoteCursor = TRUE;
+	cl->GotCursorShape = on_cursor_shape;
+	cl->appData.shareDesktop = TRUE;
+	free(cl->serverHost); /* rfbGetClient put a strdup("") there */
+	cl->serverHost = strdup(via);
+	cl->serverPort = 0;
+	if (!cl->serverHost) {
+		close(path_fd);
+		snprintf(err, errlen, "out of memory");
+		rfbClientCleanup(cl);
+		return NULL;
+	}
+	vnc_last_error[0] = '\0';
+	/* rfbInitClient frees the client when it fails. */
+	ok = rfbInitClient(cl, NULL, NULL);
+	close(path_fd); /* connected (or not): the socket is no longer looked up */
+	if (!ok) {
+		snprintf(err, errlen, "%s",
+			 vnc_last_error[0] ? vnc_last_error : "connection or handshake failed");
+		return NULL;
+	}
+	if (!announce_encodings(cl)) {
+		snprintf(err, errlen, "%s", vnc_last_error[0] ? vnc_last_error : "write failed");
+		client_free(cl);
+		return NULL;
+	}
+	return cl;
+}
+
+/* The connection ended (why says how). QEMU also ends a client on its own:
+ * when its queue towards the client passes five full updates at the
+ * screen's new size, which happens to a guest that shrinks its screen while
+ * a big update is still queued (QEMU 7.2 ui/vnc.c, vnc_write's throttle).
+ * The guest is still there, so a new connection is made at once, which
+ * starts with the screen's current size. Up to RECONNECTS_IN_A_ROW times
+ * with no frame published between; never after a size refusal (a new
+ * connection would meet the same screen) or once stopping. Returns true
+ * with m->client connected, or false once the mirror has failed (with
+ * why, and the reconnection's error) or is stopping. */
+static bool reconnect(struct display_mirror *m, const char *why)
+{
+	char reason[256], err[256];
+	rfbClient *old, *cl;
+
+	snprintf(reason, sizeof(reason), "%s", why && *why ? why : "connection lost");
+	if (atomic_load(&m->stopping))
+		return false;
+	if (m->size_refused || m->reconnects >= RECONNECTS_IN_A_ROW) {
+		fail(m, reason);
+		return false;
+	}
+	m->reconnects++;
+	pthread_mutex_lock(&m->lock);
+	old = m->client;
+	m->client = NULL;
+	pthread_mutex_unlock(&m->lock);
+	client_free(old);
+	/* a probe in flight is lost with the connection: maybe_probe sends
+	 * the request again */
+	m->probe_gen = 0;
+	m->probe_hit = false;
+	cl = client_connect(m, err, sizeof(err));
+	if (!cl) {
+		char msg[300];
+
+		snprintf(msg, sizeof(msg), "%.120s; connecting again: %.120s", reason, err);
+		fail(m, msg);
+		return false;
+	}
+	pthread_mutex_lock(&m->lock);
+	m->client = cl;
+	pthread_mutex_unlock(&m->lock);
+	return !atomic_load(&m->stopping);
+}
+
 static void *worker_main(void *arg)
 {
 	struct display_mirror *m = arg;
-	rfbClient *cl = m->client;
 
 	while (!atomic_load(&m->stopping)) {
+		rfbClient *cl = m->client;
+
 		if (m->need_full) {
 			m->need_full = false;
 			if (!SendFramebufferUpdateRequest(cl, 0, 0, cl->width, cl->height, FALSE)) {
-				fail(m, vnc_last_error[0] ? vnc_last_error : "write failed");
-				break;
+				if (!reconnect(m,
+					       vnc_last_error[0] ? vnc_last_error : "write failed"))
+					break;
+				continue;
 			}
 		}
 		if (!maybe_probe(m)) {
-			fail(m, vnc_last_error[0] ? vnc_last_error : "write failed");
-			break;
+			if (!reconnect(m, vnc_last_error[0] ? vnc_last_error : "write failed"))
+				break;
+			continue;
 		}
 		/* libvncclient may hold already-read bytes: poll only when it has none. */
 		if (!cl->buffered) {
@@ -416,11 +592,9 @@ static void *worker_main(void *arg)
 		}
 		if (atomic_load(&m->stopping))
 			break;
-		if (!HandleRFBServerMessage(cl)) {
-			if (!atomic_load(&m->stopping))
-				fail(m, vnc_last_error[0] ? vnc_last_error : "connection lost");
+		if (!HandleRFBServerMessage(cl) &&
+		    !reconnect(m, vnc_last_error[0] ? vnc_last_error : "connection lost"))
 			break;
-		}
 	}
 	return NULL;
 }
@@ -430,30 +604,31 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 {
 	struct display_mirror *m;
 	pthread_condattr_t ca;
-	char via[32];
-	int path_fd, rc;
-	rfbBool ok;
+	char why[256];
+	int rc;
 
 	*out = NULL;
 	pthread_once(&log_once, set_log_procs);
-	/* The socket lives in a dir the guest's uid owns: a link planted
-	 * there is not followed (unixsock.h); libvncclient connects to the
-	 * socket through our descriptor of it. */
-	path_fd = unixsock_open_path(vnc_socket_path);
-	if (path_fd < 0) {
-		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path,
-			 path_fd == -ENOTSOCK ? "not a unix socket"
-			 : path_fd == -ELOOP  ? "a symlink, not followed"
-					      : strerror(-path_fd));
-		return path_fd;
+	if (strlen(vnc_socket_path) >= sizeof(m->path)) {
+		snprintf(err, errlen, "vnc %s: path too long for a unix socket", vnc_socket_path);
+		return -ENAMETOOLONG;
 	}
-	snprintf(via, sizeof(via), "/proc/self/fd/%d", path_fd);
+	/* Said early, with the reason: what client_connect meets too. */
+	rc = unixsock_open_path(vnc_socket_path);
+	if (rc < 0) {
+		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path,
+			 rc == -ENOTSOCK ? "not a unix socket"
+			 : rc == -ELOOP	 ? "a symlink, not followed"
+					 : strerror(-rc));
+		return rc;
+	}
+	close(rc);
 	m = calloc(1, sizeof(*m));
 	if (!m) {
-		close(path_fd);
 		snprintf(err, errlen, "vnc %s: out of memory", vnc_socket_path);
 		return -ENOMEM;
 	}
+	snprintf(m->path, sizeof(m->path), "%s", vnc_socket_path);
 	m->on_frame = on_frame;
 	m->ud = ud;
 	atomic_init(&m->stopping, false);
@@ -463,42 +638,14 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 	pthread_cond_init(&m->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	m->client = rfbGetClient(8, 3, 4);
-	if (m->wake_fd < 0 || !m->client) {
+	if (m->wake_fd < 0) {
 		snprintf(err, errlen, "vnc %s: out of resources", vnc_socket_path);
 		rc = -ENOMEM;
 		goto fail;
 	}
-	rfbClientSetClientData(m->client, &client_tag, m);
-	m->client->MallocFrameBuffer = on_malloc_fb;
-	m->client->GotBitmap = on_bitmap;
-	m->client->GotFillRect = on_fill;
-	m->client->GotCopyRect = on_copy;
-	m->client->FinishedFrameBufferUpdate = on_finished_update;
-	m->client->canHandleNewFBSize = TRUE;
-	m->client->appData.encodingsString = "raw";
-	/* The pointer's shape comes apart from the pixels (RichCursor) for
-	 * the live view; QEMU draws it into the frames in neither case. */
-	m->client->appData.useRemoteCursor = TRUE;
-	m->client->GotCursorShape = on_cursor_shape;
-	m->client->appData.shareDesktop = TRUE;
-	free(m->client->serverHost); /* rfbGetClient put a strdup("") there */
-	m->client->serverHost = strdup(via);
-	m->client->serverPort = 0;
-	if (!m->client->serverHost) {
-		snprintf(err, errlen, "vnc %s: out of memory", vnc_socket_path);
-		rc = -ENOMEM;
-		goto fail;
-	}
-	vnc_last_error[0] = '\0';
-	/* rfbInitClient frees the client when it fails. */
-	ok = rfbInitClient(m->client, NULL, NULL);
-	close(path_fd); /* connected (or not): the socket is no longer looked up */
-	path_fd = -1;
-	if (!ok) {
-		m->client = NULL;
-		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path,
-			 vnc_last_error[0] ? vnc_last_error : "connection or handshake failed");
+	m->client = client_connect(m, why, sizeof(why));
+	if (!m->client) {
+		snprintf(err, errlen, "vnc %s: %s", vnc_socket_path, why);
 		rc = m->size_refused ? -EFBIG : -EPROTO;
 		goto fail;
 	}
@@ -511,8 +658,6 @@ int display_mirror_start(const char *vnc_socket_path, void (*on_frame)(void *ud)
 	*out = m;
 	return 0;
 fail:
-	if (path_fd >= 0)
-		close(path_fd);
 	display_mirror_stop(m);
 	return rc;
 }
@@ -525,21 +670,18 @@ void display_mirror_stop(struct display_mirror *m)
 		return;
 	if (m->thread_started) {
 		atomic_store(&m->stopping, true);
-		/* Break a blocking read inside libvncclient, then wake the poll. */
-		shutdown(m->client->sock, SHUT_RDWR);
+		/* Break a blocking read inside libvncclient, then wake the poll.
+		 * Between two connections there is no socket: the worker sees
+		 * `stopping` once the new one is made. */
+		pthread_mutex_lock(&m->lock);
+		if (m->client)
+			shutdown(m->client->sock, SHUT_RDWR);
+		pthread_mutex_unlock(&m->lock);
 		if (write(m->wake_fd, &one, sizeof(one)) < 0)
 			one = 0;
 		pthread_join(m->thread, NULL);
 	}
-	if (m->client) {
-		free(m->client->frameBuffer);
-		m->client->frameBuffer = NULL;
-		/* libvncclient 0.9.14 keeps the last pointer shape and never frees it. */
-		free(m->client->rcSource);
-		free(m->client->rcMask);
-		m->client->rcSource = m->client->rcMask = NULL;
-		rfbClientCleanup(m->client);
-	}
+	client_free(m->client);
 	if (m->wake_fd >= 0)
 		close(m->wake_fd);
 	display_frame_unref(m->latest);

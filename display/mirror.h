@@ -17,8 +17,18 @@
  * together with all pending damage. When that answer has been applied, the
  * mirror is current as of that refresh, whether or not anything changed.
  *
- * Size: a guest screen over DISPLAY_MAX_SIDE / DISPLAY_MAX_PIXELS (frame.h)
- * is refused before any buffer of that size exists. At connect time start
+ * A connection the server ends while the guest lives (QEMU does, when its
+ * queue towards the mirror outgrows the screen's new size) is made again at
+ * once (the last frame stays until the new connection's first), up to 3
+ * times with no frame between; then, or when connecting fails, the mirror
+ * ends: waits return -EPIPE and display_mirror_error says why.
+ *
+ * Size: the mirror follows the guest's resolution changes (QEMU announces
+ * them as NewFBSize; the next frame has the new size and the whole screen
+ * as damage). QEMU 7.2's VNC server shows at most the top-left 2560x2048
+ * of a larger guest screen. A screen over DISPLAY_MAX_SIDE /
+ * DISPLAY_MAX_PIXELS (frame.h) is refused before any buffer of that size
+ * exists, and never connected to again. At connect time start
  * fails with -EFBIG; later (the guest switched resolution) the mirror ends
  * as if the connection were lost: waits return -EPIPE, display_mirror_error
  * names the size and the limit, the last good frame stays readable. Other

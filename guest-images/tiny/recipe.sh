@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # guest-images/tiny/recipe.sh OUTDIR: the tiny test guest, a busybox
-# initramfs whose init runs tinyfb (a static framebuffer/input test program).
+# initramfs whose init runs tinyfb (a static framebuffer/input test program),
+# with tinymode (switches the screen to another size through DRM KMS).
 . "$(dirname "$0")/../lib.sh"
 
 out=${1:?usage: recipe.sh OUTDIR}
@@ -19,6 +20,10 @@ install -d -m 0755 "$root/home"
 install -d -m 0755 -o 1000 -g 1000 "$root/home/vitrine"
 gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -s -o "$root/bin/tinyfb" "$here/tinyfb.c"
+# the kernel's DRM UAPI headers, as libdrm-dev installs them (no libdrm linked)
+gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wvla -I /usr/include/libdrm -s \
+	-o "$root/bin/tinymode" "$here/tinymode.c"
 compile_agent "$root/bin/vitrine-agent"
 pack_initramfs "$root" "$out/initrd.img"
 copy_kernel "$out/vmlinux"

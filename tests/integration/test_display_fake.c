@@ -3,7 +3,7 @@
  * unix socket: first frame, changes with exact damage, a resolution change,
  * freshness round trips with nothing changed, settling, the pointer shape,
  * screen sizes over the display limits (refused without allocating them),
- * and a lost server. */
+ * a connection the server ends (made again) and a server gone for good. */
 #include "common/fsutil.h"
 #include "display/mirror.h"
 
@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-enum fake_op { OP_NONE, OP_FILL, OP_RESIZE, OP_DISCONNECT, OP_CURSOR };
+enum fake_op { OP_NONE, OP_FILL, OP_RESIZE, OP_DISCONNECT, OP_GONE, OP_CURSOR };
 
 /* Server framebuffers larger than this are mapped, never touched: a screen
  * of 16384x16384 costs the test no memory (the mirror must refuse it before
@@ -105,6 +105,11 @@ static void run_op(void)
 		rfbSetCursor(srv.screen, c);
 		break;
 	}
+	case OP_GONE: /* no more connections, then as OP_DISCONNECT */
+		close(srv.listen_fd);
+		srv.listen_fd = -1;
+		unlink(srv.path);
+		/* fall through */
 	case OP_DISCONNECT: {
 		rfbClientIteratorPtr it = rfbGetClientIterator(srv.screen);
 		rfbClientPtr cl;
@@ -494,12 +499,35 @@ static void test_normal_size_again(void **state)
 	display_frame_unref(f);
 }
 
-static void test_server_gone(void **state)
+/* The server ends the connection (QEMU does when its queue towards the
+ * client outgrows the screen's new size): the mirror connects again and
+ * goes on, its next frame the whole screen. */
+static void test_connection_ended_reconnects(void **state)
 {
 	struct display_frame *f = display_mirror_latest(mirror), *g;
 
 	(void)state;
 	server_do(OP_DISCONNECT, (struct display_rect){ 0 }, 0);
+	assert_int_equal(display_mirror_wait_frame(mirror, f->seq, 5000, &g), 0);
+	assert_int_equal(g->width, f->width);
+	assert_int_equal(g->height, f->height);
+	assert_int_equal(g->damage.bounds.w, g->width);
+	assert_int_equal(g->damage.bounds.h, g->height);
+	assert_frame_is_server(g);
+	assert_string_equal(display_mirror_error(mirror), "");
+	display_frame_unref(g);
+	display_frame_unref(f);
+	/* and it is kept fresh as before */
+	assert_int_equal(display_mirror_wait_fresh(mirror, 5000), 0);
+}
+
+/* The server is gone for good: the mirror tries once and ends, saying why. */
+static void test_server_gone(void **state)
+{
+	struct display_frame *f = display_mirror_latest(mirror), *g;
+
+	(void)state;
+	server_do(OP_GONE, (struct display_rect){ 0 }, 0);
 	assert_int_equal(display_mirror_wait_frame(mirror, f->seq, 5000, &g), -EPIPE);
 	assert_int_equal(display_mirror_wait_fresh(mirror, 1000), -EPIPE);
 	assert_true(strlen(display_mirror_error(mirror)) > 0);
@@ -526,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_oversized_screen_ends_mirror),
 		cmocka_unit_test(test_oversized_screen_refused_at_start),
 		cmocka_unit_test(test_normal_size_again),
+		cmocka_unit_test(test_connection_ended_reconnects),
 		cmocka_unit_test(test_server_gone),
 	};
 
