@@ -10,6 +10,7 @@
 #include "common/unixsock.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <rfb/keysym.h>
@@ -34,6 +35,9 @@
 /* Connections lost and made again with no frame between before the mirror
  * gives up (see reconnect()). */
 #define RECONNECTS_IN_A_ROW 3
+/* How long after a screen shrinks its old buffers are taken to be freed
+ * (the frames viewers and screenshots still held): then malloc_trim. */
+#define TRIM_DELAY_MS 300
 
 static atomic_uint_fast64_t frame_numbers;
 
@@ -73,6 +77,8 @@ struct display_mirror {
 	bool resized; /* next publish carries the whole screen as damage */
 	bool need_full; /* ask for every pixel: after a resize, QEMU sends only damage */
 	bool size_refused; /* the server's screen size was over the limit */
+	size_t fb_pixels; /* of the framebuffer now */
+	int64_t trim_at_ms; /* the screen shrank: give malloc's free pages back then; 0 none */
 	int reconnects; /* in a row, with no frame published since */
 };
 
@@ -126,6 +132,9 @@ static rfbBool on_malloc_fb(rfbClient *cl)
 		cl->frameBuffer = NULL;
 		return FALSE;
 	}
+	if (pixels < m->fb_pixels)
+		m->trim_at_ms = fs_now_ms() + TRIM_DELAY_MS;
+	m->fb_pixels = pixels;
 	free(cl->frameBuffer);
 	free(m->covered);
 	cl->frameBuffer = calloc(pixels, 4);
@@ -557,6 +566,15 @@ static void *worker_main(void *arg)
 
 	while (!atomic_load(&m->stopping)) {
 		rfbClient *cl = m->client;
+
+		/* The big buffers of a bigger screen (frames, framebuffer, the
+		 * encoders' scratch) are free by now, but malloc's arenas keep
+		 * their pages (those under the gateway's mmap threshold):
+		 * handed back once, on this thread, off the loop. */
+		if (m->trim_at_ms && fs_now_ms() >= m->trim_at_ms) {
+			m->trim_at_ms = 0;
+			malloc_trim(0);
+		}
 
 		if (m->need_full) {
 			m->need_full = false;
