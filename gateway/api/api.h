@@ -15,6 +15,9 @@ void api_handle(struct http_req *r);
 void api_refuse_early(struct http_req *r);
 /* Called when a waiting request is woken: answers if there is news. */
 void api_resume_wait(struct http_req *r);
+/* Answers r with the metrics scrape, without looking at its token: for
+ * the --metrics-listen door, where the address is the credential. */
+void api_metrics_reply(struct http_req *r);
 
 struct sess;
 /* Parses text (one JSON action, any dialect) and starts it on s; done gets

@@ -1,8 +1,9 @@
 /* gateway/api/api_metrics.c: GET /metrics, the Prometheus scrape
- * (operator key): the gauges of now from the sessions, the per-session
+ * (operator key, or none on the --metrics-listen door): the gauges of now from the sessions, the per-session
  * list handed to the sampler (core/metrics_proc.h), and the text of
  * core/metrics.c. The loop only walks the sessions and copies counts;
  * /proc is read by the sampler's thread. */
+#include "gateway/api/api.h"
 #include "gateway/api/api_int.h"
 #include "gateway/core/metrics.h"
 #include "gateway/core/metrics_proc.h"
@@ -15,13 +16,17 @@
 
 void api_metrics(struct http_req *r)
 {
+	if (api_authorise(r, NULL, AUTH_R_ADMIN))
+		api_metrics_reply(r);
+}
+
+void api_metrics_reply(struct http_req *r)
+{
 	static struct metrics_session list[512]; /* loop thread only */
 	struct metrics_now now = { 0 };
 	struct bytebuf out = { 0 };
 	int n = 0;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
-		return;
 	for (struct sess *s = r->gw->sessions; s; s = s->next) {
 		struct stream_hub *h = stream_hub_find(s);
 

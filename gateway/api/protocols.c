@@ -170,6 +170,46 @@ static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 	return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
+/* The --metrics-listen door: GET /metrics and nothing else, no token. */
+static int metrics_door(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+			size_t len)
+{
+	struct http_req *r = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		if (!http_begin(r, wsi, in))
+			r->close_after = true; /* a body follows: not read */
+		if (r->route.kind == R_METRICS)
+			api_metrics_reply(r);
+		else if (r->route.kind == R_METHOD_NOT_ALLOWED)
+			http_reply_error(r, 405, "method_not_allowed", "GET /metrics only");
+		else
+			http_reply_error(r, 404, "not_found",
+					 "this address serves GET /metrics only");
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY:
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		return 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return http_write(r);
+	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		http_release(r);
+		return 0;
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		return 1; /* no WebSockets here */
+	default:
+		break;
+	}
+	return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+const struct lws_protocols metrics_protocols[] = {
+	{ "http", metrics_door, sizeof(struct http_req), 0, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 },
+};
+
 const struct lws_protocols api_protocols[] = {
 	{ "http", route, sizeof(struct conn), 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 },

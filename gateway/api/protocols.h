@@ -17,5 +17,7 @@
 
 /* The table for lws_context_creation_info::protocols (terminated). */
 extern const struct lws_protocols api_protocols[];
+/* The --metrics-listen vhost's: GET /metrics without a token, else 404. */
+extern const struct lws_protocols metrics_protocols[];
 
 #endif

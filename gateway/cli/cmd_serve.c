@@ -80,6 +80,8 @@ static void serve_usage(FILE *f)
 		"  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
 		"  --egress-map NAME=ADDR  guests reaching NAME (when a session's egress rules\n"
 		"                       allow it) connect to ADDR, even a private one; repeatable\n"
+		"  --metrics-listen HOST:PORT  also serve GET /metrics there, without a token\n"
+		"                       (for a Prometheus on a trusted network; default: none)\n"
 		"  --log-format text|json  the log on stderr: lines with an RFC 3339 time (default)\n"
 		"                       or one JSON object a line {time, level, component, msg}\n"
 		"  --egress-max-connections N  guests' egress connections over all sessions at\n"
@@ -280,6 +282,54 @@ static void check_fd_limit(int max_connections, int egress_max, int max_sessions
 			 FD_SETSIZE);
 }
 
+/* HOST:PORT into host and *port (port 0: any). 0, or -1. */
+static int split_host_port(const char *s, char *host, size_t hostlen, int *port)
+{
+	const char *colon = strrchr(s, ':');
+	char *end;
+	long p;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= hostlen)
+		return -1;
+	p = strtol(colon + 1, &end, 10);
+	if (end == colon + 1 || *end || p < 0 || p > 65535)
+		return -1;
+	snprintf(host, hostlen, "%.*s", (int)(colon - s), s);
+	*port = (int)p;
+	return 0;
+}
+
+/* The --metrics-listen door: a vhost of its own on the same loop, whose
+ * only route is GET /metrics (api/protocols.c, metrics_protocols). */
+static int open_metrics_door(struct lws_context *ctx, const char *addr, struct gw *gw, char *url,
+			     size_t urllen)
+{
+	static char host[128]; /* lws keeps pointing at it */
+	struct lws_context_creation_info mi;
+	struct lws_vhost *vh;
+	int port;
+
+	if (split_host_port(addr, host, sizeof(host), &port) < 0) {
+		fprintf(stderr, "vitrine serve: --metrics-listen must be HOST:PORT, not '%s'\n",
+			addr);
+		return -1;
+	}
+	memset(&mi, 0, sizeof(mi));
+	mi.port = port;
+	mi.iface = host;
+	mi.protocols = metrics_protocols;
+	mi.vhost_name = "metrics";
+	mi.user = gw;
+	mi.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
+	vh = lws_create_vhost(ctx, &mi);
+	if (!vh) {
+		fprintf(stderr, "vitrine serve: cannot listen on %s (--metrics-listen)\n", addr);
+		return -1;
+	}
+	snprintf(url, urllen, "http://%s:%d/metrics", host, lws_get_vhost_listen_port(vh));
+	return 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -302,6 +352,7 @@ int cmd_serve(int argc, char **argv)
 		{ "egress-allow-private", no_argument, 0, 'P' },
 		{ "egress-max-connections", required_argument, 0, 'e' },
 		{ "log-format", required_argument, 0, 'F' },
+		{ "metrics-listen", required_argument, 0, 'L' },
 		{ "node", required_argument, 0, 'N' },
 		{ "state-dir", required_argument, 0, 'S' },
 		{ "on-stop", required_argument, 0, 'O' },
@@ -321,6 +372,8 @@ int cmd_serve(int argc, char **argv)
 	char state_dir[PATH_MAX] = "";
 	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
 	const char *listen = "127.0.0.1:8080", *public_url = NULL, *home = getenv("VITRINE_HOME");
+	const char *metrics_listen = NULL;
+	char metrics_url[160] = "";
 	const char *demo_page = NULL, *demo_template = NULL, *web_dir = NULL;
 	static char web_root[4096]; /* the mount points at it for the context's life */
 	struct lws_http_mount web;
@@ -375,6 +428,9 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case 'P':
 			gw.egress_cfg.allow_private = true;
+			break;
+		case 'L':
+			metrics_listen = optarg;
 			break;
 		case 'F': {
 			enum log_format f;
@@ -562,6 +618,13 @@ int cmd_serve(int argc, char **argv)
 		registry_close(&registry);
 		return 1;
 	}
+	if (metrics_listen &&
+	    open_metrics_door(gw.ctx, metrics_listen, &gw, metrics_url, sizeof(metrics_url)) < 0) {
+		encode_pool_destroy(gw.encoders);
+		lws_context_destroy(gw.ctx);
+		registry_close(&registry);
+		return 1;
+	}
 	gw.vhost = lws_get_vhost_by_name(gw.ctx, "default");
 	gw.port = gw.vhost ? lws_get_vhost_listen_port(gw.vhost) : port;
 	gw.egress_cfg.gateway_port = gw.port;
@@ -576,6 +639,8 @@ int cmd_serve(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	printf("vitrine: listening on %s (API key in %s)\n", gw.public_url, keyfile);
+	if (metrics_url[0])
+		printf("vitrine: metrics on %s (no token)\n", metrics_url);
 	fflush(stdout);
 	rc = 0;
 	sess_adopt_all(&gw);

@@ -4,10 +4,13 @@
  * screenshots, M actions (two dialects), K commands and a pause and
  * resume, the counters moved by exactly those amounts; the session's own
  * series (guest memory, vCPUs, its QEMU's CPU time, RSS, PSS) are there
- * while it lives and gone once it is deleted. */
+ * while it lives and gone once it is deleted. The --metrics-listen door
+ * serves the same scrape without a token, and nothing else. */
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,11 +30,33 @@
 
 static struct gateway_proc gw;
 static struct gateway_session sess;
+static int door_port;
+
+/* A port free now on 127.0.0.1 (the kernel's pick, let go again). */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
 
 static int setup(void **state)
 {
+	char door[64];
+
 	(void)state;
-	if (gateway_proc_start(&gw, NULL) < 0)
+	door_port = free_port();
+	snprintf(door, sizeof(door), "127.0.0.1:%d", door_port);
+	if (door_port < 0 ||
+	    gateway_proc_start(&gw, (const char *const[]){ "--metrics-listen", door, NULL }) < 0)
 		return -1;
 	return gateway_proc_create_session(&gw, "{\"image\":\"tiny\"}", 180, &sess);
 }
@@ -42,19 +68,23 @@ static int teardown(void **state)
 	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 
-/* GET /metrics with token: its status, the text into *out (owned). */
-static int scrape(const char *token, char **out)
+/* method path on port with token: its status, the body into *out (owned). */
+static int get_at(int port, const char *method, const char *path, const char *token, char **out)
 {
 	struct http_resp r;
 	int status;
 
-	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", "/metrics", token, NULL, 0, 30,
-				      &r),
-			 0);
+	assert_int_equal(http_request("127.0.0.1", port, method, path, token, NULL, 0, 30, &r), 0);
 	status = r.status;
 	*out = r.body ? strdup(r.body) : strdup("");
 	http_resp_free(&r);
 	return status;
+}
+
+/* GET /metrics with token: its status, the text into *out (owned). */
+static int scrape(const char *token, char **out)
+{
+	return get_at(gw.port, "GET", "/metrics", token, out);
 }
 
 /* The value of the series written exactly so (name and labels), or -1. */
@@ -219,10 +249,31 @@ static void test_session_series_come_and_go(void **state)
 	free(text);
 }
 
+/* The door answers the scrape with no token, and nothing else: not the
+ * API (404), not another method (405), not a token's rights. */
+static void test_metrics_door(void **state)
+{
+	char *text;
+
+	(void)state;
+	assert_int_equal(get_at(door_port, "GET", "/metrics", NULL, &text), 200);
+	assert_non_null(strstr(text, "# TYPE vitrine_sessions gauge"));
+	if (promtool(text) != 0)
+		fail_msg("promtool check metrics refused the door's scrape");
+	free(text);
+	assert_int_equal(get_at(door_port, "GET", "/v1/sessions", gw.key, &text), 404);
+	free(text);
+	assert_int_equal(get_at(door_port, "GET", "/healthz", NULL, &text), 404);
+	free(text);
+	assert_int_equal(get_at(door_port, "DELETE", "/metrics", gw.key, &text), 405);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scrape_rights_and_format),
+		cmocka_unit_test(test_metrics_door),
 		cmocka_unit_test(test_counters_move_exactly),
 		cmocka_unit_test(test_session_series_come_and_go),
 	};
