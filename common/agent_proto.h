@@ -16,12 +16,19 @@
  * snapshot or a reconnect left half a frame behind: a reader that sees
  * no magic drops one byte and looks again. The host opens a link with
  * RESET; the agent closes every channel it had and answers RESET with its
- * version, and the host ignores all frames before that answer.
+ * version ("vitrine-agent N"), and the host ignores all frames before
+ * that answer.
  *
  * Channels: the host picks even ids (exec, tcp, cdp), the agent odd ones
  * (connections to its egress proxy listener, ACCEPT). Each direction of a
  * channel has a window of AGENT_WINDOW bytes of DATA in flight; the
- * receiver returns credit with WINDOW once it has passed bytes on. */
+ * receiver returns credit with WINDOW once it has passed bytes on.
+ *
+ * Versions: 2 holds its DATA to the host's credit on every channel (a
+ * DevTools message larger than the credit goes in parts as credit comes
+ * back). 1, the agent of images built before, sent a whole DevTools
+ * message whatever the credit; the host still allows that to an agent
+ * that says it is version 1 (vmm-qemu/agent_frame.h, AGENT_CDP_V1_SLACK). */
 #ifndef VITRINE_AGENT_PROTO_H
 #define VITRINE_AGENT_PROTO_H
 
@@ -34,7 +41,8 @@
 #define AGENT_MAX_PAYLOAD (256 * 1024)
 #define AGENT_WINDOW (1024 * 1024)
 #define AGENT_PORT_NAME "org.vitrine.agent.0"
-#define AGENT_VERSION "vitrine-agent 1"
+#define AGENT_VERSION_NUM 2
+#define AGENT_VERSION "vitrine-agent 2" /* the RESET answer: "vitrine-agent " NUM */
 
 enum agent_type {
 	AGENT_RESET = 1, /* host: forget everything; agent: answer, payload = version */

@@ -67,12 +67,31 @@ void agent_rx_free(struct agent_rx *rx)
 	memset(rx, 0, sizeof(*rx));
 }
 
-void agent_chan_state_init(struct agent_chan_state *s, enum agent_chan_kind kind)
+unsigned agent_version_parse(const unsigned char *p, size_t n)
 {
+	static const char prefix[] = "vitrine-agent ";
+	size_t k = sizeof(prefix) - 1;
+	unsigned v = 0;
+
+	if (n <= k || n > k + 4 || memcmp(p, prefix, k) || p[k] == '0')
+		return 0;
+	for (; k < n; k++) {
+		if (p[k] < '0' || p[k] > '9')
+			return 0;
+		v = v * 10 + (unsigned)(p[k] - '0');
+	}
+	return v;
+}
+
+void agent_chan_state_init(struct agent_chan_state *s, enum agent_chan_kind kind,
+			   unsigned agent_version)
+{
+	bool v1_cdp = kind == AGENT_CHAN_CDP && agent_version == 1;
+
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
 	s->opened = kind == AGENT_CHAN_ACCEPTED;
-	s->rx_max = AGENT_WINDOW + (kind == AGENT_CHAN_CDP ? (int64_t)AGENT_CDP_SLACK : 0);
+	s->rx_max = AGENT_WINDOW + (v1_cdp ? (int64_t)AGENT_CDP_V1_SLACK : 0);
 	s->rx_room = s->rx_max;
 	s->tx_credit = AGENT_WINDOW;
 }

@@ -23,13 +23,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* vitrine-agent relays whole DevTools messages: it reads the browser's
- * socket only while it has credit, but a read (64 KiB) that completes a
- * message sends all of it, and a message may be up to 64 MiB
- * (guest-images/agent/agent_ws.c, WS_MAX_MESSAGE). So a CDP channel may
- * overrun the window by one message and one read; the images in use
- * behave that way, so the host allows it on CDP channels only. */
-#define AGENT_CDP_SLACK ((64u << 20) + 2u * AGENT_MAX_PAYLOAD)
+/* Version 1 of vitrine-agent (images built before version 2) relayed
+ * whole DevTools messages: it read the browser's socket only while it had
+ * credit, but a read (64 KiB) that completed a message sent all of it,
+ * and a message may be up to 64 MiB. So on a link whose agent answered
+ * RESET as version 1, a CDP channel may overrun the window by one message
+ * and one read: such guests still run (sessions adopted after an upgrade,
+ * paused to disk, booted from an image not yet rebuilt). Version 2 keeps
+ * to the window on every channel and gets no slack; nor do exec, TCP and
+ * egress channels of any version. */
+#define AGENT_CDP_V1_SLACK ((64u << 20) + 2u * AGENT_MAX_PAYLOAD)
 
 struct agent_rx {
 	unsigned char *buf; /* owned */
@@ -73,7 +76,14 @@ enum agent_verdict {
 	AGENT_OVERRUN, /* DATA beyond the credit we gave: give the channel up */
 };
 
-void agent_chan_state_init(struct agent_chan_state *s, enum agent_chan_kind kind);
+/* The version in the agent's answer to RESET ("vitrine-agent N"): N, or 0
+ * when the payload is not one. Pure. */
+unsigned agent_version_parse(const unsigned char *p, size_t n);
+/* A new channel on a link whose agent is of version agent_version (what
+ * agent_version_parse said): only version 1's CDP channels get
+ * AGENT_CDP_V1_SLACK. */
+void agent_chan_state_init(struct agent_chan_state *s, enum agent_chan_kind kind,
+			   unsigned agent_version);
 /* Judges a frame the guest sent on this channel (RESET, PONG and ACCEPT
  * are the link's) and updates s: DATA uses the guest's credit, a
  * WINDOW_UPDATE adds to ours. *why says what was wrong on a violation or

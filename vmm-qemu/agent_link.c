@@ -79,6 +79,7 @@ struct agent_link {
 	pthread_cond_t cv;
 	/* under mu */
 	bool stop, dead, ready;
+	unsigned version; /* the agent's, from its RESET answer (agent_version_parse) */
 	struct q out;
 	struct agent_link_stats stats;
 	struct chan *chans; /* owned */
@@ -241,7 +242,7 @@ static struct chan *chan_add(struct agent_link *l, uint32_t id, enum agent_chan_
 	c->id = id;
 	c->ops = ops;
 	c->u = u;
-	agent_chan_state_init(&c->st, kind);
+	agent_chan_state_init(&c->st, kind, l->version);
 	c->pend_tail = &c->pend;
 	c->fd = -1;
 	c->next = l->chans;
@@ -295,6 +296,8 @@ static bool on_link_frame(struct agent_link *l, const struct agent_header *h,
 			  const unsigned char *p, const char *text)
 {
 	if (h->type == AGENT_RESET) {
+		if (!l->ready) /* a later answer changes nothing: channels are open */
+			l->version = agent_version_parse(p, h->len);
 		l->ready = true;
 		pthread_cond_broadcast(&l->cv);
 		return true;
@@ -650,6 +653,16 @@ int agent_link_open_fd(int fd, int timeout_ms, struct agent_link **out, char *er
 	}
 	*out = l;
 	return 0;
+}
+
+unsigned agent_link_version(struct agent_link *l)
+{
+	unsigned v;
+
+	pthread_mutex_lock(&l->mu);
+	v = l->version;
+	pthread_mutex_unlock(&l->mu);
+	return v;
 }
 
 int agent_link_open(const char *path, int timeout_ms, struct agent_link **out, char *err,

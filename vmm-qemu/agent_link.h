@@ -80,6 +80,10 @@ void agent_link_on_accept(struct agent_link *l, agent_accept_fn fn, void *au);
 int agent_link_ping(struct agent_link *l, int timeout_ms);
 /* The link's counters; the process's, all links added up. Any thread. */
 void agent_link_stats(struct agent_link *l, struct agent_link_stats *out);
+/* The version the agent gave in its RESET answer (0: not one we know).
+ * Version 1 agents' CDP channels may pass the window by one message
+ * (AGENT_CDP_V1_SLACK, agent_frame.h). */
+unsigned agent_link_version(struct agent_link *l);
 void agent_link_stats_total(struct agent_link_stats *out);
 
 /* Opens a channel: type AGENT_EXEC, AGENT_TCP or AGENT_CDP with its

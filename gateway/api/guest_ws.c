@@ -7,8 +7,13 @@
  * returned to its window only once lws took them, so a slow client stalls
  * the guest's sender (the queue holds at most the window, and the link
  * gives up a channel that overruns it); the queue is bounded in messages
- * too (OUT_MAX_MSGS). Towards the guest: when the channel's queue is full
- * (agent_chan_send says so) the client is not read until writable(). */
+ * too (OUT_MAX_MSGS). One exception: the parts of a DevTools message
+ * being joined are returned as they come while nothing waits for the
+ * client (a message may be larger than the window, and the agent sends
+ * no more than the window before credit comes back), so besides the
+ * window the queue holds at most one message (GUEST_WS_MAX_MESSAGE).
+ * Towards the guest: when the channel's queue is full (agent_chan_send
+ * says so) the client is not read until writable(). */
 #include "gateway/api/guest_ws.h"
 
 #include "common/bytebuf.h"
@@ -78,7 +83,7 @@ struct guest_ws {
 	struct outmsg **out_last; /* what points at the last message; NULL when none */
 	size_t out_msgs;
 	struct bytebuf gmsg; /* cdp: a message from the browser being joined */
-	size_t gmsg_ack;
+	size_t gmsg_ack; /* its bytes not returned yet (while out is not empty) */
 	bool ended; /* the channel is gone: close once out is empty */
 	char reason[128];
 	atomic_bool pending;
@@ -242,6 +247,7 @@ static void on_opened(void *u, const char *info)
 static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 {
 	struct guest_ws *g = u;
+	size_t ack_now = 0;
 
 	pthread_mutex_lock(&g->mu);
 	if (!g->cdp) {
@@ -259,9 +265,14 @@ static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 			push(g, false, g->gmsg.data, g->gmsg.len, NULL, 0, g->gmsg_ack);
 			bytebuf_free(&g->gmsg);
 			g->gmsg_ack = 0;
+		} else if (!g->out) { /* the client has caught up: let the message come */
+			ack_now = g->gmsg_ack;
+			g->gmsg_ack = 0;
 		}
 	}
 	pthread_mutex_unlock(&g->mu);
+	if (ack_now)
+		agent_chan_ack(g->link, g->chan, ack_now);
 }
 
 static void on_exit_status(void *u, const char *status)
@@ -561,6 +572,7 @@ static int resume(struct guest_ws *g)
 static int guest_ws_writeable(struct guest_ws *g)
 {
 	struct outmsg *m;
+	size_t joined_ack = 0;
 	bool ended;
 	char reason[128];
 
@@ -580,6 +592,10 @@ static int guest_ws_writeable(struct guest_ws *g)
 			g->out_last = &g->out;
 		}
 		g->out_msgs--;
+		if (!g->out) { /* caught up: what the message being joined holds back */
+			joined_ack = g->gmsg_ack;
+			g->gmsg_ack = 0;
+		}
 	}
 	ended = g->ended;
 	snprintf(reason, sizeof(reason), "%s", g->reason);
@@ -588,8 +604,8 @@ static int guest_ws_writeable(struct guest_ws *g)
 		int w = lws_write(g->wsi, m->data + LWS_PRE, m->len,
 				  m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
 
-		if (m->ack)
-			agent_chan_ack(g->link, g->chan, m->ack);
+		if (m->ack || joined_ack)
+			agent_chan_ack(g->link, g->chan, m->ack + joined_ack);
 		free(m);
 		if (w < 0)
 			return -1;

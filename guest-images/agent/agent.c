@@ -183,7 +183,6 @@ static void chan_destroy(struct chan *c, bool kill_group)
 			close(c->src[i]);
 	bq_free(&c->to_sink);
 	bq_free(&c->ws_in);
-	bq_free(&c->ws_frag);
 	bq_free(&c->msg);
 	free(c);
 }
@@ -293,6 +292,8 @@ static void deliver_cdp(struct chan *c, const struct agent_header *h, const unsi
 	bq_free(&c->msg);
 }
 
+static bool cdp_pump(struct chan *c);
+
 static void reset_all(void)
 {
 	while (ag.chans)
@@ -347,6 +348,8 @@ static void dispatch(const struct agent_header *h, const unsigned char *p)
 	case AGENT_WINDOW_UPDATE:
 		if (h->len == 4)
 			c->credit += agent_get32(p);
+		if (c->kind == CHAN_CDP)
+			cdp_pump(c); /* the rest of what the browser sent, if any waits */
 		return;
 	case AGENT_CLOSE:
 		chan_destroy(c, true);
@@ -488,19 +491,31 @@ static void accept_one(void)
 
 /* ---- sources and sinks ---- */
 
-static void cdp_message(void *u, const void *p, size_t n)
+/* Passes on what the browser sent, as DATA within the host's credit: a
+ * message larger than the credit goes in parts as credit comes back
+ * (WINDOW_UPDATE calls this again), and the browser's socket is not read
+ * meanwhile. False when c was destroyed. */
+static bool cdp_pump(struct chan *c)
 {
-	struct chan *c = u;
-	const unsigned char *b = p;
+	for (;;) {
+		size_t max = c->credit <= 0			      ? 0
+			     : c->credit < (int64_t)AGENT_MAX_PAYLOAD ? (size_t)c->credit
+								      : AGENT_MAX_PAYLOAD;
+		const unsigned char *p;
+		size_t n;
+		bool end;
+		int rc = agent_ws_next(&c->ws, &c->ws_in, &c->to_sink, max, &p, &n, &end);
 
-	do {
-		size_t part = n > AGENT_MAX_PAYLOAD ? AGENT_MAX_PAYLOAD : n;
-
-		agent_send(c->id, AGENT_DATA, n > part ? AGENT_FLAG_MORE : 0, b, part);
-		c->credit -= (int64_t)part;
-		b += part;
-		n -= part;
-	} while (n);
+		if (rc == 0)
+			return true;
+		if (rc < 0 || rc > 1) {
+			chan_fail(c, rc > 1 ? "the browser closed the connection"
+					    : "bad WebSocket frame");
+			return false;
+		}
+		agent_send(c->id, AGENT_DATA, end ? 0 : AGENT_FLAG_MORE, p, n);
+		c->credit -= (int64_t)n;
+	}
 }
 
 /* Reads what src i has; false when c was destroyed. */
@@ -509,10 +524,11 @@ static bool source_read(struct chan *c, int i)
 	unsigned char buf[READ_CHUNK];
 	size_t want = c->credit < (int64_t)sizeof buf ? (size_t)c->credit : sizeof buf;
 	ssize_t n;
-	int rc;
 
-	if (c->kind != CHAN_CDP && !want)
+	if (c->credit <= 0)
 		return true; /* no credit: the host has not caught up */
+	/* DevTools bytes wait in ws_in for credit; anything else is read
+	 * only as far as the credit goes. */
 	n = read(c->src[i], buf, c->kind == CHAN_CDP ? sizeof buf : want);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -543,19 +559,7 @@ static bool source_read(struct chan *c, int i)
 		chan_fail(c, "out of memory");
 		return false;
 	}
-	{
-		struct bq pong = { 0 };
-
-		rc = agent_ws_parse(&c->ws_in, &c->ws_frag, &pong, cdp_message, c);
-		if (bq_size(&pong))
-			bq_put(&c->to_sink, pong.data + pong.off, bq_size(&pong));
-		bq_free(&pong);
-	}
-	if (rc != 0) {
-		chan_fail(c, rc > 0 ? "the browser closed the connection" : "bad WebSocket frame");
-		return false;
-	}
-	return true;
+	return cdp_pump(c);
 }
 
 static bool sink_write(struct chan *c)
@@ -712,9 +716,12 @@ int main(int argc, char **argv)
 				slot[n] = -1;
 				owner[n++] = c;
 			}
+			/* Backpressure: a source is read only while the host has
+			 * credit for it and (DevTools) what it sent before is gone. */
 			for (int i = 0; i < 2; i++)
 				if (c->src[i] >= 0 && c->credit > 0 &&
-				    bq_size(&ag.hostq) < HOSTQ_HIGH) {
+				    bq_size(&ag.hostq) < HOSTQ_HIGH &&
+				    (c->kind != CHAN_CDP || bq_size(&c->ws_in) < READ_CHUNK)) {
 					pfd[n] = (struct pollfd){ c->src[i], POLLIN, 0 };
 					slot[n] = i;
 					owner[n++] = c;

@@ -25,6 +25,14 @@ void bq_free(struct bq *q);
 
 enum chan_kind { CHAN_EXEC, CHAN_TCP, CHAN_CDP };
 
+/* Where agent_ws_next is in the browser's frames. */
+struct ws_reader {
+	uint64_t left; /* payload bytes of the current data frame not yet passed on */
+	uint64_t msg_len; /* bytes of the message so far (at most WS_MAX_MESSAGE) */
+	bool in_frame; /* a data frame's payload is being passed on */
+	bool fin; /* that frame ends its message */
+};
+
 struct chan {
 	uint32_t id;
 	enum chan_kind kind;
@@ -39,8 +47,11 @@ struct chan {
 	bool reaped;
 	int status;
 	int64_t reaped_ms;
-	/* cdp: bytes from the browser not yet framed, the host's message being joined */
-	struct bq ws_in, ws_frag, msg;
+	/* cdp: bytes from the browser not yet passed on (at most about two
+	 * reads: the socket is not read while they wait for credit), where in
+	 * its frames they are, the host's message being joined */
+	struct bq ws_in, msg;
+	struct ws_reader ws;
 	struct chan *next;
 };
 
@@ -59,10 +70,15 @@ int agent_exec_start(struct chan *c, const char *payload, size_t len, char *err,
 int agent_ws_connect(int port, char *err, size_t errlen);
 /* Appends a masked text frame of msg to out. 0 or -1 (out of memory). */
 int agent_ws_frame(struct bq *out, const void *msg, size_t len);
-/* Takes whole messages out of in: calls deliver for each (text or binary,
- * fragments joined in frag), answers pings into pong. Returns 0, 1 when
- * the peer closed, -1 on a protocol error. */
-int agent_ws_parse(struct bq *in, struct bq *frag, struct bq *pong,
-		   void (*deliver)(void *u, const void *p, size_t n), void *u);
+/* The next piece of a message out of in, at most max bytes (the host's
+ * credit), without waiting for the rest of the message: returns 1 with
+ * *p, *n (valid until the next bq_put on in) and *end (the piece ends its
+ * message: text or binary, fragments in order; an empty piece may end
+ * one). Control frames on the way are handled: pings answered into pong.
+ * Returns 0 when more bytes (or credit, max 0) are needed, 2 when the
+ * peer closed, -1 on a protocol error (a masked or oversized frame, a
+ * reserved opcode, out of memory). Pure but for pong. */
+int agent_ws_next(struct ws_reader *r, struct bq *in, struct bq *pong, size_t max,
+		  const unsigned char **p, size_t *n, bool *end);
 
 #endif

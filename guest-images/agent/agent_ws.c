@@ -3,7 +3,8 @@
  * host: find the browser's endpoint (GET /json/version), upgrade, frame
  * outgoing messages (masked, as a client must) and unframe incoming ones.
  * The gateway speaks WebSocket to the CDP client on the host; the agent
- * speaks it to Chromium; between them go whole messages. */
+ * speaks it to Chromium; between them go messages, cut into DATA frames
+ * within the host's credit (the last without AGENT_FLAG_MORE). */
 #define _GNU_SOURCE
 #include "agent.h"
 
@@ -174,68 +175,96 @@ int agent_ws_frame(struct bq *out, const void *msg, size_t len)
 	return rc;
 }
 
-int agent_ws_parse(struct bq *in, struct bq *frag, struct bq *pong,
-		   void (*deliver)(void *u, const void *p, size_t n), void *u)
+/* Takes the header at the start of in: the frame's header length, payload
+ * length, opcode and fin bit. 0 when it is not all there, -1 when it is
+ * not one a server may send (masked, or longer than a message may be). */
+static int ws_header(const struct bq *in, size_t *h, uint64_t *len, unsigned *op, bool *fin)
+{
+	const unsigned char *p = in->data + in->off;
+	size_t avail = bq_size(in);
+
+	if (avail < 2)
+		return 0;
+	*fin = p[0] & 0x80;
+	*op = p[0] & 0x0f;
+	*len = p[1] & 0x7f;
+	*h = 2;
+	if (*len == 126) {
+		if (avail < 4)
+			return 0;
+		*len = (uint64_t)p[2] << 8 | p[3];
+		*h = 4;
+	} else if (*len == 127) {
+		if (avail < 10)
+			return 0;
+		*len = 0;
+		for (int i = 0; i < 8; i++)
+			*len = *len << 8 | p[2 + i];
+		*h = 10;
+	}
+	if ((p[1] & 0x80) || *len > WS_MAX_MESSAGE)
+		return -1; /* servers never mask */
+	return 1;
+}
+
+int agent_ws_next(struct ws_reader *r, struct bq *in, struct bq *pong, size_t max,
+		  const unsigned char **p, size_t *n, bool *end)
 {
 	for (;;) {
-		const unsigned char *p = in->data + in->off;
-		size_t avail = bq_size(in), h = 2;
 		uint64_t len;
+		size_t h, take;
 		unsigned op;
-		bool fin, masked;
+		bool fin;
+		int rc;
 
-		if (avail < 2)
-			return 0;
-		fin = p[0] & 0x80;
-		op = p[0] & 0x0f;
-		masked = p[1] & 0x80;
-		len = p[1] & 0x7f;
-		if (len == 126) {
-			if (avail < 4)
-				return 0;
-			len = (uint64_t)p[2] << 8 | p[3];
-			h = 4;
-		} else if (len == 127) {
-			if (avail < 10)
-				return 0;
-			len = 0;
-			for (int i = 0; i < 8; i++)
-				len = len << 8 | p[2 + i];
-			h = 10;
-		}
-		if (masked || len > WS_MAX_MESSAGE)
-			return -1; /* servers never mask */
-		if (avail < h + len)
-			return 0;
-		switch (op) {
-		case 0x0:
-		case 0x1:
-		case 0x2:
-			if (bq_put(frag, p + h, (size_t)len))
-				return -1;
-			if (fin) {
-				deliver(u,
-					frag->data ? frag->data + frag->off
-						   : (const unsigned char *)"",
-					bq_size(frag));
-				bq_free(frag);
+		if (r->in_frame) {
+			take = bq_size(in);
+			if (take > r->left)
+				take = (size_t)r->left;
+			if (take > max)
+				take = max;
+			if (!take && r->left)
+				return 0; /* the rest of the payload, or credit */
+			*p = in->data ? in->data + in->off : (const unsigned char *)"";
+			*n = take;
+			bq_consume(in, take);
+			r->left -= take;
+			*end = !r->left && r->fin;
+			if (!r->left) {
+				r->in_frame = false;
+				if (r->fin)
+					r->msg_len = 0;
 			}
-			break;
-		case 0x8:
-			bq_free(frag);
-			return 1;
-		case 0x9: {
-			/* PONG, masked (as a client must) with a zero key. */
-			unsigned char hd[2 + 4] = { 0x8a, (unsigned char)(0x80 | (len & 0x7f)) };
-
-			if (len < 126 &&
-			    (bq_put(pong, hd, sizeof hd) || bq_put(pong, p + h, (size_t)len)))
+			if (take || *end)
+				return 1;
+			continue; /* an empty fragment */
+		}
+		if ((rc = ws_header(in, &h, &len, &op, &fin)) <= 0)
+			return rc;
+		if (op <= 0x2) { /* continuation, text, binary: passed on as it comes */
+			if (len > WS_MAX_MESSAGE - r->msg_len)
 				return -1;
-			break;
+			bq_consume(in, h);
+			r->msg_len += len;
+			r->left = len;
+			r->fin = fin;
+			r->in_frame = true;
+			continue;
 		}
-		default:
-			break; /* pong and reserved opcodes: nothing to do */
+		if (op < 0x8 || len > 125)
+			return -1; /* reserved, or a control frame longer than one may be */
+		if (bq_size(in) < h + len)
+			return 0;
+		if (op == 0x8)
+			return 2;
+		if (op == 0x9) {
+			/* PONG, masked (as a client must) with a zero key. */
+			unsigned char hd[2 + 4] = { 0x8a, (unsigned char)(0x80 | len) };
+
+			if (bq_put(pong, hd, sizeof hd) ||
+			    bq_put(pong, in->data + in->off + h, (size_t)len))
+				return -1;
 		}
-		bq_consume(in, h + (size_t)len);
+		bq_consume(in, h + (size_t)len); /* pong and reserved control opcodes: nothing */
 	}
 }

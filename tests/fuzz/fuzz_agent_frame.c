@@ -2,7 +2,8 @@
  * vitrine-agent's bytes (vmm-qemu/agent_frame.c). The input's first byte
  * picks the chunk size; the rest is the guest's stream, fed to an agent_rx
  * whose frames go to four channels (exec, tcp, cdp, accepted, by channel
- * id) as the link would, returning credit for every other DATA. Whatever
+ * id) as the link would, returning credit for every other DATA; its top
+ * bit says whether the agent is of version 1 (CDP's slack) or the latest. Whatever
  * the guest sends: no crash, no leak, no undefined behaviour, at most one
  * partial frame held, and neither window ever past its bound. */
 #include "vmm-qemu/agent_frame.h"
@@ -20,13 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct agent_header h;
 	const unsigned char *p;
 	size_t chunk;
-	unsigned n = 0;
+	unsigned n = 0, version;
 
 	if (size < 1)
 		return 0;
 	chunk = (size_t)(data[0] % 61) + 1;
+	version = data[0] & 0x80 ? 1 : AGENT_VERSION_NUM; /* 1: CDP's slack */
 	for (int i = 0; i < 4; i++)
-		agent_chan_state_init(&ch[i], (enum agent_chan_kind)i);
+		agent_chan_state_init(&ch[i], (enum agent_chan_kind)i, version);
 	for (size_t pos = 1; pos < size; pos += chunk) {
 		size_t k = size - pos < chunk ? size - pos : chunk;
 
@@ -42,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (v == AGENT_OVERRUN || v == AGENT_VIOLATION) {
 				if (!why[0])
 					abort();
-				agent_chan_state_init(s, s->kind); /* a new channel there */
+				agent_chan_state_init(s, s->kind,
+						      version); /* a new channel there */
 			} else if (v == AGENT_DELIVER && h.type == AGENT_DATA && (n++ & 1)) {
 				agent_chan_returned(s, h.len);
 			}

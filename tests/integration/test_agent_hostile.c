@@ -9,7 +9,9 @@
  * FULL and then refuse, and writable() comes once it reads again; a guest
  * that sends a large body while its egress connection is still connecting
  * gets no more than the pre-connect allowance acked, and all of it arrives
- * upstream once connected; a guest that reads nothing is not read either. */
+ * upstream once connected; a guest that reads nothing is not read either.
+ * A DevTools channel is held to its window too, unless the agent says it
+ * is version 1 (images built before version 2 sent whole messages). */
 #include "common/agent_proto.h"
 #include "gateway/egress/egress.h"
 #include "gateway/egress/egress_rules.h"
@@ -43,6 +45,7 @@ struct guest {
 	size_t off, have; /* buf[off..have) not parsed yet */
 	uint32_t closes[64]; /* channels the host sent CLOSE for, in order */
 	int n_closes;
+	const char *version; /* the RESET answer; AGENT_VERSION when NULL */
 };
 
 static void put(struct guest *g, uint32_t chan, uint8_t type, uint8_t flags, const void *p,
@@ -124,8 +127,10 @@ static void *answer_reset(void *arg)
 	struct guest *g = arg;
 	char p[64];
 
+	const char *v = g->version ? g->version : AGENT_VERSION;
+
 	expect(g, 0, AGENT_RESET, p, sizeof p);
-	put(g, 0, AGENT_RESET, 0, AGENT_VERSION, strlen(AGENT_VERSION));
+	put(g, 0, AGENT_RESET, 0, v, strlen(v));
 	return NULL;
 }
 
@@ -241,7 +246,7 @@ struct fixture {
 	struct agent_link *l;
 };
 
-static int setup(void **state)
+static int setup_version(void **state, const char *version)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	char err[256];
@@ -250,11 +255,22 @@ static int setup(void **state)
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	f->g.fd = sv[1];
+	f->g.version = version;
 	assert_int_equal(pthread_create(&t, NULL, answer_reset, &f->g), 0);
 	assert_int_equal(agent_link_open_fd(sv[0], 5000, &f->l, err, sizeof(err)), 0);
 	pthread_join(t, NULL);
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_version(state, NULL);
+}
+
+static int setup_v1(void **state)
+{
+	return setup_version(state, "vitrine-agent 1");
 }
 
 static int teardown(void **state)
@@ -758,6 +774,42 @@ static void test_nonreader_is_not_read(void **state)
 	assert_true(agent_link_alive(f->l));
 }
 
+/* A DevTools message past the window: an overrun from this agent (version
+ * 2), let through from a version 1 agent (one message's slack). */
+static void test_cdp_window_by_version(void **state)
+{
+	struct fixture *f = *state;
+	static unsigned char chunk[AGENT_MAX_PAYLOAD];
+	static struct consumer c;
+	struct agent_link_stats st;
+	unsigned v = agent_link_version(f->l);
+	char p[256];
+	uint32_t id;
+
+	assert_true(v == 1 || v == AGENT_VERSION_NUM);
+	consumer_init(&c);
+	memset(chunk, '"', sizeof chunk);
+	assert_true((id = agent_chan_open(f->l, AGENT_CDP, "9222", 4, &ops, &c)) != 0);
+	expect(&f->g, id, AGENT_CDP, p, sizeof p);
+	put(&f->g, id, AGENT_OPENED, 0, "", 0);
+	for (int i = 0; i < AGENT_WINDOW / AGENT_MAX_PAYLOAD + 2; i++)
+		put(&f->g, id, AGENT_DATA, AGENT_FLAG_MORE, chunk, sizeof chunk);
+	put(&f->g, id, AGENT_DATA, 0, "", 0);
+	ping_through(f); /* the link has read all of it */
+	agent_link_stats(f->l, &st);
+	if (v == 1) {
+		assert_int_equal(st.overruns, 0);
+		assert_int_equal(bytes_of(&c), AGENT_WINDOW + 2 * AGENT_MAX_PAYLOAD);
+		agent_chan_close(f->l, id, "done");
+	} else {
+		assert_true(host_closed(&f->g, id));
+		assert_true(wait_for(&c, is_closed, 0));
+		assert_non_null(strstr(c.reason, "overran"));
+		assert_int_equal(st.overruns, 1);
+		assert_int_equal(bytes_of(&c), AGENT_WINDOW);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -770,6 +822,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_egress_preconnect_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_egress_caps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nonreader_is_not_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cdp_window_by_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cdp_window_by_version, setup_v1, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

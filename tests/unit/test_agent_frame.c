@@ -116,7 +116,7 @@ static void test_window_exec(void **state)
 	const char *why;
 
 	(void)state;
-	agent_chan_state_init(&s, AGENT_CHAN_EXEC);
+	agent_chan_state_init(&s, AGENT_CHAN_EXEC, AGENT_VERSION_NUM);
 	assert_int_equal(rx(&s, AGENT_OPENED, 0, "pid=5", 5, &why), AGENT_DELIVER);
 	for (int i = 0; i < AGENT_WINDOW / AGENT_MAX_PAYLOAD; i++)
 		assert_int_equal(rx(&s, AGENT_DATA, i & 1, big, sizeof(big), &why), AGENT_DELIVER);
@@ -132,7 +132,7 @@ static void test_window_exec(void **state)
 	assert_int_equal(s.bytes_in, AGENT_WINDOW + 10);
 }
 
-static void test_window_cdp_allows_one_message(void **state)
+static void test_window_cdp_v1_slack(void **state)
 {
 	static unsigned char big[AGENT_MAX_PAYLOAD];
 	struct agent_chan_state s;
@@ -140,20 +140,58 @@ static void test_window_cdp_allows_one_message(void **state)
 	uint64_t sent = 0;
 
 	(void)state;
-	agent_chan_state_init(&s, AGENT_CHAN_CDP);
+	/* a version 1 agent sent whole DevTools messages past the window */
+	agent_chan_state_init(&s, AGENT_CHAN_CDP, 1);
 	assert_int_equal(rx(&s, AGENT_OPENED, 0, "", 0, &why), AGENT_DELIVER);
-	while (sent + sizeof(big) <= AGENT_WINDOW + (uint64_t)AGENT_CDP_SLACK) {
+	while (sent + sizeof(big) <= AGENT_WINDOW + (uint64_t)AGENT_CDP_V1_SLACK) {
 		assert_int_equal(rx(&s, AGENT_DATA, AGENT_FLAG_MORE, big, sizeof(big), &why),
 				 AGENT_DELIVER);
 		sent += sizeof(big);
 	}
 	assert_int_equal(rx(&s, AGENT_DATA, 0, big, sizeof(big), &why), AGENT_OVERRUN);
-	/* a TCP channel gets no such allowance */
-	agent_chan_state_init(&s, AGENT_CHAN_TCP);
-	assert_int_equal(rx(&s, AGENT_OPENED, 0, "", 0, &why), AGENT_DELIVER);
-	for (int i = 0; i < AGENT_WINDOW / AGENT_MAX_PAYLOAD; i++)
-		assert_int_equal(rx(&s, AGENT_DATA, 0, big, sizeof(big), &why), AGENT_DELIVER);
-	assert_int_equal(rx(&s, AGENT_DATA, 0, big, 1, &why), AGENT_OVERRUN);
+	/* the same channel of a version 2 agent (or one that names no known
+	 * version), and a version 1 TCP channel, get no such allowance */
+	for (int k = 0; k < 3; k++) {
+		agent_chan_state_init(&s, k == 2 ? AGENT_CHAN_TCP : AGENT_CHAN_CDP,
+				      k == 0   ? AGENT_VERSION_NUM
+				      : k == 1 ? 0
+					       : 1);
+		assert_int_equal(rx(&s, AGENT_OPENED, 0, "", 0, &why), AGENT_DELIVER);
+		for (int i = 0; i < AGENT_WINDOW / AGENT_MAX_PAYLOAD; i++)
+			assert_int_equal(rx(&s, AGENT_DATA, k == 2 ? 0 : AGENT_FLAG_MORE, big,
+					    sizeof(big), &why),
+					 AGENT_DELIVER);
+		assert_int_equal(rx(&s, AGENT_DATA, 0, big, 1, &why), AGENT_OVERRUN);
+	}
+}
+
+static void test_version_parse(void **state)
+{
+	static const struct {
+		const char *text;
+		unsigned v;
+	} cases[] = {
+		{ AGENT_VERSION, AGENT_VERSION_NUM },
+		{ "vitrine-agent 1", 1 },
+		{ "vitrine-agent 12", 12 },
+		{ "vitrine-agent 9999", 9999 },
+		{ "vitrine-agent 10000", 0 },
+		{ "vitrine-agent ", 0 },
+		{ "vitrine-agent 01", 0 },
+		{ "vitrine-agent 1 ", 0 },
+		{ "vitrine-agent -1", 0 },
+		{ "vitrine-agent 1x", 0 },
+		{ "vitrine-agent1", 0 },
+		{ "other 1", 0 },
+		{ "", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (agent_version_parse((const unsigned char *)cases[i].text,
+					strlen(cases[i].text)) != cases[i].v)
+			fail_msg("'%s': not %u", cases[i].text, cases[i].v);
+	assert_int_equal(agent_version_parse((const unsigned char *)"vitrine-agent 2\0", 16), 0);
 }
 
 static void test_order(void **state)
@@ -162,7 +200,7 @@ static void test_order(void **state)
 	const char *why;
 
 	(void)state;
-	agent_chan_state_init(&s, AGENT_CHAN_EXEC);
+	agent_chan_state_init(&s, AGENT_CHAN_EXEC, AGENT_VERSION_NUM);
 	assert_int_equal(rx(&s, AGENT_DATA, 0, "x", 1, &why), AGENT_VIOLATION);
 	assert_non_null(strstr(why, "before OPENED"));
 	assert_int_equal(rx(&s, AGENT_EXIT, 0, "exit=0", 6, &why), AGENT_VIOLATION);
@@ -182,12 +220,12 @@ static void test_order(void **state)
 	assert_int_equal(rx(&s, AGENT_CLOSE, 0, "", 0, &why), AGENT_DELIVER);
 
 	/* a guest-opened channel is open at once and has no command */
-	agent_chan_state_init(&s, AGENT_CHAN_ACCEPTED);
+	agent_chan_state_init(&s, AGENT_CHAN_ACCEPTED, AGENT_VERSION_NUM);
 	assert_int_equal(rx(&s, AGENT_DATA, 0, "GET", 3, &why), AGENT_DELIVER);
 	assert_int_equal(rx(&s, AGENT_OPENED, 0, "", 0, &why), AGENT_VIOLATION);
-	agent_chan_state_init(&s, AGENT_CHAN_ACCEPTED);
+	agent_chan_state_init(&s, AGENT_CHAN_ACCEPTED, AGENT_VERSION_NUM);
 	assert_int_equal(rx(&s, AGENT_EXIT, 0, "exit=0", 6, &why), AGENT_VIOLATION);
-	agent_chan_state_init(&s, AGENT_CHAN_ACCEPTED);
+	agent_chan_state_init(&s, AGENT_CHAN_ACCEPTED, AGENT_VERSION_NUM);
 	assert_int_equal(rx(&s, AGENT_EOF, 1, NULL, 0, &why), AGENT_DELIVER); /* one stream */
 	assert_int_equal(rx(&s, AGENT_DATA, 1, "x", 1, &why), AGENT_VIOLATION);
 }
@@ -198,7 +236,7 @@ static void test_cdp_messages(void **state)
 	const char *why;
 
 	(void)state;
-	agent_chan_state_init(&s, AGENT_CHAN_CDP);
+	agent_chan_state_init(&s, AGENT_CHAN_CDP, AGENT_VERSION_NUM);
 	assert_int_equal(rx(&s, AGENT_OPENED, 0, "", 0, &why), AGENT_DELIVER);
 	assert_int_equal(rx(&s, AGENT_DATA, 0, "", 0, &why), AGENT_IGNORE); /* empty message */
 	assert_int_equal(rx(&s, AGENT_DATA, AGENT_FLAG_MORE, "{", 1, &why), AGENT_DELIVER);
@@ -215,7 +253,7 @@ static void test_tx_credit(void **state)
 	const char *why;
 
 	(void)state;
-	agent_chan_state_init(&s, AGENT_CHAN_TCP);
+	agent_chan_state_init(&s, AGENT_CHAN_TCP, AGENT_VERSION_NUM);
 	agent_chan_sent(&s, 1000);
 	assert_int_equal(s.tx_credit, AGENT_WINDOW - 1000);
 	agent_put32(p, 0xffffffffu); /* a guest that grants itself the moon */
@@ -228,13 +266,10 @@ static void test_tx_credit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rx_any_split),
-		cmocka_unit_test(test_rx_garbage_only),
-		cmocka_unit_test(test_window_exec),
-		cmocka_unit_test(test_window_cdp_allows_one_message),
-		cmocka_unit_test(test_order),
-		cmocka_unit_test(test_cdp_messages),
-		cmocka_unit_test(test_tx_credit),
+		cmocka_unit_test(test_rx_any_split),  cmocka_unit_test(test_rx_garbage_only),
+		cmocka_unit_test(test_window_exec),   cmocka_unit_test(test_window_cdp_v1_slack),
+		cmocka_unit_test(test_version_parse), cmocka_unit_test(test_order),
+		cmocka_unit_test(test_cdp_messages),  cmocka_unit_test(test_tx_credit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

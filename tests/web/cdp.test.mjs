@@ -2,7 +2,8 @@
 // guest's Chromium through the gateway's CDP proxy (WS /v1/sessions/{id}/cdp):
 // connectOverCDP by the /json/version URL and by the WebSocket URL, open a
 // test page, click, read the DOM, evaluate, take a screenshot, and see the
-// click in the gateway's own screenshot of the live screen; without a token,
+// click in the gateway's own screenshot of the live screen; messages many
+// times the agent's window (a full-page screenshot); without a token,
 // with a view token, or for another session, the proxy refuses. Also the
 // streaming exec WebSocket. Last, the gateway is killed with SIGKILL and
 // restarted under the session: the page keeps its unsent input, its scroll
@@ -97,6 +98,41 @@ async function pageColor(browser, png) {
     await p.close();
   }
 }
+
+// DevTools messages many times the agent's 1 MiB window, both ways: the
+// agent sends them in parts as the gateway returns credit
+// (docs/agent.md). A full-page screenshot of a page of noise (a PNG of
+// ~10 MiB, ~14 MiB of base64 in one message), a big string out of the
+// page, a big argument into it.
+test('large DevTools messages: a full-page screenshot, big values both ways', { timeout: 240000 }, async () => {
+  const browser = await chromium.connectOverCDP(cdpUrl(), { headers: auth(sess.tokens.control), timeout: 60000 });
+  const page = await browser.contexts()[0].newPage();
+  try {
+    await page.setContent(`<body style="margin:0"><canvas id=c width=1280 height=2800></canvas>
+<script>const c = document.getElementById('c'), g = c.getContext('2d');
+const d = g.createImageData(c.width, c.height), u = new Uint32Array(d.data.buffer);
+let x = 2463534242;
+for (let i = 0; i < u.length; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; u[i] = x | 0xff000000; }
+g.putImageData(d, 0, 0);</script></body>`);
+    const t0 = Date.now();
+    const png = await page.screenshot({ fullPage: true, timeout: 180000 });
+    const ms = Date.now() - t0;
+    assert.equal(png.subarray(1, 4).toString(), 'PNG');
+    const w = png.readUInt32BE(16), h = png.readUInt32BE(20);
+    console.log(`# full-page screenshot: ${w}x${h}, ${(png.length / 1048576).toFixed(1)} MiB PNG in ${ms} ms`);
+    assert.ok(h >= 2800, `the whole page's height (${h})`);
+    assert.ok(png.length > 4 * 1048576, `noise does not compress (${png.length} bytes)`);
+
+    const out = await page.evaluate((n) => 'v'.repeat(n) + '.', 6 * 1048576);
+    assert.equal(out.length, 6 * 1048576 + 1);
+    assert.ok(out.endsWith('v.'));
+    const arg = 'a'.repeat(3 * 1048576) + 'z';
+    assert.equal(await page.evaluate((s) => s.length + s.slice(-2), arg), `${arg.length}az`);
+  } finally {
+    await page.close();
+    await browser.close();
+  }
+});
 
 test('the WebSocket URL works directly, and /json/version names it', async () => {
   const r = await fetch(cdpUrl() + '/json/version/', { headers: auth(sess.tokens.control) });
