@@ -55,6 +55,14 @@ int http_request(const char *host, int port, const char *method, const char *pat
 		 const char *token, const char *body, size_t body_len, int timeout_s,
 		 struct http_resp *resp)
 {
+	return http_request_headers(host, port, method, path, token, NULL, body, body_len,
+				    timeout_s, resp);
+}
+
+int http_request_headers(const char *host, int port, const char *method, const char *path,
+			 const char *token, const char *headers, const char *body, size_t body_len,
+			 int timeout_s, struct http_resp *resp)
+{
 	char head[1024], *buf = NULL, *sep;
 	size_t used = 0, cap = 0;
 	int fd, n;
@@ -64,10 +72,15 @@ int http_request(const char *host, int port, const char *method, const char *pat
 	if (fd < 0)
 		return fd;
 	n = snprintf(head, sizeof(head),
-		     "%s %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n%s%s%s"
+		     "%s %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n%s%s%s%s"
 		     "Content-Length: %zu\r\n\r\n",
 		     method, path, host, port, token ? "Authorization: Bearer " : "",
-		     token ? token : "", token ? "\r\n" : "", body ? body_len : 0);
+		     token ? token : "", token ? "\r\n" : "", headers ? headers : "",
+		     body ? body_len : 0);
+	if (n < 0 || (size_t)n >= sizeof(head)) {
+		close(fd);
+		return -E2BIG;
+	}
 	if (write_all(fd, head, (size_t)n) < 0 || (body && write_all(fd, body, body_len) < 0)) {
 		close(fd);
 		return -EIO;

@@ -22,6 +22,10 @@ struct http_resp {
 int http_request(const char *host, int port, const char *method, const char *path,
 		 const char *token, const char *body, size_t body_len, int timeout_s,
 		 struct http_resp *resp);
+/* The same with more request headers (each line ending in \r\n, or NULL). */
+int http_request_headers(const char *host, int port, const char *method, const char *path,
+			 const char *token, const char *headers, const char *body, size_t body_len,
+			 int timeout_s, struct http_resp *resp);
 void http_resp_free(struct http_resp *resp);
 /* The value of response header name (case-insensitive) copied into buf, or
  * NULL when absent. */

@@ -307,6 +307,12 @@ static void finish(struct run *r, struct run_outcome *out)
 	void *ud = r->ud;
 
 	metrics_act(act_kind(r), !out->failed, (fs_now_ms() - r->t0_ms) * 1000);
+	if (!out->failed && r->s) {
+		if (r->action)
+			r->s->usage.actions++;
+		else
+			r->s->usage.screenshots++;
+	}
 	free_run(r);
 	done(ud, out);
 }

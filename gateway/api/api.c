@@ -88,6 +88,7 @@ void api_refuse_early(struct http_req *r)
 	case R_SESSIONS_LIST:
 	case R_SESSIONS_CREATE:
 	case R_METRICS:
+	case R_USAGE:
 	case R_TEMPLATES_LIST:
 	case R_TEMPLATES_CREATE:
 	case R_TEMPLATE_GET:
@@ -490,6 +491,9 @@ void api_handle(struct http_req *r)
 		return;
 	case R_METRICS:
 		api_metrics(r);
+		return;
+	case R_USAGE:
+		api_usage(r);
 		return;
 	case R_SESSIONS_CREATE:
 		create_session(r);

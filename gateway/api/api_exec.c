@@ -44,6 +44,8 @@ void api_exec(struct http_req *r)
 		return;
 	}
 	launch(r, s, j, EXEC_MAX_TIMEOUT_S + 60);
+	if (r->exec)
+		s->usage.commands++; /* it runs */
 }
 
 bool api_exec_ready(struct http_req *r, struct sess *s)

@@ -103,6 +103,12 @@ void api_tokens(struct http_req *r);
  * look up first. */
 void api_cdp_version(struct http_req *r);
 
+/* api_usage.c: GET /v1/usage (operator). */
+void api_usage(struct http_req *r);
+/* The rows of GET /v1/usage's CSV: a header, then one line per entry of
+ * sessions (the JSON answer's array). Pure. NULL when out of memory. */
+char *api_usage_csv(const json_t *sessions);
+
 /* api_metrics.c: GET /metrics (operator). */
 void api_metrics(struct http_req *r);
 

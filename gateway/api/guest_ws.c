@@ -471,6 +471,12 @@ static int start_exec(struct guest_ws *g, struct exec_job *job)
 		agent_chan_send(g->link, g->chan, AGENT_DATA, 0, in, in_len);
 		agent_chan_send(g->link, g->chan, AGENT_EOF, 0, NULL, 0);
 	}
+	{
+		struct sess *s = sess_find(g->gw, g->sess_id);
+
+		if (s)
+			s->usage.commands++;
+	}
 	lws_sul_schedule(g->ctx, 0, &g->sul, on_timeout,
 			 (lws_usec_t)exec_timeout_ms(g->spec) * LWS_US_PER_MS);
 	return 0;

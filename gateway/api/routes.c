@@ -63,6 +63,7 @@ const char *const route_kind_names[R_KIND_COUNT] = {
 	[R_SESSION_TOKEN] = "session_token",
 	[R_SESSION_TOKEN_ROTATE] = "session_token_rotate",
 	[R_METRICS] = "metrics",
+	[R_USAGE] = "usage",
 };
 
 struct route route_parse(enum route_method m, const char *path)
@@ -78,6 +79,8 @@ struct route route_parse(enum route_method m, const char *path)
 		return pick(m, M_GET, R_HEALTH);
 	if (!strcmp(path, "/metrics"))
 		return pick(m, M_GET, R_METRICS);
+	if (!strcmp(path, "/v1/usage"))
+		return pick(m, M_GET, R_USAGE);
 	if (!strcmp(path, "/v1/templates") || !strcmp(path, "/v1/templates/")) {
 		r.kind = m == M_GET    ? R_TEMPLATES_LIST
 			 : m == M_POST ? R_TEMPLATES_CREATE

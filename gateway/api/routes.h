@@ -49,8 +49,9 @@ enum route_kind {
 	R_SESSION_TOKEN, /* DELETE /v1/sessions/{id}/tokens/{tid} (revoke) */
 	R_SESSION_TOKEN_ROTATE, /* POST /v1/sessions/{id}/tokens/{control|view}/rotate */
 	R_METRICS, /* GET /metrics (operator) */
+	R_USAGE, /* GET /v1/usage (operator) */
 };
-#define R_KIND_COUNT (R_METRICS + 1)
+#define R_KIND_COUNT (R_USAGE + 1)
 
 #define ROUTE_SUB_MAX 16 /* a token id: "control", "view" or a minted one */
 

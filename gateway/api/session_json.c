@@ -3,6 +3,7 @@
 #include "common/fsutil.h"
 #include "gateway/api/api_int.h"
 #include "gateway/session/session.h"
+#include "gateway/session/session_usage.h"
 #include "gateway/stream/stream_hub.h"
 
 #include <string.h>
@@ -36,6 +37,7 @@ json_t *api_session_json(const struct sess *s, bool with_tokens)
 			    stream_controller(s) ? json_string(stream_controller(s)) : json_null());
 	if (s->ready_ms)
 		json_object_set_new(j, "ready_ms", json_integer(s->ready_ms - s->created_ms));
+	json_object_set_new(j, "usage", sess_usage_json(s));
 	if (s->state == SESS_FAILED)
 		json_object_set_new(j, "error", json_string(s->error));
 	if (s->state == SESS_PAUSED)

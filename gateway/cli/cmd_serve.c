@@ -18,6 +18,7 @@
 #include "gateway/session/registry.h"
 #include "gateway/session/session.h"
 #include "gateway/session/template_build.h"
+#include "gateway/session/usage_log.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/jail.h"
 #include "vmm-qemu/vm.h"
@@ -82,6 +83,8 @@ static void serve_usage(FILE *f)
 		"                       allow it) connect to ADDR, even a private one; repeatable\n"
 		"  --metrics-listen HOST:PORT  also serve GET /metrics there, without a token\n"
 		"                       (for a Prometheus on a trusted network; default: none)\n"
+		"  --usage-retention N  ended sessions whose usage GET /v1/usage keeps (default\n"
+		"                       10000; in STATE_DIR/usage.jsonl)\n"
 		"  --log-format text|json  the log on stderr: lines with an RFC 3339 time (default)\n"
 		"                       or one JSON object a line {time, level, component, msg}\n"
 		"  --egress-max-connections N  guests' egress connections over all sessions at\n"
@@ -352,6 +355,7 @@ int cmd_serve(int argc, char **argv)
 		{ "egress-allow-private", no_argument, 0, 'P' },
 		{ "egress-max-connections", required_argument, 0, 'e' },
 		{ "log-format", required_argument, 0, 'F' },
+		{ "usage-retention", required_argument, 0, 'Y' },
 		{ "metrics-listen", required_argument, 0, 'L' },
 		{ "node", required_argument, 0, 'N' },
 		{ "state-dir", required_argument, 0, 'S' },
@@ -373,6 +377,7 @@ int cmd_serve(int argc, char **argv)
 	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
 	const char *listen = "127.0.0.1:8080", *public_url = NULL, *home = getenv("VITRINE_HOME");
 	const char *metrics_listen = NULL;
+	int usage_retention = USAGE_LOG_DEFAULT_RETENTION;
 	char metrics_url[160] = "";
 	const char *demo_page = NULL, *demo_template = NULL, *web_dir = NULL;
 	static char web_root[4096]; /* the mount points at it for the context's life */
@@ -428,6 +433,11 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case 'P':
 			gw.egress_cfg.allow_private = true;
+			break;
+		case 'Y':
+			if (cli_parse_int("--usage-retention", optarg, 1, 10000000,
+					  &usage_retention) < 0)
+				return 2;
 			break;
 		case 'L':
 			metrics_listen = optarg;
@@ -582,6 +592,10 @@ int cmd_serve(int argc, char **argv)
 		registry_close(&registry);
 		return 1;
 	}
+	/* Ended sessions' usage, beside their records; metering goes on
+	 * without it (GET /v1/usage then lists live sessions only). */
+	if (!(gw.usage_log = usage_log_open(state_dir, (size_t)usage_retention, err, sizeof(err))))
+		log_warn("serve", "no usage log of ended sessions: %s", err);
 	/* Run dirs of live supervisors and held checkpoints stay. */
 	vmm_sweep_stale(vmm_run_base(NULL));
 	warm_accel_probe();
@@ -668,6 +682,7 @@ int cmd_serve(int argc, char **argv)
 	encode_pool_destroy(gw.encoders); /* its workers wake the context too */
 	lws_context_destroy(gw.ctx);
 	registry_close(&registry);
+	usage_log_close(gw.usage_log);
 	the_gw = NULL;
 	return rc;
 }

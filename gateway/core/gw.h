@@ -14,6 +14,7 @@ struct sess;
 struct build;
 struct encode_pool;
 struct registry;
+struct usage_log;
 
 /* A session id: the node name and 16 random lowercase letters and digits
  * (docs/durability.md), with its NUL. */
@@ -41,6 +42,7 @@ struct gw {
 	int n_sessions;
 	int max_sessions;
 	char audit_path[512]; /* live view: audit log file ("" : log lines only) */
+	struct usage_log *usage_log; /* owned by serve: ended sessions' usage; NULL: none */
 	int stream_idle_s; /* live view: hang up on viewers silent this long (0: default) */
 	char vnc_listen[64]; /* live view: IPv4 address for VNC doors ("" : 127.0.0.1) */
 	/* Operator limits (0: none): per session, and memory over all sessions

@@ -73,6 +73,7 @@ struct egress {
 	pthread_mutex_t mu;
 	struct egress_rules *rules; /* owned, under mu */
 	struct egress_log *log; /* owned; has its own lock */
+	atomic_ullong bytes_up, bytes_down; /* of its connections that ended */
 };
 
 enum conn_state { CONN_HEAD, CONN_CONNECTING, CONN_RELAYING, CONN_REFUSED };
@@ -551,12 +552,20 @@ static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 		c->entry.ended = true;
 		egress_log_update(c->e->log, c->seq, &c->entry);
 		count_ended(c->entry.reason, c->entry.bytes_up, c->entry.bytes_down);
+		atomic_fetch_add(&c->e->bytes_up, c->entry.bytes_up);
+		atomic_fetch_add(&c->e->bytes_down, c->entry.bytes_down);
 	}
 	pthread_mutex_unlock(&c->mu);
 	conn_release(c);
 }
 
 static const struct agent_chan_ops conn_ops = { .data = on_data, .closed = on_closed };
+
+void egress_bytes(struct egress *e, uint64_t *up, uint64_t *down)
+{
+	*up = e ? atomic_load(&e->bytes_up) : 0;
+	*down = e ? atomic_load(&e->bytes_down) : 0;
+}
 
 int egress_open_total(void)
 {

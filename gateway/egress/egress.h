@@ -67,6 +67,9 @@ struct egress;
  * NULL when out of memory. */
 struct egress *egress_create(const struct egress_config *cfg, struct egress_rules *rules);
 struct egress *egress_hold(struct egress *e);
+/* Bytes e's connections relayed each way, counted as each ends (e may be
+ * NULL: none). */
+void egress_bytes(struct egress *e, uint64_t *up, uint64_t *down);
 void egress_release(struct egress *e);
 /* Replaces the rules (owned from now on); connections already made stay. */
 void egress_set_rules(struct egress *e, struct egress_rules *rules);

@@ -10,6 +10,7 @@
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
+#include "gateway/session/session_usage.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/vm.h"
 
@@ -136,6 +137,7 @@ void sess_set_state(struct sess *s, enum sess_state st)
 		return;
 	}
 	s->state = st;
+	sess_usage_state(s);
 	sess_save(s); /* recorded before anyone hears of it */
 	sess_event(s, "state",
 		   json_pack("{s:s, s:s*}", "status", sess_state_name(st), "paused",
@@ -279,6 +281,7 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 		sess_job_finished(s);
 	if (check_expiry(s))
 		return;
+	sess_usage_tick(s);
 	/* A booting guest's agent is up long before its desktop: be linked
 	 * when it is ready. */
 	if (s->job && s->job->kind == JOB_BOOT && !s->agent && job_started(s->job))
@@ -469,6 +472,7 @@ struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct
 		return NULL;
 	}
 	s->created_ms = fs_now_ms();
+	usage_enter(&s->usage, USAGE_RUNNING, s->created_ms); /* booting runs too */
 	s->active_ms = s->created_ms;
 	if (req->timeout_s)
 		s->expires_ms = s->created_ms + (int64_t)req->timeout_s * 1000;
@@ -579,6 +583,7 @@ void sess_destroy(struct sess *s, struct job_ticket *ticket)
 	if (!s)
 		return;
 	metrics_op(METRICS_OP_DELETE, true, 0);
+	sess_usage_ended(s);
 	/* First: a crash from here on must not bring the session back. */
 	if (s->gw->registry && (rc = registry_remove(s->gw->registry, s->id)) < 0)
 		log_error("session", "%s: cannot remove its record: %s", s->id, strerror(-rc));

@@ -15,6 +15,7 @@
 #include "gateway/session/events.h"
 #include "gateway/session/job.h"
 #include "gateway/session/session_spec.h"
+#include "gateway/session/usage.h"
 #include "vmm-qemu/vm.h"
 
 #include <jansson.h>
@@ -62,6 +63,7 @@ struct sess {
 	char ckpt[PATH_MAX]; /* paused on disk: the checkpoint folder, else "" */
 	struct job *job; /* owned: the slow operation under way, NULL for none */
 	char template_name[64]; /* "" unless restored from a template */
+	struct sess_usage usage; /* what it used (usage.h, session_usage.h) */
 	bool has_agent; /* the guest runs qemu-ga (images with a rootfs): clock, page probes */
 	struct sess_agent
 		*agent; /* owned while the guest runs: vitrine-agent (commands, CDP, egress) */

@@ -6,6 +6,7 @@
 #include "gateway/egress/egress.h"
 #include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
+#include "gateway/session/session_usage.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -113,6 +114,9 @@ json_t *sess_record(const struct sess *s)
 	}
 	if (s->error[0])
 		json_object_set_new(j, "error", json_string(s->error));
+	json_object_set_new(j, "usage", usage_record_json(&s->usage));
+	json_object_set_new(j, "usage_since_unix_ms",
+			    json_integer(to_unix(s->usage.since_ms, off)));
 	if (s->template_name[0])
 		json_object_set_new(j, "template", json_string(s->template_name));
 	if (s->parent_id[0])
@@ -244,6 +248,18 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 		snprintf(why, whylen, "bad record: unknown state '%.40s'", state);
 		return -EINVAL;
 	}
+	/* what it used before (a record from before metering has none) */
+	if (json_object_get(rec, "usage") &&
+	    usage_record_parse(json_object_get(rec, "usage"), &s->usage) < 0) {
+		snprintf(why, whylen, "bad record: usage is malformed");
+		return -EINVAL;
+	}
+	{
+		json_int_t since = json_integer_value(json_object_get(rec, "usage_since_unix_ms"));
+
+		s->usage.phase = USAGE_NONE; /* opened below, from when the record says */
+		s->usage.since_ms = since > 0 ? to_mono(since, off) : fs_now_ms();
+	}
 	if (get_str(rec, "error", s->error, sizeof(s->error), why, whylen) < 0 ||
 	    get_str(rec, "template", s->template_name, sizeof(s->template_name), why, whylen) < 0 ||
 	    get_str(rec, "forked_from", s->parent_id, sizeof(s->parent_id), why, whylen) < 0 ||
@@ -308,6 +324,7 @@ struct sess *sess_from_record(struct gw *gw, const char *id, const json_t *rec, 
 		sess_free_unlinked(s);
 		return NULL;
 	}
+	sess_usage_adopted(s);
 	return s;
 }
 

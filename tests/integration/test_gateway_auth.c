@@ -142,6 +142,7 @@ static const struct row rows[] = {
 	{ "POST", "/v1/sessions", "{\"bogus\":1}", AUTH_R_ADMIN },
 	{ "GET", "/v1/templates", NULL, AUTH_R_ADMIN },
 	{ "GET", "/metrics", NULL, AUTH_R_ADMIN },
+	{ "GET", "/v1/usage", NULL, AUTH_R_ADMIN },
 	{ "GET", "/v1/sessions/%s", NULL, AUTH_R_VIEW },
 	{ "GET", "/v1/sessions/%s/screenshot?format=png", NULL, AUTH_R_VIEW },
 	{ "GET", "/v1/sessions/%s/events", NULL, AUTH_R_VIEW },

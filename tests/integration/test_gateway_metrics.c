@@ -5,9 +5,15 @@
  * resume, the counters moved by exactly those amounts; the session's own
  * series (guest memory, vCPUs, its QEMU's CPU time, RSS, PSS) are there
  * while it lives and gone once it is deleted. The --metrics-listen door
- * serves the same scrape without a token, and nothing else. */
+ * serves the same scrape without a token, and nothing else. Usage
+ * metering: a session run, paused in memory and on disk for known times
+ * has usage within a second or so of them, by the documented formulas;
+ * GET /v1/usage as CSV parses; a deleted session's usage is still listed
+ * after the gateway restarts. */
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+
+#include <jansson.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,6 +26,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -207,6 +214,138 @@ static void test_counters_move_exactly(void **state)
 	free(after);
 }
 
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* GET /v1/sessions/{id}: its usage object (owned). */
+static json_t *usage_now(void)
+{
+	char path[128], *text;
+	json_t *j, *u;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s", sess.id);
+	assert_int_equal(get_at(gw.port, "GET", path, gw.key, &text), 200);
+	assert_non_null(j = json_loads(text, 0, NULL));
+	free(text);
+	u = json_incref(json_object_get(j, "usage"));
+	json_decref(j);
+	assert_non_null(u);
+	return u;
+}
+
+static double num(const json_t *u, const char *k)
+{
+	const json_t *v = json_object_get(u, k);
+
+	if (!json_is_number(v))
+		fail_msg("usage has no number %s", k);
+	return json_number_value(v);
+}
+
+static void near(double got, double want, double tol, const char *what)
+{
+	print_message("%s: %.2f (expected %.2f +- %.2f)\n", what, got, want, tol);
+	if (got < want - tol || got > want + tol)
+		fail_msg("%s is %.3f, not %.3f +- %.3f", what, got, want, tol);
+}
+
+#define HOLD_MS 3000
+
+static void test_usage_metered(void **state)
+{
+	json_t *u0, *u1;
+	int64_t t0, t_pm0, t_pm1, t_pd0, t_pd1, t1;
+	double run, pm, pd;
+	char *text;
+	int vcpus, mib;
+
+	(void)state;
+	u0 = usage_now();
+	t0 = wall_ms();
+	call("GET", "/screenshot?format=png", NULL, 200);
+	usleep(HOLD_MS * 1000);
+	t_pm0 = wall_ms();
+	call("POST", "/pause", "{\"mode\":\"memory\"}", 200);
+	usleep(HOLD_MS * 1000);
+	call("POST", "/resume", NULL, 200);
+	t_pm1 = wall_ms();
+	t_pd0 = wall_ms();
+	call("POST", "/pause", "{\"mode\":\"disk\"}", 200);
+	usleep(HOLD_MS * 1000);
+	call("POST", "/resume", NULL, 200);
+	t_pd1 = wall_ms();
+	call("POST", "/exec", "{\"cmd\":\"true\",\"cwd\":\"/\"}", 200);
+	t1 = wall_ms();
+	u1 = usage_now();
+	run = num(u1, "seconds_running") - num(u0, "seconds_running");
+	pm = num(u1, "seconds_paused_memory") - num(u0, "seconds_paused_memory");
+	pd = num(u1, "seconds_paused_disk") - num(u0, "seconds_paused_disk");
+	/* each pause lasted the hold and at most the calls around it */
+	assert_true(pm >= HOLD_MS / 1000.0 - 0.2 && pm <= (t_pm1 - t_pm0) / 1000.0 + 0.2);
+	assert_true(pd >= HOLD_MS / 1000.0 - 0.2 && pd <= (t_pd1 - t_pd0) / 1000.0 + 0.2);
+	near(run + pm + pd, (t1 - t0) / 1000.0, 0.5, "seconds in all phases over the run");
+	assert_true(run >= HOLD_MS / 1000.0 - 0.2);
+	assert_true(num(u1, "screenshots") - num(u0, "screenshots") >= 1);
+	assert_true(num(u1, "commands") - num(u0, "commands") == 1);
+	json_decref(u1);
+	/* the formulas, at one instant, with the session's size */
+	{
+		char path[128];
+		json_t *sj;
+
+		snprintf(path, sizeof(path), "/v1/sessions/%s", sess.id);
+		assert_int_equal(get_at(gw.port, "GET", path, gw.key, &text), 200);
+		assert_non_null(sj = json_loads(text, 0, NULL));
+		free(text);
+		vcpus = (int)json_integer_value(json_object_get(sj, "vcpus"));
+		mib = (int)json_integer_value(json_object_get(sj, "memory_mib"));
+		u1 = json_incref(
+			json_object_get(sj, "usage")); /* leaks the first u1: freed below */
+		json_decref(sj);
+	}
+	near(num(u1, "vcpu_seconds"), vcpus * num(u1, "seconds_running"), 0.01, "vcpu_seconds");
+	near(num(u1, "memory_gib_seconds"),
+	     mib / 1024.0 * (num(u1, "seconds_running") + num(u1, "seconds_paused_memory")), 0.01,
+	     "memory_gib_seconds");
+	assert_true(num(u1, "qemu_cpu_seconds") > 0);
+	json_decref(u0);
+	json_decref(u1);
+	/* the CSV: a header and a row of as many fields, this session's */
+	{
+		struct http_resp r;
+		char *line, *save = NULL;
+		int header_fields = 0, rows = 0;
+
+		assert_int_equal(http_request_headers("127.0.0.1", gw.port, "GET", "/v1/usage",
+						      gw.key, "Accept: text/csv\r\n", NULL, 0, 30,
+						      &r),
+				 0);
+		assert_int_equal(r.status, 200);
+		for (line = strtok_r(r.body, "\r\n", &save); line;
+		     line = strtok_r(NULL, "\r\n", &save)) {
+			int fields = 1;
+
+			for (char *c = line; *c; c++)
+				fields += *c == ',';
+			if (!header_fields) {
+				header_fields = fields;
+				assert_non_null(strstr(line, "vcpu_seconds"));
+				continue;
+			}
+			assert_int_equal(fields, header_fields);
+			rows += !strncmp(line, sess.id, strlen(sess.id));
+		}
+		assert_int_equal(header_fields, 19);
+		assert_int_equal(rows, 1);
+		http_resp_free(&r);
+	}
+}
+
 /* The sampler reads QEMU's figures every few seconds; the session's
  * series go the moment it is deleted. */
 static void test_session_series_come_and_go(void **state)
@@ -269,13 +408,46 @@ static void test_metrics_door(void **state)
 	free(text);
 }
 
+/* A deleted session's usage outlives it, and the gateway's restart. */
+static void test_usage_survives_restart(void **state)
+{
+	char *text;
+	json_t *j, *e;
+	size_t i;
+	bool found = false;
+
+	(void)state;
+	assert_int_equal(gateway_proc_restart(&gw, NULL), 0);
+	assert_int_equal(get_at(gw.port, "GET", "/v1/usage", gw.key, &text), 200);
+	assert_non_null(j = json_loads(text, 0, NULL));
+	free(text);
+	json_array_foreach(json_object_get(j, "sessions"), i,
+			   e) if (!strcmp(json_string_value(json_object_get(e, "id")), sess.id))
+	{
+		found = true;
+		assert_true(json_integer_value(json_object_get(e, "ended_unix_ms")) >
+			    json_integer_value(json_object_get(e, "created_unix_ms")));
+		assert_true(json_number_value(json_object_get(json_object_get(e, "usage"),
+							      "seconds_paused_disk")) >= 2.8);
+	}
+	json_decref(j);
+	assert_true(found);
+	assert_int_equal(get_at(gw.port, "GET", "/v1/usage?from=10&to=5", gw.key, &text), 400);
+	free(text);
+	/* the deleted session's token is known nowhere now */
+	assert_int_equal(get_at(gw.port, "GET", "/v1/usage", sess.control, &text), 401);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scrape_rights_and_format),
 		cmocka_unit_test(test_metrics_door),
 		cmocka_unit_test(test_counters_move_exactly),
+		cmocka_unit_test(test_usage_metered),
 		cmocka_unit_test(test_session_series_come_and_go),
+		cmocka_unit_test(test_usage_survives_restart),
 	};
 
 	return cmocka_run_group_tests_name("GET /metrics", tests, setup, teardown);

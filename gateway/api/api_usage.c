@@ -1,0 +1,141 @@
+/* gateway/api/api_usage.c: GET /v1/usage?from=&to= (operator): every
+ * session, live and ended (the usage log), whose life meets [from, to]
+ * (Unix seconds; either may be left out), with its usage; JSON, or CSV
+ * when the client asks for text/csv. */
+#include "gateway/api/api_int.h"
+#include "gateway/session/session.h"
+#include "gateway/session/session_usage.h"
+#include "gateway/session/usage_log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The usage fields, in the CSV's column order. */
+static const char *const fields[] = {
+	"seconds_running", "seconds_paused_memory", "seconds_paused_disk", "vcpu_seconds",
+	"memory_gib_seconds", "qemu_cpu_seconds", "screenshots", "actions", "commands",
+	"egress_bytes_up", "egress_bytes_down", "disk_bytes",
+};
+
+static int put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return -1;
+		if ((size_t)n < *cap - *len) {
+			*len += (size_t)n;
+			return 0;
+		}
+		{
+			char *more = realloc(*buf, *cap * 2 + (size_t)n);
+
+			if (!more)
+				return -1;
+			*buf = more;
+			*cap = *cap * 2 + (size_t)n;
+		}
+	}
+}
+
+/* A JSON number or integer as CSV text ("" when absent). */
+static int put_value(char **buf, size_t *len, size_t *cap, const json_t *v)
+{
+	if (json_is_integer(v))
+		return put(buf, len, cap, ",%lld", (long long)json_integer_value(v));
+	if (json_is_real(v))
+		return put(buf, len, cap, ",%.3f", json_real_value(v));
+	return put(buf, len, cap, ",");
+}
+
+char *api_usage_csv(const json_t *sessions)
+{
+	size_t len = 0, cap = 4096, i;
+	char *buf = malloc(cap);
+	const json_t *e;
+	int rc;
+
+	if (!buf)
+		return NULL;
+	buf[0] = '\0';
+	rc = put(&buf, &len, &cap, "id,image,template,vcpus,memory_mib,created_unix_ms,ended_unix_ms");
+	for (size_t f = 0; rc == 0 && f < sizeof(fields) / sizeof(fields[0]); f++)
+		rc = put(&buf, &len, &cap, ",%s", fields[f]);
+	rc = rc ? rc : put(&buf, &len, &cap, "\r\n");
+	json_array_foreach(sessions, i, e)
+	{
+		const json_t *u = json_object_get(e, "usage");
+		const char *tpl = json_string_value(json_object_get(e, "template"));
+
+		/* ids, image and template names are [a-z0-9_.-]: no quoting needed */
+		rc = rc ? rc
+			: put(&buf, &len, &cap, "%s,%s,%s",
+			      json_string_value(json_object_get(e, "id")),
+			      json_string_value(json_object_get(e, "image")), tpl ? tpl : "");
+		rc = rc ? rc : put_value(&buf, &len, &cap, json_object_get(e, "vcpus"));
+		rc = rc ? rc : put_value(&buf, &len, &cap, json_object_get(e, "memory_mib"));
+		rc = rc ? rc : put_value(&buf, &len, &cap, json_object_get(e, "created_unix_ms"));
+		rc = rc ? rc : put_value(&buf, &len, &cap, json_object_get(e, "ended_unix_ms"));
+		for (size_t f = 0; rc == 0 && f < sizeof(fields) / sizeof(fields[0]); f++)
+			rc = put_value(&buf, &len, &cap, json_object_get(u, fields[f]));
+		rc = rc ? rc : put(&buf, &len, &cap, "\r\n");
+	}
+	if (rc) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+void api_usage(struct http_req *r)
+{
+	char accept[128] = "";
+	int from_s, to_s;
+	json_t *list;
+
+	if (!api_authorise(r, NULL, AUTH_R_ADMIN) ||
+	    api_query_int(r, "from=", 0, 0, 2000000000, &from_s) < 0 ||
+	    api_query_int(r, "to=", 0, 0, 2000000000, &to_s) < 0)
+		return;
+	if (from_s && to_s && to_s < from_s) {
+		http_reply_error(r, 400, "invalid_argument", "to is before from");
+		return;
+	}
+	if (!(list = json_array())) {
+		http_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	usage_log_select(r->gw->usage_log, (int64_t)from_s * 1000, (int64_t)to_s * 1000, list);
+	for (struct sess *s = r->gw->sessions; s; s = s->next) {
+		json_t *e = sess_usage_entry(s, false);
+
+		if (e && usage_overlaps(json_integer_value(json_object_get(e, "created_unix_ms")),
+					0, (int64_t)from_s * 1000, (int64_t)to_s * 1000))
+			json_array_append(list, e);
+		json_decref(e);
+	}
+	lws_hdr_copy(r->wsi, accept, sizeof(accept), WSI_TOKEN_HTTP_ACCEPT);
+	if (strstr(accept, "text/csv")) {
+		char *csv = api_usage_csv(list);
+
+		json_decref(list);
+		if (!csv) {
+			http_reply_error(r, 500, "internal", "out of memory");
+			return;
+		}
+		http_reply_bytes(r, 200, "text/csv; charset=utf-8", csv, strlen(csv));
+		free(csv);
+		return;
+	}
+	http_reply_json(r, 200, json_pack("{s:o}", "sessions", list));
+}
