@@ -1,5 +1,6 @@
 /* gateway/api/api.c: see api.h. The API is documented in docs/api.md. */
 #include "gateway/api/api.h"
+#include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/bodies.h"
 
@@ -27,10 +28,13 @@ static unsigned token_rights(struct http_req *r, const struct sess *s)
 
 	if (!r->token[0])
 		return 0;
+	const char *which = "";
+
 	auth_token_hash(r->token, h);
-	got = sess_rights_of_hash(r->gw, s, h, NULL);
+	got = sess_rights_of_hash(r->gw, s, h, &which);
 	for (struct sess *o = r->gw->sessions; !s && !got && o; o = o->next)
-		got = sess_rights_of_hash(r->gw, o, h, NULL);
+		got = sess_rights_of_hash(r->gw, o, h, &which);
+	api_audit_who(r, h, which);
 	return got;
 }
 
@@ -274,6 +278,11 @@ static void create_session(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
+	snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
+	if (s->template_name[0])
+		api_audit_set(r, "template", json_string(s->template_name));
+	else
+		api_audit_set(r, "image", json_string(s->image.name));
 	if (wait && sess_busy(s)) {
 		api_watch(r, s, wait_s);
 		return;
