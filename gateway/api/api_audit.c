@@ -134,9 +134,8 @@ static void access_line(struct http_req *r, const char *remote)
 	audit_time(audit_now_ms(), when, sizeof(when));
 	j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:f, s:s?}", "time", when, "method",
 		      api_method_name(r->method), "route", route_kind_names[r->route.kind], "path",
-		      r->path, "status", r->status, "bytes", (json_int_t)r->resp_len,
-		      "duration_ms", (double)(now_us - (int64_t)r->t0_us) / 1000.0, "remote",
-		      remote);
+		      r->path, "status", r->status, "bytes", (json_int_t)r->resp_len, "duration_ms",
+		      (double)(now_us - (int64_t)r->t0_us) / 1000.0, "remote", remote);
 	line = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
 	json_decref(j);
 	if (line)
@@ -171,9 +170,9 @@ void api_audit_answered(struct http_req *r)
 		if (!fields)
 			fields = json_object();
 		json_object_set_new(fields, "status", json_integer(r->status));
-		json_object_set_new(
-			fields, "duration_ms",
-			json_integer((json_int_t)((lws_now_usecs() - r->t0_us) / LWS_US_PER_MS)));
+		json_object_set_new(fields, "duration_ms",
+				    json_integer((json_int_t)((lws_now_usecs() - r->t0_us) /
+							      LWS_US_PER_MS)));
 		if (r->route.kind == R_TEMPLATES_CREATE || r->route.kind == R_TEMPLATE_DELETE)
 			if (r->route.id[0])
 				json_object_set_new(fields, "template", json_string(r->route.id));

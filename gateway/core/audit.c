@@ -10,8 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-void audit_principal_set(struct audit_principal *p, const char *hash, const char *which,
-			 bool share)
+void audit_principal_set(struct audit_principal *p, const char *hash, const char *which, bool share)
 {
 	memset(p, 0, sizeof(*p));
 	if (!hash || !hash[0])

@@ -36,8 +36,8 @@ static void warn_once(struct logfile *lf, const char *what, int err)
 	if (lf->warned)
 		return;
 	lf->warned = true;
-	log_warn("logfile", "%s %s: %s (lines are dropped until it works again)", what,
-		 lf->path, strerror(err));
+	log_warn("logfile", "%s %s: %s (lines are dropped until it works again)", what, lf->path,
+		 strerror(err));
 }
 
 static int reopen(struct logfile *lf)

@@ -152,7 +152,8 @@ static json_t *find(json_t *all, const char *event, const char *kind, const char
 
 	if (token)
 		token_id(token, tid);
-	json_array_foreach (all, i, e) {
+	json_array_foreach(all, i, e)
+	{
 		json_t *p = json_object_get(e, "principal");
 		const char *t = json_string_value(json_object_get(e, "time"));
 
@@ -299,12 +300,11 @@ static void test_every_entry(void **state)
 	{
 		char child[64], cpath[128];
 
-		snprintf(child, sizeof(child), "%s",
-			 json_string_value(json_object_get(j, "id")));
-		keep_secret(json_string_value(json_object_get(json_object_get(j, "tokens"),
-							       "control")));
-		keep_secret(json_string_value(json_object_get(json_object_get(j, "tokens"),
-							       "view")));
+		snprintf(child, sizeof(child), "%s", json_string_value(json_object_get(j, "id")));
+		keep_secret(json_string_value(
+			json_object_get(json_object_get(j, "tokens"), "control")));
+		keep_secret(
+			json_string_value(json_object_get(json_object_get(j, "tokens"), "view")));
 		json_decref(j);
 		snprintf(cpath, sizeof(cpath), "/v1/sessions/%s", child);
 		expect(call_path("DELETE", cpath, gw.key, NULL, NULL), 200, "delete the fork");
@@ -391,10 +391,10 @@ static void test_every_entry(void **state)
 		size_t i;
 		bool ws = false;
 
-		json_array_foreach (all, i, e)
-			if (!strcmp(json_string_value(json_object_get(e, "event")), "auth_refused") &&
-			    json_is_true(json_object_get(e, "websocket")))
-				ws = true;
+		json_array_foreach(all, i,
+				   e) if (!strcmp(json_string_value(json_object_get(e, "event")),
+						  "auth_refused") &&
+					  json_is_true(json_object_get(e, "websocket"))) ws = true;
 		assert_true(ws);
 	}
 	json_decref(all);

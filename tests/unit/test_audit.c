@@ -80,8 +80,9 @@ static void test_format(void **state)
 	free(line);
 	json_decref(f);
 	line = audit_format(0, "vnc_stopped", NULL, NULL, NULL, NULL);
-	assert_string_equal(line, "{\"time\":\"1970-01-01T00:00:00.000Z\",\"event\":\"vnc_stopped\","
-				  "\"session\":null,\"principal\":null,\"remote\":null}");
+	assert_string_equal(line,
+			    "{\"time\":\"1970-01-01T00:00:00.000Z\",\"event\":\"vnc_stopped\","
+			    "\"session\":null,\"principal\":null,\"remote\":null}");
 	free(line);
 }
 
@@ -148,8 +149,8 @@ static void test_rotation(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_time),	     cmocka_unit_test(test_principal),
-		cmocka_unit_test(test_format),	     cmocka_unit_test(test_route_events),
+		cmocka_unit_test(test_time),	 cmocka_unit_test(test_principal),
+		cmocka_unit_test(test_format),	 cmocka_unit_test(test_route_events),
 		cmocka_unit_test(test_rotation),
 	};
 
