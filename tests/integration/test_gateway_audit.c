@@ -271,6 +271,20 @@ static void test_every_entry(void **state)
 	/* Commands, files, the clipboard, open, launch: the control token. */
 	expect(call("POST", "/exec", sess.control, "{\"cmd\":\"true\",\"cwd\":\"/\"}", NULL), 200,
 	       "exec");
+	/* A streamed command: its entry comes when its socket closes. */
+	snprintf(path, sizeof(path), "/v1/sessions/%s/exec/stream", sess.id);
+	fd = ws_connect(gw.port, path, sess.control, NULL, &status);
+	if (fd < 0)
+		fail_msg("exec stream upgrade: HTTP %d", status);
+	assert_int_equal(ws_send_text(fd, "{\"cmd\":\"exit 3\",\"cwd\":\"/\"}"), 0);
+	for (char *m; (m = ws_recv_text(fd, 30000));) {
+		bool done = strstr(m, "\"exit\"") != NULL;
+
+		free(m);
+		if (done)
+			break;
+	}
+	close(fd);
 	expect(call("PUT", "/files?path=/tmp/audit.txt", sess.control, "hello audit", NULL), 200,
 	       "file put");
 	expect(call("GET", "/files?path=/tmp/audit.txt", sess.control, NULL, NULL), 200,
@@ -358,6 +372,25 @@ static void test_every_entry(void **state)
 	assert_string_equal(json_string_value(json_object_get(e, "user")), "desktop");
 	assert_string_equal(json_string_value(json_array_get(json_object_get(e, "argv"), 2)),
 			    "true");
+	{
+		size_t i;
+		bool streamed = false;
+
+		json_array_foreach(all, i,
+				   e) if (!strcmp(json_string_value(json_object_get(e, "event")),
+						  "command") &&
+					  json_is_true(json_object_get(e, "websocket")))
+		{
+			streamed = true;
+			assert_int_equal(field_int(e, "exit_code"), 3);
+			token_id(sess.control, tid);
+			assert_string_equal(json_string_value(
+						    json_object_get(json_object_get(e, "principal"),
+								    "token_id")),
+					    tid);
+		}
+		assert_true(streamed);
+	}
 	e = find(all, "file_put", "control", sess.control, sess.id);
 	assert_string_equal(json_string_value(json_object_get(e, "path")), "/tmp/audit.txt");
 	assert_int_equal(field_int(e, "size"), 11);
