@@ -24,17 +24,21 @@
 static unsigned token_rights(struct http_req *r, const struct sess *s)
 {
 	char h[AUTH_HASH_LEN + 1];
+	const char *which = "";
+	struct stream_hub *hub;
 	unsigned got;
 
 	if (!r->token[0])
 		return 0;
-	const char *which = "";
-
 	auth_token_hash(r->token, h);
 	got = sess_rights_of_hash(r->gw, s, h, &which);
 	for (struct sess *o = r->gw->sessions; !s && !got && o; o = o->next)
 		got = sess_rights_of_hash(r->gw, o, h, &which);
-	api_audit_who(r, h, which);
+	/* A sharing link's token is good on the stream alone: here it gets
+	 * nothing, but the audit log says what it was. */
+	hub = !got && s ? stream_hub_find(s) : NULL;
+	api_audit_who(r, h, which,
+		      hub && share_scope_of_hash(&hub->shares, h, fs_now_ms()) != AUTH_NONE);
 	return got;
 }
 

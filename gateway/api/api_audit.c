@@ -69,9 +69,9 @@ const char *api_method_name(enum route_method method)
 	}
 }
 
-void api_audit_who(struct http_req *r, const char *hash, const char *which)
+void api_audit_who(struct http_req *r, const char *hash, const char *which, bool share)
 {
-	audit_principal_set(&r->who, hash, which, false);
+	audit_principal_set(&r->who, hash, which, share);
 }
 
 void api_audit_set(struct http_req *r, const char *key, json_t *value)

@@ -20,9 +20,10 @@ const char *api_audit_event(enum route_kind kind, enum route_method method);
 /* The method's name ("GET", ..., "OTHER" for the rest). Pure. */
 const char *api_method_name(enum route_method method);
 
-/* r is authorised: remembers who its token is (the hash of r->token and
- * which credential matched, as auth_rights_of_hash names it). */
-void api_audit_who(struct http_req *r, const char *hash, const char *which);
+/* r's token was checked: remembers who it is (the hash of r->token, which
+ * credential matched, as auth_rights_of_hash names it, and whether it is a
+ * sharing link's). */
+void api_audit_who(struct http_req *r, const char *hash, const char *which, bool share);
 /* Sets a field of r's audit entry (value stolen). */
 void api_audit_set(struct http_req *r, const char *key, json_t *value);
 

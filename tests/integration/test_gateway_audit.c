@@ -324,6 +324,8 @@ static void test_every_entry(void **state)
 	json_decref(sc_wait_json(fd, "control", &scr, 10000));
 	close(fd);
 	sc_screen_free(&scr);
+	/* A sharing link's token is good on the stream only. */
+	expect(call("GET", "", share_ctl, NULL, NULL), 401, "share token over HTTP");
 	expect(call("DELETE", "/share", minted, NULL, NULL), 200, "share revoke");
 	status = call("POST", "/vnc", minted, NULL, NULL);
 	assert_true(status == 200 || status == 201);
@@ -417,6 +419,8 @@ static void test_every_entry(void **state)
 	find(all, "control_taken", "share", share_ctl, sess.id);
 	find(all, "control_released", "share", share_ctl, sess.id);
 	find(all, "share_revoked", "minted", minted, sess.id);
+	e = find(all, "auth_refused", "share", share_ctl, sess.id);
+	assert_string_equal(json_string_value(json_object_get(e, "route")), "session_get");
 	find(all, "vnc_door_opened", "minted", minted, sess.id);
 	find(all, "vnc_door_closed", "minted", minted, sess.id);
 	find(all, "session_fork", "minted", minted, sess.id);
