@@ -1,10 +1,11 @@
 /* tests/integration/test_gateway_audit.c: the audit log and the access log
  * (docs/audit.md) of one gateway with one tiny guest. Every kind of entry
  * a request makes is driven once — create, pause, resume, fork, delete,
- * template create/delete, a command, file put/get, clipboard, open, launch,
- * egress rules, tokens minted, rotated and revoked, sharing links minted
- * and revoked, control taken and released through a control share, the VNC
- * door, refused authentications over HTTP and at a WebSocket upgrade — and
+ * template create/delete, a command (over HTTP and over the exec socket),
+ * file put/get, clipboard, open, launch, egress rules, tokens minted,
+ * rotated and revoked, sharing links minted and revoked, control taken and
+ * released through a control share, the VNC door, refused authentications over HTTP (no token, a wrong one, one
+ * lacking a scope, a sharing link's) and at a WebSocket upgrade — and
  * read back: event, principal kind, token id (the token hash's prefix),
  * session and remote. Then every log the test can see (audit, access, the
  * gateway's stderr, the session's run dir and records) is searched for
