@@ -1,5 +1,6 @@
 /* gateway/api/api.c: see api.h. The API is documented in docs/api.md. */
 #include "gateway/api/api.h"
+#include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/bodies.h"
 
@@ -23,14 +24,21 @@
 static unsigned token_rights(struct http_req *r, const struct sess *s)
 {
 	char h[AUTH_HASH_LEN + 1];
+	const char *which = "";
+	struct stream_hub *hub;
 	unsigned got;
 
 	if (!r->token[0])
 		return 0;
 	auth_token_hash(r->token, h);
-	got = sess_rights_of_hash(r->gw, s, h, NULL);
+	got = sess_rights_of_hash(r->gw, s, h, &which);
 	for (struct sess *o = r->gw->sessions; !s && !got && o; o = o->next)
-		got = sess_rights_of_hash(r->gw, o, h, NULL);
+		got = sess_rights_of_hash(r->gw, o, h, &which);
+	/* A sharing link's token is good on the stream alone: here it gets
+	 * nothing, but the audit log says what it was. */
+	hub = !got && s ? stream_hub_find(s) : NULL;
+	api_audit_who(r, h, which,
+		      hub && share_scope_of_hash(&hub->shares, h, fs_now_ms()) != AUTH_NONE);
 	return got;
 }
 
@@ -275,6 +283,11 @@ static void create_session(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
+	snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
+	if (s->template_name[0])
+		api_audit_set(r, "template", json_string(s->template_name));
+	else
+		api_audit_set(r, "image", json_string(s->image.name));
 	if (wait && sess_busy(s)) {
 		api_watch(r, s, wait_s);
 		return;

@@ -1,6 +1,7 @@
 /* gateway/api_exec.c: POST /v1/sessions/{id}/exec: a command in the guest
  * (gateway/exec.h); the request waits on its session until the command's
  * thread has ended. */
+#include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/session.h"
@@ -25,6 +26,18 @@ static void launch(struct http_req *r, struct sess *s, struct exec_job *j, int w
 	sess_touch(s);
 }
 
+/* The audit entry's argv and user (never the environment: it may hold
+ * secrets of the caller's). */
+static void audit_command(struct http_req *r, const struct exec_job *j)
+{
+	json_t *argv = json_array();
+
+	for (const char *const *a = exec_argv(j); argv && a && *a; a++)
+		json_array_append_new(argv, json_string(*a));
+	api_audit_set(r, "argv", argv ? argv : json_null());
+	api_audit_set(r, "user", json_string(exec_as_root(j) ? "root" : "desktop"));
+}
+
 void api_exec(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_R_EXEC);
@@ -39,6 +52,7 @@ void api_exec(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
+	audit_command(r, j);
 	if (exec_as_root(j) && !api_authorise(r, s, AUTH_R_EXEC | AUTH_R_ROOT)) {
 		exec_free(j);
 		return;
@@ -69,6 +83,18 @@ void api_exec_start(struct http_req *r, struct sess *s, const char *const *argv,
 	launch(r, s, j, timeout_s + 30);
 }
 
+void api_exec_audit_result(struct http_req *r)
+{
+	const struct agent_exec_result *res;
+	const char *err;
+
+	if (!r->exec || exec_result(r->exec, &res, &err) < 0)
+		return;
+	api_audit_set(r, "exit_code", json_integer(res->exit_code));
+	if (res->timed_out)
+		api_audit_set(r, "timed_out", json_true());
+}
+
 bool api_exec_finished(struct http_req *r, struct sess *s, bool timed_out)
 {
 	if (!r->exec || (!exec_done(r->exec) && !timed_out))
@@ -87,6 +113,7 @@ void api_exec_resume(struct http_req *r, struct sess *s, bool timed_out)
 
 	if (!api_exec_finished(r, s, timed_out))
 		return;
+	api_exec_audit_result(r);
 	answer = exec_answer(r->exec, &status);
 	exec_release(r->exec);
 	r->exec = NULL;

@@ -3,6 +3,7 @@
  * download one, or list a directory. The work is a command run as the
  * desktop's user through the agent (gateway/exec.h); paths are confined to
  * the user's home and /tmp, with no ".." parts. */
+#include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/session.h"
@@ -74,6 +75,9 @@ void api_files(struct http_req *r)
 	if (!api_exec_ready(r, s))
 		return;
 	snprintf(r->files_path, sizeof(r->files_path), "%s", path);
+	api_audit_set(r, "path", json_string(path));
+	if (r->method == M_PUT)
+		api_audit_set(r, "size", json_integer((json_int_t)r->body_len));
 	if (r->method == M_PUT)
 		start(r, s, put_script, path, r->body, r->body_len);
 	else
@@ -136,7 +140,8 @@ void api_files_resume(struct http_req *r, struct sess *s, bool timed_out)
 	else if (res->out_len >= 2 && res->out[0] == 'D')
 		http_reply_json(r, 200,
 				api_files_listing(r->files_path, res->out + 2, res->out_len - 2));
-	else if (res->out_len >= 2 && res->out[0] == 'F')
+	else if (res->out_len >= 2 && res->out[0] == 'F' &&
+		 (api_audit_set(r, "size", json_integer((json_int_t)res->out_len - 2)), 1))
 		http_reply_bytes(r, 200, "application/octet-stream", res->out + 2,
 				 res->out_len - 2);
 	else

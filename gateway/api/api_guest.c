@@ -11,6 +11,7 @@
  *
  *   GET|PUT /v1/sessions/{id}/egress      {allow: [...]}
  *   GET /v1/sessions/{id}/egress/log?after=SEQ&limit=N */
+#include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/bodies.h"
 #include "gateway/egress/egress.h"
@@ -57,6 +58,7 @@ void api_clipboard(struct http_req *r)
 		return;
 	}
 	r->clip_len = b.len;
+	api_audit_set(r, "size", json_integer((json_int_t)b.len)); /* never the text */
 	api_exec_start(r, s, set, b.text, b.len, CLIPBOARD_TIMEOUT_S);
 	json_decref(b.json);
 }
@@ -74,6 +76,7 @@ void api_open(struct http_req *r)
 		return;
 	}
 	snprintf(r->files_path, sizeof(r->files_path), "%s", b.url);
+	api_audit_set(r, "url", json_string(b.url));
 	api_exec_start(r, s,
 		       (const char *const[]){ "/bin/sh", "-c", open_script, b.js, b.url, NULL },
 		       NULL, 0, OPEN_TIMEOUT_S);
@@ -93,6 +96,13 @@ void api_launch(struct http_req *r)
 		return;
 	}
 	memcpy(argv + 3, b.argv, (b.argc + 1) * sizeof(b.argv[0]));
+	{
+		json_t *cmd = json_array();
+
+		for (size_t i = 0; cmd && i < b.argc; i++)
+			json_array_append_new(cmd, json_string(b.argv[i]));
+		api_audit_set(r, "command", cmd ? cmd : json_null());
+	}
 	api_exec_start(r, s, argv, NULL, 0, LAUNCH_TIMEOUT_S);
 	json_decref(b.json);
 }
@@ -105,6 +115,7 @@ void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
 
 	if (!api_exec_finished(r, s, timed_out))
 		return;
+	api_exec_audit_result(r);
 	rc = exec_result(r->exec, &res, &err);
 	if (rc < 0 && rc != -ETIMEDOUT) {
 		http_reply_error(r, 503, "agent_unavailable", err);
@@ -168,6 +179,7 @@ void api_egress(struct http_req *r)
 			http_reply_error(r, 400, "invalid_argument", err);
 			return;
 		}
+		api_audit_set(r, "rules", json_incref(j));
 		json_decref(j);
 		egress_set_rules(s->egress, rules);
 		sess_save(s); /* the rules survive a restart */

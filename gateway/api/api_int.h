@@ -68,6 +68,8 @@ void api_exec_start(struct http_req *r, struct sess *s, const char *const *argv,
  * caller answers); false while it runs, or when r waited too long (then
  * answered 504). */
 bool api_exec_finished(struct http_req *r, struct sess *s, bool timed_out);
+/* Adds r's ended command's exit code to its audit entry. */
+void api_exec_audit_result(struct http_req *r);
 
 /* api_guest.c: clipboard, open a URL, launch an app (commands), egress */
 void api_clipboard(struct http_req *r);

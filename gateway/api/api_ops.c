@@ -5,6 +5,7 @@
  * with ?wait=ready; events answer at once, or with ?wait_s=N once there
  * is one (long polling). */
 #include "common/fsutil.h"
+#include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/bodies.h"
 #include "gateway/session/session.h"
@@ -59,6 +60,7 @@ void api_pause(struct http_req *r)
 
 	if (!s || pause_mode(r, &how) < 0 || !api_can_wait(r, s))
 		return;
+	api_audit_set(r, "mode", json_string(how == SESS_PAUSE_DISK ? "disk" : "memory"));
 	if (s->state == SESS_PAUSED && !s->job && s->pause == how) {
 		api_reply_session(r, s, 200, false); /* already: idempotent */
 		return;
@@ -108,6 +110,7 @@ void api_fork(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
+	api_audit_set(r, "into", json_string(child->id));
 	if (w)
 		api_wait(r, child, API_DEFAULT_WAIT_S);
 	else

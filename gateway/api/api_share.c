@@ -4,6 +4,7 @@
  * view link needs the "act" scope (the route checks it), a control link
  * "share" too. Loop thread only. */
 #include "common/fsutil.h"
+#include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/share.h"
@@ -45,6 +46,7 @@ static void revoke_shares(struct http_req *r, struct sess *s)
 	struct stream_hub *h = stream_hub_find(s);
 	int n = h ? share_revoke_all(&h->shares, fs_now_ms()) : 0;
 
+	api_audit_set(r, "revoked", json_integer(n));
 	http_reply_json(r, 200, json_pack("{s:s, s:i}", "id", s->id, "revoked", n));
 }
 
@@ -84,6 +86,14 @@ static void mint_share(struct http_req *r, struct sess *s)
 	if (rc < 0) {
 		http_reply_error(r, 500, "internal", "cannot mint a token");
 		return;
+	}
+	{
+		char tid[AUDIT_TOKEN_ID_LEN + 1];
+
+		audit_token_id(token, tid);
+		api_audit_set(r, "share",
+			      json_pack("{s:s, s:i, s:s}", "scope", scope, "ttl_s", ttl_s,
+					"token_id", tid));
 	}
 	http_reply_json(r, 201,
 			json_pack("{s:s, s:s, s:i, s:s++++}", "token", token, "scope", scope,

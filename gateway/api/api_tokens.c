@@ -4,6 +4,7 @@
  * .../tokens/{control|view}/rotate (a new secret). A secret is in the
  * answer that makes it and nowhere else. docs/api.md "Tokens and their
  * rights". Loop thread only. */
+#include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/session/live_auth.h"
 #include "gateway/session/session.h"
@@ -117,6 +118,11 @@ static void mint(struct http_req *r, struct sess *s)
 		return;
 	}
 	j = grant_json(g);
+	api_audit_set(r, "grant",
+		      json_pack("{s:s, s:s%, s:O}", "id", g->id, "token_id", g->hash,
+				(size_t)AUDIT_TOKEN_ID_LEN, "scopes",
+				json_object_get(j, "scopes") ? json_object_get(j, "scopes")
+							     : json_null()));
 	json_object_set_new(j, "token", json_string(token));
 	http_reply_json(r, 201, j);
 }
@@ -137,6 +143,7 @@ void api_tokens(struct http_req *r)
 			mint(r, s);
 		return;
 	case R_SESSION_TOKEN:
+		api_audit_set(r, "grant", json_pack("{s:s}", "id", r->route.sub));
 		if (sess_grant_revoke(s, r->route.sub) < 0) {
 			http_reply_error(r, 404, "not_found", "no such live token on this session");
 			return;
@@ -150,6 +157,13 @@ void api_tokens(struct http_req *r)
 			return;
 		}
 		live_auth_check_all();
+		{
+			char tid[AUDIT_TOKEN_ID_LEN + 1];
+
+			audit_token_id(token, tid);
+			api_audit_set(r, "grant",
+				      json_pack("{s:s, s:s}", "id", r->route.sub, "token_id", tid));
+		}
 		http_reply_json(r, 200,
 				json_pack("{s:s, s:s}", "id", r->route.sub, "token", token));
 		return;

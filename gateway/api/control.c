@@ -5,6 +5,7 @@
 
 #include "gateway/action/run.h"
 #include "gateway/api/api.h"
+#include "gateway/api/api_audit.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/ws_msg.h"
 #include "gateway/api/ws_upgrade.h"
@@ -209,6 +210,11 @@ static void authenticate(struct control_conn *c, const char *text, size_t len)
 		send_json(c, json_pack("{s:b}", "authenticated", 1));
 	} else {
 		/* One try: the error goes out, then the socket closes. */
+		api_audit_ws_refused(c->gw, c->wsi, R_SESSION_CONTROL_WS, c->sid,
+				     control_auth_parse(text, len, token, sizeof(token)) == 0
+					     ? token
+					     : NULL,
+				     1008);
 		send_error(c, NULL, "unauthorized",
 			   "send {\"token\": CONTROL_TOKEN} first, or an Authorization header");
 		close_soon(c, "unauthorized");

@@ -23,6 +23,7 @@
 #include "gateway/api/routes.h"
 #include "gateway/api/ws_msg.h"
 #include "gateway/api/ws_upgrade.h"
+#include "gateway/core/audit.h"
 #include "gateway/core/auth.h"
 #include "gateway/guest/exec.h"
 #include "gateway/guest/sess_agent.h"
@@ -75,6 +76,9 @@ struct guest_ws {
 	atomic_bool resume; /* writable() came: read the client again */
 	/* exec (loop) */
 	struct exec_job *spec; /* owned: the first message, parsed */
+	int64_t started_ms; /* when the command started (monotonic; 0: it did not) */
+	struct audit_principal who; /* the token's, for the command's audit entry */
+	char remote[64];
 	lws_sorted_usec_list_t sul; /* the command's timeout */
 	bool timed_out;
 	/* shared with the link's thread, under mu */
@@ -85,6 +89,8 @@ struct guest_ws {
 	struct bytebuf gmsg; /* cdp: a message from the browser being joined */
 	size_t gmsg_ack; /* its bytes not returned yet (while out is not empty) */
 	bool ended; /* the channel is gone: close once out is empty */
+	bool exited; /* the command's exit status came: exit_code, exit_signal */
+	int exit_code, exit_signal;
 	char reason[128];
 	atomic_bool pending;
 	/* loop thread: what the token may do, and its watch (revoked: closes
@@ -281,13 +287,17 @@ static void on_exit_status(void *u, const char *status)
 	int code, sig;
 
 	pthread_mutex_lock(&g->mu);
-	if (agent_exit_parse(status, &code, &sig) < 0)
+	if (agent_exit_parse(status, &code, &sig) < 0) {
 		snprintf(g->reason, sizeof(g->reason),
 			 "the guest agent's exit status is malformed");
-	else
+	} else {
+		g->exited = true;
+		g->exit_code = code;
+		g->exit_signal = sig;
 		push_json(g, json_pack("{s:s, s:o, s:i, s:b}", "type", "exit", "exit_code",
 				       sig ? json_null() : json_integer(code), "signal", sig,
 				       "timed_out", g->timed_out));
+	}
 	pthread_mutex_unlock(&g->mu);
 }
 
@@ -407,6 +417,14 @@ static struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 	g->rights = sess_rights(gw, s, token, NULL);
 	g->la.lost = on_lost;
 	live_auth_watch(&g->la, gw, s->id, token, g->cdp ? AUTH_R_ACT : AUTH_R_EXEC);
+	{
+		const char *which = "";
+
+		sess_rights_of_hash(gw, s, g->la.hash, &which);
+		audit_principal_set(&g->who, g->la.hash, which, false);
+		if (!audit_peer(wsi, g->remote, sizeof(g->remote)))
+			g->remote[0] = '\0';
+	}
 	if ((l = sess_agent_get(s->agent, 0))) {
 		if (linked(g, l) < 0) {
 			release(g);
@@ -479,7 +497,35 @@ static int start_exec(struct guest_ws *g, struct exec_job *job)
 	}
 	lws_sul_schedule(g->ctx, 0, &g->sul, on_timeout,
 			 (lws_usec_t)exec_timeout_ms(g->spec) * LWS_US_PER_MS);
+	g->started_ms = fs_now_ms();
 	return 0;
+}
+
+/* A streamed command ended (its socket closes): its audit entry, as
+ * POST .../exec makes one. */
+static void audit_exec(struct guest_ws *g)
+{
+	json_t *f = json_object(), *argv = json_array();
+	bool exited;
+	int code, sig;
+
+	for (const char *const *a = exec_argv(g->spec); argv && a && *a; a++)
+		json_array_append_new(argv, json_string(*a));
+	pthread_mutex_lock(&g->mu);
+	exited = g->exited;
+	code = g->exit_code;
+	sig = g->exit_signal;
+	pthread_mutex_unlock(&g->mu);
+	json_object_set_new(f, "argv", argv ? argv : json_null());
+	json_object_set_new(f, "user", json_string(exec_as_root(g->spec) ? "root" : "desktop"));
+	json_object_set_new(f, "exit_code", exited && !sig ? json_integer(code) : json_null());
+	if (exited && sig)
+		json_object_set_new(f, "signal", json_integer(sig));
+	if (g->timed_out)
+		json_object_set_new(f, "timed_out", json_true());
+	json_object_set_new(f, "duration_ms", json_integer(fs_now_ms() - g->started_ms));
+	json_object_set_new(f, "websocket", json_true());
+	audit_log(g->gw, "command", g->sess_id, &g->who, g->remote[0] ? g->remote : NULL, f);
 }
 
 /* What agent_chan_send said about a client message: a full queue stops
@@ -644,6 +690,8 @@ static void guest_ws_close(struct guest_ws *g)
 	lws_sul_cancel(&g->sul);
 	lws_sul_cancel(&g->sul_link);
 	live_auth_unwatch(&g->la);
+	if (!g->cdp && g->spec && g->started_ms)
+		audit_exec(g);
 	if (g->chan)
 		agent_chan_close(g->link, g->chan, "the client went away");
 	g->wsi = NULL;

@@ -4,6 +4,7 @@
 #include "gateway/api/http.h"
 
 #include "gateway/action/run.h"
+#include "gateway/api/api_audit.h"
 #include "gateway/core/metrics.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/job.h"
@@ -128,6 +129,7 @@ static int write_response(struct lws *wsi, struct http_req *r)
 			return -1;
 		r->headers_sent = true;
 		metrics_http((int)r->route.kind, r->status, (int64_t)(lws_now_usecs() - r->t0_us));
+		api_audit_answered(r);
 		if (r->resp_len || r->close_after) {
 			lws_callback_on_writable(wsi);
 			return 0;
@@ -165,6 +167,8 @@ void http_release(struct http_req *r)
 	r->body = NULL;
 	free(r->resp);
 	r->resp = NULL;
+	json_decref(r->audit_fields);
+	r->audit_fields = NULL;
 }
 
 bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in)
@@ -179,6 +183,8 @@ bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in)
 	r->method = method_of(wsi, path, sizeof(path));
 	/* lws hands the path without the query string. */
 	r->route = route_parse(r->method, path_in ? path_in : path);
+	snprintf(r->path, sizeof(r->path), "%.*s", (int)strcspn(path_in ? path_in : path, "?"),
+		 path_in ? path_in : path);
 	read_bearer(wsi, r);
 	return r->method != M_POST && r->method != M_PUT;
 }

@@ -4,6 +4,7 @@
 #define VITRINE_GATEWAY_HTTP_H
 
 #include "gateway/api/routes.h"
+#include "gateway/core/audit.h"
 #include "gateway/core/gw.h"
 #include "gateway/session/session_spec.h"
 
@@ -21,6 +22,11 @@ struct http_req {
 	struct route route;
 	lws_usec_t t0_us; /* when it came (its duration in the metrics) */
 	char token[160]; /* bearer token, "" when none */
+	char path[256]; /* without the query string (which may hold secrets): the access log */
+	/* The audit entry this request makes when answered (api_audit.c). */
+	struct audit_principal who; /* what r->token is, once authorised */
+	json_t *audit_fields; /* owned: an object the handlers add to, or NULL */
+	char audit_session[SESS_ID_MAX]; /* a session the request made ("": the route's) */
 	char *body; /* owned */
 	size_t body_len;
 	bool body_too_big;

@@ -4,6 +4,7 @@
 #include "display/encode_pool.h"
 #include "gateway/action/run.h"
 #include "gateway/api/api.h"
+#include "gateway/api/api_audit.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/control.h"
 #include "gateway/api/guest_ws.h"
@@ -146,7 +147,11 @@ static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 		/* An upgrade: its path decides the kind, whose filter decides. */
 		if (!c || become_ws(c, kind_of_upgrade(wsi)) < 0)
 			return 1; /* not a WebSocket route */
-		return ws_callbacks[c->kind](wsi, reason, &c->u.ws, in, len);
+		if (ws_callbacks[c->kind](wsi, reason, &c->u.ws, in, len)) {
+			api_audit_upgrade_refused(lws_context_user(lws_get_context(wsi)), wsi);
+			return 1;
+		}
+		return 0;
 	case LWS_CALLBACK_ESTABLISHED:
 	case LWS_CALLBACK_RECEIVE:
 	case LWS_CALLBACK_RECEIVE_PONG:

@@ -8,6 +8,7 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "display/stream_wire.h"
+#include "gateway/api/api_audit.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/core/metrics.h"
@@ -51,9 +52,15 @@ static void on_lost(struct live_auth *la, const char *why)
 /* v authenticated with token: watched from now on. */
 static void viewer_authed(struct stream_viewer *v, struct sess *s, const char *token)
 {
+	const char *which = "";
+
 	v->la.extra = share_rights;
 	v->la.lost = on_lost;
 	live_auth_watch(&v->la, v->gw, s->id, token, AUTH_R_VIEW);
+	sess_rights_of_hash(v->gw, s, v->la.hash, &which);
+	audit_principal_set(&v->who, v->la.hash, which, !which[0]);
+	if (!audit_peer(v->wsi, v->remote, sizeof(v->remote)))
+		v->remote[0] = '\0';
 }
 
 /* What the upgrade's Authorization header grants on s; its token in token
@@ -259,6 +266,8 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 		}
 		v->scope = token_scope(v->gw, h->s, m->token);
 		if (v->scope == AUTH_NONE) {
+			api_audit_ws_refused(v->gw, v->wsi, R_SESSION_STREAM_WS, h->s->id, m->token,
+					     1008);
 			snprintf(reason, rn,
 				 "unauthorized: the token is not valid for this session");
 			return STREAM_CLOSE_POLICY;

@@ -24,6 +24,7 @@
 #include "vmm-qemu/vm.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
@@ -76,7 +77,12 @@ static void serve_usage(FILE *f)
 		"                       past it, new sessions get 503)\n"
 		"  --public-url URL     base of the URLs handed out (default http://HOST:PORT)\n"
 		"  --web-dir DIR        the web viewer's files (default: BIN/../web, /usr/share/vitrine/web)\n"
-		"  --audit-log FILE     append audit events (live-view control changes) to FILE\n"
+		"  --audit-log FILE     append audit entries (docs/audit.md: who did what to\n"
+		"                       which session, refused authentications) to FILE\n"
+		"  --audit-log-max-bytes N  past N bytes FILE becomes FILE.1 and a new one\n"
+		"                       starts (default 67108864)\n"
+		"  --access-log FILE    append one JSON line per HTTP answer to FILE\n"
+		"  --access-log-max-bytes N  the same cap for it (default 67108864)\n"
 		"  --stream-idle-s N    hang up on stream viewers silent this long (default 30)\n"
 		"  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
 		"  --egress-map NAME=ADDR  guests reaching NAME (when a session's egress rules\n"
@@ -333,6 +339,24 @@ static int open_metrics_door(struct lws_context *ctx, const char *addr, struct g
 	return 0;
 }
 
+/* A log's size cap: 4096..2^50 bytes. 0, or -1 with a line on stderr. */
+static int parse_bytes(const char *flag, const char *arg, int64_t *out)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || n < 4096 || n > (1ll << 50)) {
+		fprintf(stderr,
+			"vitrine serve: %s must be a number of bytes, at least 4096, not '%s'\n",
+			flag, arg);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -349,6 +373,9 @@ int cmd_serve(int argc, char **argv)
 		{ "memory-budget-mib", required_argument, 0, 'B' },
 		{ "web-dir", required_argument, 0, 'w' },
 		{ "audit-log", required_argument, 0, 'a' },
+		{ "audit-log-max-bytes", required_argument, 0, 1001 },
+		{ "access-log", required_argument, 0, 1002 },
+		{ "access-log-max-bytes", required_argument, 0, 1003 },
 		{ "stream-idle-s", required_argument, 0, 'i' },
 		{ "vnc-listen", required_argument, 0, 'X' },
 		{ "egress-map", required_argument, 0, 'E' },
@@ -376,7 +403,8 @@ int cmd_serve(int argc, char **argv)
 	char state_dir[PATH_MAX] = "";
 	char host[128] = "127.0.0.1", keyfile[4096] = "", err[512];
 	const char *listen = "127.0.0.1:8080", *public_url = NULL, *home = getenv("VITRINE_HOME");
-	const char *metrics_listen = NULL;
+	const char *metrics_listen = NULL, *audit_path = NULL, *access_path = NULL;
+	int64_t audit_max = LOGFILE_DEFAULT_MAX_BYTES, access_max = LOGFILE_DEFAULT_MAX_BYTES;
 	int usage_retention = USAGE_LOG_DEFAULT_RETENTION;
 	char metrics_url[160] = "";
 	const char *demo_page = NULL, *demo_template = NULL, *web_dir = NULL;
@@ -412,7 +440,17 @@ int cmd_serve(int argc, char **argv)
 			web_dir = optarg;
 			break;
 		case 'a':
-			snprintf(gw.audit_path, sizeof(gw.audit_path), "%s", optarg);
+			audit_path = optarg;
+			break;
+		case 1002:
+			access_path = optarg;
+			break;
+		case 1001:
+		case 1003:
+			if (parse_bytes(c == 1001 ? "--audit-log-max-bytes"
+						  : "--access-log-max-bytes",
+					optarg, c == 1001 ? &audit_max : &access_max) < 0)
+				return 2;
 			break;
 		case 'X':
 			snprintf(gw.vnc_listen, sizeof(gw.vnc_listen), "%s", optarg);
@@ -551,6 +589,8 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vitrine serve: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	logfile_init(&gw.audit_log, audit_path, audit_max);
+	logfile_init(&gw.access_log, access_path, access_max);
 	colon = strrchr(listen, ':');
 	if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof(host) ||
 	    cli_parse_int("--listen port", colon + 1, 0, 65535, &port) < 0) {
@@ -683,6 +723,8 @@ int cmd_serve(int argc, char **argv)
 	lws_context_destroy(gw.ctx);
 	registry_close(&registry);
 	usage_log_close(gw.usage_log);
+	logfile_close(&gw.audit_log);
+	logfile_close(&gw.access_log);
 	the_gw = NULL;
 	return rc;
 }

@@ -4,6 +4,7 @@
 #define VITRINE_GATEWAY_GW_H
 
 #include "gateway/core/auth.h"
+#include "gateway/core/logfile.h"
 
 #include "gateway/egress/egress.h"
 
@@ -41,8 +42,9 @@ struct gw {
 	struct build *builds; /* owned list of template builds (template_build.h) */
 	int n_sessions;
 	int max_sessions;
-	char audit_path[512]; /* live view: audit log file ("" : log lines only) */
 	struct usage_log *usage_log; /* owned by serve: ended sessions' usage; NULL: none */
+	struct logfile audit_log; /* serve --audit-log (core/audit.h) */
+	struct logfile access_log; /* serve --access-log: one line per HTTP answer */
 	int stream_idle_s; /* live view: hang up on viewers silent this long (0: default) */
 	char vnc_listen[64]; /* live view: IPv4 address for VNC doors ("" : 127.0.0.1) */
 	/* Operator limits (0: none): per session, and memory over all sessions

@@ -5,8 +5,8 @@
 #include "common/log.h"
 #include "display/encode_pool.h"
 #include "display/stream_wire.h"
+#include "gateway/core/audit.h"
 #include "gateway/session/session.h"
-#include "gateway/stream/audit.h"
 #include "vmm-qemu/input.h"
 
 #include <errno.h>
@@ -404,9 +404,9 @@ int stream_hub_take(struct stream_hub *h, struct stream_viewer *v, const char **
 	h->controller = v;
 	sess_event(h->s, "control_taken",
 		   json_pack("{s:i, s:s}", "viewer", v->id, "name", v->name));
-	audit_event(v->gw, h->s->id, "control_taken",
-		    json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "scope",
-			      v->scope == AUTH_OPERATOR ? "operator" : "control"));
+	audit_log(v->gw, "control_taken", h->s->id, &v->who, v->remote,
+		  json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "scope",
+			    v->scope == AUTH_OPERATOR ? "operator" : "control"));
 	announce(h);
 	return 0;
 }
@@ -420,9 +420,8 @@ int stream_hub_release(struct stream_hub *h, struct stream_viewer *v, const char
 	sess_event(h->s, "control_released",
 		   json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason",
 			     reason));
-	audit_event(v->gw, h->s->id, "control_released",
-		    json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason",
-			      reason));
+	audit_log(v->gw, "control_released", h->s->id, &v->who, v->remote,
+		  json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason", reason));
 	announce(h);
 	return 0;
 }

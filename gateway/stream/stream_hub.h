@@ -10,6 +10,7 @@
 
 #include "common/ws_rx.h"
 #include "display/stream_encode.h"
+#include "gateway/core/audit.h"
 #include "gateway/core/auth.h"
 #include "gateway/session/live_auth.h"
 #include "gateway/session/session.h"
@@ -58,6 +59,8 @@ struct stream_viewer {
 	char name[STREAM_NAME_MAX + 1];
 	enum auth_scope scope; /* AUTH_NONE until authenticated */
 	struct live_auth la; /* once authenticated: its token still views */
+	struct audit_principal who; /* once authenticated: for the audit log */
+	char remote[64]; /* the client's address ("" for the VNC door's) */
 	int quality, max_fps;
 	struct display_frame *base; /* owned reference: the frame it has */
 	int64_t next_frame_ms; /* not before: max_fps */

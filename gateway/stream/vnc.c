@@ -4,8 +4,8 @@
 #include "common/log.h"
 #include "display/vnc_share.h"
 #include "gateway/action/keys.h"
+#include "gateway/core/audit.h"
 #include "gateway/session/session.h"
-#include "gateway/stream/audit.h"
 #include "gateway/stream/stream_hub.h"
 
 #include <errno.h>
@@ -126,9 +126,8 @@ int vnc_start(struct stream_hub *h, struct gw *gw, const char **code, char *err,
 	h->vnc_viewer->scope = AUTH_CONTROL;
 	stream_hub_add(h, h->vnc_viewer);
 	snprintf(h->vnc_viewer->name, sizeof(h->vnc_viewer->name), "VNC client");
-	audit_event(gw, s->id, "vnc_started",
-		    json_pack("{s:s, s:i}", "listen", bind, "port",
-			      display_vnc_share_port(h->vnc)));
+	audit_log(gw, "vnc_started", s->id, NULL, NULL,
+		  json_pack("{s:s, s:i}", "listen", bind, "port", display_vnc_share_port(h->vnc)));
 	h->vnc_buttons = 0;
 	vnc_poke(h);
 	return 0;
@@ -143,7 +142,7 @@ void vnc_stop(struct stream_hub *h)
 	h->vnc = NULL;
 	free(h->vnc_viewer);
 	h->vnc_viewer = NULL;
-	audit_event(h->s->gw, h->s->id, "vnc_stopped", NULL);
+	audit_log(h->s->gw, "vnc_stopped", h->s->id, NULL, NULL, NULL);
 }
 
 /* One input event of a control client, through the lease. */

@@ -7,6 +7,7 @@
 #include "tests/lib/png.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -57,8 +58,13 @@ static int spawn(struct gateway_proc *g, const char *const *extra_args)
 		return -1;
 	g->pid = fork();
 	if (g->pid == 0) {
+		const char *err_file = getenv("VITRINE_TEST_GATEWAY_STDERR");
+		int efd = err_file ? open(err_file, O_WRONLY | O_CREAT | O_APPEND, 0600) : -1;
+
 		setenv("VITRINE_RUN", g->run_base, 1);
 		dup2(out[1], 1);
+		if (efd >= 0)
+			dup2(efd, 2); /* the test reads what the gateway said */
 		close(out[0]);
 		execv(bin, (char *const *)argv);
 		_exit(127);

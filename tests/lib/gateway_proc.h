@@ -15,7 +15,8 @@ struct gateway_proc {
 };
 
 /* Starts the server with extra arguments (NULL-terminated list, may be
- * NULL) on fresh dirs. Unless extra_args say otherwise it runs with
+ * NULL; with $VITRINE_TEST_GATEWAY_STDERR set, its stderr is appended to
+ * that file) on fresh dirs. Unless extra_args say otherwise it runs with
  * --on-stop kill, --adopt-grace-s 30 and --on-abandon kill. Returns 0, or
  * -1 after printing why. */
 int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args);

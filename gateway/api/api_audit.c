@@ -1,0 +1,219 @@
+/* gateway/api/api_audit.c: see api_audit.h; the schema is docs/audit.md. */
+#include "gateway/api/api_audit.h"
+
+#include "gateway/api/ws_upgrade.h"
+#include "gateway/core/audit.h"
+#include "gateway/session/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *api_audit_event(enum route_kind kind, enum route_method method)
+{
+	switch (kind) {
+	case R_SESSIONS_CREATE:
+		return "session_create";
+	case R_SESSION_DELETE:
+		return "session_delete";
+	case R_SESSION_PAUSE:
+		return "session_pause";
+	case R_SESSION_RESUME:
+		return "session_resume";
+	case R_SESSION_FORK:
+		return "session_fork";
+	case R_TEMPLATES_CREATE:
+		return "template_create";
+	case R_TEMPLATE_DELETE:
+		return "template_delete";
+	case R_SESSION_EXEC:
+		return "command";
+	case R_SESSION_FILES:
+		return method == M_PUT ? "file_put" : "file_get";
+	case R_SESSION_CLIPBOARD:
+		return method == M_PUT ? "clipboard_set" : "clipboard_get";
+	case R_SESSION_OPEN:
+		return "open";
+	case R_SESSION_LAUNCH:
+		return "launch";
+	case R_SESSION_EGRESS:
+		return method == M_PUT ? "egress_rules_set" : NULL;
+	case R_SESSION_TOKENS:
+		return method == M_POST ? "token_minted" : NULL;
+	case R_SESSION_TOKEN:
+		return "token_revoked";
+	case R_SESSION_TOKEN_ROTATE:
+		return "token_rotated";
+	case R_SESSION_SHARE:
+		return method == M_DELETE ? "share_revoked" : "share_minted";
+	case R_SESSION_VNC:
+		return method == M_DELETE ? "vnc_door_closed" : "vnc_door_opened";
+	default:
+		return NULL;
+	}
+}
+
+const char *api_method_name(enum route_method method)
+{
+	switch (method) {
+	case M_GET:
+		return "GET";
+	case M_POST:
+		return "POST";
+	case M_DELETE:
+		return "DELETE";
+	case M_PUT:
+		return "PUT";
+	default:
+		return "OTHER";
+	}
+}
+
+void api_audit_who(struct http_req *r, const char *hash, const char *which, bool share)
+{
+	audit_principal_set(&r->who, hash, which, share);
+}
+
+void api_audit_set(struct http_req *r, const char *key, json_t *value)
+{
+	if (!r->audit_fields)
+		r->audit_fields = json_object();
+	if (r->audit_fields)
+		json_object_set_new(r->audit_fields, key, value);
+	else
+		json_decref(value);
+}
+
+static bool route_has_session(enum route_kind kind)
+{
+	switch (kind) {
+	case R_NOT_FOUND:
+	case R_METHOD_NOT_ALLOWED:
+	case R_HEALTH:
+	case R_ROOT:
+	case R_METRICS:
+	case R_SESSIONS_LIST:
+	case R_SESSIONS_CREATE:
+	case R_TEMPLATES_LIST:
+	case R_TEMPLATES_CREATE:
+	case R_TEMPLATE_GET:
+	case R_TEMPLATE_DELETE:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static const char *remote_of(struct lws *wsi, char *buf, size_t len)
+{
+	return audit_peer(wsi, buf, len);
+}
+
+/* A token that was not authorised (refused before the check named it):
+ * whether it is the operator key, else "unknown". */
+static void who_unchecked(struct gw *gw, const char *token, struct audit_principal *p)
+{
+	char h[AUTH_HASH_LEN + 1];
+
+	if (!token[0]) {
+		memset(p, 0, sizeof(*p));
+		return;
+	}
+	auth_token_hash(token, h);
+	audit_principal_set(p, h, auth_equal(h, gw->operator_hash) ? "operator" : "", false);
+}
+
+static void access_line(struct http_req *r, const char *remote)
+{
+	json_t *j;
+	char when[40], *line;
+	const int64_t now_us = (int64_t)lws_now_usecs();
+
+	if (!r->gw->access_log.path[0])
+		return;
+	audit_time(audit_now_ms(), when, sizeof(when));
+	j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:f, s:s?}", "time", when, "method",
+		      api_method_name(r->method), "route", route_kind_names[r->route.kind], "path",
+		      r->path, "status", r->status, "bytes", (json_int_t)r->resp_len, "duration_ms",
+		      (double)(now_us - (int64_t)r->t0_us) / 1000.0, "remote", remote);
+	line = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+	json_decref(j);
+	if (line)
+		logfile_append(&r->gw->access_log, line, strlen(line));
+	free(line);
+}
+
+void api_audit_answered(struct http_req *r)
+{
+	const char *event = api_audit_event(r->route.kind, r->method), *session = NULL;
+	char remote_buf[64];
+	const char *remote = remote_of(r->wsi, remote_buf, sizeof(remote_buf));
+	json_t *fields = r->audit_fields;
+
+	r->audit_fields = NULL;
+	if (r->audit_session[0])
+		session = r->audit_session;
+	else if (route_has_session(r->route.kind))
+		session = r->route.id;
+	if (r->status == 401 || r->status == 403) {
+		json_decref(fields);
+		if (!r->who.kind)
+			who_unchecked(r->gw, r->token, &r->who);
+		audit_log(r->gw, "auth_refused", session, &r->who, remote,
+			  json_pack("{s:s, s:s, s:s, s:i}", "route",
+				    route_kind_names[r->route.kind], "method",
+				    api_method_name(r->method), "path", r->path, "status",
+				    r->status));
+	} else if (event && r->who.kind) {
+		/* Only requests that were authorised: a 404 for a missing session
+		 * or a 400 before the token was checked change nothing. */
+		if (!fields)
+			fields = json_object();
+		json_object_set_new(fields, "status", json_integer(r->status));
+		json_object_set_new(fields, "duration_ms",
+				    json_integer((json_int_t)((lws_now_usecs() - r->t0_us) /
+							      LWS_US_PER_MS)));
+		if (r->route.kind == R_TEMPLATES_CREATE || r->route.kind == R_TEMPLATE_DELETE)
+			if (r->route.id[0])
+				json_object_set_new(fields, "template", json_string(r->route.id));
+		audit_log(r->gw, event, session, &r->who, remote, fields);
+	} else {
+		json_decref(fields);
+	}
+	access_line(r, remote);
+}
+
+void api_audit_ws_refused(struct gw *gw, struct lws *wsi, enum route_kind kind, const char *sid,
+			  const char *token, int status)
+{
+	struct audit_principal p;
+	char remote_buf[64];
+	const char *remote = remote_of(wsi, remote_buf, sizeof(remote_buf));
+	struct sess *s = sid && sid[0] ? sess_find(gw, sid) : NULL;
+
+	who_unchecked(gw, token ? token : "", &p);
+	/* A session token that matched but lacked the right: its kind. */
+	if (s && token && token[0]) {
+		const char *which = "";
+		char h[AUTH_HASH_LEN + 1];
+
+		auth_token_hash(token, h);
+		sess_rights_of_hash(gw, s, h, &which);
+		if (which[0])
+			audit_principal_set(&p, h, which, false);
+	}
+	audit_log(gw, "auth_refused", sid && sid[0] ? sid : NULL, &p, remote,
+		  json_pack("{s:s, s:s, s:i, s:b}", "route", route_kind_names[kind], "method",
+			    "GET", "status", status, "websocket", 1));
+}
+
+void api_audit_upgrade_refused(struct gw *gw, struct lws *wsi)
+{
+	struct route rt = ws_upgrade_route(wsi);
+	char token[160] = "";
+
+	if (ws_upgrade_bearer(wsi, token, sizeof(token)) < 0)
+		token[0] = '\0';
+	api_audit_ws_refused(gw, wsi, rt.kind, rt.id, token, 403);
+	explicit_bzero(token, sizeof(token));
+}

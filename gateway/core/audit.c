@@ -1,0 +1,113 @@
+/* gateway/core/audit.c: see audit.h. */
+#include "gateway/core/audit.h"
+
+#include "common/log.h"
+#include "gateway/core/auth.h"
+#include "gateway/core/gw.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void audit_principal_set(struct audit_principal *p, const char *hash, const char *which, bool share)
+{
+	memset(p, 0, sizeof(*p));
+	if (!hash || !hash[0])
+		return;
+	snprintf(p->token_id, sizeof(p->token_id), "%.*s", AUDIT_TOKEN_ID_LEN, hash);
+	if (share)
+		p->kind = "share";
+	else if (!which || !which[0])
+		p->kind = "unknown";
+	else if (!strcmp(which, "operator"))
+		p->kind = "operator";
+	else if (!strcmp(which, "control"))
+		p->kind = "control";
+	else if (!strcmp(which, "view"))
+		p->kind = "view";
+	else
+		p->kind = "minted";
+}
+
+void audit_token_id(const char *token, char out[AUDIT_TOKEN_ID_LEN + 1])
+{
+	char h[AUTH_HASH_LEN + 1];
+
+	auth_token_hash(token, h);
+	snprintf(out, AUDIT_TOKEN_ID_LEN + 1, "%.*s", AUDIT_TOKEN_ID_LEN, h);
+}
+
+void audit_time(int64_t unix_ms, char *out, size_t outlen)
+{
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)(unix_ms % 1000));
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s && s[0] ? json_string(s) : json_null();
+}
+
+char *audit_format(int64_t unix_ms, const char *event, const char *session,
+		   const struct audit_principal *p, const char *remote, const json_t *fields)
+{
+	json_t *j = json_object();
+	char when[40], *line;
+
+	if (!j)
+		return NULL;
+	audit_time(unix_ms, when, sizeof(when));
+	json_object_set_new(j, "time", json_string(when));
+	json_object_set_new(j, "event", json_string(event));
+	json_object_set_new(j, "session", str_or_null(session));
+	if (p && p->kind)
+		json_object_set_new(j, "principal",
+				    json_pack("{s:s, s:s}", "kind", p->kind, "token_id",
+					      p->token_id));
+	else
+		json_object_set_new(j, "principal", json_null());
+	json_object_set_new(j, "remote", str_or_null(remote));
+	if (fields && json_is_object(fields))
+		json_object_update_missing(j, (json_t *)fields);
+	line = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	return line;
+}
+
+const char *audit_peer(struct lws *wsi, char *buf, size_t len)
+{
+	static const char mapped[] = "::ffff:";
+
+	if (!lws_get_peer_simple(wsi, buf, len))
+		return NULL;
+	if (!strncmp(buf, mapped, sizeof(mapped) - 1) && strchr(buf, '.'))
+		memmove(buf, buf + sizeof(mapped) - 1, strlen(buf) - (sizeof(mapped) - 1) + 1);
+	return buf;
+}
+
+int64_t audit_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void audit_log(struct gw *gw, const char *event, const char *session,
+	       const struct audit_principal *p, const char *remote, json_t *fields)
+{
+	char *line = audit_format(audit_now_ms(), event, session, p, remote, fields);
+
+	json_decref(fields);
+	if (!line)
+		return;
+	log_debug("audit", "%s", line);
+	logfile_append(&gw->audit_log, line, strlen(line));
+	free(line);
+}
