@@ -14,9 +14,9 @@
 
 /* The usage fields, in the CSV's column order. */
 static const char *const fields[] = {
-	"seconds_running", "seconds_paused_memory", "seconds_paused_disk", "vcpu_seconds",
-	"memory_gib_seconds", "qemu_cpu_seconds", "screenshots", "actions", "commands",
-	"egress_bytes_up", "egress_bytes_down", "disk_bytes",
+	"seconds_running",    "seconds_paused_memory", "seconds_paused_disk", "vcpu_seconds",
+	"memory_gib_seconds", "qemu_cpu_seconds",      "screenshots",	      "actions",
+	"commands",	      "egress_bytes_up",       "egress_bytes_down",   "disk_bytes",
 };
 
 static int put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
@@ -68,7 +68,8 @@ char *api_usage_csv(const json_t *sessions)
 	if (!buf)
 		return NULL;
 	buf[0] = '\0';
-	rc = put(&buf, &len, &cap, "id,image,template,vcpus,memory_mib,created_unix_ms,ended_unix_ms");
+	rc = put(&buf, &len, &cap,
+		 "id,image,template,vcpus,memory_mib,created_unix_ms,ended_unix_ms");
 	for (size_t f = 0; rc == 0 && f < sizeof(fields) / sizeof(fields[0]); f++)
 		rc = put(&buf, &len, &cap, ",%s", fields[f]);
 	rc = rc ? rc : put(&buf, &len, &cap, "\r\n");

@@ -51,9 +51,10 @@ void usage_totals(const struct sess_usage *u, int64_t now_ms, int vcpus, int mem
 	out->seconds_paused_memory = pm / 1000.0;
 	out->seconds_paused_disk = pd / 1000.0;
 	out->vcpu_seconds = vcpus * out->seconds_running;
-	out->memory_gib_seconds = memory_mib / 1024.0 * (out->seconds_running + out->seconds_paused_memory);
-	out->qemu_cpu_seconds =
-		(double)(u->cpu_ticks_done + u->cpu_ticks_seen) / (double)(hz > 0 ? hz : 100);
+	out->memory_gib_seconds = memory_mib / 1024.0 *
+				  (out->seconds_running + out->seconds_paused_memory);
+	out->qemu_cpu_seconds = (double)(u->cpu_ticks_done + u->cpu_ticks_seen) /
+				(double)(hz > 0 ? hz : 100);
 	out->screenshots = u->screenshots;
 	out->actions = u->actions;
 	out->commands = u->commands;
@@ -81,8 +82,8 @@ json_t *usage_record_json(const struct sess_usage *u)
 			 (json_int_t)u->paused_memory_ms, "paused_disk_ms",
 			 (json_int_t)u->paused_disk_ms, "screenshots", (json_int_t)u->screenshots,
 			 "actions", (json_int_t)u->actions, "commands", (json_int_t)u->commands,
-			 "cpu_ticks_done", (json_int_t)u->cpu_ticks_done, "cpu_pid", (int)u->cpu_pid,
-			 "cpu_ticks_seen", (json_int_t)u->cpu_ticks_seen);
+			 "cpu_ticks_done", (json_int_t)u->cpu_ticks_done, "cpu_pid",
+			 (int)u->cpu_pid, "cpu_ticks_seen", (json_int_t)u->cpu_ticks_seen);
 }
 
 int usage_record_parse(const json_t *j, struct sess_usage *u)
@@ -91,10 +92,10 @@ int usage_record_parse(const json_t *j, struct sess_usage *u)
 	int pid = 0;
 
 	memset(u, 0, sizeof(*u));
-	if (json_unpack((json_t *)j, "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I}",
-			"running_ms", &v[0], "paused_memory_ms", &v[1], "paused_disk_ms", &v[2],
-			"screenshots", &v[3], "actions", &v[4], "commands", &v[5], "cpu_ticks_done",
-			&v[6], "cpu_pid", &pid, "cpu_ticks_seen", &v[7]) < 0)
+	if (json_unpack((json_t *)j, "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I}", "running_ms",
+			&v[0], "paused_memory_ms", &v[1], "paused_disk_ms", &v[2], "screenshots",
+			&v[3], "actions", &v[4], "commands", &v[5], "cpu_ticks_done", &v[6],
+			"cpu_pid", &pid, "cpu_ticks_seen", &v[7]) < 0)
 		return -EINVAL;
 	for (int i = 0; i < 8; i++)
 		if (v[i] < 0)

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
 #include <errno.h>
+#include <cmocka.h>
 
 static void test_phases_and_formulas(void **state)
 {
@@ -68,10 +68,10 @@ static void test_cpu_across_qemus(void **state)
 
 static json_t *entry(const char *id, long long created, long long ended)
 {
-	return json_pack("{s:s, s:s, s:i, s:i, s:I, s:I, s:{s:f, s:I}}", "id", id, "image",
-			 "tiny", "vcpus", 1, "memory_mib", 256, "created_unix_ms",
-			 (json_int_t)created, "ended_unix_ms", (json_int_t)ended, "usage",
-			 "vcpu_seconds", 1.5, "screenshots", (json_int_t)3);
+	return json_pack("{s:s, s:s, s:i, s:i, s:I, s:I, s:{s:f, s:I}}", "id", id, "image", "tiny",
+			 "vcpus", 1, "memory_mib", 256, "created_unix_ms", (json_int_t)created,
+			 "ended_unix_ms", (json_int_t)ended, "usage", "vcpu_seconds", 1.5,
+			 "screenshots", (json_int_t)3);
 }
 
 static void test_log_retention_select_reload(void **state)
