@@ -549,6 +549,27 @@ static size_t credit_within(struct guest *g, uint32_t chan, int ms, char *data, 
 	return total;
 }
 
+/* A loopback listener whose accept queue is full (fill holds the sockets
+ * that filled it): a connect to *sa waits for a SYN retry. */
+static int full_listener(struct sockaddr_in *sa, int fill[4])
+{
+	socklen_t sl = sizeof(*sa);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lfd, (struct sockaddr *)sa, sizeof(*sa)), 0);
+	assert_int_equal(listen(lfd, 0), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)sa, &sl), 0);
+	for (int i = 0; i < 4; i++) {
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(fill[i], (struct sockaddr *)sa, sizeof(*sa));
+	}
+	usleep(100 * 1000);
+	return lfd;
+}
+
 /* While the upstream connect is pending (here: a listener whose accept
  * queue is full, so the SYN waits for a retry) the guest's bytes past
  * the request are acked up to 64 KiB only; once connected, all of them
@@ -557,14 +578,13 @@ static void test_egress_preconnect_bound(void **state)
 {
 	struct fixture *f = *state;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(sa);
 	struct egress_config cfg = { .allow_private = true, .connect_timeout_ms = 8000 };
 	struct egress_rules *rules;
 	struct egress *e;
 	static unsigned char body[300 * 1024];
 	char head[128], reply[256] = "", err[256];
 	json_t *j = json_pack("{s:[s]}", "allow", "*:*");
-	int lfd = socket(AF_INET, SOCK_STREAM, 0), fill[4], up;
+	int lfd, fill[4], up;
 	size_t hlen, acked, got = 0;
 	json_t *log;
 
@@ -572,15 +592,7 @@ static void test_egress_preconnect_bound(void **state)
 	json_decref(j);
 	assert_non_null(e = egress_create(&cfg, rules));
 	agent_link_on_accept(f->l, egress_accept, e);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(lfd, 0), 0);
-	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
-	for (int i = 0; i < 4; i++) { /* fill the accept queue */
-		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-		connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
-	}
-	usleep(100 * 1000);
+	lfd = full_listener(&sa, fill);
 	hlen = (size_t)snprintf(head, sizeof(head), "CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n",
 				ntohs(sa.sin_port));
 	put(&f->g, 7, AGENT_ACCEPT, 0, "port=3128", 9);
@@ -669,7 +681,6 @@ static void test_egress_caps(void **state)
 {
 	struct fixture *f = *state;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(sa);
 	struct egress_config cfg = { .allow_private = true,
 				     .connect_timeout_ms = 8000,
 				     .max_total = 20 };
@@ -678,7 +689,7 @@ static void test_egress_caps(void **state)
 	static unsigned char chunk[32 * 1024];
 	char head[128], p[256], err[256];
 	json_t *j = json_pack("{s:[s]}", "allow", "*:*");
-	int lfd = socket(AF_INET, SOCK_STREAM, 0), fill[4], n503 = 0, closes = 0;
+	int lfd, fill[4], n503 = 0, closes = 0;
 	struct agent_header h;
 	size_t hlen;
 
@@ -686,15 +697,7 @@ static void test_egress_caps(void **state)
 	json_decref(j);
 	assert_non_null(e = egress_create(&cfg, rules));
 	agent_link_on_accept(f->l, egress_accept, e);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(lfd, 0), 0);
-	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
-	for (int i = 0; i < 4; i++) { /* fill the accept queue */
-		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-		connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
-	}
-	usleep(100 * 1000);
+	lfd = full_listener(&sa, fill);
 	hlen = (size_t)snprintf(head, sizeof(head), "CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n",
 				ntohs(sa.sin_port));
 	for (uint32_t i = 0; i < 20; i++) {

@@ -166,36 +166,12 @@ static void flood(const struct gateway_session *s, int n)
 	json_decref(j);
 }
 
-/* The other session's work: a screenshot, an action, a command; returns
- * the slowest in ms. */
+/* Another client's work (gateway_proc_serve_calls): the slowest call in ms. */
 static int64_t serve_c(void)
 {
-	static const struct {
-		const char *method, *sub, *body;
-	} calls[] = {
-		{ "GET", "/screenshot?format=png", NULL },
-		{ "POST", "/actions", "{\"action\":\"left_click\",\"coordinate\":[40,40]}" },
-		{ "POST", "/exec", "{\"cmd\":\"echo ok\",\"cwd\":\"/\"}" },
-	};
-	int64_t slowest = 0;
+	int64_t slowest;
 
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
-		char path[256];
-		struct http_resp r;
-		int64_t t0 = now_ms();
-
-		snprintf(path, sizeof(path), "/v1/sessions/%s%s", sc.id, calls[i].sub);
-		assert_int_equal(http_request("127.0.0.1", gw.port, calls[i].method, path,
-					      sc.control, calls[i].body,
-					      calls[i].body ? strlen(calls[i].body) : 0, 60, &r),
-				 0);
-		if (r.status != 200)
-			fail_msg("%s %s during the flood: %d %s", calls[i].method, calls[i].sub,
-				 r.status, r.body ? r.body : "");
-		http_resp_free(&r);
-		if (now_ms() - t0 > slowest)
-			slowest = now_ms() - t0;
-	}
+	assert_int_equal(gateway_proc_serve_calls(&gw, &sc, &slowest), 0);
 	return slowest;
 }
 

@@ -98,36 +98,12 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The other client's work: a screenshot, an action, a command, each must
- * answer 200; returns the slowest in ms. */
+/* Another client's work (gateway_proc_serve_calls): the slowest call in ms. */
 static int64_t serve_a_client(void)
 {
-	static const struct {
-		const char *method, *sub, *body;
-	} calls[] = {
-		{ "GET", "/screenshot?format=png", NULL },
-		{ "POST", "/actions", "{\"action\":\"mouse_move\",\"coordinate\":[40,40]}" },
-		{ "POST", "/exec", "{\"cmd\":\"echo ok\",\"cwd\":\"/\"}" },
-	};
-	int64_t slowest = 0;
+	int64_t slowest;
 
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
-		char path[256];
-		struct http_resp r;
-		int64_t t0 = now_ms();
-
-		snprintf(path, sizeof(path), "/v1/sessions/%s%s", sess.id, calls[i].sub);
-		assert_int_equal(http_request("127.0.0.1", gw.port, calls[i].method, path,
-					      sess.control, calls[i].body,
-					      calls[i].body ? strlen(calls[i].body) : 0, 60, &r),
-				 0);
-		if (r.status != 200)
-			fail_msg("%s %s during the flood: %d %s", calls[i].method, calls[i].sub,
-				 r.status, r.body ? r.body : "");
-		http_resp_free(&r);
-		if (now_ms() - t0 > slowest)
-			slowest = now_ms() - t0;
-	}
+	assert_int_equal(gateway_proc_serve_calls(&gw, &sess, &slowest), 0);
 	return slowest;
 }
 

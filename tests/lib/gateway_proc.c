@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Whether extra (NULL-terminated, may be NULL) has option opt. */
@@ -252,6 +253,47 @@ int gateway_proc_screenshot(const struct gateway_proc *g, const char *id, const 
 		rc = 0;
 	http_resp_free(&r);
 	return rc;
+}
+
+int gateway_proc_serve_calls(const struct gateway_proc *g, const struct gateway_session *s,
+			     int64_t *slowest_ms)
+{
+	static const struct {
+		const char *method, *sub, *body;
+	} calls[] = {
+		{ "GET", "/screenshot?format=png", NULL },
+		{ "POST", "/actions", "{\"action\":\"left_click\",\"coordinate\":[40,40]}" },
+		{ "POST", "/exec", "{\"cmd\":\"echo ok\",\"cwd\":\"/\"}" },
+	};
+
+	*slowest_ms = 0;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		char path[256];
+		struct http_resp r;
+		struct timespec a, b;
+		int64_t ms;
+		int rc;
+
+		snprintf(path, sizeof(path), "/v1/sessions/%s%s", s->id, calls[i].sub);
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		rc = http_request("127.0.0.1", g->port, calls[i].method, path, s->control,
+				  calls[i].body, calls[i].body ? strlen(calls[i].body) : 0, 60, &r);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (rc < 0 || r.status != 200) {
+			fprintf(stderr, "%s %s: %d %s\n", calls[i].method, calls[i].sub,
+				rc < 0 ? rc : r.status,
+				rc < 0	 ? "no answer"
+				: r.body ? r.body
+					 : "");
+			http_resp_free(&r);
+			return -1;
+		}
+		http_resp_free(&r);
+		ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+		if (ms > *slowest_ms)
+			*slowest_ms = ms;
+	}
+	return 0;
 }
 
 long gateway_proc_rss_kib(const struct gateway_proc *g)

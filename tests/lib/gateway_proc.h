@@ -3,6 +3,7 @@
 #ifndef VITRINE_TESTS_GATEWAY_PROC_H
 #define VITRINE_TESTS_GATEWAY_PROC_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 struct gateway_proc {
@@ -52,6 +53,13 @@ struct gateway_session {
  * printing why. */
 int gateway_proc_create_session(const struct gateway_proc *g, const char *body, int timeout_s,
 				struct gateway_session *out);
+
+/* What another client of a busy gateway does: a screenshot, a click and a
+ * command on s with its control token, each of which must answer 200
+ * (within 60 s). Returns 0 with the slowest in *slowest_ms, or -1 after
+ * printing which failed. */
+int gateway_proc_serve_calls(const struct gateway_proc *g, const struct gateway_session *s,
+			     int64_t *slowest_ms);
 
 struct ppm;
 /* GET /v1/sessions/{id}/screenshot?format=png with token, decoded into
