@@ -26,11 +26,11 @@ static bool id_char(char c)
 }
 
 /* Whether a route of kind k names a session or a template: in routes.h's
- * order, every kind from R_SESSION_GET on but these three. */
+ * order, every kind from R_SESSION_GET on but these five. */
 static bool has_id(enum route_kind k)
 {
 	return k >= R_SESSION_GET && k != R_ROOT && k != R_TEMPLATES_LIST &&
-	       k != R_TEMPLATES_CREATE;
+	       k != R_TEMPLATES_CREATE && k != R_METRICS && k != R_USAGE;
 }
 
 static void check_id(const struct route *r, const char *path)
