@@ -1,8 +1,10 @@
 /* gateway/api/api_metrics.c: GET /metrics, the Prometheus scrape
- * (operator key, or none on the --metrics-listen door): the gauges of now from the sessions, the per-session
- * list handed to the sampler (core/metrics_proc.h), and the text of
- * core/metrics.c. The loop only walks the sessions and copies counts;
- * /proc is read by the sampler's thread. */
+ * (operator key, or none on the --metrics-listen door): the gauges of now
+ * from the sessions, the per-session list handed to the sampler
+ * (core/metrics_proc.h) with each one's CPU time from its usage, and the
+ * text of core/metrics.c. The loop only walks the sessions and copies
+ * counts; /proc is read by the sampler's thread and the usage's tick. */
+#include "common/fsutil.h"
 #include "gateway/api/api.h"
 #include "gateway/api/api_int.h"
 #include "gateway/core/metrics.h"
@@ -13,6 +15,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 void api_metrics(struct http_req *r)
 {
@@ -25,6 +28,8 @@ void api_metrics_reply(struct http_req *r)
 	static struct metrics_session list[512]; /* loop thread only */
 	struct metrics_now now = { 0 };
 	struct bytebuf out = { 0 };
+	long hz = sysconf(_SC_CLK_TCK);
+	struct usage_totals t;
 	int n = 0;
 
 	for (struct sess *s = r->gw->sessions; s; s = s->next) {
@@ -56,6 +61,8 @@ void api_metrics_reply(struct http_req *r)
 			m->pid = s->vm ? vmm_vm_qemu_pid(s->vm) : 0;
 			m->guest_memory_bytes = (uint64_t)s->memory_mib << 20;
 			m->vcpus = s->vcpus;
+			usage_totals(&s->usage, fs_now_ms(), s->vcpus, s->memory_mib, hz, &t);
+			m->qemu_cpu_seconds = t.qemu_cpu_seconds;
 		}
 	}
 	now.memory_in_use_bytes = (uint64_t)r->gw->memory_used_mib << 20;

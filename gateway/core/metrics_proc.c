@@ -20,7 +20,7 @@
 struct entry {
 	struct metrics_session s;
 	bool sampled;
-	uint64_t ticks, rss, pss;
+	uint64_t rss, pss;
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -69,11 +69,6 @@ static void sample_one(pid_t pid, struct entry *e)
 	char path[64], *text = NULL;
 
 	e->sampled = false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (fs_read_file(path, 4096, &text, NULL) < 0 || metrics_proc_stat_ticks(text, &e->ticks))
-		goto out;
-	free(text);
-	text = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
 	if (fs_read_file(path, 1 << 16, &text, NULL) < 0 ||
 	    metrics_proc_rollup(text, &e->rss, &e->pss))
@@ -106,7 +101,6 @@ static void *sampler(void *arg)
 			for (int k = 0; k < n_table && pids[i] > 0; k++)
 				if (table[k].s.pid == pids[i]) {
 					table[k].sampled = got[i].sampled;
-					table[k].ticks = got[i].ticks;
 					table[k].rss = got[i].rss;
 					table[k].pss = got[i].pss;
 				}
@@ -190,13 +184,12 @@ int metrics_proc_render(struct bytebuf *out)
 		{ "vitrine_session_guest_memory_bytes", "gauge", "A session's guest memory." },
 		{ "vitrine_session_vcpus", "gauge", "A session's vCPUs." },
 		{ "vitrine_session_qemu_cpu_seconds_total", "counter",
-		  "CPU time the session's QEMU has used (sampled every few seconds)." },
+		  "CPU time the session's QEMUs have used (its usage, read every few seconds)." },
 		{ "vitrine_session_qemu_resident_bytes", "gauge",
 		  "The session's QEMU's resident memory (RSS, sampled)." },
 		{ "vitrine_session_qemu_proportional_bytes", "gauge",
 		  "The session's QEMU's proportional set size (PSS, sampled)." },
 	};
-	long hz = sysconf(_SC_CLK_TCK);
 	char line[256];
 	int rc = 0;
 
@@ -210,7 +203,7 @@ int metrics_proc_render(struct bytebuf *out)
 			const struct entry *e = &table[i];
 			char id[160];
 
-			if (f >= 2 && !e->sampled)
+			if (f >= 3 && !e->sampled)
 				continue;
 			metrics_escape(e->s.id, id, sizeof(id));
 			if (f == 0)
@@ -222,8 +215,7 @@ int metrics_proc_render(struct bytebuf *out)
 					     fam[f].name, id, e->s.vcpus);
 			else if (f == 2)
 				n = snprintf(line, sizeof(line), "%s{session=\"%s\"} %.2f\n",
-					     fam[f].name, id,
-					     (double)e->ticks / (double)(hz > 0 ? hz : 100));
+					     fam[f].name, id, e->s.qemu_cpu_seconds);
 			else
 				n = snprintf(line, sizeof(line), "%s{session=\"%s\"} %llu\n",
 					     fam[f].name, id,

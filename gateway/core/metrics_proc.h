@@ -1,9 +1,10 @@
-/* gateway/core/metrics_proc.h: per-session figures of each guest's QEMU
- * for GET /metrics (CPU seconds used, RSS and PSS), read from /proc by a
- * sampler thread of its own every few seconds, since reading smaps_rollup
- * walks QEMU's page tables and must not hold the loop. The loop tells it
- * which sessions there are (metrics_proc_sync, at each scrape and as
- * sessions go); a session's series disappear with it. */
+/* gateway/core/metrics_proc.h: per-session figures for GET /metrics. Its
+ * QEMU's RSS and PSS are read from /proc by a sampler thread of its own
+ * every few seconds, since reading smaps_rollup walks QEMU's page tables
+ * and must not hold the loop. The loop tells it which sessions there are,
+ * with what it knows of each (size; CPU time, from the session's usage,
+ * which reads /proc/PID/stat itself), at each scrape (metrics_proc_sync);
+ * a session's series disappear with it. */
 #ifndef VITRINE_GATEWAY_METRICS_PROC_H
 #define VITRINE_GATEWAY_METRICS_PROC_H
 
@@ -19,6 +20,7 @@ struct metrics_session {
 	pid_t pid; /* its QEMU, 0 when none runs (paused to disk, starting) */
 	uint64_t guest_memory_bytes;
 	int vcpus;
+	double qemu_cpu_seconds; /* over all its QEMUs (its usage: session/usage.h) */
 };
 
 /* Starts the sampler (idempotent). 0, or -errno. */
