@@ -229,21 +229,30 @@ int fs_write_file_private(const char *path, const void *data, size_t len)
 	return rc;
 }
 
+int fs_parent_dir(const char *path, char *out, size_t len)
+{
+	char *slash;
+
+	if (snprintf(out, len, "%s", path) >= (int)len)
+		return -ENAMETOOLONG;
+	slash = strrchr(out, '/');
+	if (!slash)
+		snprintf(out, len, ".");
+	else if (slash == out)
+		out[1] = '\0';
+	else
+		*slash = '\0';
+	return 0;
+}
+
 int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
-	char tmp[PATH_MAX], dir[PATH_MAX], *slash;
+	char tmp[PATH_MAX], dir[PATH_MAX];
 	int fd, dfd, rc;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
+	fs_parent_dir(path, dir, sizeof(dir)); /* shorter than tmp: fits */
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

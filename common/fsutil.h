@@ -40,6 +40,10 @@ int fs_write_file_private(const char *path, const void *data, size_t len);
  * then the directory fsynced. A reader sees the old or the new content,
  * never a part, also after a crash. Returns 0 or -errno (the temp file is
  * removed; path is untouched). */
+/* The directory path names an entry of ("." for a bare name, "/" for
+ * one in the root) into out. Returns 0 or -ENAMETOOLONG. */
+int fs_parent_dir(const char *path, char *out, size_t len);
+
 int fs_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* Copies from to to (created with mode, truncated) with copy_file_range,
  * then fsyncs it. Neither end is followed when it is a symlink, and both

@@ -16,19 +16,12 @@
 
 int unixsock_open_path(const char *path)
 {
-	char dir[PATH_MAX], *slash;
+	char dir[PATH_MAX];
 	struct stat st, dst;
 	int fd, e;
 
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+	if (fs_parent_dir(path, dir, sizeof(dir)) < 0)
 		return -ENAMETOOLONG;
-	slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
 	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -128,12 +128,28 @@ static void test_directory_refused(void **state)
 	assert_int_equal(fs_write_file_private("page.html", "x", 1), -EINVAL);
 }
 
+static void test_parent_dir(void **state)
+{
+	char out[24];
+
+	(void)state;
+	assert_int_equal(fs_parent_dir("/run/x/agent.sock", out, sizeof(out)), 0);
+	assert_string_equal(out, "/run/x");
+	assert_int_equal(fs_parent_dir("/agent.sock", out, sizeof(out)), 0);
+	assert_string_equal(out, "/");
+	assert_int_equal(fs_parent_dir("agent.sock", out, sizeof(out)), 0);
+	assert_string_equal(out, ".");
+	assert_int_equal(fs_parent_dir("/a/path/longer/than/the/buffer", out, sizeof(out)),
+			 -ENAMETOOLONG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_private_created, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directory_refused, setup, teardown),
+		cmocka_unit_test(test_parent_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
