@@ -7,6 +7,7 @@
  * frame resync, a fake agent's short or malformed EXIT, and a link that
  * breaks under a waiting command. */
 #include "common/agent_proto.h"
+#include "tests/lib/net.h"
 #include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/agent_link.h"
 
@@ -36,20 +37,6 @@ struct fixture {
 	int proxy_port;
 };
 
-static int free_port(void)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
-}
-
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
@@ -60,7 +47,8 @@ static int setup(void **state)
 	snprintf(dir, sizeof(dir), "%s", gw);
 	snprintf(bin, sizeof(bin), "%s/vitrine-agent", dirname(dir));
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	f->proxy_port = free_port();
+	f->proxy_port = net_free_port();
+	assert_true(f->proxy_port > 0);
 	snprintf(portarg, sizeof(portarg), "%d", f->proxy_port);
 	f->agent = fork();
 	if (f->agent == 0) {

@@ -12,11 +12,10 @@
  * after the gateway restarts. */
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/net.h"
 
 #include <jansson.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,28 +37,12 @@ static struct gateway_proc gw;
 static struct gateway_session sess;
 static int door_port;
 
-/* A port free now on 127.0.0.1 (the kernel's pick, let go again). */
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 static int setup(void **state)
 {
 	char door[64];
 
 	(void)state;
-	door_port = free_port();
+	door_port = net_free_port();
 	snprintf(door, sizeof(door), "127.0.0.1:%d", door_port);
 	if (door_port < 0 ||
 	    gateway_proc_start(&gw, (const char *const[]){ "--metrics-listen", door, NULL }) < 0)
