@@ -549,6 +549,22 @@ static size_t credit_within(struct guest *g, uint32_t chan, int ms, char *data, 
 	return total;
 }
 
+/* An egress with cfg that allows everywhere, taking f's link's accepted
+ * connections (the caller releases it). */
+static struct egress *egress_serving(struct fixture *f, const struct egress_config *cfg)
+{
+	json_t *j = json_pack("{s:[s]}", "allow", "*:*");
+	struct egress_rules *rules;
+	struct egress *e;
+	char err[256];
+
+	assert_int_equal(egress_rules_parse(j, &rules, err, sizeof(err)), 0);
+	json_decref(j);
+	assert_non_null(e = egress_create(cfg, rules));
+	agent_link_on_accept(f->l, egress_accept, e);
+	return e;
+}
+
 /* A loopback listener whose accept queue is full (fill holds the sockets
  * that filled it): a connect to *sa waits for a SYN retry. */
 static int full_listener(struct sockaddr_in *sa, int fill[4])
@@ -579,19 +595,14 @@ static void test_egress_preconnect_bound(void **state)
 	struct fixture *f = *state;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct egress_config cfg = { .allow_private = true, .connect_timeout_ms = 8000 };
-	struct egress_rules *rules;
 	struct egress *e;
 	static unsigned char body[300 * 1024];
-	char head[128], reply[256] = "", err[256];
-	json_t *j = json_pack("{s:[s]}", "allow", "*:*");
+	char head[128], reply[256] = "";
 	int lfd, fill[4], up;
 	size_t hlen, acked, got = 0;
 	json_t *log;
 
-	assert_int_equal(egress_rules_parse(j, &rules, err, sizeof(err)), 0);
-	json_decref(j);
-	assert_non_null(e = egress_create(&cfg, rules));
-	agent_link_on_accept(f->l, egress_accept, e);
+	e = egress_serving(f, &cfg);
 	lfd = full_listener(&sa, fill);
 	hlen = (size_t)snprintf(head, sizeof(head), "CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n",
 				ntohs(sa.sin_port));
@@ -684,19 +695,14 @@ static void test_egress_caps(void **state)
 	struct egress_config cfg = { .allow_private = true,
 				     .connect_timeout_ms = 8000,
 				     .max_total = 20 };
-	struct egress_rules *rules;
 	struct egress *e;
 	static unsigned char chunk[32 * 1024];
-	char head[128], p[256], err[256];
-	json_t *j = json_pack("{s:[s]}", "allow", "*:*");
+	char head[128], p[256];
 	int lfd, fill[4], n503 = 0, closes = 0;
 	struct agent_header h;
 	size_t hlen;
 
-	assert_int_equal(egress_rules_parse(j, &rules, err, sizeof(err)), 0);
-	json_decref(j);
-	assert_non_null(e = egress_create(&cfg, rules));
-	agent_link_on_accept(f->l, egress_accept, e);
+	e = egress_serving(f, &cfg);
 	lfd = full_listener(&sa, fill);
 	hlen = (size_t)snprintf(head, sizeof(head), "CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n",
 				ntohs(sa.sin_port));
