@@ -240,13 +240,20 @@ static void release_place(struct conn *c)
 	c->holds_place = false;
 }
 
+/* c's bytes held before its upstream connects are no longer held. */
+static void drop_preconnect(struct conn *c)
+{
+	atomic_fetch_sub(&preconnect_total, c->preconnect);
+	c->preconnect = 0;
+}
+
 static void conn_release(struct conn *c)
 {
 	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
 	atomic_fetch_sub(&c->e->connections, 1);
 	release_place(c); /* a relay's descriptor is closed by now */
-	atomic_fetch_sub(&preconnect_total, c->preconnect);
+	drop_preconnect(c);
 	agent_link_release(c->l);
 	egress_release(c->e);
 	bytebuf_free(&c->head);
@@ -269,8 +276,7 @@ static void refuse(struct conn *c, int status, enum egress_reason why)
 	const char *reply = proxy_reply(status);
 
 	c->state = CONN_REFUSED;
-	atomic_fetch_sub(&preconnect_total, c->preconnect);
-	c->preconnect = 0;
+	drop_preconnect(c);
 	bytebuf_free(&c->head); /* nothing of it goes anywhere now */
 	c->entry.allowed = false;
 	c->entry.reason = why;
@@ -415,8 +421,7 @@ static void *connect_thread(void *arg)
 			bytebuf_append(&to_fd, c->req.forward, c->req.forward_len);
 		bytebuf_append(&to_fd, c->head.data + c->req.head_len, extra);
 		c->state = CONN_RELAYING;
-		atomic_fetch_sub(&preconnect_total, c->preconnect);
-		c->preconnect = 0;
+		drop_preconnect(c);
 		c->entry.allowed = true;
 		c->entry.reason = EGRESS_REASON_ALLOWED;
 		egress_log_update(c->e->log, c->seq, &c->entry);
