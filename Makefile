@@ -11,7 +11,8 @@ SANFLAGS :=
 endif
 
 CC ?= cc
-PKGS := jansson libwebsockets
+# xkbcommon: keyboard layouts' keymaps (vmm-qemu/keymap.c).
+PKGS := jansson libwebsockets xkbcommon
 # The screen mirror: libvncclient (and libvncserver for the fake server in the
 # tests), TurboJPEG and libpng. libturbojpeg must come before libvncclient:
 # libvncclient 0.9.14 exports its own tj* functions (built on libjpeg62) and
@@ -47,7 +48,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-loop bench-restart bench-isolation demo fuzz fuzz-long format format-check
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-input bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
 all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -172,6 +173,12 @@ bench-stream: all images
 bench-exec: all images
 	$(O)/bench/bench_exec
 
+# Typing through the gateway against `xdotool type` in the guest (ASCII and
+# mixed-script text, what arrived), and a batch of 5 actions against 5
+# requests (desktop guest).
+bench-input: all images
+	$(O)/bench/bench_input
+
 # Session A's screenshot latency while session B boots (slowed on
 # purpose), pauses, resumes, is encoded 16 ways and is deleted (tiny guests).
 bench-loop: all image-tiny
@@ -189,6 +196,12 @@ bench-restart: all images
 bench-isolation: all images
 	$(O)/bench/bench_isolation --image tiny
 	$(O)/bench/bench_isolation --image desktop --runs 5
+
+# What metrics, audit and recording cost the agent: screenshot and action
+# latency p50/p95 on gateways side by side with and without them, and a
+# recording's bytes per minute (tiny guests; --image desktop by hand).
+bench-observe: all image-tiny
+	$(O)/bench/bench_observe
 
 # Boots the demo desktop session and saves its screen (deploy/demo.sh).
 demo:

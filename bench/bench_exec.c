@@ -20,25 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The qga socket of the server's only guest. */
-static int find_qga(const struct gateway_proc *g, char *out, size_t len)
-{
-	DIR *d = opendir(g->run_base);
-	struct dirent *e;
-	int rc = -1;
-
-	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, "vm-", 3)) {
-			char dir[PATH_MAX];
-
-			snprintf(dir, sizeof(dir), "%s/%s", g->run_base, e->d_name);
-			rc = vmm_run_dir_socket(dir, VMM_SOCKET_QGA, out, len) < 0 ? -1 : 0;
-		}
-	if (d)
-		closedir(d);
-	return rc;
-}
-
 int main(int argc, char **argv)
 {
 	const char *body = "{\"image\":\"desktop\",\"page\":\"<p>bench</p>\"}";
@@ -69,7 +50,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "/v1/sessions/%s/exec",
 		 json_string_value(json_object_get(r.json, "id")));
 	http_resp_free(&r);
-	if (find_qga(&g, qga, sizeof(qga)) < 0 ||
+	if (gateway_proc_qga_socket(&g, qga, sizeof(qga)) < 0 ||
 	    qga_client_connect(qga, 10000, &c, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench: qga: %s\n", err);
 		goto out;

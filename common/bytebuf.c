@@ -2,6 +2,8 @@
 #include "common/bytebuf.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +25,34 @@ int bytebuf_append(struct bytebuf *b, const void *bytes, size_t len)
 	}
 	memcpy(b->data + b->len, bytes, len);
 	b->len += len;
+	return 0;
+}
+
+int bytebuf_printf(struct bytebuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(b->data ? b->data + b->len : NULL, b->data ? b->cap - b->len : 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if (!b->data || (size_t)n >= b->cap - b->len) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *more;
+
+		while (cap < b->len + (size_t)n + 1)
+			cap *= 2;
+		if (!(more = realloc(b->data, cap)))
+			return -ENOMEM;
+		b->data = more;
+		b->cap = cap;
+		va_start(ap, fmt);
+		vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
 	return 0;
 }
 

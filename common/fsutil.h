@@ -67,5 +67,9 @@ int fs_move_regular(const char *from, const char *to);
  * so times taken in display/, vmm-qemu/ and the gateway compare directly.
  * Any thread. This function can't fail. */
 int64_t fs_now_ms(void);
+/* Milliseconds since the Unix epoch (CLOCK_REALTIME): for times shown to
+ * people or kept on disk (created_at, records, logs), never for deadlines.
+ * Any thread. This function can't fail. */
+int64_t fs_unix_ms(void);
 
 #endif

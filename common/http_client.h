@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct http_resp {
 	int status; /* 0 when the request failed */
@@ -26,6 +27,14 @@ int http_request(const char *host, int port, const char *method, const char *pat
 int http_request_headers(const char *host, int port, const char *method, const char *path,
 			 const char *token, const char *headers, const char *body, size_t body_len,
 			 int timeout_s, struct http_resp *resp);
+/* The same for a body too large for memory (a template's export file):
+ * the request's body read from in_fd (in_len bytes; in_fd -1 for none),
+ * and a 2xx answer's body written to out_fd (-1: kept in resp as usual);
+ * other answers are kept in resp. -EIO also when a 2xx body written to
+ * out_fd is shorter than its Content-Length. */
+int http_request_fd(const char *host, int port, const char *method, const char *path,
+		    const char *token, int in_fd, uint64_t in_len, int out_fd, int timeout_s,
+		    struct http_resp *resp);
 void http_resp_free(struct http_resp *resp);
 /* The value of response header name (case-insensitive) copied into buf, or
  * NULL when absent. */

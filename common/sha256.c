@@ -45,40 +45,83 @@ static void block(uint32_t h[8], const uint8_t *p)
 	h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
 }
 
-void sha256(const void *data, size_t len, uint8_t out[SHA256_LEN])
+void sha256_init(struct sha256_ctx *c)
 {
-	uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-			  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-	const uint8_t *p = data;
-	uint8_t tail[128] = { 0 };
-	size_t rest = len % 64, n_tail = rest < 56 ? 64 : 128;
-	uint64_t bits = (uint64_t)len * 8;
+	static const uint32_t h0[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+					0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
 
-	for (size_t i = 0; i + 64 <= len; i += 64)
-		block(h, p + i);
-	memcpy(tail, p + len - rest, rest);
-	tail[rest] = 0x80;
+	memcpy(c->h, h0, sizeof(h0));
+	c->len = 0;
+	c->n_buf = 0;
+}
+
+void sha256_update(struct sha256_ctx *c, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	c->len += len;
+	if (c->n_buf) {
+		size_t k = 64 - c->n_buf < len ? 64 - c->n_buf : len;
+
+		memcpy(c->buf + c->n_buf, p, k);
+		c->n_buf += k;
+		p += k;
+		len -= k;
+		if (c->n_buf < 64)
+			return;
+		block(c->h, c->buf);
+		c->n_buf = 0;
+	}
+	for (; len >= 64; p += 64, len -= 64)
+		block(c->h, p);
+	memcpy(c->buf, p, len);
+	c->n_buf = len;
+}
+
+void sha256_final(struct sha256_ctx *c, uint8_t out[SHA256_LEN])
+{
+	uint8_t tail[128] = { 0 };
+	size_t n_tail = c->n_buf < 56 ? 64 : 128;
+	uint64_t bits = c->len * 8;
+
+	memcpy(tail, c->buf, c->n_buf);
+	tail[c->n_buf] = 0x80;
 	for (int i = 0; i < 8; i++)
 		tail[n_tail - 1 - i] = (uint8_t)(bits >> (8 * i));
 	for (size_t i = 0; i < n_tail; i += 64)
-		block(h, tail + i);
+		block(c->h, tail + i);
 	for (int i = 0; i < 8; i++) {
-		out[4 * i] = (uint8_t)(h[i] >> 24);
-		out[4 * i + 1] = (uint8_t)(h[i] >> 16);
-		out[4 * i + 2] = (uint8_t)(h[i] >> 8);
-		out[4 * i + 3] = (uint8_t)h[i];
+		out[4 * i] = (uint8_t)(c->h[i] >> 24);
+		out[4 * i + 1] = (uint8_t)(c->h[i] >> 16);
+		out[4 * i + 2] = (uint8_t)(c->h[i] >> 8);
+		out[4 * i + 3] = (uint8_t)c->h[i];
 	}
 }
 
-void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1])
+void sha256(const void *data, size_t len, uint8_t out[SHA256_LEN])
+{
+	struct sha256_ctx c;
+
+	sha256_init(&c);
+	sha256_update(&c, data, len);
+	sha256_final(&c, out);
+}
+
+void sha256_hex_of(const uint8_t d[SHA256_LEN], char out[SHA256_HEX_LEN + 1])
 {
 	static const char hex[] = "0123456789abcdef";
-	uint8_t d[SHA256_LEN];
 
-	sha256(data, len, d);
 	for (int i = 0; i < SHA256_LEN; i++) {
 		out[2 * i] = hex[d[i] >> 4];
 		out[2 * i + 1] = hex[d[i] & 15];
 	}
 	out[SHA256_HEX_LEN] = '\0';
+}
+
+void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1])
+{
+	uint8_t d[SHA256_LEN];
+
+	sha256(data, len, d);
+	sha256_hex_of(d, out);
 }

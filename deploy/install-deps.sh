@@ -9,12 +9,14 @@ packages=(
 	build-essential pkg-config make git ca-certificates
 	libwebsockets-dev libvncserver-dev libturbojpeg0-dev libjpeg62-turbo-dev
 	libpng-dev libsdl2-dev libjansson-dev libcmocka-dev libdrm-dev
+	libxkbcommon-dev xkb-data
 	qemu-system-x86 qemu-utils debootstrap busybox-static linux-image-amd64
 	cpio e2fsprogs kmod procps xz-utils grep
 	clang libclang-rt-14-dev clang-format
 	python3
 	chromium xvfb x11-apps xdotool nodejs
 	prometheus
+	ffmpeg
 )
 
 missing=()
@@ -81,6 +83,14 @@ web_tests="$deploy/../tests/web"
 if [ ! -d "$web_tests/node_modules/playwright-core" ] && [ -f "$web_tests/package-lock.json" ]; then
 	echo "install-deps: installing playwright-core into tests/web/node_modules (npm ci)"
 	(cd "$web_tests" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+# The E2B drop-in's tests run the unmodified e2b SDKs, pinned in
+# tests/e2b/package-lock.json and installed next to them (never committed).
+e2b_tests="$deploy/../tests/e2b"
+if [ ! -d "$e2b_tests/node_modules/e2b" ] && [ -f "$e2b_tests/package-lock.json" ]; then
+	echo "install-deps: installing the e2b SDKs into tests/e2b/node_modules (npm ci)"
+	(cd "$e2b_tests" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #define VIEW_OUT_QUEUE 64
+#define VIEW_MAX_SCANCODE 512 /* SDL_NUM_SCANCODES */
 
 struct view_opts {
 	char host[256];
@@ -48,6 +49,10 @@ struct view_state {
 	/* The lws context, for lws_cancel_service from the SDL thread. */
 	void *ctx;
 	uint32_t sdl_event; /* SDL user event type that means "look again" */
+	/* The SDL thread's keyboard (view_sdl.c "keys"): modifier scancodes
+	 * held, and which of them and which other keys went to the guest. */
+	bool mod_held[VIEW_MAX_SCANCODE], mod_sent[VIEW_MAX_SCANCODE], key_sent[VIEW_MAX_SCANCODE];
+	uint32_t key_char[VIEW_MAX_SCANCODE]; /* the character a key went with, 0 none */
 	volatile int stop;
 };
 

@@ -3,7 +3,14 @@
  * screen scaled to the window (SDL's logical size maps mouse coordinates
  * back to screen pixels), the guest's cursor drawn on top, and, while this
  * viewer holds control, mouse and keyboard sent as stream input. Right Ctrl
- * takes or releases control. */
+ * takes or releases control.
+ *
+ * Keys go by what the person typed, as web/keyboard.js sends them: SDL's
+ * text input (the person's layout, dead keys and input methods applied)
+ * goes as {type:"text"}; other keys, and any key with Ctrl, Alt or GUI
+ * held, as {type:"key"} with their code and, for a printable one, its
+ * character; Shift, AltGr and the others go to the guest only when a key
+ * sent as a key needs them. */
 #include "display/view.h"
 
 #include <SDL.h>
@@ -177,6 +184,108 @@ static int stream_button(Uint8 b)
 	return 0;
 }
 
+static bool is_modifier(SDL_Scancode sc)
+{
+	return sc == SDL_SCANCODE_LSHIFT || sc == SDL_SCANCODE_RSHIFT || sc == SDL_SCANCODE_LCTRL ||
+	       sc == SDL_SCANCODE_RCTRL || sc == SDL_SCANCODE_LALT || sc == SDL_SCANCODE_RALT ||
+	       sc == SDL_SCANCODE_LGUI || sc == SDL_SCANCODE_RGUI || sc == SDL_SCANCODE_MODE;
+}
+
+static void send_key(struct view_state *st, SDL_Scancode sc, uint32_t ch, bool down)
+{
+	const char *code = view_scancode_name(sc);
+	char utf8[8] = "";
+	json_t *j;
+
+	if (ch) {
+		/* UTF-8 of ch */
+		if (ch < 0x80) {
+			utf8[0] = (char)ch;
+			utf8[1] = 0;
+		} else if (ch < 0x800) {
+			utf8[0] = (char)(0xc0 | ch >> 6);
+			utf8[1] = (char)(0x80 | (ch & 0x3f));
+			utf8[2] = 0;
+		} else if (ch < 0x10000) {
+			utf8[0] = (char)(0xe0 | ch >> 12);
+			utf8[1] = (char)(0x80 | (ch >> 6 & 0x3f));
+			utf8[2] = (char)(0x80 | (ch & 0x3f));
+			utf8[3] = 0;
+		} else {
+			utf8[0] = (char)(0xf0 | ch >> 18);
+			utf8[1] = (char)(0x80 | (ch >> 12 & 0x3f));
+			utf8[2] = (char)(0x80 | (ch >> 6 & 0x3f));
+			utf8[3] = (char)(0x80 | (ch & 0x3f));
+			utf8[4] = 0;
+		}
+	}
+	if (!code && !utf8[0])
+		return;
+	j = json_pack("{s:s, s:b}", "type", "key", "down", down);
+	if (j && code)
+		json_object_set_new(j, "code", json_string(code));
+	if (j && utf8[0])
+		json_object_set_new(j, "key", json_string(utf8));
+	send_json(st, j);
+}
+
+/* Lets go in the guest of the modifiers sent for an earlier key: they
+ * would change what text types. */
+static void lift_modifiers(struct view_state *st)
+{
+	for (int sc = 0; sc < VIEW_MAX_SCANCODE; sc++)
+		if (st->mod_sent[sc]) {
+			send_key(st, (SDL_Scancode)sc, 0, false);
+			st->mod_sent[sc] = false;
+		}
+}
+
+/* Sends the modifiers held and not sent yet (before a key that goes as a
+ * key, a click or a wheel notch). AltGr (and SDL's MODE) make the person's
+ * characters, never the guest's Alt. */
+static void press_modifiers(struct view_state *st)
+{
+	for (int m = 0; m < VIEW_MAX_SCANCODE; m++)
+		if (st->mod_held[m] && !st->mod_sent[m] && m != SDL_SCANCODE_RALT &&
+		    m != SDL_SCANCODE_MODE) {
+			send_key(st, (SDL_Scancode)m, 0, true);
+			st->mod_sent[m] = true;
+		}
+}
+
+static void forward_key(struct view_state *st, const SDL_KeyboardEvent *k)
+{
+	SDL_Scancode sc = k->keysym.scancode;
+	SDL_Keycode sym = k->keysym.sym;
+	bool down = k->type == SDL_KEYDOWN;
+	/* SDL names a printable key by its character on the person's layout. */
+	uint32_t ch = !(sym & SDLK_SCANCODE_MASK) && sym >= 0x20 && sym != 0x7f ? (uint32_t)sym : 0;
+
+	if ((int)sc < 0 || (int)sc >= VIEW_MAX_SCANCODE)
+		return;
+	if (is_modifier(sc)) {
+		st->mod_held[sc] = down;
+		if (!down && st->mod_sent[sc]) {
+			send_key(st, sc, 0, false);
+			st->mod_sent[sc] = false;
+		}
+		return;
+	}
+	if (!down) {
+		if (st->key_sent[sc])
+			send_key(st, sc, st->key_char[sc], false);
+		st->key_sent[sc] = false;
+		return;
+	}
+	/* A character with no shortcut modifier comes as SDL_TEXTINPUT. */
+	if (ch && !(k->keysym.mod & (KMOD_CTRL | KMOD_LALT | KMOD_GUI)))
+		return;
+	press_modifiers(st);
+	st->key_sent[sc] = true;
+	st->key_char[sc] = ch;
+	send_key(st, sc, ch, true);
+}
+
 /* Forwards one input event while in control. Buttons are tracked from the
  * events themselves: SDL_GetMouseState() is already past a queued click. */
 static void forward(struct view_state *st, const SDL_Event *e, int w, int h)
@@ -190,9 +299,10 @@ static void forward(struct view_state *st, const SDL_Event *e, int w, int h)
 	case SDL_MOUSEBUTTONUP:
 		x = e->type == SDL_MOUSEMOTION ? e->motion.x : e->button.x;
 		y = e->type == SDL_MOUSEMOTION ? e->motion.y : e->button.y;
-		if (e->type == SDL_MOUSEBUTTONDOWN)
+		if (e->type == SDL_MOUSEBUTTONDOWN) {
+			press_modifiers(st); /* shift-click, ctrl-click */
 			buttons |= stream_button(e->button.button);
-		else if (e->type == SDL_MOUSEBUTTONUP)
+		} else if (e->type == SDL_MOUSEBUTTONUP)
 			buttons &= ~stream_button(e->button.button);
 		if (x < 0 || y < 0 || x >= w || y >= h)
 			return;
@@ -200,6 +310,7 @@ static void forward(struct view_state *st, const SDL_Event *e, int w, int h)
 					"buttons", buttons));
 		return;
 	case SDL_MOUSEWHEEL:
+		press_modifiers(st); /* ctrl+wheel zooms */
 		SDL_GetMouseState(&x, &y);
 		/* Window coordinates: the logical size maps events, not this. */
 		{
@@ -216,14 +327,15 @@ static void forward(struct view_state *st, const SDL_Event *e, int w, int h)
 					y, "dx", sign(e->wheel.x), "dy", -sign(e->wheel.y)));
 		return;
 	case SDL_KEYDOWN:
-	case SDL_KEYUP: {
-		const char *code = view_scancode_name(e->key.keysym.scancode);
-
-		if (code)
-			send_json(st, json_pack("{s:s, s:s, s:b}", "type", "key", "code", code,
-						"down", e->type == SDL_KEYDOWN));
+	case SDL_KEYUP:
+		forward_key(st, &e->key);
 		return;
-	}
+	case SDL_TEXTINPUT:
+		if (SDL_GetModState() & (KMOD_CTRL | KMOD_LALT | KMOD_GUI))
+			return; /* a shortcut: its key went as a key */
+		lift_modifiers(st);
+		send_json(st, json_pack("{s:s, s:s}", "type", "text", "text", e->text.text));
+		return;
 	default:
 		return;
 	}

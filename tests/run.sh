@@ -24,8 +24,33 @@ mkdir -p "$VITRINE_RUN"
 passed=0
 failed=0
 failures=()
+# why_failed WHAT LINES: keeps a failure's telling lines (at most 6) for the
+# summary at the end, which is all of the output a CI page may show.
+why=()
+why_failed() {
+	local lines
+	lines=$(printf '%s\n' "$2" | grep -v '^$' | head -6 | cut -c1-300)
+	why+=("$1:" "$(printf '%s\n' "${lines:-(no failure line; see its output above)}" | sed 's/^/    /')")
+}
 
-step() { printf '\n=== %s\n' "$*"; }
+# step NAME: starts a step; the one before it gets its time printed and
+# kept, and the slowest steps are listed at the end (to keep CI's time in
+# view as tests are added).
+step_name=
+step_start=$SECONDS
+step_times=()
+step_end() {
+	[ -n "$step_name" ] || return 0
+	local t=$((SECONDS - step_start))
+	printf '    (%d s)\n' "$t"
+	step_times+=("$t $step_name")
+}
+step() {
+	step_end
+	step_name=$*
+	step_start=$SECONDS
+	printf '\n=== %s\n' "$*"
+}
 
 step "build"
 make -j"$(nproc)" all >/dev/null && make -j"$(nproc)" SAN=1 all >/dev/null || {
@@ -35,6 +60,12 @@ make -j"$(nproc)" all >/dev/null && make -j"$(nproc)" SAN=1 all >/dev/null || {
 }
 
 want() { [ "$suite" = all ] || [ "$suite" = "$1" ]; }
+
+# The desktop template the e2e tests share (tests/lib/e2e_template.h): the
+# first that needs it makes it, the rest restore from it; made afresh each
+# run (an image rebuilt since would make the old one stale).
+export VITRINE_E2E_TEMPLATE=${VITRINE_E2E_TEMPLATE:-e2e-shared-desktop}
+rm -rf "${VITRINE_HOME:?}/templates/$VITRINE_E2E_TEMPLATE"
 if want integration || want e2e; then
 	step "guest images"
 	images=(tiny)
@@ -73,7 +104,12 @@ run_binary() {
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
-	[ "$f" = 0 ] || failures+=("$dir/tests/$t")
+	[ "$f" = 0 ] || {
+		failures+=("$dir/tests/$t")
+		why_failed "$dir/tests/$t" "$(printf '%s\n' "$out" |
+			grep -E '^\[ +(ERROR|LINE|FAILED) +\]|runtime error|ERROR: AddressSanitizer|^SUMMARY|!!|"status":"failed"' |
+			grep -v '^\[  FAILED  \] [0-9]* test' )"
+	}
 }
 
 # The gateway's rooms keep to docs/architecture.md (no room cycle, no
@@ -143,29 +179,41 @@ web_test_deps() {
 		(cd tests/web && npm ci --no-audit --no-fund --loglevel=error)
 }
 
+# node_tests DIR WHAT NAME LIMIT: runs tests/DIR/*.test.mjs (WHAT they
+# drive, for the step's title) on $node against each build's gateway
+# (VITRINE_BIN), within LIMIT seconds each, and adds their counts; a
+# failure is listed as "BUILD: NAME". The TAP reporter, because Node >= 23 defaults to "spec" even into
+# a pipe; the files by name, because Node >= 21 runs a directory given to
+# --test as if it were a file.
+node_tests() {
+	local tdir=$1 what=$2 name=$3 limit=$4 dir out rc p f
+	for dir in build build-san; do
+		step "$dir: $tdir/*.test.mjs ($what)"
+		out=$(VITRINE_BIN=$dir/vitrine timeout --kill-after=10 "$limit" \
+			"$node" --test --test-reporter=tap "tests/$tdir"/*.test.mjs 2>&1)
+		rc=$?
+		printf '%s\n' "$out" | sed 's/^/    /'
+		p=$(printf '%s\n' "$out" | sed -n 's/^# pass \([0-9]*\)$/\1/p' | tail -1)
+		f=$(printf '%s\n' "$out" | sed -n 's/^# fail \([0-9]*\)$/\1/p' | tail -1)
+		p=${p:-0}
+		f=${f:-0}
+		if [ $rc -ne 0 ] && [ "$f" = 0 ]; then f=1; fi
+		[ "$p" -gt 0 ] || f=$((f > 0 ? f : 1))
+		passed=$((passed + p))
+		failed=$((failed + f))
+		[ "$f" = 0 ] || {
+			failures+=("$dir: $name")
+			why_failed "$dir: $name" "$(printf '%s\n' "$out" | grep -E '^ *not ok|error:|Error' | grep -v '^# ')"
+		}
+	done
+}
+
 # Live view: the web viewer in Debian's headless Chromium via playwright-core,
-# on the project's pinned Node (deploy/node.sh). The TAP reporter, because
-# Node >= 23 defaults to "spec" even into a pipe; the files by name, because
-# Node >= 21 runs a directory given to --test as if it were a file.
+# on the project's pinned Node (deploy/node.sh).
 if want integration; then
 	step "web viewer: Node and playwright-core"
 	if web_test_deps; then
-		for dir in build build-san; do
-			step "$dir: web/*.test.mjs (headless Chromium)"
-			out=$(VITRINE_BIN=$dir/vitrine timeout --kill-after=10 600 \
-				"$node" --test --test-reporter=tap tests/web/*.test.mjs 2>&1)
-			rc=$?
-			printf '%s\n' "$out" | sed 's/^/    /'
-			p=$(printf '%s\n' "$out" | sed -n 's/^# pass \([0-9]*\)$/\1/p' | tail -1)
-			f=$(printf '%s\n' "$out" | sed -n 's/^# fail \([0-9]*\)$/\1/p' | tail -1)
-			p=${p:-0}
-			f=${f:-0}
-			if [ $rc -ne 0 ] && [ "$f" = 0 ]; then f=1; fi
-			[ "$p" -gt 0 ] || f=$((f > 0 ? f : 1))
-			passed=$((passed + p))
-			failed=$((failed + f))
-			[ "$f" = 0 ] || failures+=("$dir: web viewer")
-		done
+		node_tests web "headless Chromium" "web viewer" 600
 	else
 		echo "    no Node or no playwright-core for the web tests (see above)"
 		failed=$((failed + 1))
@@ -173,26 +221,65 @@ if want integration; then
 	fi
 fi
 
+# E2B drop-in (docs/e2b.md): the unmodified e2b SDKs (2.51.0, and 2.45.0 for
+# the v1 create path) and @e2b/desktop 2.4.0, pinned in
+# tests/e2b/package-lock.json, drive a gateway on the tiny guest and on the
+# desktop guest (restored from a template the desktop test makes: one boot),
+# on the same pinned Node as the web tests.
+if want integration; then
+	step "e2b SDKs: Node and tests/e2b/node_modules"
+	if web_test_deps && { [ -d tests/e2b/node_modules/@e2b/desktop ] ||
+		(cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error); }; then
+		node_tests e2b "the E2B SDKs" "e2b SDKs" 540
+	else
+		echo "    no Node or no e2b SDK for the E2B tests (see above)"
+		failed=$((failed + 1))
+		failures+=("e2b SDK deps")
+	fi
+fi
+
+# fuzz_one TARGET OUT: runs one target from a copy of its seeds; OUT gets
+# "ok N" (inputs run) or "failed" and the log's tail.
+fuzz_one() {
+	local f=$1 out=$2 name=${1##*/fuzz_} corpus dict=()
+	corpus=$(mktemp -d)
+	cp tests/fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null
+	[ ! -f tests/fuzz/dict/"$name".dict ] || dict=(-dict=tests/fuzz/dict/"$name".dict)
+	if timeout 300 "$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "${dict[@]}" \
+		"$corpus" >"$corpus.log" 2>&1; then
+		echo "ok $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$corpus.log" | grep -o '[0-9]*$')" >"$out"
+	else
+		{ echo failed; tail -30 "$corpus.log"; } >"$out"
+	fi
+	rm -rf "$corpus" "$corpus.log"
+}
+
+# The targets run nproc at a time (each is one process on one core, and
+# nothing else runs by now); results are reported in name order.
 if want fuzz; then
-	step "fuzz targets (${FUZZ_SECONDS:=20} s each, ASan+UBSan)"
+	step "fuzz targets (${FUZZ_SECONDS:=20} s each, ASan+UBSan, $(nproc) at a time)"
 	if make -j"$(nproc)" fuzz >/dev/null; then
-		for f in build/fuzz/fuzz_*; do
-			name=${f##*/fuzz_}
-			corpus=$(mktemp -d)
-			cp tests/fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null
-			dict=()
-			[ ! -f tests/fuzz/dict/"$name".dict ] || dict=(-dict=tests/fuzz/dict/"$name".dict)
-			if timeout 300 "$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "${dict[@]}" \
-				"$corpus" >"$corpus.log" 2>&1; then
-				echo "    $f: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$corpus.log" | grep -o '[0-9]*$') inputs, no failure"
+		results=$(mktemp -d)
+		targets=(build/fuzz/fuzz_*)
+		for f in "${targets[@]}"; do
+			while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
+			fuzz_one "$f" "$results/${f##*/}" &
+		done
+		wait
+		for f in "${targets[@]}"; do
+			r=$results/${f##*/}
+			if [ "$(head -c 3 "$r" 2>/dev/null)" = "ok " ]; then
+				echo "    $f: $(cut -d' ' -f2 "$r") inputs, no failure"
 				passed=$((passed + 1))
 			else
-				tail -30 "$corpus.log" | sed 's/^/    /'
+				echo "    $f: failed"
+				tail -n +2 "$r" 2>/dev/null | sed 's/^/    /'
 				failed=$((failed + 1))
 				failures+=("$f")
+				why_failed "$f" "$(grep -E 'ERROR|SUMMARY|Test unit written' "$r")"
 			fi
-			rm -rf "$corpus" "$corpus.log"
 		done
+		rm -rf "$results"
 	else
 		echo "    fuzzers did not build"
 		failed=$((failed + 1))
@@ -200,6 +287,7 @@ if want fuzz; then
 	fi
 fi
 
+rm -rf "$VITRINE_HOME/templates/$VITRINE_E2E_TEMPLATE"
 step "hygiene: no QEMU, no guest supervisor and no run dir outlive the tests"
 leftover=$(pgrep -f "qemu-system-x86_64 -name vitrine-" || true)
 shims=$(pgrep -f "vitrine shim --run-dir" || true)
@@ -210,13 +298,20 @@ if [ -n "$leftover" ] || [ -n "$shims" ] || [ -n "$dirs" ]; then
 	pkill -9 -f "qemu-system-x86_64 -name vitrine-" || true
 	failed=$((failed + 1))
 	failures+=("hygiene")
+	why_failed hygiene "QEMU [$leftover] supervisors [$shims] run dirs [$dirs]"
 else
 	echo "    none"
 	passed=$((passed + 1))
 fi
 rm -rf "$VITRINE_RUN"
+step_end
+
+printf '\nslowest steps (s), of %d s in all:\n' "$SECONDS"
+printf '%s\n' "${step_times[@]}" | sort -rn | head -15 | sed 's/^/    /'
 
 if [ ${#failures[@]} -gt 0 ]; then
+	printf '\nwhy, in short:\n'
+	printf '%s\n' "${why[@]}"
 	printf '\nfailed: %s\n' "${failures[*]}"
 fi
 echo "$passed passed, $failed failed"

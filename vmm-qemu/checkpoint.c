@@ -244,6 +244,7 @@ int vmm_checkpoint_restore(const char *dir, const struct vmm_vm_opts *opts, stru
 	free(url);
 	if (rc < 0)
 		return rc;
+	vmm_vm_opts_step(opts, VMM_STEP_LOAD);
 	if ((rc = vmm_migrate_incoming(vm, fd, err, errlen)) < 0 ||
 	    (rc = vmm_vm_qmp(vm, "cont", NULL, NULL, 10000, err, errlen)) < 0) {
 		vmm_vm_destroy(vm);

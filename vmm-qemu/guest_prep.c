@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/input.h"
+#include "vmm-qemu/keymap.h"
 #include "vmm-qemu/qga_client.h"
 
 #include <errno.h>
@@ -167,6 +168,62 @@ static void warm(struct vmm_vm *vm, struct runner *c)
 		log_warn("prep", "warm-up page: %s", err);
 }
 
+int guest_prep_layout_argv(const char *layout, const char **argv, char *buf, size_t buflen)
+{
+	char canon[VMM_KEYMAP_MAX_NAME], lay[32], var[32], why[256];
+	size_t n = 0;
+
+	if (buflen < 64 || vmm_keymap_name_parse(layout, canon, lay, var, why, sizeof(why)) < 0)
+		return -EINVAL;
+	snprintf(buf, buflen, "%s", lay);
+	snprintf(buf + 32, buflen - 32, "%s", var);
+	/* The rules and model of the image's xorg.conf (and of keymap.c). */
+	argv[n++] = "/usr/bin/setxkbmap";
+	argv[n++] = "-display";
+	argv[n++] = ":0";
+	argv[n++] = "-rules";
+	argv[n++] = "evdev";
+	argv[n++] = "-model";
+	argv[n++] = "pc105";
+	argv[n++] = "-layout";
+	argv[n++] = buf;
+	argv[n++] = "-variant";
+	argv[n++] = buf + 32;
+	argv[n] = NULL;
+	return 0;
+}
+
+/* Sets the layout through c. */
+static int set_layout(struct runner *c, const char *layout, char *err, size_t errlen)
+{
+	const char *argv[12];
+	char buf[64];
+	int rc;
+
+	if (guest_prep_layout_argv(layout, argv, buf, sizeof(buf)) < 0) {
+		snprintf(err, errlen, "keyboard layout %s: not a layout name", layout);
+		return -EINVAL;
+	}
+	rc = ready_exec(c, argv, NULL, 0, err, errlen);
+	if (rc < 0)
+		log_warn("prep", "keyboard layout %s: %s", layout, err);
+	return rc;
+}
+
+int guest_prep_set_layout(struct vmm_vm *vm, const char *layout, char *err, size_t errlen)
+{
+	struct runner r = { 0 };
+	char path[PATH_MAX];
+	int rc;
+
+	vmm_vm_socket(vm, VMM_SOCKET_QGA, path, sizeof(path));
+	rc = qga_client_connect(path, AGENT_MS, &r.qga, err, errlen);
+	if (rc == 0)
+		rc = set_layout(&r, layout, err, errlen);
+	qga_client_destroy(r.qga);
+	return rc;
+}
+
 int guest_prep_set_clock(struct qga_client *c, int timeout_ms, char *err, size_t errlen)
 {
 	struct timespec now;
@@ -233,6 +290,8 @@ int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, siz
 	if (c && p->url)
 		rc = navigate(c, p->url, err, errlen);
 	t_nav = fs_now_ms();
+	if (c && rc == 0 && p->keyboard_layout)
+		rc = set_layout(c, p->keyboard_layout, err, errlen);
 	if (rc == 0 && p->warm)
 		warm(vm, c);
 	/* Last, on a connection the page step has synced: its reply comes

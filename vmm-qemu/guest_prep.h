@@ -20,6 +20,9 @@ struct guest_prep {
 	bool set_clock; /* needs has_agent */
 	bool warm;
 	const char *url; /* NULL: stay; needs has_agent */
+	/* NULL: leave it; else a canonical layout name (keymap.h) set on the
+	 * guest's X display with setxkbmap; needs has_agent; failing fails */
+	const char *keyboard_layout;
 	/* Non-NULL: the link to vitrine-agent the steps used is handed over
 	 * here (NULL when there was none) instead of closed, for the session. */
 	struct agent_link **keep_agent;
@@ -28,6 +31,16 @@ struct guest_prep {
 /* Runs the steps p asks for. Returns 0, or -errno with a reason in err;
  * a failed clock or warm-up is only logged, a failed navigation fails. */
 int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, size_t errlen);
+
+/* Sets the keyboard layout of vm's X display to canonical name layout
+ * through qemu-ga (for a guest that just booted: vitrine-agent's one link
+ * is the session's). Returns 0 or -errno with a reason in err. */
+int guest_prep_set_layout(struct vmm_vm *vm, const char *layout, char *err, size_t errlen);
+
+/* The setxkbmap command line that sets canonical layout on display :0:
+ * argv (at least 12 slots) pointing into buf (buflen bytes). Returns 0 or
+ * -EINVAL (not a layout name). Pure. */
+int guest_prep_layout_argv(const char *layout, const char **argv, char *buf, size_t buflen);
 
 struct qga_client;
 /* Sets the guest clock to the host's with qemu-ga's guest-set-time on c,

@@ -12,7 +12,8 @@
 
 const char *vmm_images_dir(void)
 {
-	static char dir[PATH_MAX];
+	/* The loop and the job threads ask at once: each its own buffer. */
+	static _Thread_local char dir[PATH_MAX];
 	const char *home = getenv("VITRINE_HOME");
 
 	snprintf(dir, sizeof(dir), "%s/images", home && *home ? home : "/var/lib/vitrine");

@@ -17,7 +17,8 @@ struct vmm_image {
 	char recipe[64]; /* which build of the image (its recipe hash), "" when unknown */
 };
 
-/* Directory images live in: $VITRINE_HOME/images (default /var/lib/vitrine). */
+/* Directory images live in: $VITRINE_HOME/images (default /var/lib/vitrine).
+ * The text is the calling thread's, good until its next call. */
 const char *vmm_images_dir(void);
 
 /* Loads the image called name from vmm_images_dir(), or from name itself when

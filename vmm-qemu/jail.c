@@ -316,8 +316,13 @@ int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl
 		return 0; /* QEMU as the caller: nothing else is ours to change */
 	vmm_jail_config_get(&cfg);
 	if (cfg.first) {
-		struct group *kvm = getgrnam("kvm");
+		/* Job threads start guests at once: the reentrant lookup. */
+		struct group grp, *kvm = NULL;
+		char grbuf[4096];
 		uid_t uid = 0;
+
+		if (getgrnam_r("kvm", &grp, grbuf, sizeof(grbuf), &kvm) != 0)
+			kvm = NULL;
 
 		rc = lease_uid(cfg.first, cfg.last, &uid, err, errlen);
 		if (rc < 0)

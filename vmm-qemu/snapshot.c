@@ -22,7 +22,8 @@
 
 const char *vmm_templates_dir(void)
 {
-	static char dir[PATH_MAX];
+	/* The loop and the job threads ask at once: each its own buffer. */
+	static _Thread_local char dir[PATH_MAX];
 	const char *home = getenv("VITRINE_HOME");
 
 	snprintf(dir, sizeof(dir), "%s/templates", home && *home ? home : "/var/lib/vitrine");
@@ -113,7 +114,8 @@ static int move(const char *from, const char *to, char *err, size_t errlen)
 }
 
 static int write_template_json(const struct vmm_spec *spec, const char *dir, bool has_disk,
-			       bool has_page, char *err, size_t errlen)
+			       bool has_page, const struct vmm_template_lineage *lin, char *err,
+			       size_t errlen)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
 	json_t *j;
@@ -129,6 +131,17 @@ static int write_template_json(const struct vmm_spec *spec, const char *dir, boo
 		      "tb_size_mib", spec->tb_size_mib, "accel", vmm_accel_name(spec->accel), "url",
 		      spec->url, "disk", has_disk, "page", has_page, "created_at",
 		      (json_int_t)time(NULL));
+	if (j && lin) {
+		json_t *more = json_pack("{s:s*, s:s*, s:s*, s:i}", "parent", lin->parent,
+					 "backing", lin->backing, "from_session", lin->from_session,
+					 "depth", lin->depth);
+
+		if (!more || json_object_update(j, more) < 0) {
+			json_decref(j);
+			j = NULL;
+		}
+		json_decref(more);
+	}
 	if (!j) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -161,6 +174,12 @@ static void freeze(const char *path)
 }
 
 int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, size_t errlen)
+{
+	return vmm_template_save_as(vm, template_dir, NULL, err, errlen);
+}
+
+int vmm_template_save_as(struct vmm_vm *vm, const char *template_dir,
+			 const struct vmm_template_lineage *lin, char *err, size_t errlen)
 {
 	const struct vmm_spec *spec = vmm_vm_spec(vm);
 	char ram[PATH_MAX], state[PATH_MAX], screen[PATH_MAX], from[PATH_MAX], disk[PATH_MAX];
@@ -210,18 +229,19 @@ int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, si
 	freeze(state);
 	freeze(screen);
 	freeze(ram); /* clones map a sealed copy of it (tpl_ram.h) */
-	return write_template_json(spec, template_dir, has_disk, spec->has_page, err, errlen);
+	return write_template_json(spec, template_dir, has_disk, spec->has_page, lin, err, errlen);
 }
 
 int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_t errlen)
 {
 	const char *image, *image_dir, *accel, *url = NULL, *recipe = "";
+	const char *parent = NULL, *backing = NULL, *from_session = NULL;
 	struct vmm_image img;
 	char path[PATH_MAX];
 	json_error_t jerr;
 	json_t *j;
 	json_int_t created = 0;
-	int has_disk = 0, has_page = 0, machine = 0, rc;
+	int has_disk = 0, has_page = 0, machine = 0, depth = -1, rc;
 
 	memset(t, 0, sizeof(*t));
 	if (!strchr(name, '/') && !vmm_template_name_ok(name)) {
@@ -247,12 +267,14 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 		return -EINVAL;
 	}
 	if (json_unpack_ex(j, &jerr, 0,
-			   "{s?i, s:s, s:s, s?s, s:i, s:i, s:i, s:i, s:i, s:s, s?s, s:b, s:b, s:I}",
+			   "{s?i, s:s, s:s, s?s, s:i, s:i, s:i, s:i, s:i, s:s, s?s, s:b, s:b, s:I, "
+			   "s?s, s?s, s?s, s?i}",
 			   "machine", &machine, "image", &image, "image_dir", &image_dir,
 			   "image_recipe", &recipe, "width", &t->width, "height", &t->height,
 			   "vcpus", &t->vcpus, "memory_mib", &t->memory_mib, "tb_size_mib",
 			   &t->tb_size_mib, "accel", &accel, "url", &url, "disk", &has_disk, "page",
-			   &has_page, "created_at", &created) < 0 ||
+			   &has_page, "created_at", &created, "parent", &parent, "backing",
+			   &backing, "from_session", &from_session, "depth", &depth) < 0 ||
 	    vmm_accel_parse(accel, &t->accel) < 0 || t->accel == VMM_ACCEL_AUTO) {
 		snprintf(err, errlen, "%s: %s", path, jerr.text[0] ? jerr.text : "bad accel");
 		json_decref(j);
@@ -265,6 +287,15 @@ int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_
 	t->has_disk = has_disk;
 	t->has_page = has_page;
 	t->created_at = created;
+	snprintf(t->parent, sizeof(t->parent), "%s", parent ? parent : "");
+	snprintf(t->backing, sizeof(t->backing), "%s", backing ? backing : "");
+	snprintf(t->from_session, sizeof(t->from_session), "%s", from_session ? from_session : "");
+	t->depth = depth >= 0 ? depth : has_disk ? 1 : 0; /* built ones say nothing */
+	{
+		const char *kl = json_string_value(json_object_get(j, "keyboard_layout"));
+
+		snprintf(t->keyboard_layout, sizeof(t->keyboard_layout), "%s", kl ? kl : "us");
+	}
 	json_decref(j);
 	/* A template's disk and RAM only fit the build of the image it was
 	 * made from: a rebuilt image makes it stale. */
@@ -350,6 +381,7 @@ int vmm_template_restore(const struct vmm_template *t, const struct vmm_vm_opts 
 	if (rc < 0)
 		return rc;
 	tm.started_ms = fs_now_ms() - t0;
+	vmm_vm_opts_step(opts, VMM_STEP_LOAD);
 	if ((rc = vmm_migrate_ignore_shared(vm, true, err, errlen)) < 0 ||
 	    (rc = vmm_migrate_incoming(vm, fd, err, errlen)) < 0)
 		goto fail;

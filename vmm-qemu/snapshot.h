@@ -16,7 +16,9 @@
  *   disk.qcow2     frozen disk (images with a rootfs)
  *   page.html      the page the guest was given, when there was one
  *   screen.ppm     the screen when it was saved
- *   template.json  what it was made from (image, screen, vcpus, memory, ...) */
+ *   template.json  what it was made from (image, screen, vcpus, memory, ...,
+ *                  and for one saved from a session its lineage: parent,
+ *                  backing, depth; template_from.h) */
 #ifndef VITRINE_VMM_SNAPSHOT_H
 #define VITRINE_VMM_SNAPSHOT_H
 
@@ -24,6 +26,8 @@
 
 #include <limits.h>
 #include <stdint.h>
+
+#define VMM_TEMPLATE_NAME_MAX 63
 
 struct vmm_template {
 	char dir[PATH_MAX];
@@ -35,6 +39,27 @@ struct vmm_template {
 	char url[VMM_MAX_URL + 1]; /* "" when none */
 	bool has_disk, has_page;
 	int64_t created_at; /* Unix seconds */
+	/* Lineage (template_from.h). parent: the template the saved session
+	 * came from, "" for one built from an image; backing: the template
+	 * whose disk.qcow2 is this disk's backing file, "" when it is the
+	 * image's rootfs (none saved from a session yet, or flattened);
+	 * depth: qcow2 layers from disk.qcow2 down to the rootfs (1 for a
+	 * built template, 0 without a disk); from_session: the session saved,
+	 * "" for a built one. */
+	char parent[VMM_TEMPLATE_NAME_MAX + 1];
+	char backing[VMM_TEMPLATE_NAME_MAX + 1];
+	int depth;
+	char from_session[64];
+	/* the layout its guest's X was saved with (template.json's
+	 * "keyboard_layout", canonical; "us" when it names none) */
+	char keyboard_layout[64];
+};
+
+/* What vmm_template_save_as() records of where a template came from
+ * (struct vmm_template's fields of the same names; NULL strings for ""). */
+struct vmm_template_lineage {
+	const char *parent, *backing, *from_session;
+	int depth;
 };
 
 /* Host-side milliseconds of a restore, from its start. */
@@ -45,12 +70,12 @@ struct vmm_restore_times {
 };
 
 /* Directory templates live in: $VITRINE_HOME/templates (default
- * /var/lib/vitrine/templates). This function can't fail. */
+ * /var/lib/vitrine/templates); the text is the calling thread's, good until
+ * its next call. This function can't fail. */
 const char *vmm_templates_dir(void);
 
 /* True when name can name a template: [a-z0-9_-], 1..VMM_TEMPLATE_NAME_MAX
  * bytes, the names a session can be created from. Pure. */
-#define VMM_TEMPLATE_NAME_MAX 63
 bool vmm_template_name_ok(const char *name);
 
 /* Creates dir (0755, parents too) and an empty RAM file <dir>/ram of
@@ -66,6 +91,10 @@ int vmm_template_prepare(const char *dir, struct vmm_spec *spec, char *ram_path_
  * (the caller still destroys vm). Returns 0, or -errno with a reason in err;
  * on failure the files written so far stay and the guest may be stopped. */
 int vmm_template_save(struct vmm_vm *vm, const char *template_dir, char *err, size_t errlen);
+/* The same, recording lin (NULL: a template built from its image, depth 1
+ * with a disk) in template.json. */
+int vmm_template_save_as(struct vmm_vm *vm, const char *template_dir,
+			 const struct vmm_template_lineage *lin, char *err, size_t errlen);
 
 /* Loads the template called name from vmm_templates_dir(), or from name
  * itself when it contains a '/'. Returns 0, -ENOENT when there is none,

@@ -59,6 +59,9 @@ int vmm_template_create(const char *name, const struct vmm_template_params *p,
 	/* A page alone is opened where the guest puts it. */
 	spec.url = p->url ? p->url : p->page_file ? VMM_PAGE_URL : NULL;
 	vopts.page_file = p->page_file;
+	vopts.on_step = p->on_step;
+	vopts.step_ud = p->step_ud;
+	vmm_vm_opts_step(&vopts, VMM_STEP_RUN_DIR);
 	if (vmm_accel_resolve(VMM_ACCEL_AUTO, &img, "qemu-system-x86_64", &spec.accel, why,
 			      sizeof(why)) < 0) {
 		snprintf(err, errlen, "no accelerator: %s", why);
@@ -73,8 +76,12 @@ int vmm_template_create(const char *name, const struct vmm_template_params *p,
 		return rc;
 	rc = vmm_vm_start(&spec, &vopts, &vm, err, errlen);
 	if (rc == 0)
+		vmm_vm_opts_step(&vopts, VMM_STEP_BOOT);
+	if (rc == 0)
 		rc = wait_ready(vm, p->timeout_s ? p->timeout_s : 180, cancel, err, errlen);
 	/* Let the first paint and the guest's start-up work finish. */
+	if (rc == 0)
+		vmm_vm_opts_step(&vopts, VMM_STEP_SETTLE);
 	until = fs_now_ms() + (int64_t)(p->settle_s < 0 ? 2 : p->settle_s) * 1000;
 	while (rc == 0 && !(cancel && *cancel) && fs_now_ms() < until)
 		rc = vmm_vm_service(vm, 200, err, errlen);
@@ -82,8 +89,10 @@ int vmm_template_create(const char *name, const struct vmm_template_params *p,
 		snprintf(err, errlen, "cancelled");
 		rc = -EINTR;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		vmm_vm_opts_step(&vopts, VMM_STEP_SAVE);
 		rc = vmm_template_save(vm, dir, err, errlen);
+	}
 	vmm_vm_destroy(vm);
 	if (rc < 0)
 		fs_rm_rf(dir);

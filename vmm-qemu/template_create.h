@@ -16,6 +16,8 @@ struct vmm_template_params {
 	int width, height, vcpus, memory_mib; /* 0: the defaults of vmm_spec_defaults() */
 	int timeout_s; /* for the guest to become ready; 0: 180 */
 	int settle_s; /* after ready, before saving; -1: 2 */
+	vmm_step_fn on_step; /* told each step (vm.h) on the calling thread; NULL: nobody */
+	void *step_ud;
 };
 
 /* Boots p->image and saves it as the template name in vmm_templates_dir().

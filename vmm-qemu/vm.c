@@ -360,6 +360,12 @@ static int prepare_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 	return jail_run_dir(vm, err, errlen);
 }
 
+void vmm_vm_opts_step(const struct vmm_vm_opts *o, enum vmm_step step)
+{
+	if (o && o->on_step)
+		o->on_step(o->step_ud, step);
+}
+
 int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, struct vmm_vm **out,
 		 char *err, size_t errlen)
 {
@@ -378,6 +384,9 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, st
 	}
 	vm->opts = *opts;
 	vm->opts.shim = NULL; /* the caller's: not kept */
+	vm->opts.on_step = NULL; /* told during this call only */
+	vm->opts.step_ud = NULL;
+	vmm_vm_opts_step(opts, VMM_STEP_RUN_DIR);
 	vm->image = *spec->image;
 	vm->spec = *spec;
 	vm->spec.image = &vm->image;
@@ -405,6 +414,7 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, st
 	if (rc < 0)
 		goto fail;
 	snprintf(path, sizeof(path), "%s/qemu.log", vm->run_dir);
+	vmm_vm_opts_step(opts, VMM_STEP_SPAWN);
 	vm->spawn_ms = fs_now_ms();
 	if (opts->shim) {
 		rc = vm_shim_spawn(vm, opts->shim, argv.v, err, errlen);
@@ -434,6 +444,7 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, st
 	rc = vm_state_write(vm, err, errlen);
 	if (rc < 0)
 		goto fail;
+	vmm_vm_opts_step(opts, VMM_STEP_MONITOR);
 	slow_start_hook();
 	rc = vm_connect_qmp(vm, err, errlen);
 	if (rc == 0)

@@ -32,6 +32,21 @@ struct vmm_phase {
 /* Called for each VITRINE line the guest prints (on the caller's thread). */
 typedef void (*vmm_marker_fn)(void *ud, const struct vmm_marker *m);
 
+/* The steps of starting a guest (and of making a template), told as each
+ * begins, so that someone waiting can be shown where the time goes. */
+enum vmm_step {
+	VMM_STEP_RUN_DIR, /* the run dir and the disk overlay (qemu-img create) */
+	VMM_STEP_SPAWN, /* the supervisor (when shim-held) and QEMU */
+	VMM_STEP_MONITOR, /* QMP's greeting, the console */
+	VMM_STEP_LOAD, /* a restore: QEMU reads the saved state */
+	VMM_STEP_BOOT, /* template_create.h: until the guest says it is ready */
+	VMM_STEP_SETTLE, /* template_create.h: the first paint */
+	VMM_STEP_SAVE, /* template_create.h: the template is saved */
+};
+/* Called on the thread that starts the guest, inside the call; must not
+ * block. */
+typedef void (*vmm_step_fn)(void *ud, enum vmm_step step);
+
 /* A guest held by a shim (shim.h) instead of being this process's child:
  * it survives this process, waits grace_s for another to attach, then is
  * abandoned. */
@@ -61,7 +76,14 @@ struct vmm_vm_opts {
 	 * guest is for, so that its owner finds it again after a crash. NULL:
 	 * none. At most 63 bytes. */
 	const char *label;
+	/* Told each step of the start (NULL: nobody); only during the call
+	 * that starts the guest (vmm_vm_start and the restores built on it). */
+	vmm_step_fn on_step;
+	void *step_ud;
 };
+
+/* Tells o's on_step (if any) that step begins. This function can't fail. */
+void vmm_vm_opts_step(const struct vmm_vm_opts *o, enum vmm_step step);
 
 /* Which process a guest is, for another process to find it again: the one
  * to watch (the shim when shim-held, else QEMU) and its start time, which

@@ -1,6 +1,8 @@
 /* gateway/action/actions.c: see actions.h. */
 #include "gateway/action/actions.h"
 
+#include "common/utf8.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -43,8 +45,8 @@ const char *actions_errc_name(enum actions_errc code)
 	return "invalid_argument";
 }
 
-__attribute__((format(printf, 4, 5))) static int
-fail(struct actions_error *err, enum actions_errc code, const char *field, const char *fmt, ...)
+int actions_fail(struct actions_error *err, enum actions_errc code, const char *field,
+		 const char *fmt, ...)
 {
 	va_list ap;
 
@@ -53,6 +55,9 @@ fail(struct actions_error *err, enum actions_errc code, const char *field, const
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof(err->message), fmt, ap);
 	va_end(ap);
+	/* Both quote what the client sent and may cut a character in two. */
+	utf8_scrub(err->field);
+	utf8_scrub(err->message);
 	return -1;
 }
 
@@ -115,8 +120,8 @@ static const json_t *field(const struct parse *p, const char *key)
 
 static int missing(struct parse *p, const char *key)
 {
-	return fail(p->err, ACTIONS_E_MISSING_FIELD, key, "field \"%s\" is required by %s", key,
-		    p->a->name);
+	return actions_fail(p->err, ACTIONS_E_MISSING_FIELD, key, "field \"%s\" is required by %s",
+			    key, p->a->name);
 }
 
 /* A number as an integer in [min, max]; reals are rounded when allow_real. */
@@ -129,16 +134,18 @@ static int number_value(struct parse *p, const json_t *v, const char *key, bool 
 		double d = json_real_value(v);
 
 		if (!isfinite(d) || d < (double)LLONG_MIN / 2 || d > (double)LLONG_MAX / 2)
-			return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
-				    "field \"%s\" is out of range", key);
+			return actions_fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
+					    "field \"%s\" is out of range", key);
 		*out = (long long)(d < 0 ? d - 0.5 : d + 0.5);
 	} else {
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key, "field \"%s\" must be %s", key,
-			    allow_real ? "a number" : "an integer");
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" must be %s", key,
+				    allow_real ? "a number" : "an integer");
 	}
 	if (*out < min || *out > max)
-		return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
-			    "field \"%s\" is %lld, outside %lld..%lld", key, *out, min, max);
+		return actions_fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
+				    "field \"%s\" is %lld, outside %lld..%lld", key, *out, min,
+				    max);
 	return 0;
 }
 
@@ -165,16 +172,16 @@ static int get_seconds(struct parse *p, const char *key, bool required, int *ms)
 	if (!v)
 		return required ? missing(p, key) : 1;
 	if (!json_is_number(v))
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" must be a number of seconds", key);
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" must be a number of seconds", key);
 	d = json_number_value(v);
 	if (!isfinite(d) || d < 0)
-		return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
-			    "field \"%s\" must not be negative", key);
+		return actions_fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
+				    "field \"%s\" must not be negative", key);
 	if (d * 1000.0 > ACTIONS_MAX_DURATION_MS)
-		return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
-			    "field \"%s\" is over the %d s limit", key,
-			    ACTIONS_MAX_DURATION_MS / 1000);
+		return actions_fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
+				    "field \"%s\" is over the %d s limit", key,
+				    ACTIONS_MAX_DURATION_MS / 1000);
 	*ms = (int)(d * 1000.0 + 0.5);
 	return 0;
 }
@@ -184,8 +191,8 @@ static int get_ms(struct parse *p, const char *key, bool required, int *ms)
 	const json_t *v = field(p, key);
 
 	if (v && json_is_integer(v) && json_integer_value(v) < 0)
-		return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
-			    "field \"%s\" must not be negative", key);
+		return actions_fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
+				    "field \"%s\" must not be negative", key);
 	return get_int(p, key, required, false, 0, ACTIONS_MAX_DURATION_MS, ms);
 }
 
@@ -196,8 +203,8 @@ static int get_string(struct parse *p, const char *key, bool required, const cha
 	if (!v)
 		return required ? missing(p, key) : 1;
 	if (!json_is_string(v))
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" must be a string", key);
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" must be a string", key);
 	*s = json_string_value(v);
 	*len = json_string_length(v);
 	return 0;
@@ -214,15 +221,16 @@ static int map_point(struct parse *p, const char *key, long long x, long long y,
 
 	if (r == -ERANGE) {
 		if (p->space.kind == ACTIONS_SPACE_SCREENSHOT)
-			return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
-				    "field \"%s\": (%lld, %lld) is outside the %dx%d screenshot",
-				    key, x, y, p->space.width, p->space.height);
-		return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
-			    "field \"%s\": (%lld, %lld) is outside the %dx%d screen", key, x, y,
-			    p->ctx->screen_width, p->ctx->screen_height);
+			return actions_fail(
+				p->err, ACTIONS_E_OUT_OF_RANGE, key,
+				"field \"%s\": (%lld, %lld) is outside the %dx%d screenshot", key,
+				x, y, p->space.width, p->space.height);
+		return actions_fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
+				    "field \"%s\": (%lld, %lld) is outside the %dx%d screen", key,
+				    x, y, p->ctx->screen_width, p->ctx->screen_height);
 	}
 	if (r < 0)
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key, "screen size unknown");
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key, "screen size unknown");
 	return 0;
 }
 
@@ -230,8 +238,8 @@ static int map_point(struct parse *p, const char *key, long long x, long long y,
 static int coord_value(struct parse *p, const json_t *v, const char *key, long long *out)
 {
 	if (!json_is_number(v))
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" must hold numbers", key);
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" must hold numbers", key);
 	return number_value(p, v, key, true, LLONG_MIN / 4, LLONG_MAX / 4, out);
 }
 
@@ -251,10 +259,11 @@ static int point_value(struct parse *p, const json_t *v, const char *key, bool a
 		    coord_value(p, json_object_get(v, "y"), key, &y) < 0)
 			return -1;
 	} else {
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    allow_object ? "field \"%s\" must be [x, y] or {\"x\": x, \"y\": y}"
-					 : "field \"%s\" must be [x, y]",
-			    key);
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    allow_object
+					    ? "field \"%s\" must be [x, y] or {\"x\": x, \"y\": y}"
+					    : "field \"%s\" must be [x, y]",
+				    key);
 	}
 	return map_point(p, key, x, y, out);
 }
@@ -277,8 +286,9 @@ static int get_xy(struct parse *p, bool required, bool allow_coordinate, struct 
 
 	if (allow_coordinate && field(p, "coordinate")) {
 		if (x || y)
-			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "coordinate",
-				    "give either \"coordinate\" or \"x\" and \"y\", not both");
+			return actions_fail(
+				p->err, ACTIONS_E_INVALID_ARGUMENT, "coordinate",
+				"give either \"coordinate\" or \"x\" and \"y\", not both");
 		return get_coordinate(p, "coordinate", true, out);
 	}
 	if (!x && !y)
@@ -296,15 +306,15 @@ static int key_error(struct parse *p, const char *key, int r, const char *msg)
 				 : r == -E2BIG ? ACTIONS_E_TOO_LONG
 					       : ACTIONS_E_INVALID_ARGUMENT;
 
-	return fail(p->err, code, key, "field \"%s\": %s", key, msg);
+	return actions_fail(p->err, code, key, "field \"%s\": %s", key, msg);
 }
 
 /* A key sequence in xdotool syntax into a->chords. */
 static int sequence_value(struct parse *p, const char *key, const char *s)
 {
 	char msg[160];
-	int r = keys_parse_sequence(s, p->a->chords, ACTIONS_MAX_CHORDS, &p->a->n_chords, msg,
-				    sizeof(msg));
+	int r = keys_parse_sequence_in(p->ctx->keymap, s, p->a->chords, ACTIONS_MAX_CHORDS,
+				       &p->a->n_chords, msg, sizeof(msg));
 
 	return r < 0 ? key_error(p, key, r, msg) : 0;
 }
@@ -324,8 +334,8 @@ static int chord_array_value(struct parse *p, const char *key, const json_t *arr
 		int r;
 
 		if (!json_is_string(v))
-			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-				    "field \"%s\" must hold strings", key);
+			return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+					    "field \"%s\" must hold strings", key);
 		const char *name = json_string_value(v);
 		char lower[2];
 
@@ -336,7 +346,8 @@ static int chord_array_value(struct parse *p, const char *key, const json_t *arr
 			lower[1] = '\0';
 			name = lower;
 		}
-		r = keys_parse_chord(name, json_string_length(v), &one, msg, sizeof(msg));
+		r = keys_parse_chord_in(p->ctx->keymap, name, json_string_length(v), &one, msg,
+					sizeof(msg));
 		if (r == 0 && keys_chord_merge(out, &one) < 0) {
 			r = -E2BIG;
 			snprintf(msg, sizeof(msg), "more than %d keys at once", KEYS_MAX_CHORD);
@@ -360,10 +371,10 @@ static int modifiers_value(struct parse *p, const char *key, const json_t *v)
 	if (json_is_array(v))
 		return chord_array_value(p, key, v, &p->a->modifiers);
 	if (!json_is_string(v))
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" must be a string of keys", key);
-	r = keys_parse_sequence(json_string_value(v), seq, ACTIONS_MAX_CHORDS, &n, msg,
-				sizeof(msg));
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" must be a string of keys", key);
+	r = keys_parse_sequence_in(p->ctx->keymap, json_string_value(v), seq, ACTIONS_MAX_CHORDS,
+				   &n, msg, sizeof(msg));
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (keys_chord_merge(&p->a->modifiers, &seq[i]) < 0) {
 			r = -E2BIG;
@@ -389,15 +400,15 @@ static int get_text(struct parse *p, const char *key)
 	if (r != 0)
 		return -1;
 	if (len > ACTIONS_MAX_TEXT_BYTES)
-		return fail(p->err, ACTIONS_E_TOO_LONG, key,
-			    "field \"%s\" is %zu bytes, over the %d byte limit", key, len,
-			    ACTIONS_MAX_TEXT_BYTES);
+		return actions_fail(p->err, ACTIONS_E_TOO_LONG, key,
+				    "field \"%s\" is %zu bytes, over the %d byte limit", key, len,
+				    ACTIONS_MAX_TEXT_BYTES);
 	if (memchr(s, '\0', len))
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" must not contain NUL characters", key);
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" must not contain NUL characters", key);
 	p->a->text = malloc(len + 1);
 	if (!p->a->text)
-		return fail(p->err, ACTIONS_E_NO_MEMORY, key, "out of memory");
+		return actions_fail(p->err, ACTIONS_E_NO_MEMORY, key, "out of memory");
 	memcpy(p->a->text, s, len + 1);
 	p->a->text_len = len;
 	return 0;
@@ -412,19 +423,19 @@ static int get_path(struct parse *p, const char *key, size_t min)
 	if (!v)
 		return missing(p, key);
 	if (!json_is_array(v))
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" must be an array of points", key);
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" must be an array of points", key);
 	n = json_array_size(v);
 	if (n < min)
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" needs at least %zu points", key, min);
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" needs at least %zu points", key, min);
 	if (n > ACTIONS_MAX_PATH)
-		return fail(p->err, ACTIONS_E_TOO_LONG, key,
-			    "field \"%s\" has %zu points, over the limit of %d", key, n,
-			    ACTIONS_MAX_PATH);
+		return actions_fail(p->err, ACTIONS_E_TOO_LONG, key,
+				    "field \"%s\" has %zu points, over the limit of %d", key, n,
+				    ACTIONS_MAX_PATH);
 	p->a->path = calloc(n, sizeof(*p->a->path));
 	if (!p->a->path)
-		return fail(p->err, ACTIONS_E_NO_MEMORY, key, "out of memory");
+		return actions_fail(p->err, ACTIONS_E_NO_MEMORY, key, "out of memory");
 	json_array_foreach(v, i, pt)
 	{
 		if (point_value(p, pt, key, true, &p->a->path[i]) < 0)
@@ -439,7 +450,7 @@ static int set_path2(struct parse *p, const char *key, const struct action_point
 {
 	p->a->path = calloc(2, sizeof(*p->a->path));
 	if (!p->a->path)
-		return fail(p->err, ACTIONS_E_NO_MEMORY, key, "out of memory");
+		return actions_fail(p->err, ACTIONS_E_NO_MEMORY, key, "out of memory");
 	if (from) {
 		p->a->path[0] = *from;
 		p->a->path[1] = *to;
@@ -464,19 +475,20 @@ static int get_region(struct parse *p, const char *key)
 	if (!v)
 		return missing(p, key);
 	if (!json_is_array(v) || json_array_size(v) != 4)
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" must be [x0, y0, x1, y1]", key);
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" must be [x0, y0, x1, y1]", key);
 	for (size_t i = 0; i < 4; i++)
 		if (coord_value(p, json_array_get(v, i), key, &c[i]) < 0)
 			return -1;
 	w = p->space.kind == ACTIONS_SPACE_SCREENSHOT ? p->space.width : p->ctx->screen_width;
 	h = p->space.kind == ACTIONS_SPACE_SCREENSHOT ? p->space.height : p->ctx->screen_height;
 	if (c[0] < 0 || c[1] < 0 || c[2] > w || c[3] > h || c[0] >= c[2] || c[1] >= c[3])
-		return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
-			    "field \"%s\": [%lld, %lld, %lld, %lld] is not a non-empty region of "
-			    "the %dx%d %s",
-			    key, c[0], c[1], c[2], c[3], w, h,
-			    p->space.kind == ACTIONS_SPACE_SCREENSHOT ? "screenshot" : "screen");
+		return actions_fail(
+			p->err, ACTIONS_E_OUT_OF_RANGE, key,
+			"field \"%s\": [%lld, %lld, %lld, %lld] is not a non-empty region of "
+			"the %dx%d %s",
+			key, c[0], c[1], c[2], c[3], w, h,
+			p->space.kind == ACTIONS_SPACE_SCREENSHOT ? "screenshot" : "screen");
 	if (map_point(p, key, c[0], c[1], &tl) < 0 ||
 	    map_point(p, key, c[2] - 1, c[3] - 1, &br) < 0)
 		return -1;
@@ -609,8 +621,8 @@ static int check_fields(struct parse *p, const struct spec *s)
 	{
 		if (json_is_null(v) || in_list(common_fields, key) || in_list(s->fields, key))
 			continue;
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" is not accepted by %s", key, s->name);
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" is not accepted by %s", key, s->name);
 	}
 	return 0;
 }
@@ -626,11 +638,11 @@ static int parse_common(struct parse *p)
 
 	if (id) {
 		if (!json_is_string(id) && !json_is_integer(id))
-			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "id",
-				    "field \"id\" must be a string or an integer");
+			return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "id",
+					    "field \"id\" must be a string or an integer");
 		if (json_is_string(id) && json_string_length(id) > ID_MAX_BYTES)
-			return fail(p->err, ACTIONS_E_TOO_LONG, "id",
-				    "field \"id\" is over %d bytes", ID_MAX_BYTES);
+			return actions_fail(p->err, ACTIONS_E_TOO_LONG, "id",
+					    "field \"id\" is over %d bytes", ID_MAX_BYTES);
 		p->a->id = json_incref((json_t *)id);
 	}
 	if (shot) {
@@ -640,7 +652,7 @@ static int parse_common(struct parse *p)
 			p->a->want_screenshot = true;
 			p->a->screenshot_opts = json_incref((json_t *)shot);
 		} else {
-			return fail(
+			return actions_fail(
 				p->err, ACTIONS_E_INVALID_ARGUMENT, "screenshot",
 				"field \"screenshot\" must be a boolean or an object of options");
 		}
@@ -656,7 +668,7 @@ static int parse_common(struct parse *p)
 		else if (strcmp(space, "screenshot") == 0)
 			p->space.kind = ACTIONS_SPACE_SCREENSHOT;
 		else
-			return fail(
+			return actions_fail(
 				p->err, ACTIONS_E_INVALID_ARGUMENT, "coordinate_space",
 				"field \"coordinate_space\" must be \"screen\" or \"screenshot\"");
 	}
@@ -666,9 +678,9 @@ static int parse_common(struct parse *p)
 								    : NULL;
 
 		if (extra)
-			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, extra,
-				    "field \"%s\" needs \"coordinate_space\": \"screenshot\"",
-				    extra);
+			return actions_fail(
+				p->err, ACTIONS_E_INVALID_ARGUMENT, extra,
+				"field \"%s\" needs \"coordinate_space\": \"screenshot\"", extra);
 		return 0;
 	}
 	if (p->ctx->default_space.kind != ACTIONS_SPACE_SCREENSHOT)
@@ -682,13 +694,13 @@ static int parse_common(struct parse *p)
 	if (r < 0)
 		return -1;
 	if (p->space.width <= 0)
-		return fail(p->err, ACTIONS_E_MISSING_FIELD, "screenshot_width",
-			    "field \"screenshot_width\" is required by coordinate_space "
-			    "\"screenshot\"");
+		return actions_fail(p->err, ACTIONS_E_MISSING_FIELD, "screenshot_width",
+				    "field \"screenshot_width\" is required by coordinate_space "
+				    "\"screenshot\"");
 	if (p->space.height <= 0)
-		return fail(p->err, ACTIONS_E_MISSING_FIELD, "screenshot_height",
-			    "field \"screenshot_height\" is required by coordinate_space "
-			    "\"screenshot\"");
+		return actions_fail(p->err, ACTIONS_E_MISSING_FIELD, "screenshot_height",
+				    "field \"screenshot_height\" is required by coordinate_space "
+				    "\"screenshot\"");
 	return 0;
 }
 
@@ -707,8 +719,8 @@ static int scroll_direction(struct parse *p, const char *key, const char *dir, i
 	else if (strcmp(dir, "right") == 0)
 		a->scroll_dx = amount;
 	else
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" must be up, down, left or right", key);
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" must be up, down, left or right", key);
 	return 0;
 }
 
@@ -717,8 +729,8 @@ static int scroll_direction(struct parse *p, const char *key, const char *dir, i
 static int anthropic_modifiers(struct parse *p)
 {
 	if (field(p, "text") && field(p, "key"))
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "key",
-			    "give the modifier keys in \"text\" or in \"key\", not both");
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "key",
+				    "give the modifier keys in \"text\" or in \"key\", not both");
 	if (field(p, "text"))
 		return get_modifiers(p, "text");
 	return get_modifiers(p, "key");
@@ -809,9 +821,9 @@ static int openai_scroll(struct parse *p, const char *key, int *notches)
 	if (n == 0 && px != 0)
 		n = 1;
 	if (n > ACTIONS_MAX_SCROLL_NOTCHES)
-		return fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
-			    "field \"%s\": %lld pixels is over the limit of %d", key, px,
-			    ACTIONS_MAX_SCROLL_NOTCHES * ACTIONS_SCROLL_PX_PER_NOTCH);
+		return actions_fail(p->err, ACTIONS_E_OUT_OF_RANGE, key,
+				    "field \"%s\": %lld pixels is over the limit of %d", key, px,
+				    ACTIONS_MAX_SCROLL_NOTCHES * ACTIONS_SCROLL_PX_PER_NOTCH);
 	*notches = (int)(px < 0 ? -n : n);
 	return 0;
 }
@@ -835,9 +847,9 @@ static int button_value(struct parse *p, const char *key, bool vitrine)
 	else if (strcmp(b, "forward") == 0)
 		p->a->button = ACTION_BUTTON_FORWARD;
 	else
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
-			    "field \"%s\" must be one of left, right, %s, back, forward", key,
-			    vitrine ? "middle" : "wheel");
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, key,
+				    "field \"%s\" must be one of left, right, %s, back, forward",
+				    key, vitrine ? "middle" : "wheel");
 	return 0;
 }
 
@@ -848,8 +860,8 @@ static int openai_keys(struct parse *p, struct keys_chord *out)
 	if (!v)
 		return 1;
 	if (!json_is_array(v))
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "keys",
-			    "field \"keys\" must be an array of key names");
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "keys",
+				    "field \"keys\" must be an array of key names");
 	return chord_array_value(p, "keys", v, out);
 }
 
@@ -885,8 +897,8 @@ static int parse_openai(struct parse *p, const struct spec *s)
 		if (r < 0)
 			return -1;
 		if (a->chords[0].len == 0)
-			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "keys",
-				    "field \"keys\" must name at least one key");
+			return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "keys",
+					    "field \"keys\" must name at least one key");
 		a->n_chords = 1;
 		return 0;
 	}
@@ -910,8 +922,8 @@ static int vitrine_keys(struct parse *p, struct keys_chord *single_chord)
 		return missing(p, "keys");
 	if (json_is_array(v)) {
 		if (json_array_size(v) == 0)
-			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "keys",
-				    "field \"keys\" must name at least one key");
+			return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "keys",
+					    "field \"keys\" must name at least one key");
 		if (chord_array_value(p, "keys", v, &p->a->chords[0]) < 0)
 			return -1;
 		p->a->n_chords = 1;
@@ -919,17 +931,17 @@ static int vitrine_keys(struct parse *p, struct keys_chord *single_chord)
 		if (sequence_value(p, "keys", json_string_value(v)) < 0)
 			return -1;
 	} else {
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "keys",
-			    "field \"keys\" must be a string or an array of key names");
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "keys",
+				    "field \"keys\" must be a string or an array of key names");
 	}
 	if (single_chord) {
 		/* hold_key: every key named is held at once. */
 		memset(single_chord, 0, sizeof(*single_chord));
 		for (size_t i = 0; i < p->a->n_chords; i++)
 			if (keys_chord_merge(single_chord, &p->a->chords[i]) < 0)
-				return fail(p->err, ACTIONS_E_TOO_LONG, "keys",
-					    "field \"keys\": more than %d keys at once",
-					    KEYS_MAX_CHORD);
+				return actions_fail(p->err, ACTIONS_E_TOO_LONG, "keys",
+						    "field \"keys\": more than %d keys at once",
+						    KEYS_MAX_CHORD);
 	}
 	return 0;
 }
@@ -962,7 +974,7 @@ static int parse_vitrine(struct parse *p, const struct spec *s)
 	case ACTION_DRAG:
 		if (field(p, "path")) {
 			if (field(p, "from") || field(p, "to"))
-				return fail(
+				return actions_fail(
 					p->err, ACTIONS_E_INVALID_ARGUMENT, "path",
 					"give either \"path\" or \"from\" and \"to\", not both");
 			if (get_path(p, "path", 2) < 0)
@@ -990,7 +1002,7 @@ static int parse_vitrine(struct parse *p, const struct spec *s)
 			return -1;
 		a->has_point = r == 0;
 		if (has_delta && (has_dir || field(p, "amount")))
-			return fail(
+			return actions_fail(
 				p->err, ACTIONS_E_INVALID_ARGUMENT, "direction",
 				"give either \"dx\"/\"dy\" or \"direction\"/\"amount\", not both");
 		if (has_dir) {
@@ -1063,8 +1075,8 @@ static int detect_dialect(struct parse *p, const char **name_key)
 		const char *s = json_is_string(d) ? json_string_value(d) : NULL;
 
 		if (!s)
-			return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "dialect",
-				    "field \"dialect\" must be a string");
+			return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "dialect",
+					    "field \"dialect\" must be a string");
 		if (strcmp(s, "anthropic") == 0)
 			p->a->dialect = ACTIONS_DIALECT_ANTHROPIC;
 		else if (strcmp(s, "openai") == 0)
@@ -1072,8 +1084,9 @@ static int detect_dialect(struct parse *p, const char **name_key)
 		else if (strcmp(s, "vitrine") == 0)
 			p->a->dialect = ACTIONS_DIALECT_VITRINE;
 		else
-			return fail(p->err, ACTIONS_E_UNKNOWN_DIALECT, "dialect",
-				    "unknown dialect \"%.40s\" (anthropic, openai or vitrine)", s);
+			return actions_fail(
+				p->err, ACTIONS_E_UNKNOWN_DIALECT, "dialect",
+				"unknown dialect \"%.40s\" (anthropic, openai or vitrine)", s);
 	} else if (json_is_string(act)) {
 		const char *s = json_string_value(act);
 
@@ -1086,11 +1099,11 @@ static int detect_dialect(struct parse *p, const char **name_key)
 	} else if (!act && json_is_string(type)) {
 		p->a->dialect = ACTIONS_DIALECT_OPENAI;
 	} else if (act) {
-		return fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "action",
-			    "field \"action\" must be a string");
+		return actions_fail(p->err, ACTIONS_E_INVALID_ARGUMENT, "action",
+				    "field \"action\" must be a string");
 	} else {
-		return fail(p->err, ACTIONS_E_MISSING_FIELD, "action",
-			    "field \"action\" (or OpenAI's \"type\") is required");
+		return actions_fail(p->err, ACTIONS_E_MISSING_FIELD, "action",
+				    "field \"action\" (or OpenAI's \"type\") is required");
 	}
 	*name_key = p->a->dialect == ACTIONS_DIALECT_OPENAI ? "type" : "action";
 	return 0;
@@ -1108,12 +1121,13 @@ struct action *actions_parse(const json_t *obj, const struct actions_ctx *ctx,
 
 	memset(err, 0, sizeof(*err));
 	if (!json_is_object(obj)) {
-		fail(err, ACTIONS_E_INVALID_ARGUMENT, NULL, "an action must be a JSON object");
+		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, NULL,
+			     "an action must be a JSON object");
 		return NULL;
 	}
 	p.a = calloc(1, sizeof(*p.a));
 	if (!p.a) {
-		fail(err, ACTIONS_E_NO_MEMORY, NULL, "out of memory");
+		actions_fail(err, ACTIONS_E_NO_MEMORY, NULL, "out of memory");
 		return NULL;
 	}
 	p.a->repeat = 1;
@@ -1121,12 +1135,13 @@ struct action *actions_parse(const json_t *obj, const struct actions_ctx *ctx,
 		goto out;
 	nv = field(&p, name_key);
 	if (!nv) {
-		fail(err, ACTIONS_E_MISSING_FIELD, name_key, "field \"%s\" is required", name_key);
+		actions_fail(err, ACTIONS_E_MISSING_FIELD, name_key, "field \"%s\" is required",
+			     name_key);
 		goto out;
 	}
 	if (!json_is_string(nv)) {
-		fail(err, ACTIONS_E_INVALID_ARGUMENT, name_key, "field \"%s\" must be a string",
-		     name_key);
+		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, name_key,
+			     "field \"%s\" must be a string", name_key);
 		goto out;
 	}
 	name = json_string_value(nv);
@@ -1146,20 +1161,21 @@ struct action *actions_parse(const json_t *obj, const struct actions_ctx *ctx,
 	}
 	s = find_spec(specs, n_specs, name);
 	if (!s) {
-		fail(err, ACTIONS_E_UNKNOWN_ACTION, name_key,
-		     "field \"%s\": unknown %s action \"%.40s\"", name_key,
-		     p.a->dialect == ACTIONS_DIALECT_ANTHROPIC ? "Anthropic"
-		     : p.a->dialect == ACTIONS_DIALECT_OPENAI  ? "OpenAI"
-							       : "Vitrine",
-		     name);
+		actions_fail(err, ACTIONS_E_UNKNOWN_ACTION, name_key,
+			     "field \"%s\": unknown %s action \"%.40s\"", name_key,
+			     p.a->dialect == ACTIONS_DIALECT_ANTHROPIC ? "Anthropic"
+			     : p.a->dialect == ACTIONS_DIALECT_OPENAI  ? "OpenAI"
+								       : "Vitrine",
+			     name);
 		goto out;
 	}
 	snprintf(p.a->name, sizeof(p.a->name), "%s", s->name);
 	p.a->kind = s->kind;
 	p.a->button = s->button;
 	p.a->click_count = s->count;
+	p.a->keymap = ctx->keymap;
 	if (ctx->screen_width <= 0 || ctx->screen_height <= 0) {
-		fail(err, ACTIONS_E_INVALID_ARGUMENT, NULL, "the screen size is unknown");
+		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, NULL, "the screen size is unknown");
 		goto out;
 	}
 	if (check_fields(&p, s) < 0 || parse_common(&p) < 0)

@@ -106,6 +106,11 @@ struct actions_error {
 /* The stable name of a code ("invalid_argument", ...). Never NULL. */
 const char *actions_errc_name(enum actions_errc code);
 
+/* Fills *err (field may be NULL); the texts are cut to fit and made valid
+ * UTF-8. Returns -1, for parsers that fail with it. */
+int actions_fail(struct actions_error *err, enum actions_errc code, const char *field,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 enum action_kind {
 	ACTION_KEY, /* chords[0..n_chords) pressed one after another, repeat times */
 	ACTION_HOLD_KEY, /* chords[0] held for duration_ms */
@@ -156,6 +161,9 @@ struct actions_ctx {
 	/* Space used when an action declares none (e.g. the session's screenshots
 	 * are always scaled to one size). Zeroed = screen pixels. */
 	struct actions_space default_space;
+	/* The session's keyboard layout (vmm-qemu/keymap.h; NULL: US): what key
+	 * names and typed characters mean. Outlives the action (never freed). */
+	const struct vmm_keymap *keymap;
 };
 
 /* A validated action. Every coordinate is in screen pixels, inside the screen. */
@@ -184,6 +192,7 @@ struct action {
 	size_t path_len;
 	bool drag_from_pointer; /* DRAG: press where the pointer is, then follow path */
 	struct action_rect region; /* ZOOM */
+	const struct vmm_keymap *keymap; /* the ctx's: TYPE's keys come from it */
 };
 
 /* Parses and validates one action object against ctx. Returns a new action

@@ -1,5 +1,6 @@
 /* gateway/action/keys.c: see keys.h. The tables follow QEMU's QKeyCode names
- * (qapi/ui.json) and X keysym names (X11/keysymdef.h), US layout. */
+ * (qapi/ui.json) and X keysym names (X11/keysymdef.h), US layout; other
+ * layouts' characters come from their keymaps (vmm-qemu/keymap.h). */
 #include "gateway/action/keys.h"
 
 #include <ctype.h>
@@ -212,7 +213,27 @@ static const struct key_name key_names[] = {
 	{ "kp_comma", "kp_comma", false },
 	{ "kp_equal", "kp_equals", false },
 	{ "kp_equals", "kp_equals", false },
-	/* punctuation by X keysym name, and by qcode name */
+	/* media and browser keys (XF86 keysyms) */
+	{ "xf86audiomute", "audiomute", false },
+	{ "xf86audioraisevolume", "volumeup", false },
+	{ "xf86audiolowervolume", "volumedown", false },
+	{ "xf86audioplay", "audioplay", false },
+	{ "xf86audiostop", "audiostop", false },
+	{ "xf86audionext", "audionext", false },
+	{ "xf86audioprev", "audioprev", false },
+	{ "xf86back", "ac_back", false },
+	{ "xf86forward", "ac_forward", false },
+	{ "xf86reload", "ac_refresh", false },
+	{ "xf86homepage", "ac_home", false },
+	{ "browserback", "ac_back", false },
+	{ "browserforward", "ac_forward", false },
+	{ "browserrefresh", "ac_refresh", false },
+};
+
+/* Punctuation by X keysym name, and by qcode name: keys of a US layout's
+ * positions. On another layout the keysym names go through its keymap, and
+ * the qcode names that are no keysym ("dot", "grave_accent") stay positions. */
+static const struct key_name punct_names[] = {
 	{ "minus", "minus", false },
 	{ "equal", "equal", false },
 	{ "bracketleft", "bracket_left", false },
@@ -251,21 +272,6 @@ static const struct key_name key_names[] = {
 	{ "question", "slash", true },
 	{ "bar", "backslash", true },
 	{ "asciitilde", "grave_accent", true },
-	/* media and browser keys (XF86 keysyms) */
-	{ "xf86audiomute", "audiomute", false },
-	{ "xf86audioraisevolume", "volumeup", false },
-	{ "xf86audiolowervolume", "volumedown", false },
-	{ "xf86audioplay", "audioplay", false },
-	{ "xf86audiostop", "audiostop", false },
-	{ "xf86audionext", "audionext", false },
-	{ "xf86audioprev", "audioprev", false },
-	{ "xf86back", "ac_back", false },
-	{ "xf86forward", "ac_forward", false },
-	{ "xf86reload", "ac_refresh", false },
-	{ "xf86homepage", "ac_home", false },
-	{ "browserback", "ac_back", false },
-	{ "browserforward", "ac_forward", false },
-	{ "browserrefresh", "ac_refresh", false },
 };
 
 int keys_char_to_qcodes(uint32_t codepoint, const char **qcode, bool *shift)
@@ -298,27 +304,91 @@ int keys_char_to_qcodes(uint32_t codepoint, const char **qcode, bool *shift)
 	return -ENOENT;
 }
 
+static const struct key_name *find_name(const struct key_name *table, size_t n, const char *name,
+					size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(table[i].name) == len && strncasecmp(table[i].name, name, len) == 0)
+			return &table[i];
+	return NULL;
+}
+
+#define FIND(table, name, len) find_name(table, sizeof(table) / sizeof(table[0]), name, len)
+
+/* The code point of s when it is exactly one UTF-8 character, else 0. */
+static uint32_t one_char(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t need = u[0] < 0x80 ? 1 : u[0] >= 0xf0 ? 4 : u[0] >= 0xe0 ? 3 : u[0] >= 0xc0 ? 2 : 0;
+	uint32_t c;
+
+	if (len == 0 || need != len)
+		return 0;
+	if (need == 1)
+		return u[0];
+	c = u[0] & (0x3f >> (need - 1));
+	for (size_t i = 1; i < need; i++) {
+		if ((u[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (u[i] & 0x3f);
+	}
+	return c;
+}
+
+int keys_char_stroke(const struct vmm_keymap *km, uint32_t codepoint, struct vmm_keystroke *out)
+{
+	uint32_t sym;
+
+	memset(out, 0, sizeof(*out));
+	if (!km)
+		return keys_char_to_qcodes(codepoint, &out->qcode, &out->shift);
+	if (codepoint == '\n' || codepoint == '\r' || codepoint == '\t')
+		return keys_char_to_qcodes(codepoint, &out->qcode, &out->shift);
+	if (codepoint < 0x20 || codepoint == 0x7f || !(sym = vmm_keysym_from_char(codepoint)))
+		return -ENOENT;
+	return vmm_keymap_lookup(km, sym, out);
+}
+
+int keys_lookup_in(const struct vmm_keymap *km, const char *name, size_t len,
+		   struct vmm_keystroke *out)
+{
+	const struct key_name *k;
+	uint32_t c, sym;
+
+	memset(out, 0, sizeof(*out));
+	if (len == 0 || len > KEYS_MAX_NAME)
+		return -ENOENT;
+	/* '\n' and '\t' are text, not key names. */
+	if ((unsigned char)name[0] < 0x20)
+		return -ENOENT;
+	if ((c = one_char(name, len)))
+		return keys_char_stroke(km, c, out);
+	if ((k = FIND(key_names, name, len)) || (!km && (k = FIND(punct_names, name, len)))) {
+		out->qcode = k->qcode;
+		out->shift = k->shift;
+		return 0;
+	}
+	if (!km)
+		return -ENOENT;
+	if ((sym = vmm_keysym_from_name(name, len)))
+		return vmm_keymap_lookup(km, sym, out);
+	/* A qcode name that is no keysym ("dot"): the key at that position. */
+	if ((k = FIND(punct_names, name, len))) {
+		out->qcode = k->qcode;
+		out->shift = k->shift;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 const char *keys_lookup(const char *name, size_t len, bool *shift)
 {
-	const char *qcode;
+	struct vmm_keystroke st;
 
-	if (len == 1) {
-		/* '\n' and '\t' are text, not key names. */
-		if ((unsigned char)name[0] < 0x20)
-			return NULL;
-		return keys_char_to_qcodes((unsigned char)name[0], &qcode, shift) == 0 ? qcode
-										       : NULL;
-	}
-	if (len == 0 || len > KEYS_MAX_NAME)
+	if (keys_lookup_in(NULL, name, len, &st) < 0)
 		return NULL;
-	for (size_t i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++) {
-		if (strlen(key_names[i].name) == len &&
-		    strncasecmp(key_names[i].name, name, len) == 0) {
-			*shift = key_names[i].shift;
-			return key_names[i].qcode;
-		}
-	}
-	return NULL;
+	*shift = st.shift;
+	return st.qcode;
 }
 
 static bool chord_has(const struct keys_chord *c, const char *qcode)
@@ -356,7 +426,8 @@ static int name_width(size_t len)
 	return len > 40 ? 40 : (int)len;
 }
 
-int keys_parse_chord(const char *s, size_t len, struct keys_chord *out, char *err, size_t errlen)
+int keys_parse_chord_in(const struct vmm_keymap *km, const char *s, size_t len,
+			struct keys_chord *out, char *err, size_t errlen)
 {
 	size_t pos = 0, n_tokens = 0;
 	struct {
@@ -402,23 +473,31 @@ int keys_parse_chord(const char *s, size_t len, struct keys_chord *out, char *er
 	for (size_t i = 0; i < n_tokens; i++) {
 		const char *name = tokens[i].p;
 		size_t nlen = tokens[i].len;
-		bool shift = false;
-		const char *qcode;
+		struct vmm_keystroke st = { 0 };
 		int r;
 
 		if (nlen == 1 && isupper((unsigned char)name[0]) && n_tokens > 1) {
 			/* "ctrl+A" means ctrl+a (see keys.h). */
-			qcode = letter_qcodes[name[0] - 'A'];
+			char lower = (char)tolower((unsigned char)name[0]);
+
+			r = keys_lookup_in(km, &lower, 1, &st);
 		} else {
-			qcode = keys_lookup(name, nlen, &shift);
+			r = keys_lookup_in(km, name, nlen, &st);
 		}
-		if (!qcode) {
-			snprintf(err, errlen, "unknown key \"%.*s\"", name_width(nlen), name);
+		if (r < 0) {
+			if (km)
+				snprintf(err, errlen, "unknown key \"%.*s\" (not on the %s layout)",
+					 name_width(nlen), name, vmm_keymap_name(km));
+			else
+				snprintf(err, errlen, "unknown key \"%.*s\"", name_width(nlen),
+					 name);
 			return -ENOENT;
 		}
-		r = shift ? chord_add(out, "shift") : 0;
+		r = st.shift ? chord_add(out, "shift") : 0;
+		if (r == 0 && st.level3)
+			r = chord_add(out, vmm_keymap_level3_qcode(km));
 		if (r == 0)
-			r = chord_add(out, qcode);
+			r = chord_add(out, st.qcode);
 		if (r < 0) {
 			snprintf(err, errlen, "more than %d keys in \"%.*s\"", KEYS_MAX_CHORD,
 				 name_width(len), s);
@@ -428,8 +507,13 @@ int keys_parse_chord(const char *s, size_t len, struct keys_chord *out, char *er
 	return 0;
 }
 
-int keys_parse_sequence(const char *s, struct keys_chord *out, size_t max, size_t *n, char *err,
-			size_t errlen)
+int keys_parse_chord(const char *s, size_t len, struct keys_chord *out, char *err, size_t errlen)
+{
+	return keys_parse_chord_in(NULL, s, len, out, err, errlen);
+}
+
+int keys_parse_sequence_in(const struct vmm_keymap *km, const char *s, struct keys_chord *out,
+			   size_t max, size_t *n, char *err, size_t errlen)
 {
 	size_t pos = 0, len = strlen(s);
 
@@ -449,7 +533,7 @@ int keys_parse_sequence(const char *s, struct keys_chord *out, size_t max, size_
 			snprintf(err, errlen, "more than %zu key chords", max);
 			return -E2BIG;
 		}
-		r = keys_parse_chord(s + start, pos - start, &out[*n], err, errlen);
+		r = keys_parse_chord_in(km, s + start, pos - start, &out[*n], err, errlen);
 		if (r < 0)
 			return r;
 		(*n)++;
@@ -459,4 +543,10 @@ int keys_parse_sequence(const char *s, struct keys_chord *out, size_t max, size_
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int keys_parse_sequence(const char *s, struct keys_chord *out, size_t max, size_t *n, char *err,
+			size_t errlen)
+{
+	return keys_parse_sequence_in(NULL, s, out, max, n, err, errlen);
 }

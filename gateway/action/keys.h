@@ -4,7 +4,16 @@
  * "ctrl+shift+t", "Page_Up", "KP_Enter", "cmd+l", "!"), while QMP
  * input-send-event takes QEMU qcodes ("ret", "ctrl", "pgup", "kp_enter",
  * "meta_l", "1" with "shift"). This file is the one place that translates,
- * for a US keyboard layout (the layout the guests run). Pure: no I/O.
+ * for a US keyboard layout (the guests' default) built in, and for any other
+ * layout through its keymap (vmm-qemu/keymap.h: keysym -> key + shift/AltGr).
+ * Pure: no I/O (a keymap is compiled before it gets here).
+ *
+ * With a keymap, names mean keysyms: "z" is the key that types z on that
+ * layout (y's position on a German one), "at" or "@" is AltGr+q there, "é"
+ * is a key of its own on a French one; keys that are no character (Return,
+ * F5, ctrl, KP_Enter, ...) are the same on every layout, and a qcode name
+ * that is no keysym ("dot", "grave_accent") stays the position it names.
+ * Without one (NULL), the functions behave exactly as for US below.
  *
  * Names: X keysym names and the usual aliases, compared case-insensitively
  * (return/enter, ctrl/control, cmd/super/win/meta, option/alt, esc/escape,
@@ -19,6 +28,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "vmm-qemu/keymap.h"
 
 /* Most keys one chord may hold down at once, implied shifts included. */
 #define KEYS_MAX_CHORD 8
@@ -61,5 +72,23 @@ int keys_chord_merge(struct keys_chord *chord, const struct keys_chord *add);
  * character cannot be typed with key events and the caller must deliver it by
  * another path (guest agent, clipboard). Returns 0 on success. */
 int keys_char_to_qcodes(uint32_t codepoint, const char **qcode, bool *shift);
+
+/* keys_char_to_qcodes() through keymap km (NULL: US): how to type one
+ * code point, into *out. Returns 0, or -ENOENT when no key of the layout
+ * types it (a dead key's accent, a character of another script). */
+int keys_char_stroke(const struct vmm_keymap *km, uint32_t codepoint, struct vmm_keystroke *out);
+
+/* keys_lookup() on keymap km (NULL: US): one key name (or one UTF-8
+ * character) of len bytes into *out. Returns 0, or -ENOENT. */
+int keys_lookup_in(const struct vmm_keymap *km, const char *name, size_t len,
+		   struct vmm_keystroke *out);
+
+/* keys_parse_chord() and keys_parse_sequence() on keymap km (NULL: US); a
+ * name that needs AltGr adds the layout's AltGr key as a shifted one adds
+ * shift. Errors as theirs (an unknown key's message names the layout). */
+int keys_parse_chord_in(const struct vmm_keymap *km, const char *s, size_t len,
+			struct keys_chord *out, char *err, size_t errlen);
+int keys_parse_sequence_in(const struct vmm_keymap *km, const char *s, struct keys_chord *out,
+			   size_t max, size_t *n, char *err, size_t errlen);
 
 #endif

@@ -102,6 +102,26 @@ static void chord_up(struct builder *b, const struct keys_chord *c)
 		key(b, c->qcodes[i - 1], false);
 }
 
+/* Modifiers held around pointer input. Keyboard and pointer are two devices
+ * to the guest: events sent back to back reach it on two event devices at
+ * once, and X reads each device's pending events whole, in the order the
+ * devices became readable, so a modifier's down and up could both be taken
+ * before the button (the click then has no modifier). A pause after the
+ * modifiers go down and before they go up lets X see them apart. */
+static void mods_down(struct builder *b, const struct keys_chord *c)
+{
+	chord_down(b, c);
+	if (c->len)
+		delay(b, PLAN_DELAY, PLAN_MODIFIER_MS);
+}
+
+static void mods_up(struct builder *b, const struct keys_chord *c)
+{
+	if (c->len)
+		delay(b, PLAN_DELAY, PLAN_MODIFIER_MS);
+	chord_up(b, c);
+}
+
 static const char *button_name(enum action_button button)
 {
 	switch (button) {
@@ -143,19 +163,18 @@ static uint32_t next_codepoint(const char *s, size_t len, size_t *i)
 	return c;
 }
 
-/* Keys for what a US layout types; the runs in between go by another path. */
-/* Text that key events can type is typed with them. Text with even one
- * character they cannot express goes whole through the other path, so it is
- * typed entirely or not at all (never a prefix, should that path fail). */
-static void type_text(struct builder *b, const char *text, size_t len)
+/* Text that key events can type on the session's layout (km; NULL: US) is
+ * typed with them. Text with even one character they cannot express goes
+ * whole through the other path, so it is typed entirely or not at all
+ * (never a prefix, should that path fail). */
+static void type_text(struct builder *b, const struct vmm_keymap *km, const char *text, size_t len)
 {
+	const char *level3 = km ? vmm_keymap_level3_qcode(km) : NULL;
+	struct vmm_keystroke st;
 	size_t i = 0;
 
 	while (i < len) {
-		const char *qcode;
-		bool shift;
-
-		if (keys_char_to_qcodes(next_codepoint(text, len, &i), &qcode, &shift) < 0) {
+		if (keys_char_stroke(km, next_codepoint(text, len, &i), &st) < 0) {
 			struct plan_step *s = push(b, PLAN_TYPE_TEXT);
 
 			if (s && !(s->text = strndup(text, len)))
@@ -165,41 +184,17 @@ static void type_text(struct builder *b, const char *text, size_t len)
 	}
 	i = 0;
 	while (i < len && !b->oom) {
-		size_t start = i;
-		const char *qcode;
-		bool shift;
-		uint32_t c = next_codepoint(text, len, &i);
-
-		if (keys_char_to_qcodes(c, &qcode, &shift) == 0) {
-			if (shift)
-				key(b, "shift", true);
-			key(b, qcode, true);
-			key(b, qcode, false);
-			if (shift)
-				key(b, "shift", false);
-			continue;
-		}
-		/* Extend the run over every following inexpressible character. */
-		for (;;) {
-			size_t at = i;
-
-			if (i >= len)
-				break;
-			c = next_codepoint(text, len, &i);
-			if (keys_char_to_qcodes(c, &qcode, &shift) == 0) {
-				i = at;
-				break;
-			}
-		}
-		{
-			struct plan_step *s = push(b, PLAN_TYPE_TEXT);
-
-			if (!s)
-				return;
-			s->text = strndup(text + start, i - start);
-			if (!s->text)
-				b->oom = 1;
-		}
+		keys_char_stroke(km, next_codepoint(text, len, &i), &st);
+		if (st.shift)
+			key(b, "shift", true);
+		if (st.level3)
+			key(b, level3, true);
+		key(b, st.qcode, true);
+		key(b, st.qcode, false);
+		if (st.level3)
+			key(b, level3, false);
+		if (st.shift)
+			key(b, "shift", false);
 	}
 }
 
@@ -227,9 +222,33 @@ static long long seg_len(struct action_point a, struct action_point b)
 	return ceil_sqrt(dx * dx + dy * dy);
 }
 
+/* A drag's moves so far. Only the left button starts a native drag
+ * session, once the pointer is more than PLAN_DND_THRESHOLD_PX from where it
+ * was pressed (along either axis, as Blink counts); the first such move is
+ * followed by the wait for the browser's drag session, and such a drag ends
+ * with drag_settle. */
+struct drag_moves {
+	bool native; /* left button: the drag may be a native one */
+	bool press_known; /* press: where the button went down */
+	struct action_point press;
+	bool started; /* a move went past the threshold (and waited) */
+};
+
+static void drag_move(struct builder *b, struct drag_moves *dm, struct action_point pt)
+{
+	move(b, pt);
+	if (!dm->native || dm->started)
+		return;
+	if (dm->press_known && abs(pt.x - dm->press.x) <= PLAN_DND_THRESHOLD_PX &&
+	    abs(pt.y - dm->press.y) <= PLAN_DND_THRESHOLD_PX)
+		return;
+	dm->started = true;
+	delay(b, PLAN_DELAY, PLAN_DND_START_MS);
+}
+
 /* Moves from a to b in steps of at most step_px, PLAN_DRAG_STEP_MS apart. */
-static void glide(struct builder *b, struct action_point from, struct action_point to,
-		  long long step_px)
+static void glide(struct builder *b, struct drag_moves *dm, struct action_point from,
+		  struct action_point to, long long step_px)
 {
 	long long dx = to.x - from.x, dy = to.y - from.y;
 	long long n = (seg_len(from, to) + step_px - 1) / step_px;
@@ -241,8 +260,26 @@ static void glide(struct builder *b, struct action_point from, struct action_poi
 					   from.y + round_div(dy * i, n) };
 
 		delay(b, PLAN_DELAY, PLAN_DRAG_STEP_MS);
-		move(b, pt);
+		drag_move(b, dm, pt);
 	}
+}
+
+/* Over the drop target: a pause for the browser to hear from the target
+ * (dragover answered), a nudge one pixel aside and back (motion the
+ * browser's drag session sees even when it started late, after the
+ * glide), and a pause again before the button goes up. */
+static void drag_settle(struct builder *b, struct action_point end)
+{
+	struct action_point aside = { end.x + 1 < b->w ? end.x + 1
+				      : end.x > 0      ? end.x - 1
+						       : end.x,
+				      end.y };
+
+	delay(b, PLAN_DELAY, PLAN_DND_SETTLE_MS);
+	move(b, aside);
+	delay(b, PLAN_DELAY, PLAN_DRAG_STEP_MS);
+	move(b, end);
+	delay(b, PLAN_DELAY, PLAN_DND_SETTLE_MS);
 }
 
 static void drag(struct builder *b, const struct action *a)
@@ -250,6 +287,9 @@ static void drag(struct builder *b, const struct action *a)
 	const char *button = button_name(a->button);
 	long long total = 0, step = PLAN_DRAG_STEP_PX;
 	size_t first = 0;
+	struct drag_moves dm = { .native = a->button == ACTION_BUTTON_LEFT,
+				 .press_known = !a->drag_from_pointer,
+				 .press = a->path[0] };
 
 	for (size_t i = 1; i < a->path_len; i++)
 		total += seg_len(a->path[i - 1], a->path[i]);
@@ -257,7 +297,7 @@ static void drag(struct builder *b, const struct action *a)
 	if (total > (long long)PLAN_DRAG_MAX_MOVES * step)
 		step = (total + PLAN_DRAG_MAX_MOVES - 1) / PLAN_DRAG_MAX_MOVES;
 
-	chord_down(b, &a->modifiers);
+	mods_down(b, &a->modifiers);
 	if (!a->drag_from_pointer) {
 		move(b, a->path[0]);
 		first = 1;
@@ -266,14 +306,17 @@ static void drag(struct builder *b, const struct action *a)
 	delay(b, PLAN_DELAY, PLAN_DRAG_HOLD_MS);
 	if (a->drag_from_pointer) {
 		/* Where the pointer is is unknown here: one straight move to the end. */
-		move(b, a->path[0]);
+		drag_move(b, &dm, a->path[0]);
 	}
 	for (size_t i = first; i < a->path_len; i++)
 		if (i > 0)
-			glide(b, a->path[i - 1], a->path[i], step);
-	delay(b, PLAN_DELAY, PLAN_DRAG_HOLD_MS);
+			glide(b, &dm, a->path[i - 1], a->path[i], step);
+	if (dm.started)
+		drag_settle(b, a->path[a->path_len - 1]);
+	else
+		delay(b, PLAN_DELAY, PLAN_DRAG_HOLD_MS);
 	input(b, vmm_input_button(button, false));
-	chord_up(b, &a->modifiers);
+	mods_up(b, &a->modifiers);
 }
 
 static void build(struct builder *b, const struct action *a)
@@ -296,32 +339,32 @@ static void build(struct builder *b, const struct action *a)
 		chord_up(b, &a->chords[0]);
 		break;
 	case ACTION_TYPE:
-		type_text(b, a->text, a->text_len);
+		type_text(b, a->keymap, a->text, a->text_len);
 		break;
 	case ACTION_MOVE:
-		chord_down(b, &a->modifiers);
+		mods_down(b, &a->modifiers);
 		move(b, a->point);
-		chord_up(b, &a->modifiers);
+		mods_up(b, &a->modifiers);
 		break;
 	case ACTION_CLICK:
 		if (a->has_point)
 			move(b, a->point);
-		chord_down(b, &a->modifiers);
+		mods_down(b, &a->modifiers);
 		for (int i = 0; i < a->click_count; i++) {
 			if (i > 0)
 				delay(b, PLAN_DELAY, PLAN_CLICK_GAP_MS);
 			input(b, vmm_input_button(button, true));
 			input(b, vmm_input_button(button, false));
 		}
-		chord_up(b, &a->modifiers);
+		mods_up(b, &a->modifiers);
 		break;
 	case ACTION_MOUSE_DOWN:
 	case ACTION_MOUSE_UP:
 		if (a->has_point)
 			move(b, a->point);
-		chord_down(b, &a->modifiers);
+		mods_down(b, &a->modifiers);
 		input(b, vmm_input_button(button, a->kind == ACTION_MOUSE_DOWN));
-		chord_up(b, &a->modifiers);
+		mods_up(b, &a->modifiers);
 		break;
 	case ACTION_DRAG:
 		drag(b, a);
@@ -329,10 +372,10 @@ static void build(struct builder *b, const struct action *a)
 	case ACTION_SCROLL:
 		if (a->has_point)
 			move(b, a->point);
-		chord_down(b, &a->modifiers);
+		mods_down(b, &a->modifiers);
 		wheel(b, a->scroll_dy < 0 ? "wheel-up" : "wheel-down", abs(a->scroll_dy));
 		wheel(b, a->scroll_dx < 0 ? "wheel-left" : "wheel-right", abs(a->scroll_dx));
-		chord_up(b, &a->modifiers);
+		mods_up(b, &a->modifiers);
 		break;
 	case ACTION_WAIT:
 		delay(b, PLAN_WAIT, a->duration_ms);

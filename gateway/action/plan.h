@@ -12,11 +12,33 @@
  *   PLAN_CLICK_GAP_MS    release -> next press within a double/triple click
  *   PLAN_DRAG_HOLD_MS    after pressing and before releasing in a drag, so
  *                        toolkits see a press, then motion, then a release
+ *   PLAN_MODIFIER_MS     after the modifiers held around a pointer action go
+ *                        down and before they go up: keyboard and pointer
+ *                        are two devices to the guest, and X must see the
+ *                        modifier down before the button and up after it
  *   PLAN_DRAG_STEP_MS    between the intermediate moves of a drag, each at
  *                        most PLAN_DRAG_STEP_PX long (longer when the path
  *                        would need more than PLAN_DRAG_MAX_MOVES moves; each
  *                        path segment rounds up, so at most one more per
  *                        segment)
+ *   PLAN_DND_START_MS    after a left-button drag's first move past the
+ *                        page's drag threshold (PLAN_DND_THRESHOLD_PX
+ *                        from the press along x or y): the browser starts its native drag
+ *                        session (dragstart, then Chromium grabs the
+ *                        pointer and runs XDND) and must do so before the
+ *                        rest of the moves, or it never sees them
+ *   PLAN_DND_SETTLE_MS   over the end point, before and after a nudge one
+ *                        pixel aside and back: Chromium drops only once
+ *                        the target has answered a position (dragover);
+ *                        a release before that cancels the drag
+ *
+ * A drag cannot know whether it drags a draggable=true element (a native
+ * drag session) or moves something by pointer events, so every left-button
+ * drag that passes the threshold takes these steps: press, hold, moves up
+ * to the first past the threshold, PLAN_DND_START_MS, the rest of the path,
+ * PLAN_DND_SETTLE_MS, the nudge, PLAN_DND_SETTLE_MS, release. Other drags
+ * (other buttons, or within the threshold: no browser starts a native drag
+ * for them) end with PLAN_DRAG_HOLD_MS before the release, as they did.
  */
 #ifndef VITRINE_GATEWAY_PLAN_H
 #define VITRINE_GATEWAY_PLAN_H
@@ -28,9 +50,13 @@
 
 #define PLAN_CLICK_GAP_MS 60
 #define PLAN_DRAG_HOLD_MS 50
+#define PLAN_MODIFIER_MS 100
 #define PLAN_DRAG_STEP_MS 10
 #define PLAN_DRAG_STEP_PX 20
 #define PLAN_DRAG_MAX_MOVES 500
+#define PLAN_DND_THRESHOLD_PX 4
+#define PLAN_DND_START_MS 500
+#define PLAN_DND_SETTLE_MS 400
 
 enum plan_step_kind {
 	PLAN_INPUT, /* event: send as QMP input-send-event arguments */

@@ -8,7 +8,9 @@
 #include "display/encode_pool.h"
 #include "display/mirror.h"
 #include "display/settle.h"
+#include "gateway/action/batch.h"
 #include "gateway/action/plan.h"
+#include "gateway/action/trajectory.h"
 #include "gateway/core/metrics.h"
 #include "gateway/session/session.h"
 #include "vmm-qemu/qga_client.h"
@@ -60,9 +62,12 @@ struct run {
 	struct run *next; /* all_runs */
 	struct sess *s;
 	struct sess_listener listener; /* the session stopping its guest ends the run */
-	struct action *action; /* owned; NULL for a plain screenshot */
-	struct plan *plan; /* owned */
+	struct action_batch *batch; /* owned; NULL for a plain screenshot */
+	size_t cur; /* the action under way: batch->actions[cur] */
+	struct plan *plan; /* owned: the current action's */
 	size_t step;
+	json_t *done_list; /* owned: what the batch's actions that ran answered */
+	bool ran_all; /* every action has run: what fails now is the screenshot */
 	enum run_phase phase;
 	int64_t t0_ms;
 	struct shot_opts shot;
@@ -79,6 +84,7 @@ struct run {
 	lws_sorted_usec_list_t sul; /* delays, probe polls */
 	run_done_fn done;
 	void *ud;
+	struct traj_step *traj; /* owned: the action's step in the trajectory, or NULL */
 };
 
 void shot_opts_default(struct shot_opts *o)
@@ -268,15 +274,23 @@ static void release_held(struct run *r)
 
 static void free_run(struct run *r)
 {
+	trajectory_cancelled(r->s, r->traj);
+	r->traj = NULL;
 	release_held(r);
 	abandon_encoding(r);
 	lws_sul_cancel(&r->sul);
 	type_job_unref(r->typing);
 	unlink_run(r);
-	actions_destroy(r->action);
+	batch_destroy(r->batch);
 	plan_destroy(r->plan);
 	json_decref(r->result);
+	json_decref(r->done_list);
 	free(r);
+}
+
+void run_record(struct run *r, struct traj_step *st)
+{
+	r->traj = st;
 }
 
 void run_cancel(struct run *r)
@@ -288,9 +302,9 @@ void run_cancel(struct run *r)
 /* The run's kind for the metrics. */
 static enum metrics_act act_kind(const struct run *r)
 {
-	if (!r->action)
+	if (!r->batch)
 		return METRICS_ACT_SCREENSHOT;
-	switch (r->action->dialect) {
+	switch (r->batch->actions[0]->dialect) {
 	case ACTIONS_DIALECT_ANTHROPIC:
 		return METRICS_ACT_ANTHROPIC;
 	case ACTIONS_DIALECT_OPENAI:
@@ -306,15 +320,41 @@ static void finish(struct run *r, struct run_outcome *out)
 	run_done_fn done = r->done;
 	void *ud = r->ud;
 
-	metrics_act(act_kind(r), !out->failed, (fs_now_ms() - r->t0_ms) * 1000);
-	if (!out->failed && r->s) {
-		if (r->action)
-			r->s->usage.actions++;
+	if (!r->shot.preview)
+		metrics_act(act_kind(r), !out->failed, (fs_now_ms() - r->t0_ms) * 1000);
+	if (!out->failed && r->s && !r->shot.preview) {
+		if (r->batch)
+			r->s->usage.actions += r->batch->n;
 		else
 			r->s->usage.screenshots++;
 	}
+	trajectory_ended(r->s, r->traj, out);
+	r->traj = NULL;
 	free_run(r);
 	done(ud, out);
+}
+
+/* A batch that stops at action index (BATCH_NO_INDEX: after its last one,
+ * taking the screenshot): its error, and what ran before. */
+#define BATCH_NO_INDEX ((size_t)-1)
+static json_t *batch_error(struct run *r, size_t index, const char *code, const char *msg,
+			   const char *field, const json_t *id)
+{
+	json_t *ran = r->done_list ? json_incref(r->done_list) : json_array();
+	json_t *j = json_pack("{s:b, s:{s:s, s:s}, s:I, s:o}", "ok", 0, "error", "code", code,
+			      "message", msg, "ran", (json_int_t)json_array_size(ran), "results",
+			      ran);
+
+	if (j && index != BATCH_NO_INDEX)
+		json_object_set_new(json_object_get(j, "error"), "index",
+				    json_integer((json_int_t)index));
+	if (j && field && field[0])
+		json_object_set_new(json_object_get(j, "error"), "field", json_string(field));
+	if (j && id)
+		json_object_set(json_object_get(j, "error"), "id", (json_t *)id);
+	if (j && r->batch->id)
+		json_object_set(j, "id", r->batch->id);
+	return j;
 }
 
 static void fail(struct run *r, int status, const char *code, const char *msg)
@@ -322,6 +362,9 @@ static void fail(struct run *r, int status, const char *code, const char *msg)
 	struct run_outcome out = { .failed = true };
 
 	api_error_set(&out.err, status, code, msg);
+	if (r->batch && r->batch->is_batch)
+		out.reply = batch_error(r, r->ran_all ? BATCH_NO_INDEX : r->cur, code, msg, NULL,
+					r->ran_all ? NULL : r->batch->actions[r->cur]->id);
 	finish(r, &out);
 }
 
@@ -357,14 +400,21 @@ static void reply(struct run *r, struct display_frame *f, struct display_image *
 				   .waited_ms = r->waited_ms,
 				   .image = image };
 
-	if (r->action) {
-		json_t *body = json_pack("{s:b, s:s, s:I}", "ok", 1, "action", r->action->name,
+	if (r->batch) {
+		json_t *body = json_pack("{s:b, s:s, s:I}", "ok", 1, "action",
+					 r->batch->is_batch ? "batch" : r->batch->actions[0]->name,
 					 "elapsed_ms", (json_int_t)(fs_now_ms() - r->t0_ms));
 
-		if (r->action->id)
-			json_object_set(body, "id", r->action->id);
-		if (r->result)
+		if (r->batch->id)
+			json_object_set(body, "id", r->batch->id);
+		if (r->batch->is_batch) {
+			json_object_set_new(body, "ran", json_integer((json_int_t)r->batch->n));
+			json_object_set_new(body, "results",
+					    r->done_list ? json_incref(r->done_list)
+							 : json_array());
+		} else if (r->result) {
 			json_object_set(body, "result", r->result);
+		}
 		if (out.image &&
 		    json_object_set_new(
 			    body, "screenshot",
@@ -562,9 +612,74 @@ static void settle_step(struct run *r)
 	schedule(r, PROBE_POLL_US);
 }
 
+/* How long a click action must wait for the previous click's sequence to
+ * be over (NEW_CLICK_SEQUENCE_MS); 0 for any other action. */
+static lws_usec_t click_wait_us(const struct sess *s, const struct action *a)
+{
+	int64_t wait = a->kind == ACTION_CLICK
+			       ? s->last_click_ms + NEW_CLICK_SEQUENCE_MS - fs_now_ms()
+			       : 0;
+
+	return wait > 0 ? (lws_usec_t)wait * LWS_US_PER_MS : 0;
+}
+
+/* The current action has been carried out: the session's pointer and click
+ * time follow it, and a batch notes its answer. Returns 0 or -1 (out of
+ * memory, the run failed). */
+static int action_done(struct run *r)
+{
+	const struct action *a = r->batch->actions[r->cur];
+
+	if (a->kind == ACTION_CLICK)
+		sess_note_click(r->s);
+	if (a->has_point)
+		sess_set_pointer(r->s, a->point.x, a->point.y);
+	if (a->path_len)
+		sess_set_pointer(r->s, a->path[a->path_len - 1].x, a->path[a->path_len - 1].y);
+	if (r->batch->is_batch) {
+		json_t *e = json_pack("{s:I, s:s}", "index", (json_int_t)r->cur, "action", a->name);
+
+		if (e && a->id)
+			json_object_set(e, "id", a->id);
+		if (e && r->result)
+			json_object_set_new(e, "result", r->result);
+		r->result = NULL;
+		if (!r->done_list)
+			r->done_list = json_array();
+		if (!e || json_array_append_new(r->done_list, e) < 0) {
+			fail(r, 500, "internal", "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* On to the batch's next action, if any. Returns 1 when there is one (its
+ * plan ready, *wait_us before it starts), 0 at the end, -1 when the run
+ * failed. */
+static int next_action(struct run *r, lws_usec_t *wait_us)
+{
+	if (action_done(r) < 0)
+		return -1;
+	if (r->cur + 1 >= r->batch->n)
+		return 0;
+	r->cur++;
+	plan_destroy(r->plan);
+	r->step = 0;
+	if (!(r->plan = plan_build(r->batch->actions[r->cur], r->s->width, r->s->height))) {
+		fail(r, 500, "internal", "out of memory");
+		return -1;
+	}
+	*wait_us = click_wait_us(r->s, r->batch->actions[r->cur]);
+	return 1;
+}
+
 /* Carries out plan steps until one needs to wait. */
 static void steps(struct run *r)
 {
+	lws_usec_t wait_us = 0;
+	int more;
+
 	char err[512];
 
 	if (r->typing) {
@@ -580,6 +695,7 @@ static void steps(struct run *r)
 		r->typing = NULL;
 		r->sent_input = true;
 	}
+again:
 	while (r->plan && r->step < r->plan->len) {
 		const struct plan_step *st = &r->plan->steps[r->step++];
 
@@ -625,15 +741,26 @@ static void steps(struct run *r)
 			break;
 		}
 	}
-	if (r->action && r->action->kind == ACTION_CLICK)
-		sess_note_click(r->s);
-	if (r->action && r->action->has_point) {
-		sess_set_pointer(r->s, r->action->point.x, r->action->point.y);
+	if (r->batch && (more = next_action(r, &wait_us)) != 0) {
+		if (more < 0)
+			return;
+		if (!wait_us)
+			goto again;
+		schedule(r, wait_us);
+		return;
 	}
-	if (r->action && r->action->path_len) {
-		sess_set_pointer(r->s, r->action->path[r->action->path_len - 1].x,
-				 r->action->path[r->action->path_len - 1].y);
+	if (r->batch && r->batch->refused) {
+		const struct actions_error *e = &r->batch->refusal;
+		struct run_outcome out = { .failed = true };
+
+		api_error_set(&out.err, e->code == ACTIONS_E_NO_MEMORY ? 500 : 400,
+			      actions_errc_name(e->code), e->message);
+		out.reply = batch_error(r, r->batch->n, actions_errc_name(e->code), e->message,
+					e->field, r->batch->refused_id);
+		finish(r, &out);
+		return;
 	}
+	r->ran_all = true;
 	if (r->want_shot)
 		start_settle(r);
 	else
@@ -674,13 +801,13 @@ void run_poke_all(void)
 	}
 }
 
-struct run *run_start(struct sess *s, struct action *action, const struct shot_opts *shot,
+struct run *run_start(struct sess *s, struct action_batch *batch, const struct shot_opts *shot,
 		      run_done_fn done, void *ud, struct api_error *e)
 {
 	struct run *r;
 
 	/* A paused-in-memory guest still shows its screen: screenshots only. */
-	bool shot_only_ok = !action && s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY;
+	bool shot_only_ok = !batch && s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY;
 
 	if ((s->state != SESS_READY && !shot_only_ok) || s->job || !s->vm || !s->mirror) {
 		char msg[160];
@@ -700,21 +827,22 @@ struct run *run_start(struct sess *s, struct action *action, const struct shot_o
 			      : s->job		      ? "session_busy"
 						      : "session_not_ready",
 			      msg);
-		actions_destroy(action);
+		batch_destroy(batch);
 		return NULL;
 	}
-	sess_touch(s);
+	if (!shot->preview)
+		sess_touch(s);
 	r = calloc(1, sizeof(*r));
-	if (!r || (action && !(r->plan = plan_build(action, s->width, s->height)))) {
+	if (!r || (batch && !(r->plan = plan_build(batch->actions[0], s->width, s->height)))) {
 		free(r);
-		actions_destroy(action);
+		batch_destroy(batch);
 		api_error_set(e, 500, "internal", "out of memory");
 		return NULL;
 	}
 	r->s = s;
-	r->action = action;
+	r->batch = batch;
 	r->shot = *shot;
-	r->want_shot = !action || action->want_screenshot;
+	r->want_shot = !batch || batch->want_screenshot;
 	r->t0_ms = fs_now_ms();
 	r->done = done;
 	r->ud = ud;
@@ -724,11 +852,9 @@ struct run *run_start(struct sess *s, struct action *action, const struct shot_o
 	all_runs = r;
 	/* Start from the loop, never inside the caller: done must come later. */
 	{
-		int64_t wait = action && action->kind == ACTION_CLICK
-				       ? s->last_click_ms + NEW_CLICK_SEQUENCE_MS - fs_now_ms()
-				       : 0;
+		lws_usec_t wait = batch ? click_wait_us(s, batch->actions[0]) : 0;
 
-		schedule(r, wait > 0 ? (lws_usec_t)wait * LWS_US_PER_MS : 1);
+		schedule(r, wait > 0 ? wait : 1);
 	}
 	return r;
 }

@@ -1,4 +1,5 @@
-/* gateway/action/run.h: carrying out one action on a session, on the lws loop:
+/* gateway/action/run.h: carrying out an action, or a batch of them in order
+ * (batch.h), on a session, on the lws loop:
  * the plan's input events go to QEMU over QMP, its delays are timers, and
  * when a screenshot is wanted the screen is watched through the mirror
  * until it has settled (fresh round trips past QEMU's idle back-off, so a
@@ -16,17 +17,24 @@
 
 struct sess;
 struct run;
+struct action_batch;
+struct traj_step;
 
 struct shot_opts {
 	struct display_encode_opts enc; /* format, quality, max size, region */
 	int quiet_ms; /* screen unchanged this long counts as settled */
 	int timeout_ms; /* give up settling after this long */
 	bool fresh; /* make sure the frame is current (a round trip to QEMU) */
+	/* A viewer's thumbnail, not the agent's use of the session: it neither
+	 * keeps the session from its idle timeout nor counts in usage or metrics. */
+	bool preview;
 };
 
 /* What a run ends with. reply is the JSON answer of an action (NULL for a
  * plain screenshot); image the screenshot, if one was taken. On failure,
- * failed is set and err says why (reply and image NULL). */
+ * failed is set and err says why (image NULL); reply is then NULL but for a
+ * batch ({"actions": [...]}), whose answer also says the index that failed
+ * and what the actions before it answered. */
 struct run_outcome {
 	bool failed;
 	struct api_error err;
@@ -44,11 +52,17 @@ void shot_opts_default(struct shot_opts *o);
  * optional; unknown fields are errors) over o. Returns 0 or -EINVAL with *e. */
 int shot_opts_parse(const json_t *j, struct shot_opts *o, struct api_error *e);
 
-/* Starts a run of action (stolen; NULL for a plain screenshot) on s. done is
+/* Starts a run of batch (stolen; NULL for a plain screenshot) on s: its
+ * actions in order, settling once after the last. A batch refused at
+ * element n (batch->refused) runs the n before it, then fails with 400 and
+ * the refusal. done is
  * called exactly once, later, from the loop, unless run_cancel() comes first.
  * Returns the run, or NULL with *e filled (e.g. the session is not ready). */
-struct run *run_start(struct sess *s, struct action *action, const struct shot_opts *shot,
+struct run *run_start(struct sess *s, struct action_batch *batch, const struct shot_opts *shot,
 		      run_done_fn done, void *ud, struct api_error *e);
+/* Hands the run the trajectory step of its action (trajectory.h): it ends
+ * the step with its outcome, or as cancelled. Accepts a NULL step. */
+void run_record(struct run *r, struct traj_step *st);
 /* Abandons a run without calling done. Accepts NULL. */
 void run_cancel(struct run *r);
 /* Waits up to timeout_ms for the threads that type through the guest agent

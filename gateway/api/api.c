@@ -3,10 +3,14 @@
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/bodies.h"
+#include "gateway/api/e2b_api.h"
 
 #include "common/fsutil.h"
+#include "gateway/action/batch.h"
 #include "gateway/action/run.h"
+#include "gateway/action/trajectory.h"
 #include "gateway/session/session.h"
+#include "gateway/stream/recorder.h"
 #include "gateway/stream/stream_hub.h"
 
 #include <dirent.h>
@@ -93,15 +97,28 @@ void api_refuse_early(struct http_req *r)
 	case R_NOT_FOUND:
 	case R_METHOD_NOT_ALLOWED:
 		return; /* answered after the body, without a token */
+	case R_E2B: /* E2B's own keys and errors */
+		api_e2b_refuse_early(r);
+		return;
 	case R_SESSIONS_LIST:
 	case R_SESSIONS_CREATE:
 	case R_METRICS:
 	case R_USAGE:
+	case R_KEYS:
+	case R_KEY_DELETE:
 	case R_TEMPLATES_LIST:
 	case R_TEMPLATES_CREATE:
 	case R_TEMPLATE_GET:
 	case R_TEMPLATE_DELETE:
+	case R_TEMPLATE_EXPORT:
+	case R_TEMPLATES_GC:
 		break;
+	case R_TEMPLATE_IMPORT: /* its body goes to disk as it comes */
+		if (token_rights(r, NULL))
+			api_template_import_begin(r);
+		else
+			break;
+		return;
 	default:
 		s = sess_find(r->gw, r->route.id);
 		break;
@@ -119,7 +136,7 @@ void api_refuse_early(struct http_req *r)
 int api_query_int(struct http_req *r, const char *name, int def, int min, int max, int *out)
 {
 	char buf[32], msg[128];
-	const char *v = lws_get_urlarg_by_name(r->wsi, name, buf, sizeof(buf));
+	const char *v = http_query(r, name, buf, sizeof(buf));
 	char *end;
 	long n;
 
@@ -231,6 +248,14 @@ void api_resume_wait(struct http_req *r)
 		api_files_resume(r, s, timed_out);
 		return;
 	}
+	if (r->route.kind == R_SESSION_RECORDING_WEBM) {
+		api_recording_resume(r, s, timed_out);
+		return;
+	}
+	if (r->route.kind == R_E2B) {
+		api_e2b_resume(r, s, timed_out);
+		return;
+	}
 	if (r->route.kind == R_SESSION_CLIPBOARD || r->route.kind == R_SESSION_OPEN ||
 	    r->route.kind == R_SESSION_LAUNCH) {
 		api_guest_resume(r, s, timed_out);
@@ -252,7 +277,7 @@ void api_resume_wait(struct http_req *r)
 static int wait_arg(struct http_req *r, bool *wait)
 {
 	char buf[32];
-	const char *v = lws_get_urlarg_by_name(r->wsi, "wait=", buf, sizeof(buf));
+	const char *v = http_query(r, "wait=", buf, sizeof(buf));
 
 	*wait = v != NULL;
 	if (v && strcmp(v, "ready")) {
@@ -283,6 +308,14 @@ static void create_session(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
+	/* Recorded from the start: the first frame comes with the screen. */
+	if (req.record && rec_start(s, &e) < 0) {
+		sess_destroy(s, NULL);
+		http_reply_api_error(r, &e);
+		return;
+	}
+	if (req.record)
+		api_audit_set(r, "record", json_true());
 	snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
 	if (s->template_name[0])
 		api_audit_set(r, "template", json_string(s->template_name));
@@ -359,6 +392,7 @@ static void delete_session(struct http_req *r)
 static void screenshot_done(void *ud, struct run_outcome *out)
 {
 	struct http_req *r = ud;
+	struct sess *s;
 	char v[64];
 
 	r->run = NULL;
@@ -374,15 +408,23 @@ static void screenshot_done(void *ud, struct run_outcome *out)
 	http_add_header(r, "x-vitrine-scale", v);
 	snprintf(v, sizeof(v), "%dx%d", r->screen_w, r->screen_h);
 	http_add_header(r, "x-vitrine-screen", v);
+	s = r->route.kind == R_SESSION_THUMBNAIL ? NULL : sess_find(r->gw, r->route.id);
+	if (s) /* what the agent saw after its last step (a viewer's thumbnail is not) */
+		trajectory_screenshot(s, out->image);
 	http_reply_bytes(r, 200,
 			 out->image->format == DISPLAY_FORMAT_PNG ? "image/png" : "image/jpeg",
 			 out->image->data, out->image->len);
 	display_image_unref(out->image);
 }
 
-static void screenshot(struct http_req *r)
+/* GET .../screenshot, or with preview GET .../thumbnail: a small picture of
+ * the latest frame for a viewer's session list (320x200 fitted, JPEG q60,
+ * no round trip to QEMU, at most 640 a side) that is not the agent's use
+ * of the session (struct shot_opts' preview). */
+static void screenshot(struct http_req *r, bool preview)
 {
 	struct sess *s = api_route_session(r, AUTH_R_VIEW);
+	int max_side = preview ? 640 : 16384;
 	struct shot_opts o;
 	struct api_error e;
 	json_t *j;
@@ -394,12 +436,13 @@ static void screenshot(struct http_req *r)
 		return;
 	shot_opts_default(&o);
 	o.quiet_ms = 0;
-	format = lws_get_urlarg_by_name(r->wsi, "format=", buf, sizeof(buf));
-	if (api_query_int(r, "quality=", 80, 1, 100, &quality) < 0 ||
-	    api_query_int(r, "width=", 0, 1, 16384, &width) < 0 ||
-	    api_query_int(r, "height=", 0, 1, 16384, &height) < 0 ||
-	    api_query_int(r, "fresh=", 1, 0, 1, &fresh) < 0)
+	format = http_query(r, "format=", buf, sizeof(buf));
+	if (api_query_int(r, "quality=", preview ? 60 : 80, 1, 100, &quality) < 0 ||
+	    api_query_int(r, "width=", preview ? 320 : 0, 1, max_side, &width) < 0 ||
+	    api_query_int(r, "height=", preview ? 200 : 0, 1, max_side, &height) < 0 ||
+	    api_query_int(r, "fresh=", preview ? 0 : 1, 0, 1, &fresh) < 0)
 		return;
+	o.preview = preview;
 	j = json_pack("{s:s, s:i}", "format", format ? format : "jpeg", "quality", quality);
 	if (width)
 		json_object_set_new(j, "width", json_integer(width));
@@ -426,19 +469,23 @@ static void act_done(void *ud, struct run_outcome *out)
 	struct http_req *r = ud;
 
 	r->run = NULL;
-	if (out->failed)
+	if (out->failed && out->reply) /* a batch: which action failed, what ran */
+		http_reply_json(r, out->err.status, out->reply);
+	else if (out->failed)
 		http_reply_api_error(r, &out->err);
 	else
 		http_reply_json(r, 200, out->reply);
 	display_image_unref(out->image);
 }
 
-struct run *api_start_action(struct sess *s, const char *text, size_t len, run_done_fn done,
-			     void *ud, int *status, json_t **error)
+struct run *api_start_action(struct sess *s, const char *text, size_t len,
+			     enum traj_channel channel, run_done_fn done, void *ud, int *status,
+			     json_t **error)
 {
+	struct traj_step *st = trajectory_begin(s, text, len, channel);
 	struct shot_opts o;
 	struct api_error e;
-	struct action *a;
+	struct action_batch *a;
 	struct run *run;
 
 	/* Live view: while a person drives the guest, agents wait their turn. */
@@ -450,14 +497,23 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len, run_d
 			 stream_controller(s));
 		*status = 409;
 		*error = api_error_json("controlled_by_viewer", msg);
+		trajectory_refused(s, st, *status, *error);
 		return NULL;
 	}
-	if (!(a = api_action_parse(text, len, s->width, s->height, &o, status, error)))
+	if (!(a = api_action_parse(text, len, s->width, s->height, sess_keymap(s), &o, status,
+				   error))) {
+		trajectory_refused(s, st, *status, *error);
 		return NULL;
+	}
+	if (!a->is_batch)
+		traj_step_parsed(st, a->actions[0]);
 	run = run_start(s, a, &o, done, ud, &e);
 	if (!run) {
 		*status = e.status;
 		*error = api_error_json(e.code, e.message);
+		trajectory_refused(s, st, *status, *error);
+	} else {
+		run_record(run, st);
 	}
 	return run;
 }
@@ -484,7 +540,7 @@ static void act(struct http_req *r)
 		api_wait(r, s, API_DEFAULT_WAIT_S);
 		return;
 	}
-	r->run = api_start_action(s, r->body, r->body_len, act_done, r, &status, &error);
+	r->run = api_start_action(s, r->body, r->body_len, TRAJ_HTTP, act_done, r, &status, &error);
 	if (!r->run)
 		http_reply_json(r, status, error);
 	else /* the action's steps, settling and encoding may take a while */
@@ -508,6 +564,10 @@ void api_handle(struct http_req *r)
 	case R_USAGE:
 		api_usage(r);
 		return;
+	case R_KEYS:
+	case R_KEY_DELETE:
+		api_keys(r);
+		return;
 	case R_SESSIONS_CREATE:
 		create_session(r);
 		return;
@@ -518,7 +578,10 @@ void api_handle(struct http_req *r)
 		delete_session(r);
 		return;
 	case R_SESSION_SCREENSHOT:
-		screenshot(r);
+		screenshot(r, false);
+		return;
+	case R_SESSION_THUMBNAIL:
+		screenshot(r, true);
 		return;
 	case R_SESSION_ACTIONS:
 		act(r);
@@ -588,6 +651,9 @@ void api_handle(struct http_req *r)
 	case R_SESSION_EGRESS_LOG:
 		api_egress_log(r);
 		return;
+	case R_SESSION_TRAJECTORY:
+		api_trajectory(r);
+		return;
 	case R_SESSION_CLIPBOARD:
 		api_clipboard(r);
 		return;
@@ -609,14 +675,33 @@ void api_handle(struct http_req *r)
 	case R_TEMPLATE_DELETE:
 		api_delete_template(r);
 		return;
+	case R_TEMPLATE_EXPORT:
+		api_template_export(r);
+		return;
+	case R_TEMPLATE_IMPORT:
+		api_template_import(r);
+		return;
+	case R_TEMPLATES_GC:
+		api_templates_gc(r);
+		return;
 	case R_SESSION_TOKENS:
 	case R_SESSION_TOKEN:
 	case R_SESSION_TOKEN_ROTATE:
 		api_tokens(r);
 		return;
+	case R_SESSION_RECORDING:
+	case R_SESSION_RECORDING_START:
+	case R_SESSION_RECORDING_STOP:
+	case R_SESSION_RECORDING_FRAME:
+	case R_SESSION_RECORDING_WEBM:
+		api_recording(r);
+		return;
 	case R_METHOD_NOT_ALLOWED:
 		http_reply_error(r, 405, "method_not_allowed",
 				 "this path does not take that method");
+		return;
+	case R_E2B:
+		api_e2b_handle(r);
 		return;
 	case R_NOT_FOUND:
 		break;

@@ -3,6 +3,7 @@
 #define VITRINE_GATEWAY_API_H
 
 #include "gateway/action/run.h"
+#include "gateway/action/traj_log.h"
 #include "gateway/api/http.h"
 
 /* Handles the request in r (route, token and body are set); answers through
@@ -20,11 +21,14 @@ void api_resume_wait(struct http_req *r);
 void api_metrics_reply(struct http_req *r);
 
 struct sess;
-/* Parses text (one JSON action, any dialect) and starts it on s; done gets
- * the outcome later. On refusal returns NULL with *status and *error (an
- * {"error": ...} object, owned by the caller) set. Shared by the REST route
- * and the WebSocket control channel. */
-struct run *api_start_action(struct sess *s, const char *text, size_t len, run_done_fn done,
-			     void *ud, int *status, json_t **error);
+/* Parses text (one JSON action, any dialect) that came over channel and
+ * starts it on s; done gets the outcome later. On refusal returns NULL
+ * with *status and *error (an {"error": ...} object, owned by the caller)
+ * set. Either way the action is a step of the session's trajectory
+ * (action/trajectory.h). Shared by the REST route and the WebSocket
+ * control channel. */
+struct run *api_start_action(struct sess *s, const char *text, size_t len,
+			     enum traj_channel channel, run_done_fn done, void *ud, int *status,
+			     json_t **error);
 
 #endif

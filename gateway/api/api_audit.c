@@ -1,9 +1,12 @@
 /* gateway/api/api_audit.c: see api_audit.h; the schema is docs/audit.md. */
 #include "gateway/api/api_audit.h"
 
+#include "common/fsutil.h"
+#include "gateway/api/e2b_api.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/core/audit.h"
 #include "gateway/session/session.h"
+#include "gateway/stream/recorder.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,10 @@ const char *api_audit_event(enum route_kind kind, enum route_method method)
 		return "template_create";
 	case R_TEMPLATE_DELETE:
 		return "template_delete";
+	case R_KEYS:
+		return method == M_POST ? "key_created" : NULL;
+	case R_KEY_DELETE:
+		return "key_revoked";
 	case R_SESSION_EXEC:
 		return "command";
 	case R_SESSION_FILES:
@@ -48,6 +55,10 @@ const char *api_audit_event(enum route_kind kind, enum route_method method)
 		return method == M_DELETE ? "share_revoked" : "share_minted";
 	case R_SESSION_VNC:
 		return method == M_DELETE ? "vnc_door_closed" : "vnc_door_opened";
+	case R_SESSION_RECORDING_START:
+		return "recording_start";
+	case R_SESSION_RECORDING_STOP:
+		return "recording_stop";
 	default:
 		return NULL;
 	}
@@ -92,6 +103,9 @@ static bool route_has_session(enum route_kind kind)
 	case R_HEALTH:
 	case R_ROOT:
 	case R_METRICS:
+	case R_USAGE:
+	case R_KEYS:
+	case R_KEY_DELETE:
 	case R_SESSIONS_LIST:
 	case R_SESSIONS_CREATE:
 	case R_TEMPLATES_LIST:
@@ -110,9 +124,10 @@ static const char *remote_of(struct lws *wsi, char *buf, size_t len)
 }
 
 /* A token that was not authorised (refused before the check named it):
- * whether it is the operator key, else "unknown". */
+ * whether it is the operator key or an API key, else "unknown". */
 static void who_unchecked(struct gw *gw, const char *token, struct audit_principal *p)
 {
+	const struct api_key *k;
 	char h[AUTH_HASH_LEN + 1];
 
 	if (!token[0]) {
@@ -120,7 +135,12 @@ static void who_unchecked(struct gw *gw, const char *token, struct audit_princip
 		return;
 	}
 	auth_token_hash(token, h);
-	audit_principal_set(p, h, auth_equal(h, gw->operator_hash) ? "operator" : "", false);
+	k = api_keys_match(&gw->api_keys, h);
+	audit_principal_set(p, h,
+			    auth_equal(h, gw->operator_hash) ? "operator"
+			    : k				     ? k->id
+							     : "",
+			    false);
 }
 
 static void access_line(struct http_req *r, const char *remote)
@@ -131,7 +151,7 @@ static void access_line(struct http_req *r, const char *remote)
 
 	if (!r->gw->access_log.path[0])
 		return;
-	audit_time(audit_now_ms(), when, sizeof(when));
+	audit_time(fs_unix_ms(), when, sizeof(when));
 	j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:f, s:s?}", "time", when, "method",
 		      api_method_name(r->method), "route", route_kind_names[r->route.kind], "path",
 		      r->path, "status", r->status, "bytes", (json_int_t)r->resp_len, "duration_ms",
@@ -143,13 +163,41 @@ static void access_line(struct http_req *r, const char *remote)
 	free(line);
 }
 
+/* An answered action or command goes on its session's recording, if it
+ * records (the command's argv and exit code are its audit fields). */
+static void record_answer(struct http_req *r)
+{
+	struct sess *s;
+	int64_t end_ms, t0_ms;
+	json_t *code;
+
+	if (!r->who.kind || r->status == 401 || r->status == 403 ||
+	    (r->route.kind != R_SESSION_ACTIONS && r->route.kind != R_SESSION_EXEC))
+		return;
+	if (!(s = sess_find(r->gw, r->route.id)))
+		return;
+	end_ms = fs_now_ms();
+	t0_ms = end_ms - (int64_t)(lws_now_usecs() - r->t0_us) / 1000;
+	if (r->route.kind == R_SESSION_ACTIONS) {
+		rec_note_action(s, r->body, r->body_len, r->status, t0_ms, end_ms, "http");
+		return;
+	}
+	code = json_object_get(r->audit_fields, "exit_code");
+	rec_note_command(s, json_object_get(r->audit_fields, "argv"),
+			 code ? (int)json_integer_value(code) : -1, r->status, t0_ms, end_ms);
+}
+
 void api_audit_answered(struct http_req *r)
 {
-	const char *event = api_audit_event(r->route.kind, r->method), *session = NULL;
+	const char *event = r->route.kind == R_E2B ? api_e2b_audit_event(r)
+						   : api_audit_event(r->route.kind, r->method),
+		   *session = NULL;
 	char remote_buf[64];
 	const char *remote = remote_of(r->wsi, remote_buf, sizeof(remote_buf));
-	json_t *fields = r->audit_fields;
+	json_t *fields;
 
+	record_answer(r); /* reads the command's fields, before they go */
+	fields = r->audit_fields;
 	r->audit_fields = NULL;
 	if (r->audit_session[0])
 		session = r->audit_session;

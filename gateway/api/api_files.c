@@ -65,7 +65,7 @@ void api_files(struct http_req *r)
 
 	if (!s)
 		return;
-	arg = lws_get_urlarg_by_name(r->wsi, "path=", raw, sizeof(raw));
+	arg = http_query(r, "path=", raw, sizeof(raw));
 	if (!arg || api_files_path(arg, path, sizeof(path)) < 0) {
 		http_reply_error(r, 400, "path_not_allowed",
 				 "give ?path= under /home/vitrine (relative paths start there) or "

@@ -16,6 +16,7 @@
 #include "gateway/api/bodies.h"
 #include "gateway/egress/egress.h"
 #include "gateway/guest/exec.h"
+#include "gateway/guest/guest_apps.h"
 #include "gateway/session/session.h"
 
 #include <errno.h>
@@ -23,24 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CLIPBOARD_TIMEOUT_S 15
-#define OPEN_TIMEOUT_S 45
-#define LAUNCH_TIMEOUT_S 15
-
-static const char *const open_script =
-	"vitrine-ready eval 9222 \"$0\" >/dev/null || exit 1; i=0; "
-	"while [ \"$(vitrine-ready eval 9222 \"document.readyState === 'complete' && "
-	"!window.__vitrineOld\")\" != true ]; do i=$((i+1)); "
-	"[ $i -gt 300 ] && { echo 'the page did not load in 30 s' >&2; exit 3; }; sleep 0.1; done; "
-	"exec vitrine-ready page 9222 30 \"$1\"";
-static const char *const launch_script =
-	"command -v \"$0\" >/dev/null 2>&1 || { echo \"no such application: $0\" >&2; exit 127; }; "
-	"setsid \"$0\" \"$@\" </dev/null >/dev/null 2>&1 & echo $!";
-
 void api_clipboard(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_R_ACT);
-	const char *get[] = { "xclip", "-selection", "clipboard", "-o", "-t", "UTF8_STRING", NULL };
 	const char *set[] = { "/bin/sh", "-c",
 			      "exec xclip -selection clipboard -i -t UTF8_STRING >/dev/null",
 			      NULL };
@@ -50,7 +36,7 @@ void api_clipboard(struct http_req *r)
 	if (!s || !api_exec_ready(r, s))
 		return;
 	if (r->method == M_GET) {
-		api_exec_start(r, s, get, NULL, 0, CLIPBOARD_TIMEOUT_S);
+		api_exec_start(r, s, guest_clipboard_get_argv, NULL, 0, GUEST_CLIPBOARD_TIMEOUT_S);
 		return;
 	}
 	if (api_clipboard_parse(r->body, r->body_len, &b, &e) < 0) {
@@ -59,7 +45,7 @@ void api_clipboard(struct http_req *r)
 	}
 	r->clip_len = b.len;
 	api_audit_set(r, "size", json_integer((json_int_t)b.len)); /* never the text */
-	api_exec_start(r, s, set, b.text, b.len, CLIPBOARD_TIMEOUT_S);
+	api_exec_start(r, s, set, b.text, b.len, GUEST_CLIPBOARD_TIMEOUT_S);
 	json_decref(b.json);
 }
 
@@ -78,14 +64,15 @@ void api_open(struct http_req *r)
 	snprintf(r->files_path, sizeof(r->files_path), "%s", b.url);
 	api_audit_set(r, "url", json_string(b.url));
 	api_exec_start(r, s,
-		       (const char *const[]){ "/bin/sh", "-c", open_script, b.js, b.url, NULL },
-		       NULL, 0, OPEN_TIMEOUT_S);
+		       (const char *const[]){ "/bin/sh", "-c", guest_open_script, b.js, b.url,
+					      NULL },
+		       NULL, 0, GUEST_OPEN_TIMEOUT_S);
 }
 
 void api_launch(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_R_ACT);
-	const char *argv[API_LAUNCH_MAX_ARGS + 4] = { "/bin/sh", "-c", launch_script };
+	const char *argv[API_LAUNCH_MAX_ARGS + 4] = { "/bin/sh", "-c", guest_launch_script };
 	struct launch_body b;
 	struct api_error e;
 
@@ -103,7 +90,7 @@ void api_launch(struct http_req *r)
 			json_array_append_new(cmd, json_string(b.argv[i]));
 		api_audit_set(r, "command", cmd ? cmd : json_null());
 	}
-	api_exec_start(r, s, argv, NULL, 0, LAUNCH_TIMEOUT_S);
+	api_exec_start(r, s, argv, NULL, 0, GUEST_LAUNCH_TIMEOUT_S);
 	json_decref(b.json);
 }
 
@@ -120,8 +107,7 @@ void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
 	if (rc < 0 && rc != -ETIMEDOUT) {
 		http_reply_error(r, 503, "agent_unavailable", err);
 	} else if (r->route.kind == R_SESSION_CLIPBOARD && r->method == M_GET) {
-		/* xclip says so when nothing owns the clipboard: empty */
-		bool empty = res->exit_code != 0 && res->err && strstr(res->err, "not available");
+		bool empty = guest_clipboard_empty(res->exit_code, res->err);
 
 		if (rc == 0 && (res->exit_code == 0 || empty))
 			http_reply_json(r, 200,

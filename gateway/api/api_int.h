@@ -52,6 +52,11 @@ void api_events(struct http_req *r);
  * for any other route. */
 bool api_ops_resume_wait(struct http_req *r, struct sess *s, bool timed_out);
 
+/* api_templates.c: a saved template's JSON (status "ready", or "stale"
+ * with why), as GET /v1/templates/NAME answers it. */
+struct vmm_template;
+json_t *api_template_json(const char *name, const struct vmm_template *t, const char *stale);
+
 /* api_exec.c */
 void api_exec(struct http_req *r);
 /* A parked exec request was woken: answers once its command ended. */
@@ -105,6 +110,16 @@ void api_tokens(struct http_req *r);
  * look up first. */
 void api_cdp_version(struct http_req *r);
 
+/* api_trajectory.c: GET /v1/sessions/{id}/trajectory (docs/trajectory.md). */
+void api_trajectory(struct http_req *r);
+
+/* api_keys.c: GET|POST /v1/keys and DELETE /v1/keys/{id} (the operator key
+ * alone). */
+void api_keys(struct http_req *r);
+/* Its POST body (len bytes, may be empty): {"name"?: TEXT} into name
+ * ("" when none). Pure. Returns 0, or -EINVAL with *e filled (400). */
+int api_keys_parse(const char *body, size_t len, char *name, size_t name_size, struct api_error *e);
+
 /* api_usage.c: GET /v1/usage (operator). */
 void api_usage(struct http_req *r);
 /* The rows of GET /v1/usage's CSV: a header, then one line per entry of
@@ -114,6 +129,11 @@ char *api_usage_csv(const json_t *sessions);
 /* api_metrics.c: GET /metrics (operator). */
 void api_metrics(struct http_req *r);
 
+/* api_recording.c: the routes under /v1/sessions/{id}/recording. */
+void api_recording(struct http_req *r);
+/* A parked request for the video was woken: answers once it is made. */
+void api_recording_resume(struct http_req *r, struct sess *s, bool timed_out);
+
 /* api_vnc.c: POST|DELETE /v1/sessions/{id}/vnc on s ("vnc" scope). */
 void api_vnc(struct http_req *r, struct sess *s);
 
@@ -121,6 +141,16 @@ void api_vnc(struct http_req *r, struct sess *s);
  * age_ms, urls, ...} and, when with_tokens, {tokens: {control, view}}. */
 json_t *api_session_json(const struct sess *s, bool with_tokens);
 
+/* api_template_move.c: export and import. import_begin is called when
+ * the import's headers are in (api_refuse_early), before its body. */
+void api_template_export(struct http_req *r);
+void api_template_import_begin(struct http_req *r);
+void api_template_import(struct http_req *r);
+/* api_template_gc.c */
+void api_templates_gc(struct http_req *r);
+/* Who keeps template name from being deleted (a session, a template on
+ * it, a save under way), said into who; false for nobody (api_templates.c). */
+bool api_template_user(struct gw *gw, const char *name, char *who, size_t len);
 /* api_templates.c */
 void api_list_templates(struct http_req *r);
 void api_get_template(struct http_req *r);

@@ -101,7 +101,7 @@ void api_fork(struct http_req *r)
 
 	if (!s || empty_body(r) < 0)
 		return;
-	w = lws_get_urlarg_by_name(r->wsi, "wait=", buf, sizeof(buf));
+	w = http_query(r, "wait=", buf, sizeof(buf));
 	if (w && strcmp(w, "ready")) {
 		http_reply_error(r, 400, "invalid_argument", "wait must be 'ready'");
 		return;

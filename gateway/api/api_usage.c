@@ -2,6 +2,7 @@
  * session, live and ended (the usage log), whose life meets [from, to]
  * (Unix seconds; either may be left out), with its usage; JSON, or CSV
  * when the client asks for text/csv. */
+#include "common/bytebuf.h"
 #include "gateway/api/api_int.h"
 #include "gateway/session/session.h"
 #include "gateway/session/session_usage.h"
@@ -19,60 +20,27 @@ static const char *const fields[] = {
 	"commands",	      "egress_bytes_up",       "egress_bytes_down",   "disk_bytes",
 };
 
-static int put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return -1;
-		if ((size_t)n < *cap - *len) {
-			*len += (size_t)n;
-			return 0;
-		}
-		{
-			char *more = realloc(*buf, *cap * 2 + (size_t)n);
-
-			if (!more)
-				return -1;
-			*buf = more;
-			*cap = *cap * 2 + (size_t)n;
-		}
-	}
-}
-
 /* A JSON number or integer as CSV text ("" when absent). */
-static int put_value(char **buf, size_t *len, size_t *cap, const json_t *v)
+static int put_value(struct bytebuf *b, const json_t *v)
 {
 	if (json_is_integer(v))
-		return put(buf, len, cap, ",%lld", (long long)json_integer_value(v));
+		return bytebuf_printf(b, ",%lld", (long long)json_integer_value(v));
 	if (json_is_real(v))
-		return put(buf, len, cap, ",%.3f", json_real_value(v));
-	return put(buf, len, cap, ",");
+		return bytebuf_printf(b, ",%.3f", json_real_value(v));
+	return bytebuf_printf(b, ",");
 }
 
 char *api_usage_csv(const json_t *sessions)
 {
-	size_t len = 0, cap = 4096, i;
-	char *buf = malloc(cap);
+	struct bytebuf b = { 0 };
+	size_t i;
 	const json_t *e;
 	int rc;
 
-	if (!buf)
-		return NULL;
-	buf[0] = '\0';
-	rc = put(&buf, &len, &cap,
-		 "id,image,template,vcpus,memory_mib,created_unix_ms,ended_unix_ms");
+	rc = bytebuf_printf(&b, "id,image,template,vcpus,memory_mib,created_unix_ms,ended_unix_ms");
 	for (size_t f = 0; rc == 0 && f < sizeof(fields) / sizeof(fields[0]); f++)
-		rc = put(&buf, &len, &cap, ",%s", fields[f]);
-	rc = rc ? rc : put(&buf, &len, &cap, "\r\n");
+		rc = bytebuf_printf(&b, ",%s", fields[f]);
+	rc = rc ? rc : bytebuf_printf(&b, "\r\n");
 	json_array_foreach(sessions, i, e)
 	{
 		const json_t *u = json_object_get(e, "usage");
@@ -80,22 +48,23 @@ char *api_usage_csv(const json_t *sessions)
 
 		/* ids, image and template names are [a-z0-9_.-]: no quoting needed */
 		rc = rc ? rc
-			: put(&buf, &len, &cap, "%s,%s,%s",
-			      json_string_value(json_object_get(e, "id")),
-			      json_string_value(json_object_get(e, "image")), tpl ? tpl : "");
-		rc = rc ? rc : put_value(&buf, &len, &cap, json_object_get(e, "vcpus"));
-		rc = rc ? rc : put_value(&buf, &len, &cap, json_object_get(e, "memory_mib"));
-		rc = rc ? rc : put_value(&buf, &len, &cap, json_object_get(e, "created_unix_ms"));
-		rc = rc ? rc : put_value(&buf, &len, &cap, json_object_get(e, "ended_unix_ms"));
+			: bytebuf_printf(&b, "%s,%s,%s",
+					 json_string_value(json_object_get(e, "id")),
+					 json_string_value(json_object_get(e, "image")),
+					 tpl ? tpl : "");
+		rc = rc ? rc : put_value(&b, json_object_get(e, "vcpus"));
+		rc = rc ? rc : put_value(&b, json_object_get(e, "memory_mib"));
+		rc = rc ? rc : put_value(&b, json_object_get(e, "created_unix_ms"));
+		rc = rc ? rc : put_value(&b, json_object_get(e, "ended_unix_ms"));
 		for (size_t f = 0; rc == 0 && f < sizeof(fields) / sizeof(fields[0]); f++)
-			rc = put_value(&buf, &len, &cap, json_object_get(u, fields[f]));
-		rc = rc ? rc : put(&buf, &len, &cap, "\r\n");
+			rc = put_value(&b, json_object_get(u, fields[f]));
+		rc = rc ? rc : bytebuf_printf(&b, "\r\n");
 	}
 	if (rc) {
-		free(buf);
+		bytebuf_free(&b);
 		return NULL;
 	}
-	return buf;
+	return b.data;
 }
 
 void api_usage(struct http_req *r)

@@ -2,8 +2,11 @@
 #include "gateway/api/bodies.h"
 
 #include "gateway/action/actions.h"
+#include "gateway/action/batch.h"
 #include "gateway/action/run.h"
+#include "gateway/core/api_keys.h"
 #include "vmm-qemu/guest_prep.h"
+#include "vmm-qemu/snapshot.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -138,6 +141,42 @@ int api_pause_parse(const char *body, size_t len, enum sess_pause *how, struct a
 	return rc;
 }
 
+int api_template_save_parse(const char *body, size_t len, char *name, size_t name_len,
+			    char *session, size_t session_len, struct api_error *e)
+{
+	json_t *j = api_body_object(body, len, e), *n, *from;
+	const char *id;
+	int rc = 1;
+
+	if (!j)
+		return -EINVAL;
+	n = json_object_get(j, "name");
+	from = json_object_get(j, "from_session");
+	id = json_string_value(from);
+	if (!from) {
+		rc = 0;
+	} else if (json_object_size(j) != (n ? 2u : 1u)) {
+		rc = api_error_set(
+			e, 400, "invalid_argument",
+			"a template from a session takes only 'name' and 'from_session'");
+	} else if (!plain_string(n) || !vmm_template_name_ok(json_string_value(n)) ||
+		   strlen(json_string_value(n)) >= name_len) {
+		rc = api_error_set(e, 400, "invalid_argument",
+				   "name must be 1-63 of a-z, 0-9, '_', '-'");
+	} else if (!plain_string(from) || !id[0] || strlen(id) >= session_len ||
+		   strlen(id) >= SESS_ID_MAX ||
+		   strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(id)) {
+		rc = api_error_set(
+			e, 400, "invalid_argument",
+			"from_session must be a session id (lowercase letters and digits)");
+	} else {
+		snprintf(name, name_len, "%s", json_string_value(n));
+		snprintf(session, session_len, "%s", id);
+	}
+	json_decref(j);
+	return rc;
+}
+
 int api_empty_body_parse(const char *body, size_t len, struct api_error *e)
 {
 	json_t *j;
@@ -152,15 +191,17 @@ int api_empty_body_parse(const char *body, size_t len, struct api_error *e)
 	return rc;
 }
 
-struct action *api_action_parse(const char *text, size_t len, int width, int height,
-				struct shot_opts *o, int *status, json_t **error)
+struct action_batch *api_action_parse(const char *text, size_t len, int width, int height,
+				      const struct vmm_keymap *km, struct shot_opts *o, int *status,
+				      json_t **error)
 {
-	struct actions_ctx ctx = { .screen_width = width, .screen_height = height };
+	struct actions_ctx ctx = { .screen_width = width, .screen_height = height, .keymap = km };
+	struct action_batch *b;
 	struct actions_error ae;
 	struct api_error e;
-	struct action *a;
 	json_error_t jerr;
 	json_t *body;
+	long index;
 
 	body = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!json_is_object(body)) {
@@ -173,12 +214,15 @@ struct action *api_action_parse(const char *text, size_t len, int width, int hei
 		*error = api_error_json("invalid_json", msg);
 		return NULL;
 	}
-	a = actions_parse(body, &ctx, &ae);
-	if (!a) {
+	b = batch_parse(body, &ctx, &ae, &index);
+	if (!b) {
 		*status = ae.code == ACTIONS_E_NO_MEMORY ? 500 : 400;
 		*error = json_pack("{s:{s:s, s:s, s:s}}", "error", "code",
 				   actions_errc_name(ae.code), "message", ae.message, "field",
 				   ae.field);
+		if (*error && index >= 0) /* the batch's action that was refused */
+			json_object_set_new(json_object_get(*error, "error"), "index",
+					    json_integer(index));
 		/* Echo the id even of an action that did not parse. */
 		if (*error && json_object_get(body, "id"))
 			json_object_set(*error, "id", json_object_get(body, "id"));
@@ -187,11 +231,40 @@ struct action *api_action_parse(const char *text, size_t len, int width, int hei
 	}
 	json_decref(body);
 	shot_opts_default(o);
-	if (a->screenshot_opts && shot_opts_parse(a->screenshot_opts, o, &e) < 0) {
-		actions_destroy(a);
+	if (b->screenshot_opts && shot_opts_parse(b->screenshot_opts, o, &e) < 0) {
+		batch_destroy(b);
 		*status = e.status;
 		*error = api_error_json(e.code, e.message);
 		return NULL;
 	}
-	return a;
+	return b;
+}
+
+int api_keys_parse(const char *body, size_t len, char *name, size_t name_size, struct api_error *e)
+{
+	const char *n = "";
+	char msg[200];
+	json_error_t je;
+	json_t *j;
+	int rc = 0;
+
+	name[0] = '\0';
+	if (len == 0)
+		return 0;
+	if (!(j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je)) ||
+	    json_unpack_ex(j, &je, JSON_STRICT, "{s?s}", "name", &n) < 0) {
+		snprintf(msg, sizeof(msg), "the body is {\"name\"?: TEXT}: %s", je.text);
+		api_error_set(e, 400, "invalid_argument", msg);
+		rc = -EINVAL;
+	} else if (!api_keys_name_ok(n) || strlen(n) >= name_size) {
+		snprintf(msg, sizeof(msg),
+			 "a key's name is at most %d letters, digits, spaces and -_.:@",
+			 API_KEY_NAME_MAX);
+		api_error_set(e, 400, "invalid_argument", msg);
+		rc = -EINVAL;
+	} else {
+		snprintf(name, name_size, "%s", n);
+	}
+	json_decref(j);
+	return rc;
 }

@@ -7,6 +7,9 @@
  *   POST .../launch {command, args?}      api_launch_parse
  *   POST .../pause {mode?}                api_pause_parse
  *   POST .../resume, .../fork: no body    api_empty_body_parse
+ *   POST /v1/templates {name, from_session}
+ *                                         api_template_save_parse
+ *   POST /v1/keys {name?}                 api_keys_parse
  *   one action (POST .../actions, and each message of WS .../control)
  *                                         api_action_parse
  *
@@ -22,7 +25,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-struct action;
+struct action_batch;
 struct shot_opts;
 
 #define API_LAUNCH_MAX_ARGS 32
@@ -66,15 +69,32 @@ int api_launch_parse(const char *body, size_t len, struct launch_body *out, stru
  * with *how, or -EINVAL with *e (400). */
 int api_pause_parse(const char *body, size_t len, enum sess_pause *how, struct api_error *e);
 
+/* POST /v1/keys (len bytes, may be empty): {"name"?: TEXT} into name ("" when
+ * none; a name api_keys_name_ok takes). Returns 0, or -EINVAL with *e (400). */
+int api_keys_parse(const char *body, size_t len, char *name, size_t name_size, struct api_error *e);
+
+/* POST /v1/templates with "from_session" (a template of a running
+ * session): exactly {"name": N, "from_session": ID}, N a template name
+ * (vmm_template_name_ok), ID 1..SESS_ID_MAX-1 of [a-z0-9]. Returns 1 with
+ * name and session filled (name_len, session_len bytes each), 0 when the
+ * body is an object without "from_session" (a template built from an
+ * image: session_spec.h parses it), or -EINVAL with *e. */
+int api_template_save_parse(const char *body, size_t len, char *name, size_t name_len,
+			    char *session, size_t session_len, struct api_error *e);
+
 /* An empty body or {} only. Returns 0, or -EINVAL with *e (400). */
 int api_empty_body_parse(const char *body, size_t len, struct api_error *e);
 
-/* One action object (text, len bytes) for a screen of width x height:
- * the action (actions_destroy), with its screenshot options in *o; or
- * NULL with *status (400, 500 out of memory) and *error, the answer's
- * JSON ({"error": {code, message, field?}}, the action's "id" echoed when
- * it had one; NULL only when out of memory). */
-struct action *api_action_parse(const char *text, size_t len, int width, int height,
-				struct shot_opts *o, int *status, json_t **error);
+/* One action object, or a batch {"actions": [...]} (text, len bytes; see
+ * gateway/action/batch.h) for a screen of width x height: the batch (one
+ * action is a batch of one; batch_destroy), with its screenshot options in
+ * *o; or NULL with *status (400, 500 out of memory) and *error, the
+ * answer's JSON ({"error": {code, message, field?, index?}}, index that of
+ * a batch's action refused first, nothing having run; the body's "id"
+ * echoed when it had one; NULL only when out of memory). Key names and
+ * typed text mean what they do on keymap km (NULL: US; actions.h). */
+struct action_batch *api_action_parse(const char *text, size_t len, int width, int height,
+				      const struct vmm_keymap *km, struct shot_opts *o, int *status,
+				      json_t **error);
 
 #endif

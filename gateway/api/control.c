@@ -1,6 +1,7 @@
 /* gateway/api/control.c: see control.h. */
 #include "gateway/api/control.h"
 
+#include "common/fsutil.h"
 #include "common/ws_rx.h"
 
 #include "gateway/action/run.h"
@@ -11,6 +12,7 @@
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/session/live_auth.h"
 #include "gateway/session/session.h"
+#include "gateway/stream/recorder.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +34,9 @@ struct control_conn {
 	size_t out_len[CONTROL_MAX_QUEUE];
 	int n_out;
 	struct run *run; /* owned: the action under way */
+	char *run_text; /* owned: its message, for a recording's timeline */
+	size_t run_len;
+	int64_t run_t0_ms; /* when it started */
 	struct live_auth la; /* once authed: the token still acts here */
 	lws_sorted_usec_list_t sul_auth; /* the deadline of a first-message token */
 	char closing[128]; /* why it closes once its replies are out ("" while open) */
@@ -166,9 +171,17 @@ static void start_next(struct control_conn *c);
 static void action_done(void *ud, struct run_outcome *out)
 {
 	struct control_conn *c = ud;
+	struct sess *s = sess_find(c->gw, c->sid);
 
 	c->run = NULL;
-	if (out->failed)
+	if (s)
+		rec_note_action(s, c->run_text, c->run_len, out->failed ? out->err.status : 200,
+				c->run_t0_ms, fs_now_ms(), "control");
+	free(c->run_text);
+	c->run_text = NULL;
+	if (out->failed && out->reply) /* a batch: which action failed, what ran */
+		send_json(c, out->reply);
+	else if (out->failed)
 		send_json(c, api_error_json(out->err.code, out->err.message));
 	else
 		send_json(c, out->reply);
@@ -190,9 +203,19 @@ static void start_next(struct control_conn *c)
 		if (!s) {
 			send_error(c, NULL, "gone", "the session no longer exists");
 		} else {
-			c->run = api_start_action(s, text, len, action_done, c, &status, &error);
-			if (!c->run)
+			int64_t t0 = fs_now_ms();
+
+			c->run = api_start_action(s, text, len, TRAJ_CONTROL, action_done, c,
+						  &status, &error);
+			if (!c->run) {
+				rec_note_action(s, text, len, status, t0, fs_now_ms(), "control");
 				send_json(c, error);
+			} else {
+				c->run_text = text;
+				c->run_len = len;
+				c->run_t0_ms = t0;
+				text = NULL; /* kept until the action is done */
+			}
 		}
 		free(text);
 	}
@@ -289,6 +312,7 @@ static void control_close(struct control_conn *c)
 	if (!c)
 		return;
 	run_cancel(c->run);
+	free(c->run_text);
 	live_auth_unwatch(&c->la);
 	lws_sul_cancel(&c->sul_auth);
 	ws_rx_free(&c->rx);

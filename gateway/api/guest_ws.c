@@ -29,6 +29,7 @@
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/live_auth.h"
 #include "gateway/session/session.h"
+#include "gateway/stream/recorder.h"
 #include "vmm-qemu/agent_exec.h"
 
 #include <errno.h>
@@ -502,9 +503,12 @@ static int start_exec(struct guest_ws *g, struct exec_job *job)
 }
 
 /* A streamed command ended (its socket closes): its audit entry, as
- * POST .../exec makes one. */
+ * POST .../exec makes one, and its entry in the session's recording (the
+ * status is the upgrade's, 101). */
 static void audit_exec(struct guest_ws *g)
 {
+	struct sess *s = sess_find(g->gw, g->sess_id);
+	int64_t now = fs_now_ms();
 	json_t *f = json_object(), *argv = json_array();
 	bool exited;
 	int code, sig;
@@ -523,8 +527,10 @@ static void audit_exec(struct guest_ws *g)
 		json_object_set_new(f, "signal", json_integer(sig));
 	if (g->timed_out)
 		json_object_set_new(f, "timed_out", json_true());
-	json_object_set_new(f, "duration_ms", json_integer(fs_now_ms() - g->started_ms));
+	json_object_set_new(f, "duration_ms", json_integer(now - g->started_ms));
 	json_object_set_new(f, "websocket", json_true());
+	if (s)
+		rec_note_command(s, argv, exited && !sig ? code : -1, 101, g->started_ms, now);
 	audit_log(g->gw, "command", g->sess_id, &g->who, g->remote[0] ? g->remote : NULL, f);
 }
 

@@ -5,6 +5,7 @@
 
 #include "gateway/action/run.h"
 #include "gateway/api/api_audit.h"
+#include "gateway/api/e2b_api.h"
 #include "gateway/core/metrics.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/job.h"
@@ -14,12 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Lets go of a made body's source. */
+static void drop_source(struct http_req *r)
+{
+	if (r->src_free)
+		r->src_free(r->src);
+	r->src = NULL;
+	r->src_free = NULL;
+	r->src_read = NULL;
+}
+
 void http_reply_json(struct http_req *r, int status, json_t *body)
 {
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	size_t n = text ? strlen(text) : 0;
 
 	json_decref(body);
+	drop_source(r);
 	free(r->resp);
 	r->resp = text ? malloc(LWS_PRE + n + 1) : NULL;
 	if (!r->resp) {
@@ -41,6 +53,7 @@ void http_reply_json(struct http_req *r, int status, json_t *body)
 void http_reply_bytes(struct http_req *r, int status, const char *content_type, const void *data,
 		      size_t len)
 {
+	drop_source(r);
 	free(r->resp);
 	r->resp = malloc(LWS_PRE + len + 1);
 	if (!r->resp) {
@@ -53,6 +66,86 @@ void http_reply_bytes(struct http_req *r, int status, const char *content_type, 
 	r->resp_len = len;
 	r->have_response = true;
 	lws_callback_on_writable(r->wsi);
+}
+
+void http_reply_stream(struct http_req *r, int status, const char *content_type, uint64_t len,
+		       http_read_fn read, void (*free_ud)(void *ud), void *ud)
+{
+	drop_source(r);
+	free(r->resp);
+	r->resp = malloc(LWS_PRE + HTTP_STREAM_CHUNK);
+	if (!r->resp) {
+		free_ud(ud);
+		http_reply_json(r, 500, NULL);
+		return;
+	}
+	r->src_read = read;
+	r->src_free = free_ud;
+	r->src = ud;
+	r->src_len = len;
+	r->src_off = 0;
+	r->status = status;
+	r->content_type = content_type;
+	r->resp_len = (size_t)len;
+	r->have_response = true;
+	lws_callback_on_writable(r->wsi);
+}
+
+void http_reply_until_close(struct http_req *r, int status, const char *content_type,
+			    int (*stream_write)(struct http_req *r))
+{
+	drop_source(r);
+	free(r->resp);
+	r->resp = NULL;
+	r->resp_len = 0;
+	r->status = status;
+	r->content_type = content_type;
+	r->stream_write = stream_write;
+	r->close_after = true;
+	r->have_response = true;
+	lws_callback_on_writable(r->wsi);
+}
+
+/* One chunk of a made body; the last one ends the answer (1). Returns 0
+ * while more is to come, 1 at the end, -1 to close. */
+static int write_chunk(struct lws *wsi, struct http_req *r)
+{
+	uint64_t left = r->src_len - r->src_off;
+	size_t want = left < HTTP_STREAM_CHUNK ? (size_t)left : HTTP_STREAM_CHUNK;
+	size_t got = r->src_read(r->src, r->src_off, r->resp + LWS_PRE, want);
+	bool last = got == left;
+
+	if (got != want) /* the source is shorter than it said: the length would lie */
+		return -1;
+	if (lws_write(wsi, r->resp + LWS_PRE, got, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) !=
+	    (int)got)
+		return -1;
+	r->src_off += got;
+	if (last) {
+		drop_source(r);
+		return 1;
+	}
+	/* A client that reads nothing for this long loses the connection. */
+	lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 30);
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+const char *http_query(struct http_req *r, const char *name, char *buf, int len)
+{
+	size_t n = strlen(name);
+	int flen;
+
+	for (int i = 0; (flen = lws_hdr_fragment_length(r->wsi, WSI_TOKEN_HTTP_URI_ARGS, i)) > 0;
+	     i++) {
+		if ((size_t)flen < n || flen >= len ||
+		    lws_hdr_copy_fragment(r->wsi, buf, len, WSI_TOKEN_HTTP_URI_ARGS, i) < 0 ||
+		    strncmp(buf, name, n))
+			continue;
+		memmove(buf, buf + n, strlen(buf + n) + 1);
+		return buf;
+	}
+	return NULL;
 }
 
 void http_add_header(struct http_req *r, const char *name, const char *value)
@@ -112,7 +205,9 @@ static int write_response(struct lws *wsi, struct http_req *r)
 
 	if (!r->headers_sent) {
 		if (lws_add_http_common_headers(wsi, (unsigned int)r->status, r->content_type,
-						r->resp_len, &p, end) ||
+						r->stream_write ? LWS_ILLEGAL_HTTP_CONTENT_LEN
+								: r->resp_len,
+						&p, end) ||
 		    lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
 						(const unsigned char *)"no-store", 8, &p, end))
 			return -1;
@@ -121,7 +216,8 @@ static int write_response(struct lws *wsi, struct http_req *r)
 							(const unsigned char *)r->hdrs[i].value,
 							(int)strlen(r->hdrs[i].value), &p, end))
 				return -1;
-		if (r->close_after &&
+		/* (lws says close itself for a body of no length) */
+		if (r->close_after && !r->stream_write &&
 		    lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:",
 						(const unsigned char *)"close", 5, &p, end))
 			return -1;
@@ -134,6 +230,13 @@ static int write_response(struct lws *wsi, struct http_req *r)
 			lws_callback_on_writable(wsi);
 			return 0;
 		}
+	} else if (r->src_read) {
+		int rc = write_chunk(wsi, r);
+
+		if (rc <= 0)
+			return rc;
+	} else if (r->stream_write) {
+		return r->stream_write(r);
 	} else if (lws_write(wsi, r->resp + LWS_PRE, r->resp_len, LWS_WRITE_HTTP_FINAL) !=
 		   (int)r->resp_len) {
 		return -1;
@@ -167,8 +270,15 @@ void http_release(struct http_req *r)
 	r->body = NULL;
 	free(r->resp);
 	r->resp = NULL;
+	drop_source(r);
+	if (r->route_state_free)
+		r->route_state_free(r->route_state);
+	r->route_state = NULL;
+	r->route_state_free = NULL;
+	r->body_sink = NULL;
 	json_decref(r->audit_fields);
 	r->audit_fields = NULL;
+	api_e2b_release(r);
 }
 
 bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in)
@@ -186,25 +296,76 @@ bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in)
 	snprintf(r->path, sizeof(r->path), "%.*s", (int)strcspn(path_in ? path_in : path, "?"),
 		 path_in ? path_in : path);
 	read_bearer(wsi, r);
-	return r->method != M_POST && r->method != M_PUT;
+	if (lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 &&
+	    strstr(path, "chunked")) {
+		r->chunked = true;
+		/* lws keeps counting a body it cannot delimit: start afresh */
+		r->close_after = true;
+	}
+	api_e2b_begin(r);
+	/* HTTP/1.1: with neither a length nor chunks there is no body */
+	return (r->method != M_POST && r->method != M_PUT) ||
+	       (!r->chunked && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0);
+}
+
+bool http_body_complete(struct http_req *r)
+{
+	if (!r->chunked || r->have_response)
+		return false;
+	if (r->chunks.state < 0) {
+		http_reply_error(r, 400, "bad_request", "malformed chunked request body");
+		return false;
+	}
+	return chunked_done(&r->chunks);
 }
 
 int http_add_body(struct http_req *r, const void *in, size_t len)
 {
 	char *nb;
+	unsigned char *dec = NULL;
 
 	if (len == 0) /* an empty body comes as (NULL, 0) */
 		return 0;
-	if (r->body_too_big || r->body_len + len > HTTP_MAX_BODY) {
-		r->body_too_big = true;
+	if (r->chunked) {
+		long n;
+
+		if (r->chunks.state < 0 || !(dec = malloc(len)))
+			return dec ? 0 : -1;
+		n = chunked_decode(&r->chunks, in, len, dec);
+		if (n < 0) {
+			r->chunks.state = -1; /* http_body_complete answers */
+			free(dec);
+			return 0;
+		}
+		in = dec;
+		len = (size_t)n;
+	}
+	if (len == 0) {
+		free(dec);
 		return 0;
 	}
-	if (!(nb = realloc(r->body, r->body_len + len + 1)))
+	if (r->body_sink) {
+		int rc = r->body_sink(r, in, len);
+
+		free(dec);
+		return rc;
+	}
+	if (r->body_too_big ||
+	    r->body_len + len >
+		    (r->e2b.kind == E2B_ENVD_FILES ? HTTP_MAX_E2B_FILE : HTTP_MAX_BODY)) {
+		r->body_too_big = true;
+		free(dec);
+		return 0;
+	}
+	if (!(nb = realloc(r->body, r->body_len + len + 1))) {
+		free(dec);
 		return -1;
+	}
 	r->body = nb;
 	memcpy(r->body + r->body_len, in, len);
 	r->body_len += len;
 	r->body[r->body_len] = '\0';
+	free(dec);
 	return 0;
 }
 
@@ -212,7 +373,9 @@ bool http_body_ok(struct http_req *r)
 {
 	if (!r->body_too_big)
 		return true;
-	http_reply_error(r, 413, "body_too_large", "request body over 1 MiB");
+	http_reply_error(r, 413, "body_too_large",
+			 r->e2b.kind == E2B_ENVD_FILES ? "request body over 4 MiB"
+						       : "request body over 1 MiB");
 	return false;
 }
 

@@ -3,9 +3,11 @@
 #ifndef VITRINE_GATEWAY_HTTP_H
 #define VITRINE_GATEWAY_HTTP_H
 
+#include "common/chunked.h"
 #include "gateway/api/routes.h"
 #include "gateway/core/audit.h"
 #include "gateway/core/gw.h"
+#include "gateway/e2b/e2b_route.h"
 #include "gateway/session/session_spec.h"
 
 #include <jansson.h>
@@ -13,6 +15,16 @@
 #include <stdbool.h>
 
 #define HTTP_MAX_BODY (1u << 20)
+/* A body made as it goes out (http_reply_stream) goes in chunks of this. */
+#define HTTP_STREAM_CHUNK (64u << 10)
+
+/* Copies up to cap bytes of a made body from off into buf; returns how
+ * many (cap but at the end). */
+typedef size_t (*http_read_fn)(void *ud, uint64_t off, unsigned char *buf, size_t cap);
+
+/* E2B's file uploads (POST /files to envd): as much as a command's output
+ * carries back (gateway/guest/exec.c), so what is written can be read. */
+#define HTTP_MAX_E2B_FILE (4u << 20)
 
 /* Per-request data, sized in lws_protocols; lws zeroes it. */
 struct http_req {
@@ -30,6 +42,9 @@ struct http_req {
 	char *body; /* owned */
 	size_t body_len;
 	bool body_too_big;
+	bool chunked; /* Transfer-Encoding: chunked: the body is decoded as it comes */
+	struct chunked chunks;
+	bool body_ready; /* a chunked body came whole: handled on the next writable */
 	/* The response, once decided. */
 	bool have_response, headers_sent;
 	bool close_after; /* the connection closes once this answer is out (a body was left unread) */
@@ -37,9 +52,14 @@ struct http_req {
 	const char *content_type;
 	unsigned char *resp; /* owned, LWS_PRE bytes of headroom before the body */
 	size_t resp_len;
+	/* A body made as it goes out (http_reply_stream): resp is its chunk buffer. */
+	http_read_fn src_read;
+	void (*src_free)(void *ud);
+	void *src; /* owned: freed by src_free */
+	uint64_t src_len, src_off;
 	struct {
 		char name[32]; /* with the trailing ':' lws wants */
-		char value[64];
+		char value[192]; /* room for a Location with a token */
 	} hdrs[6]; /* extra response headers */
 	int n_hdrs;
 	struct run *run; /* owned: an action or screenshot under way */
@@ -55,6 +75,25 @@ struct http_req {
 	lws_sorted_usec_list_t sul_wait;
 	struct job_ticket *ticket; /* held: a DELETE waits for its guest to be gone */
 	lws_sorted_usec_list_t sul_ticket;
+	/* E2B's SDKs (api/e2b_api.h): which call, the sandbox envd was asked
+	 * for, the session a call waits on, an envd stream (owned). */
+	struct e2b_route e2b;
+	char e2b_sandbox[E2B_ID_MAX];
+	int e2b_live_port; /* E2B_LIVE_*: the Host's port */
+	char e2b_wait_id[SESS_ID_MAX];
+	struct e2b_stream *e2b_stream;
+	int e2b_fs; /* a filesystem call under way: 1 + its enum e2b_fs_call, else 0 */
+	/* A body taken as it comes instead of kept in body (a template
+	 * import: api_template_move.c); no size limit. Returns 0, or -1 to
+	 * close the connection. */
+	int (*body_sink)(struct http_req *r, const void *p, size_t n);
+	/* owned: a route's own state across callbacks, freed with
+	 * route_state_free when the request goes */
+	void *route_state;
+	void (*route_state_free)(void *state);
+	/* A streamed answer (http_reply_until_close): writes the next part of the
+	 * body on each writable after the headers; 0, or -1 to close. */
+	int (*stream_write)(struct http_req *r);
 };
 
 /* Sets the response to body (stolen) with status. This function can't fail:
@@ -66,8 +105,24 @@ void http_reply_api_error(struct http_req *r, const struct api_error *e);
 /* Sets the response to len bytes of data (copied) with content_type. */
 void http_reply_bytes(struct http_req *r, int status, const char *content_type, const void *data,
 		      size_t len);
+/* Sets the response to len bytes that read (ud) makes chunk by chunk as
+ * they go out, with Content-Length len; ud is owned from now on, and
+ * freed with free_ud once the answer is out or the request goes. */
+void http_reply_stream(struct http_req *r, int status, const char *content_type, uint64_t len,
+		       http_read_fn read, void (*free_ud)(void *ud), void *ud);
+/* Answers with headers now and a body that stream_write writes part by
+ * part (no Content-Length: the connection closes after it). */
+void http_reply_until_close(struct http_req *r, int status, const char *content_type,
+			    int (*stream_write)(struct http_req *r));
 /* Adds a response header (before the reply is sent). Ignored past 6. */
 void http_add_header(struct http_req *r, const char *name, const char *value);
+
+/* The value of the request's query parameter name (with its '=', as
+ * "wait="), decoded by lws, into buf (len bytes): buf, or NULL when it is
+ * absent or its value does not fit. Every parameter is looked at, in
+ * order: lws_get_urlarg_by_name stops at the first one that does not fit
+ * buf, which hid the parameters after a long one. */
+const char *http_query(struct http_req *r, const char *name, char *buf, int len);
 
 /* The request's life, driven by api/protocols.c from lws's callbacks:
  * http_begin on LWS_CALLBACK_HTTP (true when the request is complete now;
@@ -77,6 +132,9 @@ void http_add_header(struct http_req *r, const char *name, const char *value);
  * drops the request (accepts a zeroed or NULL r). */
 bool http_begin(struct http_req *r, struct lws *wsi, const char *path);
 int http_add_body(struct http_req *r, const void *in, size_t len);
+/* True once a chunked body has come whole (lws does not say so: an
+ * HTTP_BODY callback must ask). A malformed one is answered 400 here. */
+bool http_body_complete(struct http_req *r);
 bool http_body_ok(struct http_req *r);
 int http_write(struct http_req *r);
 void http_release(struct http_req *r);

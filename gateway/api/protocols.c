@@ -7,6 +7,7 @@
 #include "gateway/api/api_audit.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/control.h"
+#include "gateway/api/e2b_api.h"
 #include "gateway/api/guest_ws.h"
 #include "gateway/api/http.h"
 #include "gateway/api/routes.h"
@@ -15,6 +16,7 @@
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/session.h"
+#include "gateway/stream/recorder.h"
 #include "gateway/stream/stream_hub.h"
 
 #include <string.h>
@@ -80,12 +82,28 @@ static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_r
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY:
 		/* refused already: what still comes is not kept */
-		return r->have_response ? 0 : http_add_body(r, in, len);
+		if (r->have_response)
+			return 0;
+		if (http_add_body(r, in, len) < 0)
+			return -1;
+		/* A chunked body's end is only known from its framing; lws
+		 * arms its body timeout after this callback, so the request
+		 * is handled on the next writable (where a hold sticks). */
+		if (http_body_complete(r)) {
+			r->body_ready = true;
+			lws_callback_on_writable(wsi);
+		}
+		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		if (!r->have_response && http_body_ok(r))
+		if (!r->have_response && !r->chunked && http_body_ok(r))
 			api_handle(r);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
+		if (r->body_ready) {
+			r->body_ready = false;
+			if (!r->have_response && http_body_ok(r))
+				api_handle(r);
+		}
 		if (!r->have_response && r->wait_id[0])
 			api_resume_wait(r);
 		return http_write(r);
@@ -108,7 +126,9 @@ static void woken(struct gw *gw)
 	encode_pool_reap(gw->encoders); /* finished encodes first */
 	run_poke_all();
 	stream_poke_all(gw);
+	rec_poke_all(gw); /* new frames to record, a video made */
 	guest_ws_poke_all();
+	api_e2b_poke_all(gw);
 	/* A command ended: its request waits on its session. */
 	if (exec_poke())
 		for (struct sess *s = gw->sessions; s; s = s->next)

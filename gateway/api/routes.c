@@ -35,6 +35,8 @@ const char *const route_kind_names[R_KIND_COUNT] = {
 	[R_SESSION_GET] = "session_get",
 	[R_SESSION_DELETE] = "session_delete",
 	[R_SESSION_SCREENSHOT] = "session_screenshot",
+	[R_SESSION_THUMBNAIL] = "session_thumbnail",
+	[R_E2B] = "e2b",
 	[R_SESSION_ACTIONS] = "session_actions",
 	[R_SESSION_CONTROL_WS] = "session_control_ws",
 	[R_SESSION_STREAM_WS] = "session_stream_ws",
@@ -64,6 +66,17 @@ const char *const route_kind_names[R_KIND_COUNT] = {
 	[R_SESSION_TOKEN_ROTATE] = "session_token_rotate",
 	[R_METRICS] = "metrics",
 	[R_USAGE] = "usage",
+	[R_KEYS] = "keys",
+	[R_KEY_DELETE] = "key_delete",
+	[R_TEMPLATE_EXPORT] = "template_export",
+	[R_TEMPLATE_IMPORT] = "template_import",
+	[R_TEMPLATES_GC] = "templates_gc",
+	[R_SESSION_TRAJECTORY] = "session_trajectory",
+	[R_SESSION_RECORDING] = "session_recording",
+	[R_SESSION_RECORDING_START] = "session_recording_start",
+	[R_SESSION_RECORDING_STOP] = "session_recording_stop",
+	[R_SESSION_RECORDING_FRAME] = "session_recording_frame",
+	[R_SESSION_RECORDING_WEBM] = "session_recording_webm",
 };
 
 struct route route_parse(enum route_method m, const char *path)
@@ -87,12 +100,35 @@ struct route route_parse(enum route_method m, const char *path)
 				       : R_METHOD_NOT_ALLOWED;
 		return r;
 	}
+	if (!strcmp(path, "/v1/keys") || !strcmp(path, "/v1/keys/")) {
+		r.kind = m == M_GET || m == M_POST ? R_KEYS : R_METHOD_NOT_ALLOWED;
+		return r;
+	}
+	if (!strncmp(path, "/v1/keys/", 9)) {
+		n = id_len(path + 9);
+		if (n == 0 || n > ROUTE_ID_MAX || path[9 + n] != '\0')
+			return r;
+		memcpy(r.id, path + 9, n);
+		r.id[n] = '\0';
+		r.kind = m == M_DELETE ? R_KEY_DELETE : R_METHOD_NOT_ALLOWED;
+		return r;
+	}
+	/* A template may be called "import" or "gc": those take POST only. */
+	if (m == M_POST && !strcmp(path, "/v1/templates/import"))
+		return pick(m, M_POST, R_TEMPLATE_IMPORT);
+	if (m == M_POST && !strcmp(path, "/v1/templates/gc"))
+		return pick(m, M_POST, R_TEMPLATES_GC);
 	if (!strncmp(path, "/v1/templates/", 14)) {
 		n = id_len(path + 14);
-		if (n == 0 || n > ROUTE_ID_MAX || path[14 + n] != '\0')
+		if (n == 0 || n > ROUTE_ID_MAX ||
+		    (path[14 + n] != '\0' && strcmp(path + 14 + n, "/export")))
 			return r;
 		memcpy(r.id, path + 14, n);
 		r.id[n] = '\0';
+		if (path[14 + n]) {
+			r.kind = m == M_GET ? R_TEMPLATE_EXPORT : R_METHOD_NOT_ALLOWED;
+			return r;
+		}
 		r.kind = m == M_GET	 ? R_TEMPLATE_GET
 			 : m == M_DELETE ? R_TEMPLATE_DELETE
 					 : R_METHOD_NOT_ALLOWED;
@@ -124,6 +160,8 @@ struct route route_parse(enum route_method m, const char *path)
 					 : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/screenshot")) {
 		r.kind = m == M_GET ? R_SESSION_SCREENSHOT : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/thumbnail")) {
+		r.kind = m == M_GET ? R_SESSION_THUMBNAIL : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/actions")) {
 		r.kind = m == M_POST ? R_SESSION_ACTIONS : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/control")) {
@@ -160,8 +198,23 @@ struct route route_parse(enum route_method m, const char *path)
 		r.kind = m == M_POST ? R_SESSION_OPEN : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/launch")) {
 		r.kind = m == M_POST ? R_SESSION_LAUNCH : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/trajectory")) {
+		r.kind = m == M_GET ? R_SESSION_TRAJECTORY : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/events")) {
 		r.kind = m == M_GET ? R_SESSION_EVENTS : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/recording")) {
+		r.kind = m == M_GET ? R_SESSION_RECORDING : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/recording.webm")) {
+		r.kind = m == M_GET ? R_SESSION_RECORDING_WEBM : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/recording/start")) {
+		r.kind = m == M_POST ? R_SESSION_RECORDING_START : R_METHOD_NOT_ALLOWED;
+	} else if (!strcmp(rest, "/recording/stop")) {
+		r.kind = m == M_POST ? R_SESSION_RECORDING_STOP : R_METHOD_NOT_ALLOWED;
+	} else if (!strncmp(rest, "/recording/frames/", 18) &&
+		   (n = strspn(rest + 18, "0123456789")) > 0 && n <= 9 && !rest[18 + n]) {
+		memcpy(r.sub, rest + 18, n);
+		r.sub[n] = '\0';
+		r.kind = m == M_GET ? R_SESSION_RECORDING_FRAME : R_METHOD_NOT_ALLOWED;
 	} else if (!strcmp(rest, "/tokens")) {
 		r.kind = m == M_GET || m == M_POST ? R_SESSION_TOKENS : R_METHOD_NOT_ALLOWED;
 	} else if (!strncmp(rest, "/tokens/", 8) && (n = id_len(rest + 8)) > 0 &&

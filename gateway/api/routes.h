@@ -50,15 +50,29 @@ enum route_kind {
 	R_SESSION_TOKEN_ROTATE, /* POST /v1/sessions/{id}/tokens/{control|view}/rotate */
 	R_METRICS, /* GET /metrics (operator) */
 	R_USAGE, /* GET /v1/usage (operator) */
+	R_SESSION_THUMBNAIL, /* GET /v1/sessions/{id}/thumbnail (a viewer's preview) */
+	R_SESSION_TRAJECTORY, /* GET /v1/sessions/{id}/trajectory (a tar) */
+	R_SESSION_RECORDING, /* GET /v1/sessions/{id}/recording: the timeline */
+	R_SESSION_RECORDING_START, /* POST /v1/sessions/{id}/recording/start */
+	R_SESSION_RECORDING_STOP, /* POST /v1/sessions/{id}/recording/stop */
+	R_SESSION_RECORDING_FRAME, /* GET /v1/sessions/{id}/recording/frames/{i} (i in sub) */
+	R_SESSION_RECORDING_WEBM, /* GET /v1/sessions/{id}/recording.webm */
+	R_KEYS, /* GET|POST /v1/keys: the operator's API keys (list, make) */
+	R_KEY_DELETE, /* DELETE /v1/keys/{id} (revoke) */
+	R_TEMPLATE_EXPORT, /* GET /v1/templates/{name}/export */
+	R_TEMPLATE_IMPORT, /* POST /v1/templates/import?name=N */
+	R_TEMPLATES_GC, /* POST /v1/templates/gc?older_than_s=N */
+	R_E2B, /* E2B's SDKs: set by api/e2b_api.c, never by route_parse */
 };
-#define R_KIND_COUNT (R_USAGE + 1)
+#define R_KIND_COUNT (R_E2B + 1)
 
 #define ROUTE_SUB_MAX 16 /* a token id: "control", "view" or a minted one */
 
 struct route {
 	enum route_kind kind;
-	char id[ROUTE_ID_MAX + 1]; /* session id (R_SESSION_*) or template name (R_TEMPLATE_*) */
-	char sub[ROUTE_SUB_MAX + 1]; /* R_SESSION_TOKEN*: the token's id */
+	char id[ROUTE_ID_MAX +
+		1]; /* session id (R_SESSION_*), template name (R_TEMPLATE_*), key id */
+	char sub[ROUTE_SUB_MAX + 1]; /* R_SESSION_TOKEN*: the token's id; a frame's number */
 };
 
 /* Parses path (no query string) for method. An id is [A-Za-z0-9_-], 1 to

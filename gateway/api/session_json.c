@@ -4,6 +4,7 @@
 #include "gateway/api/api_int.h"
 #include "gateway/session/session.h"
 #include "gateway/session/session_usage.h"
+#include "gateway/stream/recorder.h"
 #include "gateway/stream/stream_hub.h"
 
 #include <string.h>
@@ -13,7 +14,7 @@ json_t *api_session_json(const struct sess *s, bool with_tokens)
 	const char *base = s->gw->public_url, *which;
 	char ws[sizeof(s->gw->public_url) + 8];
 	int64_t d = sess_deadline(s, &which);
-	json_t *j;
+	json_t *j, *boot;
 
 	/* http://host -> ws://host, https://host -> wss://host */
 	snprintf(ws, sizeof(ws), "ws%s", strncmp(base, "http", 4) ? base : base + 4);
@@ -38,6 +39,13 @@ json_t *api_session_json(const struct sess *s, bool with_tokens)
 	if (s->ready_ms)
 		json_object_set_new(j, "ready_ms", json_integer(s->ready_ms - s->created_ms));
 	json_object_set_new(j, "usage", sess_usage_json(s));
+	if ((boot = sess_boot_json(s)))
+		json_object_set_new(j, "boot", boot);
+	if (rec_exists(s)) { /* its summary, and where it plays back */
+		json_object_set_new(j, "recording", rec_summary(s));
+		json_object_set_new(json_object_get(j, "urls"), "replay",
+				    json_pack("s++", base, "/web/#r=", s->id));
+	}
 	if (s->state == SESS_FAILED)
 		json_object_set_new(j, "error", json_string(s->error));
 	if (s->state == SESS_PAUSED)
@@ -47,6 +55,8 @@ json_t *api_session_json(const struct sess *s, bool with_tokens)
 		json_object_set_new(j, "busy", json_string(job_kind_name(s->job->kind)));
 	if (s->template_name[0])
 		json_object_set_new(j, "template", json_string(s->template_name));
+	json_object_set_new(j, "keyboard_layout",
+			    json_string(s->keyboard_layout[0] ? s->keyboard_layout : "us"));
 	if (s->parent_id[0])
 		json_object_set_new(j, "forked_from", json_string(s->parent_id));
 	if (s->req.url[0])

@@ -11,7 +11,10 @@
 #include "gateway/api/api_audit.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/ws_upgrade.h"
+#include "gateway/core/audit.h"
 #include "gateway/core/metrics.h"
+#include "gateway/guest/exec.h"
+#include "gateway/guest/guest_apps.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
 
@@ -21,6 +24,14 @@
 #include <string.h>
 
 #define STREAM_RETRY_US (50 * LWS_US_PER_MS)
+
+/* A WebSocket viewer: the hub's viewer, and what only the socket does. */
+struct ws_viewer {
+	struct stream_viewer v;
+	struct exec_job *clip; /* owned: the guest's clipboard being read, or NULL */
+};
+
+#define WS_VIEWER(vp) lws_container_of(vp, struct ws_viewer, v)
 
 /* What token grants on s: its own tokens, the operator key, or a share. */
 static enum auth_scope token_scope(struct gw *gw, struct sess *s, const char *token)
@@ -132,12 +143,79 @@ static void on_pace(lws_sorted_usec_list_t *sul)
 }
 
 static void send_json(struct stream_viewer *v, json_t *j);
+static void send_error(struct stream_viewer *v, const char *code, const char *msg);
+static void clipboard_done(struct stream_viewer *v);
 
-/* The hub's side of a WebSocket viewer (stream/stream_hub.h). */
+/* The hub's side of a WebSocket viewer (stream/stream_hub.h). Every wake
+ * pokes every viewer: a clipboard read may have ended. */
 static void ws_poke(struct stream_viewer *v, bool changed)
 {
+	if (WS_VIEWER(v)->clip && exec_done(WS_VIEWER(v)->clip))
+		clipboard_done(v);
 	if (changed && v->scope != AUTH_NONE)
 		lws_callback_on_writable(v->wsi);
+}
+
+/* {"type":"clipboard"}: reads the desktop's clipboard through the agent, as
+ * GET .../clipboard does, for a viewer with a control token (holding the
+ * lease or not: the token may read it over REST anyway). */
+static void clipboard_start(struct stream_viewer *v)
+{
+	struct ws_viewer *w = WS_VIEWER(v);
+	struct sess *s = v->hub->s;
+
+	if (v->scope < AUTH_CONTROL) {
+		send_error(v, "forbidden", "a view token cannot read the clipboard");
+		return;
+	}
+	if (w->clip) {
+		send_error(v, "busy", "the clipboard is being read: wait for its answer");
+		return;
+	}
+	if (s->state != SESS_READY || s->job || !s->vm || !s->agent) {
+		send_error(v, s->state == SESS_PAUSED ? "session_paused" : "session_not_ready",
+			   "the session is not running: the clipboard needs a ready session");
+		return;
+	}
+	w->clip = exec_new(guest_clipboard_get_argv, NULL, 0, GUEST_CLIPBOARD_TIMEOUT_S);
+	if (!w->clip) {
+		send_error(v, "internal", "out of memory");
+	} else if (exec_start(w->clip, v->gw, s->agent) < 0) {
+		exec_free(w->clip);
+		w->clip = NULL;
+		send_error(v, "agent_unavailable", "the guest agent is not connected");
+	}
+}
+
+/* The read has ended: the viewer gets {"type":"clipboard","text"} or an error. */
+static void clipboard_done(struct stream_viewer *v)
+{
+	struct ws_viewer *w = WS_VIEWER(v);
+	const struct agent_exec_result *res;
+	const char *err;
+	int rc = exec_result(w->clip, &res, &err);
+	json_t *j = NULL;
+
+	if (rc < 0) {
+		send_error(v, "agent_unavailable", err);
+	} else if (res->exit_code == 0 || guest_clipboard_empty(res->exit_code, res->err)) {
+		size_t n = res->exit_code == 0 && res->out ? res->out_len : 0;
+
+		j = json_pack("{s:s, s:s%}", "type", "clipboard", "text", n ? res->out : "", n);
+		if (j)
+			send_json(v, j);
+		else
+			send_error(v, "clipboard_failed", "the clipboard does not hold UTF-8 text");
+	} else {
+		send_error(v, "clipboard_failed",
+			   res->err && res->err_len ? res->err : "xclip failed in the guest");
+	}
+	if (v->hub)
+		audit_log(v->gw, "clipboard_get", v->hub->s->id, &v->who, v->remote,
+			  json_pack("{s:i, s:b}", "exit_code", rc < 0 ? -1 : res->exit_code,
+				    "websocket", 1));
+	exec_release(w->clip);
+	w->clip = NULL;
 }
 
 static void ws_gone(struct stream_viewer *v, struct stream_hub *h)
@@ -159,7 +237,8 @@ static const struct stream_viewer_ops ws_viewer_ops = {
 
 static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 {
-	struct stream_viewer *v = calloc(1, sizeof(*v));
+	struct ws_viewer *w = calloc(1, sizeof(*w));
+	struct stream_viewer *v = w ? &w->v : NULL;
 	struct stream_hub *h;
 	struct route r;
 	struct sess *s;
@@ -168,7 +247,7 @@ static struct stream_viewer *stream_open(struct gw *gw, struct lws *wsi)
 
 	if (!v || !(s = ws_upgrade_session(gw, wsi, R_SESSION_STREAM_WS, &r)) ||
 	    !(h = stream_hub_of(s))) {
-		free(v);
+		free(w);
 		return NULL;
 	}
 	v->wsi = wsi;
@@ -244,7 +323,8 @@ static void send_json(struct stream_viewer *v, json_t *j)
 
 static void send_error(struct stream_viewer *v, const char *code, const char *msg)
 {
-	send_json(v, json_pack("{s:s, s:s, s:s}", "type", "error", "code", code, "message", msg));
+	send_json(v, json_pack("{s:s, s:s, s:o}", "type", "error", "code", code, "message",
+			       api_error_text(msg)));
 }
 
 /* Handles one complete, parsed message. Returns 0, or a close code. */
@@ -316,6 +396,7 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 	case SM_POINTER:
 	case SM_WHEEL:
 	case SM_KEY:
+	case SM_TEXT:
 		rc = stream_hub_input(h, v, m);
 		if (rc == -EPERM)
 			send_error(v, v->scope < AUTH_CONTROL ? "forbidden" : "not_controller",
@@ -323,6 +404,22 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 							   : "send {\"type\":\"take\"} first");
 		else if (rc < 0)
 			send_error(v, "guest_gone", "the guest is not running");
+		return 0;
+	case SM_TYPE:
+		rc = stream_hub_type(h, v, m->text, m->text_len, &code, &msg);
+		if (rc == -EPERM)
+			send_error(v, v->scope < AUTH_CONTROL ? "forbidden" : "not_controller",
+				   v->scope < AUTH_CONTROL ? "a view token only watches"
+							   : "send {\"type\":\"take\"} first");
+		else if (rc == -EBUSY)
+			send_error(v, "busy", "the last text is still being typed: wait for typed");
+		else if (rc == -EPIPE)
+			send_error(v, code, msg);
+		else if (rc < 0)
+			send_error(v, "internal", "out of memory");
+		return 0;
+	case SM_CLIPBOARD:
+		clipboard_start(v);
 		return 0;
 	case SM_PING:
 		send_json(v, m->has_t ? json_pack("{s:s, s:f}", "type", "pong", "t", m->t)
@@ -506,7 +603,8 @@ static void stream_close(struct stream_viewer *v)
 	ws_rx_free(&v->rx);
 	for (int i = 0; i < v->n_text; i++)
 		free(v->text[i]);
-	free(v);
+	exec_release(WS_VIEWER(v)->clip); /* its thread frees it if it still runs */
+	free(WS_VIEWER(v));
 }
 
 int stream_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,

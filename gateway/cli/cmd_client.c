@@ -114,11 +114,11 @@ int cli_client_init(struct cli_client *cl)
 	return 0;
 }
 
-int cli_client_request(struct cli_client *cl, const char *method, const char *path,
-		       const char *body, size_t body_len, int timeout_s, struct http_resp *resp)
+/* Says what went wrong with a request, if anything: 0 for a 2xx answer,
+ * else 1 (resp freed). */
+static int report(struct cli_client *cl, const char *method, const char *path, int timeout_s,
+		  int rc, struct http_resp *resp)
 {
-	int rc = http_request(cl->host, cl->port, method, path, cl->key, body, body_len, timeout_s,
-			      resp);
 	const char *msg;
 
 	if (rc == -ECONNREFUSED) {
@@ -144,6 +144,24 @@ int cli_client_request(struct cli_client *cl, const char *method, const char *pa
 	}
 	http_resp_free(resp);
 	return 1;
+}
+
+int cli_client_request(struct cli_client *cl, const char *method, const char *path,
+		       const char *body, size_t body_len, int timeout_s, struct http_resp *resp)
+{
+	int rc = http_request(cl->host, cl->port, method, path, cl->key, body, body_len, timeout_s,
+			      resp);
+
+	return report(cl, method, path, timeout_s, rc, resp);
+}
+
+int cli_client_request_fd(struct cli_client *cl, const char *method, const char *path, int in_fd,
+			  uint64_t in_len, int out_fd, int timeout_s, struct http_resp *resp)
+{
+	int rc = http_request_fd(cl->host, cl->port, method, path, cl->key, in_fd, in_len, out_fd,
+				 timeout_s, resp);
+
+	return report(cl, method, path, timeout_s, rc, resp);
 }
 
 int cli_check_session_id(const struct cli_client *cl, const char *id)
@@ -183,6 +201,30 @@ static void create_usage(FILE *f)
 		"Prints the new session as JSON, with its control and view tokens.\n");
 }
 
+/* --wait on a terminal: r, the answer that started a session (with its
+ * tokens), becomes that session's once it is no longer busy (cli_wait.c),
+ * tokens kept: the same JSON as the one long ?wait=ready request's.
+ * Returns 0, or the exit status after printing why (r is freed then). */
+static int wait_on_tty(struct cli_client *cl, struct http_resp *r)
+{
+	const char *id = json_string_value(json_object_get(r->json, "id"));
+	json_t *tokens = json_object_get(r->json, "tokens");
+	struct http_resp done;
+	int rc;
+
+	if (!id) {
+		fprintf(stderr, "%s: the gateway's answer names no session\n", cl->cmd);
+		http_resp_free(r);
+		return 1;
+	}
+	rc = cli_wait_session(cl, id, r->json, &done);
+	if (rc == 0 && tokens)
+		json_object_set(done.json, "tokens", tokens);
+	http_resp_free(r);
+	*r = done;
+	return rc;
+}
+
 /* Adds the integer option text s (already range-checked) to the body. */
 static int set_int(json_t *body, const char *field, const char *opt, const char *s, int min,
 		   int max)
@@ -208,7 +250,7 @@ int cmd_create(int argc, char **argv)
 	struct cli_client cl = { .cmd = "vitrine create" };
 	json_t *body = json_object(), *st;
 	struct http_resp r;
-	bool wait = false;
+	bool wait = false, tty;
 	char *text = NULL;
 	int c, rc = 0;
 
@@ -266,9 +308,15 @@ int cmd_create(int argc, char **argv)
 		return rc < 0 ? 2 : rc ? rc : 1;
 	}
 	json_decref(body);
-	rc = cli_client_request(&cl, "POST", wait ? "/v1/sessions?wait=ready" : "/v1/sessions",
-				text, strlen(text), wait ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S, &r);
+	/* On a terminal the wait is a spinner (cli_wait.c), not one long request. */
+	tty = wait && cli_wait_on_tty();
+	rc = cli_client_request(&cl, "POST",
+				wait && !tty ? "/v1/sessions?wait=ready" : "/v1/sessions", text,
+				strlen(text), wait && !tty ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S,
+				&r);
 	free(text);
+	if (rc == 0 && tty)
+		rc = wait_on_tty(&cl, &r);
 	if (rc)
 		return rc;
 	cli_print_json(r.json);
@@ -402,9 +450,15 @@ int cmd_show(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	snprintf(path, sizeof(path), "/v1/sessions/%s%s", argv[optind], wait ? "?wait=ready" : "");
-	if ((rc = cli_client_request(&cl, "GET", path, NULL, 0,
-				     wait ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S, &r)))
+	if (wait && cli_wait_on_tty())
+		rc = cli_wait_session(&cl, argv[optind], NULL, &r);
+	else {
+		snprintf(path, sizeof(path), "/v1/sessions/%s%s", argv[optind],
+			 wait ? "?wait=ready" : "");
+		rc = cli_client_request(&cl, "GET", path, NULL, 0,
+					wait ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S, &r);
+	}
+	if (rc)
 		return rc;
 	cli_print_json(r.json);
 	http_resp_free(&r);
@@ -433,18 +487,23 @@ static int session_op(int argc, char **argv, const char *cmd, const char *what, 
 		      const char *flag_name, const char *body_if_flag, const char *query_if_flag)
 {
 	struct cli_client cl = { .cmd = cmd };
-	bool flag = false;
+	bool flag = false, tty;
 	struct http_resp r;
 	char path[128];
 	int rc = parse_simple(argc, argv, &cl, true, usage, &flag, flag_name);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	/* A query that waits (fork's ?wait=ready) is a spinner on a terminal. */
+	tty = flag && query_if_flag && cli_wait_on_tty();
 	snprintf(path, sizeof(path), "/v1/sessions/%s/%s%s", argv[optind], what,
-		 flag && query_if_flag ? query_if_flag : "");
-	if ((rc = cli_client_request(&cl, "POST", path, flag && body_if_flag ? body_if_flag : "{}",
-				     strlen(flag && body_if_flag ? body_if_flag : "{}"),
-				     WAIT_TIMEOUT_S, &r)))
+		 flag && query_if_flag && !tty ? query_if_flag : "");
+	rc = cli_client_request(&cl, "POST", path, flag && body_if_flag ? body_if_flag : "{}",
+				strlen(flag && body_if_flag ? body_if_flag : "{}"), WAIT_TIMEOUT_S,
+				&r);
+	if (rc == 0 && tty)
+		rc = wait_on_tty(&cl, &r);
+	if (rc)
 		return rc;
 	cli_print_json(r.json);
 	http_resp_free(&r);

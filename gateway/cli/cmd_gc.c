@@ -2,8 +2,9 @@
  * session record knows (docs/durability.md): held checkpoints of sessions
  * whose record is gone, run dirs of guests that died, and guests whose
  * supervisor still runs but that no record names (a boot the gateway never
- * finished). Only while no gateway uses the state dir: a running gateway
- * keeps its own house. */
+ * finished); and from the state dir the recordings a killed gateway left
+ * (a recording never outlives its gateway, docs/api.md). Only while no
+ * gateway uses the state dir: a running gateway keeps its own house. */
 #include "common/fsutil.h"
 #include "gateway/cli/cli.h"
 #include "gateway/session/registry.h"
@@ -11,6 +12,7 @@
 #include "vmm-qemu/vm.h"
 #include "vmm-qemu/vm_find.h"
 
+#include <dirent.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -83,6 +85,35 @@ static void on_entry(void *ud, const struct vmm_sweep_entry *e)
 	}
 }
 
+/* Removes (or with dry_run lists) every recording under state_dir: with no
+ * gateway on the state dir, none is live. Returns how many, or -1. */
+static int sweep_recordings(const char *state_dir, bool dry_run)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/recordings", state_dir);
+	if (!(d = opendir(dir)))
+		return 0; /* none was ever made */
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
+			continue;
+		if (dry_run)
+			printf("%s recording %s (its gateway is gone)\n", "would remove", path);
+		else if (fs_rm_rf(path) < 0) {
+			fprintf(stderr, "vitrine gc: cannot remove %s\n", path);
+			continue;
+		}
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -111,7 +142,8 @@ int cmd_gc(int argc, char **argv)
 			printf("usage: vitrine gc [--state-dir DIR] [--dry-run]\n"
 			       "  removes what no session record knows from the run base (%s):\n"
 			       "  checkpoints of deleted sessions, run dirs of dead guests, guests\n"
-			       "  no record names. Refuses while a gateway uses the state dir.\n",
+			       "  no record names; and the recordings of a gateway that was killed.\n"
+			       "  Refuses while a gateway uses the state dir.\n",
 			       base);
 			return 0;
 		default:
@@ -140,10 +172,12 @@ int cmd_gc(int argc, char **argv)
 		rc = 1;
 	} else {
 		int swept = g.dry_run ? 0 : vmm_sweep_stale(base);
+		int recordings = sweep_recordings(state_dir, g.dry_run);
 
-		printf("%s: %d records; %s %d checkpoints and %d run dirs, stopped %d guests\n",
+		printf("%s: %d records; %s %d checkpoints, %d run dirs and %d recordings, stopped "
+		       "%d guests\n",
 		       base, n, g.dry_run ? "would remove" : "removed", g.checkpoints, swept,
-		       g.guests);
+		       recordings, g.guests);
 	}
 	for (int i = 0; i < refs.n; i++)
 		free(refs.paths[i]);

@@ -4,6 +4,7 @@
 #include "common/log.h"
 #include "display/encode_pool.h"
 #include "gateway/action/run.h"
+#include "gateway/action/trajectory.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/protocols.h"
 #include "gateway/api/routes.h"
@@ -15,10 +16,13 @@
 #include "gateway/guest/exec.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job.h"
+#include "gateway/session/recipe_build.h"
 #include "gateway/session/registry.h"
 #include "gateway/session/session.h"
 #include "gateway/session/template_build.h"
 #include "gateway/session/usage_log.h"
+#include "gateway/stream/rec_export.h"
+#include "gateway/stream/recorder.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/jail.h"
 #include "vmm-qemu/vm.h"
@@ -75,6 +79,8 @@ static void serve_usage(FILE *f)
 		"  --max-memory-mib N   memory one session may ask for (default 32768)\n"
 		"  --memory-budget-mib N  guest memory over all sessions (default: no budget;\n"
 		"                       past it, new sessions get 503)\n"
+		"  --template-chain-max N  template disk layers a save from a session may stack\n"
+		"                       before it flattens them (default 4)\n"
 		"  --public-url URL     base of the URLs handed out (default http://HOST:PORT)\n"
 		"  --web-dir DIR        the web viewer's files (default: BIN/../web, /usr/share/vitrine/web)\n"
 		"  --audit-log FILE     append audit entries (docs/audit.md: who did what to\n"
@@ -84,7 +90,13 @@ static void serve_usage(FILE *f)
 		"  --access-log FILE    append one JSON line per HTTP answer to FILE\n"
 		"  --access-log-max-bytes N  the same cap for it (default 67108864)\n"
 		"  --stream-idle-s N    hang up on stream viewers silent this long (default 30)\n"
+		"  --trajectory-max-steps N  agent steps each session's trajectory keeps, the\n"
+		"                       oldest dropped past it (default 1000; 0: none kept)\n"
+		"  --trajectory-max-bytes N  and bytes of them, screenshots included (default\n"
+		"                       67108864)\n"
 		"  --vnc-listen ADDR    IPv4 address of VNC doors to sessions (default 127.0.0.1)\n"
+		"  --e2b-default-template T  E2B's templateID \"desktop\" (and unknown ones) restore\n"
+		"                       template T (docs/e2b.md)\n"
 		"  --egress-map NAME=ADDR  guests reaching NAME (when a session's egress rules\n"
 		"                       allow it) connect to ADDR, even a private one; repeatable\n"
 		"  --metrics-listen HOST:PORT  also serve GET /metrics there, without a token\n"
@@ -100,6 +112,9 @@ static void serve_usage(FILE *f)
 		"  --node NAME          node name every session id starts with: lowercase\n"
 		"                       letters and digits, up to 20 (default: the host name's)\n"
 		"  --state-dir DIR      session records (default $VITRINE_HOME/sessions)\n"
+		"  --record-fps N       recordings: frames a second at most (default 5)\n"
+		"  --record-max-bytes N  recordings: bytes per session (default 512 MiB; then\n"
+		"                       the recording stops)\n"
 		"  --on-stop MODE       on SIGTERM/SIGINT: keep (default: guests run on for the\n"
 		"                       next gateway), pause (running sessions go to disk first)\n"
 		"                       or kill (every session is destroyed)\n"
@@ -377,7 +392,10 @@ int cmd_serve(int argc, char **argv)
 		{ "access-log", required_argument, 0, 1002 },
 		{ "access-log-max-bytes", required_argument, 0, 1003 },
 		{ "stream-idle-s", required_argument, 0, 'i' },
+		{ "trajectory-max-steps", required_argument, 0, 1004 },
+		{ "trajectory-max-bytes", required_argument, 0, 1005 },
 		{ "vnc-listen", required_argument, 0, 'X' },
+		{ "e2b-default-template", required_argument, 0, 1008 },
 		{ "egress-map", required_argument, 0, 'E' },
 		{ "egress-allow-private", no_argument, 0, 'P' },
 		{ "egress-max-connections", required_argument, 0, 'e' },
@@ -393,10 +411,19 @@ int cmd_serve(int argc, char **argv)
 		{ "max-connections-per-ip", required_argument, 0, 'c' },
 		{ "qemu-uids", required_argument, 0, 'U' },
 		{ "allow-root-qemu", no_argument, 0, 'R' },
+		{ "record-fps", required_argument, 0, 1006 },
+		{ "record-max-bytes", required_argument, 0, 1007 },
+		{ "template-chain-max", required_argument, 0, 1020 },
 		{ 0, 0, 0, 0 },
 	};
 	struct lws_context_creation_info info;
-	struct gw gw = { .max_sessions = 8, .adopt_grace_s = 300, .abandon_pause = true };
+	struct gw gw = { .max_sessions = 8,
+			 .adopt_grace_s = 300,
+			 .abandon_pause = true,
+			 .trajectory_max_steps = TRAJECTORY_DEFAULT_MAX_STEPS,
+			 .trajectory_max_bytes = TRAJECTORY_DEFAULT_MAX_BYTES,
+			 .record_fps = REC_DEFAULT_FPS,
+			 .record_max_bytes = REC_DEFAULT_MAX_BYTES };
 	int max_connections = CONN_GATE_DEFAULT_MAX,
 	    max_connections_per_ip = CONN_GATE_DEFAULT_PER_IP;
 	static struct registry registry; /* gw.registry points here */
@@ -454,6 +481,20 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case 'X':
 			snprintf(gw.vnc_listen, sizeof(gw.vnc_listen), "%s", optarg);
+			break;
+		case 1004:
+			if (cli_parse_int("--trajectory-max-steps", optarg, 0, 1000000,
+					  &gw.trajectory_max_steps) < 0)
+				return 2;
+			break;
+		case 1005:
+			if (parse_bytes("--trajectory-max-bytes", optarg,
+					&gw.trajectory_max_bytes) < 0)
+				return 2;
+			break;
+		case 1008:
+			snprintf(gw.e2b_default_template, sizeof(gw.e2b_default_template), "%s",
+				 optarg);
 			break;
 		case 'i':
 			if (cli_parse_int("--stream-idle-s", optarg, 1, 3600, &gw.stream_idle_s) <
@@ -563,6 +604,19 @@ int cmd_serve(int argc, char **argv)
 					  1 << 24, &gw.memory_budget_mib) < 0)
 				return 2;
 			break;
+		case 1020:
+			if (cli_parse_int("--template-chain-max", optarg, 1, 64,
+					  &gw.template_chain_max) < 0)
+				return 2;
+			break;
+		case 1006:
+			if (cli_parse_int("--record-fps", optarg, 1, 30, &gw.record_fps) < 0)
+				return 2;
+			break;
+		case 1007:
+			if (parse_bytes("--record-max-bytes", optarg, &gw.record_max_bytes) < 0)
+				return 2;
+			break;
 		case 'm':
 			if (cli_parse_int("--max-sessions", optarg, 1, 256, &gw.max_sessions) < 0)
 				return 2;
@@ -627,6 +681,16 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	gw.registry = &registry;
+	{
+		char keys[PATH_MAX];
+
+		snprintf(keys, sizeof(keys), "%s/api-keys.json", state_dir);
+		if (api_keys_load(&gw.api_keys, keys, err, sizeof(err)) < 0) {
+			fprintf(stderr, "vitrine serve: the API keys: %s\n", err);
+			registry_close(&registry);
+			return 1;
+		}
+	}
 	if (self_path(gw.self_bin, sizeof(gw.self_bin)) < 0) {
 		fprintf(stderr, "vitrine serve: cannot find its own executable\n");
 		registry_close(&registry);
@@ -705,6 +769,7 @@ int cmd_serve(int argc, char **argv)
 			break;
 	/* The one way out: every session, build and thread is ended before
 	 * the context they wake goes. */
+	recipe_build_stop_all(&gw, 30000); /* its sessions go, whatever --on-stop says */
 	stop_sessions(&gw);
 	template_build_stop_all(&gw, 30000);
 	if (!exec_wait_threads(15000))
@@ -718,6 +783,9 @@ int cmd_serve(int argc, char **argv)
 	/* An agent call times out within 35 s; its thread then wakes the context. */
 	if (!run_wait_threads(40000))
 		log_warn("serve", "a typing thread is still running at exit");
+	/* A recording's video export (ffmpeg) was told to stop with its session. */
+	if (!rec_export_wait_threads(5000))
+		log_warn("serve", "a recording's video export is still running at exit");
 	metrics_proc_stop();
 	encode_pool_destroy(gw.encoders); /* its workers wake the context too */
 	lws_context_destroy(gw.ctx);

@@ -24,6 +24,11 @@ static void template_usage(FILE *f)
 		"usage: vitrine template create NAME --image IMAGE [--url URL | --page FILE]\n"
 		"                                [--width N] [--height N] [--vcpus N] [--memory MIB]\n"
 		"                                [--timeout S] [--settle S] [--unless-current]\n"
+		"       vitrine template save ID NAME [--no-wait]   (a session of the gateway)\n"
+		"       vitrine template build -f FILE [--name NAME] [--no-wait]   (a recipe, by the gateway)\n"
+		"       vitrine template export NAME FILE       (of the gateway: one file)\n"
+		"       vitrine template import FILE [--name N] (a file export made)\n"
+		"       vitrine template gc --older-than DURATION (unused ones; 30m, 12h, 7d)\n"
 		"       vitrine template ls\n"
 		"       vitrine template rm NAME\n"
 		"Templates live in $VITRINE_HOME/templates/NAME. create boots IMAGE, waits\n"
@@ -52,8 +57,9 @@ static int template_create(int argc, char **argv)
 	struct vmm_template_params p = {
 		.width = 1280, .height = 800, .vcpus = 2, .timeout_s = 180, .settle_s = 2
 	};
+	struct cli_spinner *spinner;
 	const char *name;
-	char err[2048];
+	char err[2048], what[96];
 	int64_t t0 = fs_now_ms();
 	int c, rc = 0;
 
@@ -128,7 +134,13 @@ static int template_create(int argc, char **argv)
 			}
 		}
 	}
+	/* On a terminal, a spinner says which step the making is in. */
+	snprintf(what, sizeof(what), "template %s", name);
+	spinner = cli_spinner_start(what);
+	p.on_step = spinner ? cli_spinner_step : NULL;
+	p.step_ud = spinner;
 	rc = vmm_template_create(name, &p, &cli_interrupted, err, sizeof(err));
+	cli_spinner_stop(spinner);
 	if (rc < 0) {
 		fprintf(stderr, "vitrine template create: %s: %s\n", name, err);
 		return rc == -EINVAL ? 2 : 1;
@@ -186,6 +198,16 @@ int cmd_template(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "create"))
 		return template_create(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "save"))
+		return cmd_template_save(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "build"))
+		return cmd_template_build(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "export"))
+		return cmd_template_export(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "import"))
+		return cmd_template_import(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "gc"))
+		return cmd_template_gc(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "ls") && argc == 2)
 		return template_ls();
 	if (!strcmp(argv[1], "rm") && argc == 3)

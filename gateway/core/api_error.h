@@ -12,12 +12,18 @@ struct api_error {
 	char message[1024];
 };
 
-/* Fills *e (message truncated to fit). Returns -EINVAL, for callers that
+/* Fills *e (message cut to fit, made valid UTF-8). Returns -EINVAL, for callers that
  * fail with it. This function can't fail. */
 int api_error_set(struct api_error *e, int status, const char *code, const char *message);
 
-/* The body every API error has: {"error": {"code", "message"}}. NULL when
- * out of memory. */
+/* The body every API error has: {"error": {"code", "message"}}, the
+ * message made valid UTF-8 ('?' for each stray byte). NULL when out of
+ * memory. */
 json_t *api_error_json(const char *code, const char *message);
+
+/* message as a JSON string, made valid UTF-8 the same way, for the error
+ * bodies of other shapes (E2B's, Connect's, the streams'). NULL when out of
+ * memory. */
+json_t *api_error_text(const char *message);
 
 #endif

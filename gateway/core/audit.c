@@ -1,6 +1,7 @@
 /* gateway/core/audit.c: see audit.h. */
 #include "gateway/core/audit.h"
 
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/core/auth.h"
 #include "gateway/core/gw.h"
@@ -26,6 +27,8 @@ void audit_principal_set(struct audit_principal *p, const char *hash, const char
 		p->kind = "control";
 	else if (!strcmp(which, "view"))
 		p->kind = "view";
+	else if (!strncmp(which, "key_", 4))
+		p->kind = "api_key";
 	else
 		p->kind = "minted";
 }
@@ -91,18 +94,10 @@ const char *audit_peer(struct lws *wsi, char *buf, size_t len)
 	return buf;
 }
 
-int64_t audit_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void audit_log(struct gw *gw, const char *event, const char *session,
 	       const struct audit_principal *p, const char *remote, json_t *fields)
 {
-	char *line = audit_format(audit_now_ms(), event, session, p, remote, fields);
+	char *line = audit_format(fs_unix_ms(), event, session, p, remote, fields);
 
 	json_decref(fields);
 	if (!line)

@@ -52,9 +52,6 @@ struct lws;
  * address as its IPv4 one), or NULL when lws cannot tell. */
 const char *audit_peer(struct lws *wsi, char *buf, size_t len);
 
-/* The time now, unix ms (CLOCK_REALTIME). */
-int64_t audit_now_ms(void);
-
 /* Writes one entry now (fields stolen, may be NULL) to gw's audit log.
  * Never fails for the caller. */
 void audit_log(struct gw *gw, const char *event, const char *session,

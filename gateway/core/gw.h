@@ -3,6 +3,7 @@
 #ifndef VITRINE_GATEWAY_GW_H
 #define VITRINE_GATEWAY_GW_H
 
+#include "gateway/core/api_keys.h"
 #include "gateway/core/auth.h"
 #include "gateway/core/logfile.h"
 
@@ -13,6 +14,7 @@
 
 struct sess;
 struct build;
+struct recipe_build;
 struct encode_pool;
 struct registry;
 struct usage_log;
@@ -36,10 +38,12 @@ struct gw {
 	int port; /* the port actually listened on */
 	char operator_key[128];
 	char operator_hash[AUTH_HASH_LEN + 1]; /* of operator_key, what requests are held to */
+	struct api_keys api_keys; /* `vitrine key create`'s keys: the operator's rights */
 	char origins[512]; /* WebSocket Origin allowlist, comma-separated */
 	char public_url[256]; /* base of the URLs handed out, e.g. http://127.0.0.1:8080 */
 	struct sess *sessions; /* owned list, linked by sess::next */
 	struct build *builds; /* owned list of template builds (template_build.h) */
+	struct recipe_build *recipes; /* owned list of recipe builds (recipe_build.h) */
 	int n_sessions;
 	int max_sessions;
 	struct usage_log *usage_log; /* owned by serve: ended sessions' usage; NULL: none */
@@ -47,11 +51,15 @@ struct gw {
 	struct logfile access_log; /* serve --access-log: one line per HTTP answer */
 	int stream_idle_s; /* live view: hang up on viewers silent this long (0: default) */
 	char vnc_listen[64]; /* live view: IPv4 address for VNC doors ("" : 127.0.0.1) */
+	char e2b_default_template[64]; /* E2B's "desktop": this template ("": the image) */
 	/* Operator limits (0: none): per session, and memory over all sessions
 	 * (a guest's whole RAM is counted, as it may use it all). */
 	int max_vcpus, max_memory_mib, memory_budget_mib;
+	int template_chain_max; /* disk layers before a save flattens; 0: VMM_TEMPLATE_CHAIN_MAX */
 	int vcpus_used, memory_used_mib; /* by the sessions in the registry */
 	struct egress_config egress_cfg; /* the operator's part of every session's egress */
+	int record_fps; /* recordings: frames a second at most (serve --record-fps) */
+	int64_t record_max_bytes; /* recordings: bytes per session (--record-max-bytes) */
 	struct encode_pool *encoders; /* owned: every screenshot and stream encode, off the loop
 				       * (serve does not start without it) */
 	char node[GW_NODE_MAX + 1]; /* prefix of every session id (serve --node) */
@@ -60,6 +68,10 @@ struct gw {
 	int adopt_grace_s; /* how long a guest waits for a gateway once none is attached */
 	bool abandon_pause; /* past it: pause to disk (else kill) */
 	enum gw_on_stop on_stop;
+	/* Each session's trajectory (action/trajectory.h): steps and bytes
+	 * kept at most; 0 steps keeps none. */
+	int trajectory_max_steps;
+	int64_t trajectory_max_bytes;
 	volatile int stop; /* set by a signal; the loop exits */
 };
 

@@ -262,14 +262,6 @@ static void conn_release(struct conn *c)
 	free(c);
 }
 
-static int64_t unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Under c->mu: answers the guest with status, logs the refusal. */
 static void refuse(struct conn *c, int status, enum egress_reason why)
 {
@@ -586,7 +578,7 @@ void egress_accept(void *au, struct agent_link *l, uint32_t chan, const char *in
 	if (atomic_fetch_add(&e->connections, 1) >= EGRESS_MAX_PER_SESSION) {
 		/* The program sees its connection closed at once; the log says
 		 * why (before the request is read: no host). */
-		struct egress_log_entry entry = { .start_ms = unix_ms(),
+		struct egress_log_entry entry = { .start_ms = fs_unix_ms(),
 						  .reason = EGRESS_REASON_TOO_MANY_CONNECTIONS,
 						  .ended = true };
 
@@ -606,7 +598,7 @@ void egress_accept(void *au, struct agent_link *l, uint32_t chan, const char *in
 	c->l = agent_link_hold(l);
 	c->chan = chan;
 	c->t0 = fs_now_ms();
-	c->entry.start_ms = unix_ms();
+	c->entry.start_ms = fs_unix_ms();
 	pthread_mutex_init(&c->mu, NULL);
 	if (agent_chan_bind(l, chan, &conn_ops, c) < 0)
 		conn_release(c);

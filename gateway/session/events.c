@@ -1,22 +1,20 @@
 /* gateway/session/events.c: see events.h. */
 #include "gateway/session/events.h"
 
+#include "common/fsutil.h"
+
 #include <time.h>
 
 int64_t events_add(struct event_log *l, const char *type, json_t *data)
 {
-	struct timespec now;
 	int64_t seq = l->next_seq ? l->next_seq : 1;
 	json_t *e = data && json_is_object(data) ? data : json_object();
 
 	if (data && e != data)
 		json_decref(data);
-	clock_gettime(CLOCK_REALTIME, &now);
 	if (!e || json_object_set_new(e, "seq", json_integer(seq)) < 0 ||
 	    json_object_set_new(e, "type", json_string(type)) < 0 ||
-	    json_object_set_new(e, "at_ms",
-				json_integer((json_int_t)now.tv_sec * 1000 +
-					     now.tv_nsec / 1000000)) < 0) {
+	    json_object_set_new(e, "at_ms", json_integer((json_int_t)fs_unix_ms())) < 0) {
 		json_decref(e);
 		return 0;
 	}

@@ -43,6 +43,8 @@ const char *job_kind_name(enum job_kind kind)
 		return "disposing";
 	case JOB_ADOPT:
 		return "adopting";
+	case JOB_SAVE:
+		return "saving";
 	}
 	return "busy";
 }
@@ -124,6 +126,34 @@ static bool read_flag(struct job *j, const bool *flag)
 	v = *flag;
 	pthread_mutex_unlock(&j->mu);
 	return v;
+}
+
+void job_progress_begin(struct job *j, int64_t t0)
+{
+	pthread_mutex_lock(&j->mu);
+	progress_begin(&j->progress, PROGRESS_QUEUED, t0);
+	pthread_mutex_unlock(&j->mu);
+}
+
+void job_progress(struct job *j, struct progress *out)
+{
+	pthread_mutex_lock(&j->mu);
+	*out = j->progress;
+	pthread_mutex_unlock(&j->mu);
+}
+
+/* The job thread: j's guest start is in phase ph from now on. */
+static void job_phase(struct job *j, enum progress_phase ph)
+{
+	pthread_mutex_lock(&j->mu);
+	progress_enter(&j->progress, ph, fs_now_ms());
+	pthread_mutex_unlock(&j->mu);
+}
+
+/* vmm_vm_start's steps (and a restore's), as j's phases. */
+static void on_vmm_step(void *ud, enum vmm_step step)
+{
+	job_phase(ud, progress_of_step(step));
 }
 
 struct job *job_new(enum job_kind kind, struct lws_context *ctx)
@@ -245,6 +275,8 @@ static struct vmm_vm_opts guest_opts(struct job *j)
 	struct vmm_vm_opts o = { 0 };
 
 	o.label = j->label[0] ? j->label : NULL;
+	o.on_step = on_vmm_step;
+	o.step_ud = j;
 	if (j->shim.bin) {
 		j->shim.record = j->shim_record[0] ? j->shim_record : NULL;
 		o.shim = &j->shim;
@@ -261,6 +293,7 @@ static void do_boot(struct job *j)
 	char why[256];
 	int64_t until;
 
+	job_phase(j, PROGRESS_PREPARING); /* the accelerator's probe (cached) too */
 	j->spec.image = &j->image;
 	j->spec.url = j->url[0] ? j->url : NULL;
 	opts.page_file = j->page_path[0] ? j->page_path : NULL;
@@ -276,6 +309,7 @@ static void do_boot(struct job *j)
 	pthread_mutex_lock(&j->mu);
 	vmm_vm_socket(j->vm, VMM_SOCKET_AGENT, j->agent_path, sizeof(j->agent_path));
 	j->started = true;
+	progress_enter(&j->progress, PROGRESS_BOOTING, fs_now_ms());
 	if (!j->orphaned)
 		lws_cancel_service(j->ctx);
 	pthread_mutex_unlock(&j->mu);
@@ -292,11 +326,15 @@ static void do_boot(struct job *j)
 			return;
 		}
 	}
+	if (j->rc == 0 && j->set_layout)
+		j->rc = guest_prep_set_layout(j->vm, j->keyboard_layout, j->err, sizeof(j->err));
 	/* The mirror connects once the guest has set its screen mode: QEMU
 	 * does not tell a client that connected during boot about the
 	 * guest's resize. */
-	if (j->rc == 0)
+	if (j->rc == 0) {
+		job_phase(j, PROGRESS_SCREEN);
 		j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
+	}
 }
 
 static void do_pause_memory(struct job *j)
@@ -316,15 +354,21 @@ static void do_restore(struct job *j)
 				   .warm = true,
 				   .keep_agent = &j->agent };
 
+	job_phase(j, PROGRESS_PREPARING);
 	j->rc = vmm_template_restore(&j->tpl, &opts, &j->vm, NULL, j->err, sizeof(j->err));
 	if (j->rc < 0)
 		return;
 	if (j->has_agent && j->url[0])
 		prep.url = j->url;
+	if (j->set_layout)
+		prep.keyboard_layout = j->keyboard_layout;
 	prep.has_agent = j->has_agent;
+	job_phase(j, PROGRESS_GUEST_PREP);
 	j->rc = guest_prep_run(j->vm, &prep, j->err, sizeof(j->err));
-	if (j->rc == 0)
+	if (j->rc == 0) {
+		job_phase(j, PROGRESS_SCREEN);
 		j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
+	}
 }
 
 static void do_pause(struct job *j)
@@ -346,14 +390,17 @@ static void do_resume(struct job *j)
 				   .has_agent = j->has_agent,
 				   .keep_agent = &j->agent };
 
+	job_phase(j, PROGRESS_PREPARING);
 	j->rc = vmm_checkpoint_restore(j->ckpt, &opts, &j->vm, j->err, sizeof(j->err));
 	if (j->rc < 0)
 		return;
 	fs_rm_rf(j->ckpt);
 	j->ckpt[0] = '\0';
 	/* Time went on while it was saved: best effort, as a clone's. */
+	job_phase(j, PROGRESS_GUEST_PREP);
 	if (guest_prep_run(j->vm, &prep, j->err, sizeof(j->err)) < 0)
 		log_warn("job", "resumed guest not prepared: %s", j->err);
+	job_phase(j, PROGRESS_SCREEN);
 	j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
 }
 
@@ -361,6 +408,7 @@ static void do_fork(struct job *j)
 {
 	struct vmm_vm_opts opts = guest_opts(j);
 
+	job_phase(j, PROGRESS_SAVING);
 	j->rc = vmm_checkpoint_dir_new(NULL, j->ckpt, j->err, sizeof(j->err));
 	if (j->rc == 0)
 		j->rc = vmm_checkpoint_save(j->vm, j->ckpt, VMM_CKPT_KEEP_RUNNING, &j->bytes,
@@ -368,10 +416,22 @@ static void do_fork(struct job *j)
 	if (j->rc == 0)
 		j->rc = vmm_checkpoint_restore(j->ckpt, &opts, &j->child, j->err, sizeof(j->err));
 	if (j->rc == 0)
+		job_phase(j, PROGRESS_SCREEN);
+	if (j->rc == 0)
 		j->rc = job_start_mirror(j->child, j->ctx, &j->mirror, j->err, sizeof(j->err));
 	if (j->ckpt[0])
 		fs_rm_rf(j->ckpt);
 	j->ckpt[0] = '\0';
+}
+
+/* The session's state for a template, as a fork's: the guest is stopped
+ * while its RAM and devices are written and its disk copied, then runs on. */
+static void do_save(struct job *j)
+{
+	j->rc = vmm_checkpoint_dir_new(NULL, j->ckpt, j->err, sizeof(j->err));
+	if (j->rc == 0)
+		j->rc = vmm_checkpoint_save(j->vm, j->ckpt, VMM_CKPT_KEEP_RUNNING, &j->bytes,
+					    j->err, sizeof(j->err));
 }
 
 /* Takes over a guest an earlier gateway started: its supervisor still
@@ -456,6 +516,10 @@ static void run_job(struct job *j)
 	int64_t t0 = fs_now_ms();
 	bool orphaned;
 
+	/* Compiled here, not on the loop: the session's actions find it cached. */
+	if (j->keyboard_layout[0] && strcmp(j->keyboard_layout, VMM_KEYMAP_DEFAULT) &&
+	    !vmm_keymap_get(j->keyboard_layout, j->err, sizeof(j->err)))
+		log_warn("job", "%s", j->err);
 	switch (j->kind) {
 	case JOB_BOOT:
 		do_boot(j);
@@ -482,6 +546,9 @@ static void run_job(struct job *j)
 		break;
 	case JOB_ADOPT:
 		do_adopt(j);
+		break;
+	case JOB_SAVE:
+		do_save(j);
 		break;
 	}
 	j->ms = fs_now_ms() - t0;

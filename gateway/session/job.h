@@ -2,7 +2,8 @@
  * the lws loop never blocks: booting an image (qemu-img, QEMU, the QMP
  * greeting, the boot itself, the screen's VNC handshake), restoring a
  * template (and making the clone ready: clock, page, warm-up), pausing and
- * resuming (in memory: QMP stop/cont; on disk), forking, and disposing of
+ * resuming (in memory: QMP stop/cont; on disk), forking, saving a session's
+ * state for a template (template_build.h makes it one), and disposing of
  * what a session let go (quitting QEMU, reaping it, stopping a mirror,
  * removing a checkpoint).
  *
@@ -16,8 +17,10 @@
 
 #include "display/mirror.h"
 #include "gateway/core/gw.h"
+#include "gateway/session/progress.h"
 #include "vmm-qemu/agent_link.h"
 #include "vmm-qemu/image.h"
+#include "vmm-qemu/keymap.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/vm.h"
 
@@ -37,6 +40,8 @@ enum job_kind {
 	JOB_DISPOSE, /* in: whatever it holds; frees it all (always orphaned) */
 	JOB_ADOPT, /* in: adopt (a guest a gateway before this one started), adopt_paused;
 		    * out: vm (running, or stopped when adopt_paused), mirror */
+	JOB_SAVE, /* in: vm, tpl_name; out: vm (running on, or paused as it was), ckpt (its
+		   * state for template_build.h to make tpl_name of) */
 };
 
 struct job {
@@ -54,7 +59,12 @@ struct job {
 	struct vmm_template tpl; /* JOB_RESTORE */
 	char url[VMM_MAX_URL + 1]; /* JOB_RESTORE: navigate here once restored, "" stays */
 	bool has_agent; /* the guest runs qemu-ga (its clock can be set, its page driven) */
+	/* JOB_BOOT, JOB_RESTORE: the session's keyboard layout, compiled
+	 * (vmm_keymap_get) for its actions; set in the guest when set_layout */
+	char keyboard_layout[VMM_KEYMAP_MAX_NAME];
+	bool set_layout;
 	char child_id[SESS_ID_MAX]; /* JOB_FORK: the session that gets child */
+	char tpl_name[VMM_TEMPLATE_NAME_MAX + 1]; /* JOB_SAVE: the template being made */
 	struct agent_link *agent; /* JOB_RESTORE, JOB_RESUME_DISK: the link to vitrine-agent the
 				   * guest was prepared through, for the session */
 	/* Guests this job starts are held by a supervisor (docs/durability.md)
@@ -74,6 +84,9 @@ struct job {
 	/* handshake, under mu */
 	pthread_mutex_t mu;
 	bool started; /* JOB_BOOT: QEMU runs (agent_path is set); the guest still boots */
+	/* JOB_BOOT, JOB_RESTORE, JOB_RESUME_DISK, JOB_FORK (the copy's): the
+	 * phase the guest's start is in, once job_progress_begin was called */
+	struct progress progress;
 	bool done, orphaned;
 	struct lws_context *ctx;
 	struct job *next; /* the queue of jobs waiting for a worker thread */
@@ -99,6 +112,12 @@ int job_start(struct job *j);
 /* True once the thread has finished: j is the loop's again (free it with
  * job_free after taking its results). */
 bool job_done(struct job *j);
+/* Before job_start: j's progress (progress.h) begins at t0 (ms), queued;
+ * the thread then tells each phase of the guest's start. */
+void job_progress_begin(struct job *j, int64_t t0);
+/* A copy of j's progress, taken under its lock (any thread, while the loop
+ * owns j or the thread runs it). */
+void job_progress(struct job *j, struct progress *out);
 /* JOB_BOOT: true once QEMU runs (j->agent_path can be read). */
 bool job_started(struct job *j);
 /* The session is gone: a running job frees itself when it ends, a finished

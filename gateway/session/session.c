@@ -208,6 +208,13 @@ void sess_mark_ready(struct sess *s, struct display_mirror *m)
 	sess_set_state(s, SESS_READY);
 }
 
+void sess_set_timeout(struct sess *s, int timeout_s)
+{
+	s->expires_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
+	s->warned = false;
+	sess_save(s);
+}
+
 int64_t sess_deadline(const struct sess *s, const char **which)
 {
 	int64_t d = s->expires_ms;
@@ -339,11 +346,23 @@ static int restore_template(struct sess *s, const struct session_request *req, s
 		return api_error_set(e, 400, "invalid_argument",
 				     "this template's guest has no browser to open a url in");
 	}
+	if (req->keyboard_layout[0] && !j->tpl.has_disk &&
+	    strcmp(req->keyboard_layout, j->tpl.keyboard_layout)) {
+		job_free(j);
+		return api_error_set(e, 400, "invalid_argument",
+				     "this template's guest has no X display to set a keyboard "
+				     "layout on");
+	}
 	rc = sess_check_resources(s->gw, j->tpl.vcpus, j->tpl.memory_mib, e);
 	if (rc < 0) {
 		job_free(j);
 		return rc;
 	}
+	/* A template keeps its layout unless the create asks for another. */
+	snprintf(s->keyboard_layout, sizeof(s->keyboard_layout), "%s",
+		 req->keyboard_layout[0] ? req->keyboard_layout : j->tpl.keyboard_layout);
+	snprintf(j->keyboard_layout, sizeof(j->keyboard_layout), "%s", s->keyboard_layout);
+	j->set_layout = strcmp(s->keyboard_layout, j->tpl.keyboard_layout) != 0;
 	snprintf(j->url, sizeof(j->url), "%s", req->url);
 	j->has_agent = j->tpl.has_disk;
 	s->has_agent = j->tpl.has_disk;
@@ -353,6 +372,7 @@ static int restore_template(struct sess *s, const struct session_request *req, s
 	s->memory_mib = j->tpl.memory_mib;
 	snprintf(s->template_name, sizeof(s->template_name), "%s", req->image);
 	sess_supervise(s->gw, j, s->id);
+	job_progress_begin(j, s->created_ms);
 	rc = job_start(j);
 	if (rc < 0) {
 		job_free(j);
@@ -402,11 +422,23 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 		job_free(j);
 		return api_error_set(e, 400, "invalid_argument", err);
 	}
+	if (req->keyboard_layout[0] && !s->image.rootfs[0] &&
+	    strcmp(req->keyboard_layout, VMM_KEYMAP_DEFAULT)) {
+		job_free(j);
+		return api_error_set(e, 400, "invalid_argument",
+				     "this image's guest has no X display to set a keyboard layout "
+				     "on");
+	}
 	rc = sess_check_resources(s->gw, spec->vcpus, spec->memory_mib, e);
 	if (rc < 0) {
 		job_free(j);
 		return rc;
 	}
+	/* The image's X starts with a US layout. */
+	snprintf(s->keyboard_layout, sizeof(s->keyboard_layout), "%s",
+		 req->keyboard_layout[0] ? req->keyboard_layout : VMM_KEYMAP_DEFAULT);
+	snprintf(j->keyboard_layout, sizeof(j->keyboard_layout), "%s", s->keyboard_layout);
+	j->set_layout = strcmp(s->keyboard_layout, VMM_KEYMAP_DEFAULT) != 0;
 	if (req->page) {
 		/* The guest gets the page over fw_cfg (see docs/images.md); until
 		 * the boot copies it into the run dir it waits where only we can
@@ -425,12 +457,31 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 	s->memory_mib = spec->memory_mib;
 	s->has_agent = s->image.rootfs[0] != '\0';
 	sess_supervise(s->gw, j, s->id);
+	job_progress_begin(j, s->created_ms);
 	if (job_start(j) < 0) {
 		job_free(j);
 		return api_error_set(e, 500, "internal", "cannot start a thread");
 	}
 	s->job = j;
 	return 0;
+}
+
+const struct vmm_keymap *sess_keymap(const struct sess *s)
+{
+	const struct vmm_keymap *km;
+	char err[256];
+
+	if (!s->keyboard_layout[0] || !strcmp(s->keyboard_layout, VMM_KEYMAP_DEFAULT))
+		return NULL;
+	if ((km = vmm_keymap_cached(s->keyboard_layout)))
+		return km;
+	/* The jobs that start a guest compile it, and so does adoption before
+	 * the loop runs: this is a fallback, a few ms once. */
+	log_warn("session", "%s: keyboard layout %s compiled on the loop", s->id,
+		 s->keyboard_layout);
+	if (!(km = vmm_keymap_get(s->keyboard_layout, err, sizeof(err))))
+		log_warn("session", "%s: %s; keys go as on a US layout", s->id, err);
+	return km;
 }
 
 struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct api_error *e)

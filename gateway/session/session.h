@@ -63,7 +63,11 @@ struct sess {
 	char ckpt[PATH_MAX]; /* paused on disk: the checkpoint folder, else "" */
 	struct job *job; /* owned: the slow operation under way, NULL for none */
 	char template_name[64]; /* "" unless restored from a template */
+	/* the guest's keyboard layout, canonical (vmm-qemu/keymap.h): what the
+	 * create asked for, else its template's, else "us" */
+	char keyboard_layout[VMM_KEYMAP_MAX_NAME];
 	struct sess_usage usage; /* what it used (usage.h, session_usage.h) */
+	struct progress boot; /* its guest's last start, once over (session_boot.c) */
 	bool has_agent; /* the guest runs qemu-ga (images with a rootfs): clock, page probes */
 	struct sess_agent
 		*agent; /* owned while the guest runs: vitrine-agent (commands, CDP, egress) */
@@ -140,6 +144,10 @@ int sess_adopt_all(struct gw *gw);
  * ("timeout" or "idle_timeout"). */
 int64_t sess_deadline(const struct sess *s, const char **which);
 const char *sess_state_name(enum sess_state st);
+/* The phases of s's guest's start under way, else of its last one
+ * (session_boot.c, docs/api.md "boot"); NULL when none is known (a
+ * session adopted from its record) or out of memory. */
+json_t *sess_boot_json(const struct sess *s);
 /* True while the session waits for something: starting, or a job runs. */
 bool sess_busy(const struct sess *s);
 
@@ -149,14 +157,26 @@ bool sess_busy(const struct sess *s);
 int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e);
 /* Resumes a paused session (a job when it is on disk). Same returns. */
 int sess_resume(struct sess *s, struct api_error *e);
+/* The session now ends timeout_s from now (0: at once), as its on_expiry
+ * says; the record is saved. */
+void sess_set_timeout(struct sess *s, int timeout_s);
 /* Starts a copy of a running (or memory-paused) session's current state,
  * disk and memory, as a new session (*out, "starting" until the copy
  * runs); s keeps running. Same returns. */
 int sess_fork(struct sess *s, struct sess **out, struct api_error *e);
+/* Saves a running (or memory-paused) session's state for the template
+ * tpl_name, as a fork does (a job: the guest is stopped while it is
+ * written, then runs on); when the job ends template_build_saved() is told.
+ * Returns 0 or -errno with *e: 409 session_busy, session_not_running. */
+int sess_save_template(struct sess *s, const char *tpl_name, struct api_error *e);
 /* Makes the requests waiting on s look at it again. */
 void sess_wake_waiters(struct sess *s);
 /* Counts as activity for the idle timeout. */
 void sess_touch(struct sess *s);
+/* The keymap of s's keyboard layout for its actions (NULL: US, the
+ * built-in table). Loop thread; compiled already by the job that started
+ * the guest (else now, logged). */
+const struct vmm_keymap *sess_keymap(const struct sess *s);
 /* Where input (an action, a person) left the pointer. */
 void sess_set_pointer(struct sess *s, int x, int y);
 /* A click action ended now (the next one waits out the click sequence). */

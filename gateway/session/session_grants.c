@@ -13,20 +13,22 @@
 #include <string.h>
 #include <time.h>
 
-static int64_t unix_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 unsigned sess_rights_of_hash(struct gw *gw, const struct sess *s, const char *hash,
 			     const char **which)
 {
-	return auth_rights_of_hash(hash, gw->operator_hash, s ? s->control_hash : NULL,
-				   s ? s->view_hash : NULL, s ? s->grants : NULL,
-				   s ? s->n_grants : 0, unix_now_ms(), which);
+	unsigned rights = auth_rights_of_hash(hash, gw->operator_hash, s ? s->control_hash : NULL,
+					      s ? s->view_hash : NULL, s ? s->grants : NULL,
+					      s ? s->n_grants : 0, fs_unix_ms(), which);
+	const struct api_key *k = api_keys_match(&gw->api_keys, hash);
+
+	/* An API key has the operator key's rights (not to manage keys: that
+	 * asks for which == "operator"). */
+	if (k && !(rights & AUTH_R_ADMIN)) {
+		rights = AUTH_RIGHTS_OPERATOR;
+		if (which)
+			*which = k->id;
+	}
+	return rights;
 }
 
 unsigned sess_rights(struct gw *gw, const struct sess *s, const char *token, const char **which)
@@ -45,7 +47,7 @@ unsigned sess_rights(struct gw *gw, const struct sess *s, const char *token, con
 /* Drops grants that ended; true when any did. */
 static bool drop_expired(struct sess *s)
 {
-	int64_t now = unix_now_ms();
+	int64_t now = fs_unix_ms();
 	int kept = 0;
 
 	for (int i = 0; i < s->n_grants; i++)
@@ -76,7 +78,7 @@ const struct auth_grant *sess_grant_add(struct sess *s, unsigned rights, int ttl
 	}
 	auth_token_hash(token, g->hash);
 	g->rights = rights & AUTH_RIGHTS_MINTABLE;
-	g->expires_unix_ms = ttl_s ? unix_now_ms() + (int64_t)ttl_s * 1000 : 0;
+	g->expires_unix_ms = ttl_s ? fs_unix_ms() + (int64_t)ttl_s * 1000 : 0;
 	s->n_grants++;
 	sess_save(s);
 	return g;

@@ -38,6 +38,9 @@ void sess_set_vm(struct sess *s, struct vmm_vm *vm);
 void sess_supervise(struct gw *gw, struct job *j, const char *id);
 /* s's JOB_ADOPT (j) has ended: takes its guest, or says what became of it. */
 void sess_adopt_finished(struct sess *s, struct job *j);
+/* The job j that started s's guest has ended, ok (s is ready) or not: its
+ * timeline becomes s's "boot" (session_boot.c), with a "boot" event. */
+void sess_boot_end(struct sess *s, struct job *j, bool ok);
 /* s->job has ended: takes its results. */
 void sess_job_finished(struct sess *s);
 

@@ -7,6 +7,7 @@
 #include "gateway/egress/egress.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/session_int.h"
+#include "gateway/session/template_build.h"
 #include "vmm-qemu/checkpoint.h"
 
 #include <errno.h>
@@ -158,6 +159,7 @@ int sess_resume(struct sess *s, struct api_error *e)
 	snprintf(j->ckpt, sizeof(j->ckpt), "%s", s->ckpt);
 	j->has_agent = s->has_agent;
 	sess_supervise(s->gw, j, s->id);
+	job_progress_begin(j, fs_now_ms());
 	rc = launch(s, j, e);
 	if (rc < 0) {
 		j->ckpt[0] = '\0'; /* still the session's */
@@ -197,9 +199,11 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	egress_set_rules(child->egress, egress_rules_copy(s->egress));
 	child->image = s->image;
 	snprintf(child->template_name, sizeof(child->template_name), "%s", s->template_name);
+	snprintf(child->keyboard_layout, sizeof(child->keyboard_layout), "%s", s->keyboard_layout);
 	snprintf(child->parent_id, sizeof(child->parent_id), "%s", s->id);
 	snprintf(j->child_id, sizeof(j->child_id), "%s", child->id);
 	sess_supervise(s->gw, j, child->id);
+	job_progress_begin(j, child->created_ms);
 	/* The original keeps its mirror: its screen stays readable, but no
 	 * action runs while the job holds the guest (the session is busy). */
 	sess_guest_stopping(s, "the session is being forked");
@@ -215,6 +219,51 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	return 0;
 }
 
+int sess_save_template(struct sess *s, const char *tpl_name, struct api_error *e)
+{
+	char msg[200];
+	struct job *j;
+	int rc;
+
+	if (s->job)
+		return busy_error(s, e);
+	if (s->state != SESS_READY && !(s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY)) {
+		snprintf(msg, sizeof(msg), "the session is %s%s: only a running session is saved",
+			 sess_state_name(s->state), s->state == SESS_PAUSED ? " on disk" : "");
+		api_error_set(e, 409, "session_not_running", msg);
+		return -EBUSY;
+	}
+	if (!(j = start_job(s, JOB_SAVE, e)))
+		return -ENOMEM;
+	snprintf(j->tpl_name, sizeof(j->tpl_name), "%s", tpl_name);
+	/* As a fork: the screen stays readable, actions wait (busy). */
+	sess_guest_stopping(s, "the session is being saved as a template");
+	rc = launch_with_guest(s, j, false, e);
+	if (rc == 0)
+		log_info("session", "%s: saving as template %s", s->id, tpl_name);
+	return rc;
+}
+
+/* A save's state is written: the guest runs on, the template is made. */
+static void saved(struct sess *s, struct job *j)
+{
+	sess_set_vm(s, j->vm);
+	j->vm = NULL;
+	if (j->rc < 0)
+		template_build_saved(s->gw, j->tpl_name, NULL, j->err);
+	else if (template_build_saved(s->gw, j->tpl_name, j->ckpt, NULL) == 0)
+		j->ckpt[0] = '\0'; /* the build's now; else job_free removes it */
+	sess_event(s, "saved",
+		   json_pack("{s:s, s:b, s:I, s:I, s:s*}", "template", j->tpl_name, "ok",
+			     j->rc == 0, "ms", (json_int_t)j->ms, "bytes", (json_int_t)j->bytes,
+			     "error", j->rc < 0 ? j->err : NULL));
+	if (!s->vm)
+		sess_set_failed(s, "the guest was lost while saving");
+	else
+		log_info("session", "%s: state for template %s saved in %lld ms (%lld MiB)", s->id,
+			 j->tpl_name, (long long)j->ms, (long long)(j->bytes >> 20));
+}
+
 /* A fork's copy is running: hand it to its session (if it still exists). */
 static void adopt_child(struct sess *s, struct job *j)
 {
@@ -226,12 +275,14 @@ static void adopt_child(struct sess *s, struct job *j)
 	}
 	if (j->rc < 0) {
 		sess_set_failed(child, j->err);
+		sess_boot_end(child, j, false);
 		return;
 	}
 	sess_set_vm(child, j->child);
 	j->child = NULL;
 	sess_mark_ready(child, j->mirror);
 	j->mirror = NULL;
+	sess_boot_end(child, j, child->state == SESS_READY);
 	sess_event(s, "forked", json_pack("{s:s}", "into", child->id));
 	log_info("session", "%s forked from %s in %lld ms (%lld MiB of state)", child->id, s->id,
 		 (long long)j->ms, (long long)(j->bytes >> 20));
@@ -256,6 +307,7 @@ static int op_of(const struct job *j)
 	case JOB_ADOPT:
 		return METRICS_OP_ADOPT;
 	case JOB_DISPOSE:
+	case JOB_SAVE:
 		break;
 	}
 	return -1;
@@ -353,6 +405,9 @@ void sess_job_finished(struct sess *s)
 		j->mirror = NULL;
 		log_info("session", "%s resumed from disk in %lld ms", s->id, (long long)j->ms);
 		break;
+	case JOB_SAVE:
+		saved(s, j);
+		break; /* it kept its mirror throughout */
 	case JOB_FORK:
 		sess_set_vm(s, j->vm);
 		j->vm = NULL;
@@ -361,6 +416,8 @@ void sess_job_finished(struct sess *s)
 			sess_set_failed(s, "the guest was lost while forking");
 		break; /* it kept its mirror throughout */
 	}
+	if (j->kind == JOB_BOOT || j->kind == JOB_RESTORE || j->kind == JOB_RESUME_DISK)
+		sess_boot_end(s, j, j->rc >= 0 && s->state == SESS_READY);
 	job_free(j);
 	sess_wake(s);
 }

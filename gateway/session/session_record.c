@@ -17,10 +17,7 @@
 /* Unix ms now minus the monotonic clock: converts deadlines both ways. */
 static int64_t unix_offset_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - fs_now_ms();
+	return fs_unix_ms() - fs_now_ms();
 }
 
 const char *sess_record_state(const struct sess *s)
@@ -63,6 +60,8 @@ static json_t *request_json(const struct sess *s)
 		json_object_set_new(j, "idle_timeout_s", json_integer(q->idle_timeout_s));
 	if (q->expire_pause)
 		json_object_set_new(j, "on_expiry", json_string("pause"));
+	if (q->keyboard_layout[0])
+		json_object_set_new(j, "keyboard_layout", json_string(q->keyboard_layout));
 	json_object_set_new(j, "egress", egress_rules_now(s->egress));
 	return j;
 }
@@ -121,6 +120,9 @@ json_t *sess_record(const struct sess *s)
 		json_object_set_new(j, "template", json_string(s->template_name));
 	if (s->parent_id[0])
 		json_object_set_new(j, "forked_from", json_string(s->parent_id));
+	json_object_set_new(j, "keyboard_layout",
+			    json_string(s->keyboard_layout[0] ? s->keyboard_layout
+							      : VMM_KEYMAP_DEFAULT));
 	if (ckpt[0])
 		json_object_set_new(j, "checkpoint", json_string(ckpt));
 	if (s->guest.run_dir[0])
@@ -263,8 +265,23 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 	if (get_str(rec, "error", s->error, sizeof(s->error), why, whylen) < 0 ||
 	    get_str(rec, "template", s->template_name, sizeof(s->template_name), why, whylen) < 0 ||
 	    get_str(rec, "forked_from", s->parent_id, sizeof(s->parent_id), why, whylen) < 0 ||
-	    get_str(rec, "checkpoint", s->ckpt, sizeof(s->ckpt), why, whylen) < 0)
+	    get_str(rec, "checkpoint", s->ckpt, sizeof(s->ckpt), why, whylen) < 0 ||
+	    get_str(rec, "keyboard_layout", s->keyboard_layout, sizeof(s->keyboard_layout), why,
+		    whylen) < 0)
 		return -EINVAL;
+	/* A record from before layouts: the guest runs the image's US layout. */
+	if (!s->keyboard_layout[0])
+		snprintf(s->keyboard_layout, sizeof(s->keyboard_layout), "%s", VMM_KEYMAP_DEFAULT);
+	/* The loop does not run yet (adoption at start): compile it now. */
+	if (strcmp(s->keyboard_layout, VMM_KEYMAP_DEFAULT)) {
+		char canon[VMM_KEYMAP_MAX_NAME], err[256];
+
+		if (vmm_keymap_check(s->keyboard_layout, canon, err, sizeof(err)) < 0 ||
+		    !vmm_keymap_get(canon, err, sizeof(err))) {
+			snprintf(why, whylen, "bad record: %s", err);
+			return -EINVAL;
+		}
+	}
 	if (json_object_get(rec, "guest") &&
 	    json_unpack_ex((json_t *)rec, &jerr, 0, "{s:{s:s, s:i, s:I}}", "guest", "run_dir",
 			   &run_dir, "pid", &pid, "start_time", &start_time) < 0) {

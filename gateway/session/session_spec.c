@@ -67,7 +67,7 @@ int template_request_parse(const char *body, size_t len, char *name, size_t name
 			   struct session_request *req, struct api_error *e)
 {
 	static const char *not_here[] = { "template", "timeout_s", "idle_timeout_s", "on_expiry",
-					  "egress" };
+					  "egress",   "record",	   "keyboard_layout" };
 	json_t *root, *v;
 	int rc = -EINVAL;
 
@@ -105,9 +105,10 @@ out:
 
 static int parse_object(json_t *root, struct session_request *req, struct api_error *e)
 {
-	static const char *known[] = { "image", "template",	  "width",     "height",
-				       "vcpus", "memory_mib",	  "url",       "timeout_s",
-				       "page",	"idle_timeout_s", "on_expiry", "egress" };
+	static const char *known[] = { "image",	 "template",	   "width",	"height",
+				       "vcpus",	 "memory_mib",	   "url",	"timeout_s",
+				       "page",	 "idle_timeout_s", "on_expiry", "egress",
+				       "record", "keyboard_layout" };
 	json_t *v;
 	const char *key;
 	int rc = -EINVAL;
@@ -166,6 +167,30 @@ static int parse_object(json_t *root, struct session_request *req, struct api_er
 			goto out;
 		}
 		req->expire_pause = !strcmp(x, "pause");
+	}
+	v = json_object_get(root, "record");
+	if (v) {
+		if (!json_is_boolean(v)) {
+			fail(e, "invalid_argument", "record must be true or false");
+			goto out;
+		}
+		req->record = json_is_true(v);
+	}
+	v = json_object_get(root, "keyboard_layout");
+	if (v) {
+		char msg[256];
+
+		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
+			fail(e, "invalid_argument",
+			     "keyboard_layout must be an xkb layout name such as \"de\" or "
+			     "\"fr(azerty)\"");
+			goto out;
+		}
+		if (vmm_keymap_check(json_string_value(v), req->keyboard_layout, msg, sizeof(msg)) <
+		    0) {
+			fail(e, "invalid_argument", msg);
+			goto out;
+		}
 	}
 	v = json_object_get(root, "url");
 	if (v) {

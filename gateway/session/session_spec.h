@@ -5,6 +5,7 @@
 
 #include "gateway/core/api_error.h"
 #include "gateway/egress/egress_rules.h"
+#include "vmm-qemu/keymap.h"
 #include "vmm-qemu/spec.h"
 
 #include <jansson.h>
@@ -21,6 +22,8 @@ struct session_request {
 	int timeout_s; /* maximum life; 0: none */
 	int idle_timeout_s; /* life without actions or screenshots; 0: none */
 	bool expire_pause; /* on_expiry "pause" (to disk) rather than "kill" */
+	bool record; /* "record": true: recorded from the start (docs/api.md "Recordings") */
+	char keyboard_layout[VMM_KEYMAP_MAX_NAME]; /* canonical; "" when not given */
 	char *page; /* owned: HTML handed to the guest (opened when url is empty); NULL: none */
 	struct egress_rules *egress; /* owned: where the guest may connect (NULL: nowhere) */
 };

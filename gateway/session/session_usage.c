@@ -14,14 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static int64_t unix_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static enum usage_phase phase_of(const struct sess *s)
 {
 	enum usage_phase p = USAGE_NONE;
@@ -108,7 +100,7 @@ json_t *sess_usage_json(const struct sess *s)
 
 json_t *sess_usage_entry(const struct sess *s, bool ended)
 {
-	int64_t now_unix = unix_now_ms();
+	int64_t now_unix = fs_unix_ms();
 	json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:I, s:o, s:o}", "id", s->id, "image",
 			      s->req.image, "vcpus", s->vcpus, "memory_mib", s->memory_mib,
 			      "created_unix_ms",

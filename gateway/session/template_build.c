@@ -3,8 +3,10 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "gateway/session/progress.h"
 #include "gateway/session/session.h"
 #include "vmm-qemu/template_create.h"
+#include "vmm-qemu/template_from.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -28,7 +30,33 @@ struct build {
 	int rc;
 	char err[1024];
 	struct lws_context *ctx;
+	pthread_mutex_t mu; /* guards progress: the thread writes, the loop reads */
+	struct progress progress; /* the build's phases (progress.h) */
+	/* From a session (template_build_from_session): it saves its state
+	 * first (waiting), then the thread makes the template of ckpt. */
+	char session_id[SESS_ID_MAX];
+	char parent[VMM_TEMPLATE_NAME_MAX + 1]; /* the session's template, "" for none */
+	char ckpt[PATH_MAX]; /* the thread's, removed when it ends */
+	bool waiting; /* for the session's state (loop only) */
+	bool flattened; /* set by the thread */
+	int chain_max; /* gw::template_chain_max */
 };
+
+static void build_free(struct build *b)
+{
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+}
+
+/* The build thread: vmm_template_create's steps, as b's phases. */
+static void on_step(void *ud, enum vmm_step step)
+{
+	struct build *b = ud;
+
+	pthread_mutex_lock(&b->mu);
+	progress_enter(&b->progress, progress_of_step(step), fs_now_ms());
+	pthread_mutex_unlock(&b->mu);
+}
 
 static struct build *find(struct gw *gw, const char *name)
 {
@@ -42,19 +70,56 @@ static void *build_thread(void *arg)
 {
 	struct build *b = arg;
 
-	b->rc = vmm_template_create(b->name, &b->p, &b->cancel, b->err, sizeof(b->err));
+	if (b->ckpt[0]) {
+		struct vmm_template_from f = { .name = b->name,
+					       .ckpt = b->ckpt,
+					       .parent = b->parent[0] ? b->parent : NULL,
+					       .from_session = b->session_id,
+					       .max_depth = b->chain_max,
+					       .on_step = on_step,
+					       .step_ud = b,
+					       .cancel = &b->cancel };
+
+		b->rc = vmm_template_from_checkpoint(&f, &b->flattened, b->err, sizeof(b->err));
+		fs_rm_rf(b->ckpt);
+	} else {
+		b->rc = vmm_template_create(b->name, &b->p, &b->cancel, b->err, sizeof(b->err));
+	}
 	if (b->page_file[0])
 		unlink(b->page_file);
+	pthread_mutex_lock(&b->mu);
+	progress_end(&b->progress, b->rc == 0, fs_now_ms());
+	pthread_mutex_unlock(&b->mu);
 	atomic_store(&b->done, 1);
 	if (!b->cancel) /* cancelled: the gateway is going, maybe its context too */
 		lws_cancel_service(b->ctx);
 	return NULL;
 }
 
+/* A build with no thread (waiting for its session) fails with msg. */
+static void fail_waiting(struct build *b, const char *msg)
+{
+	b->waiting = false;
+	b->rc = -EIO;
+	snprintf(b->err, sizeof(b->err), "%s", msg);
+	pthread_mutex_lock(&b->mu);
+	progress_end(&b->progress, false, fs_now_ms());
+	pthread_mutex_unlock(&b->mu);
+	atomic_store(&b->done, 1);
+}
+
 /* Notes builds that ended: the successful ones are forgotten (the template
  * answers for itself), failed ones stay to say why. */
 static void reap(struct gw *gw)
 {
+	for (struct build *b = gw->builds; b; b = b->next) {
+		struct sess *s = b->waiting ? sess_find(gw, b->session_id) : NULL;
+
+		/* Its job ended without telling: the session was deleted. */
+		if (b->waiting && (!s || !s->job || s->job->kind != JOB_SAVE ||
+				   strcmp(s->job->tpl_name, b->name)))
+			fail_waiting(b, "the session was deleted before its state was saved");
+	}
 	for (struct build **pp = &gw->builds; *pp;) {
 		struct build *b = *pp;
 
@@ -65,10 +130,12 @@ static void reap(struct gw *gw)
 		gw->memory_used_mib -= b->memory_mib;
 		b->memory_mib = 0;
 		if (b->rc == 0) {
-			log_info("template", "%s built in %.1f s", b->name,
-				 (fs_now_ms() - b->started_ms) / 1000.0);
+			log_info("template", "%s %s in %.1f s%s", b->name,
+				 b->session_id[0] ? "saved" : "built",
+				 (fs_now_ms() - b->started_ms) / 1000.0,
+				 b->flattened ? " (its disk chain flattened)" : "");
 			*pp = b->next;
-			free(b);
+			build_free(b);
 			continue;
 		}
 		log_warn("template", "%s failed: %s", b->name, b->err);
@@ -76,25 +143,35 @@ static void reap(struct gw *gw)
 	}
 }
 
-int template_build_start(struct gw *gw, const char *name, const struct session_request *req,
-			 struct api_error *e)
+/* 409 when name is a template or a build under way (old: its build). */
+static int name_free(const struct build *old, const char *name, struct api_error *e)
 {
-	char path[PATH_MAX], err[256];
-	struct vmm_image img;
-	struct build *b, *old;
+	char path[PATH_MAX];
 	struct stat st;
-	pthread_attr_t attr;
-	pthread_t t;
-	int rc, memory;
 
-	reap(gw);
-	old = find(gw, name);
 	snprintf(path, sizeof(path), "%s/%s/template.json", vmm_templates_dir(), name);
 	if ((old && !atomic_load(&old->done)) || stat(path, &st) == 0)
 		return api_error_set(e, 409, "template_exists",
 				     old && !atomic_load(&old->done)
 					     ? "that template is being built"
 					     : "that template exists: delete it first");
+	return 0;
+}
+
+int template_build_start(struct gw *gw, const char *name, const struct session_request *req,
+			 struct api_error *e)
+{
+	char err[256];
+	struct vmm_image img;
+	struct build *b, *old;
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc, memory;
+
+	reap(gw);
+	old = find(gw, name);
+	if ((rc = name_free(old, name, e)) < 0)
+		return rc;
 	rc = vmm_image_load(req->image, &img, err, sizeof(err));
 	if (rc < 0) {
 		api_error_set(e, rc == -ENOENT ? 404 : 500,
@@ -111,6 +188,7 @@ int template_build_start(struct gw *gw, const char *name, const struct session_r
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return api_error_set(e, 500, "internal", "out of memory");
+	pthread_mutex_init(&b->mu, NULL);
 	snprintf(b->name, sizeof(b->name), "%s", name);
 	snprintf(b->image, sizeof(b->image), "%s", req->image);
 	snprintf(b->url, sizeof(b->url), "%s", req->url);
@@ -121,6 +199,8 @@ int template_build_start(struct gw *gw, const char *name, const struct session_r
 	b->p.vcpus = req->vcpus;
 	b->p.memory_mib = req->memory_mib;
 	b->p.settle_s = -1;
+	b->p.on_step = on_step;
+	b->p.step_ud = b;
 	if (req->page) {
 		/* Where only we can write (as a session's page: session.c), not
 		 * under a name in /tmp that anyone could have linked elsewhere;
@@ -129,13 +209,14 @@ int template_build_start(struct gw *gw, const char *name, const struct session_r
 				     vmm_run_base(NULL), name) >= sizeof(b->page_file) ||
 		    (unlink(b->page_file) < 0 && errno != ENOENT) ||
 		    fs_write_file_private(b->page_file, req->page, strlen(req->page)) < 0) {
-			free(b);
+			build_free(b);
 			return api_error_set(e, 500, "internal", "cannot stage the page");
 		}
 		b->p.page_file = b->page_file;
 	}
 	b->memory_mib = memory;
 	b->started_ms = fs_now_ms();
+	progress_begin(&b->progress, PROGRESS_PREPARING, b->started_ms);
 	b->ctx = gw->ctx;
 	pthread_attr_init(&attr);
 	rc = pthread_create(&t, &attr, build_thread, b);
@@ -143,7 +224,7 @@ int template_build_start(struct gw *gw, const char *name, const struct session_r
 	if (rc) {
 		if (b->page_file[0])
 			unlink(b->page_file);
-		free(b);
+		build_free(b);
 		return api_error_set(e, 500, "internal", "cannot start a thread");
 	}
 	pthread_detach(t);
@@ -154,18 +235,112 @@ int template_build_start(struct gw *gw, const char *name, const struct session_r
 	return 0;
 }
 
+int template_build_from_session(struct gw *gw, const char *name, struct sess *s,
+				struct api_error *e)
+{
+	struct build *b, *old;
+	int rc;
+
+	reap(gw);
+	old = find(gw, name);
+	if ((rc = name_free(old, name, e)) < 0)
+		return rc;
+	/* The helper guest that loads the state holds the session's memory. */
+	rc = sess_check_resources(gw, s->vcpus, s->memory_mib, e);
+	if (rc < 0)
+		return rc;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return api_error_set(e, 500, "internal", "out of memory");
+	pthread_mutex_init(&b->mu, NULL);
+	snprintf(b->name, sizeof(b->name), "%s", name);
+	snprintf(b->image, sizeof(b->image), "%s", s->image.name);
+	if (!b->image[0] && s->template_name[0]) { /* restored: the image is its template's */
+		struct vmm_template t;
+		char err[256];
+
+		if (vmm_template_load(s->template_name, &t, err, sizeof(err)) == 0)
+			snprintf(b->image, sizeof(b->image), "%s", t.image);
+	}
+	snprintf(b->session_id, sizeof(b->session_id), "%s", s->id);
+	snprintf(b->parent, sizeof(b->parent), "%s", s->template_name);
+	b->started_ms = fs_now_ms();
+	progress_begin(&b->progress, PROGRESS_SAVING, b->started_ms);
+	b->ctx = gw->ctx;
+	b->waiting = true;
+	b->chain_max = gw->template_chain_max;
+	rc = sess_save_template(s, name, e);
+	if (rc < 0) {
+		build_free(b);
+		return rc;
+	}
+	if (old) /* a failed build of the same name: forget it */
+		template_build_forget(gw, name);
+	b->memory_mib = s->memory_mib;
+	gw->memory_used_mib += b->memory_mib;
+	b->next = gw->builds;
+	gw->builds = b;
+	return 0;
+}
+
+int template_build_saved(struct gw *gw, const char *name, const char *ckpt, const char *err)
+{
+	struct build *b = find(gw, name);
+	pthread_t t;
+
+	/* A failed build of that name may be older: the waiting one is first. */
+	if (!b || !b->waiting)
+		return -ENOENT;
+	if (!ckpt) {
+		fail_waiting(b, err && err[0] ? err : "the session's state was not saved");
+		return 0;
+	}
+	b->waiting = false;
+	snprintf(b->ckpt, sizeof(b->ckpt), "%s", ckpt);
+	pthread_mutex_lock(&b->mu);
+	progress_enter(&b->progress, PROGRESS_PREPARING, fs_now_ms());
+	pthread_mutex_unlock(&b->mu);
+	if (pthread_create(&t, NULL, build_thread, b)) {
+		b->ckpt[0] = '\0';
+		fail_waiting(b, "cannot start a thread");
+		return -EAGAIN;
+	}
+	pthread_detach(t);
+	return 0;
+}
+
+bool template_build_uses(struct gw *gw, const char *name, char *who, size_t len)
+{
+	reap(gw);
+	for (struct build *b = gw->builds; b; b = b->next)
+		if (!atomic_load(&b->done) && !strcmp(b->parent, name)) {
+			snprintf(who, len,
+				 "template %s is being saved from session %s, restored from it",
+				 b->name, b->session_id);
+			return true;
+		}
+	return false;
+}
+
 json_t *template_build_json(struct gw *gw, const char *name)
 {
+	struct progress p;
 	struct build *b;
 
 	reap(gw);
 	b = find(gw, name);
 	if (!b)
 		return NULL;
-	return json_pack("{s:s, s:s, s:s, s:s*, s:I}", "name", b->name, "image", b->image, "status",
-			 atomic_load(&b->done) ? "failed" : "building", "error",
+	pthread_mutex_lock(&b->mu);
+	p = b->progress;
+	pthread_mutex_unlock(&b->mu);
+	return json_pack("{s:s, s:s, s:s, s:s*, s:I, s:o*, s:s*, s:s*}", "name", b->name, "image",
+			 b->image, "status", atomic_load(&b->done) ? "failed" : "building", "error",
 			 atomic_load(&b->done) ? b->err : NULL, "age_ms",
-			 (json_int_t)(fs_now_ms() - b->started_ms));
+			 (json_int_t)(fs_now_ms() - b->started_ms), "build",
+			 progress_json(&p, fs_now_ms()), "from_session",
+			 b->session_id[0] ? b->session_id : NULL, "parent",
+			 b->parent[0] ? b->parent : NULL);
 }
 
 void template_build_list(struct gw *gw, json_t *a)
@@ -184,7 +359,7 @@ void template_build_forget(struct gw *gw, const char *name)
 			*pp = b->next;
 			if (b->memory_mib)
 				gw->memory_used_mib -= b->memory_mib;
-			free(b);
+			build_free(b);
 			return;
 		}
 }
@@ -194,8 +369,11 @@ void template_build_stop_all(struct gw *gw, int timeout_ms)
 	int64_t until = fs_now_ms() + timeout_ms;
 	bool running = true;
 
-	for (struct build *b = gw->builds; b; b = b->next)
+	for (struct build *b = gw->builds; b; b = b->next) {
 		b->cancel = 1;
+		if (b->waiting)
+			fail_waiting(b, "cancelled: the gateway stopped");
+	}
 	while (running && fs_now_ms() < until) {
 		running = false;
 		for (struct build *b = gw->builds; b; b = b->next)
@@ -211,6 +389,6 @@ void template_build_stop_all(struct gw *gw, int timeout_ms)
 		struct build *b = gw->builds;
 
 		gw->builds = b->next;
-		free(b);
+		build_free(b);
 	}
 }

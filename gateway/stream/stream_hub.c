@@ -5,6 +5,9 @@
 #include "common/log.h"
 #include "display/encode_pool.h"
 #include "display/stream_wire.h"
+#include "gateway/action/batch.h"
+#include "gateway/action/keys.h"
+#include "gateway/action/run.h"
 #include "gateway/core/audit.h"
 #include "gateway/session/session.h"
 #include "vmm-qemu/input.h"
@@ -15,6 +18,7 @@
 #include <time.h>
 
 static void clear_slot(struct stream_hub *h, int i);
+static void type_stop(struct stream_viewer *v);
 
 /* The hub hears its session's events (for the viewers) and its end. */
 static void on_session(struct sess_listener *l, struct sess *s, enum sess_signal sig,
@@ -415,6 +419,7 @@ int stream_hub_release(struct stream_hub *h, struct stream_viewer *v, const char
 {
 	if (h->controller != v)
 		return -EPERM;
+	type_stop(v);
 	release_held(h, v);
 	h->controller = NULL;
 	sess_event(h->s, "control_released",
@@ -424,6 +429,16 @@ int stream_hub_release(struct stream_hub *h, struct stream_viewer *v, const char
 		  json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason", reason));
 	announce(h);
 	return 0;
+}
+
+/* Abandons the text v has under way (what was typed stays). */
+static void type_stop(struct stream_viewer *v)
+{
+	run_cancel(v->typing);
+	v->typing = NULL;
+	lws_sul_cancel(&v->sul_type);
+	free(v->type_text);
+	v->type_text = NULL;
 }
 
 static bool key_held(const struct stream_viewer *v, const char *q)
@@ -445,8 +460,81 @@ static void key_forget(struct stream_viewer *v, const char *q)
 		}
 }
 
+static void text_run_done(void *ud, struct run_outcome *out)
+{
+	(void)ud;
+	if (out->failed)
+		log_warn("stream", "viewer text: %s", out->err.message);
+	json_decref(out->reply);
+	display_image_unref(out->image);
+}
+
+/* Text a person typed: by the keys of the session's layout when it has
+ * them all, else whole as a type action (through the guest agent, exact;
+ * it may land after keys sent later). */
+static int viewer_text(struct stream_hub *h, const char *text, json_t *ev)
+{
+	struct sess *s = h->s;
+	const struct vmm_keymap *km = sess_keymap(s);
+	const char *level3 = km ? vmm_keymap_level3_qcode(km) : NULL;
+	struct actions_ctx ctx = { .screen_width = s->width,
+				   .screen_height = s->height,
+				   .keymap = km };
+	struct vmm_keystroke st;
+	struct actions_error aerr;
+	struct action_batch *b;
+	struct shot_opts shot;
+	struct api_error e;
+	size_t len = strlen(text);
+	long index;
+	json_t *obj;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = 1;
+
+		while (i + n < len && ((unsigned char)text[i + n] & 0xc0) == 0x80)
+			n++;
+		if (keys_char_stroke(km, stream_one_char(text + i, n), &st) < 0)
+			break;
+		i += n;
+		if (i == len)
+			goto keys;
+	}
+	obj = json_pack("{s:s, s:s}", "action", "type", "text", text);
+	b = obj ? batch_parse(obj, &ctx, &aerr, &index) : NULL;
+	json_decref(obj);
+	if (!b)
+		return 0;
+	shot_opts_default(&shot);
+	if (!run_start(s, b, &shot, text_run_done, NULL, &e))
+		log_warn("stream", "%s: viewer text: %s", s->id, e.message);
+	return 0;
+keys:
+	for (size_t i = 0; i < len;) {
+		size_t n = 1;
+
+		while (i + n < len && ((unsigned char)text[i + n] & 0xc0) == 0x80)
+			n++;
+		keys_char_stroke(km, stream_one_char(text + i, n), &st);
+		i += n;
+		if (st.shift)
+			append_events(ev, vmm_input_key("shift", true));
+		if (st.level3)
+			append_events(ev, vmm_input_key(level3, true));
+		append_events(ev, vmm_input_key(st.qcode, true));
+		append_events(ev, vmm_input_key(st.qcode, false));
+		if (st.level3)
+			append_events(ev, vmm_input_key(level3, false));
+		if (st.shift)
+			append_events(ev, vmm_input_key("shift", false));
+	}
+	return 1;
+}
+
 int stream_hub_input(struct stream_hub *h, struct stream_viewer *v, const struct stream_msg *m)
 {
+	struct vmm_keystroke st;
+	const char *qcode;
 	struct sess *s = h->s;
 	json_t *ev;
 
@@ -479,16 +567,26 @@ int stream_hub_input(struct stream_hub *h, struct stream_viewer *v, const struct
 		}
 		break;
 	case SM_KEY:
-		if (m->down && !key_held(v, m->qcode)) {
+		/* The key by its meaning (the shortcut ctrl+z is z's key on
+		 * the guest's layout), else by its position. */
+		qcode = m->key_char && keys_char_stroke(sess_keymap(s), m->key_char, &st) == 0
+				? st.qcode
+				: m->qcode;
+		if (!qcode)
+			break;
+		if (m->down && !key_held(v, qcode)) {
 			if (v->n_keys == STREAM_MAX_KEYS) {
 				json_decref(ev);
 				return 0; /* more keys than hands: ignore */
 			}
-			v->keys[v->n_keys++] = m->qcode;
+			v->keys[v->n_keys++] = qcode;
 		} else if (!m->down) {
-			key_forget(v, m->qcode);
+			key_forget(v, qcode);
 		}
-		append_events(ev, vmm_input_key(m->qcode, m->down));
+		append_events(ev, vmm_input_key(qcode, m->down));
+		break;
+	case SM_TEXT:
+		viewer_text(h, m->text, ev);
 		break;
 	default:
 		break;
@@ -498,6 +596,113 @@ int stream_hub_input(struct stream_hub *h, struct stream_viewer *v, const struct
 		return 0;
 	}
 	return send_events(h, ev);
+}
+
+static void type_piece(lws_sorted_usec_list_t *sul);
+
+/* A piece of v's text is typed (or failed): the next one after a pause,
+ * or v hears how it went. */
+static void typed(void *ud, struct run_outcome *out)
+{
+	struct stream_viewer *v = ud;
+	json_t *j = NULL;
+
+	v->typing = NULL;
+	if (out->failed) {
+		j = json_pack("{s:s, s:s, s:s}", "type", "error", "code", out->err.code, "message",
+			      out->err.message);
+	} else if ((v->type_off += v->type_piece) < v->type_len) {
+		lws_sul_schedule(v->hub->s->gw->ctx, 0, &v->sul_type, type_piece,
+				 STREAM_TYPE_GAP_MS * LWS_US_PER_MS);
+	} else {
+		j = json_pack("{s:s, s:I}", "type", "typed", "bytes", (json_int_t)v->type_len);
+	}
+	json_decref(out->reply);
+	display_image_unref(out->image);
+	if (j) {
+		free(v->type_text);
+		v->type_text = NULL;
+		if (v->ops->text)
+			v->ops->text(v, j);
+		else
+			json_decref(j);
+	}
+}
+
+/* Starts typing the next piece of v's text. 0, or -EPIPE / -ENOMEM with
+ * the error's code and message in e. */
+static int type_start(struct stream_viewer *v, struct api_error *e)
+{
+	struct sess *s = v->hub->s;
+	struct actions_ctx ctx = { .screen_width = s->width, .screen_height = s->height };
+	const char *text = v->type_text + v->type_off;
+	size_t left = v->type_len - v->type_off;
+	struct shot_opts shot;
+	struct action_batch *b;
+	struct actions_error aerr;
+	long index;
+	json_t *a;
+
+	v->type_piece = stream_type_piece(text, left);
+	a = json_pack("{s:s, s:s%}", "action", "type", "text", text, v->type_piece);
+	b = a ? batch_parse(a, &ctx, &aerr, &index) : NULL;
+	json_decref(a);
+	if (!b) { /* the stream message allows less than the action */
+		api_error_set(e, 500, "internal", "out of memory");
+		return -ENOMEM;
+	}
+	/* Not the agent's use of the session: no usage, metrics or idle reset,
+	 * as with the viewer's other input. */
+	shot_opts_default(&shot);
+	shot.preview = true;
+	v->typing = run_start(s, b, &shot, typed, v, e);
+	return v->typing ? 0 : -EPIPE;
+}
+
+static void type_piece(lws_sorted_usec_list_t *sul)
+{
+	struct stream_viewer *v = lws_container_of(sul, struct stream_viewer, sul_type);
+	struct api_error e;
+
+	if (!v->hub || !v->type_text || type_start(v, &e) == 0)
+		return;
+	free(v->type_text);
+	v->type_text = NULL;
+	if (v->ops->text)
+		v->ops->text(v, json_pack("{s:s, s:s, s:s}", "type", "error", "code", e.code,
+					  "message", e.message));
+}
+
+int stream_hub_type(struct stream_hub *h, struct stream_viewer *v, const char *text, size_t len,
+		    const char **code, const char **msg)
+{
+	static struct api_error e; /* *code and *msg point into it until the next call */
+	int rc;
+
+	if (h->controller != v)
+		return -EPERM;
+	if (v->type_text)
+		return -EBUSY;
+	if (!(v->type_text = strndup(text, len)))
+		return -ENOMEM;
+	v->type_len = len;
+	v->type_off = 0;
+	/* A held key goes up first: its guest events are queued before the run's. */
+	for (int i = v->n_keys; i > 0; i--) {
+		json_t *ev = json_array();
+
+		append_events(ev, vmm_input_key(v->keys[i - 1], false));
+		send_events(h, ev);
+	}
+	v->n_keys = 0;
+	rc = type_start(v, &e);
+	if (rc < 0) {
+		free(v->type_text);
+		v->type_text = NULL;
+		*code = e.code;
+		*msg = e.message;
+	}
+	return rc;
 }
 
 static json_t *event_of(const struct stream_hub *h, const struct stream_viewer *v,

@@ -24,12 +24,14 @@
 #define STREAM_CACHE 8
 #define STREAM_TEXT_QUEUE 16 /* text messages waiting for a viewer */
 #define STREAM_MAX_KEYS 16
+#define STREAM_TYPE_GAP_MS 30 /* between two pieces of a text (stream_type_piece) */
 /* Live-view sockets per session: authenticated viewers, and sockets still
  * to say who they are (so that strangers cannot keep the viewers out). */
 #define STREAM_MAX_VIEWERS 32
 #define STREAM_MAX_UNAUTHED 16
 
 struct stream_hub;
+struct run;
 struct display_vnc_share;
 struct display_mirror;
 
@@ -77,6 +79,10 @@ struct stream_viewer {
 	int buttons; /* held while in control */
 	const char *keys[STREAM_MAX_KEYS]; /* qcodes held while in control */
 	int n_keys;
+	struct run *typing; /* owned: (a piece of) its SM_TYPE's text being typed, or NULL */
+	char *type_text; /* owned: the text of its SM_TYPE, while it is typed; or NULL */
+	size_t type_len, type_off, type_piece; /* bytes: all, typed, under way */
+	lws_sorted_usec_list_t sul_type; /* the pause before the next piece */
 	lws_sorted_usec_list_t sul_pace, sul_idle;
 	uint64_t frames, bytes; /* sent */
 };
@@ -151,6 +157,22 @@ int stream_hub_release(struct stream_hub *h, struct stream_viewer *v, const char
  * guest. Returns 0, or -EPERM when v does not hold control, -EPIPE when the
  * guest is gone. */
 int stream_hub_input(struct stream_hub *h, struct stream_viewer *v, const struct stream_msg *m);
+
+/* Types text (len bytes of UTF-8, no NUL) for the controller v exactly as
+ * the type action does (keys for what the keymap can type, the guest agent
+ * for the rest), after letting go of the keys v holds (a Ctrl held for the
+ * paste shortcut would turn the text into shortcuts). Text the keymap types
+ * goes STREAM_TYPE_PIECE characters at a time, STREAM_TYPE_GAP_MS apart: a
+ * paste's burst of key events at once overflows the guest's virtio input
+ * queue under TCG, and QEMU drops what does not fit. One text at a time per
+ * viewer. Later, on the loop, v's text op gets {"type":"typed","bytes":N}
+ * or {"type":"error","code","message"} (the action's error: type_failed,
+ * session_paused...). Returns 0, or -EPERM (v does not hold control),
+ * -EBUSY (its last text is still being typed), -EPIPE (the guest is not
+ * running: *code and *msg say why), -ENOMEM. Giving up control, or
+ * leaving, abandons a text under way (what was typed stays). */
+int stream_hub_type(struct stream_hub *h, struct stream_viewer *v, const char *text, size_t len,
+		    const char **code, const char **msg);
 
 /* {"type":"control","controller":{id,name}|null,"you":bool} for v. */
 json_t *stream_control_json(const struct stream_hub *h, const struct stream_viewer *v);

@@ -1,6 +1,8 @@
 /* gateway/stream/stream_msg.c: see stream_msg.h. */
 #include "gateway/stream/stream_msg.h"
 
+#include "gateway/action/keys.h"
+
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -90,6 +92,23 @@ static const struct {
 	{ "NumpadDivide", "kp_divide" },
 };
 
+uint32_t stream_one_char(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t need;
+	uint32_t c;
+
+	if (!s || len == 0)
+		return 0;
+	need = u[0] < 0x80 ? 1 : u[0] >= 0xf0 ? 4 : u[0] >= 0xe0 ? 3 : u[0] >= 0xc0 ? 2 : 0;
+	if (need != len)
+		return 0;
+	c = need == 1 ? u[0] : u[0] & (0x3fu >> (need - 1));
+	for (size_t i = 1; i < need; i++)
+		c = (c << 6) | (u[i] & 0x3f); /* jansson checked the UTF-8 */
+	return c < 0x20 || c == 0x7f ? 0 : c;
+}
+
 const char *stream_code_to_qcode(const char *code)
 {
 	static const char *const letters[26] = { "a", "b", "c", "d", "e", "f", "g", "h", "i",
@@ -102,6 +121,19 @@ const char *stream_code_to_qcode(const char *code)
 		if (!strcmp(codes[i].code, code))
 			return codes[i].qcode;
 	return NULL;
+}
+
+size_t stream_type_piece(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		const char *q;
+		bool shift;
+
+		if ((unsigned char)text[i] >= 0x80 ||
+		    keys_char_to_qcodes((unsigned char)text[i], &q, &shift) < 0)
+			return len;
+	}
+	return len < STREAM_TYPE_PIECE ? len : STREAM_TYPE_PIECE;
 }
 
 __attribute__((format(printf, 4, 5))) static int fail(char *reason, size_t n, int code,
@@ -176,8 +208,10 @@ static int parse_fields(json_t *j, const char *type, int sw, int sh, struct stre
 	static const char *const f_bare[] = { "type", NULL };
 	static const char *const f_pointer[] = { "type", "x", "y", "buttons", NULL };
 	static const char *const f_wheel[] = { "type", "x", "y", "dx", "dy", NULL };
-	static const char *const f_key[] = { "type", "code", "down", NULL };
+	static const char *const f_key[] = { "type", "code", "key", "down", NULL };
+	static const char *const f_text[] = { "type", "text", NULL };
 	static const char *const f_ping[] = { "type", "t", NULL };
+	static const char *const f_type[] = { "type", "text", NULL };
 	int rc;
 
 	if (!strcmp(type, "auth")) {
@@ -228,19 +262,39 @@ static int parse_fields(json_t *j, const char *type, int sw, int sh, struct stre
 	}
 	if (!strcmp(type, "key")) {
 		const char *code = json_string_value(json_object_get(j, "code"));
+		json_t *key = json_object_get(j, "key");
 		json_t *down = json_object_get(j, "down");
 
 		m->kind = SM_KEY;
 		if ((rc = only_fields(j, f_key, reason, rn)))
 			return rc;
-		if (!code || !json_is_boolean(down))
+		if ((!code && !key) || !json_is_boolean(down))
 			return fail(reason, rn, STREAM_CLOSE_POLICY,
-				    "%s needs code (string) and down (bool)", "key");
-		m->qcode = stream_code_to_qcode(code);
-		if (!m->qcode)
+				    "%s needs code or key (strings) and down (bool)", "key");
+		if (key && !(m->key_char = stream_one_char(json_string_value(key),
+							   json_string_length(key))))
+			return fail(reason, rn, STREAM_CLOSE_POLICY, "%s",
+				    "key: one printable character");
+		m->qcode = code ? stream_code_to_qcode(code) : NULL;
+		if (code && !m->qcode && !m->key_char)
 			return fail(reason, rn, STREAM_CLOSE_POLICY, "unknown key code %.40s",
 				    code);
 		m->down = json_is_true(down);
+		return 0;
+	}
+	if (!strcmp(type, "text")) {
+		json_t *t = json_object_get(j, "text");
+
+		m->kind = SM_TEXT;
+		if ((rc = only_fields(j, f_text, reason, rn)))
+			return rc;
+		if (!json_is_string(t) || json_string_length(t) == 0 ||
+		    json_string_length(t) > STREAM_TEXT_MAX ||
+		    strlen(json_string_value(t)) != json_string_length(t))
+			return fail(reason, rn, STREAM_CLOSE_POLICY,
+				    "text: a string of 1..%d bytes", STREAM_TEXT_MAX);
+		memcpy(m->text, json_string_value(t), json_string_length(t) + 1);
+		m->text_len = json_string_length(t);
 		return 0;
 	}
 	if (!strcmp(type, "ping")) {
@@ -255,6 +309,26 @@ static int parse_fields(json_t *j, const char *type, int sw, int sh, struct stre
 		m->has_t = t != NULL;
 		m->t = t ? json_number_value(t) : 0;
 		return 0;
+	}
+	if (!strcmp(type, "type")) {
+		json_t *t = json_object_get(j, "text");
+		size_t n = json_string_length(t);
+
+		m->kind = SM_TYPE;
+		if ((rc = only_fields(j, f_type, reason, rn)))
+			return rc;
+		/* jansson has checked the UTF-8; a NUL would cut the text short. */
+		if (!json_is_string(t) || n == 0 || memchr(json_string_value(t), '\0', n))
+			return fail(reason, rn, STREAM_CLOSE_POLICY,
+				    "%s: text must be a non-empty string without NUL", "type");
+		memcpy(m->text, json_string_value(t), n);
+		m->text[n] = '\0';
+		m->text_len = n;
+		return 0;
+	}
+	if (!strcmp(type, "clipboard")) {
+		m->kind = SM_CLIPBOARD;
+		return only_fields(j, f_bare, reason, rn);
 	}
 	return fail(reason, rn, STREAM_CLOSE_POLICY, "unknown message type %.40s", type);
 }

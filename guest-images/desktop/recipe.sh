@@ -30,6 +30,7 @@ PACKAGES="
 	fonts-dejavu-core fonts-wqy-microhei fonts-noto-color-emoji fontconfig
 	qemu-guest-agent
 	python3 curl ca-certificates procps less file unzip xz-utils xclip xterm
+	nodejs npm python3-pip python3-venv python3-dev git build-essential
 "
 
 # Kernel modules the initramfs loads (stay loaded after switch_root).
@@ -111,12 +112,16 @@ base_tar=$cache/base-$base_key.tar
 mkdir -p "$cache"
 root=$out/rootfs
 rm -rf "$root"
+# Steps: build_base's three (each begins with a log line), caching it, and
+# the four below.
+[ -s "$base_tar" ] && steps_begin 4 || steps_begin 8
 if [ ! -s "$base_tar" ]; then
 	log "no cached base $base_tar: building it"
 	tmp=$cache/.base-$base_key
 	umount "$tmp/root/proc" 2>/dev/null || true
 	rm -rf --one-file-system "$tmp"
-	build_base "$tmp/root"
+	steps_through 3 build_base "$tmp/root"
+	step "caching the base"
 	log "caching base as $base_tar"
 	tar -C "$tmp/root" --numeric-owner --xattrs -cf "$base_tar.part" .
 	mv "$base_tar.part" "$base_tar"
@@ -124,10 +129,12 @@ if [ ! -s "$base_tar" ]; then
 	# Older bases are of no further use.
 	find "$cache" -maxdepth 1 -name 'base-*.tar' ! -name "base-$base_key.tar" -delete
 fi
+step "unpacking the base"
 log "unpacking cached base $(basename "$base_tar")"
 mkdir -p "$root"
 tar -C "$root" --numeric-owner --xattrs -xf "$base_tar"
 
+step "installing vitrine files and programs"
 log "installing vitrine files"
 files=$here/files
 install -d -m 755 "$root/usr/local/lib/vitrine" "$root/usr/local/bin"
@@ -160,12 +167,19 @@ cat >>"$root/etc/environment" <<-'EOF'
 	HTTPS_PROXY=http://127.0.0.1:3128
 	no_proxy=localhost,127.0.0.1,::1
 EOF
+# apt also has it in its config, for runs that do not carry that environment
+# (npm and pip read the variables, which every command gets).
+cat >"$root/etc/apt/apt.conf.d/02-vitrine-proxy" <<-'EOF'
+	Acquire::http::Proxy "http://127.0.0.1:3128";
+	Acquire::https::Proxy "http://127.0.0.1:3128";
+EOF
 log "compiling vitrine-ready"
 gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -o "$root/usr/local/bin/vitrine-ready" \
 	"$files/vitrine-ready.c"
 strip "$root/usr/local/bin/vitrine-ready"
 
+step "initramfs and kernel"
 log "initramfs"
 ird=$out/initramfs
 rm -rf "$ird"
@@ -183,11 +197,13 @@ copy_kernel "$out/vmlinux"
 used_kib=$(du -sk --apparent-size "$root" | cut -f1)
 inodes=$(find "$root" | wc -l)
 size_mib=$(((used_kib * 11 / 10) / 1024 + inodes * 4 / 1024 / 4 + FREE_MIB + 64))
+step "rootfs.img (mkfs.ext4)"
 log "rootfs.img: ${size_mib} MiB ext4 ($((used_kib / 1024)) MiB used, $inodes files)"
 rm -f "$out/rootfs.img"
 mkfs.ext4 -q -F -L vitrine-desktop -m 0 -N $((inodes + 65536)) -d "$root" \
 	"$out/rootfs.img" "${size_mib}M"
 rm -rf "$root"
+steps_end
 
 cat >"$out/image.json" <<-'EOF'
 	{"name":"desktop","kernel":"vmlinux","initrd":"initrd.img","rootfs":"rootfs.img","append":"console=ttyS0 quiet loglevel=3 init_on_alloc=0 cryptomgr.notests nowatchdog"}

@@ -10,6 +10,8 @@ root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 chmod 755 "$root" # the guest's /: mktemp made it 0700, closed to the unprivileged user
 
+steps_begin 4
+step "busybox and kernel modules"
 install_busybox "$root"
 # shellcheck disable=SC2086 # a word list
 collect_modules "$root" $GUEST_BASE_MODULES
@@ -18,6 +20,7 @@ install -d -m 1777 "$root/tmp" # commands through the agent write here
 # the desktop user's home, where commands start unless given a cwd
 install -d -m 0755 "$root/home"
 install -d -m 0755 -o 1000 -g 1000 "$root/home/vitrine"
+step "compiling tinyfb, tinymode and vitrine-agent"
 gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -s -o "$root/bin/tinyfb" "$here/tinyfb.c"
 # the kernel's DRM UAPI headers, as libdrm-dev installs them (no libdrm linked)
@@ -25,8 +28,11 @@ gcc -static -O2 -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wvla -I /usr/include/libdrm -s \
 	-o "$root/bin/tinymode" "$here/tinymode.c"
 compile_agent "$root/bin/vitrine-agent"
+step "initramfs"
 pack_initramfs "$root" "$out/initrd.img"
+step "kernel"
 copy_kernel "$out/vmlinux"
+steps_end
 
 cat >"$out/image.json" <<'JSON'
 {"name":"tiny","kernel":"vmlinux","initrd":"initrd.img","rootfs":null,"append":"console=ttyS0 quiet"}

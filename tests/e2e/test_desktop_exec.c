@@ -2,12 +2,16 @@
  * guest: exit codes, stdout and stderr apart, every byte value through
  * base64, 1 MiB of output, a timeout that kills the command, the
  * unprivileged user by default and root on request, cwd, env, stdin, argv
- * without a shell, and the refusals; files uploaded and downloaded with
+ * without a shell, the runtimes the image carries (node, npm, a venv with
+ * pip, git, cc), and the refusals; files uploaded and downloaded with
  * every byte value, directories listed, paths outside the user's home and
- * /tmp and bodies over 1 MiB refused. One desktop session serves the group. */
+ * /tmp and bodies over 1 MiB refused. One desktop session,
+ * restored from the shared template (tests/lib/e2e_template.h), serves the
+ * group. */
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/http_client.h"
+#include "tests/lib/e2e_template.h"
 #include "tests/lib/gateway_proc.h"
 
 #include <setjmp.h>
@@ -21,17 +25,21 @@
 #include <cmocka.h>
 
 static struct gateway_proc gw;
+static char tpl[64]; /* the shared desktop template */
 static char path_exec[128], ctl[64], view[64];
 
 static int setup(void **state)
 {
-	const char *body = "{\"image\":\"desktop\",\"page\":\"<p>exec</p>\"}";
+	char body[160];
 	struct gateway_session created;
 
 	(void)state;
 	if (gateway_proc_start(&gw, NULL) < 0)
 		return -1;
-	if (gateway_proc_create_session(&gw, body, 600, &created) < 0)
+	if (e2e_template_get(&gw, tpl, sizeof(tpl), NULL) < 0)
+		return -1;
+	snprintf(body, sizeof(body), "{\"template\":\"%s\"}", tpl);
+	if (gateway_proc_create_session(&gw, body, 300, &created) < 0)
 		return -1;
 	snprintf(path_exec, sizeof(path_exec), "/v1/sessions/%s/exec", created.id);
 	snprintf(ctl, sizeof(ctl), "%s", created.control);
@@ -42,6 +50,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	gateway_proc_delete_sessions(&gw); /* a template in use cannot go */
+	e2e_template_release(&gw, tpl);
 	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 
@@ -158,6 +168,33 @@ static void test_user_cwd_env_stdin(void **state)
 	json_decref(j);
 }
 
+/* The runtimes the desktop image carries for coding agents (issue 16):
+ * Node.js and npm, a Python venv with pip, git and a C compiler, all
+ * offline. */
+static void test_runtimes(void **state)
+{
+	json_t *j;
+
+	(void)state;
+	j = run("{\"cmd\":\"node -e 'console.log(6 * 7)' && npm --version >/dev/null && echo npm\"}");
+	assert_string_equal(str(j, "stdout"), "42\nnpm\n");
+	json_decref(j);
+	j = run("{\"cmd\":\"python3 -m venv /tmp/venv && . /tmp/venv/bin/activate && "
+		"python -c 'import sys; print(sys.prefix)' && pip --version | cut -d' ' -f1\","
+		"\"timeout\":150}");
+	assert_int_equal(json_integer_value(json_object_get(j, "exit_code")), 0);
+	assert_string_equal(str(j, "stdout"), "/tmp/venv\npip\n");
+	json_decref(j);
+	j = run("{\"cmd\":\"cd /tmp && git init -q repo && cd repo && echo x > f && git add f && "
+		"git -c user.name=t -c user.email=t@t commit -qm one && git log --format=%s\"}");
+	assert_string_equal(str(j, "stdout"), "one\n");
+	json_decref(j);
+	j = run("{\"cmd\":\"printf 'int main(void){return 7;}' > /tmp/t.c && cc -o /tmp/t /tmp/t.c "
+		"&& /tmp/t; echo $?\",\"timeout\":120}");
+	assert_string_equal(str(j, "stdout"), "7\n");
+	json_decref(j);
+}
+
 static void test_refusals_and_round_trip(void **state)
 {
 	int64_t ms[7];
@@ -248,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_binary_output_and_size),
 		cmocka_unit_test(test_timeout_kills),
 		cmocka_unit_test(test_user_cwd_env_stdin),
+		cmocka_unit_test(test_runtimes),
 		cmocka_unit_test(test_refusals_and_round_trip),
 		cmocka_unit_test(test_files),
 	};

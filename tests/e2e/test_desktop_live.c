@@ -2,9 +2,12 @@
  * (Chromium), one session for the group: a viewer's first frame matches a
  * screenshot, the guest's pointer shape arrives (X draws a hardware cursor,
  * which QEMU hands over as a RichCursor), and a person who takes control
- * clicks in the page through the stream while the agent is refused. */
+ * clicks in the page through the stream while the agent is refused. The
+ * session is restored from the shared template (tests/lib/e2e_template.h)
+ * and opens tests/e2e/pages/live.html, put in the guest with the files API. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
+#include "tests/lib/e2e_template.h"
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/png.h"
 #include "tests/lib/stream_client.h"
@@ -12,6 +15,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,40 +25,78 @@
 #include <cmocka.h>
 
 static struct gateway_proc gw;
-static char sid[64], ctl[64], view[64], path_stream[128];
+static char sid[64], ctl[64], view[64], path_stream[128], tpl[64];
+
+/* Calls path (under the session) with the control token; -1 unless 200. */
+static int call_ok(const char *method, const char *sub, const char *body, size_t len)
+{
+	char path[256];
+	struct http_resp r;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s/%s", sid, sub);
+	if (http_request("127.0.0.1", gw.port, method, path, ctl, body, len, 60, &r) < 0)
+		return -1;
+	if (!(ok = r.status == 200))
+		fprintf(stderr, "%s %s: %d %s\n", method, path, r.status, r.body ? r.body : "");
+	http_resp_free(&r);
+	return ok ? 0 : -1;
+}
+
+/* Puts live.html in the guest, opens it and waits until it shows. */
+static int open_page(void)
+{
+	static const char open[] = "{\"url\":\"file:///home/vitrine/live.html\"}";
+	char *page = NULL;
+	size_t len = 0;
+	int64_t deadline = fs_now_ms() + 60000;
+	int rc = -1;
+
+	if (fs_read_file("tests/e2e/pages/live.html", 1 << 16, &page, &len) < 0 ||
+	    call_ok("PUT", "files?path=live.html", page, len) < 0 ||
+	    call_ok("POST", "open", open, strlen(open)) < 0)
+		goto out;
+	while (rc < 0 && fs_now_ms() < deadline) {
+		struct ppm img;
+
+		if (gateway_proc_screenshot(&gw, sid, view, &img) == 0) {
+			if (ppm_close(ppm_pixel(&img, 300, 300), 0x3366CC, 8))
+				rc = 0;
+			ppm_free(&img);
+		}
+		if (rc < 0)
+			usleep(200 * 1000);
+	}
+	if (rc < 0)
+		fprintf(stderr, "live.html did not show within 60 s\n");
+out:
+	free(page);
+	return rc;
+}
 
 static int setup(void **state)
 {
-	char *page = NULL, *body;
+	char body[160];
 	struct gateway_session created;
-	json_t *req;
-	int rc;
 
 	(void)state;
-	if (fs_read_file("tests/e2e/pages/live.html", 1 << 16, &page, NULL) < 0 ||
-	    gateway_proc_start(&gw, NULL) < 0) {
-		free(page);
+	if (gateway_proc_start(&gw, NULL) < 0 || e2e_template_get(&gw, tpl, sizeof(tpl), NULL) < 0)
 		return -1;
-	}
-	req = json_pack("{s:s, s:i, s:i, s:s}", "image", "desktop", "width", 1280, "height", 800,
-			"page", page);
-	body = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	free(page);
-	rc = gateway_proc_create_session(&gw, body, 330, &created);
-	free(body);
-	if (rc < 0)
+	snprintf(body, sizeof(body), "{\"template\":\"%s\"}", tpl);
+	if (gateway_proc_create_session(&gw, body, 300, &created) < 0)
 		return -1;
 	snprintf(sid, sizeof(sid), "%s", created.id);
 	snprintf(ctl, sizeof(ctl), "%s", created.control);
 	snprintf(view, sizeof(view), "%s", created.view);
 	snprintf(path_stream, sizeof(path_stream), "/v1/sessions/%s/stream", sid);
-	return 0;
+	return open_page();
 }
 
 static int teardown(void **state)
 {
 	(void)state;
+	gateway_proc_delete_sessions(&gw); /* a template in use cannot go */
+	e2e_template_release(&gw, tpl);
 	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 

@@ -7,9 +7,11 @@
  * maps to 127.0.0.1, answers commands (plain HTTP and CONNECT) and
  * Chromium; other names, other ports, raw addresses and the gateway's own
  * port are refused; everything is in the session's connection log. One
- * desktop session serves the group. */
+ * desktop session, restored from the shared template
+ * (tests/lib/e2e_template.h), serves the group. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
+#include "tests/lib/e2e_template.h"
 #include "tests/lib/gateway_proc.h"
 
 #include <arpa/inet.h>
@@ -28,6 +30,7 @@
 #include <cmocka.h>
 
 static struct gateway_proc gw;
+static char tpl[64]; /* the shared desktop template */
 static char base[128], ctl[64];
 static int web_port, web_fd = -1;
 static pthread_t web_thread;
@@ -85,13 +88,16 @@ static int start_web(void)
 static int setup(void **state)
 {
 	const char *args[] = { "--egress-map", "web.test=127.0.0.1", NULL };
-	const char *body = "{\"image\":\"desktop\",\"page\":\"<p>services</p>\"}";
+	char body[160];
 	struct gateway_session created;
 
 	(void)state;
 	if (start_web() < 0 || gateway_proc_start(&gw, args) < 0)
 		return -1;
-	if (gateway_proc_create_session(&gw, body, 600, &created) < 0)
+	if (e2e_template_get(&gw, tpl, sizeof(tpl), NULL) < 0)
+		return -1;
+	snprintf(body, sizeof(body), "{\"template\":\"%s\"}", tpl);
+	if (gateway_proc_create_session(&gw, body, 300, &created) < 0)
 		return -1;
 	snprintf(base, sizeof(base), "/v1/sessions/%s", created.id);
 	snprintf(ctl, sizeof(ctl), "%s", created.control);
@@ -104,6 +110,8 @@ static int teardown(void **state)
 	shutdown(web_fd, SHUT_RDWR);
 	close(web_fd);
 	pthread_join(web_thread, NULL);
+	gateway_proc_delete_sessions(&gw); /* a template in use cannot go */
+	e2e_template_release(&gw, tpl);
 	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 

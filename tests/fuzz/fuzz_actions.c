@@ -11,11 +11,17 @@
  *     absolute axis 0..32767), releases every key it presses and, but for
  *     mouse_down, every button, and its delays and waits are within bounds;
  *   - a refused action says why (a known code and a message);
+ *   - the same JSON as a batch (batch.c, {"actions": [...]} or one action):
+ *     every action it keeps passes the checks above, there are at most
+ *     ACTIONS_MAX_BATCH, each element before a refusal parses alone, and
+ *     the refused index is the first element that does not (alone, or for
+ *     its own "screenshot");
  *   - screenshot coordinates (actions_map_point, sizes and a point from
  *     the input's last 12 bytes) land inside the screen, within half a
  *     pixel of the exact scaling, corners on corners, in order, and on
  *     distinct pixels when the screenshot is no larger than the screen. */
 #include "gateway/action/actions.h"
+#include "gateway/action/batch.h"
 #include "gateway/action/keys.h"
 #include "gateway/action/plan.h"
 #include "vmm-qemu/input.h"
@@ -199,12 +205,66 @@ static void check_map(const uint8_t *d)
 		__builtin_trap();
 }
 
+static void check_one(const struct action *a, int w, int h)
+{
+	struct plan *p;
+
+	check_action(a, w, h);
+	p = plan_build(a, w, h);
+	if (!p)
+		__builtin_trap();
+	check_plan(p, a);
+	plan_destroy(p);
+}
+
+/* Whether element e of a batch is refused: alone, or for its screenshot. */
+static bool element_refused(const json_t *e, const struct actions_ctx *ctx)
+{
+	struct actions_error err;
+	struct action *a = json_is_object(e) ? actions_parse(e, ctx, &err) : NULL;
+	bool refused = !a || a->want_screenshot || a->screenshot_opts;
+
+	actions_destroy(a);
+	return refused;
+}
+
+static void check_batch(const json_t *j, const struct actions_ctx *ctx)
+{
+	struct actions_error err;
+	long index;
+	struct action_batch *b = batch_parse(j, ctx, &err, &index);
+	const json_t *list = json_object_get(j, "actions");
+	size_t n = json_array_size(list);
+
+	if (!b) {
+		if (err.code == ACTIONS_OK || !err.message[0] || index < -1 ||
+		    (index >= 0 && (!json_is_array(list) || (size_t)index >= n ||
+				    !element_refused(json_array_get(list, (size_t)index), ctx))))
+			__builtin_trap();
+		if (json_is_array(list) && n > ACTIONS_MAX_BATCH && index != -1)
+			__builtin_trap();
+		return;
+	}
+	if (b->n < 1 || b->n > ACTIONS_MAX_BATCH ||
+	    (!b->is_batch && (b->n != 1 || json_is_array(list))) ||
+	    (b->is_batch && (b->n > n || (b->refused != (b->n < n)))))
+		__builtin_trap();
+	for (size_t i = 0; i < b->n; i++) {
+		check_one(b->actions[i], ctx->screen_width, ctx->screen_height);
+		if (b->is_batch && element_refused(json_array_get(list, i), ctx))
+			__builtin_trap();
+	}
+	if (b->refused && (!b->refusal.message[0] || b->refusal.code == ACTIONS_OK ||
+			   !element_refused(json_array_get(list, b->n), ctx)))
+		__builtin_trap();
+	batch_destroy(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct actions_ctx ctx = { 0 };
 	struct actions_error err;
 	struct action *a;
-	struct plan *p;
 	json_t *j;
 	int pick;
 
@@ -224,18 +284,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!j)
 		return 0;
 	a = actions_parse(j, &ctx, &err);
+	check_batch(j, &ctx);
 	json_decref(j);
 	if (!a) {
 		if (err.code == ACTIONS_OK || !err.message[0] || !actions_errc_name(err.code))
 			__builtin_trap();
 		return 0;
 	}
-	check_action(a, ctx.screen_width, ctx.screen_height);
-	p = plan_build(a, ctx.screen_width, ctx.screen_height);
-	if (!p)
-		__builtin_trap();
-	check_plan(p, a);
-	plan_destroy(p);
+	check_one(a, ctx.screen_width, ctx.screen_height);
 	actions_destroy(a);
 	return 0;
 }

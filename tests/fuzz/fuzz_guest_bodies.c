@@ -1,7 +1,9 @@
 /* tests/fuzz/fuzz_guest_bodies.c: libFuzzer target for the bodies of PUT
  * .../clipboard (api_clipboard_parse), POST .../open (api_open_parse),
- * POST .../launch (api_launch_parse), POST .../pause (api_pause_parse) and
- * the empty bodies of resume and fork (api_empty_body_parse), all in
+ * POST .../launch (api_launch_parse), POST .../pause (api_pause_parse),
+ * the empty bodies of resume and fork (api_empty_body_parse), POST
+ * /v1/templates from a session (api_template_save_parse) and POST /v1/keys
+ * (api_keys_parse), all in
  * gateway/api/bodies.c. The first byte picks the parser, the rest is the
  * body. Checked besides "no crash":
  *   - accepted strings are the ones the body gave, whole: the clipboard
@@ -12,9 +14,15 @@
  *     reads back as the url;
  *   - pause is "disk" only when the body says so; an empty body is only
  *     nothing or {};
+ *   - a template save is taken only with exactly a valid name and a
+ *     session id of [a-z0-9], both whole;
+ *   - a key's body is taken only empty or as an object with at most a
+ *     "name", kept whole and valid (api_keys_name_ok);
  *   - a refusal is a 400 with a code and a message, and leaves nothing
  *     owned behind (ASan's leak check). */
 #include "gateway/api/bodies.h"
+#include "gateway/core/api_keys.h"
+#include "vmm-qemu/snapshot.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -134,6 +142,46 @@ static void empty(const char *b, size_t n, json_t *body)
 		__builtin_trap();
 }
 
+static void template_save(const char *b, size_t n, json_t *body)
+{
+	char name[VMM_TEMPLATE_NAME_MAX + 1], id[SESS_ID_MAX];
+	struct api_error e = { 0 };
+	int rc = api_template_save_parse(b, n, name, sizeof(name), id, sizeof(id), &e);
+
+	if (rc < 0) {
+		check_error(&e);
+		return;
+	}
+	if (!json_is_object(body) || (rc == 0) != !json_object_get(body, "from_session"))
+		__builtin_trap();
+	if (rc == 1 && (json_object_size(body) != 2 || !vmm_template_name_ok(name) ||
+			!same(json_object_get(body, "name"), name, strlen(name)) ||
+			!same(json_object_get(body, "from_session"), id, strlen(id)) || !id[0] ||
+			strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(id)))
+		__builtin_trap();
+}
+
+static void key_body(const char *b, size_t n, json_t *body)
+{
+	char name[API_KEY_NAME_MAX + 1];
+	struct api_error e = { 0 };
+	json_t *given;
+
+	if (api_keys_parse(b, n, name, sizeof(name), &e) < 0) {
+		check_error(&e);
+		return;
+	}
+	if (n == 0) {
+		if (name[0])
+			__builtin_trap();
+		return;
+	}
+	given = json_object_get(body, "name");
+	if (!json_is_object(body) || json_object_size(body) > (given ? 1u : 0u) ||
+	    !api_keys_name_ok(name) || (given ? !same(given, name, strlen(name)) : name[0] != '\0'))
+		__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *b = (const char *)data + 1;
@@ -144,7 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* what the parsers read, read independently */
 	body = json_loadb(b, n, JSON_REJECT_DUPLICATES, NULL);
-	switch (data[0] % 5) {
+	switch (data[0] % 7) {
 	case 0:
 		clipboard(b, n, body);
 		break;
@@ -156,6 +204,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 3:
 		pause_mode(b, n, body);
+		break;
+	case 5:
+		template_save(b, n, body);
+		break;
+	case 6:
+		key_body(b, n, body);
 		break;
 	default:
 		empty(b, n, body);

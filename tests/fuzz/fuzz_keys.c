@@ -6,7 +6,9 @@
  *     qcodes without repeats; more than max chords is -E2BIG;
  *   - each chord of the text parses alone to the same keys;
  *   - every qcode is a QEMU qcode's shape ([a-z0-9_]+);
- *   - every printable ASCII byte of the text types (keys_char_to_qcodes). */
+ *   - every printable ASCII byte of the text types (keys_char_to_qcodes);
+ *   - on a German keymap (vmm-qemu/keymap.h) the same text parses to valid
+ *     chords too, and any code point it types is a valid qcode. */
 #include "gateway/action/keys.h"
 
 #include <ctype.h>
@@ -78,6 +80,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			merged = seq[0];
 			if (keys_chord_merge(&merged, &seq[i]) == 0)
 				check_chord(&merged);
+		}
+	}
+	{
+		static const struct vmm_keymap *de;
+		struct vmm_keystroke st;
+
+		if (!de && !(de = vmm_keymap_get("de", err, sizeof(err))))
+			__builtin_trap();
+		if (keys_parse_sequence_in(de, s, seq, MAX, &n, err, sizeof(err)) == 0)
+			for (size_t i = 0; i < n; i++)
+				check_chord(&seq[i]);
+		for (size_t i = 0; i + 4 <= size; i += 4) {
+			uint32_t cp;
+
+			memcpy(&cp, data + i, 4);
+			if (keys_char_stroke(de, cp % 0x110000, &st) == 0)
+				check_qcode(st.qcode);
 		}
 	}
 	free(s);

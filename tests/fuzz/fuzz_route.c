@@ -3,8 +3,9 @@
  * any authentication. The first byte picks the method, the rest is the
  * path. Checked besides "no crash":
  *   - an id is 1..ROUTE_SESSION_ID_MAX (a session) or 1..ROUTE_ID_MAX (a
- *     template) characters of [A-Za-z0-9_-], copied from the path right
- *     after "/v1/sessions/" or "/v1/templates/", and ends there;
+ *     template, an API key) characters of [A-Za-z0-9_-], copied from the
+ *     path right after "/v1/sessions/", "/v1/templates/" or "/v1/keys/",
+ *     and ends there;
  *     a token's id likewise after ".../tokens/" (1..ROUTE_SUB_MAX), and no
  *     other route has one;
  *   - the methods agree: a path is either unknown to every method, or known
@@ -25,21 +26,24 @@ static bool id_char(char c)
 	       c == '_' || c == '-';
 }
 
-/* Whether a route of kind k names a session or a template: in routes.h's
- * order, every kind from R_SESSION_GET on but these five. */
+/* Whether a route of kind k names a session, a template or a key: in
+ * routes.h's order, every kind from R_SESSION_GET on but these six. */
 static bool has_id(enum route_kind k)
 {
 	return k >= R_SESSION_GET && k != R_ROOT && k != R_TEMPLATES_LIST &&
-	       k != R_TEMPLATES_CREATE && k != R_METRICS && k != R_USAGE;
+	       k != R_TEMPLATES_CREATE && k != R_METRICS && k != R_USAGE && k != R_KEYS &&
+	       k != R_TEMPLATE_IMPORT && k != R_TEMPLATES_GC;
 }
 
 static void check_id(const struct route *r, const char *path)
 {
 	size_t n = strlen(r->id), skip;
 
+	bool nma = r->kind == R_METHOD_NOT_ALLOWED;
 	bool tmpl = r->kind == R_TEMPLATE_GET || r->kind == R_TEMPLATE_DELETE ||
-		    (r->kind == R_METHOD_NOT_ALLOWED && !strncmp(path, "/v1/templates/", 14));
-	const char *prefix = tmpl ? "/v1/templates/" : "/v1/sessions/";
+		    r->kind == R_TEMPLATE_EXPORT || (nma && !strncmp(path, "/v1/templates/", 14));
+	bool key = r->kind == R_KEY_DELETE || (nma && !strncmp(path, "/v1/keys/", 9));
+	const char *prefix = tmpl ? "/v1/templates/" : key ? "/v1/keys/" : "/v1/sessions/";
 
 	if (r->kind == R_METHOD_NOT_ALLOWED && n == 0)
 		return; /* a route without an id */
@@ -48,7 +52,7 @@ static void check_id(const struct route *r, const char *path)
 			__builtin_trap();
 		return;
 	}
-	if (n == 0 || n > (tmpl ? ROUTE_ID_MAX : ROUTE_SESSION_ID_MAX))
+	if (n == 0 || n > (tmpl || key ? ROUTE_ID_MAX : ROUTE_SESSION_ID_MAX))
 		__builtin_trap();
 	for (size_t i = 0; i < n; i++)
 		if (!id_char(r->id[i]))
@@ -64,6 +68,14 @@ static void check_id(const struct route *r, const char *path)
 
 		if (strncmp(path + skip + n, "/tokens/", 8) || m == 0 || m > ROUTE_SUB_MAX ||
 		    strncmp(sub, r->sub, m) || id_char(sub[m]))
+			__builtin_trap();
+	} else if (r->kind == R_SESSION_RECORDING_FRAME) {
+		/* a frame's number: 1 to 9 digits, the rest of the path */
+		const char *sub = path + skip + n + strlen("/recording/frames/");
+		size_t m = strlen(r->sub);
+
+		if (strncmp(path + skip + n, "/recording/frames/", 18) || m == 0 || m > 9 ||
+		    strspn(r->sub, "0123456789") != m || strcmp(sub, r->sub))
 			__builtin_trap();
 	} else if (r->sub[0] && r->kind != R_METHOD_NOT_ALLOWED) {
 		__builtin_trap();

@@ -11,12 +11,14 @@
  *     it, a binary one never; later binary messages are always stdin;
  *     later text is eof or a signal in 1..64 equal to the one given, or
  *     refused with the one reason;
- *   - an accepted action's point is on the screen and its screenshot
+ *   - an accepted action's (or each of a batch's, at most
+ *     ACTIONS_MAX_BATCH) point is on the screen and its screenshot
  *     options in their ranges; a refused one is a 400 (or a 500 for
  *     memory) with {"error": {code, message}}, and an "id" it echoes is
  *     the action's;
  *   - nothing owned is left behind (ASan's leak check). */
 #include "gateway/action/actions.h"
+#include "gateway/action/batch.h"
 #include "gateway/action/run.h"
 #include "gateway/api/bodies.h"
 #include "gateway/api/ws_msg.h"
@@ -92,17 +94,23 @@ static void action(uint8_t pick, const char *b, size_t n, json_t *body)
 	const int *wh = screens[(pick >> 3) % 3];
 	struct shot_opts o;
 	json_t *error = NULL, *err, *id;
-	struct action *a;
+	struct action_batch *ab;
 	int status = 0;
 
-	a = api_action_parse(b, n, wh[0], wh[1], &o, &status, &error);
-	if (a) {
-		if ((a->has_point && (a->point.x < 0 || a->point.x >= wh[0] || a->point.y < 0 ||
-				      a->point.y >= wh[1])) ||
+	ab = api_action_parse(b, n, wh[0], wh[1], NULL, &o, &status, &error);
+	if (ab) {
+		if (ab->n < 1 || ab->n > ACTIONS_MAX_BATCH || (!ab->is_batch && ab->n != 1) ||
 		    o.enc.quality < 0 || o.enc.quality > 100 || o.quiet_ms < 0 ||
 		    o.quiet_ms > 10000 || o.timeout_ms < 0 || o.timeout_ms > 60000 || error)
 			__builtin_trap();
-		actions_destroy(a);
+		for (size_t i = 0; i < ab->n; i++) {
+			const struct action *a = ab->actions[i];
+
+			if (a->has_point && (a->point.x < 0 || a->point.x >= wh[0] ||
+					     a->point.y < 0 || a->point.y >= wh[1]))
+				__builtin_trap();
+		}
+		batch_destroy(ab);
 		return;
 	}
 	err = json_object_get(error, "error");

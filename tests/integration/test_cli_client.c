@@ -7,7 +7,9 @@
 #include "tests/lib/gateway_proc.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
+#include <pty.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -201,6 +203,49 @@ static void test_no_server_and_bad_keys(void **state)
 	unsetenv("VITRINE_HOME");
 }
 
+/* vitrine key create|ls|rm: the key alone on stdout, usable at once (also
+ * by the CLI itself), listed without its secret, refused once revoked; an
+ * API key cannot manage keys; usage errors exit 2. */
+static void test_api_keys(void **state)
+{
+	char key[256], out[16384], args[512], id[32] = "";
+	json_t *j, *k;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(vitrine("key create --name 'cli test'", false, key, sizeof(key)), 0);
+	key[strcspn(key, "\n")] = '\0';
+	assert_int_equal(strlen(key), 44);
+	assert_memory_equal(key, "e2b_", 4);
+	j = expect_json("key ls --json");
+	json_array_foreach(json_object_get(j, "keys"), i,
+			   k) if (!strcmp(json_string_value(json_object_get(k, "name")) ?: "",
+					  "cli test"))
+		snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(k, "id")));
+	json_decref(j);
+	assert_int_equal(strlen(id), 12);
+	assert_int_equal(vitrine("key ls", false, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, id));
+	assert_non_null(strstr(out, "cli test"));
+	assert_null(strstr(out, key));
+	/* The new key drives the CLI; it may not make keys. */
+	setenv("VITRINE_API_KEY", key, 1);
+	expect("ls", 0, "ID");
+	expect("key create", 1, "forbidden: API keys are managed with the operator key");
+	setenv("VITRINE_API_KEY", gw.key, 1);
+	snprintf(args, sizeof(args), "key rm %s", id);
+	expect(args, 0, "revoked");
+	expect(args, 1, "unknown_key");
+	setenv("VITRINE_API_KEY", key, 1);
+	expect("ls", 1, "unauthorized");
+	setenv("VITRINE_API_KEY", gw.key, 1);
+	expect("key", 2, "a subcommand is required");
+	expect("key make", 2, "unknown subcommand 'make'");
+	expect("key rm", 2, "a key id is required");
+	expect("key ls --name x", 2, "usage: vitrine key");
+	expect("key create --name 'bad/name'", 1, "invalid_argument");
+}
+
 static void test_session_lifecycle(void **state)
 {
 	const char *id;
@@ -339,14 +384,145 @@ static void test_screenshots(void **state)
 	assert_int_equal(qemu_running(), 0);
 }
 
+/* Runs `vitrine ARGS` with stderr (and stdin) on a pseudo-terminal and
+ * stdout into a file; returns its exit status, with what the terminal got
+ * in term and stdout parsed as JSON in *json (NULL when it is none). */
+static int on_terminal(const char *args, char *term, size_t len, json_t **json)
+{
+	char cmd[2048], file[128], *text = NULL;
+	size_t used = 0;
+	pid_t pid;
+	int master, st;
+
+	snprintf(file, sizeof(file), "%s/stdout.json", tmp);
+	snprintf(cmd, sizeof(cmd), "exec %s %s >%s", bin(), args, file);
+	pid = forkpty(&master, NULL, NULL, NULL);
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (;;) { /* EIO once the child closed the terminal */
+		ssize_t n = read(master, term + used, len - 1 - used);
+
+		if (n > 0 && (used += (size_t)n) < len - 1)
+			continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	term[used] = '\0';
+	close(master);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	*json = fs_read_file(file, 1 << 20, &text, NULL) == 0 ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Fails unless a and b have the same members, in the same order. */
+static void same_members(const json_t *a, const json_t *b)
+{
+	void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+
+	for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+			 ib = json_object_iter_next((json_t *)b, ib))
+		assert_string_equal(json_object_iter_key(ia), json_object_iter_key(ib));
+	if (ia || ib)
+		fail_msg("member %s of one answer only", json_object_iter_key(ia ? ia : ib));
+}
+
+/* --wait on a terminal: a spinner line on stderr with the phase the
+ * guest's start is in, cleared at the end, and the same JSON on stdout as
+ * off a terminal; off one, no spinner (no carriage return). */
+static void test_wait_on_a_terminal(void **state)
+{
+	char term[65536], args[256], out[16384], id[64];
+	json_t *tty_json, *plain, *fork_json;
+
+	(void)state;
+	assert_int_equal(on_terminal("create --image tiny --width 800 --height 600 --wait", term,
+				     sizeof(term), &tty_json),
+			 0);
+	if (!tty_json || !strstr(term, "\r") || !strstr(term, "\u280b starting: ") ||
+	    !strstr(term, "waiting for the guest (") || !strstr(term, " s)\033[K"))
+		fail_msg("no spinner with the phase on the terminal:\n%s", term);
+	/* cleared at the end: nothing after the last erase */
+	assert_string_equal(strrchr(term, '\r'), "\r\033[K");
+	assert_string_equal(json_string_value(json_object_get(tty_json, "status")), "ready");
+	assert_non_null(json_object_get(json_object_get(tty_json, "tokens"), "control"));
+	assert_string_equal(json_string_value(
+				    json_object_get(json_object_get(tty_json, "boot"), "phase")),
+			    "ready");
+	snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(tty_json, "id")));
+
+	/* Off a terminal: the same members (the answer of ?wait=ready, which
+	 * is GET's with the tokens last), and no \r anywhere. */
+	snprintf(args, sizeof(args), "show %s --wait", id);
+	assert_int_equal(vitrine(args, true, out, sizeof(out)), 0);
+	assert_null(strchr(out, '\r'));
+	plain = json_loads(out, 0, NULL);
+	assert_non_null(plain);
+	json_object_set(plain, "tokens", json_object_get(tty_json, "tokens"));
+	same_members(tty_json, plain);
+	json_decref(plain);
+	json_decref(tty_json);
+
+	/* show --wait of a ready session on a terminal: at once, same JSON */
+	assert_int_equal(on_terminal(args, term, sizeof(term), &plain), 0);
+	assert_non_null(plain);
+	assert_string_equal(json_string_value(json_object_get(plain, "id")), id);
+	assert_null(json_object_get(plain, "tokens"));
+	json_decref(plain);
+
+	/* fork --wait: the copy's start, shown from its original's job */
+	snprintf(args, sizeof(args), "fork %s --wait", id);
+	assert_int_equal(on_terminal(args, term, sizeof(term), &fork_json), 0);
+	if (!fork_json || !strstr(term, "starting"))
+		fail_msg("no spinner while forking:\n%s", term);
+	assert_string_equal(json_string_value(json_object_get(fork_json, "status")), "ready");
+	assert_string_equal(json_string_value(json_object_get(fork_json, "forked_from")), id);
+	assert_non_null(json_object_get(json_object_get(fork_json, "tokens"), "control"));
+	assert_string_equal(json_string_value(
+				    json_object_get(json_object_get(fork_json, "boot"), "phase")),
+			    "ready");
+	snprintf(args, sizeof(args), "rm %s", json_string_value(json_object_get(fork_json, "id")));
+	expect(args, 0, "deleted");
+	json_decref(fork_json);
+	snprintf(args, sizeof(args), "rm %s", id);
+	expect(args, 0, "deleted");
+	assert_int_equal(qemu_running(), 0);
+
+	/* template create makes it here, with the same line from its steps */
+	snprintf(args, sizeof(args), "template create cli-tty-%d --image tiny --settle 0",
+		 (int)getpid());
+	assert_int_equal(on_terminal(args, term, sizeof(term), &plain), 0);
+	snprintf(args, sizeof(args), "template cli-tty-%d: waiting for the guest (", (int)getpid());
+	if (!strstr(term, args)) /* the boot is the long step; saving may be quicker than a frame */
+		fail_msg("no spinner while making a template:\n%s", term);
+	assert_string_equal(strrchr(term, '\r'), "\r\033[K");
+	snprintf(args, sizeof(args), "%s/stdout.json", tmp);
+	{
+		char *text = NULL;
+
+		assert_int_equal(fs_read_file(args, 4096, &text, NULL), 0);
+		if (strncmp(text, "template cli-tty-", 17) || !strstr(text, " made from tiny in "))
+			fail_msg("template create printed:\n%s", text);
+		free(text);
+	}
+	snprintf(args, sizeof(args), "template rm cli-tty-%d", (int)getpid());
+	expect(args, 0, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_no_server_and_bad_keys),
+		cmocka_unit_test(test_api_keys),
 		cmocka_unit_test(test_session_lifecycle),
 		cmocka_unit_test(test_pause_resume_fork),
 		cmocka_unit_test(test_screenshots),
+		cmocka_unit_test(test_wait_on_a_terminal),
 	};
 
 	return cmocka_run_group_tests_name("vitrine API clients", tests, setup, teardown);

@@ -120,6 +120,13 @@ static void test_malformed_requests(void **state)
 	r = expect("POST", "/v1/sessions?wait=later", key, "{\"image\":\"tiny\"}", 400,
 		   "invalid_argument");
 	http_resp_free(&r);
+	/* A query parameter is found behind one longer than its buffer too
+	 * (lws_get_urlarg_by_name stopped there: this one booted a guest). */
+	r = expect("POST",
+		   "/v1/sessions?note=a-parameter-longer-than-the-32-bytes-wait-is-read-into&"
+		   "wait=later",
+		   key, "{\"image\":\"tiny\"}", 400, "invalid_argument");
+	http_resp_free(&r);
 	r = expect("PUT", "/v1/sessions", key, "{}", 405, "method_not_allowed");
 	http_resp_free(&r);
 	r = expect("GET", "/v2/nothing", key, NULL, 404, "not_found");
@@ -196,6 +203,134 @@ static void test_session_lifecycle_and_tokens(void **state)
 	http_resp_free(&b);
 }
 
+/* The boot phases in the order docs/api.md lists them ("boot"). */
+static const char *const boot_phases[] = {
+	"queued",	 "preparing",	  "saving_state",    "spawning", "connecting_monitor",
+	"loading_state", "booting_guest", "preparing_guest", "settling", "connecting_screen",
+};
+
+static int phase_index(const char *name)
+{
+	for (size_t i = 0; i < sizeof(boot_phases) / sizeof(boot_phases[0]); i++)
+		if (name && !strcmp(boot_phases[i], name))
+			return (int)i;
+	fail_msg("unknown boot phase '%s'", name ? name : "(none)");
+	return -1;
+}
+
+/* A booting session shows its phase: polled while it boots, the phases
+ * come in the documented order with elapsed_ms never going back; once
+ * ready the finished phases add up to the elapsed time, which is the
+ * session's ready_ms, and the list shows the same. */
+static void test_boot_phases(void **state)
+{
+	struct http_resp b, r;
+	char path[128], seen[512] = "";
+	int last = -1, n_seen = 0, steps = 0;
+	json_int_t elapsed = -1, sum = 0, total, ready_ms;
+	json_t *boot, *phases, *ph;
+	size_t i, n_phases;
+
+	(void)state;
+	b = expect("POST", "/v1/sessions", key, "{\"image\":\"tiny\"}", 201, NULL);
+	snprintf(path, sizeof(path), "/v1/sessions/%s",
+		 json_string_value(json_object_get(b.json, "id")));
+	for (;; steps++) {
+		const char *status, *phase;
+		json_int_t e;
+
+		r = expect("GET", path, key, NULL, 200, NULL);
+		status = json_string_value(json_object_get(r.json, "status"));
+		boot = json_object_get(r.json, "boot");
+		if (strcmp(status, "starting"))
+			break;
+		phase = json_string_value(json_object_get(boot, "phase"));
+		e = json_integer_value(json_object_get(boot, "elapsed_ms"));
+		if (e < elapsed)
+			fail_msg("elapsed_ms went back from %lld to %lld", (long long)elapsed,
+				 (long long)e);
+		elapsed = e;
+		assert_true(json_integer_value(json_object_get(boot, "phase_ms")) <= e);
+		if (phase_index(phase) < last)
+			fail_msg("phase %s after %s", phase, seen);
+		if (phase_index(phase) > last) {
+			n_seen++;
+			snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), " %s", phase);
+		}
+		last = phase_index(phase);
+		/* the done ones come before the current one */
+		json_array_foreach(json_object_get(boot, "phases"), i, ph) assert_true(
+			phase_index(json_string_value(json_object_get(ph, "phase"))) < last);
+		http_resp_free(&r);
+		if (steps > 3000)
+			fail_msg("not ready after %d polls (phases seen:%s)", steps, seen);
+		usleep(20 * 1000);
+	}
+	print_message("boot phases seen while polling:%s\n", seen);
+	/* The guest's boot is the long part: polling every 20 ms sees it. */
+	if (!strstr(seen, "booting_guest") || n_seen < 2)
+		fail_msg("phases seen while booting:%s", seen);
+	assert_string_equal(json_string_value(json_object_get(r.json, "status")), "ready");
+	assert_string_equal(json_string_value(json_object_get(boot, "phase")), "ready");
+	assert_null(json_object_get(boot, "phase_ms"));
+	total = json_integer_value(json_object_get(boot, "elapsed_ms"));
+	ready_ms = json_integer_value(json_object_get(r.json, "ready_ms"));
+	phases = json_object_get(boot, "phases");
+	n_phases = json_array_size(phases);
+	last = -1;
+	json_array_foreach(phases, i, ph)
+	{
+		int at = phase_index(json_string_value(json_object_get(ph, "phase")));
+
+		assert_true(at > last);
+		last = at;
+		assert_true(json_integer_value(json_object_get(ph, "ms")) >= 0);
+		sum += json_integer_value(json_object_get(ph, "ms"));
+		print_message("  %-20s %6lld ms\n", boot_phases[at],
+			      (long long)json_integer_value(json_object_get(ph, "ms")));
+	}
+	print_message("  %-20s %6lld ms (ready_ms %lld)\n", "total", (long long)total,
+		      (long long)ready_ms);
+	assert_true(total >= elapsed);
+	assert_int_equal(sum, total);
+	/* the timeline runs from the request to the session going ready */
+	if (total > ready_ms + 50 || total < ready_ms - 50)
+		fail_msg("boot took %lld ms, ready_ms %lld", (long long)total, (long long)ready_ms);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(phases, 0), "phase")),
+			    "queued");
+	assert_string_equal(json_string_value(
+				    json_object_get(json_array_get(phases,
+								   json_array_size(phases) - 1),
+						    "phase")),
+			    "connecting_screen");
+	http_resp_free(&r);
+	r = expect("GET", "/v1/sessions", key, NULL, 200, NULL);
+	json_array_foreach(json_object_get(r.json, "sessions"), i,
+			   ph) if (!strcmp(json_string_value(json_object_get(ph, "id")), path + 13))
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(ph, "boot"),
+								    "elapsed_ms")),
+				 total);
+	http_resp_free(&r);
+	/* and the events tell it once */
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/events");
+	r = expect("GET", path, key, NULL, 200, NULL);
+	n_seen = 0;
+	json_array_foreach(json_object_get(r.json, "events"), i,
+			   ph) if (!strcmp(json_string_value(json_object_get(ph, "type")), "boot"))
+	{
+		n_seen++;
+		assert_string_equal(json_string_value(json_object_get(ph, "phase")), "ready");
+		assert_int_equal(json_integer_value(json_object_get(ph, "elapsed_ms")), total);
+		assert_int_equal(json_array_size(json_object_get(ph, "phases")), n_phases);
+	}
+	assert_int_equal(n_seen, 1);
+	http_resp_free(&r);
+	path[strlen(path) - strlen("/events")] = '\0';
+	r = expect("DELETE", path, key, NULL, 200, NULL);
+	http_resp_free(&r);
+	http_resp_free(&b);
+}
+
 static void test_limits_and_expiry(void **state)
 {
 	struct http_resp s[3], r;
@@ -254,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_health_and_auth_negatives),
 		cmocka_unit_test(test_malformed_requests),
 		cmocka_unit_test(test_session_lifecycle_and_tokens),
+		cmocka_unit_test(test_boot_phases),
 		cmocka_unit_test(test_limits_and_expiry),
 		cmocka_unit_test(test_sigterm_stops_every_guest),
 	};

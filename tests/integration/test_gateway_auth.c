@@ -7,7 +7,10 @@
  * valid here) or 403 (valid, lacking a scope). Then: revocation and
  * rotation close live sockets; a share link ends with DELETE .../share;
  * watchers cannot take an operation's place; a control socket that fails
- * its first-message auth is closed; minted tokens survive a restart. Two
+ * its first-message auth is closed; minted tokens survive a restart. API
+ * keys (POST /v1/keys) are in the table too: the operator's rights but
+ * managing keys; a revoked one is nothing; one works as E2B's X-API-KEY,
+ * its revocation closes its live sockets, and keys survive a restart. Two
  * tiny guests under one `vitrine serve`. */
 #include "common/http_client.h"
 #include "gateway/core/auth.h"
@@ -43,14 +46,17 @@ enum kind {
 	K_EGRESS,
 	K_REVOKED,
 	K_EXPIRED,
+	K_APIKEY,
+	K_APIKEY_REVOKED,
 	K_N
 };
-static const char *const kind_names[K_N] = { "none",	     "bogus",
-					     "operator",     "control",
-					     "view",	     "other",
-					     "minted{exec}", "minted{view,egress}",
-					     "revoked",	     "expired" };
+static const char *const kind_names[K_N] = {
+	"none",	   "bogus",   "operator",     "control",
+	"view",	   "other",   "minted{exec}", "minted{view,egress}",
+	"revoked", "expired", "api key",      "revoked api key"
+};
 static char tokens[K_N][128];
+static char apikey_id[32]; /* of tokens[K_APIKEY] */
 static unsigned rights[K_N];
 
 static struct http_resp call(const char *method, const char *path, const char *token,
@@ -80,6 +86,24 @@ static void mint(const char *body, char *out, char *id)
 	http_resp_free(&r);
 }
 
+/* POST /v1/keys with body (operator key): the key into out, its id into
+ * id. Returns 0, or -1 after printing why. */
+static int make_key(const char *body, char *out, char *id)
+{
+	struct http_resp r = call("POST", "/v1/keys", gw.key, body);
+	const char *k = json_string_value(json_object_get(r.json, "key"));
+
+	if (r.status != 201 || !k || strncmp(k, "e2b_", 4)) {
+		print_error("POST /v1/keys %s: %d %s\n", body, r.status, r.body ? r.body : "");
+		http_resp_free(&r);
+		return -1;
+	}
+	snprintf(out, 128, "%s", k);
+	snprintf(id, 32, "%s", json_string_value(json_object_get(r.json, "id")));
+	http_resp_free(&r);
+	return 0;
+}
+
 static int setup(void **state)
 {
 	char id[32];
@@ -105,8 +129,17 @@ static int setup(void **state)
 	if (r.status != 200)
 		return -1;
 	http_resp_free(&r);
+	if (make_key("{\"name\":\"table\"}", tokens[K_APIKEY], apikey_id) < 0 ||
+	    make_key("{}", tokens[K_APIKEY_REVOKED], id) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/v1/keys/%s", id);
+	r = call("DELETE", path, gw.key, NULL);
+	if (r.status != 200)
+		return -1;
+	http_resp_free(&r);
 	sleep(2); /* the expired one ends */
 	rights[K_OPERATOR] = AUTH_RIGHTS_OPERATOR;
+	rights[K_APIKEY] = AUTH_RIGHTS_OPERATOR;
 	rights[K_CONTROL] = AUTH_RIGHTS_CONTROL;
 	rights[K_VIEW] = AUTH_RIGHTS_VIEW;
 	rights[K_EXEC] = AUTH_R_EXEC;
@@ -128,6 +161,8 @@ struct row {
 	const char *method, *path, *body;
 	unsigned need;
 };
+/* A row's need: the operator key itself (an API key gets 403). */
+#define NEED_OPERATOR_KEY (1u << 31)
 
 /* Paths without a session (any valid token is known there: one that lacks
  * "admin" gets 403), and one naming a session that does not exist (401 to
@@ -167,6 +202,9 @@ static const struct row rows[] = {
 	{ "DELETE", "/v1/sessions/%s/tokens/tnosuch000", NULL, AUTH_R_ADMIN },
 	{ "POST", "/v1/sessions/%s/tokens/control/rotate", "{}", AUTH_R_ADMIN },
 	{ "DELETE", "/v1/sessions/nosuchsession", NULL, AUTH_R_ADMIN },
+	{ "GET", "/v1/keys", NULL, AUTH_R_ADMIN | NEED_OPERATOR_KEY },
+	{ "POST", "/v1/keys", "{\"bogus\":1}", AUTH_R_ADMIN | NEED_OPERATOR_KEY },
+	{ "DELETE", "/v1/keys/key_nosuch00", NULL, AUTH_R_ADMIN | NEED_OPERATOR_KEY },
 };
 
 /* tmpl with its "%s" replaced by session a's id. */
@@ -188,6 +226,8 @@ static int want_status(const struct row *row, enum kind k)
 
 	if (k == K_OTHER && global_path(row->path))
 		have = AUTH_RIGHTS_CONTROL; /* a session token like any other there */
+	if (row->need & NEED_OPERATOR_KEY)
+		return k == K_OPERATOR ? 0 : have ? 403 : 401;
 	if ((have & row->need) == row->need)
 		return 0;
 	if (strstr(row->path, "nosuchsession"))
@@ -207,9 +247,10 @@ static void test_route_table(void **state)
 			struct http_resp r;
 			int want = want_status(row, k);
 
-			/* rotating the control token is allowed to the operator:
-			 * keep that one for the test of rotation below */
-			if (strstr(row->path, "/rotate") && k == K_OPERATOR)
+			/* rotating the control token is allowed to the operator
+			 * (and its API keys): keep that one for the test of
+			 * rotation below */
+			if (strstr(row->path, "/rotate") && (k == K_OPERATOR || k == K_APIKEY))
 				continue;
 			expand(path, sizeof(path), row->path);
 			r = call(row->method, path, tokens[k], row->body);
@@ -332,6 +373,60 @@ static void test_revocation_closes_live_sockets(void **state)
 	}
 	/* revoking it again: 404 */
 	snprintf(path, sizeof(path), "/v1/sessions/%s/tokens/%s", a.id, id);
+	r = call("DELETE", path, gw.key, NULL);
+	assert_int_equal(r.status, 404);
+	http_resp_free(&r);
+}
+
+/* GET /v2/sandboxes (E2B's list) with key as X-API-KEY: its status. */
+static int e2b_list(const char *key)
+{
+	char hdr[200];
+	struct http_resp r;
+	int status;
+
+	snprintf(hdr, sizeof(hdr), "X-API-KEY: %s\r\n", key);
+	if (http_request_headers("127.0.0.1", gw.port, "GET", "/v2/sandboxes", NULL, hdr, NULL, 0,
+				 60, &r) < 0)
+		fail_msg("GET /v2/sandboxes: no answer");
+	status = r.status;
+	http_resp_free(&r);
+	return status;
+}
+
+static void test_api_keys(void **state)
+{
+	char key[128], id[32], path[256];
+	struct http_resp r;
+	int fd, status;
+
+	(void)state;
+	assert_int_equal(make_key("{\"name\":\"e2b agent\"}", key, id), 0);
+	assert_int_equal(strlen(key), 44);
+	/* E2B's SDKs send it as X-API-KEY; a revoked one is refused there. */
+	assert_int_equal(e2b_list(key), 200);
+	assert_int_equal(e2b_list(tokens[K_APIKEY_REVOKED]), 401);
+	/* Listed by the operator key, never with a secret. */
+	r = call("GET", "/v1/keys", gw.key, NULL);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, id));
+	assert_non_null(strstr(r.body, "e2b agent"));
+	assert_null(strstr(r.body, key));
+	assert_null(strstr(r.body, "\"hash\""));
+	http_resp_free(&r);
+	/* Its live sockets close once it is revoked. */
+	snprintf(path, sizeof(path), "/v1/sessions/%s/control", a.id);
+	fd = ws_connect(gw.port, path, key, NULL, &status);
+	assert_true(fd >= 0);
+	snprintf(path, sizeof(path), "/v1/keys/%s", id);
+	r = call("DELETE", path, gw.key, NULL);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	expect_closed_1008(fd, 5000, "control socket of a revoked API key");
+	assert_int_equal(e2b_list(key), 401);
+	r = call("GET", "/v1/sessions", key, NULL);
+	assert_int_equal(r.status, 401);
+	http_resp_free(&r);
 	r = call("DELETE", path, gw.key, NULL);
 	assert_int_equal(r.status, 404);
 	http_resp_free(&r);
@@ -634,6 +729,13 @@ static void test_minted_tokens_survive_a_restart(void **state)
 	r = call("GET", path, tokens[K_REVOKED], NULL);
 	assert_int_equal(r.status, 401);
 	http_resp_free(&r);
+	/* API keys too (STATE_DIR/api-keys.json) */
+	r = call("GET", "/v1/sessions", tokens[K_APIKEY], NULL);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	r = call("GET", "/v1/sessions", tokens[K_APIKEY_REVOKED], NULL);
+	assert_int_equal(r.status, 401);
+	http_resp_free(&r);
 }
 
 int main(void)
@@ -642,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_route_table),
 		cmocka_unit_test(test_websocket_table),
 		cmocka_unit_test(test_revocation_closes_live_sockets),
+		cmocka_unit_test(test_api_keys),
 		cmocka_unit_test(test_rotation_and_shares),
 		cmocka_unit_test(test_exec_stream_root_needs_root),
 		cmocka_unit_test(test_control_socket_auth),

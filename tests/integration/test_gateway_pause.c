@@ -331,6 +331,20 @@ static void test_pause_resume_disk(void **state)
 		sess_path(path, sizeof(path), id, "/resume");
 		r = req("POST", path, "{}", 200, NULL);
 		assert_string_equal(str(r.json, "status"), "ready");
+		/* The resume was a start of its own: QEMU read the checkpoint. */
+		{
+			json_t *boot = json_object_get(r.json, "boot"), *ph;
+			bool loaded = false;
+			size_t k;
+
+			assert_string_equal(str(boot, "phase"), "ready");
+			json_array_foreach(json_object_get(boot, "phases"), k, ph)
+				loaded |= !strcmp(str(ph, "phase"), "loading_state");
+			assert_true(loaded);
+			assert_string_equal(str(json_array_get(json_object_get(boot, "phases"), 0),
+						"phase"),
+					    "queued");
+		}
 		http_resp_free(&r);
 	}
 	assert_true(marked(id, 250, 220));
@@ -361,6 +375,16 @@ static void test_fork(void **state)
 	assert_string_equal(str(r.json, "status"), "ready");
 	assert_string_equal(str(r.json, "forked_from"), id);
 	assert_non_null(json_object_get(json_object_get(r.json, "tokens"), "control"));
+	/* The copy's start: the original's state saved, then loaded. */
+	{
+		const json_t *phases = json_object_get(json_object_get(r.json, "boot"), "phases");
+
+		assert_string_equal(str(json_object_get(r.json, "boot"), "phase"), "ready");
+		assert_string_equal(str(json_array_get(phases, 1), "phase"), "saving_state");
+		assert_string_equal(str(json_array_get(phases, json_array_size(phases) - 1),
+					"phase"),
+				    "connecting_screen");
+	}
 	snprintf(child, sizeof(child), "%s", str(r.json, "id"));
 	http_resp_free(&r);
 	assert_int_equal(gateway_proc_guests(&gw), 2);

@@ -247,6 +247,23 @@ static int guest_processes(void)
 	return n;
 }
 
+/* Recordings in the state dir (docs/api.md "Recordings": STATE_DIR/recordings/ID.N). */
+static int recordings(void)
+{
+	char dir[160];
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/recordings", gw.state_dir);
+	d = opendir(dir);
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
 static int checkpoints(void)
 {
 	DIR *d = opendir(gw.run_base);
@@ -726,8 +743,16 @@ static void test_gc_removes_what_no_record_knows(void **state)
 	create(&kept);
 	create(&lost_ckpt);
 	create(&orphan);
+	/* A recording a killed gateway leaves behind goes too. */
+	spath(path, sizeof(path), &kept, "/recording/start");
+	{
+		struct http_resp r = req_as(kept.ctl, "POST", path, NULL, 200);
+
+		http_resp_free(&r);
+	}
 	op(&kept, "/pause", "{\"mode\":\"disk\"}", "paused");
 	op(&lost_ckpt, "/pause", "{\"mode\":\"disk\"}", "paused");
+	assert_int_equal(recordings(), 1);
 	/* While the gateway runs, gc leaves its house alone. */
 	assert_int_equal(run_gc(out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "another gateway"));
@@ -741,6 +766,8 @@ static void test_gc_removes_what_no_record_knows(void **state)
 	assert_int_equal(run_gc(out, sizeof(out)), 0);
 	print_message("%s", out);
 	assert_int_equal(checkpoints(), 1); /* kept's stays */
+	assert_int_equal(recordings(), 0);
+	assert_non_null(strstr(out, "1 recordings"));
 	assert_int_equal(guest_processes(), 0); /* the orphan was stopped */
 	restart(NULL);
 	expect_state(&kept, "paused", "disk");

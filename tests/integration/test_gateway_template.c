@@ -96,6 +96,29 @@ static void click(const char *id, int x, int y, struct ppm *img)
 	http_resp_free(&r);
 }
 
+/* boot (a session's "boot" or a template's "build") ended in outcome
+ * with exactly the phases want, in order, adding up to its elapsed_ms. */
+static void expect_phases(const json_t *boot, const char *outcome, const char *const *want)
+{
+	json_int_t sum = 0;
+	size_t i = 0;
+	json_t *ph;
+
+	if (!boot)
+		fail_msg("no phases");
+	assert_string_equal(json_string_value(json_object_get(boot, "phase")), outcome);
+	json_array_foreach(json_object_get(boot, "phases"), i, ph)
+	{
+		if (!want[i])
+			fail_msg("more phases than expected: %s",
+				 json_string_value(json_object_get(ph, "phase")));
+		assert_string_equal(json_string_value(json_object_get(ph, "phase")), want[i]);
+		sum += json_integer_value(json_object_get(ph, "ms"));
+	}
+	assert_null(want[i]);
+	assert_int_equal(sum, json_integer_value(json_object_get(boot, "elapsed_ms")));
+}
+
 static void test_restored_sessions(void **state)
 {
 	struct http_resp a, b, r;
@@ -109,6 +132,11 @@ static void test_restored_sessions(void **state)
 	assert_string_equal(json_string_value(json_object_get(a.json, "status")), "ready");
 	assert_int_equal(json_integer_value(json_object_get(a.json, "width")), 800);
 	snprintf(ida, sizeof(ida), "%s", json_string_value(json_object_get(a.json, "id")));
+	/* A restore's phases: QEMU reads the template's state, then the screen. */
+	expect_phases(json_object_get(a.json, "boot"), "ready",
+		      (const char *[]){ "queued", "preparing", "spawning", "connecting_monitor",
+					"loading_state", "preparing_guest", "connecting_screen",
+					NULL });
 	b = req("POST", "/v1/sessions?wait=ready", body, 201, NULL);
 	snprintf(idb, sizeof(idb), "%s", json_string_value(json_object_get(b.json, "id")));
 	assert_int_equal(gateway_proc_guests(&gw), 2);
@@ -185,12 +213,68 @@ static void test_templates_api(void **state)
 	http_resp_free(&r);
 }
 
+/* A build through the API shows its phase while it builds, in the order
+ * vmm_template_create goes, with its time; it is then a template. */
+static void test_build_phases(void **state)
+{
+	static const char *const order[] = { "preparing",     "spawning", "connecting_monitor",
+					     "booting_guest", "settling", "saving_state" };
+	char body[160], path[128], seen[256] = "";
+	int last = -1, polls = 0;
+	json_int_t elapsed = -1;
+	struct http_resp r;
+
+	(void)state;
+	snprintf(body, sizeof(body), "{\"name\":\"%s-api\",\"image\":\"tiny\"}", tpl);
+	snprintf(path, sizeof(path), "/v1/templates/%s-api", tpl);
+	r = req("POST", "/v1/templates", body, 202, NULL);
+	assert_non_null(json_object_get(r.json, "build"));
+	http_resp_free(&r);
+	for (;; polls++) {
+		json_t *build;
+		const char *phase;
+		json_int_t e;
+		int at = -1;
+
+		r = req("GET", path, NULL, 200, NULL);
+		if (strcmp(json_string_value(json_object_get(r.json, "status")), "building"))
+			break;
+		build = json_object_get(r.json, "build");
+		phase = json_string_value(json_object_get(build, "phase"));
+		for (int i = 0; i < (int)(sizeof(order) / sizeof(order[0])); i++)
+			if (phase && !strcmp(order[i], phase))
+				at = i;
+		if (at < 0 || at < last)
+			fail_msg("build phase %s after%s", phase ? phase : "(none)", seen);
+		if (at > last)
+			snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), " %s", phase);
+		last = at;
+		e = json_integer_value(json_object_get(build, "elapsed_ms"));
+		assert_true(e >= elapsed);
+		assert_true(json_integer_value(json_object_get(build, "phase_ms")) <= e);
+		elapsed = e;
+		http_resp_free(&r);
+		if (polls > 3000)
+			fail_msg("still building after %d polls:%s", polls, seen);
+		usleep(20 * 1000);
+	}
+	print_message("build phases seen:%s\n", seen);
+	assert_string_equal(json_string_value(json_object_get(r.json, "status")), "ready");
+	http_resp_free(&r);
+	/* booting and settling take seconds: polling every 20 ms sees both */
+	if (!strstr(seen, "booting_guest") || !strstr(seen, "settling"))
+		fail_msg("build phases seen:%s", seen);
+	r = req("DELETE", path, NULL, 200, NULL);
+	http_resp_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_restored_sessions),
 		cmocka_unit_test(test_template_errors),
 		cmocka_unit_test(test_templates_api),
+		cmocka_unit_test(test_build_phases),
 	};
 
 	return cmocka_run_group_tests_name("gateway sessions from templates", tests, setup,

@@ -82,6 +82,7 @@ static void test_web_headers(void **state)
 	expect_secured("/web/", "text/html");
 	expect_secured("/web/app.js", "javascript");
 	expect_secured("/web/stream.js", "javascript");
+	expect_secured("/web/input.js", "javascript");
 	expect_secured("/web/style.css", "text/css");
 }
 

@@ -2,15 +2,20 @@
  * Xvfb against `vitrine serve` with a tiny guest: its window shows the
  * session's screen (an xwd dump of the display matches a screenshot), and
  * with a control token and --control, a click in its window (xdotool) marks
- * the guest's screen, while a view-token viewer's click does not. */
+ * the guest's screen, while a view-token viewer's click does not; keys typed
+ * on a French (AZERTY) X keyboard reach the (US) guest as the characters
+ * typed, not as the US positions' (a, z, m from the keys US has q, w and
+ * ';' on). */
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/png.h"
 #include "tests/lib/xwd.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -73,6 +78,45 @@ static int stop(pid_t pid)
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+/* Waits for pid to exit; its exit status, or -1. */
+static int stop_wait(pid_t pid)
+{
+	int st = 0;
+
+	if (pid <= 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* The tiny guest's line as its console last printed it ("VITRINE
+ * text=..."), or NULL (free it). */
+static char *guest_text(void)
+{
+	char *last = NULL;
+	DIR *d = opendir(gw.run_base);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX], *log = NULL, *p;
+
+		if (strncmp(e->d_name, "vm-", 3))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/serial.log", gw.run_base, e->d_name);
+		if (fs_read_file(path, 1 << 22, &log, NULL) < 0)
+			continue;
+		for (p = log; (p = strstr(p, "VITRINE text=")); p++) {
+			size_t n = strcspn(p + 13, "\r\n");
+
+			free(last);
+			last = strndup(p + 13, n);
+		}
+		free(log);
+	}
+	if (d)
+		closedir(d);
+	return last;
 }
 
 static int start_xvfb(void)
@@ -313,6 +357,26 @@ static void test_control_click_marks_the_guest(void **state)
 			usleep(200 * 1000);
 	}
 	assert_true(marked);
+	/* The person's keyboard is French: what they type arrives as typed. */
+	{
+		const char *kbd[] = { "setxkbmap", "-display", display, "fr", NULL };
+		const char *keys[] = { "xdotool", "key", "--delay", "80", "a", "z", "m", NULL };
+		char *text = NULL;
+
+		assert_int_equal(stop_wait(spawn(kbd, NULL, NULL)), 0);
+		assert_int_equal(stop_wait(spawn(keys, NULL, NULL)), 0);
+		deadline = fs_now_ms() + 15000;
+		while (fs_now_ms() < deadline) {
+			free(text);
+			text = guest_text();
+			if (text && !strcmp(text, "azm"))
+				break;
+			usleep(200 * 1000);
+		}
+		if (!text || strcmp(text, "azm"))
+			fail_msg("the guest's line is \"%s\", want \"azm\"", text ? text : "");
+		free(text);
+	}
 	assert_int_equal(stop(v), 0); /* SDL turns SIGTERM into a quit: a clean exit */
 	close(fd);
 }

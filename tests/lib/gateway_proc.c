@@ -5,6 +5,7 @@
 
 #include "common/fsutil.h"
 #include "tests/lib/png.h"
+#include "vmm-qemu/run_dir.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -90,10 +91,19 @@ static int spawn(struct gateway_proc *g, const char *const *extra_args)
 
 int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args)
 {
+	/* Each server of this process gets dirs of its own: two sharing a run
+	 * base would adopt (and stop) each other's guests. */
+	static int started;
+	char tag[32];
+
+	if (started++)
+		snprintf(tag, sizeof(tag), "%d-%d", (int)getpid(), started);
+	else
+		snprintf(tag, sizeof(tag), "%d", (int)getpid());
 	memset(g, 0, sizeof(*g));
-	snprintf(g->run_base, sizeof(g->run_base), "/tmp/vitrine-gw-%d", (int)getpid());
-	snprintf(g->key_file, sizeof(g->key_file), "/tmp/vitrine-gw-key-%d", (int)getpid());
-	snprintf(g->state_dir, sizeof(g->state_dir), "/tmp/vitrine-gw-state-%d", (int)getpid());
+	snprintf(g->run_base, sizeof(g->run_base), "/tmp/vitrine-gw-%s", tag);
+	snprintf(g->key_file, sizeof(g->key_file), "/tmp/vitrine-gw-key-%s", tag);
+	snprintf(g->state_dir, sizeof(g->state_dir), "/tmp/vitrine-gw-state-%s", tag);
 	unlink(g->key_file);
 	fs_rm_rf(g->state_dir);
 	return spawn(g, extra_args);
@@ -310,4 +320,22 @@ long gateway_proc_rss_kib(const struct gateway_proc *g)
 			break;
 	fclose(f);
 	return kib;
+}
+
+int gateway_proc_qga_socket(const struct gateway_proc *g, char *out, size_t len)
+{
+	DIR *d = opendir(g->run_base);
+	struct dirent *e;
+	int rc = -1;
+
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "vm-", 3)) {
+			char dir[PATH_MAX];
+
+			snprintf(dir, sizeof(dir), "%s/%s", g->run_base, e->d_name);
+			rc = vmm_run_dir_socket(dir, VMM_SOCKET_QGA, out, len) < 0 ? -1 : 0;
+		}
+	if (d)
+		closedir(d);
+	return rc;
 }

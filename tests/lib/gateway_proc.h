@@ -37,6 +37,10 @@ long gateway_proc_rss_kib(const struct gateway_proc *g);
  * of sessions paused on disk are not guests). */
 int gateway_proc_guests(const struct gateway_proc *g);
 
+/* The qga socket of the server's guest (the last run dir found when there
+ * are several: for a server with one guest). Returns 0, or -1. */
+int gateway_proc_qga_socket(const struct gateway_proc *g, char *out, size_t len);
+
 /* Deletes every session of the server (test teardown: a failed test must
  * not leave guests to the next). Returns 0, or -1 when it cannot ask. */
 int gateway_proc_delete_sessions(const struct gateway_proc *g);

@@ -99,6 +99,9 @@ static void test_route_events(void **state)
 	assert_null(api_audit_event(R_SESSION_EGRESS, M_GET));
 	assert_string_equal(api_audit_event(R_SESSION_TOKENS, M_POST), "token_minted");
 	assert_null(api_audit_event(R_SESSION_TOKENS, M_GET));
+	assert_string_equal(api_audit_event(R_SESSION_RECORDING_START, M_POST), "recording_start");
+	assert_string_equal(api_audit_event(R_SESSION_RECORDING_STOP, M_POST), "recording_stop");
+	assert_null(api_audit_event(R_SESSION_RECORDING_WEBM, M_GET));
 	assert_string_equal(api_audit_event(R_SESSION_SHARE, M_DELETE), "share_revoked");
 	assert_string_equal(api_audit_event(R_SESSION_VNC, M_POST), "vnc_door_opened");
 	assert_null(api_audit_event(R_SESSION_GET, M_GET));

@@ -1,9 +1,11 @@
 /* tests/unit/test_bodies.c: the small request bodies parsed apart from
  * their handlers (gateway/api/bodies.h): clipboard, open, launch, pause,
- * the empty bodies of resume and fork, and one action; each accepted form,
+ * the empty bodies of resume and fork, a template from a session, and one
+ * action; each accepted form,
  * and each refusal with its exact code and message (what the client
  * reads). */
 #include "gateway/action/actions.h"
+#include "gateway/action/batch.h"
 #include "gateway/action/run.h"
 #include "gateway/api/bodies.h"
 
@@ -224,6 +226,68 @@ static void test_pause(void **state)
 		  "unknown field: only 'mode'");
 }
 
+#define BAD_SAVE_NAME "name must be 1-63 of a-z, 0-9, '_', '-'"
+#define BAD_SAVE_ID "from_session must be a session id (lowercase letters and digits)"
+#define BAD_SAVE_FIELDS "a template from a session takes only 'name' and 'from_session'"
+
+static void save_bad(const char *body, size_t len, const char *code, const char *message)
+{
+	char name[64], id[72];
+	struct api_error e;
+
+	assert_int_equal(api_template_save_parse(body, len, name, sizeof(name), id, sizeof(id), &e),
+			 -EINVAL);
+	expect_error(&e, code, message, body);
+}
+
+static void test_template_save(void **state)
+{
+	char name[64] = "", id[72] = "", small[4];
+	struct api_error e;
+
+	(void)state;
+	assert_int_equal(api_template_save_parse(S("{\"name\": \"shop-2\", \"from_session\": "
+						   "\"myhostk3x9q2m8p4w7v1za\"}"),
+						 name, sizeof(name), id, sizeof(id), &e),
+			 1);
+	assert_string_equal(name, "shop-2");
+	assert_string_equal(id, "myhostk3x9q2m8p4w7v1za");
+	/* No from_session: a template built from an image, parsed elsewhere. */
+	assert_int_equal(api_template_save_parse(S("{\"name\": \"a\", \"image\": \"tiny\"}"), name,
+						 sizeof(name), id, sizeof(id), &e),
+			 0);
+	assert_int_equal(api_template_save_parse(S("{}"), name, sizeof(name), id, sizeof(id), &e),
+			 0);
+	save_bad(S("[]"), "invalid_json", BAD_JSON);
+	save_bad(S("{\"from_session\": \"abc\", \"from_session\": \"abd\"}"), "invalid_json",
+		 BAD_JSON);
+	save_bad(S("{\"from_session\": \"abc\"}"), "invalid_argument", BAD_SAVE_NAME);
+	save_bad(S("{\"name\": \"a\", \"from_session\": \"abc\", \"image\": \"tiny\"}"),
+		 "invalid_argument", BAD_SAVE_FIELDS);
+	save_bad(S("{\"name\": \"Shop\", \"from_session\": \"abc\"}"), "invalid_argument",
+		 BAD_SAVE_NAME);
+	save_bad(S("{\"name\": \"\", \"from_session\": \"abc\"}"), "invalid_argument",
+		 BAD_SAVE_NAME);
+	save_bad(S("{\"name\": 1, \"from_session\": \"abc\"}"), "invalid_argument", BAD_SAVE_NAME);
+	save_bad(S("{\"name\": \"../x\", \"from_session\": \"abc\"}"), "invalid_argument",
+		 BAD_SAVE_NAME);
+	save_bad(S("{\"name\": \"a\", \"from_session\": \"ABC\"}"), "invalid_argument",
+		 BAD_SAVE_ID);
+	save_bad(S("{\"name\": \"a\", \"from_session\": \"\"}"), "invalid_argument", BAD_SAVE_ID);
+	save_bad(S("{\"name\": \"a\", \"from_session\": \"a/b\"}"), "invalid_argument",
+		 BAD_SAVE_ID);
+	save_bad(S("{\"name\": \"a\", \"from_session\": null}"), "invalid_argument", BAD_SAVE_ID);
+	/* Names longer than the caller's buffers are refused, not cut. */
+	assert_int_equal(api_template_save_parse(S("{\"name\": \"abcd\", \"from_session\": "
+						   "\"abc\"}"),
+						 small, sizeof(small), id, sizeof(id), &e),
+			 -EINVAL);
+	assert_int_equal(api_template_save_parse(S("{\"name\": \"a\", \"from_session\": "
+						   "\"abcd\"}"),
+						 name, sizeof(name), small, sizeof(small), &e),
+			 -EINVAL);
+}
+
 static void test_empty_body(void **state)
 {
 	struct api_error e;
@@ -248,7 +312,7 @@ static void action_bad(const char *text, size_t len, int status, const char *wan
 	int got = 0;
 	char *dump;
 
-	assert_null(api_action_parse(text, len, 1280, 800, &o, &got, &error));
+	assert_null(api_action_parse(text, len, 1280, 800, NULL, &o, &got, &error));
 	assert_int_equal(got, status);
 	assert_non_null(error);
 	dump = json_dumps(error, JSON_COMPACT | JSON_SORT_KEYS);
@@ -260,25 +324,40 @@ static void action_bad(const char *text, size_t len, int status, const char *wan
 static void test_action(void **state)
 {
 	struct shot_opts o;
-	struct action *a;
+	struct action_batch *b;
 	json_t *error = NULL;
 	int status = 0;
 
 	(void)state;
-	a = api_action_parse(S("{\"action\": \"left_click\", \"coordinate\": [10, 20], \"id\": 7}"),
-			     1280, 800, &o, &status, &error);
-	assert_non_null(a);
-	assert_int_equal(a->kind, ACTION_CLICK);
-	assert_int_equal(a->point.x, 10);
-	assert_int_equal(a->point.y, 20);
-	assert_int_equal(json_integer_value(a->id), 7);
+	b = api_action_parse(S("{\"action\": \"left_click\", \"coordinate\": [10, 20], \"id\": 7}"),
+			     1280, 800, NULL, &o, &status, &error);
+	assert_non_null(b);
+	assert_false(b->is_batch);
+	assert_int_equal(b->n, 1);
+	assert_int_equal(b->actions[0]->kind, ACTION_CLICK);
+	assert_int_equal(b->actions[0]->point.x, 10);
+	assert_int_equal(b->actions[0]->point.y, 20);
+	assert_int_equal(json_integer_value(b->id), 7);
 	assert_int_equal(o.enc.quality, 80); /* the defaults */
-	actions_destroy(a);
-	a = api_action_parse(S("{\"action\": \"screenshot\", \"screenshot\": {\"quality\": 50}}"),
-			     1280, 800, &o, &status, &error);
-	assert_non_null(a);
+	batch_destroy(b);
+	b = api_action_parse(S("{\"action\": \"screenshot\", \"screenshot\": {\"quality\": 50}}"),
+			     1280, 800, NULL, &o, &status, &error);
+	assert_non_null(b);
 	assert_int_equal(o.enc.quality, 50);
-	actions_destroy(a);
+	batch_destroy(b);
+	/* a batch's screenshot options; a batch refused at its first action
+	 * names index 0 */
+	b = api_action_parse(S("{\"actions\": [{\"type\": \"move\", \"x\": 1, \"y\": 2}], "
+			       "\"screenshot\": {\"quality\": 40}}"),
+			     1280, 800, NULL, &o, &status, &error);
+	assert_non_null(b);
+	assert_true(b->is_batch);
+	assert_int_equal(o.enc.quality, 40);
+	batch_destroy(b);
+	action_bad(S("{\"actions\": [{\"type\": \"fly\"}], \"id\": \"b\"}"), 400,
+		   "{\"error\":{\"code\":\"unknown_action\",\"field\":\"type\",\"index\":0,"
+		   "\"message\":\"field \\\"type\\\": unknown OpenAI action \\\"fly\\\"\"},"
+		   "\"id\":\"b\"}");
 
 	action_bad(S(""), 400,
 		   "{\"error\":{\"code\":\"invalid_json\",\"message\":\"the body must be one JSON "
@@ -304,12 +383,45 @@ static void test_action(void **state)
 		"width/height 1..16384, quiet_ms 0..10000, timeout_ms 0..60000\"}}");
 }
 
+/* Error messages quote the client: jansson's "near '...'" holds the raw
+ * bytes it choked on, and a long value is cut to the message's buffer, maybe
+ * inside a character. Either made the error body NULL (a 500 with no body)
+ * until the messages were made valid UTF-8 (found by fuzz_ws_messages). */
+static void test_action_error_utf8(void **state)
+{
+	char body[800], *p = body;
+	struct shot_opts o;
+	json_t *error = NULL, *msg;
+	int status = 0;
+
+	(void)state;
+	action_bad(S("{\"acti\\\xdd\x94ne\"}"), 400,
+		   "{\"error\":{\"code\":\"invalid_json\",\"message\":\"the body must be one JSON "
+		   "action object: invalid escape near '\\\"acti\\\\?'\"}}");
+	p += sprintf(p, "{\"action\": \"");
+	for (int i = 0; i < 200; i++) /* 中, three bytes each: the quote is cut at 40 */
+		p += sprintf(p, "\xe4\xb8\xad");
+	sprintf(p, "\"}");
+	assert_null(api_action_parse(body, strlen(body), 1280, 800, NULL, &o, &status, &error));
+	assert_int_equal(status, 400);
+	msg = json_object_get(json_object_get(error, "error"), "message");
+	assert_true(json_is_string(msg));
+	p = strstr(json_string_value(msg), "unknown Anthropic action \"");
+	assert_non_null(p);
+	p += strlen("unknown Anthropic action \"");
+	for (int i = 0; i < 13; i++, p += 3)
+		assert_memory_equal(p, "\xe4\xb8\xad", 3);
+	assert_string_equal(p, "?\"");
+	json_decref(error);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_clipboard),  cmocka_unit_test(test_open),
-		cmocka_unit_test(test_launch),	   cmocka_unit_test(test_pause),
-		cmocka_unit_test(test_empty_body), cmocka_unit_test(test_action),
+		cmocka_unit_test(test_clipboard),     cmocka_unit_test(test_open),
+		cmocka_unit_test(test_launch),	      cmocka_unit_test(test_pause),
+		cmocka_unit_test(test_empty_body),    cmocka_unit_test(test_action),
+		cmocka_unit_test(test_template_save), cmocka_unit_test(test_action_error_utf8),
 	};
 
 	return cmocka_run_group_tests_name("request bodies", tests, NULL, NULL);

@@ -60,6 +60,10 @@ static void test_routes(void **state)
 			 R_SESSION_SCREENSHOT);
 	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/screenshot").kind,
 			 R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/thumbnail").kind,
+			 R_SESSION_THUMBNAIL);
+	assert_int_equal(route_parse(M_PUT, "/v1/sessions/s_1/thumbnail").kind,
+			 R_METHOD_NOT_ALLOWED);
 	assert_int_equal(route_parse(M_POST, "/v1/sessions/s_1/actions").kind, R_SESSION_ACTIONS);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/control").kind, R_SESSION_CONTROL_WS);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/s_1/nope").kind, R_NOT_FOUND);
@@ -120,6 +124,17 @@ static void test_routes(void **state)
 	assert_string_equal(r.id, "desktop-ready");
 	assert_int_equal(route_parse(M_DELETE, "/v1/templates/t1").kind, R_TEMPLATE_DELETE);
 	assert_int_equal(route_parse(M_GET, "/v1/templates/t1/x").kind, R_NOT_FOUND);
+	/* Moving templates; "import" and "gc" stay names for GET and DELETE. */
+	r = route_parse(M_GET, "/v1/templates/t1/export");
+	assert_int_equal(r.kind, R_TEMPLATE_EXPORT);
+	assert_string_equal(r.id, "t1");
+	assert_int_equal(route_parse(M_POST, "/v1/templates/t1/export").kind, R_METHOD_NOT_ALLOWED);
+	assert_int_equal(route_parse(M_GET, "/v1/templates/t1/export/").kind, R_NOT_FOUND);
+	assert_int_equal(route_parse(M_POST, "/v1/templates/import").kind, R_TEMPLATE_IMPORT);
+	assert_int_equal(route_parse(M_GET, "/v1/templates/import").kind, R_TEMPLATE_GET);
+	assert_int_equal(route_parse(M_POST, "/v1/templates/gc").kind, R_TEMPLATES_GC);
+	assert_int_equal(route_parse(M_DELETE, "/v1/templates/gc").kind, R_TEMPLATE_DELETE);
+	assert_int_equal(route_parse(M_POST, "/v1/templates/other").kind, R_METHOD_NOT_ALLOWED);
 	assert_int_equal(route_parse(M_GET, "/v1/templates/../x").kind, R_NOT_FOUND);
 }
 
@@ -341,6 +356,26 @@ static void test_session_request(void **state)
 	expect_bad("{\"url\":7}", "invalid_argument", "url");
 	/* jansson refuses NUL inside strings before we see them. */
 	expect_bad("{\"url\":\"http://a\\u0000b\"}", "invalid_json", "not valid JSON");
+	/* keyboard layouts: the host's xkb data, canonical "layout(variant)" */
+	assert_int_equal(parse("{}", &req, &e), 0);
+	assert_string_equal(req.keyboard_layout, "");
+	session_request_free(&req);
+	assert_int_equal(parse("{\"keyboard_layout\":\"de\"}", &req, &e), 0);
+	assert_string_equal(req.keyboard_layout, "de");
+	session_request_free(&req);
+	assert_int_equal(parse("{\"keyboard_layout\":\"de:nodeadkeys\"}", &req, &e), 0);
+	assert_string_equal(req.keyboard_layout, "de(nodeadkeys)");
+	session_request_free(&req);
+	assert_int_equal(parse("{\"keyboard_layout\":\"fr(azerty)\"}", &req, &e), 0);
+	assert_string_equal(req.keyboard_layout, "fr(azerty)");
+	session_request_free(&req);
+	expect_bad("{\"keyboard_layout\":\"klingon\"}", "invalid_argument",
+		   "xkb has no layout \"klingon\"");
+	expect_bad("{\"keyboard_layout\":\"de(qwerty-dvorak)\"}", "invalid_argument",
+		   "variant \"qwerty-dvorak\"");
+	expect_bad("{\"keyboard_layout\":\"de; rm\"}", "invalid_argument",
+		   "not an xkb layout name");
+	expect_bad("{\"keyboard_layout\":7}", "invalid_argument", "keyboard_layout");
 }
 
 /* Screenshot options are read whole: as an int, 2^32 + 50 passed as

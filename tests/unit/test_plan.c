@@ -118,8 +118,11 @@ static const char *describe(const struct plan *p, struct buf *b)
 	return b->s;
 }
 
+static const struct vmm_keymap *plan_keymap; /* expect_plan's layout: NULL is US */
+
 static void expect_plan(const char *json, const char *want)
 {
+	struct actions_ctx c = ctx;
 	json_t *j = json_loads(json, 0, NULL);
 	struct actions_error err;
 	struct action *a;
@@ -128,7 +131,8 @@ static void expect_plan(const char *json, const char *want)
 
 	if (!j)
 		fail_msg("bad test JSON %s", json);
-	a = actions_parse(j, &ctx, &err);
+	c.keymap = plan_keymap;
+	a = actions_parse(j, &c, &err);
 	json_decref(j);
 	if (!a)
 		fail_msg("%s: %s", json, err.message);
@@ -176,6 +180,31 @@ static void test_type(void **state)
 	expect_plan("{\"action\": \"type\", \"text\": \"\"}", "");
 }
 
+/* On a German and a French layout (keymap.h): keys by keysym, typed
+ * characters with shift and AltGr, what no key types through the agent. */
+static void test_layouts(void **state)
+{
+	char err[256];
+
+	(void)state;
+	plan_keymap = vmm_keymap_get("de", err, sizeof(err));
+	assert_non_null(plan_keymap);
+	expect_plan("{\"action\": \"key\", \"text\": \"z\"}", "+k:y -k:y");
+	expect_plan("{\"action\": \"key\", \"text\": \"at\"}", "+k:alt_r +k:q -k:q -k:alt_r");
+	expect_plan("{\"action\": \"key\", \"text\": \"ctrl+y Return\"}",
+		    "+k:ctrl +k:z -k:z -k:ctrl +k:ret -k:ret");
+	expect_plan("{\"action\": \"type\", \"text\": \"z@\xc3\x84\"}",
+		    "+k:y -k:y +k:alt_r +k:q -k:q -k:alt_r +k:shift +k:apostrophe -k:apostrophe "
+		    "-k:shift");
+	/* ^ is a dead key on de: the whole text goes through the agent. */
+	expect_plan("{\"action\": \"type\", \"text\": \"a^\"}", "text(a^)");
+	plan_keymap = vmm_keymap_get("fr", err, sizeof(err));
+	assert_non_null(plan_keymap);
+	expect_plan("{\"action\": \"key\", \"text\": \"ctrl+a\"}", "+k:ctrl +k:q -k:q -k:ctrl");
+	expect_plan("{\"action\": \"type\", \"text\": \"a\xc3\xa9\"}", "+k:q -k:q +k:2 -k:2");
+	plan_keymap = NULL;
+}
+
 static void test_clicks(void **state)
 {
 	(void)state;
@@ -183,7 +212,8 @@ static void test_clicks(void **state)
 		    "move(500,300) +b:left -b:left");
 	expect_plan("{\"action\": \"left_click\", \"coordinate\": [500, 300], \"text\": "
 		    "\"ctrl+shift\"}",
-		    "move(500,300) +k:ctrl +k:shift +b:left -b:left -k:shift -k:ctrl");
+		    "move(500,300) +k:ctrl +k:shift delay(100) +b:left -b:left delay(100) -k:shift "
+		    "-k:ctrl");
 	expect_plan("{\"action\": \"right_click\"}", "+b:right -b:right");
 	expect_plan("{\"action\": \"middle_click\", \"coordinate\": [0, 0]}",
 		    "move(0,0) +b:middle -b:middle");
@@ -196,7 +226,7 @@ static void test_clicks(void **state)
 		    "move(3,4) +b:side -b:side");
 	expect_plan("{\"type\": \"click\", \"button\": \"forward\", \"x\": 3, \"y\": 4, \"keys\": "
 		    "[\"alt\"]}",
-		    "move(3,4) +k:alt +b:extra -b:extra -k:alt");
+		    "move(3,4) +k:alt delay(100) +b:extra -b:extra delay(100) -k:alt");
 	expect_plan("{\"type\": \"click\", \"button\": \"wheel\", \"x\": 3, \"y\": 4}",
 		    "move(3,4) +b:middle -b:middle");
 	expect_plan("{\"action\": \"left_mouse_down\", \"coordinate\": [7, 8]}",
@@ -204,7 +234,7 @@ static void test_clicks(void **state)
 	expect_plan("{\"action\": \"left_mouse_up\"}", "-b:left");
 	expect_plan("{\"action\": \"mouse_move\", \"coordinate\": [640, 400]}", "move(640,400)");
 	expect_plan("{\"type\": \"move\", \"x\": 1, \"y\": 1, \"keys\": [\"shift\"]}",
-		    "+k:shift move(1,1) -k:shift");
+		    "+k:shift delay(100) move(1,1) delay(100) -k:shift");
 	/* In screenshot space: the screenshot's corner is the screen's corner. */
 	expect_plan("{\"action\": \"left_click\", \"coordinate\": [1023, 639], "
 		    "\"coordinate_space\": \"screenshot\", \"screenshot_width\": 1024, "
@@ -221,7 +251,7 @@ static void test_scroll(void **state)
 		    "+b:wheel-down -b:wheel-down");
 	expect_plan("{\"action\": \"scroll\", \"scroll_direction\": \"up\", \"scroll_amount\": 1, "
 		    "\"text\": \"ctrl\"}",
-		    "+k:ctrl +b:wheel-up -b:wheel-up -k:ctrl");
+		    "+k:ctrl delay(100) +b:wheel-up -b:wheel-up delay(100) -k:ctrl");
 	expect_plan("{\"type\": \"scroll\", \"x\": 10, \"y\": 10, \"scroll_x\": -200, "
 		    "\"scroll_y\": 0}",
 		    "move(10,10) +b:wheel-left -b:wheel-left +b:wheel-left -b:wheel-left");
@@ -234,18 +264,33 @@ static void test_scroll(void **state)
 static void test_drag(void **state)
 {
 	(void)state;
+	/* A left drag past the threshold: the wait for the drag session after
+	 * the first move past it, the settle and nudge over the end. */
 	expect_plan("{\"action\": \"left_click_drag\", \"start_coordinate\": [0, 0], "
 		    "\"coordinate\": [100, 0]}",
-		    "move(0,0) +b:left delay(50) delay(10) move(20,0) delay(10) move(40,0) "
-		    "delay(10) move(60,0) delay(10) move(80,0) delay(10) move(100,0) delay(50) "
-		    "-b:left");
+		    "move(0,0) +b:left delay(50) delay(10) move(20,0) delay(500) delay(10) "
+		    "move(40,0) delay(10) move(60,0) delay(10) move(80,0) delay(10) move(100,0) "
+		    "delay(400) move(101,0) delay(10) move(100,0) delay(400) -b:left");
+	/* from the pointer (where it is is unknown: the move counts as past the
+	 * threshold), modifiers around it all */
 	expect_plan("{\"action\": \"left_click_drag\", \"coordinate\": [100, 0], \"text\": "
 		    "\"shift\"}",
-		    "+k:shift +b:left delay(50) move(100,0) delay(50) -b:left -k:shift");
+		    "+k:shift delay(100) +b:left delay(50) move(100,0) delay(500) delay(400) "
+		    "move(101,0) delay(10) move(100,0) delay(400) -b:left delay(100) -k:shift");
+	/* within the threshold: no drag session, no waits for one */
 	expect_plan("{\"type\": \"drag\", \"path\": [{\"x\": 10, \"y\": 10}, {\"x\": 10, \"y\": "
 		    "10}, {\"x\": 13, \"y\": 14}]}",
 		    "move(10,10) +b:left delay(50) delay(10) move(10,10) delay(10) move(13,14) "
 		    "delay(50) -b:left");
+	/* the first move past it along y only (5 > 4), then a path's corner */
+	expect_plan("{\"type\": \"drag\", \"path\": [[10, 10], [10, 15], [30, 15]]}",
+		    "move(10,10) +b:left delay(50) delay(10) move(10,15) delay(500) delay(10) "
+		    "move(30,15) delay(400) move(31,15) delay(10) move(30,15) delay(400) -b:left");
+	/* the nudge at the screen's right edge goes left */
+	expect_plan("{\"action\": \"drag\", \"from\": [1259, 5], \"to\": [1279, 5]}",
+		    "move(1259,5) +b:left delay(50) delay(10) move(1279,5) delay(500) "
+		    "delay(400) move(1278,5) delay(10) move(1279,5) delay(400) -b:left");
+	/* other buttons start no native drag: as fast as before */
 	expect_plan("{\"action\": \"drag\", \"from\": [0, 0], \"to\": [30, 40], \"button\": "
 		    "\"right\"}",
 		    "move(0,0) +b:right delay(50) delay(10) move(10,13) delay(10) move(20,27) "
@@ -388,11 +433,11 @@ static void test_api_edges(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_keys),	     cmocka_unit_test(test_type),
-		cmocka_unit_test(test_clicks),	     cmocka_unit_test(test_scroll),
-		cmocka_unit_test(test_drag),	     cmocka_unit_test(test_drag_bounds),
-		cmocka_unit_test(test_other),	     cmocka_unit_test(test_api_edges),
-		cmocka_unit_test(test_release_held),
+		cmocka_unit_test(test_keys),	    cmocka_unit_test(test_type),
+		cmocka_unit_test(test_layouts),	    cmocka_unit_test(test_clicks),
+		cmocka_unit_test(test_scroll),	    cmocka_unit_test(test_drag),
+		cmocka_unit_test(test_drag_bounds), cmocka_unit_test(test_other),
+		cmocka_unit_test(test_api_edges),   cmocka_unit_test(test_release_held),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);

@@ -212,6 +212,7 @@ static struct sess *sample(void)
 	s->ready_ms = s->created_ms + 1500;
 	snprintf(s->template_name, sizeof(s->template_name), "tpl1");
 	snprintf(s->parent_id, sizeof(s->parent_id), "unitparent");
+	snprintf(s->keyboard_layout, sizeof(s->keyboard_layout), "de(nodeadkeys)");
 	snprintf(s->guest.run_dir, sizeof(s->guest.run_dir), "/var/lib/vitrine/run/vm-abc123");
 	s->guest.pid = 4242;
 	s->guest.start_time = 987654321ULL;
@@ -260,6 +261,7 @@ static void test_record_round_trip(void **state)
 	assert_true(b->has_agent);
 	assert_string_equal(b->template_name, "tpl1");
 	assert_string_equal(b->parent_id, "unitparent");
+	assert_string_equal(b->keyboard_layout, "de(nodeadkeys)");
 	assert_string_equal(b->guest.run_dir, s->guest.run_dir);
 	assert_int_equal(b->guest.pid, 4242);
 	assert_int_equal(b->guest.start_time, 987654321ULL);
@@ -278,6 +280,13 @@ static void test_record_round_trip(void **state)
 	json_object_del(rec, "ready_unix_ms");
 	json_object_del(again, "expires_unix_ms");
 	json_object_del(rec, "expires_unix_ms");
+	/* Unix <-> monotonic offsets are read to the ms at each end: +-1 ms. */
+	assert_true(llabs((long long)(json_integer_value(
+					      json_object_get(again, "usage_since_unix_ms")) -
+				      json_integer_value(
+					      json_object_get(rec, "usage_since_unix_ms")))) <= 1);
+	json_object_del(again, "usage_since_unix_ms");
+	json_object_del(rec, "usage_since_unix_ms");
 	t2 = json_dumps(again, JSON_SORT_KEYS);
 	free(t1);
 	t1 = json_dumps(rec, JSON_SORT_KEYS);

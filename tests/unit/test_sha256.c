@@ -1,6 +1,7 @@
 /* tests/unit/test_sha256.c: SHA-256 (common/sha256.c) against the FIPS 180-2
  * examples and digests of every padding boundary (lengths around 56 and
- * 64 bytes and their doubles, from Python's hashlib). */
+ * 64 bytes and their doubles, from Python's hashlib), and the digest
+ * taken piece by piece. */
 #include "common/sha256.h"
 
 #include <setjmp.h>
@@ -62,11 +63,35 @@ static void test_padding_boundaries(void **state)
 		expect(buf, v[i].len, v[i].hex);
 }
 
+/* Piece by piece (sha256_update) is the same digest as in one go, for
+ * every split of a buffer across the block boundaries. */
+static void test_pieces(void **state)
+{
+	uint8_t buf[300], one[SHA256_LEN], inc[SHA256_LEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 13 + 1);
+	for (size_t len = 0; len <= sizeof(buf); len += 37) {
+		sha256(buf, len, one);
+		for (size_t step = 1; step <= 130; step += 7) {
+			struct sha256_ctx c;
+
+			sha256_init(&c);
+			for (size_t at = 0; at < len; at += step)
+				sha256_update(&c, buf + at, len - at < step ? len - at : step);
+			sha256_final(&c, inc);
+			assert_memory_equal(one, inc, SHA256_LEN);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fips_examples),
 		cmocka_unit_test(test_padding_boundaries),
+		cmocka_unit_test(test_pieces),
 	};
 
 	return cmocka_run_group_tests_name("sha256", tests, NULL, NULL);

@@ -258,6 +258,47 @@ static void test_messages_and_close_codes(void **state)
 	assert_int_equal(parse("{\"type\":\"key\",\"code\":\"KeyQ\",\"down\":false}", &m), 0);
 	assert_string_equal(m.qcode, "q");
 	assert_false(m.down);
+	assert_int_equal(m.key_char, 0);
+	/* a key by what the person's layout made of it (AZERTY's a on KeyQ) */
+	assert_int_equal(parse("{\"type\":\"key\",\"code\":\"KeyQ\",\"key\":\"a\",\"down\":true}",
+			       &m),
+			 0);
+	assert_string_equal(m.qcode, "q");
+	assert_int_equal(m.key_char, 'a');
+	assert_int_equal(parse("{\"type\":\"key\",\"key\":\"\u00e9\",\"down\":true}", &m), 0);
+	assert_null(m.qcode);
+	assert_int_equal(m.key_char, 0xe9);
+	/* a code the gateway does not know is fine beside a character */
+	assert_int_equal(parse("{\"type\":\"key\",\"code\":\"IntlRo\",\"key\":\"/\",\"down\":true}",
+			       &m),
+			 0);
+	assert_int_equal(m.key_char, '/');
+	assert_int_equal(parse("{\"type\":\"key\",\"key\":\"ab\",\"down\":true}", &m),
+			 STREAM_CLOSE_POLICY);
+	assert_int_equal(parse("{\"type\":\"key\",\"key\":\"\\n\",\"down\":true}", &m),
+			 STREAM_CLOSE_POLICY);
+	assert_int_equal(parse("{\"type\":\"key\",\"down\":true}", &m), STREAM_CLOSE_POLICY);
+	/* text the person typed */
+	assert_int_equal(parse("{\"type\":\"text\",\"text\":\"Gr\u00fc\u00dfe \u4e16\"}", &m), 0);
+	assert_int_equal(m.kind, SM_TEXT);
+	assert_string_equal(m.text, "Gr\xc3\xbc\xc3\x9f"
+				    "e \xe4\xb8\x96");
+	assert_int_equal(parse("{\"type\":\"text\",\"text\":\"\"}", &m), STREAM_CLOSE_POLICY);
+	assert_int_equal(parse("{\"type\":\"text\",\"text\":3}", &m), STREAM_CLOSE_POLICY);
+	assert_int_equal(parse("{\"type\":\"text\",\"text\":\"a\",\"x\":1}", &m),
+			 STREAM_CLOSE_POLICY);
+	{
+		char msg[400] = "{\"type\":\"text\",\"text\":\"";
+
+		memset(msg + strlen(msg), 'x', STREAM_TEXT_MAX + 1);
+		strcat(msg, "\"}");
+		assert_int_equal(parse(msg, &m), STREAM_CLOSE_POLICY);
+	}
+	assert_int_equal(stream_one_char("\xe2\x82\xac", 3), 0x20ac);
+	assert_int_equal(stream_one_char("a", 1), 'a');
+	assert_int_equal(stream_one_char("\x7f", 1), 0);
+	assert_int_equal(stream_one_char("ab", 2), 0);
+	assert_int_equal(stream_one_char("", 0), 0);
 	assert_int_equal(parse("{\"type\":\"ping\",\"t\":12.5}", &m), 0);
 	assert_true(m.has_t);
 	assert_int_equal(parse("{\"type\":\"take\"}", &m), 0);
@@ -288,6 +329,43 @@ static void test_messages_and_close_codes(void **state)
 	memset(big, ' ', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	assert_int_equal(parse(big, &m), STREAM_CLOSE_TOO_BIG);
+}
+
+/* A person's paste ({"type":"type"}) and copy ({"type":"clipboard"}). */
+static void test_type_and_clipboard_messages(void **state)
+{
+	struct stream_msg m;
+	char big[STREAM_MSG_MAX + 1];
+	int n;
+
+	(void)state;
+	assert_int_equal(parse("{\"type\":\"type\",\"text\":\"Gr\u00fc\u00dfe\\n\\t\\\"x\\\"\"}",
+			       &m),
+			 0);
+	assert_int_equal(m.kind, SM_TYPE);
+	assert_string_equal(m.text, "Gr\xc3\xbc\xc3\x9f"
+				    "e\n\t\"x\"");
+	assert_int_equal(m.text_len, strlen("Gr\xc3\xbc\xc3\x9f"
+					    "e\n\t\"x\""));
+	/* As long as a message can carry: 4096 bytes, of which 4074 text. */
+	n = snprintf(big, sizeof(big), "{\"type\":\"type\",\"text\":\"");
+	memset(big + n, 'a', STREAM_MSG_MAX - n - 2);
+	memcpy(big + STREAM_MSG_MAX - 2, "\"}", 3);
+	assert_int_equal(stream_msg_parse(big, strlen(big), 1280, 800, &m, (char[120]){ 0 }, 120),
+			 0);
+	assert_int_equal(m.text_len, (size_t)(STREAM_MSG_MAX - n - 2));
+	assert_int_equal(m.text[m.text_len - 1], 'a');
+	assert_int_equal(m.text[m.text_len], '\0');
+	assert_int_equal(parse("{\"type\":\"type\",\"text\":\"\"}", &m), STREAM_CLOSE_POLICY);
+	assert_int_equal(parse("{\"type\":\"type\",\"text\":3}", &m), STREAM_CLOSE_POLICY);
+	assert_int_equal(parse("{\"type\":\"type\"}", &m), STREAM_CLOSE_POLICY);
+	assert_int_equal(parse("{\"type\":\"type\",\"text\":\"a\\u0000b\"}", &m),
+			 STREAM_CLOSE_INVALID);
+	assert_int_equal(parse("{\"type\":\"type\",\"text\":\"a\",\"down\":true}", &m),
+			 STREAM_CLOSE_POLICY);
+	assert_int_equal(parse("{\"type\":\"clipboard\"}", &m), 0);
+	assert_int_equal(m.kind, SM_CLIPBOARD);
+	assert_int_equal(parse("{\"type\":\"clipboard\",\"text\":\"x\"}", &m), STREAM_CLOSE_POLICY);
 }
 
 static void test_key_codes(void **state)
@@ -381,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_diff_tiles_and_merges),
 		cmocka_unit_test(test_encode_delta_and_key),
 		cmocka_unit_test(test_messages_and_close_codes),
+		cmocka_unit_test(test_type_and_clipboard_messages),
 		cmocka_unit_test(test_key_codes),
 		cmocka_unit_test(test_share_tokens),
 		cmocka_unit_test(test_stream_routes),

@@ -2,14 +2,17 @@
 // 127.0.0.1 with a port of its own choosing, its own key file and run base
 // (VITRINE_BIN picks the build: tests/run.sh runs both).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export async function startGateway(name, args = []) {
+// With opts.key, the operator key is that one (written to the key file
+// before the start), else the gateway makes one.
+export async function startGateway(name, args = [], opts = {}) {
   const dir = mkdtempSync(join(tmpdir(), `vitrine-${name}-`));
   const runBase = join(tmpdir(), `vitrine-${name}-run-${process.pid}`);
+  if (opts.key) writeFileSync(join(dir, 'key'), opts.key + '\n', { mode: 0o600 });
   return spawnGateway({ dir, runBase, args });
 }
 

@@ -4,7 +4,10 @@
 // screenshot), a click in the viewer with a control token after "Take
 // control" marks the guest's screen and typed keys reach it, a view token's
 // click changes nothing,
-// and the session list makes sharing links. Run by tests/run.sh:
+// the session list makes sharing links, and it shows each session's state,
+// age, usage and a thumbnail, refreshed in place; a recording of the
+// session plays back (entries, scrubber, the frame at each action). Run by
+// tests/run.sh:
 //   VITRINE_BIN=build/vitrine "$(deploy/node.sh)" --test tests/web/*.test.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -199,6 +202,168 @@ test('the session list makes sharing links that open the viewer', async () => {
   assert.match(await viewer.locator('#status').textContent(), /scope view/);
   await viewer.close();
   await page.close();
+});
+
+test('the session list shows state, age, usage and a thumbnail, refreshed in place', async () => {
+  const page = await browser.newPage();
+  page.on('pageerror', (e) => console.log('page error:', e.message));
+  await page.goto(base + '/');
+  await page.fill('#key', key);
+  await page.click('#key-form button');
+  const row = `tr[data-id="${sess.id}"]`;
+  const cell = async (k) => page.locator(row + ' td.' + k).textContent();
+  await page.waitForFunction((sel) => {
+    const i = document.querySelector(sel + ' img.thumb');
+    return i && i.complete && i.naturalWidth > 0;
+  }, row, { timeout: 30000 });
+  assert.equal(await cell('status'), 'ready');
+  assert.equal(await cell('screen'), W + 'x' + H);
+  assert.match(await cell('age'), /^\d+ (s|min \d+ s)$/);
+  assert.match(await cell('usage'), /running, \d+ vCPU-s, \d+ GiB-s, \d+ actions, \d+ screenshots, \d+ commands$/);
+  // The 1280x800 screen fitted into 320x200.
+  assert.deepEqual(await page.evaluate((sel) => {
+    const i = document.querySelector(sel + ' img.thumb');
+    return [i.naturalWidth, i.naturalHeight];
+  }, row), [320, 200]);
+  const usage = async () => (await (await fetch(base + '/v1/sessions/' + sess.id,
+    { headers: { Authorization: 'Bearer ' + key } })).json()).usage;
+  const before = await usage();
+  // The thumbnail's pixels around (250, 150). A 5x5 mark shrunk 4 times is
+  // about one pixel, and the JPEG's chroma subsampling takes its red away:
+  // what is left is a brighter blot, so the test looks for a change there.
+  const around = () => page.evaluate((sel) => {
+    const i = document.querySelector(sel + ' img.thumb');
+    const c = document.createElement('canvas');
+    c.width = i.naturalWidth;
+    c.height = i.naturalHeight;
+    const g = c.getContext('2d');
+    g.drawImage(i, 0, 0);
+    return Array.from(g.getImageData(247, 147, 7, 7).data);
+  }, row);
+  const px0 = await around();
+  const changed = async () => (await around()).reduce((n, v, k) => n + Math.abs(v - px0[k]), 0);
+
+  // An agent's click marks the guest's screen at (1000, 600): the thumbnail
+  // shows the mark at a quarter of that, without a reload.
+  const r = await fetch(base + '/v1/sessions/' + sess.id + '/actions', {
+    method: 'POST', headers: { Authorization: 'Bearer ' + sess.tokens.control },
+    body: JSON.stringify({ action: 'left_click', coordinate: [1000, 600] }),
+  });
+  assert.equal(r.status, 200);
+  await waitFor('the mark in the thumbnail', async () => (await changed()) > 120, 30000);
+  await waitFor('the usage cell to count the action', async () =>
+    /, (\d+) actions/.exec(await cell('usage'))[1] === String(before.actions + 1), 15000);
+
+  // A state change shows in the same row: pause in memory, then resume.
+  const post = (what) => fetch(base + '/v1/sessions/' + sess.id + '/' + what,
+    { method: 'POST', headers: { Authorization: 'Bearer ' + key } });
+  assert.equal((await post('pause')).status, 200);
+  await waitFor('the row to say paused', async () => (await cell('status')) === 'paused (memory)', 15000);
+  assert.equal((await post('resume')).status, 200);
+  await waitFor('the row to say ready', async () => (await cell('status')) === 'ready', 15000);
+  assert.equal(await page.locator(row).count(), 1);
+
+  // All the thumbnails the list fetched meanwhile were not the agent's use.
+  const after = await usage();
+  assert.equal(after.screenshots, before.screenshots);
+  assert.equal(after.actions, before.actions + 1);
+  await page.close();
+});
+
+// Mean absolute difference per channel between the replay's canvas and a
+// JPEG given as base64 (both PNG/JPEG data URLs); runs in the helper page.
+async function imageDiff({ canvasUrl, jpeg }) {
+  const load = async (u) => {
+    const bmp = await createImageBitmap(await (await fetch(u)).blob());
+    const c = new OffscreenCanvas(bmp.width, bmp.height), g = c.getContext('2d');
+    g.drawImage(bmp, 0, 0);
+    return { w: c.width, h: c.height, px: g.getImageData(0, 0, c.width, c.height).data };
+  };
+  const a = await load(canvasUrl), b = await load('data:image/jpeg;base64,' + jpeg);
+  if (a.w !== b.w || a.h !== b.h) return { w: a.w, h: a.h, mean: 255 };
+  let sum = 0;
+  for (let i = 0; i < a.px.length; i += 4)
+    sum += Math.abs(a.px[i] - b.px[i]) + Math.abs(a.px[i + 1] - b.px[i + 1]) + Math.abs(a.px[i + 2] - b.px[i + 2]);
+  return { w: a.w, h: a.h, mean: sum / (a.px.length / 4 * 3) };
+}
+
+test('a recording plays back in the viewer: entries beside the picture, the frame of each action', async () => {
+  const auth = { Authorization: 'Bearer ' + key };
+  const rec = (what) => fetch(base + '/v1/sessions/' + sess.id + '/recording/' + what, { method: 'POST', headers: auth });
+  assert.equal((await rec('start')).status, 200);
+  // Two clicks, each answered with its settled screenshot: the recording's
+  // frame at each action's moment must be that picture.
+  const shots = [];
+  for (const [x, y] of [[300, 650], [900, 180]]) {
+    const r = await fetch(base + '/v1/sessions/' + sess.id + '/actions', {
+      method: 'POST', headers: { Authorization: 'Bearer ' + sess.tokens.control },
+      body: JSON.stringify({ action: 'left_click', coordinate: [x, y], screenshot: true }),
+    });
+    assert.equal(r.status, 200);
+    shots.push((await r.json()).screenshot.data);
+    await new Promise((res) => setTimeout(res, 700));
+  }
+  assert.equal((await rec('stop')).status, 200);
+  const tl = await (await fetch(base + '/v1/sessions/' + sess.id + '/recording', { headers: auth })).json();
+  const acts = tl.entries.map((e, k) => ({ e, k })).filter(({ e }) => e.kind === 'action');
+  assert.equal(acts.length, 2, JSON.stringify(tl.entries));
+  const frameAt = (t) => tl.frames.filter((f) => f.t_ms <= t).length - 1;
+
+  // The session's JSON links its replay; the list shows a link to it.
+  const sj = await (await fetch(base + '/v1/sessions/' + sess.id, { headers: auth })).json();
+  assert.equal(sj.urls.replay, base + '/web/#r=' + sess.id);
+  assert.equal(sj.recording.frame_count, tl.frames.length);
+
+  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+  page.on('pageerror', (e) => console.log('page error:', e.message));
+  await page.goto(base + '/web/#r=' + sess.id + '&t=' + sess.tokens.view);
+  await page.waitForFunction(() => window.vitrineReplay && window.vitrineReplay.ready, null, { timeout: 30000 });
+  assert.equal(await page.locator('#replay-entries li').count(), tl.entries.length);
+  assert.match(await page.locator('#replay-entries li').nth(acts[1].k).textContent(), /left_click.*900,180.*-> 200/);
+  assert.equal(await page.evaluate(() => window.vitrineReplay.frame), 0);
+
+  for (let n = 0; n < 2; n++) {
+    const { e, k } = acts[n];
+    await page.locator('#replay-entries li').nth(k).click();
+    const want = frameAt(e.t_ms + e.ms);
+    await page.waitForFunction((w) => window.vitrineReplay.frame === w, want, { timeout: 15000 });
+    assert.equal(await page.locator('#replay-entries li.current').count(), 1);
+    const canvasUrl = await page.evaluate(() => document.getElementById('replay-screen').toDataURL('image/png'));
+    const diff = await (await helperPage()).evaluate(imageDiff, { canvasUrl, jpeg: shots[n] });
+    assert.equal(diff.w, W);
+    assert.equal(diff.h, H);
+    assert.ok(diff.mean < 4, 'action ' + n + ': frame ' + want + ' differs by ' + diff.mean);
+    // The whole-screen difference cannot tell two frames apart that differ
+    // only by a click mark: the marks can. The frame of the first action
+    // has its mark and not yet the second's; that of the second has both.
+    const marks = await page.evaluate((pts) => {
+      const g = document.getElementById('replay-screen').getContext('2d');
+      return pts.map(([x, y]) => {
+        const p = g.getImageData(x - 3, y - 3, 7, 7).data;
+        for (let i = 0; i < p.length; i += 4) if (p[i] > 150 && p[i + 1] < 110 && p[i + 2] < 110) return true;
+        return false;
+      });
+    }, [[300, 650], [900, 180]]);
+    assert.deepEqual(marks, [true, n === 1], 'marks in frame ' + want);
+  }
+
+  // The scrubber goes back to the start; Play (at 4x) runs to the end.
+  await page.$eval('#replay-scrub', (el) => { el.value = '0'; el.dispatchEvent(new Event('input')); });
+  await page.waitForFunction(() => window.vitrineReplay.frame === 0, null, { timeout: 15000 });
+  await page.selectOption('#replay-speed', '4');
+  await page.click('#replay-play');
+  await page.waitForFunction((n) => !window.vitrineReplay.playing && window.vitrineReplay.frame === n,
+    tl.frames.length - 1, { timeout: 30000 });
+  assert.equal(await page.evaluate(() => window.vitrineReplay.t), tl.duration_ms);
+  await page.close();
+
+  // The session list links the recording.
+  const list = await browser.newPage();
+  await list.goto(base + '/');
+  await list.fill('#key', key);
+  await list.click('#key-form button');
+  await list.waitForSelector(`tr[data-id="${sess.id}"] a.replay`);
+  await list.close();
 });
 
 test('the gateway exits cleanly after all that (no leak or sanitizer report)', async () => {

@@ -1,0 +1,173 @@
+/* gateway/action/batch.c: see batch.h. */
+#include "gateway/action/batch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void batch_destroy(struct action_batch *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n; i++)
+		actions_destroy(b->actions[i]);
+	free(b->actions);
+	json_decref(b->id);
+	json_decref(b->screenshot_opts);
+	json_decref(b->refused_id);
+	free(b);
+}
+
+/* The batch's own fields: known ones, of the right type. Returns 0 or -1. */
+static int check_fields(const json_t *obj, struct action_batch *b, struct actions_error *err)
+{
+	static const char *const openai_call[] = { "call_id", "status", "pending_safety_checks",
+						   NULL };
+	const char *key;
+	json_t *v;
+	const json_t *type = json_object_get(obj, "type");
+	bool call = json_is_string(type) && !strcmp(json_string_value(type), "computer_call");
+
+	json_object_foreach((json_t *)obj, key, v)
+	{
+		bool known = !strcmp(key, "actions") || !strcmp(key, "id") ||
+			     !strcmp(key, "screenshot") || (call && !strcmp(key, "type"));
+
+		for (size_t i = 0; call && !known && openai_call[i]; i++)
+			known = !strcmp(key, openai_call[i]);
+		if (!known && !json_is_null(v)) {
+			actions_fail(
+				err, ACTIONS_E_INVALID_ARGUMENT, key,
+				"field \"%s\" is not allowed in a batch (each action carries its "
+				"own)",
+				key);
+			return -1;
+		}
+	}
+	v = json_object_get(obj, "id");
+	if (v && !json_is_null(v) && !json_is_string(v) && !json_is_integer(v)) {
+		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "id",
+			     "field \"id\" must be a string or an integer");
+		return -1;
+	}
+	if (v && !json_is_null(v))
+		b->id = json_incref(v);
+	v = json_object_get(obj, "screenshot");
+	if (json_is_object(v)) {
+		b->want_screenshot = true;
+		b->screenshot_opts = json_incref(v);
+	} else if (json_is_boolean(v)) {
+		b->want_screenshot = json_is_true(v);
+	} else if (v && !json_is_null(v)) {
+		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "screenshot",
+			     "field \"screenshot\" must be true, false or an object of options");
+		return -1;
+	}
+	return 0;
+}
+
+/* Element i of the batch, or a refusal in *err. */
+static struct action *element(const json_t *e, size_t i, const struct actions_ctx *ctx,
+			      struct actions_error *err)
+{
+	struct action *a;
+
+	if (!json_is_object(e)) {
+		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "actions",
+			     "actions[%zu] must be an action object", i);
+		return NULL;
+	}
+	if (!(a = actions_parse(e, ctx, err)))
+		return NULL;
+	if (a->want_screenshot || a->screenshot_opts) {
+		actions_destroy(a);
+		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "screenshot",
+			     "an action in a batch takes no \"screenshot\": the batch's own comes "
+			     "after its last action");
+		return NULL;
+	}
+	return a;
+}
+
+static struct action_batch *one_action(const json_t *obj, const struct actions_ctx *ctx,
+				       struct actions_error *err)
+{
+	struct action_batch *b = calloc(1, sizeof(*b));
+	struct action *a;
+
+	if (!b || !(b->actions = calloc(1, sizeof(*b->actions)))) {
+		free(b);
+		actions_fail(err, ACTIONS_E_NO_MEMORY, "", "out of memory");
+		return NULL;
+	}
+	if (!(a = actions_parse(obj, ctx, err))) {
+		batch_destroy(b);
+		return NULL;
+	}
+	b->actions[0] = a;
+	b->n = 1;
+	b->want_screenshot = a->want_screenshot;
+	b->screenshot_opts = json_incref(a->screenshot_opts);
+	b->id = json_incref(a->id);
+	return b;
+}
+
+struct action_batch *batch_parse(const json_t *obj, const struct actions_ctx *ctx,
+				 struct actions_error *err, long *index)
+{
+	const json_t *list = json_object_get(obj, "actions");
+	struct action_batch *b;
+	size_t n;
+
+	*index = -1;
+	if (!json_is_object(obj)) {
+		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "",
+			     "an action must be a JSON object");
+		return NULL;
+	}
+	if (!list || json_is_null(list))
+		return one_action(obj, ctx, err);
+	n = json_is_array(list) ? json_array_size(list) : 0;
+	if (!json_is_array(list) || n == 0) {
+		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "actions",
+			     "field \"actions\" must be an array of 1..%d action objects",
+			     ACTIONS_MAX_BATCH);
+		return NULL;
+	}
+	if (n > ACTIONS_MAX_BATCH) {
+		actions_fail(err, ACTIONS_E_TOO_LONG, "actions",
+			     "a batch has at most %d actions (this one has %zu)", ACTIONS_MAX_BATCH,
+			     n);
+		return NULL;
+	}
+	if (!(b = calloc(1, sizeof(*b))) || !(b->actions = calloc(n, sizeof(*b->actions)))) {
+		free(b);
+		actions_fail(err, ACTIONS_E_NO_MEMORY, "", "out of memory");
+		return NULL;
+	}
+	b->is_batch = true;
+	if (check_fields(obj, b, err) < 0) {
+		batch_destroy(b);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const json_t *e = json_array_get(list, i);
+		struct action *a = element(e, i, ctx, err);
+
+		if (!a && (err->code == ACTIONS_E_NO_MEMORY || i == 0)) {
+			*index = err->code == ACTIONS_E_NO_MEMORY ? -1 : (long)i;
+			batch_destroy(b);
+			return NULL;
+		}
+		if (!a) { /* the ones before it run */
+			b->refused = true;
+			b->refusal = *err;
+			if (json_is_object(e) && json_object_get(e, "id") &&
+			    !json_is_null(json_object_get(e, "id")))
+				b->refused_id = json_incref(json_object_get(e, "id"));
+			break;
+		}
+		b->actions[b->n++] = a;
+	}
+	return b;
+}

@@ -1,0 +1,293 @@
+/* gateway/api/api_template_move.c: moving templates between hosts:
+ * GET /v1/templates/{name}/export (one file, tpl_archive.h) and POST
+ * /v1/templates/import?name=N (that file back). The slow parts run on a
+ * thread of their own per request (opening an export, which may flatten
+ * a disk with qemu-img; checking and installing an import): the request
+ * polls it with a timer. On the loop there are only 64 KiB reads of the
+ * export (http_reply_stream) and writes of the import's body as it comes
+ * (http_req.body_sink), each hashed as it passes. */
+#include "common/log.h"
+#include "gateway/api/api_int.h"
+#include "gateway/session/template_build.h"
+#include "vmm-qemu/snapshot.h"
+#include "vmm-qemu/tpl_export.h"
+#include "vmm-qemu/tpl_import.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MOVE_POLL_MS 50
+#define MOVE_HOLD_S 900
+
+/* The work a thread does for one request. Two owners while the thread
+ * runs (refs): the request's move_req and the thread; the last frees it. */
+struct move_op {
+	atomic_int refs;
+	atomic_bool done;
+	char name[ROUTE_ID_MAX + 1];
+	struct tpl_import *im; /* owned: an import to finish, or NULL (an export) */
+	struct tpl_export *x; /* owned: an opened export, once done */
+	int rc;
+	char err[1024];
+};
+
+/* A request's state (http_req.route_state). */
+struct move_req {
+	struct http_req *r;
+	struct tpl_import *im; /* owned: the import while its body comes */
+	struct move_op *op; /* a reference, or NULL */
+	lws_sorted_usec_list_t sul; /* polls op */
+};
+
+static void op_unref(struct move_op *op)
+{
+	if (!op || atomic_fetch_sub(&op->refs, 1) != 1)
+		return;
+	tpl_export_free(op->x);
+	tpl_import_free(op->im);
+	free(op);
+}
+
+static void *op_run(void *ud)
+{
+	struct move_op *op = ud;
+
+	if (op->im)
+		op->rc = tpl_import_finish(op->im, op->err, sizeof(op->err));
+	else
+		op->rc = tpl_export_open(op->name, &op->x, op->err, sizeof(op->err));
+	atomic_store(&op->done, true);
+	op_unref(op);
+	return NULL;
+}
+
+static void move_req_free(void *ud)
+{
+	struct move_req *m = ud;
+
+	if (!m)
+		return;
+	lws_sul_cancel(&m->sul);
+	tpl_import_free(m->im);
+	op_unref(m->op);
+	free(m);
+}
+
+/* r's state, made on first use; NULL when out of memory (answered). */
+static struct move_req *move_req_of(struct http_req *r)
+{
+	struct move_req *m = r->route_state;
+
+	if (m)
+		return m;
+	if (!(m = calloc(1, sizeof(*m)))) {
+		http_reply_error(r, 500, "internal", "out of memory");
+		return NULL;
+	}
+	m->r = r;
+	r->route_state = m;
+	r->route_state_free = move_req_free;
+	return m;
+}
+
+static void answer(struct move_req *m);
+
+static void poll_op(lws_sorted_usec_list_t *sul)
+{
+	struct move_req *m = lws_container_of(sul, struct move_req, sul);
+
+	if (!atomic_load(&m->op->done)) {
+		lws_sul_schedule(lws_get_context(m->r->wsi), 0, &m->sul, poll_op,
+				 MOVE_POLL_MS * LWS_US_PER_MS);
+		return;
+	}
+	answer(m);
+}
+
+/* Starts op on its thread for m. Answers 500 on failure. */
+static void start(struct move_req *m, struct move_op *op)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int rc;
+
+	atomic_init(&op->refs, 2);
+	atomic_init(&op->done, false);
+	m->op = op;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &a, op_run, op);
+	pthread_attr_destroy(&a);
+	if (rc != 0) {
+		atomic_store(&op->refs, 1);
+		op_unref(op);
+		m->op = NULL;
+		http_reply_error(m->r, 500, "internal", "cannot start a thread");
+		return;
+	}
+	api_hold(m->r, MOVE_HOLD_S);
+	lws_sul_schedule(lws_get_context(m->r->wsi), 0, &m->sul, poll_op,
+			 MOVE_POLL_MS * LWS_US_PER_MS);
+}
+
+/* The thread is done: the answer. */
+static void answer(struct move_req *m)
+{
+	struct http_req *r = m->r;
+	struct move_op *op = m->op;
+	char disp[160];
+
+	if (op->rc == 0)
+		log_info("template", "%s: %s", op->name, op->im ? "imported" : "export started");
+	else
+		log_info("template", "%s: %s refused: %s", op->name, op->im ? "import" : "export",
+			 op->err);
+	if (op->im) {
+		if (op->rc == 0) {
+			struct vmm_template t;
+			char err[512];
+
+			if (vmm_template_load(op->name, &t, err, sizeof(err)) == 0)
+				http_reply_json(r, 201,
+						json_pack("{s:s, s:s, s:s, s:i, s:i, s:i}", "name",
+							  op->name, "status", "ready", "image",
+							  t.image, "memory_mib", t.memory_mib,
+							  "width", t.width, "height", t.height));
+			else
+				http_reply_error(r, 500, "internal", err);
+		} else if (op->rc == -EPROTO) {
+			http_reply_error(r, 400, "invalid_archive", op->err);
+		} else if (op->rc == -ESTALE) {
+			http_reply_error(r, 422, "template_mismatch", op->err);
+		} else if (op->rc == -EEXIST) {
+			http_reply_error(r, 409, "template_exists", op->err);
+		} else {
+			http_reply_error(r, 500, "internal", op->err);
+		}
+	} else if (op->rc == 0) {
+		struct tpl_export *x = op->x;
+
+		op->x = NULL; /* the answer's now */
+		snprintf(disp, sizeof(disp), "attachment; filename=\"%s.vtpl\"", op->name);
+		http_add_header(r, "content-disposition", disp);
+		http_reply_stream(r, 200, "application/x-tar", tpl_export_size(x), tpl_export_read,
+				  tpl_export_free, x);
+	} else if (op->rc == -ENOENT) {
+		http_reply_error(r, 404, "unknown_template", "no such template");
+	} else if (op->rc == -ESTALE) {
+		http_reply_error(r, 409, "template_stale", op->err);
+	} else {
+		http_reply_error(r, op->rc == -EINVAL ? 400 : 500,
+				 op->rc == -EINVAL ? "invalid_argument" : "internal", op->err);
+	}
+	op_unref(m->op);
+	m->op = NULL;
+}
+
+void api_template_export(struct http_req *r)
+{
+	struct move_req *m;
+	struct move_op *op;
+	json_t *build;
+
+	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
+		return;
+	build = template_build_json(r->gw, r->route.id);
+	if (build && !strcmp(json_string_value(json_object_get(build, "status")), "building")) {
+		json_decref(build);
+		http_reply_error(r, 409, "template_building", "that template is being built");
+		return;
+	}
+	json_decref(build);
+	if (!(m = move_req_of(r)))
+		return;
+	if (!(op = calloc(1, sizeof(*op)))) {
+		http_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	snprintf(op->name, sizeof(op->name), "%s", r->route.id);
+	start(m, op);
+}
+
+static int import_sink(struct http_req *r, const void *p, size_t n)
+{
+	struct move_req *m = r->route_state;
+
+	/* Refused: the rest is read and dropped, the answer waits for the end. */
+	if (m->im && tpl_import_error(m->im)[0] == '\0')
+		tpl_import_write(m->im, p, n);
+	return 0;
+}
+
+void api_template_import_begin(struct http_req *r)
+{
+	/* http_query's buffer holds "name=" too; one more byte than a name
+	 * may have tells a long one */
+	char name[sizeof("name=") + VMM_TEMPLATE_NAME_MAX + 1], err[512];
+	struct move_req *m;
+	json_t *build;
+	int rc;
+
+	if (!api_authorise(r, NULL, AUTH_R_ADMIN)) {
+		r->close_after = true;
+		return;
+	}
+	if (!http_query(r, "name=", name, sizeof(name)) || !vmm_template_name_ok(name)) {
+		r->close_after = true;
+		http_reply_error(r, 400, "invalid_argument",
+				 "?name= must be a template name (1-63 of a-z, 0-9, '_', '-')");
+		return;
+	}
+	if (!(m = move_req_of(r))) {
+		r->close_after = true;
+		return;
+	}
+	if ((build = template_build_json(r->gw, name))) /* being built, or failed */
+		rc = -EEXIST;
+	else
+		rc = tpl_import_begin(name, &m->im, err, sizeof(err));
+	json_decref(build);
+	if (rc < 0) {
+		r->close_after = true;
+		http_reply_error(r,
+				 rc == -EEXIST	 ? 409
+				 : rc == -EINVAL ? 400
+						 : 500,
+				 rc == -EEXIST	 ? "template_exists"
+				 : rc == -EINVAL ? "invalid_argument"
+						 : "internal",
+				 rc == -EEXIST ? "a template of that name exists" : err);
+		return;
+	}
+	r->body_sink = import_sink;
+}
+
+void api_template_import(struct http_req *r)
+{
+	struct move_req *m = r->route_state;
+	struct move_op *op;
+
+	if (!m || !m->im) { /* no body came: nothing was begun */
+		api_template_import_begin(r);
+		if (r->have_response || !(m = r->route_state) || !m->im)
+			return;
+	}
+	if (tpl_import_error(m->im)[0]) {
+		http_reply_error(r, 400, "invalid_archive", tpl_import_error(m->im));
+		tpl_import_free(m->im);
+		m->im = NULL;
+		return;
+	}
+	if (!(op = calloc(1, sizeof(*op)))) {
+		http_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	snprintf(op->name, sizeof(op->name), "%s", tpl_import_name(m->im));
+	op->im = m->im;
+	m->im = NULL;
+	start(m, op);
+}

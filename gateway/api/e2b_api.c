@@ -1,0 +1,521 @@
+/* gateway/api/e2b_api.c: E2B's control plane (see e2b_api.h), mapped onto
+ * sessions: create is a session create that answers once the guest and
+ * its agent are up; timeout moves the session's deadline; pause and
+ * connect are a memory pause and a resume; kill is a delete. Those that
+ * wait poll the session every POLL_US (r->sul_ticket), so that nothing
+ * waits on the session's waiter slots. Errors are E2B's {"code",
+ * "message"}. */
+#include "gateway/api/e2b_api.h"
+
+#include "common/fsutil.h"
+#include "gateway/api/api_audit.h"
+#include "gateway/api/api_int.h"
+#include "gateway/e2b/e2b_req.h"
+#include "gateway/e2b/sandbox.h"
+#include "gateway/guest/sess_agent.h"
+#include "gateway/session/job.h"
+#include "gateway/session/session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define E2B_ENVD_VERSION "0.5.7"
+#define E2B_DEFAULT_IMAGE "desktop"
+#define POLL_US (50 * LWS_US_PER_MS)
+#define WAIT_MS (300 * 1000)
+
+static void e2b_error(struct http_req *r, int status, const char *message)
+{
+	http_reply_json(r, status,
+			json_pack("{s:i, s:o}", "code", status, "message",
+				  api_error_text(message)));
+}
+
+static bool custom_header(struct http_req *r, const char *name, char *out, int len)
+{
+	int n = lws_hdr_custom_copy(r->wsi, out, len, name, (int)strlen(name));
+
+	if (n <= 0) {
+		out[0] = '\0';
+		return false;
+	}
+	return true;
+}
+
+void api_e2b_begin(struct http_req *r)
+{
+	static const char *methods[] = { [M_GET] = "GET",
+					 [M_POST] = "POST",
+					 [M_DELETE] = "DELETE",
+					 [M_PUT] = "PUT",
+					 [M_OTHER] = "OTHER" };
+	char id[E2B_ID_MAX], host[256] = "", key[160];
+	bool envd = false;
+	int port;
+
+	if (custom_header(r, "e2b-sandbox-id:", id, sizeof(id)))
+		envd = true;
+	else if (lws_hdr_copy(r->wsi, host, sizeof(host), WSI_TOKEN_HOST) > 0 &&
+		 e2b_host_sandbox(host, &port, id, sizeof(id)) == 0 && port == E2B_ENVD_PORT)
+		envd = true;
+	else if (host[0] && e2b_host_sandbox(host, &port, id, sizeof(id)) == 0 &&
+		 (!strcmp(r->path, "/vnc.html") || !strcmp(r->path, "/websockify"))) {
+		/* the desktop SDK's stream URL: the rest of that host (the
+		 * viewer's files, its stream socket) is the gateway's own */
+		memset(&r->e2b, 0, sizeof(r->e2b));
+		r->e2b.kind = r->path[1] == 'v' ? E2B_LIVE_VIEW : E2B_LIVE_SOCKET;
+		r->e2b_live_port = port;
+		r->route.kind = R_E2B;
+		snprintf(r->e2b_sandbox, sizeof(r->e2b_sandbox), "%s", id);
+		r->token[0] = '\0'; /* the URL is the capability (and its password) */
+		return;
+	}
+	r->e2b = e2b_route_parse(methods[r->method], r->path, envd);
+	if (r->e2b.kind == E2B_NONE)
+		return;
+	r->route.kind = R_E2B;
+	if (envd)
+		snprintf(r->e2b_sandbox, sizeof(r->e2b_sandbox), "%s", id);
+	if (custom_header(r, envd ? "x-access-token:" : "x-api-key:", key, sizeof(key)))
+		snprintf(r->token, sizeof(r->token), "%s", key);
+	else if (envd)
+		r->token[0] = '\0'; /* Authorization is envd's Basic user */
+}
+
+bool api_e2b_query(struct http_req *r, const char *name, char *buf, int len)
+{
+	if (!http_query(r, name, buf, len)) {
+		buf[0] = '\0';
+		return false;
+	}
+	return true;
+}
+
+unsigned api_e2b_rights(struct http_req *r, const struct sess *s)
+{
+	char h[AUTH_HASH_LEN + 1];
+	const char *which = "";
+	unsigned got;
+
+	if (!r->token[0])
+		return 0;
+	auth_token_hash(r->token, h);
+	got = sess_rights_of_hash(r->gw, s, h, &which);
+	api_audit_who(r, h, which, false);
+	return got;
+}
+
+const char *api_e2b_audit_event(const struct http_req *r)
+{
+	switch (r->e2b.kind) {
+	case E2B_CREATE:
+		return "session_create";
+	case E2B_KILL:
+		return "session_delete";
+	case E2B_PAUSE:
+		return "session_pause";
+	case E2B_CONNECT:
+		return "session_resume";
+	case E2B_ENVD_FILES:
+		return r->method == M_POST ? "file_put" : "file_get";
+	case E2B_ENVD_RPC:
+		return !strcmp(r->e2b.rpc, "process.Process/Start") ? "command" : NULL;
+	default:
+		return NULL;
+	}
+}
+
+static bool operator_ok(struct http_req *r)
+{
+	if (r->e2b.id[0])
+		snprintf(r->audit_session, sizeof(r->audit_session), "%s", r->e2b.id);
+	if (api_e2b_rights(r, NULL) & AUTH_R_ADMIN)
+		return true;
+	e2b_error(r, 401, r->token[0] ? "Invalid API key" : "send the API key as X-API-KEY");
+	return false;
+}
+
+/* The route's session, answering 404 when there is none. */
+static struct sess *route_sess(struct http_req *r)
+{
+	struct sess *s = sess_find(r->gw, r->e2b.id);
+
+	if (!s)
+		e2b_error(r, 404, "sandbox not found");
+	return s;
+}
+
+static void iso_time(int64_t unix_ms, char *out, size_t len)
+{
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(unix_ms % 1000));
+}
+
+/* What E2B says of a sandbox: create's and connect's answer (with the
+ * envd token) or a listed one. */
+static json_t *sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_token)
+{
+	char started[96], end[96];
+	const char *which;
+	int64_t deadline = sess_deadline(s, &which);
+	int64_t end_ms = deadline ? fs_unix_ms() + (deadline - fs_now_ms()) : 0;
+	json_t *j;
+
+	iso_time(sb ? sb->started_unix_ms : fs_unix_ms(), started, sizeof(started));
+	iso_time(end_ms ? end_ms : fs_unix_ms() + 365LL * 24 * 3600 * 1000, end, sizeof(end));
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:O, s:s}", "templateID",
+		      sb && sb->template_id[0] ? sb->template_id
+		      : s->template_name[0]    ? s->template_name
+					       : s->image.name,
+		      "sandboxID", s->id, "clientID", "vitrine", "envdVersion", E2B_ENVD_VERSION,
+		      "startedAt", started, "endAt", end, "cpuCount", s->vcpus, "memoryMB",
+		      s->memory_mib, "diskSizeMB", 0, "metadata", sb ? sb->metadata : json_object(),
+		      "state", s->state == SESS_PAUSED ? "paused" : "running");
+	if (j && with_token && s->control_token[0])
+		json_object_set_new(j, "envdAccessToken", json_string(s->control_token));
+	if (j && !sb) /* json_object() above was a new reference */
+		json_decref(json_object_get(j, "metadata"));
+	return j;
+}
+
+/* ---- waiting for a session (create, connect, pause, kill) ---- */
+
+static bool agent_up(struct sess *s)
+{
+	struct agent_link *l = s->agent ? sess_agent_get(s->agent, 0) : NULL;
+
+	agent_link_release(l);
+	return l != NULL;
+}
+
+static void poll_sess(lws_sorted_usec_list_t *sul)
+{
+	struct http_req *r = lws_container_of(sul, struct http_req, sul_ticket);
+	struct sess *s = sess_find(r->gw, r->e2b_wait_id);
+	bool late = fs_now_ms() >= r->wait_until_ms;
+
+	if (r->e2b.kind == E2B_KILL) {
+		if (!job_ticket_done(r->ticket) && !late)
+			goto again;
+		job_ticket_release(r->ticket);
+		r->ticket = NULL;
+		http_reply_bytes(r, 204, "application/json", "", 0);
+		return;
+	}
+	if (!s) {
+		e2b_error(r, 410, "the sandbox was killed meanwhile");
+		return;
+	}
+	if (s->state == SESS_FAILED) {
+		e2b_error(r, 500, s->error[0] ? s->error : "the sandbox failed");
+		return;
+	}
+	if (r->e2b.kind == E2B_PAUSE) {
+		if (sess_busy(s) && !late)
+			goto again;
+		if (s->state != SESS_PAUSED)
+			e2b_error(r, 500, s->error[0] ? s->error : "not paused");
+		else
+			http_reply_bytes(r, 204, "application/json", "", 0);
+		return;
+	}
+	if ((sess_busy(s) || s->state != SESS_READY || !agent_up(s)) && !late)
+		goto again;
+	if (s->state != SESS_READY) {
+		e2b_error(r, 504, "the sandbox did not start in time");
+		return;
+	}
+	/* E2B's timeout counts from when the sandbox runs, not from the
+	 * boot; a connect that named none gives a resumed sandbox whose
+	 * deadline was spent its own again. */
+	{
+		struct e2b_sandbox *sb = e2b_sandbox_of(s);
+		const char *which;
+
+		if (sb && (r->e2b.kind == E2B_CREATE || !sess_deadline(s, &which)))
+			sess_set_timeout(s, sb->timeout_s);
+		http_reply_json(r, 201, sandbox_json(s, sb, true));
+	}
+	return;
+again:
+	api_hold(r, (int)((r->wait_until_ms - fs_now_ms()) / 1000) + 10);
+	lws_sul_schedule(r->gw->ctx, 0, &r->sul_ticket, poll_sess, POLL_US);
+}
+
+static void wait_for(struct http_req *r, struct sess *s)
+{
+	snprintf(r->e2b_wait_id, sizeof(r->e2b_wait_id), "%s", s ? s->id : "");
+	r->wait_until_ms = fs_now_ms() + WAIT_MS;
+	api_hold(r, WAIT_MS / 1000 + 10);
+	poll_sess(&r->sul_ticket);
+}
+
+/* ---- the calls ---- */
+
+/* sess_create for name as a template, then as an image. "desktop",
+ * "base", none and unknown names (or not of [a-z0-9_-]) get the desktop: the operator's
+ * --e2b-default-template when named, else the desktop image. */
+static int create_for(struct http_req *r, const struct e2b_create *c, struct sess **s,
+		      struct api_error *e)
+{
+	struct session_request req = { 0 };
+	const char *name = c->template_id, *tpl = r->gw->e2b_default_template;
+	/* a name Vitrine could not have ("org/x:tag", "../x") is an unknown
+	 * one, never handed to the loaders */
+	bool deflt = !name[0] || !strcmp(name, "base") || !strcmp(name, E2B_DEFAULT_IMAGE) ||
+		     strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(name);
+	int rc = -ENOENT;
+
+	req.timeout_s = c->timeout_s;
+	req.expire_pause = c->auto_pause;
+	for (int attempt = 0; attempt < 4; attempt++) {
+		/* name as a template, name as an image, the default template,
+		 * the default image */
+		const char *n = attempt < 2 ? name : attempt == 2 ? tpl : E2B_DEFAULT_IMAGE;
+
+		if (!n[0] || (attempt < 2 && deflt))
+			continue;
+		snprintf(req.image, sizeof(req.image), "%s", n);
+		req.from_template = attempt == 0 || attempt == 2;
+		rc = sess_create(r->gw, &req, s, e);
+		if (rc == 0 || e->status != 404)
+			return rc;
+	}
+	return rc;
+}
+
+static void create(struct http_req *r)
+{
+	struct e2b_create c;
+	struct e2b_sandbox *sb;
+	struct api_error e = { 0 };
+	struct sess *s;
+	char err[160];
+
+	if (!operator_ok(r))
+		return;
+	if (e2b_create_parse(r->body, r->body_len, &c, err, sizeof(err)) < 0) {
+		e2b_error(r, 400, err);
+		return;
+	}
+	if (create_for(r, &c, &s, &e) < 0) {
+		e2b_create_free(&c);
+		e2b_error(r, e.status ? e.status : 500, e.message);
+		return;
+	}
+	snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
+	if (!(sb = e2b_sandbox_get(s))) {
+		e2b_create_free(&c);
+		sess_destroy(s, NULL);
+		e2b_error(r, 500, "out of memory");
+		return;
+	}
+	snprintf(sb->template_id, sizeof(sb->template_id), "%s",
+		 c.template_id[0] ? c.template_id : "base");
+	json_object_update(sb->metadata, c.metadata);
+	json_object_update(sb->env_vars, c.env_vars);
+	sb->auto_pause = c.auto_pause;
+	sb->timeout_s = c.timeout_s;
+	/* the boot does not count (the clock starts once it runs) */
+	sess_set_timeout(s, c.timeout_s + WAIT_MS / 1000);
+	e2b_create_free(&c);
+	wait_for(r, s);
+}
+
+static void list(struct http_req *r)
+{
+	char meta[1024], state[64], buf[32];
+	json_t *arr;
+	int limit = 100, skip = 0, i = 0, n = 0;
+	bool v2 = !strncmp(r->path, "/v2/", 4), more = false;
+
+	if (!operator_ok(r))
+		return;
+	api_e2b_query(r, "metadata=", meta, sizeof(meta));
+	api_e2b_query(r, "state=", state, sizeof(state));
+	if (api_e2b_query(r, "limit=", buf, sizeof(buf)))
+		limit = atoi(buf) > 0 && atoi(buf) <= 1000 ? atoi(buf) : 100;
+	if (api_e2b_query(r, "nextToken=", buf, sizeof(buf)))
+		skip = atoi(buf) > 0 ? atoi(buf) : 0;
+	arr = json_array();
+	for (struct sess *s = r->gw->sessions; arr && s; s = s->next) {
+		struct e2b_sandbox *sb = e2b_sandbox_of(s);
+		const char *st = s->state == SESS_PAUSED ? "paused" : "running";
+
+		if (!e2b_metadata_match(sb ? sb->metadata : NULL, meta) && meta[0])
+			continue;
+		if ((state[0] && !strstr(state, st)) || (!v2 && s->state == SESS_PAUSED))
+			continue;
+		if (i++ < skip)
+			continue;
+		if (v2 && n == limit) {
+			more = true;
+			break;
+		}
+		json_array_append_new(arr, sandbox_json(s, sb, false));
+		n++;
+	}
+	if (more) {
+		snprintf(buf, sizeof(buf), "%d", skip + n);
+		http_add_header(r, "x-next-token", buf);
+	}
+	http_reply_json(r, 200, arr);
+}
+
+static void timeout(struct http_req *r)
+{
+	struct sess *s;
+	char err[160];
+	int t;
+
+	if (!operator_ok(r) || !(s = route_sess(r)))
+		return;
+	if (e2b_timeout_parse(r->body, r->body_len, true, &t, err, sizeof(err)) < 0) {
+		e2b_error(r, 400, err);
+		return;
+	}
+	sess_set_timeout(s, t);
+	http_reply_bytes(r, 204, "application/json", "", 0);
+}
+
+static void pause_sandbox(struct http_req *r)
+{
+	struct api_error e;
+	struct sess *s;
+
+	if (!operator_ok(r) || !(s = route_sess(r)))
+		return;
+	if (s->state == SESS_PAUSED) {
+		e2b_error(r, 409, "the sandbox is already paused");
+		return;
+	}
+	if (sess_pause(s, SESS_PAUSE_MEMORY, &e) < 0) {
+		e2b_error(r, e.status == 409 ? 409 : e.status, e.message);
+		return;
+	}
+	wait_for(r, s);
+}
+
+static void connect_sandbox(struct http_req *r)
+{
+	struct api_error e;
+	struct sess *s;
+	char err[160];
+	int t;
+
+	if (!operator_ok(r) || !(s = route_sess(r)))
+		return;
+	if (e2b_timeout_parse(r->body, r->body_len, false, &t, err, sizeof(err)) < 0) {
+		e2b_error(r, 400, err);
+		return;
+	}
+	if (t > 0) {
+		sess_set_timeout(s, t);
+		if (e2b_sandbox_get(s))
+			e2b_sandbox_get(s)->timeout_s = t;
+	}
+	if (s->state == SESS_READY && !s->job) {
+		http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), true));
+		return;
+	}
+	if (s->state == SESS_PAUSED && !s->job && sess_resume(s, &e) < 0) {
+		e2b_error(r, e.status, e.message);
+		return;
+	}
+	wait_for(r, s);
+}
+
+static void kill_sandbox(struct http_req *r)
+{
+	struct sess *s;
+
+	if (!operator_ok(r) || !(s = route_sess(r)))
+		return;
+	r->ticket = job_ticket_new();
+	sess_destroy(s, r->ticket);
+	wait_for(r, NULL);
+}
+
+void api_e2b_refuse_early(struct http_req *r)
+{
+	bool envd = r->e2b.kind >= E2B_ENVD_HEALTH;
+	struct sess *s = envd ? sess_find(r->gw, r->e2b_sandbox) : NULL;
+
+	if (r->e2b.kind == E2B_BAD_METHOD || r->e2b.kind == E2B_ENVD_NOT_FOUND ||
+	    r->e2b.kind == E2B_ENVD_HEALTH || r->e2b.kind == E2B_LIVE_VIEW ||
+	    r->e2b.kind == E2B_LIVE_SOCKET)
+		return; /* answered after the body, without a token */
+	if (envd ? s && (api_e2b_rights(r, s) & AUTH_R_EXEC)
+		 : (api_e2b_rights(r, NULL) & AUTH_R_ADMIN))
+		return;
+	r->close_after = true; /* the body is not read */
+	if (envd)
+		api_e2b_envd(r); /* its own refusal, in its call's form */
+	else
+		e2b_error(r, 401,
+			  r->token[0] ? "Invalid API key" : "send the API key as X-API-KEY");
+}
+
+void api_e2b_handle(struct http_req *r)
+{
+	switch (r->e2b.kind) {
+	case E2B_CREATE:
+		create(r);
+		break;
+	case E2B_LIST:
+		list(r);
+		break;
+	case E2B_GET: {
+		struct sess *s;
+
+		if (operator_ok(r) && (s = route_sess(r)))
+			http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), false));
+		break;
+	}
+	case E2B_KILL:
+		kill_sandbox(r);
+		break;
+	case E2B_TIMEOUT:
+		timeout(r);
+		break;
+	case E2B_PAUSE:
+		pause_sandbox(r);
+		break;
+	case E2B_CONNECT:
+		connect_sandbox(r);
+		break;
+	case E2B_BAD_METHOD:
+		e2b_error(r, 405, "method not allowed");
+		break;
+	case E2B_LIVE_VIEW:
+	case E2B_LIVE_SOCKET:
+		api_e2b_live(r);
+		break;
+	default:
+		api_e2b_envd(r);
+		break;
+	}
+}
+
+void api_e2b_resume(struct http_req *r, struct sess *s, bool timed_out)
+{
+	api_e2b_envd_resume(r, s, timed_out);
+}
+
+void api_e2b_release(struct http_req *r)
+{
+	api_e2b_envd_release(r);
+}
+
+void api_e2b_poke_all(struct gw *gw)
+{
+	api_e2b_envd_poke_all();
+	e2b_sandbox_reap_all(gw);
+}

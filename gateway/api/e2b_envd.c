@@ -1,0 +1,566 @@
+/* gateway/api/e2b_envd.c: envd, E2B's in-sandbox daemon, served by the
+ * gateway for the sandbox a request names (e2b_api.h): Connect-RPC's
+ * process.Process with the JSON codec (Start and Connect stream their
+ * events over HTTP/1.1 until the process ends: no Content-Length, the
+ * connection closes after the end-of-stream frame), the plain /files and
+ * /health. Processes run through the session's vitrine-agent
+ * (gateway/e2b/sandbox.h holds them); a stream that goes away leaves its
+ * process running. */
+#include "display/encode.h"
+#include "gateway/api/api_audit.h"
+#include "gateway/api/api_int.h"
+#include "gateway/api/e2b_api.h"
+#include "gateway/e2b/connect.h"
+#include "gateway/e2b/desktop_serve.h"
+#include "gateway/e2b/e2b_fs.h"
+#include "gateway/e2b/e2b_msg.h"
+#include "gateway/e2b/e2b_req.h"
+#include "gateway/e2b/sandbox.h"
+#include "gateway/guest/exec.h"
+#include "gateway/session/session.h"
+#include "gateway/stream/stream_hub.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WRITE_MAX (64 * 1024)
+#define KEEPALIVE_US (15 * LWS_US_PER_SEC)
+#define STREAM_HOLD_S 3600
+#define FILES_TIMEOUT_S 120
+
+struct e2b_stream {
+	struct e2b_stream *next; /* streams */
+	struct http_req *r;
+	struct e2b_proc *p; /* held; NULL for a stream that only says an error */
+	uint64_t seq;
+	bool started, ended, closing;
+	struct bytebuf out; /* frames not yet written, from off */
+	size_t off;
+	lws_sorted_usec_list_t sul_keep;
+};
+
+static struct e2b_stream *streams; /* loop thread */
+
+/* ---- answers ---- */
+
+static void unary_error(struct http_req *r, enum connect_code c, const char *message)
+{
+	char *text = connect_error_json(c, message);
+
+	if (!text) {
+		http_reply_json(r, 500, NULL);
+		return;
+	}
+	http_reply_bytes(r, connect_code_http(c), "application/json", text, strlen(text));
+	free(text);
+}
+
+static void plain_error(struct http_req *r, int status, const char *message)
+{
+	http_reply_json(r, status,
+			json_pack("{s:i, s:o}", "code", status, "message",
+				  api_error_text(message)));
+}
+
+static void on_keepalive(lws_sorted_usec_list_t *sul)
+{
+	struct e2b_stream *st = lws_container_of(sul, struct e2b_stream, sul_keep);
+
+	if (st->started && !st->ended)
+		e2b_msg_frame(&st->out, 0, e2b_msg_keepalive());
+	api_hold(st->r, STREAM_HOLD_S);
+	lws_callback_on_writable(st->r->wsi);
+	lws_sul_schedule(st->r->gw->ctx, 0, &st->sul_keep, on_keepalive, KEEPALIVE_US);
+}
+
+static int stream_write(struct http_req *r)
+{
+	struct e2b_stream *st = r->e2b_stream;
+	unsigned char *b;
+	size_t n;
+
+	if (!st || st->closing)
+		return -1;
+	if (st->off == st->out.len) {
+		st->out.len = st->off = 0;
+		if (st->p && !st->ended &&
+		    e2b_proc_drain(st->p, &st->seq, &st->started, &st->ended, &st->out) < 0)
+			return -1;
+	}
+	if (st->off < st->out.len) {
+		n = st->out.len - st->off < WRITE_MAX ? st->out.len - st->off : WRITE_MAX;
+		if (!(b = malloc(LWS_PRE + n)))
+			return -1;
+		memcpy(b + LWS_PRE, st->out.data + st->off, n);
+		if (lws_write(r->wsi, b + LWS_PRE, n, LWS_WRITE_HTTP) != (int)n) {
+			free(b);
+			return -1;
+		}
+		free(b);
+		st->off += n;
+		api_hold(r, STREAM_HOLD_S);
+		lws_callback_on_writable(r->wsi);
+		return 0;
+	}
+	if (st->ended) {
+		/* Out: close on the next writable, once lws has sent it all. */
+		st->closing = true;
+		lws_callback_on_writable(r->wsi);
+	}
+	return 0;
+}
+
+/* Answers r with a stream: of p's events (held here) from seq, or (p
+ * NULL) of the end-of-stream frame with c and message. */
+static void stream_start(struct http_req *r, struct e2b_proc *p, uint64_t seq, enum connect_code c,
+			 const char *message)
+{
+	struct e2b_stream *st = calloc(1, sizeof(*st));
+
+	if (!st) {
+		http_reply_json(r, 500, NULL);
+		return;
+	}
+	st->r = r;
+	st->seq = seq;
+	if (p) {
+		e2b_proc_hold(p);
+		st->p = p;
+	} else if (e2b_msg_end_stream(&st->out, c, message) < 0) {
+		free(st);
+		http_reply_json(r, 500, NULL);
+		return;
+	} else {
+		st->ended = st->started = true;
+	}
+	st->next = streams;
+	streams = st;
+	r->e2b_stream = st;
+	api_hold(r, STREAM_HOLD_S);
+	if (p)
+		lws_sul_schedule(r->gw->ctx, 0, &st->sul_keep, on_keepalive, KEEPALIVE_US);
+	http_reply_until_close(r, 200, "application/connect+json", stream_write);
+}
+
+void api_e2b_envd_release(struct http_req *r)
+{
+	struct e2b_stream *st = r->e2b_stream;
+
+	if (!st)
+		return;
+	for (struct e2b_stream **pp = &streams; *pp; pp = &(*pp)->next)
+		if (*pp == st) {
+			*pp = st->next;
+			break;
+		}
+	lws_sul_cancel(&st->sul_keep);
+	e2b_proc_release(st->p); /* the process runs on */
+	bytebuf_free(&st->out);
+	free(st);
+	r->e2b_stream = NULL;
+}
+
+void api_e2b_envd_poke_all(void)
+{
+	for (struct e2b_stream *st = streams; st; st = st->next)
+		lws_callback_on_writable(st->r->wsi);
+}
+
+/* ---- process.Process ---- */
+
+static int64_t connect_timeout_ms(struct http_req *r)
+{
+	char buf[32];
+	int n = lws_hdr_custom_copy(r->wsi, buf, sizeof(buf), "connect-timeout-ms:", 19);
+
+	return n > 0 ? strtoll(buf, NULL, 10) : 0;
+}
+
+/* The desktop SDK's command that config ({cmd, args}: the SDK's own) is,
+ * into *op; DESKTOP_NONE when it is none. */
+static enum desktop_kind desktop_of(const json_t *config, struct desktop_op *op)
+{
+	const char *argv[256];
+	json_t *args = json_object_get(config, "args"), *v;
+	size_t i, n = json_array_size(args);
+
+	if (n > sizeof(argv) / sizeof(argv[0]))
+		return DESKTOP_NONE;
+	json_array_foreach(args, i, v) if (!(argv[i] = json_string_value(v))) return DESKTOP_NONE;
+	return desktop_cmd_parse_argv(json_string_value(json_object_get(config, "cmd")), argv, n,
+				      op);
+}
+
+/* Where a process is started: the one place a command line of the SDK
+ * becomes a process. The desktop SDK's commands (docs/e2b-desktop.md) are
+ * served by the gateway as processes of its own; its input waits its turn
+ * while a person holds the live view's control (409 for the native
+ * actions: `aborted` here). Anything else runs in the guest. */
+static struct e2b_proc *process_start(struct sess *s, struct e2b_sandbox *sb,
+				      const json_t *exec_body, json_t *config, const char *tag,
+				      bool keep_stdin, int64_t timeout_ms, int *code, char *err,
+				      size_t errlen)
+{
+	struct desktop_op *op = malloc(sizeof(*op)); /* ~11 KiB: not on the loop's stack */
+	enum desktop_kind kind = op ? desktop_of(config, op) : DESKTOP_NONE;
+	struct e2b_proc *p;
+
+	if (kind == DESKTOP_NONE) {
+		free(op);
+		return e2b_proc_start(sb, exec_body, config, tag, keep_stdin, timeout_ms, code, err,
+				      errlen);
+	}
+	if (desktop_kind_is_input(kind) && stream_controller(s)) {
+		snprintf(err, errlen,
+			 "a person (%s) holds control of this session in the live view",
+			 stream_controller(s));
+		*code = CONNECT_ABORTED;
+		free(op);
+		return NULL;
+	}
+	p = e2b_proc_serve(sb, op, config, tag, timeout_ms, code, err, errlen);
+	free(op);
+	return p;
+}
+
+/* The one message of a server-streaming call's body, or -EINVAL with
+ * the stream answered. */
+static int stream_message(struct http_req *r, const uint8_t **msg, size_t *len)
+{
+	uint8_t flags;
+	int n = connect_frame_parse(r->body, r->body_len, CONNECT_MAX_MESSAGE, &flags, msg, len);
+
+	if (n > 0 && (size_t)n == r->body_len && !(flags & CONNECT_FLAG_END))
+		return 0;
+	stream_start(r, NULL, 0, CONNECT_INVALID_ARGUMENT,
+		     n == -E2BIG    ? "the message is too large"
+		     : n == -EPROTO ? "compressed messages are not supported"
+				    : "the body must be one Connect envelope");
+	return -EINVAL;
+}
+
+static void rpc_start(struct http_req *r, struct sess *s, bool root)
+{
+	struct e2b_sandbox *sb = e2b_sandbox_get(s);
+	char err[256], tag[E2B_TAG_MAX];
+	const uint8_t *msg;
+	json_t *exec_body, *config = NULL;
+	struct e2b_proc *p;
+	bool keep_stdin;
+	size_t len;
+	int code;
+
+	if (stream_message(r, &msg, &len) < 0)
+		return;
+	if (!sb) {
+		stream_start(r, NULL, 0, CONNECT_INTERNAL, "out of memory");
+		return;
+	}
+	exec_body = e2b_start_parse((const char *)msg, len, sb->env_vars, root, &config, tag,
+				    sizeof(tag), &keep_stdin, err, sizeof(err));
+	if (!exec_body) {
+		stream_start(r, NULL, 0, CONNECT_INVALID_ARGUMENT, err);
+		return;
+	}
+	p = process_start(s, sb, exec_body, config, tag, keep_stdin, connect_timeout_ms(r), &code,
+			  err, sizeof(err));
+	json_decref(exec_body);
+	json_decref(config);
+	if (!p) {
+		stream_start(r, NULL, 0, (enum connect_code)code, err);
+		return;
+	}
+	s->usage.commands++;
+	api_audit_set(r, "argv", json_pack("[O]", json_object_get(p->config, "cmd")));
+	json_array_extend(json_object_get(r->audit_fields, "argv"),
+			  json_object_get(p->config, "args"));
+	api_audit_set(r, "user", json_string(root ? "root" : "desktop"));
+	stream_start(r, p, 0, CONNECT_OK, NULL);
+}
+
+static struct e2b_proc *selected(struct sess *s, const struct e2b_proc_req *q)
+{
+	struct e2b_sandbox *sb = e2b_sandbox_of(s);
+
+	return sb ? e2b_proc_find(sb, q->pid, q->tag) : NULL;
+}
+
+static void rpc_connect(struct http_req *r, struct sess *s)
+{
+	struct e2b_proc_req q;
+	const uint8_t *msg;
+	struct e2b_proc *p;
+	char err[160];
+	uint64_t seq;
+	size_t len;
+
+	if (stream_message(r, &msg, &len) < 0)
+		return;
+	if (e2b_proc_req_parse(E2B_CALL_CONNECT, (const char *)msg, len, &q, err, sizeof(err)) <
+	    0) {
+		stream_start(r, NULL, 0, CONNECT_INVALID_ARGUMENT, err);
+		return;
+	}
+	p = selected(s, &q);
+	e2b_proc_req_free(&q);
+	if (!p) {
+		stream_start(r, NULL, 0, CONNECT_NOT_FOUND, "no such process");
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	seq = p->next_seq; /* what comes from now on */
+	pthread_mutex_unlock(&p->mu);
+	stream_start(r, p, seq, CONNECT_OK, NULL);
+}
+
+static void rpc_unary(struct http_req *r, struct sess *s, enum e2b_proc_call call)
+{
+	struct e2b_proc_req q;
+	struct e2b_proc *p;
+	char err[160];
+	int rc = 0;
+
+	if (e2b_proc_req_parse(call, r->body, r->body_len, &q, err, sizeof(err)) < 0) {
+		unary_error(r, CONNECT_INVALID_ARGUMENT, err);
+		return;
+	}
+	if (!(p = selected(s, &q))) {
+		e2b_proc_req_free(&q);
+		unary_error(r, CONNECT_NOT_FOUND, "no such process");
+		return;
+	}
+	if (call == E2B_CALL_SEND_INPUT)
+		rc = e2b_proc_input(p, q.input, q.input_len);
+	else if (call == E2B_CALL_CLOSE_STDIN)
+		rc = e2b_proc_close_stdin(p);
+	else if (call == E2B_CALL_SEND_SIGNAL)
+		rc = e2b_proc_signal(p, q.signal);
+	e2b_proc_req_free(&q);
+	if (rc < 0)
+		unary_error(r, rc == -ENOBUFS ? CONNECT_RESOURCE_EXHAUSTED : CONNECT_UNAVAILABLE,
+			    "the process cannot take that now");
+	else
+		http_reply_json(r, 200, json_object());
+}
+
+/* filesystem.Filesystem's unary calls, as commands (gateway/e2b/e2b_fs.h);
+ * answered by api_e2b_envd_resume. */
+static void fs_call(struct http_req *r, struct sess *s, bool root, enum e2b_fs_call call)
+{
+	struct e2b_fs_req q;
+	char err[160], depth[16];
+
+	if (e2b_fs_req_parse(call, r->body, r->body_len, root ? "/root" : "/home/vitrine", &q, err,
+			     sizeof(err)) < 0) {
+		unary_error(r, CONNECT_INVALID_ARGUMENT, err);
+		return;
+	}
+	if (s->state != SESS_READY || s->job || !s->agent) {
+		unary_error(r, CONNECT_UNAVAILABLE, "the sandbox is not running");
+		return;
+	}
+	if (call == E2B_FS_REMOVE && desktop_held_remove(s, q.path) == 0) {
+		/* a served scrot's file: it never was in the guest */
+		http_reply_json(r, 200, json_object());
+		return;
+	}
+	snprintf(depth, sizeof(depth), "%d", q.depth);
+	snprintf(r->files_path, sizeof(r->files_path), "%s", q.path);
+	r->e2b_fs = 1 + (int)call;
+	{
+		const char *argv[] = { "/bin/sh", "-c", e2b_fs_script(call), "sh", q.path, q.dest,
+				       depth,	  NULL };
+
+		api_exec_start(r, s, argv, NULL, 0, FILES_TIMEOUT_S);
+	}
+}
+
+static void fs_answer(struct http_req *r, const struct agent_exec_result *res)
+{
+	enum e2b_fs_call call = (enum e2b_fs_call)(r->e2b_fs - 1);
+	char msg[300];
+
+	if (res->exit_code == 0) {
+		json_t *j = e2b_fs_answer(call, res->out, res->out_len);
+
+		if (j)
+			http_reply_json(r, 200, j);
+		else
+			unary_error(r, CONNECT_INTERNAL, "out of memory");
+		return;
+	}
+	snprintf(msg, sizeof(msg), "%.250s: %s", r->files_path,
+		 res->exit_code == E2B_FS_EXIT_MISSING	? "no such file or directory"
+		 : res->exit_code == E2B_FS_EXIT_EXISTS ? "already exists"
+		 : res->err_len				? res->err
+							: "failed");
+	unary_error(r,
+		    res->exit_code == E2B_FS_EXIT_MISSING  ? CONNECT_NOT_FOUND
+		    : res->exit_code == E2B_FS_EXIT_EXISTS ? CONNECT_ALREADY_EXISTS
+		    : res->exit_code == 20		   ? CONNECT_INVALID_ARGUMENT
+							   : CONNECT_INTERNAL,
+		    msg);
+}
+
+static void rpc(struct http_req *r, struct sess *s, bool root)
+{
+	const char *m = r->e2b.rpc;
+	struct e2b_sandbox *sb;
+	enum e2b_fs_call call;
+
+	if (e2b_fs_call_of(m, &call) == 0)
+		fs_call(r, s, root, call);
+	else if (!strcmp(m, "process.Process/Start"))
+		rpc_start(r, s, root);
+	else if (!strcmp(m, "process.Process/Connect"))
+		rpc_connect(r, s);
+	else if (!strcmp(m, "process.Process/List")) {
+		sb = e2b_sandbox_of(s);
+		http_reply_json(r, 200, sb ? e2b_proc_list(sb) : json_pack("{s:[]}", "processes"));
+	} else if (!strcmp(m, "process.Process/SendInput"))
+		rpc_unary(r, s, E2B_CALL_SEND_INPUT);
+	else if (!strcmp(m, "process.Process/SendSignal"))
+		rpc_unary(r, s, E2B_CALL_SEND_SIGNAL);
+	else if (!strcmp(m, "process.Process/CloseStdin"))
+		rpc_unary(r, s, E2B_CALL_CLOSE_STDIN);
+	else
+		unary_error(r, CONNECT_UNIMPLEMENTED, "this method is not implemented by Vitrine");
+}
+
+/* ---- /files ---- */
+
+static int files_path(struct http_req *r, bool root)
+{
+	char p[1024];
+
+	if (!api_e2b_query(r, "path=", p, sizeof(p)) || !p[0])
+		return -EINVAL;
+	if (p[0] == '/')
+		snprintf(r->files_path, sizeof(r->files_path), "%s", p);
+	else
+		snprintf(r->files_path, sizeof(r->files_path), "%s/%s",
+			 root ? "/root" : "/home/vitrine", p);
+	return 0;
+}
+
+static void files(struct http_req *r, struct sess *s, bool root)
+{
+	static const char *write_sh = "mkdir -p -- \"$(dirname -- \"$1\")\" && cat > \"$1\"";
+	char ctype[256];
+	const char *data = r->body ? r->body : "";
+	size_t len = r->body_len;
+
+	if (files_path(r, root) < 0) {
+		plain_error(r, 400, "path is required");
+		return;
+	}
+	if (r->method == M_GET) {
+		struct display_image *img;
+
+		if (desktop_held_take(s, r->files_path, &img) == 0) {
+			/* a served scrot's file: the gateway holds it */
+			http_reply_bytes(r, 200, "application/octet-stream", img->data, img->len);
+			display_image_unref(img);
+			return;
+		}
+	} else {
+		desktop_held_remove(s, r->files_path); /* the guest's new file wins */
+	}
+	if (!api_exec_ready(r, s))
+		return;
+	if (r->method == M_GET) {
+		const char *argv[] = { "cat", "--", r->files_path, NULL };
+
+		api_exec_start(r, s, argv, NULL, 0, FILES_TIMEOUT_S);
+		return;
+	}
+	if (lws_hdr_copy(r->wsi, ctype, sizeof(ctype), WSI_TOKEN_HTTP_CONTENT_TYPE) <= 0)
+		ctype[0] = '\0';
+	if (!strncmp(ctype, "multipart/", 10) &&
+	    e2b_multipart_file(ctype, r->body, r->body_len, &data, &len) < 0) {
+		plain_error(r, 400, "the body must be multipart/form-data with a part named file");
+		return;
+	}
+	{
+		const char *argv[] = { "sh", "-c", write_sh, "sh", r->files_path, NULL };
+
+		api_exec_start(r, s, argv, data, len, FILES_TIMEOUT_S);
+	}
+}
+
+void api_e2b_envd_resume(struct http_req *r, struct sess *s, bool timed_out)
+{
+	const struct agent_exec_result *res;
+	const char *err, *slash;
+
+	if (!api_exec_finished(r, s, timed_out))
+		return;
+	if (exec_result(r->exec, &res, &err) < 0) {
+		if (r->e2b_fs)
+			unary_error(r, CONNECT_UNAVAILABLE, err);
+		else
+			plain_error(r, 502, err);
+	} else if (r->e2b_fs) {
+		fs_answer(r, res);
+	} else if (res->exit_code != 0) {
+		plain_error(r, 404, res->err_len ? res->err : "no such file");
+	} else if (r->method == M_GET && res->out_truncated) {
+		plain_error(r, 413, "the file is over 4 MiB, more than Vitrine's envd reads");
+	} else if (r->method == M_GET) {
+		http_reply_bytes(r, 200, "application/octet-stream", res->out, res->out_len);
+	} else {
+		slash = strrchr(r->files_path, '/');
+		http_reply_json(r, 200,
+				json_pack("[{s:s, s:s, s:s}]", "name",
+					  slash ? slash + 1 : r->files_path, "type", "file", "path",
+					  r->files_path));
+	}
+	exec_release(r->exec);
+	r->exec = NULL;
+}
+
+void api_e2b_envd(struct http_req *r)
+{
+	struct sess *s = sess_find(r->gw, r->e2b_sandbox);
+	char auth[128], user[64];
+	unsigned rights;
+	bool root;
+
+	if (r->e2b.kind == E2B_ENVD_HEALTH) {
+		http_reply_bytes(r, s ? 204 : 502, "text/plain", "", 0);
+		return;
+	}
+	if (r->e2b.kind == E2B_ENVD_NOT_FOUND || r->e2b.kind == E2B_BAD_METHOD) {
+		plain_error(r, r->e2b.kind == E2B_BAD_METHOD ? 405 : 404, "no such envd call");
+		return;
+	}
+	if (s)
+		snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
+	rights = s ? api_e2b_rights(r, s) : 0;
+	if (!s || !(rights & AUTH_R_EXEC)) {
+		if (r->e2b.kind == E2B_ENVD_RPC)
+			unary_error(r, CONNECT_UNAUTHENTICATED,
+				    s ? "X-Access-Token is not valid for this sandbox"
+				      : "no such sandbox");
+		else
+			plain_error(r, 401, "X-Access-Token is not valid for this sandbox");
+		return;
+	}
+	if (lws_hdr_copy(r->wsi, auth, sizeof(auth), WSI_TOKEN_HTTP_AUTHORIZATION) <= 0)
+		auth[0] = '\0';
+	api_e2b_query(r, "username=", user, sizeof(user));
+	if (e2b_user_parse(auth, user, &root) < 0 || (root && !(rights & AUTH_R_ROOT))) {
+		if (r->e2b.kind == E2B_ENVD_RPC)
+			unary_error(r, CONNECT_PERMISSION_DENIED,
+				    "the user must be \"user\" (or \"root\", with a root token)");
+		else
+			plain_error(r, 403, "the user must be \"user\"");
+		return;
+	}
+	if (r->e2b.kind == E2B_ENVD_FILES)
+		files(r, s, root);
+	else
+		rpc(r, s, root);
+}

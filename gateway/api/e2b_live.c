@@ -1,0 +1,95 @@
+/* gateway/api/e2b_live.c: the live view at the URL @e2b/desktop's
+ * stream.getUrl() gives (`https://6080-{id}.{domain}/vnc.html?...`, behind
+ * the operator's wildcard TLS proxy: docs/e2b.md). Vitrine's own web viewer
+ * is that view: /vnc.html answers with a redirect to /web/ carrying a
+ * sharing token of the session (view scope with `view_only=true`, else
+ * control) in the fragment, so the token never reaches a log. As in E2B,
+ * the URL itself is the capability: it works only while the SDK's stream
+ * "runs" on that port (desktop_stream_started), and with `requireAuth` only
+ * with the password the SDK stored (`password=`). /websockify (noVNC's RFB
+ * over WebSocket) is not offered: the viewer speaks the gateway's stream.
+ * Loop thread only. */
+#include "common/fsutil.h"
+#include "gateway/api/api_audit.h"
+#include "gateway/api/api_int.h"
+#include "gateway/api/e2b_api.h"
+#include "gateway/e2b/desktop_serve.h"
+#include "gateway/session/session.h"
+#include "gateway/stream/share.h"
+#include "gateway/stream/stream_hub.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A sharing token lives this long: a viewer that outlives it closes
+ * within a second (live_auth) and a reload of the URL mints another. */
+#define LIVE_TTL_S 3600
+
+static void page(struct http_req *r, int status, const char *text)
+{
+	char body[512];
+	int n = snprintf(body, sizeof(body),
+			 "<!doctype html><meta charset=utf-8><title>Vitrine</title><p>%s</p>\n",
+			 text);
+
+	http_reply_bytes(r, status, "text/html; charset=utf-8", body, (size_t)n);
+}
+
+/* Constant time in the length of want. */
+static bool same_secret(const char *got, const char *want)
+{
+	size_t n = strlen(want), m = strlen(got);
+	unsigned char d = n != m;
+
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(want[i] ^ (i < m ? got[i] : 0));
+	return d == 0;
+}
+
+void api_e2b_live(struct http_req *r)
+{
+	struct sess *s = sess_find(r->gw, r->e2b_sandbox);
+	char pw[160], view[16], token[AUTH_TOKEN_LEN + 1], loc[256];
+	const char *want;
+	struct stream_hub *h;
+	enum auth_scope scope;
+	int port;
+
+	if (!s) {
+		page(r, 404, "No such sandbox.");
+		return;
+	}
+	snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
+	if (r->e2b.kind == E2B_LIVE_SOCKET) {
+		page(r, 501,
+		     "Vitrine's live view is its own viewer at /vnc.html; RFB over WebSocket "
+		     "is served by the VNC door instead (POST /v1/sessions/{id}/vnc).");
+		return;
+	}
+	if (r->method != M_GET) {
+		page(r, 405, "Method not allowed.");
+		return;
+	}
+	if (!desktop_stream_started(s, &port) || port != r->e2b_live_port) {
+		page(r, 502, "The sandbox's stream is not running on this port (stream.start()).");
+		return;
+	}
+	api_e2b_query(r, "password=", pw, sizeof(pw));
+	if ((want = desktop_stream_password(s)) && !same_secret(pw, want)) {
+		page(r, 401, "This stream needs its password (stream.getUrl({authKey})).");
+		return;
+	}
+	api_e2b_query(r, "view_only=", view, sizeof(view));
+	scope = !strcmp(view, "true") || !strcmp(view, "1") ? AUTH_VIEW : AUTH_CONTROL;
+	if (!(h = stream_hub_of(s)) ||
+	    share_add(&h->shares, scope, LIVE_TTL_S, fs_now_ms(), token) < 0) {
+		page(r, 503, "The sandbox has no room for another viewer link now.");
+		return;
+	}
+	api_audit_set(r, "share",
+		      json_pack("{s:s, s:i}", "scope", scope == AUTH_VIEW ? "view" : "control",
+				"ttl_s", LIVE_TTL_S));
+	snprintf(loc, sizeof(loc), "/web/#s=%s&t=%s", s->id, token);
+	http_add_header(r, "location", loc);
+	page(r, 302, "The live view is at /web/.");
+}

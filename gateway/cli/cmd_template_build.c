@@ -1,0 +1,210 @@
+/* gateway/cli/cmd_template_build.c: `vitrine template build -f FILE`: a
+ * template built by the gateway from a recipe file (docs/templates.md). The
+ * file's copy steps may name host files ("src", relative to the file's
+ * folder): this command reads them and sends their bytes (the gateway reads
+ * no host files for its clients), posts {"name", "recipe"} to POST
+ * /v1/templates and follows the build, printing each step's name, time and
+ * output as it ends. A client of the gateway, like `template save`. */
+#include "common/base64.h"
+#include "common/fsutil.h"
+#include "common/http_client.h"
+#include "gateway/cli/cli.h"
+
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BUILD_USAGE                                                                                \
+	"usage: vitrine template build -f FILE [--name NAME] [--no-wait]\n"                        \
+	"  builds template NAME (else the file's \"name\") from the recipe in FILE; an\n"          \
+	"  unchanged recipe on an unchanged base is up to date and not built again\n"              \
+	"  --no-wait           answer once the build has started\n"
+#define MAX_FILE (1u << 20) /* the gateway's body limit */
+
+/* Replaces each copy step's "src" by "content_b64", the file's bytes
+ * (relative paths from dir). 0, or 1 after printing why. */
+static int inline_sources(const char *cmd, json_t *recipe, const char *dir)
+{
+	json_t *steps = json_object_get(recipe, "steps"), *step;
+	size_t i;
+
+	json_array_foreach(steps, i, step)
+	{
+		json_t *copy = json_object_get(step, "copy");
+		const char *src = json_string_value(json_object_get(copy, "src"));
+		char path[PATH_MAX], *data = NULL, *b64;
+		size_t len = 0;
+
+		if (!src)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", src[0] == '/' ? "" : dir, src) >=
+			    sizeof(path) ||
+		    fs_read_file(path, MAX_FILE, &data, &len) < 0) {
+			fprintf(stderr, "%s: step %zu: cannot read %s (at most 1 MiB)\n", cmd,
+				i + 1, path);
+			return 1;
+		}
+		b64 = base64_encode(data, len, NULL);
+		free(data);
+		if (!b64 || json_object_set_new(copy, "content_b64", json_string(b64)) < 0) {
+			free(b64);
+			fprintf(stderr, "%s: out of memory\n", cmd);
+			return 1;
+		}
+		free(b64);
+		json_object_del(copy, "src");
+	}
+	return 0;
+}
+
+/* The recipe of file (without its "name", which goes to *name when
+ * none was given), ready to post; NULL after printing why. */
+static json_t *load_recipe(const char *cmd, const char *file, const char **name, char *name_buf,
+			   size_t name_len)
+{
+	char dir[PATH_MAX];
+	json_error_t jerr;
+	json_t *j = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr), *n;
+
+	if (!json_is_object(j)) {
+		fprintf(stderr, "%s: %s: %s\n", cmd, file,
+			j ? "a recipe is a JSON object" : jerr.text);
+		json_decref(j);
+		return NULL;
+	}
+	n = json_object_get(j, "name");
+	if (!*name && json_is_string(n)) {
+		snprintf(name_buf, name_len, "%s", json_string_value(n));
+		*name = name_buf;
+	}
+	json_object_del(j, "name");
+	snprintf(dir, sizeof(dir), "%s", file);
+	if (inline_sources(cmd, j, dirname(dir))) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* Prints the steps of build that ended since the last call (*shown of
+ * them were printed): name, time, exit code and output. */
+static void show_steps(const json_t *build, size_t *shown)
+{
+	json_t *steps = json_object_get(build, "steps");
+
+	for (size_t i = *shown; i < json_array_size(steps); i++) {
+		json_t *s = json_array_get(steps, i);
+		const char *status = json_string_value(json_object_get(s, "status"));
+		const char *out = json_string_value(json_object_get(s, "stdout"));
+		const char *err = json_string_value(json_object_get(s, "stderr"));
+
+		if (!status || !strcmp(status, "pending") || !strcmp(status, "running"))
+			break;
+		fprintf(stderr, "step %zu/%zu %s: %s in %lld ms", i + 1, json_array_size(steps),
+			json_string_value(json_object_get(s, "name")), status,
+			(long long)json_integer_value(json_object_get(s, "ms")));
+		if (json_object_get(s, "exit_code"))
+			fprintf(stderr, " (exit code %lld)",
+				(long long)json_integer_value(json_object_get(s, "exit_code")));
+		fputc('\n', stderr);
+		if (out && out[0])
+			fprintf(stderr, "%s%s", out, out[strlen(out) - 1] == '\n' ? "" : "\n");
+		if (err && err[0])
+			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
+		*shown = i + 1;
+	}
+}
+
+int cmd_template_build(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_CLIENT_LONGOPTS,
+		{ "file", required_argument, 0, 'f' },
+		{ "name", required_argument, 0, 'N' },
+		{ "no-wait", no_argument, 0, 'n' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct cli_client cl = { .cmd = "vitrine template build" };
+	const char *file = NULL, *name = NULL, *status;
+	char name_buf[128], path[160], *text;
+	bool wait = true;
+	struct http_resp r;
+	size_t shown = 0;
+	json_t *recipe, *body;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			printf(BUILD_USAGE CLI_CLIENT_USAGE);
+			return 0;
+		}
+		if (c == 'f')
+			file = optarg;
+		else if (c == 'N')
+			name = optarg;
+		else if (c == 'n')
+			wait = false;
+		else if (!cli_client_option(&cl, c, optarg)) {
+			fprintf(stderr, BUILD_USAGE CLI_CLIENT_USAGE);
+			return 2;
+		}
+	}
+	if (!file || optind != argc) {
+		fprintf(stderr, "%s: a recipe file (-f FILE) is required\n" BUILD_USAGE, cl.cmd);
+		return 2;
+	}
+	if (!(recipe = load_recipe(cl.cmd, file, &name, name_buf, sizeof(name_buf))))
+		return 2;
+	if (!name || !name[0] ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(name) ||
+	    strlen(name) > 55) {
+		json_decref(recipe);
+		fprintf(stderr,
+			"%s: give the template's name (--name, or \"name\" in the file): "
+			"1-55 of a-z, 0-9, '_', '-'\n",
+			cl.cmd);
+		return 2;
+	}
+	if ((rc = cli_client_init(&cl)) != 0) {
+		json_decref(recipe);
+		return rc;
+	}
+	body = json_pack("{s:s, s:o}", "name", name, "recipe", recipe);
+	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (!text) {
+		fprintf(stderr, "%s: out of memory\n", cl.cmd);
+		return 1;
+	}
+	rc = cli_client_request(&cl, "POST", "/v1/templates", text, strlen(text), 60, &r);
+	free(text);
+	if (rc)
+		return rc;
+	if (json_is_true(json_object_get(r.json, "up_to_date")))
+		fprintf(stderr, "template %s is up to date\n", name);
+	snprintf(path, sizeof(path), "/v1/templates/%s", name);
+	while (wait && !cli_interrupted) {
+		status = json_string_value(json_object_get(r.json, "status"));
+		show_steps(r.json, &shown);
+		if (!status || strcmp(status, "building"))
+			break;
+		http_resp_free(&r);
+		usleep(250 * 1000);
+		if ((rc = cli_client_request(&cl, "GET", path, NULL, 0, 60, &r)) != 0)
+			return rc;
+	}
+	cli_print_json(r.json);
+	status = json_string_value(json_object_get(r.json, "status"));
+	rc = wait && (!status || strcmp(status, "ready"));
+	if (rc && status && !strcmp(status, "failed"))
+		fprintf(stderr, "%s: %s\n", cl.cmd,
+			json_string_value(json_object_get(r.json, "error")));
+	http_resp_free(&r);
+	return rc;
+}

@@ -1,0 +1,177 @@
+/* gateway/e2b/e2b_fs.c: see e2b_fs.h. The scripts use only what busybox
+ * has (stat -c, find -exec), so the tiny guest serves them too. */
+#include "gateway/e2b/e2b_fs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* type, size, octal permissions, permissions, owner, group, mtime, path */
+#define FMT "'%F\t%s\t%a\t%A\t%U\t%G\t%Y\t%n'"
+#define MISSING "[ -e \"$1\" ] || [ -L \"$1\" ] || exit 2; "
+
+static const struct {
+	const char *method;
+	const char *script;
+} calls[] = {
+	[E2B_FS_STAT] = { "Stat", MISSING "exec stat -c " FMT " -- \"$1\"" },
+	[E2B_FS_LIST_DIR] = { "ListDir", MISSING "[ -d \"$1\" ] || exit 20; exec find \"$1\" "
+						 "-mindepth 1 -maxdepth \"$3\" -exec stat -c " FMT
+						 " -- {} +" },
+	[E2B_FS_MAKE_DIR] = { "MakeDir", "[ -e \"$1\" ] && exit 17; mkdir -p -- \"$1\" && exec "
+					 "stat -c " FMT " -- \"$1\"" },
+	[E2B_FS_MOVE] = { "Move", MISSING "mkdir -p -- \"$(dirname -- \"$2\")\" && mv -- \"$1\" "
+					  "\"$2\" && exec stat -c " FMT " -- \"$2\"" },
+	[E2B_FS_REMOVE] = { "Remove", MISSING "exec rm -rf -- \"$1\"" },
+};
+
+int e2b_fs_call_of(const char *rpc, enum e2b_fs_call *call)
+{
+	static const char prefix[] = "filesystem.Filesystem/";
+
+	if (strncmp(rpc, prefix, sizeof(prefix) - 1))
+		return -ENOENT;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (!strcmp(rpc + sizeof(prefix) - 1, calls[i].method)) {
+			*call = (enum e2b_fs_call)i;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int path_of(const json_t *v, const char *home, char *out, size_t cap)
+{
+	const char *p = json_string_value(v);
+	int n;
+
+	if (!p || !*p || strlen(p) != json_string_length(v))
+		return -EINVAL;
+	n = p[0] == '/' ? snprintf(out, cap, "%s", p) : snprintf(out, cap, "%s/%s", home, p);
+	return n < 0 || (size_t)n >= cap ? -EINVAL : 0;
+}
+
+int e2b_fs_req_parse(enum e2b_fs_call call, const char *msg, size_t len, const char *home,
+		     struct e2b_fs_req *out, char *err, size_t errlen)
+{
+	json_t *root = len ? json_loadb(msg, len, JSON_REJECT_DUPLICATES, NULL) : json_object(), *v;
+	int rc = -EINVAL;
+
+	memset(out, 0, sizeof(*out));
+	out->call = call;
+	out->depth = 1;
+	if (!json_is_object(root)) {
+		snprintf(err, errlen, "the message must be a JSON object");
+		goto out;
+	}
+	if (path_of(json_object_get(root, call == E2B_FS_MOVE ? "source" : "path"), home, out->path,
+		    sizeof(out->path)) < 0) {
+		snprintf(err, errlen, "%s must be a path of at most 1023 bytes",
+			 call == E2B_FS_MOVE ? "source" : "path");
+		goto out;
+	}
+	if (call == E2B_FS_MOVE &&
+	    path_of(json_object_get(root, "destination"), home, out->dest, sizeof(out->dest)) < 0) {
+		snprintf(err, errlen, "destination must be a path of at most 1023 bytes");
+		goto out;
+	}
+	if (call == E2B_FS_LIST_DIR && (v = json_object_get(root, "depth")) && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > 64) {
+			snprintf(err, errlen, "depth must be 0..64");
+			goto out;
+		}
+		out->depth = json_integer_value(v) ? (int)json_integer_value(v) : 1;
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}
+
+const char *e2b_fs_script(enum e2b_fs_call call)
+{
+	return calls[call].script;
+}
+
+static const char *type_of(const char *t)
+{
+	if (!strcmp(t, "directory"))
+		return "FILE_TYPE_DIRECTORY";
+	if (!strcmp(t, "symbolic link"))
+		return "FILE_TYPE_SYMLINK";
+	if (!strcmp(t, "regular file") || !strcmp(t, "regular empty file"))
+		return "FILE_TYPE_FILE";
+	return NULL; /* devices, sockets, fifos: not E2B's */
+}
+
+json_t *e2b_fs_entry(const char *line, size_t len)
+{
+	char buf[2048], *f[8], *p, *end, when[40], num[24];
+	const char *type, *name;
+	long long size, mtime;
+	unsigned long mode;
+	struct tm tm;
+	time_t t;
+	int n = 0;
+
+	if (len >= sizeof(buf) || memchr(line, '\0', len))
+		return NULL;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	for (p = buf; n < 7 && (end = strchr(p, '\t')); p = end + 1) {
+		*end = '\0';
+		f[n++] = p;
+	}
+	f[n++] = p; /* the path, which may hold tabs */
+	if (n != 8 || f[7][0] != '/' || !(type = type_of(f[0])))
+		return NULL;
+	size = strtoll(f[1], &end, 10);
+	if (*end || end == f[1] || size < 0)
+		return NULL;
+	mode = strtoul(f[2], &end, 8);
+	if (*end || end == f[2] || mode > 07777)
+		return NULL;
+	mtime = strtoll(f[6], &end, 10);
+	if (*end || end == f[6] || mtime < 0 || mtime > 253402300799LL)
+		return NULL;
+	t = (time_t)mtime;
+	if (!gmtime_r(&t, &tm))
+		return NULL;
+	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	snprintf(num, sizeof(num), "%lld", size); /* proto3 JSON: int64 as a string */
+	name = strrchr(f[7], '/') + 1;
+	return json_pack("{s:s%, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s}", "name", name,
+			 strlen(name), "type", type, "path", f[7], "size", num, "mode", (int)mode,
+			 "permissions", f[3], "owner", f[4], "group", f[5], "modifiedTime", when);
+}
+
+json_t *e2b_fs_answer(enum e2b_fs_call call, const char *out, size_t len)
+{
+	json_t *arr, *e;
+	const char *p = out, *end = out + len;
+
+	if (call == E2B_FS_REMOVE)
+		return json_object();
+	if (call != E2B_FS_LIST_DIR) {
+		size_t n = memchr(out, '\n', len)
+				   ? (size_t)((const char *)memchr(out, '\n', len) - out)
+				   : len;
+
+		e = e2b_fs_entry(out, n);
+		return e ? json_pack("{s:o}", "entry", e) : json_object();
+	}
+	if (!(arr = json_array()))
+		return NULL;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if ((e = e2b_fs_entry(p, n)))
+			json_array_append_new(arr, e);
+		p += n + 1;
+	}
+	return json_pack("{s:o}", "entries", arr);
+}

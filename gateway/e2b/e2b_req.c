@@ -1,0 +1,503 @@
+/* gateway/e2b/e2b_req.c: see e2b_req.h. */
+#include "gateway/e2b/e2b_req.h"
+
+#include "common/base64.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The bash of E2B's templates where the guest has one, else sh: Vitrine's
+ * tiny guest is busybox. "$@" are bash's arguments ("-l", "-c", line). */
+#define BASH_OR_SH "if command -v bash >/dev/null 2>&1; then exec bash \"$@\"; fi; exec sh \"$@\""
+
+static int fail(char *err, size_t errlen, const char *msg)
+{
+	snprintf(err, errlen, "%s", msg);
+	return -EINVAL;
+}
+
+static json_t *load(const char *body, size_t len, char *err, size_t errlen)
+{
+	json_t *root;
+
+	if (len == 0)
+		return json_object();
+	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		fail(err, errlen, "the body must be a JSON object");
+		return NULL;
+	}
+	return root;
+}
+
+static bool plain_string(const json_t *v)
+{
+	return json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v);
+}
+
+/* An object of strings (NULL or null: empty) copied into *out; env names
+ * have no '=' and are not empty. */
+static int string_map(const json_t *v, bool env, json_t **out)
+{
+	const char *k;
+	json_t *val;
+
+	*out = json_object();
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v) || json_object_size(v) > E2B_MAX_ENV)
+		goto bad;
+	json_object_foreach((json_t *)v, k, val)
+	{
+		if (!plain_string(val) || (env && (!*k || strchr(k, '='))))
+			goto bad;
+		json_object_set(*out, k, val);
+	}
+	return 0;
+bad:
+	json_decref(*out);
+	*out = NULL;
+	return -EINVAL;
+}
+
+static int seconds(const json_t *v, int *out)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > E2B_MAX_TIMEOUT_S)
+		return -EINVAL;
+	*out = (int)json_integer_value(v);
+	return 0;
+}
+
+int e2b_create_parse(const char *body, size_t len, struct e2b_create *c, char *err, size_t errlen)
+{
+	json_t *root = load(body, len, err, errlen), *v;
+	int rc = -EINVAL;
+
+	memset(c, 0, sizeof(*c));
+	c->timeout_s = E2B_DEFAULT_TIMEOUT_S;
+	if (!root)
+		return -EINVAL;
+	if ((v = json_object_get(root, "templateID")) && !json_is_null(v)) {
+		if (!plain_string(v) || json_string_length(v) >= sizeof(c->template_id)) {
+			fail(err, errlen, "templateID must be a string of at most 63 bytes");
+			goto out;
+		}
+		snprintf(c->template_id, sizeof(c->template_id), "%s", json_string_value(v));
+	}
+	if ((v = json_object_get(root, "timeout")) && !json_is_null(v) &&
+	    (seconds(v, &c->timeout_s) < 0 || c->timeout_s == 0)) {
+		fail(err, errlen, "timeout must be whole seconds in 1..86400");
+		goto out;
+	}
+	if ((v = json_object_get(root, "autoPause")) && !json_is_null(v)) {
+		if (!json_is_boolean(v)) {
+			fail(err, errlen, "autoPause must be a boolean");
+			goto out;
+		}
+		c->auto_pause = json_is_true(v);
+	}
+	if (string_map(json_object_get(root, "metadata"), false, &c->metadata) < 0) {
+		fail(err, errlen, "metadata must be an object of strings");
+		goto out;
+	}
+	if (string_map(json_object_get(root, "envVars"), true, &c->env_vars) < 0) {
+		fail(err, errlen, "envVars must be an object of strings with names without '='");
+		goto out;
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	if (rc < 0)
+		e2b_create_free(c);
+	return rc;
+}
+
+void e2b_create_free(struct e2b_create *c)
+{
+	json_decref(c->metadata);
+	json_decref(c->env_vars);
+	memset(c, 0, sizeof(*c));
+}
+
+int e2b_timeout_parse(const char *body, size_t len, bool required, int *timeout_s, char *err,
+		      size_t errlen)
+{
+	json_t *root = load(body, len, err, errlen), *v;
+	int rc = 0;
+
+	*timeout_s = -1;
+	if (!root)
+		return -EINVAL;
+	v = json_object_get(root, "timeout");
+	if ((!v || json_is_null(v)) ? required : seconds(v, timeout_s) < 0)
+		rc = fail(err, errlen, "timeout must be whole seconds in 0..86400");
+	json_decref(root);
+	return rc;
+}
+
+int e2b_host_sandbox(const char *host, int *port, char *id, size_t idlen)
+{
+	const char *p = host, *dash, *dot;
+	long n = 0;
+
+	if (!host || idlen < 2)
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p) && n < 100000; p++)
+		n = n * 10 + (*p - '0');
+	dash = p;
+	if (dash == host || *dash != '-' || n < 1 || n > 65535)
+		return -EINVAL;
+	dot = dash + 1;
+	while (*dot && ((*dot >= 'a' && *dot <= 'z') || isdigit((unsigned char)*dot)))
+		dot++;
+	if (*dot != '.' || dot == dash + 1 || (size_t)(dot - dash - 1) >= idlen || !dot[1])
+		return -EINVAL;
+	memcpy(id, dash + 1, (size_t)(dot - dash - 1));
+	id[dot - dash - 1] = '\0';
+	*port = (int)n;
+	return 0;
+}
+
+int e2b_user_parse(const char *header, const char *username, bool *root)
+{
+	char dec[96];
+	size_t n = 0;
+	const char *name = username;
+
+	*root = false;
+	if (header && *header) {
+		if (strncmp(header, "Basic ", 6) ||
+		    base64_decode(header + 6, strlen(header + 6), dec, sizeof(dec) - 1, &n) < 0 ||
+		    n >= sizeof(dec)) /* a short buffer gets a prefix, n says the whole */
+			return -EINVAL;
+		dec[n] = '\0';
+		if (strlen(dec) != n)
+			return -EINVAL;
+		dec[strcspn(dec, ":")] = '\0';
+		name = dec;
+	}
+	if (!name || !*name || !strcmp(name, "user") || !strcmp(name, "vitrine"))
+		return 0;
+	if (!strcmp(name, "root")) {
+		*root = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+json_t *e2b_start_parse(const char *msg, size_t len, const json_t *sandbox_env, bool root,
+			json_t **config, char *tag, size_t taglen, bool *keep_stdin, char *err,
+			size_t errlen)
+{
+	json_t *req = load(msg, len, err, errlen), *proc, *v, *env = NULL, *args, *exec = NULL;
+	const char *cmd;
+
+	*config = NULL;
+	tag[0] = '\0';
+	*keep_stdin = false;
+	if (!req)
+		return NULL;
+	proc = json_object_get(req, "process");
+	cmd = json_string_value(json_object_get(proc, "cmd"));
+	if (!json_is_object(proc) || !cmd || !*cmd || !plain_string(json_object_get(proc, "cmd"))) {
+		fail(err, errlen, "process.cmd must be a non-empty string");
+		goto out;
+	}
+	args = json_object_get(proc, "args");
+	if (args && !json_is_null(args)) {
+		size_t i;
+
+		if (!json_is_array(args) || json_array_size(args) > 255) {
+			fail(err, errlen, "process.args must be an array of strings");
+			goto out;
+		}
+		json_array_foreach(args, i, v) if (!plain_string(v))
+		{
+			fail(err, errlen, "process.args must be an array of strings");
+			goto out;
+		}
+	}
+	if (json_object_get(req, "pty") && !json_is_null(json_object_get(req, "pty"))) {
+		fail(err, errlen, "pty is not supported");
+		goto out;
+	}
+	if ((v = json_object_get(req, "tag")) && !json_is_null(v)) {
+		if (!plain_string(v) || json_string_length(v) >= taglen) {
+			fail(err, errlen, "tag must be a string of at most 63 bytes");
+			goto out;
+		}
+		snprintf(tag, taglen, "%s", json_string_value(v));
+	}
+	if ((v = json_object_get(req, "stdin")) && !json_is_null(v)) {
+		if (!json_is_boolean(v)) {
+			fail(err, errlen, "stdin must be a boolean");
+			goto out;
+		}
+		*keep_stdin = json_is_true(v);
+	}
+	if (string_map(sandbox_env, true, &env) < 0) {
+		fail(err, errlen, "the sandbox's envVars are malformed");
+		goto out;
+	}
+	{
+		json_t *extra;
+
+		if (string_map(json_object_get(proc, "envs"), true, &extra) < 0) {
+			fail(err, errlen, "process.envs must be an object of strings");
+			goto out;
+		}
+		json_object_update(env, extra);
+		json_decref(extra);
+	}
+	exec = json_pack("{s:O, s:s}", "env", env, "user", root ? "root" : "vitrine");
+	if (!exec)
+		goto oom;
+	if (!strcmp(cmd, "/bin/bash")) {
+		json_t *a = json_pack("[s, s]", BASH_OR_SH, "bash");
+
+		if (!a)
+			goto oom;
+		if (args && !json_is_null(args))
+			json_array_extend(a, args);
+		json_object_set_new(exec, "cmd", json_string("/bin/sh"));
+		json_array_insert_new(a, 0, json_string("-c"));
+		json_object_set_new(exec, "args", a);
+	} else {
+		json_object_set_new(exec, "cmd", json_string(cmd));
+		json_object_set_new(exec, "args",
+				    args && !json_is_null(args) ? json_incref(args) : json_array());
+	}
+	if ((v = json_object_get(proc, "cwd")) && !json_is_null(v)) {
+		if (!plain_string(v) || json_string_value(v)[0] != '/') {
+			fail(err, errlen, "process.cwd must be an absolute path");
+			goto bad;
+		}
+		json_object_set(exec, "cwd", v);
+	}
+	*config = json_pack("{s:s, s:o, s:O}", "cmd", cmd, "args",
+			    args && !json_is_null(args) ? json_incref(args) : json_array(), "envs",
+			    env);
+	if (!*config)
+		goto oom;
+	if (json_object_get(proc, "cwd") && json_is_string(json_object_get(proc, "cwd")))
+		json_object_set(*config, "cwd", json_object_get(proc, "cwd"));
+	goto out;
+oom:
+	fail(err, errlen, "out of memory");
+bad:
+	json_decref(exec);
+	exec = NULL;
+out:
+	if (!exec) {
+		tag[0] = '\0';
+		*keep_stdin = false;
+	}
+	json_decref(env);
+	json_decref(req);
+	return exec;
+}
+
+/* process: {pid: N} or {tag: "..."} (the selector's oneof). */
+static int selector(const json_t *proc, struct e2b_proc_req *out)
+{
+	const json_t *sel = json_object_get(proc, "selector"), *v;
+
+	if (json_is_object(sel)) /* some clients nest it */
+		proc = sel;
+	if ((v = json_object_get(proc, "pid"))) {
+		/* proto3 JSON: uint32 as a number or a decimal string */
+		long long n = -1;
+
+		if (json_is_integer(v))
+			n = json_integer_value(v);
+		else if (plain_string(v) && json_string_length(v) <= 10) {
+			char *end;
+
+			n = strtoll(json_string_value(v), &end, 10);
+			if (*end || end == json_string_value(v))
+				n = -1;
+		}
+		if (n < 1 || n > 0xffffffffLL)
+			return -EINVAL;
+		out->pid = (uint32_t)n;
+		return 0;
+	}
+	if ((v = json_object_get(proc, "tag")) && plain_string(v) && json_string_length(v) > 0 &&
+	    json_string_length(v) < sizeof(out->tag)) {
+		snprintf(out->tag, sizeof(out->tag), "%s", json_string_value(v));
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int signal_of(const json_t *v)
+{
+	const char *s = json_string_value(v);
+
+	if (json_is_integer(v))
+		return json_integer_value(v) == 9 || json_integer_value(v) == 15
+			       ? (int)json_integer_value(v)
+			       : -EINVAL;
+	if (s && !strcmp(s, "SIGNAL_SIGKILL"))
+		return 9;
+	if (s && !strcmp(s, "SIGNAL_SIGTERM"))
+		return 15;
+	return -EINVAL;
+}
+
+int e2b_proc_req_parse(enum e2b_proc_call call, const char *msg, size_t len,
+		       struct e2b_proc_req *out, char *err, size_t errlen)
+{
+	json_t *req = load(msg, len, err, errlen), *in, *data;
+	int rc = -EINVAL;
+
+	memset(out, 0, sizeof(*out));
+	if (!req)
+		return -EINVAL;
+	if (selector(json_object_get(req, "process"), out) < 0) {
+		fail(err, errlen, "process must select a pid or a tag");
+		goto out;
+	}
+	if (call == E2B_CALL_SEND_SIGNAL &&
+	    (out->signal = signal_of(json_object_get(req, "signal"))) < 0) {
+		fail(err, errlen, "signal must be SIGNAL_SIGKILL or SIGNAL_SIGTERM");
+		goto out;
+	}
+	if (call == E2B_CALL_SEND_INPUT) {
+		const char *b;
+
+		in = json_object_get(req, "input");
+		data = json_object_get(in, "stdin");
+		if (!data)
+			data = json_object_get(in, "pty");
+		b = json_string_value(data);
+		if (!b) {
+			fail(err, errlen, "input must hold stdin bytes (base64)");
+			goto out;
+		}
+		out->input = malloc(json_string_length(data) + 1);
+		if (!out->input ||
+		    base64_decode(b, json_string_length(data), out->input,
+				  json_string_length(data) + 1, &out->input_len) < 0) {
+			fail(err, errlen, "input.stdin must be base64");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(req);
+	if (rc < 0)
+		e2b_proc_req_free(out);
+	return rc;
+}
+
+void e2b_proc_req_free(struct e2b_proc_req *r)
+{
+	free(r->input);
+	memset(r, 0, sizeof(*r));
+}
+
+static int hexval(int c)
+{
+	return isdigit(c) ? c - '0' : isxdigit(c) ? (tolower(c) - 'a' + 10) : -1;
+}
+
+/* Percent-decodes (and '+' as space) n bytes of in into out (cap > n). */
+static void pct_decode(const char *in, size_t n, char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (in[i] == '%' && i + 2 < n && hexval((unsigned char)in[i + 1]) >= 0 &&
+		    hexval((unsigned char)in[i + 2]) >= 0) {
+			out[o++] = (char)(hexval((unsigned char)in[i + 1]) * 16 +
+					  hexval((unsigned char)in[i + 2]));
+			i += 2;
+		} else {
+			out[o++] = in[i] == '+' ? ' ' : in[i];
+		}
+	}
+	out[o] = '\0';
+}
+
+bool e2b_metadata_match(const json_t *metadata, const char *filter)
+{
+	const char *p = filter;
+
+	while (p && *p) {
+		size_t n = strcspn(p, "&");
+		const char *eq = memchr(p, '=', n);
+		char k1[512], k2[512], v1[512], v2[512];
+		const char *have;
+
+		if (n && (!eq || (size_t)(eq - p) >= sizeof(k1) || n >= sizeof(v1)))
+			return false;
+		if (n) {
+			pct_decode(p, (size_t)(eq - p), k1);
+			pct_decode(k1, strlen(k1), k2);
+			pct_decode(eq + 1, n - (size_t)(eq - p) - 1, v1);
+			pct_decode(v1, strlen(v1), v2);
+			have = json_string_value(json_object_get(metadata, k2));
+			if (!have || strcmp(have, v2))
+				return false;
+		}
+		p += n;
+		if (*p == '&')
+			p++;
+	}
+	return true;
+}
+
+static const char *memmem_at(const char *h, size_t hl, const char *n, size_t nl)
+{
+	if (nl == 0 || hl < nl)
+		return NULL;
+	for (size_t i = 0; i + nl <= hl; i++)
+		if (h[i] == n[0] && !memcmp(h + i, n, nl))
+			return h + i;
+	return NULL;
+}
+
+int e2b_multipart_file(const char *content_type, const char *body, size_t len, const char **data,
+		       size_t *dlen)
+{
+	const char *b = content_type ? strstr(content_type, "boundary=") : NULL;
+	char delim[80];
+	size_t bl, dl;
+	const char *p = body, *end = body + len;
+
+	if (!b || strncmp(content_type, "multipart/form-data", 19))
+		return -EINVAL;
+	b += 9;
+	if (*b == '"')
+		b++;
+	bl = strcspn(b, "\";, ");
+	if (bl == 0 || bl > 70)
+		return -EINVAL;
+	dl = (size_t)snprintf(delim, sizeof(delim), "--%.*s", (int)bl, b);
+	while ((p = memmem_at(p, (size_t)(end - p), delim, dl))) {
+		const char *hdr = p + dl, *hend, *next;
+
+		if (end - hdr < 2 || memcmp(hdr, "\r\n", 2))
+			return -EINVAL; /* "--" after the last part, or garbage */
+		hdr += 2;
+		hend = memmem_at(hdr, (size_t)(end - hdr), "\r\n\r\n", 4);
+		if (!hend)
+			return -EINVAL;
+		next = memmem_at(hend + 4, (size_t)(end - hend - 4), delim, dl);
+		if (!next || next - (hend + 4) < 2 || memcmp(next - 2, "\r\n", 2))
+			return -EINVAL;
+		if (memmem_at(hdr, (size_t)(hend - hdr), "name=\"file\"", 11)) {
+			*data = hend + 4;
+			*dlen = (size_t)(next - 2 - (hend + 4));
+			return 0;
+		}
+		p = next;
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,513 @@
+/* gateway/e2b/sandbox.c: see sandbox.h. A process's memory is freed on
+ * the loop only: the link's thread marks its channel closed, the loop
+ * (e2b_sandbox_reap_all) drops the channel's reference. */
+#include "gateway/e2b/sandbox.h"
+
+#include "common/fsutil.h"
+#include "gateway/e2b/connect.h"
+#include "gateway/e2b/desktop_serve.h"
+#include "gateway/e2b/e2b_msg.h"
+#include "gateway/e2b/e2b_req.h"
+#include "gateway/guest/exec.h"
+#include "gateway/guest/sess_agent.h"
+#include "vmm-qemu/agent_exec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static struct e2b_proc *all; /* loop thread */
+static uint32_t next_served_pid = E2B_SERVED_PID_BASE; /* loop thread */
+
+static void notify(struct sess_listener *l, struct sess *s, enum sess_signal sig, const void *data);
+static void served_end(struct e2b_proc *p, int sig);
+
+struct e2b_sandbox *e2b_sandbox_of(const struct sess *s)
+{
+	struct sess_listener *l = sess_find_listener(s, notify);
+
+	return l ? lws_container_of(l, struct e2b_sandbox, listener) : NULL;
+}
+
+struct e2b_sandbox *e2b_sandbox_get(struct sess *s)
+{
+	struct e2b_sandbox *sb = e2b_sandbox_of(s);
+
+	if (sb)
+		return sb;
+	if (!(sb = calloc(1, sizeof(*sb))))
+		return NULL;
+	sb->metadata = json_object();
+	sb->env_vars = json_object();
+	if (!sb->metadata || !sb->env_vars) {
+		json_decref(sb->metadata);
+		json_decref(sb->env_vars);
+		free(sb);
+		return NULL;
+	}
+	sb->started_unix_ms = fs_unix_ms();
+	sb->timeout_s = E2B_DEFAULT_TIMEOUT_S;
+	sb->s = s;
+	sb->listener.notify = notify;
+	sess_listen(s, &sb->listener);
+	return sb;
+}
+
+static void unlink_proc(struct e2b_sandbox *sb, struct e2b_proc *p)
+{
+	for (struct e2b_proc **pp = &sb->procs; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			sb->n_procs--;
+			break;
+		}
+	p->sb = NULL;
+	p->next = NULL;
+}
+
+static void notify(struct sess_listener *l, struct sess *s, enum sess_signal sig, const void *data)
+{
+	struct e2b_sandbox *sb = lws_container_of(l, struct e2b_sandbox, listener);
+
+	(void)data;
+	if (sig == SESS_SIGNAL_GUEST_STOPPING) {
+		/* The guest pauses or stops: its agent link goes, and with it
+		 * every channel (their closed callbacks end the streams). */
+		return;
+	}
+	if (sig != SESS_SIGNAL_DESTROY)
+		return;
+	while (sb->procs) {
+		struct e2b_proc *p = sb->procs;
+		bool closed;
+
+		unlink_proc(sb, p);
+		pthread_mutex_lock(&p->mu);
+		closed = p->closed;
+		pthread_mutex_unlock(&p->mu);
+		if (p->chan && !closed)
+			agent_chan_close(p->link, p->chan, "the sandbox was killed");
+		else if (p->served && !closed)
+			served_end(p, 9);
+		e2b_proc_release(p); /* the table's */
+	}
+	sess_unlisten(s, l);
+	json_decref(sb->metadata);
+	json_decref(sb->env_vars);
+	free(sb);
+}
+
+/* ---- the channel's side (link thread) ---- */
+
+static void wake(struct e2b_proc *p)
+{
+	lws_cancel_service(p->ctx);
+}
+
+static void on_opened(void *u, const char *info)
+{
+	struct e2b_proc *p = u;
+
+	pthread_mutex_lock(&p->mu);
+	p->pid = strncmp(info, "pid=", 4) ? 0 : (uint32_t)strtoul(info + 4, NULL, 10);
+	p->opened = true;
+	pthread_mutex_unlock(&p->mu);
+	wake(p);
+}
+
+/* Appends n bytes of output to p; under p->mu. Out of memory drops them. */
+static void add_chunk(struct e2b_proc *p, bool err, const void *d, size_t n)
+{
+	struct e2b_chunk *c = malloc(sizeof(*c) + n);
+
+	if (c) {
+		c->next = NULL;
+		c->seq = p->next_seq++;
+		c->err = err;
+		c->len = n;
+		memcpy(c->data, d, n);
+		if (p->tail)
+			p->tail->next = c;
+		else
+			p->head = c;
+		p->tail = c;
+		p->bytes += n;
+		/* Bounded: the oldest output goes first (a stream that
+		 * attaches late misses it). */
+		while (p->bytes > E2B_PROC_OUTPUT && p->head != p->tail) {
+			struct e2b_chunk *old = p->head;
+
+			p->head = old->next;
+			p->bytes -= old->len;
+			free(old);
+		}
+	}
+}
+
+static void on_data(void *u, uint8_t flags, const void *d, size_t n)
+{
+	struct e2b_proc *p = u;
+
+	pthread_mutex_lock(&p->mu);
+	add_chunk(p, (flags & AGENT_STREAM_MASK) == AGENT_STREAM_STDERR, d, n);
+	pthread_mutex_unlock(&p->mu);
+	agent_chan_ack(p->link, p->chan, n);
+	wake(p);
+}
+
+static void on_exit_status(void *u, const char *status)
+{
+	struct e2b_proc *p = u;
+	int code, sig;
+
+	pthread_mutex_lock(&p->mu);
+	if (agent_exit_parse(status, &code, &sig) < 0) {
+		snprintf(p->error, sizeof(p->error), "the guest agent's exit status is malformed");
+	} else {
+		p->exited = true;
+		p->exit_code = code;
+		p->exit_signal = sig;
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
+{
+	struct e2b_proc *p = u;
+
+	(void)in;
+	(void)out;
+	pthread_mutex_lock(&p->mu);
+	if (!p->exited && !p->error[0])
+		snprintf(p->error, sizeof(p->error), "%s",
+			 reason[0] ? reason : "the process is gone");
+	p->closed = true;
+	pthread_mutex_unlock(&p->mu);
+	wake(p);
+}
+
+static const struct agent_chan_ops proc_ops = {
+	.opened = on_opened,
+	.data = on_data,
+	.exit = on_exit_status,
+	.closed = on_closed,
+};
+
+/* ---- the loop's side ---- */
+
+static void on_deadline(lws_sorted_usec_list_t *sul)
+{
+	struct e2b_proc *p = lws_container_of(sul, struct e2b_proc, sul);
+
+	p->killed = true;
+	e2b_proc_signal(p, 9);
+}
+
+static void join_table(struct e2b_sandbox *sb, struct e2b_proc *p, int64_t timeout_ms)
+{
+	p->sb = sb;
+	p->next = sb->procs;
+	sb->procs = p;
+	sb->n_procs++;
+	p->next_all = all;
+	all = p;
+	if (timeout_ms > 0)
+		lws_sul_schedule(p->ctx, 0, &p->sul, on_deadline,
+				 (lws_usec_t)timeout_ms * LWS_US_PER_MS);
+}
+
+struct e2b_proc *e2b_proc_start(struct e2b_sandbox *sb, const json_t *exec_body, json_t *config,
+				const char *tag, bool keep_stdin, int64_t timeout_ms, int *code,
+				char *err, size_t errlen)
+{
+	char *text = json_dumps(exec_body, JSON_COMPACT), *payload = NULL;
+	struct api_error e;
+	struct exec_job *job = text ? exec_parse(text, strlen(text), &e) : NULL;
+	struct agent_exec_spec spec;
+	struct agent_link *link = NULL;
+	struct e2b_proc *p = NULL;
+	size_t plen;
+
+	*code = CONNECT_INVALID_ARGUMENT;
+	if (!job) {
+		snprintf(err, errlen, "%s", text ? e.message : "out of memory");
+		free(text);
+		goto fail;
+	}
+	free(text);
+	*code = CONNECT_RESOURCE_EXHAUSTED;
+	if (sb->n_procs >= E2B_PROC_MAX) {
+		snprintf(err, errlen, "too many processes run in this sandbox (%d)", E2B_PROC_MAX);
+		goto fail;
+	}
+	*code = CONNECT_UNAVAILABLE;
+	if (sb->s->state != SESS_READY || !sb->s->agent ||
+	    !(link = sess_agent_get(sb->s->agent, 0))) {
+		snprintf(err, errlen, "the sandbox is not running");
+		goto fail;
+	}
+	spec = (struct agent_exec_spec){ .argv = exec_argv(job),
+					 .env = exec_env(job),
+					 .cwd = exec_cwd(job),
+					 .uid = exec_as_root(job) ? -1 : EXEC_DESKTOP_UID,
+					 .gid = exec_as_root(job) ? -1 : EXEC_DESKTOP_UID };
+	*code = CONNECT_INTERNAL;
+	if (agent_exec_payload(&spec, &payload, &plen) < 0 || !(p = calloc(1, sizeof(*p)))) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	p->refs = 2; /* the table, the channel */
+	p->link = link;
+	p->ctx = sb->s->gw->ctx;
+	link = NULL;
+	p->config = json_incref(config);
+	snprintf(p->tag, sizeof(p->tag), "%s", tag ? tag : "");
+	p->chan = agent_chan_open(p->link, AGENT_EXEC, payload, plen, &proc_ops, p);
+	free(payload);
+	if (!p->chan) {
+		snprintf(err, errlen, "the guest agent refused the process");
+		*code = CONNECT_UNAVAILABLE;
+		agent_link_release(p->link);
+		json_decref(p->config);
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+		p = NULL;
+		goto fail;
+	}
+	if (!keep_stdin)
+		agent_chan_send(p->link, p->chan, AGENT_EOF, 0, NULL, 0);
+	join_table(sb, p, timeout_ms);
+	exec_free(job);
+	return p;
+fail:
+	exec_free(job);
+	agent_link_release(link);
+	return NULL;
+}
+
+/* ---- served processes (the loop only) ---- */
+
+/* Ends a served process: exited by sig (0: its answer's exit code stands),
+ * closed, so that its streams end and the reap lets it go. */
+static void served_end(struct e2b_proc *p, int sig)
+{
+	desktop_serve_cancel(p->serving);
+	p->serving = NULL;
+	pthread_mutex_lock(&p->mu);
+	if (!p->closed) {
+		p->exited = true;
+		if (sig) {
+			p->exit_code = -1;
+			p->exit_signal = sig;
+		}
+		p->closed = true;
+	}
+	pthread_mutex_unlock(&p->mu);
+	wake(p);
+}
+
+static void served_done(void *ud, const struct desktop_answer *a)
+{
+	struct e2b_proc *p = ud;
+
+	p->serving = NULL; /* freed as this returns */
+	pthread_mutex_lock(&p->mu);
+	if (a->out_len)
+		add_chunk(p, false, a->out, a->out_len);
+	if (a->err_len)
+		add_chunk(p, true, a->err, a->err_len);
+	p->exit_code = a->exit_code;
+	pthread_mutex_unlock(&p->mu);
+	if (!a->lingers || a->exit_code != 0)
+		served_end(p, 0);
+	else
+		wake(p);
+}
+
+struct e2b_proc *e2b_proc_serve(struct e2b_sandbox *sb, const struct desktop_op *op, json_t *config,
+				const char *tag, int64_t timeout_ms, int *code, char *err,
+				size_t errlen)
+{
+	struct e2b_proc *p;
+
+	*code = CONNECT_RESOURCE_EXHAUSTED;
+	if (sb->n_procs >= E2B_PROC_MAX) {
+		snprintf(err, errlen, "too many processes run in this sandbox (%d)", E2B_PROC_MAX);
+		return NULL;
+	}
+	*code = CONNECT_INTERNAL;
+	if (!(p = calloc(1, sizeof(*p)))) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	p->refs = 2; /* the table, the serving (in the channel's place) */
+	p->served = true;
+	p->ctx = sb->s->gw->ctx;
+	p->config = json_incref(config);
+	snprintf(p->tag, sizeof(p->tag), "%s", tag ? tag : "");
+	p->pid = next_served_pid++;
+	if (next_served_pid < E2B_SERVED_PID_BASE)
+		next_served_pid = E2B_SERVED_PID_BASE;
+	p->opened = true;
+	if (!(p->serving = desktop_serve_start(sb->s, op, served_done, p))) {
+		snprintf(err, errlen, "out of memory");
+		json_decref(p->config);
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+		return NULL;
+	}
+	join_table(sb, p, timeout_ms);
+	return p;
+}
+
+/* p's pid (0 until the agent said), which the link's thread writes. */
+static uint32_t pid_of(struct e2b_proc *p)
+{
+	uint32_t pid;
+
+	pthread_mutex_lock(&p->mu);
+	pid = p->pid;
+	pthread_mutex_unlock(&p->mu);
+	return pid;
+}
+
+struct e2b_proc *e2b_proc_find(struct e2b_sandbox *sb, uint32_t pid, const char *tag)
+{
+	for (struct e2b_proc *p = sb->procs; p; p = p->next)
+		if (pid ? pid_of(p) == pid : (tag && *tag && !strcmp(p->tag, tag)))
+			return p;
+	return NULL;
+}
+
+void e2b_proc_hold(struct e2b_proc *p)
+{
+	p->refs++;
+}
+
+void e2b_proc_release(struct e2b_proc *p)
+{
+	if (!p || --p->refs > 0)
+		return;
+	for (struct e2b_proc **pp = &all; *pp; pp = &(*pp)->next_all)
+		if (*pp == p) {
+			*pp = p->next_all;
+			break;
+		}
+	lws_sul_cancel(&p->sul);
+	while (p->head) {
+		struct e2b_chunk *c = p->head;
+
+		p->head = c->next;
+		free(c);
+	}
+	json_decref(p->config);
+	agent_link_release(p->link);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+int e2b_proc_input(struct e2b_proc *p, const void *data, size_t len)
+{
+	int rc = p->served ? -EPIPE : agent_chan_send(p->link, p->chan, AGENT_DATA, 0, data, len);
+
+	return rc < 0 ? rc : 0;
+}
+
+int e2b_proc_close_stdin(struct e2b_proc *p)
+{
+	int rc = p->served ? 0 : agent_chan_send(p->link, p->chan, AGENT_EOF, 0, NULL, 0);
+
+	return rc < 0 ? rc : 0;
+}
+
+int e2b_proc_signal(struct e2b_proc *p, int sig)
+{
+	char s[8];
+	int rc;
+
+	if (p->served) {
+		served_end(p, sig);
+		return 0;
+	}
+	snprintf(s, sizeof(s), "%d", sig);
+	rc = agent_chan_send(p->link, p->chan, AGENT_SIGNAL, 0, s, strlen(s));
+	return rc < 0 ? rc : 0;
+}
+
+int e2b_proc_drain(struct e2b_proc *p, uint64_t *seq, bool *started, bool *ended,
+		   struct bytebuf *out)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&p->mu);
+	if (!*started && (p->opened || p->closed)) {
+		if (p->opened)
+			rc = e2b_msg_frame(out, 0, e2b_msg_start(p->pid));
+		*started = true;
+	}
+	for (struct e2b_chunk *c = p->head; *started && c && !rc; c = c->next)
+		if (c->seq >= *seq) {
+			rc = e2b_msg_frame(out, 0, e2b_msg_data(c->err, c->data, c->len));
+			*seq = c->seq + 1;
+		}
+	if (!rc && p->closed && *started) {
+		*ended = true;
+		if (p->exited)
+			rc = e2b_msg_frame(out, 0, e2b_msg_end(p->exit_code, p->exit_signal, NULL));
+		if (!rc)
+			rc = e2b_msg_end_stream(out,
+						p->exited   ? CONNECT_OK
+						: p->killed ? CONNECT_DEADLINE_EXCEEDED
+							    : CONNECT_UNAVAILABLE,
+						p->error);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+void e2b_sandbox_reap_all(struct gw *gw)
+{
+	struct e2b_proc *p = all, *next;
+
+	(void)gw;
+	/* Hold the next one: releasing p may free p, never another. */
+	for (; p; p = next) {
+		bool closed;
+
+		next = p->next_all;
+		pthread_mutex_lock(&p->mu);
+		closed = p->closed;
+		pthread_mutex_unlock(&p->mu);
+		if (!closed || p->chan_released)
+			continue;
+		p->chan_released = true;
+		lws_sul_cancel(&p->sul);
+		if (p->sb) {
+			unlink_proc(p->sb, p);
+			e2b_proc_release(p); /* the table's */
+		}
+		e2b_proc_release(p); /* the channel's */
+	}
+}
+
+json_t *e2b_proc_list(struct e2b_sandbox *sb)
+{
+	json_t *arr = json_array();
+
+	for (struct e2b_proc *p = sb->procs; arr && p; p = p->next) {
+		uint32_t pid = pid_of(p);
+		json_t *j;
+
+		if (!pid)
+			continue;
+		j = json_pack("{s:O, s:I}", "config", p->config, "pid", (json_int_t)pid);
+		if (j && p->tag[0])
+			json_object_set_new(j, "tag", json_string(p->tag));
+		json_array_append_new(arr, j);
+	}
+	return arr ? json_pack("{s:o}", "processes", arr) : NULL;
+}

@@ -1,0 +1,120 @@
+/* gateway/e2b/sandbox.h: what a session is to E2B's SDKs beyond the
+ * session itself: its template name, metadata, envVars, when it started,
+ * and envd's process table (processes started through Process.Start,
+ * which outlive the request that started them; their output is kept,
+ * bounded, for the streams attached to them). Found on a session as its
+ * listener (sess_find_listener); freed when the session is. Loop thread,
+ * but for the agent channel callbacks, which only queue under mu and wake
+ * the loop. */
+#ifndef VITRINE_GATEWAY_E2B_SANDBOX_H
+#define VITRINE_GATEWAY_E2B_SANDBOX_H
+
+#include "common/bytebuf.h"
+#include "gateway/session/session.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define E2B_PROC_MAX 64 /* running processes per sandbox */
+#define E2B_PROC_OUTPUT (4u << 20) /* output kept per process; older is dropped */
+
+struct e2b_chunk {
+	struct e2b_chunk *next;
+	uint64_t seq;
+	bool err; /* stderr, else stdout */
+	size_t len;
+	unsigned char data[];
+};
+
+struct e2b_proc {
+	struct e2b_proc *next; /* e2b_sandbox::procs */
+	struct e2b_proc *next_all; /* every process (sandbox.c's list) */
+	int refs; /* the table, the channel (until the loop sees it closed), each stream (loop) */
+	struct e2b_sandbox *sb; /* NULL once the sandbox is gone */
+	uint32_t pid; /* 0 until the agent said */
+	char tag[64];
+	json_t *config; /* owned: {cmd, args, envs, cwd?} for List */
+	struct agent_link *link; /* held */
+	struct lws_context *ctx;
+	uint32_t chan;
+	lws_sorted_usec_list_t sul; /* its deadline (Connect-Timeout-Ms) */
+	bool chan_released; /* the loop dropped the channel's ref */
+	/* A process the gateway answers itself (e2b_proc_serve): no link,
+	 * no channel; the serving holds the channel's place (and ref) until
+	 * its answer, or the kill, closes the process. */
+	bool served;
+	struct desktop_serve *serving; /* the answer not yet in, or NULL */
+	/* under mu, written by the link's thread */
+	pthread_mutex_t mu;
+	struct e2b_chunk *head, *tail;
+	uint64_t next_seq;
+	size_t bytes;
+	bool opened, exited, closed, killed;
+	int exit_code, exit_signal;
+	char error[128];
+};
+
+struct e2b_sandbox {
+	struct sess_listener listener; /* in sess::listeners */
+	struct sess *s;
+	char template_id[64];
+	json_t *metadata; /* owned, object of strings */
+	json_t *env_vars; /* owned, object of strings */
+	int64_t started_unix_ms;
+	bool auto_pause;
+	int timeout_s; /* its life from when it runs (E2B's timeout) */
+	struct e2b_proc *procs; /* running (or not yet reaped) processes */
+	int n_procs;
+};
+
+/* The sandbox of s, or NULL when it has none yet. */
+struct e2b_sandbox *e2b_sandbox_of(const struct sess *s);
+/* The sandbox of s, made (empty) when missing. NULL when out of memory. */
+struct e2b_sandbox *e2b_sandbox_get(struct sess *s);
+
+/* Starts exec_body (an exec body, gateway/e2b/e2b_req.h) in s's guest
+ * with the config List shows, a tag, stdin open or closed at once, and
+ * a life of timeout_ms (0: none). The process joins the table. Returns it
+ * (the table's: hold it to keep it), or NULL with a Connect error in *code
+ * and err. */
+struct e2b_proc *e2b_proc_start(struct e2b_sandbox *sb, const json_t *exec_body, json_t *config,
+				const char *tag, bool keep_stdin, int64_t timeout_ms, int *code,
+				char *err, size_t errlen);
+/* Serves op (a recognised @e2b/desktop command, desktop_serve.h) as a
+ * process of the table: it gets a pid of the gateway's own (from
+ * E2B_SERVED_PID_BASE up, above any guest pid) and its start event at
+ * once; its output and end come from the answer, as if it had run. An
+ * answer that "lingers" (Xvfb, startxfce4, novnc_proxy) keeps it running,
+ * in List, until a signal ends it (then end reports that signal). A signal
+ * before the answer abandons the serving. Same returns as e2b_proc_start. */
+#define E2B_SERVED_PID_BASE 0x40000000u
+struct desktop_op;
+struct e2b_proc *e2b_proc_serve(struct e2b_sandbox *sb, const struct desktop_op *op, json_t *config,
+				const char *tag, int64_t timeout_ms, int *code, char *err,
+				size_t errlen);
+/* The running process with pid (or, pid 0, tag), or NULL. */
+struct e2b_proc *e2b_proc_find(struct e2b_sandbox *sb, uint32_t pid, const char *tag);
+void e2b_proc_hold(struct e2b_proc *p);
+void e2b_proc_release(struct e2b_proc *p);
+/* Stdin bytes, its end, a signal (9, 15). 0 or -errno (a served process
+ * takes no stdin: -EPIPE; closing it is 0). */
+int e2b_proc_input(struct e2b_proc *p, const void *data, size_t len);
+int e2b_proc_close_stdin(struct e2b_proc *p);
+int e2b_proc_signal(struct e2b_proc *p, int sig);
+
+/* A stream's reading: appends the Connect frames of what p produced
+ * since *seq (the start event first when *started is false, once the pid
+ * is known; each chunk as a data event) to out, and the end event once
+ * the process is over (*ended set). Returns 0 or -ENOMEM. */
+int e2b_proc_drain(struct e2b_proc *p, uint64_t *seq, bool *started, bool *ended,
+		   struct bytebuf *out);
+
+/* Loop: drops the processes whose channel closed (their streams keep
+ * them while they read). Called on each wake-up. */
+void e2b_sandbox_reap_all(struct gw *gw);
+/* The table's processes as ListResponse's {processes: [...]} . */
+json_t *e2b_proc_list(struct e2b_sandbox *sb);
+
+#endif

@@ -1,0 +1,56 @@
+/* gateway/session/session_boot.c: a session's "boot" (docs/api.md): the
+ * phases of its guest's last start (a cold boot, a template restore, a
+ * fork's copy, a resume from disk), live from the job that does it, then
+ * kept once it is over so that the time it took stays visible (and told
+ * as a "boot" event). Loop
+ * thread; the job's timeline is read under its lock (job_progress). */
+#include "common/fsutil.h"
+#include "gateway/session/session_int.h"
+
+#include <string.h>
+
+/* The job starting s's guest, if one runs: its own, or for a fork's copy
+ * the original's. */
+static struct job *starting_job(const struct sess *s)
+{
+	struct sess *parent;
+
+	if (s->job)
+		return s->job->kind == JOB_BOOT || s->job->kind == JOB_RESTORE ||
+				       s->job->kind == JOB_RESUME_DISK
+			       ? s->job
+			       : NULL;
+	if (s->state != SESS_STARTING || !s->parent_id[0])
+		return NULL;
+	parent = sess_find(s->gw, s->parent_id);
+	if (parent && parent->job && parent->job->kind == JOB_FORK &&
+	    !strcmp(parent->job->child_id, s->id))
+		return parent->job;
+	return NULL;
+}
+
+json_t *sess_boot_json(const struct sess *s)
+{
+	struct job *j = starting_job(s);
+	struct progress p;
+
+	if (j) {
+		job_progress(j, &p);
+		if (progress_begun(&p))
+			return progress_json(&p, fs_now_ms());
+	}
+	return progress_json(&s->boot, fs_now_ms());
+}
+
+void sess_boot_end(struct sess *s, struct job *j, bool ok)
+{
+	struct progress p;
+
+	job_progress(j, &p); /* the thread is done with it */
+	if (!progress_begun(&p))
+		return;
+	progress_end(&p, ok, fs_now_ms());
+	s->boot = p;
+	/* Where the time went, for those who follow the events. */
+	sess_event(s, "boot", progress_json(&p, fs_now_ms()));
+}

@@ -1,0 +1,256 @@
+// tests/e2b/sdk.test.mjs: the unmodified E2B JavaScript SDK (2.51.0, and
+// 2.45.0, which creates through the v1 path) drives Vitrine's E2B drop-in
+// (docs/e2b.md) with E2B_API_URL and E2B_SANDBOX_URL set to the gateway,
+// on the tiny guest. One sandbox carries most checks.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AuthenticationError, CommandExitError, Sandbox } from 'e2b';
+import { Sandbox as Sandbox245 } from 'e2b-245';
+import { readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { qemuUnder, startGateway, stopGateway } from './gateway.mjs';
+
+let g, sbx;
+const auditLog = join(tmpdir(), `vitrine-e2b-audit-${process.pid}.jsonl`);
+
+before(async () => {
+  g = await startGateway('e2b', ['--audit-log', auditLog]);
+  process.env.E2B_API_URL = g.base;
+  process.env.E2B_SANDBOX_URL = g.base;
+  process.env.E2B_API_KEY = g.key;
+  sbx = await Sandbox.create('tiny', {
+    metadata: { suite: 'e2b-sdk', run: String(process.pid) },
+    envs: { SANDBOX_VAR: 'from-create' },
+    timeoutMs: 600_000,
+  });
+});
+
+after(async () => {
+  const runBase = g?.runBase;
+  assert.equal(await stopGateway(g), 0, 'the gateway exits cleanly');
+  rmSync(auditLog, { force: true });
+  if (runBase) assert.deepEqual(qemuUnder(runBase), [], 'no QEMU left');
+});
+
+test('a wrong key gets 401', async () => {
+  await assert.rejects(Sandbox.create('tiny', { apiKey: 'e2b_0123456789abcdef' }),
+    (e) => e instanceof AuthenticationError);
+  const res = await fetch(g.base + '/v2/sandboxes', { headers: { 'X-API-KEY': 'e2b_00' } });
+  assert.equal(res.status, 401);
+  const body = await res.json();
+  assert.equal(body.code, 401);
+  assert.equal(typeof body.message, 'string');
+});
+
+test('commands: stdout, stderr, exit codes, envs, cwd', async () => {
+  const r = await sbx.commands.run('echo out; echo err >&2');
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.stdout, 'out\n');
+  assert.equal(r.stderr, 'err\n');
+  await assert.rejects(sbx.commands.run('echo gone >&2; exit 3'), (e) => {
+    assert.ok(e instanceof CommandExitError, String(e));
+    assert.equal(e.exitCode, 3);
+    assert.equal(e.stderr, 'gone\n');
+    return true;
+  });
+  const env = await sbx.commands.run('echo "$SANDBOX_VAR $CMD_VAR"', { envs: { CMD_VAR: 'per-command' } });
+  assert.equal(env.stdout, 'from-create per-command\n');
+  const cwd = await sbx.commands.run('pwd', { cwd: '/tmp' });
+  assert.equal(cwd.stdout, '/tmp\n');
+});
+
+test('commands: a timeout kills the process', async () => {
+  const t0 = Date.now();
+  await assert.rejects(sbx.commands.run('echo $$ > /tmp/timed.pid; sleep 30', { timeoutMs: 2000 }));
+  assert.ok(Date.now() - t0 < 15000, 'it ended near its timeout');
+  // The process was killed, not merely left behind by the client.
+  let alive = '';
+  for (let i = 0; i < 20; i++) {
+    alive = (await sbx.commands.run('kill -0 $(cat /tmp/timed.pid) 2>/dev/null && echo alive || echo dead')).stdout;
+    if (alive === 'dead\n') break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  assert.equal(alive, 'dead\n');
+});
+
+test('commands: background, list, stdin, kill', async () => {
+  const bg = await sbx.commands.run('sleep 60', { background: true });
+  assert.ok(bg.pid > 0);
+  const listed = await sbx.commands.list();
+  assert.ok(listed.some((p) => p.pid === bg.pid), 'the background process is listed');
+  assert.equal(await sbx.commands.kill(bg.pid), true);
+  await assert.rejects(bg.wait());
+  const after = await sbx.commands.list();
+  assert.ok(!after.some((p) => p.pid === bg.pid), 'a killed process leaves the list');
+
+  let seen = '';
+  const cat = await sbx.commands.run('cat', { background: true, stdin: true, onStdout: (d) => { seen += d; } });
+  await cat.sendStdin('hello stdin\n');
+  for (let i = 0; i < 100 && !seen.includes('hello stdin'); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(seen, 'hello stdin\n');
+  await cat.kill();
+});
+
+test('commands: a disconnected client leaves its process running; connect re-attaches', async () => {
+  const bg = await sbx.commands.run('sleep 1; echo later; echo done > /tmp/disc', { background: true, timeoutMs: 0 });
+  await bg.disconnect();
+  const again = await sbx.commands.connect(bg.pid);
+  const r = await again.wait();
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.stdout, 'later\n');
+  assert.equal(await sbx.files.read('/tmp/disc'), 'done\n');
+});
+
+test('envd by Host (49983-{id}.{domain}, behind a TLS proxy)', async () => {
+  const call = (path, method, headers, body) => new Promise((resolve, reject) => {
+    const u = new URL(g.base);
+    const req = request({ host: u.hostname, port: u.port, path, method,
+      headers: { Host: `49983-${sbx.sandboxId}.e2b.example.test`, ...headers } }, (res) => {
+      let data = '';
+      res.on('data', (d) => { data += d; });
+      res.on('end', () => resolve({ status: res.statusCode, body: data }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  assert.equal((await call('/health', 'GET', {})).status, 204);
+  const listed = await call('/process.Process/List', 'POST',
+    { 'Content-Type': 'application/json', 'X-Access-Token': sbx.envdAccessToken }, '{}');
+  assert.equal(listed.status, 200);
+  assert.ok(Array.isArray(JSON.parse(listed.body).processes));
+  const denied = await call('/process.Process/List', 'POST', { 'Content-Type': 'application/json' }, '{}');
+  assert.equal(denied.status, 401);
+  assert.equal(JSON.parse(denied.body).code, 'unauthenticated');
+});
+
+test('files: every byte value written and read back', async () => {
+  const all = new Uint8Array(256).map((_, i) => i);
+  await sbx.files.write('/tmp/all-bytes.bin', all);
+  const back = await sbx.files.read('/tmp/all-bytes.bin', { format: 'bytes' });
+  assert.deepEqual(Buffer.from(back), Buffer.from(all));
+  await sbx.files.write('notes/hello.txt', 'Grüße ✓\n');
+  assert.equal(await sbx.files.read('notes/hello.txt'), 'Grüße ✓\n');
+  const home = await sbx.commands.run('cat /home/vitrine/notes/hello.txt');
+  assert.equal(home.stdout, 'Grüße ✓\n');
+  await assert.rejects(sbx.files.read('/tmp/no-such-file'));
+  // over the 1 MiB of other request bodies, up to the 4 MiB envd carries
+  const big = new Uint8Array(3 << 20).map((_, i) => (i * 7) & 255);
+  await sbx.files.write('/tmp/big.bin', big);
+  assert.ok(Buffer.from(await sbx.files.read('/tmp/big.bin', { format: 'bytes' })).equals(Buffer.from(big)));
+  await sbx.commands.run('head -c 5000000 /dev/zero > /tmp/huge.bin');
+  await assert.rejects(sbx.files.read('/tmp/huge.bin'), /4 MiB/, 'never cut short silently');
+});
+
+test('files: list, exists, getInfo, makeDir, rename, remove (filesystem.Filesystem)', async () => {
+  assert.equal(await sbx.files.makeDir('/tmp/fs/sub'), true);
+  assert.equal(await sbx.files.makeDir('/tmp/fs/sub'), false, 'already there');
+  await sbx.files.write('/tmp/fs/a.txt', 'hello');
+  const listed = await sbx.files.list('/tmp/fs');
+  assert.deepEqual(listed.map((e) => [e.name, e.type, e.path]).sort(),
+    [['a.txt', 'file', '/tmp/fs/a.txt'], ['sub', 'dir', '/tmp/fs/sub']]);
+  const a = listed.find((e) => e.name === 'a.txt');
+  assert.equal(a.size, 5);
+  assert.ok(Math.abs(a.modifiedTime.getTime() - Date.now()) < 600_000, 'a plausible mtime');
+  assert.equal((await sbx.files.list('/tmp/fs', { depth: 2 })).length, 2);
+  assert.equal(await sbx.files.exists('/tmp/fs/a.txt'), true);
+  assert.equal(await sbx.files.exists('/tmp/fs/none'), false);
+  const moved = await sbx.files.rename('/tmp/fs/a.txt', '/tmp/fs/sub/b.txt');
+  assert.equal(moved.path, '/tmp/fs/sub/b.txt');
+  assert.equal(await sbx.files.read('/tmp/fs/sub/b.txt'), 'hello');
+  assert.equal((await sbx.files.getInfo('/tmp/fs/sub')).type, 'dir');
+  await sbx.files.remove('/tmp/fs');
+  assert.equal(await sbx.files.exists('/tmp/fs'), false);
+  await assert.rejects(sbx.files.list('/tmp/fs'));
+});
+
+test('Sandbox.list filters by metadata; setTimeout moves the end', async () => {
+  const mine = await Sandbox.list({ query: { metadata: { run: String(process.pid) } } }).nextItems();
+  assert.deepEqual(mine.map((s) => s.sandboxId), [sbx.sandboxId]);
+  assert.equal(mine[0].metadata.suite, 'e2b-sdk');
+  const none = await Sandbox.list({ query: { metadata: { run: 'someone-else' } } }).nextItems();
+  assert.deepEqual(none, []);
+  await sbx.setTimeout(30_000);
+  const info = await sbx.getInfo();
+  const left = info.endAt.getTime() - Date.now();
+  assert.ok(left > 20_000 && left <= 31_000, `ends in ${left} ms`);
+  await sbx.setTimeout(600_000);
+});
+
+test('raw Connect: malformed frames, oversize frames, unknown methods', async () => {
+  const headers = { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken,
+    'Content-Type': 'application/connect+json' };
+  const post = (path, body) => fetch(g.base + path, { method: 'POST', headers, body });
+  const endOf = async (res) => {
+    const buf = Buffer.from(await res.arrayBuffer());
+    assert.equal(buf[0], 2, 'an end-of-stream frame');
+    assert.equal(buf.readUInt32BE(1), buf.length - 5);
+    return JSON.parse(buf.subarray(5).toString());
+  };
+  let res = await post('/process.Process/Start', Buffer.from([0, 0, 0]));
+  assert.equal((await endOf(res)).error.code, 'invalid_argument');
+  const huge = Buffer.alloc(5); huge.writeUInt32BE(0x7fffffff, 1);
+  res = await post('/process.Process/Start', huge);
+  assert.equal((await endOf(res)).error.code, 'invalid_argument');
+  const msg = Buffer.from('{"process":{"cmd":42}}');
+  const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, msg.length]), msg]);
+  res = await post('/process.Process/Start', frame);
+  assert.equal((await endOf(res)).error.code, 'invalid_argument');
+  res = await fetch(g.base + '/process.Process/Nope', { method: 'POST',
+    headers: { ...headers, 'Content-Type': 'application/json' }, body: '{}' });
+  assert.equal(res.status, 501);
+  assert.equal((await res.json()).code, 'unimplemented');
+  res = await fetch(g.base + '/process.Process/List', { method: 'POST',
+    headers: { ...headers, 'Content-Type': 'application/json', 'X-Access-Token': 'wrong' }, body: '{}' });
+  assert.equal(res.status, 401);
+});
+
+test('pause, then connect resumes', async () => {
+  await sbx.pause();
+  const listed = await Sandbox.list({ query: { metadata: { run: String(process.pid) }, state: ['paused'] } }).nextItems();
+  assert.equal(listed[0]?.state, 'paused');
+  const again = await Sandbox.connect(sbx.sandboxId);
+  const r = await again.commands.run('echo back');
+  assert.equal(r.stdout, 'back\n');
+});
+
+test('autoPause: at its timeout a sandbox pauses, and connect brings it back', async () => {
+  const t0 = Date.now();
+  const ap = await Sandbox.create('tiny', { timeoutMs: 5000, lifecycle: { onTimeout: 'pause' },
+    metadata: { run: 'ap-' + process.pid } });
+  assert.equal((await ap.getInfo()).state, 'running');
+  let state = 'running';
+  while (state !== 'paused' && Date.now() - t0 < 60_000) {
+    await new Promise((r) => setTimeout(r, 250));
+    state = (await Sandbox.getInfo(ap.sandboxId)).state;
+  }
+  assert.equal(state, 'paused');
+  assert.ok(Date.now() - t0 >= 4000, 'not before its timeout');
+  const back = await Sandbox.connect(ap.sandboxId, { timeoutMs: 60_000 });
+  assert.equal((await back.commands.run('echo resumed')).stdout, 'resumed\n');
+  await back.kill();
+});
+
+test('the older SDK (2.45) creates through the v1 path, runs, and kills', async () => {
+  const old = await Sandbox245.create('tiny', { metadata: { run: 'old-' + process.pid } });
+  const r = await old.commands.run('echo old sdk');
+  assert.equal(r.stdout, 'old sdk\n');
+  await old.kill();
+  const left = await Sandbox.list({ query: { metadata: { run: 'old-' + process.pid } } }).nextItems();
+  assert.deepEqual(left, []);
+});
+
+test('kill; the audit log has what the SDK did', async () => {
+  await sbx.kill();
+  const left = await Sandbox.list({ query: { metadata: { run: String(process.pid) } } }).nextItems();
+  assert.deepEqual(left, []);
+  const mine = readFileSync(auditLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    .filter((e) => e.session === sbx.sandboxId);
+  const events = new Set(mine.map((e) => e.event));
+  for (const ev of ['session_create', 'command', 'file_put', 'file_get', 'session_pause', 'session_resume', 'session_delete'])
+    assert.ok(events.has(ev), `${ev} in the audit log`);
+  const cmd = mine.find((e) => e.event === 'command' && e.argv.at(-1) === 'pwd');
+  assert.deepEqual(cmd.argv, ['/bin/bash', '-l', '-c', 'pwd']);
+  assert.equal(cmd.principal.kind, 'control');
+});
