@@ -1,9 +1,17 @@
 /* gateway/action/batch.c: see batch.h. */
 #include "gateway/action/batch.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Fields a batch may give once for all its actions (an action's own win).
+ * The coordinate space and its size go together: an action that names any
+ * of them takes none of the batch's. */
+static const char *const inherited[] = { "dialect", "coordinate_space", "screenshot_width",
+					 "screenshot_height", NULL };
+#define SPACE_FIRST 1 /* inherited[SPACE_FIRST..] are the coordinate space's */
 
 void batch_destroy(struct action_batch *b)
 {
@@ -32,6 +40,9 @@ static int check_fields(const json_t *obj, struct action_batch *b, struct action
 	{
 		bool known = !strcmp(key, "actions") || !strcmp(key, "id") ||
 			     !strcmp(key, "screenshot") || (call && !strcmp(key, "type"));
+
+		for (size_t i = 0; !known && inherited[i]; i++)
+			known = !strcmp(key, inherited[i]);
 
 		for (size_t i = 0; call && !known && openai_call[i]; i++)
 			known = !strcmp(key, openai_call[i]);
@@ -66,18 +77,51 @@ static int check_fields(const json_t *obj, struct action_batch *b, struct action
 	return 0;
 }
 
-/* Element i of the batch, or a refusal in *err. */
-static struct action *element(const json_t *e, size_t i, const struct actions_ctx *ctx,
-			      struct actions_error *err)
+/* e with the batch's inherited fields it does not set itself: a new
+ * reference (e itself when it lacks none), NULL when out of memory. */
+static json_t *with_inherited(const json_t *batch, const json_t *e)
+{
+	json_t *copy = NULL;
+	bool own_space = false;
+
+	for (size_t i = SPACE_FIRST; inherited[i]; i++)
+		own_space = own_space || json_object_get(e, inherited[i]);
+	for (size_t i = 0; inherited[i]; i++) {
+		json_t *v = json_object_get(batch, inherited[i]);
+
+		if (!v || json_is_null(v) || json_object_get(e, inherited[i]) ||
+		    (i >= SPACE_FIRST && own_space))
+			continue;
+		if (!copy && !(copy = json_copy((json_t *)e)))
+			return NULL;
+		if (json_object_set(copy, inherited[i], v) < 0) {
+			json_decref(copy);
+			return NULL;
+		}
+	}
+	return copy ? copy : json_incref((json_t *)e);
+}
+
+/* Element i of the batch (with what it inherits from batch), or a refusal
+ * in *err. */
+static struct action *element(const json_t *batch, const json_t *e, size_t i,
+			      const struct actions_ctx *ctx, struct actions_error *err)
 {
 	struct action *a;
+	json_t *full;
 
 	if (!json_is_object(e)) {
 		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "actions",
 			     "actions[%zu] must be an action object", i);
 		return NULL;
 	}
-	if (!(a = actions_parse(e, ctx, err)))
+	if (!(full = with_inherited(batch, e))) {
+		actions_fail(err, ACTIONS_E_NO_MEMORY, "", "out of memory");
+		return NULL;
+	}
+	a = actions_parse(full, ctx, err);
+	json_decref(full);
+	if (!a)
 		return NULL;
 	if (a->want_screenshot || a->screenshot_opts) {
 		actions_destroy(a);
@@ -152,7 +196,7 @@ struct action_batch *batch_parse(const json_t *obj, const struct actions_ctx *ct
 	}
 	for (size_t i = 0; i < n; i++) {
 		const json_t *e = json_array_get(list, i);
-		struct action *a = element(e, i, ctx, err);
+		struct action *a = element(obj, e, i, ctx, err);
 
 		if (!a && (err->code == ACTIONS_E_NO_MEMORY || i == 0)) {
 			*index = err->code == ACTIONS_E_NO_MEMORY ? -1 : (long)i;

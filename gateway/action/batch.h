@@ -19,6 +19,11 @@
  *   "type": "computer_call" with OpenAI's "call_id", "status" and
  *                 "pending_safety_checks", ignored, so a computer call item
  *                 is taken verbatim
+ *   "dialect", "coordinate_space", "screenshot_width", "screenshot_height":
+ *                 given once for every action that does not give its own
+ *                 (the space and its size as one: an action naming any of
+ *                 the three takes none of the batch's); checked as each
+ *                 action's own, so a bad one refuses the first action
  * Elements are parsed in order; the first that is refused stops the parse:
  * the ones before it run, and the answer names its index and error. */
 #ifndef VITRINE_GATEWAY_BATCH_H

@@ -217,14 +217,42 @@ static void check_one(const struct action *a, int w, int h)
 	plan_destroy(p);
 }
 
-/* Whether element e of a batch is refused: alone, or for its screenshot. */
-static bool element_refused(const json_t *e, const struct actions_ctx *ctx)
+/* Element e of batch j as it runs: with the batch's dialect, and its
+ * coordinate space and size when e names none of the three (batch.h). A
+ * new reference; NULL when e is no object. */
+static json_t *element_full(const json_t *j, const json_t *e)
+{
+	static const char *const space[] = { "coordinate_space", "screenshot_width",
+					     "screenshot_height" };
+	json_t *full, *v;
+	bool own = false;
+
+	if (!json_is_object(e) || !(full = json_copy((json_t *)e)))
+		return NULL;
+	for (size_t i = 0; i < 3; i++)
+		own = own || json_object_get(e, space[i]);
+	v = json_object_get(j, "dialect");
+	if (v && !json_is_null(v) && !json_object_get(e, "dialect"))
+		json_object_set(full, "dialect", v);
+	for (size_t i = 0; i < 3 && !own; i++) {
+		v = json_object_get(j, space[i]);
+		if (v && !json_is_null(v))
+			json_object_set(full, space[i], v);
+	}
+	return full;
+}
+
+/* Whether element e of batch j is refused: as it runs, or for its
+ * screenshot. */
+static bool element_refused(const json_t *j, const json_t *e, const struct actions_ctx *ctx)
 {
 	struct actions_error err;
-	struct action *a = json_is_object(e) ? actions_parse(e, ctx, &err) : NULL;
+	json_t *full = element_full(j, e);
+	struct action *a = full ? actions_parse(full, ctx, &err) : NULL;
 	bool refused = !a || a->want_screenshot || a->screenshot_opts;
 
 	actions_destroy(a);
+	json_decref(full);
 	return refused;
 }
 
@@ -239,7 +267,7 @@ static void check_batch(const json_t *j, const struct actions_ctx *ctx)
 	if (!b) {
 		if (err.code == ACTIONS_OK || !err.message[0] || index < -1 ||
 		    (index >= 0 && (!json_is_array(list) || (size_t)index >= n ||
-				    !element_refused(json_array_get(list, (size_t)index), ctx))))
+				    !element_refused(j, json_array_get(list, (size_t)index), ctx))))
 			__builtin_trap();
 		if (json_is_array(list) && n > ACTIONS_MAX_BATCH && index != -1)
 			__builtin_trap();
@@ -251,11 +279,11 @@ static void check_batch(const json_t *j, const struct actions_ctx *ctx)
 		__builtin_trap();
 	for (size_t i = 0; i < b->n; i++) {
 		check_one(b->actions[i], ctx->screen_width, ctx->screen_height);
-		if (b->is_batch && element_refused(json_array_get(list, i), ctx))
+		if (b->is_batch && element_refused(j, json_array_get(list, i), ctx))
 			__builtin_trap();
 	}
 	if (b->refused && (!b->refusal.message[0] || b->refusal.code == ACTIONS_OK ||
-			   !element_refused(json_array_get(list, b->n), ctx)))
+			   !element_refused(j, json_array_get(list, b->n), ctx)))
 		__builtin_trap();
 	batch_destroy(b);
 }

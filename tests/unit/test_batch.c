@@ -123,6 +123,43 @@ static void test_openai_call(void **state)
 		ACTIONS_E_INVALID_ARGUMENT, "call_id", -1);
 }
 
+/* dialect, coordinate_space and the screenshot's size given once for the
+ * whole batch: each action that does not set its own takes them. */
+static void test_inherited(void **state)
+{
+	struct actions_error err;
+	long index;
+	struct action_batch *b;
+
+	(void)state;
+	b = parse(
+		"{\"coordinate_space\": \"screenshot\", \"screenshot_width\": 640,"
+		" \"screenshot_height\": 400, \"dialect\": \"openai\","
+		" \"actions\": [{\"type\": \"click\", \"x\": 639, \"y\": 399},"
+		" {\"type\": \"move\", \"x\": 10, \"y\": 10, \"coordinate_space\": \"screen\"},"
+		" {\"action\": \"left_click\", \"coordinate\": [0, 0], \"dialect\": \"anthropic\"}]}",
+		&err, &index);
+	assert_non_null(b);
+	assert_false(b->refused);
+	assert_int_equal(b->n, 3);
+	/* the screenshot's far corner is the screen's */
+	assert_int_equal(b->actions[0]->dialect, ACTIONS_DIALECT_OPENAI);
+	assert_int_equal(b->actions[0]->point.x, 1279);
+	assert_int_equal(b->actions[0]->point.y, 799);
+	/* an action's own space wins */
+	assert_int_equal(b->actions[1]->point.x, 10);
+	assert_int_equal(b->actions[1]->point.y, 10);
+	assert_int_equal(b->actions[2]->dialect, ACTIONS_DIALECT_ANTHROPIC);
+	assert_int_equal(b->actions[2]->point.x, 0);
+	batch_destroy(b);
+	/* an inherited field is checked as an action's own: the first refuses */
+	refused("{\"coordinate_space\": \"pixels\", \"actions\": [{\"type\": \"wait\"}]}",
+		ACTIONS_E_INVALID_ARGUMENT, "coordinate_space", 0);
+	refused("{\"coordinate_space\": \"screenshot\", \"actions\": [{\"type\": \"click\","
+		" \"x\": 1, \"y\": 1}]}",
+		ACTIONS_E_MISSING_FIELD, "screenshot_width", 0);
+}
+
 static void test_refusals(void **state)
 {
 	struct actions_error err;
@@ -167,8 +204,8 @@ static void test_refusals(void **state)
 	/* the batch itself */
 	refused("{\"actions\": []}", ACTIONS_E_INVALID_ARGUMENT, "actions", -1);
 	refused("{\"actions\": {\"type\": \"wait\"}}", ACTIONS_E_INVALID_ARGUMENT, "actions", -1);
-	refused("{\"actions\": [{\"type\": \"wait\"}], \"dialect\": \"openai\"}",
-		ACTIONS_E_INVALID_ARGUMENT, "dialect", -1);
+	refused("{\"actions\": [{\"type\": \"wait\"}], \"text\": \"hi\"}",
+		ACTIONS_E_INVALID_ARGUMENT, "text", -1);
 	refused("{\"actions\": [{\"type\": \"wait\"}], \"screenshot\": 3}",
 		ACTIONS_E_INVALID_ARGUMENT, "screenshot", -1);
 	refused("{\"actions\": [{\"type\": \"wait\"}], \"id\": 1.5}", ACTIONS_E_INVALID_ARGUMENT,
@@ -196,9 +233,8 @@ static void test_refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_one_action),
-		cmocka_unit_test(test_in_order),
-		cmocka_unit_test(test_openai_call),
+		cmocka_unit_test(test_one_action),  cmocka_unit_test(test_in_order),
+		cmocka_unit_test(test_openai_call), cmocka_unit_test(test_inherited),
 		cmocka_unit_test(test_refusals),
 	};
 
