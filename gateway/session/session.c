@@ -535,7 +535,25 @@ void sess_free_unlinked(struct sess *s)
 	if (!s)
 		return;
 	egress_release(s->egress);
+	json_decref(s->ext);
 	free(s);
+}
+
+int sess_ext_set(struct sess *s, const char *room, json_t *value)
+{
+	if (!value) {
+		json_object_del(s->ext, room);
+	} else if ((!s->ext && !(s->ext = json_object())) ||
+		   json_object_set_new(s->ext, room, value) < 0) {
+		return -ENOMEM;
+	}
+	sess_save(s);
+	return 0;
+}
+
+const json_t *sess_ext_get(const struct sess *s, const char *room)
+{
+	return json_object_get(s->ext, room);
 }
 
 void sess_link(struct sess *s)

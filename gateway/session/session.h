@@ -77,6 +77,9 @@ struct sess {
 	struct display_mirror *mirror; /* owned; the guest's screen */
 	struct display_encode_cache *shots; /* owned; encodings of recent frames */
 	struct sess_listener *listeners; /* not owned: rooms told of changes (sess_listen) */
+	/* owned, object or NULL: what other rooms keep with the session, by
+	 * room (sess_ext_set); in its record, opaque to session/ */
+	json_t *ext;
 	int pointer_x, pointer_y; /* where the last action left the pointer */
 	int64_t last_click_ms; /* when the last click action ended */
 	struct lws *waiters[SESS_MAX_WAITERS]; /* HTTP requests waiting for a state change */
@@ -186,6 +189,14 @@ void sess_note_click(struct sess *s);
 int sess_check_resources(struct gw *gw, int vcpus, int memory_mib, struct api_error *e);
 /* Appends an event to the session's log and wakes requests waiting on it. */
 void sess_event(struct sess *s, const char *type, json_t *data);
+
+/* What a room keeps with s beyond s's life in this process: value (an
+ * object, stolen; NULL removes it) is written in s's record under room
+ * and handed back by sess_ext_get after a restart. For small state (a
+ * few KiB: the record is rewritten on every change). 0, or -ENOMEM. */
+int sess_ext_set(struct sess *s, const char *room, json_t *value);
+/* What room keeps with s (borrowed), or NULL. */
+const json_t *sess_ext_get(const struct sess *s, const char *room);
 
 /* Tokens (session_grants.c; docs/api.md "Tokens and their rights"). The
  * rights of token on s (AUTH_R_* bits, 0 for none): the operator key, the

@@ -125,6 +125,8 @@ json_t *sess_record(const struct sess *s)
 							      : VMM_KEYMAP_DEFAULT));
 	if (ckpt[0])
 		json_object_set_new(j, "checkpoint", json_string(ckpt));
+	if (json_object_size(s->ext))
+		json_object_set_new(j, "ext", json_deep_copy(s->ext));
 	if (s->guest.run_dir[0])
 		json_object_set_new(j, "guest",
 				    json_pack("{s:s, s:i, s:I}", "run_dir", s->guest.run_dir, "pid",
@@ -269,6 +271,18 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 	    get_str(rec, "keyboard_layout", s->keyboard_layout, sizeof(s->keyboard_layout), why,
 		    whylen) < 0)
 		return -EINVAL;
+	{
+		const json_t *ext = json_object_get(rec, "ext");
+
+		if (ext && !json_is_object(ext)) {
+			snprintf(why, whylen, "bad record: ext is not an object");
+			return -EINVAL;
+		}
+		if (ext && !(s->ext = json_deep_copy(ext))) {
+			snprintf(why, whylen, "out of memory");
+			return -ENOMEM;
+		}
+	}
 	/* A record from before layouts: the guest runs the image's US layout. */
 	if (!s->keyboard_layout[0])
 		snprintf(s->keyboard_layout, sizeof(s->keyboard_layout), "%s", VMM_KEYMAP_DEFAULT);

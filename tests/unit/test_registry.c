@@ -218,6 +218,10 @@ static struct sess *sample(void)
 	s->guest.start_time = 987654321ULL;
 	for (int i = 0; i < 5; i++)
 		events_add(&s->events, "state", NULL);
+	assert_int_equal(sess_ext_set(s, "e2b",
+				      json_pack("{s:s, s:{s:s}}", "template_id", "desktop",
+						"metadata", "user", "ana")),
+			 0);
 	return s;
 }
 
@@ -267,6 +271,13 @@ static void test_record_round_trip(void **state)
 	assert_int_equal(b->guest.start_time, 987654321ULL);
 	assert_int_equal(events_last(&b->events) + 1, b->events.next_seq);
 	assert_int_equal(b->events.next_seq, 6);
+	/* what another room kept came back as it was */
+	assert_string_equal(json_string_value(
+				    json_object_get(json_object_get(sess_ext_get(b, "e2b"),
+								    "metadata"),
+						    "user")),
+			    "ana");
+	assert_null(sess_ext_get(b, "other"));
 	/* Deadlines are absolute: within a few ms of the original's. */
 	assert_true(llabs((long long)(b->expires_ms - s->expires_ms)) < 50);
 	assert_true(llabs((long long)(b->created_ms - s->created_ms)) < 50);
@@ -339,6 +350,7 @@ static void test_bad_records(void **state)
 		       json_pack("{s:s, s:s}", "control_sha256", "abc", "view_sha256", "def"),
 		       "SHA-256");
 	expect_refused(rec, "screen", json_pack("[i]", 3), "bad record");
+	expect_refused(rec, "ext", json_string("x"), "ext is not an object");
 	expect_refused(rec, "guest", json_pack("{s:s}", "run_dir", "/x"), "guest");
 	expect_refused(rec, "guest",
 		       json_pack("{s:s, s:i, s:I}", "run_dir", "/x", "pid", -1, "start_time",
