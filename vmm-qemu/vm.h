@@ -122,7 +122,8 @@ int vmm_vm_start(const struct vmm_spec *spec, const struct vmm_vm_opts *opts, st
  * of something: vmm_vm_status() says. opts as for vmm_vm_start (on_marker,
  * ud, qemu_bin; shim, page_file and keep_fds are ignored). Returns 0 with
  * *out owning the guest, or -errno with a sentence in err (nothing about
- * the guest was changed). */
+ * the guest was changed): -ESRCH when the guest is gone, also when it
+ * exits while being adopted. */
 int vmm_vm_adopt(const struct vmm_identity *expect, const struct vmm_vm_opts *opts,
 		 struct vmm_vm **out, char *err, size_t errlen);
 

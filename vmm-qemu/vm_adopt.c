@@ -21,6 +21,10 @@ static int take_over(struct vmm_vm *vm, char *err, size_t errlen)
 
 	vm->spawn_ms = fs_now_ms();
 	rc = vm_connect_qmp(vm, err, errlen);
+	/* It exited since it was found (a pause's quit the last gateway
+	 * asked for): gone meanwhile, as for the attach below. */
+	if (rc == -ECHILD)
+		rc = -ESRCH;
 	if (rc == 0)
 		rc = vm_open_console(vm, true, err, errlen);
 	if (rc < 0)

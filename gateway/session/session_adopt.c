@@ -249,12 +249,17 @@ int sess_adopt_all(struct gw *gw)
  * complete one, if any. Partial ones are removed. */
 struct held_scan {
 	const char *id;
+	const char *run_dir; /* the gone guest's, or NULL */
 	char found[PATH_MAX];
 };
 
-static bool ckpt_complete(const char *dir)
+/* Whether the checkpoint in dir is whole. A pause to disk writes its
+ * description and state, has QEMU quit, then moves the guest's disk in:
+ * a gateway that died between the last two left the disk in the guest's
+ * run_dir (when given: that guest is gone), from where it is moved now. */
+static bool ckpt_complete(const char *dir, const char *run_dir)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], from[PATH_MAX + 32];
 	json_t *j;
 	int disk = 0;
 	bool ok;
@@ -265,8 +270,19 @@ static bool ckpt_complete(const char *dir)
 	json_decref(j);
 	snprintf(path, sizeof(path), "%s/state", dir);
 	ok = ok && access(path, R_OK) == 0;
+	if (!ok || !disk)
+		return ok;
 	snprintf(path, sizeof(path), "%s/disk.qcow2", dir);
-	return ok && (!disk || access(path, R_OK) == 0);
+	if (access(path, R_OK) == 0)
+		return true;
+	if (!run_dir || !run_dir[0])
+		return false;
+	snprintf(from, sizeof(from), "%s/disk.qcow2", run_dir);
+	if (fs_move_regular(from, path) < 0)
+		return false;
+	log_info("adopt", "%s: its disk taken from %s, where the interrupted pause left it", dir,
+		 run_dir);
+	return true;
 }
 
 static void on_held(void *ud, const struct vmm_sweep_entry *e)
@@ -275,7 +291,7 @@ static void on_held(void *ud, const struct vmm_sweep_entry *e)
 
 	if (e->kind != VMM_SWEEP_CHECKPOINT || !e->held_by || strcmp(e->held_by, h->id))
 		return;
-	if (!h->found[0] && ckpt_complete(e->path)) {
+	if (!h->found[0] && ckpt_complete(e->path, h->run_dir)) {
 		snprintf(h->found, sizeof(h->found), "%s", e->path);
 		return;
 	}
@@ -284,10 +300,12 @@ static void on_held(void *ud, const struct vmm_sweep_entry *e)
 }
 
 /* The checkpoint an interrupted pause of s left (removes partial ones;
- * keep, the session's own, stays). Returns true with it in out. */
-static bool held_checkpoint(struct sess *s, const char *keep, char *out, size_t len)
+ * keep, the session's own, stays; gone_run_dir: the run dir of s's guest,
+ * known to be gone, or NULL). Returns true with it in out. */
+static bool held_checkpoint(struct sess *s, const char *keep, const char *gone_run_dir, char *out,
+			    size_t len)
 {
-	struct held_scan h = { .id = s->id };
+	struct held_scan h = { .id = s->id, .run_dir = gone_run_dir };
 
 	if (keep && keep[0])
 		snprintf(h.found, sizeof(h.found), "%s", keep);
@@ -310,7 +328,7 @@ void sess_adopt_finished(struct sess *s, struct job *j)
 
 		/* A pause under way was undone: its checkpoint goes; so does
 		 * the one an interrupted resume had restored this guest from. */
-		if (held_checkpoint(s, s->ckpt, stray, sizeof(stray)))
+		if (held_checkpoint(s, s->ckpt, NULL, stray, sizeof(stray)))
 			fs_rm_rf(stray);
 		if (s->ckpt[0]) {
 			job_dispose(NULL, NULL, s->ckpt, NULL);
@@ -369,7 +387,7 @@ void sess_adopt_finished(struct sess *s, struct job *j)
 		return;
 	}
 	if ((j->rc == -ESRCH || j->rc == -ENOENT) &&
-	    held_checkpoint(s, NULL, s->ckpt, sizeof(s->ckpt))) {
+	    held_checkpoint(s, NULL, s->guest.run_dir, s->ckpt, sizeof(s->ckpt))) {
 		/* QEMU had quit into its checkpoint when the old gateway died. */
 		memset(&s->guest, 0, sizeof(s->guest));
 		s->pause = SESS_PAUSE_DISK;
