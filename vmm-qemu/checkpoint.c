@@ -185,6 +185,35 @@ int vmm_checkpoint_save(struct vmm_vm *vm, const char *dir, enum vmm_checkpoint_
 	return rc;
 }
 
+/* Whether dir/file is a regular file (a link is not). */
+static bool regular(const char *dir, const char *file)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	return join(path, dir, file, NULL, 0) == 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool vmm_checkpoint_complete(const char *dir, const char *gone_run_dir)
+{
+	char path[PATH_MAX], from[PATH_MAX];
+	json_t *j = NULL;
+	int disk = 0;
+	bool ok;
+
+	ok = regular(dir, "checkpoint.json") && regular(dir, "state") &&
+	     join(path, dir, "checkpoint.json", NULL, 0) == 0 &&
+	     (j = json_load_file(path, 0, NULL)) && json_unpack(j, "{s:b}", "disk", &disk) == 0;
+	json_decref(j);
+	if (!ok || !disk || regular(dir, "disk.qcow2"))
+		return ok;
+	if (!gone_run_dir || !gone_run_dir[0] ||
+	    join(from, gone_run_dir, "disk.qcow2", NULL, 0) < 0 ||
+	    join(path, dir, "disk.qcow2", NULL, 0) < 0)
+		return false;
+	return fs_move_regular(from, path) == 0;
+}
+
 int vmm_checkpoint_restore(const char *dir, const struct vmm_vm_opts *opts, struct vmm_vm **out,
 			   char *err, size_t errlen)
 {

@@ -57,6 +57,14 @@ int vmm_checkpoint_unhold(const char *dir);
  * be NULL). Returns 0, -ENOENT when it is not held, or another -errno. */
 int vmm_checkpoint_held_by(const char *dir, char *holder, size_t len);
 
+/* Whether the checkpoint in dir is whole: its description, its state, and
+ * its disk when it has one. A save with VMM_CKPT_QUIT writes the first two,
+ * has QEMU quit, then moves the guest's disk in; one whose writer died
+ * between the last two left the disk in the guest's run dir: given
+ * gone_run_dir (that guest's, known to be gone; NULL for none), the disk is
+ * moved in from there now. Never follows a link. Can't fail otherwise. */
+bool vmm_checkpoint_complete(const char *dir, const char *gone_run_dir);
+
 /* Starts a new guest from the checkpoint in dir and waits until it runs
  * (opts as for vmm_vm_start; its page and inherited fds are the
  * checkpoint's). The guest writes the checkpoint's disk itself (linked into

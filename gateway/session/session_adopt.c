@@ -12,6 +12,7 @@
 #include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
 #include "gateway/session/session_record.h"
+#include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/sweep.h"
 #include "vmm-qemu/vm.h"
@@ -253,45 +254,13 @@ struct held_scan {
 	char found[PATH_MAX];
 };
 
-/* Whether the checkpoint in dir is whole. A pause to disk writes its
- * description and state, has QEMU quit, then moves the guest's disk in:
- * a gateway that died between the last two left the disk in the guest's
- * run_dir (when given: that guest is gone), from where it is moved now. */
-static bool ckpt_complete(const char *dir, const char *run_dir)
-{
-	char path[PATH_MAX + 32], from[PATH_MAX + 32];
-	json_t *j;
-	int disk = 0;
-	bool ok;
-
-	snprintf(path, sizeof(path), "%s/checkpoint.json", dir);
-	j = json_load_file(path, 0, NULL);
-	ok = j && json_unpack(j, "{s:b}", "disk", &disk) == 0;
-	json_decref(j);
-	snprintf(path, sizeof(path), "%s/state", dir);
-	ok = ok && access(path, R_OK) == 0;
-	if (!ok || !disk)
-		return ok;
-	snprintf(path, sizeof(path), "%s/disk.qcow2", dir);
-	if (access(path, R_OK) == 0)
-		return true;
-	if (!run_dir || !run_dir[0])
-		return false;
-	snprintf(from, sizeof(from), "%s/disk.qcow2", run_dir);
-	if (fs_move_regular(from, path) < 0)
-		return false;
-	log_info("adopt", "%s: its disk taken from %s, where the interrupted pause left it", dir,
-		 run_dir);
-	return true;
-}
-
 static void on_held(void *ud, const struct vmm_sweep_entry *e)
 {
 	struct held_scan *h = ud;
 
 	if (e->kind != VMM_SWEEP_CHECKPOINT || !e->held_by || strcmp(e->held_by, h->id))
 		return;
-	if (!h->found[0] && ckpt_complete(e->path, h->run_dir)) {
+	if (!h->found[0] && vmm_checkpoint_complete(e->path, h->run_dir)) {
 		snprintf(h->found, sizeof(h->found), "%s", e->path);
 		return;
 	}
