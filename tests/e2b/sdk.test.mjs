@@ -337,13 +337,22 @@ test('raw Connect: malformed frames, oversize frames, unknown methods', async ()
   assert.equal(res.status, 401);
 });
 
-test('pause, then connect resumes', async () => {
+test('pause, then connect resumes (a watch lives through a pause in memory)', async () => {
+  let ended;
+  const seen = [];
+  const h = await sbx.files.watchDir('/tmp', (e) => seen.push([e.type, e.name]),
+    { timeoutMs: 0, onExit: (e) => { ended = e ?? 'no error'; } });
   await sbx.pause();
   const listed = await Sandbox.list({ query: { metadata: { run: String(process.pid) }, state: ['paused'] } }).nextItems();
   assert.equal(listed[0]?.state, 'paused');
   const again = await Sandbox.connect(sbx.sandboxId);
   const r = await again.commands.run('echo back');
   assert.equal(r.stdout, 'back\n');
+  await again.commands.run('mkdir /tmp/after-resume');
+  await until('the watch\'s event after the resume', () => seen.length > 0);
+  assert.deepEqual(seen, [['create', 'after-resume']]);
+  assert.equal(ended, undefined);
+  await h.stop();
 });
 
 test('autoPause: at its timeout a sandbox pauses, and connect brings it back', async () => {
@@ -351,6 +360,8 @@ test('autoPause: at its timeout a sandbox pauses, and connect brings it back', a
   const ap = await Sandbox.create('tiny', { timeoutMs: 5000, lifecycle: { onTimeout: 'pause' },
     metadata: { run: 'ap-' + process.pid } });
   assert.equal((await ap.getInfo()).state, 'running');
+  let ended;
+  await ap.files.watchDir('/tmp', () => {}, { timeoutMs: 0, onExit: (e) => { ended = e ?? 'no error'; } });
   let state = 'running';
   while (state !== 'paused' && Date.now() - t0 < 60_000) {
     await new Promise((r) => setTimeout(r, 250));
@@ -358,6 +369,8 @@ test('autoPause: at its timeout a sandbox pauses, and connect brings it back', a
   }
   assert.equal(state, 'paused');
   assert.ok(Date.now() - t0 >= 4000, 'not before its timeout');
+  await until('a watch ends when its sandbox pauses to disk', () => ended !== undefined);
+  assert.ok(ended instanceof Error, String(ended));
   const back = await Sandbox.connect(ap.sandboxId, { timeoutMs: 60_000 });
   assert.equal((await back.commands.run('echo resumed')).stdout, 'resumed\n');
   await back.kill();
@@ -375,6 +388,10 @@ test('the older SDK (2.45) creates through the v1 path, runs, and kills', async 
 test('kill; the audit log has what the SDK did', async () => {
   let ended;
   await sbx.files.watchDir('/tmp', () => {}, { timeoutMs: 0, onExit: (e) => { ended = e ?? 'no error'; } });
+  const polled = await fetch(`${g.base}/filesystem.Filesystem/CreateWatcher`, { method: 'POST',
+    headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken,
+      'Content-Type': 'application/json' }, body: JSON.stringify({ path: '/tmp' }) });
+  assert.equal(polled.status, 200, 'a polled watcher goes with its sandbox too');
   await sbx.kill();
   await until('a watch ends with its sandbox', () => ended !== undefined);
   const left = await Sandbox.list({ query: { metadata: { run: String(process.pid) } } }).nextItems();
