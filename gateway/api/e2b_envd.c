@@ -1,11 +1,12 @@
 /* gateway/api/e2b_envd.c: envd, E2B's in-sandbox daemon, served by the
  * gateway for the sandbox a request names (e2b_api.h): Connect-RPC's
- * process.Process with the JSON codec (Start and Connect stream their
- * events over HTTP/1.1 until the process ends: no Content-Length, the
- * connection closes after the end-of-stream frame), the plain /files and
- * /health. Processes run through the session's vitrine-agent
- * (gateway/e2b/sandbox.h holds them); a stream that goes away leaves its
- * process running. */
+ * process.Process and filesystem.Filesystem with the JSON codec (Start,
+ * Connect and WatchDir stream their events over HTTP/1.1 until the
+ * process or watch ends: no Content-Length, the connection closes after
+ * the end-of-stream frame), the plain /files and /health. Processes and
+ * watchers run through the session's vitrine-agent (gateway/e2b/sandbox.h
+ * and watcher.h hold them); a stream that goes away leaves its process
+ * running, but ends its watcher. */
 #include "display/encode.h"
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
@@ -15,7 +16,9 @@
 #include "gateway/e2b/e2b_fs.h"
 #include "gateway/e2b/e2b_msg.h"
 #include "gateway/e2b/e2b_req.h"
+#include "gateway/e2b/e2b_watch.h"
 #include "gateway/e2b/sandbox.h"
+#include "gateway/e2b/watcher.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
@@ -29,11 +32,18 @@
 #define KEEPALIVE_US (15 * LWS_US_PER_SEC)
 #define STREAM_HOLD_S 3600
 #define FILES_TIMEOUT_S 120
+/* How long CreateWatcher waits for the guest's watcher to be in place. */
+#define WATCH_START_US (30 * LWS_US_PER_SEC)
 
+/* A streamed answer (Start, Connect, WatchDir), or a CreateWatcher
+ * waiting for its watcher (create_wait: answered as a unary call). */
 struct e2b_stream {
 	struct e2b_stream *next; /* streams */
 	struct http_req *r;
 	struct e2b_proc *p; /* held; NULL for a stream that only says an error */
+	struct e2b_watcher *w; /* held: WatchDir's watcher (ended with the stream), or the one
+				* a CreateWatcher waits for */
+	bool create_wait, answered;
 	uint64_t seq;
 	bool started, ended, closing;
 	struct bytebuf out; /* frames not yet written, from off */
@@ -68,8 +78,17 @@ static void on_keepalive(lws_sorted_usec_list_t *sul)
 {
 	struct e2b_stream *st = lws_container_of(sul, struct e2b_stream, sul_keep);
 
+	if (st->create_wait) { /* the guest's watcher did not come up */
+		static const char why[] = "the guest's watcher did not start in time";
+
+		if (!st->answered)
+			unary_error(st->r, CONNECT_UNAVAILABLE, why);
+		st->answered = true;
+		e2b_watcher_stop(st->w, CONNECT_UNAVAILABLE, why);
+		return;
+	}
 	if (st->started && !st->ended)
-		e2b_msg_frame(&st->out, 0, e2b_msg_keepalive());
+		e2b_msg_frame(&st->out, 0, st->w ? e2b_watch_msg_keepalive() : e2b_msg_keepalive());
 	api_hold(st->r, STREAM_HOLD_S);
 	lws_callback_on_writable(st->r->wsi);
 	lws_sul_schedule(st->r->gw->ctx, 0, &st->sul_keep, on_keepalive, KEEPALIVE_US);
@@ -87,6 +106,9 @@ static int stream_write(struct http_req *r)
 		st->out.len = st->off = 0;
 		if (st->p && !st->ended &&
 		    e2b_proc_drain(st->p, &st->seq, &st->started, &st->ended, &st->out) < 0)
+			return -1;
+		if (st->w && !st->ended &&
+		    e2b_watcher_drain(st->w, &st->started, &st->ended, &st->out) < 0)
 			return -1;
 	}
 	if (st->off < st->out.len) {
@@ -112,34 +134,49 @@ static int stream_write(struct http_req *r)
 	return 0;
 }
 
-/* Answers r with a stream: of p's events (held here) from seq, or (p
- * NULL) of the end-of-stream frame with c and message. */
-static void stream_start(struct http_req *r, struct e2b_proc *p, uint64_t seq, enum connect_code c,
-			 const char *message)
+static struct e2b_stream *stream_new(struct http_req *r)
 {
 	struct e2b_stream *st = calloc(1, sizeof(*st));
 
+	if (!st)
+		return NULL;
+	st->r = r;
+	st->next = streams;
+	streams = st;
+	r->e2b_stream = st;
+	api_hold(r, STREAM_HOLD_S);
+	return st;
+}
+
+/* Answers r with a stream: of p's events (held here) from seq, of w's
+ * (the caller's reference, taken), or (both NULL) of the end-of-stream
+ * frame with c and message. */
+static void stream_start(struct http_req *r, struct e2b_proc *p, struct e2b_watcher *w,
+			 uint64_t seq, enum connect_code c, const char *message)
+{
+	struct e2b_stream *st = stream_new(r);
+
 	if (!st) {
+		e2b_watcher_stop(w, CONNECT_INTERNAL, "out of memory");
+		e2b_watcher_release(w);
 		http_reply_json(r, 500, NULL);
 		return;
 	}
-	st->r = r;
 	st->seq = seq;
+	st->w = w;
 	if (p) {
 		e2b_proc_hold(p);
 		st->p = p;
+	} else if (w) {
+		/* its frames come as the guest's watcher sends */
 	} else if (e2b_msg_end_stream(&st->out, c, message) < 0) {
-		free(st);
+		api_e2b_envd_release(r);
 		http_reply_json(r, 500, NULL);
 		return;
 	} else {
 		st->ended = st->started = true;
 	}
-	st->next = streams;
-	streams = st;
-	r->e2b_stream = st;
-	api_hold(r, STREAM_HOLD_S);
-	if (p)
+	if (p || w)
 		lws_sul_schedule(r->gw->ctx, 0, &st->sul_keep, on_keepalive, KEEPALIVE_US);
 	http_reply_until_close(r, 200, "application/connect+json", stream_write);
 }
@@ -157,15 +194,41 @@ void api_e2b_envd_release(struct http_req *r)
 		}
 	lws_sul_cancel(&st->sul_keep);
 	e2b_proc_release(st->p); /* the process runs on */
+	if (st->w && !(st->create_wait && st->answered))
+		e2b_watcher_stop(st->w, CONNECT_CANCELED, "the client went away");
+	e2b_watcher_release(st->w);
 	bytebuf_free(&st->out);
 	free(st);
 	r->e2b_stream = NULL;
 }
 
+/* A CreateWatcher's answer, once its watcher is in place or failed. */
+static void create_answer(struct e2b_stream *st)
+{
+	char err[256];
+	bool ready, ended;
+	int code;
+
+	e2b_watcher_state(st->w, &ready, &ended, &code, err, sizeof(err));
+	if (ready) {
+		http_reply_json(st->r, 200, json_pack("{s:s}", "watcherId", st->w->id));
+	} else if (ended) {
+		unary_error(st->r, (enum connect_code)code, err);
+		e2b_watcher_stop(st->w, (enum connect_code)code, err);
+	} else {
+		return;
+	}
+	st->answered = true;
+	lws_sul_cancel(&st->sul_keep);
+}
+
 void api_e2b_envd_poke_all(void)
 {
 	for (struct e2b_stream *st = streams; st; st = st->next)
-		lws_callback_on_writable(st->r->wsi);
+		if (!st->create_wait)
+			lws_callback_on_writable(st->r->wsi);
+		else if (!st->answered)
+			create_answer(st);
 }
 
 /* ---- process.Process ---- */
@@ -234,7 +297,7 @@ static int stream_message(struct http_req *r, const uint8_t **msg, size_t *len)
 
 	if (n > 0 && (size_t)n == r->body_len && !(flags & CONNECT_FLAG_END))
 		return 0;
-	stream_start(r, NULL, 0, CONNECT_INVALID_ARGUMENT,
+	stream_start(r, NULL, NULL, 0, CONNECT_INVALID_ARGUMENT,
 		     n == -E2BIG    ? "the message is too large"
 		     : n == -EPROTO ? "compressed messages are not supported"
 				    : "the body must be one Connect envelope");
@@ -255,13 +318,13 @@ static void rpc_start(struct http_req *r, struct sess *s, bool root)
 	if (stream_message(r, &msg, &len) < 0)
 		return;
 	if (!sb) {
-		stream_start(r, NULL, 0, CONNECT_INTERNAL, "out of memory");
+		stream_start(r, NULL, NULL, 0, CONNECT_INTERNAL, "out of memory");
 		return;
 	}
 	exec_body = e2b_start_parse((const char *)msg, len, sb->env_vars, root, &config, tag,
 				    sizeof(tag), &keep_stdin, err, sizeof(err));
 	if (!exec_body) {
-		stream_start(r, NULL, 0, CONNECT_INVALID_ARGUMENT, err);
+		stream_start(r, NULL, NULL, 0, CONNECT_INVALID_ARGUMENT, err);
 		return;
 	}
 	p = process_start(s, sb, exec_body, config, tag, keep_stdin, connect_timeout_ms(r), &code,
@@ -269,7 +332,7 @@ static void rpc_start(struct http_req *r, struct sess *s, bool root)
 	json_decref(exec_body);
 	json_decref(config);
 	if (!p) {
-		stream_start(r, NULL, 0, (enum connect_code)code, err);
+		stream_start(r, NULL, NULL, 0, (enum connect_code)code, err);
 		return;
 	}
 	s->usage.commands++;
@@ -277,7 +340,7 @@ static void rpc_start(struct http_req *r, struct sess *s, bool root)
 	json_array_extend(json_object_get(r->audit_fields, "argv"),
 			  json_object_get(p->config, "args"));
 	api_audit_set(r, "user", json_string(root ? "root" : "desktop"));
-	stream_start(r, p, 0, CONNECT_OK, NULL);
+	stream_start(r, p, NULL, 0, CONNECT_OK, NULL);
 }
 
 static struct e2b_proc *selected(struct sess *s, const struct e2b_proc_req *q)
@@ -300,19 +363,19 @@ static void rpc_connect(struct http_req *r, struct sess *s)
 		return;
 	if (e2b_proc_req_parse(E2B_CALL_CONNECT, (const char *)msg, len, &q, err, sizeof(err)) <
 	    0) {
-		stream_start(r, NULL, 0, CONNECT_INVALID_ARGUMENT, err);
+		stream_start(r, NULL, NULL, 0, CONNECT_INVALID_ARGUMENT, err);
 		return;
 	}
 	p = selected(s, &q);
 	e2b_proc_req_free(&q);
 	if (!p) {
-		stream_start(r, NULL, 0, CONNECT_NOT_FOUND, "no such process");
+		stream_start(r, NULL, NULL, 0, CONNECT_NOT_FOUND, "no such process");
 		return;
 	}
 	pthread_mutex_lock(&p->mu);
 	seq = p->next_seq; /* what comes from now on */
 	pthread_mutex_unlock(&p->mu);
-	stream_start(r, p, seq, CONNECT_OK, NULL);
+	stream_start(r, p, NULL, seq, CONNECT_OK, NULL);
 }
 
 static void rpc_unary(struct http_req *r, struct sess *s, enum e2b_proc_call call)
@@ -345,6 +408,105 @@ static void rpc_unary(struct http_req *r, struct sess *s, enum e2b_proc_call cal
 		http_reply_json(r, 200, json_object());
 }
 
+/* ---- filesystem.Filesystem's watching ---- */
+
+static const char *home_of(bool root)
+{
+	return root ? "/root" : "/home/vitrine";
+}
+
+static void rpc_watch_dir(struct http_req *r, struct sess *s, bool root)
+{
+	struct e2b_sandbox *sb = e2b_sandbox_get(s);
+	struct e2b_watch_req q;
+	struct e2b_watcher *w;
+	const uint8_t *msg;
+	char err[256];
+	size_t len;
+	int code;
+
+	if (stream_message(r, &msg, &len) < 0)
+		return;
+	if (!sb) {
+		stream_start(r, NULL, NULL, 0, CONNECT_INTERNAL, "out of memory");
+		return;
+	}
+	if (e2b_watch_req_parse(E2B_WATCH_DIR, (const char *)msg, len, home_of(root), &q, err,
+				sizeof(err)) < 0) {
+		stream_start(r, NULL, NULL, 0, CONNECT_INVALID_ARGUMENT, err);
+		return;
+	}
+	if (!(w = e2b_watcher_start(sb, &q, root, false, connect_timeout_ms(r), &code, err,
+				    sizeof(err)))) {
+		stream_start(r, NULL, NULL, 0, (enum connect_code)code, err);
+		return;
+	}
+	stream_start(r, NULL, w, 0, CONNECT_OK, NULL);
+}
+
+static void rpc_create_watcher(struct http_req *r, struct sess *s, bool root)
+{
+	struct e2b_sandbox *sb = e2b_sandbox_get(s);
+	struct e2b_watch_req q;
+	struct e2b_stream *st;
+	struct e2b_watcher *w;
+	char err[256];
+	int code;
+
+	if (!sb) {
+		unary_error(r, CONNECT_INTERNAL, "out of memory");
+		return;
+	}
+	if (e2b_watch_req_parse(E2B_WATCH_CREATE, r->body, r->body_len, home_of(root), &q, err,
+				sizeof(err)) < 0) {
+		unary_error(r, CONNECT_INVALID_ARGUMENT, err);
+		return;
+	}
+	if (!(w = e2b_watcher_start(sb, &q, root, true, 0, &code, err, sizeof(err)))) {
+		unary_error(r, (enum connect_code)code, err);
+		return;
+	}
+	if (!(st = stream_new(r))) {
+		e2b_watcher_stop(w, CONNECT_INTERNAL, "out of memory");
+		e2b_watcher_release(w);
+		unary_error(r, CONNECT_INTERNAL, "out of memory");
+		return;
+	}
+	/* answered by create_answer once the guest's watcher is in place */
+	st->w = w;
+	st->create_wait = true;
+	lws_sul_schedule(r->gw->ctx, 0, &st->sul_keep, on_keepalive, WATCH_START_US);
+}
+
+/* GetWatcherEvents and RemoveWatcher. */
+static void rpc_watcher(struct http_req *r, struct sess *s, enum e2b_watch_call call)
+{
+	struct e2b_sandbox *sb = e2b_sandbox_of(s);
+	struct e2b_watch_req q;
+	struct e2b_watcher *w;
+	char err[256], msg[300];
+	json_t *events;
+	int code;
+
+	if (e2b_watch_req_parse(call, r->body, r->body_len, "/", &q, err, sizeof(err)) < 0) {
+		unary_error(r, CONNECT_INVALID_ARGUMENT, err);
+		return;
+	}
+	if (!sb || !(w = e2b_watcher_find(sb, q.id))) {
+		snprintf(msg, sizeof(msg), "watcher with id %s not found", q.id);
+		unary_error(r, CONNECT_NOT_FOUND, msg);
+		return;
+	}
+	if (call == E2B_WATCH_REMOVE) {
+		e2b_watcher_stop(w, CONNECT_CANCELED, "the watcher was removed");
+		http_reply_json(r, 200, json_object());
+	} else if ((events = e2b_watcher_take(w, &code, err, sizeof(err)))) {
+		http_reply_json(r, 200, events);
+	} else {
+		unary_error(r, (enum connect_code)code, err);
+	}
+}
+
 /* filesystem.Filesystem's unary calls, as commands (gateway/e2b/e2b_fs.h);
  * answered by api_e2b_envd_resume. */
 static void fs_call(struct http_req *r, struct sess *s, bool root, enum e2b_fs_call call)
@@ -352,8 +514,7 @@ static void fs_call(struct http_req *r, struct sess *s, bool root, enum e2b_fs_c
 	struct e2b_fs_req q;
 	char err[160], depth[16];
 
-	if (e2b_fs_req_parse(call, r->body, r->body_len, root ? "/root" : "/home/vitrine", &q, err,
-			     sizeof(err)) < 0) {
+	if (e2b_fs_req_parse(call, r->body, r->body_len, home_of(root), &q, err, sizeof(err)) < 0) {
 		unary_error(r, CONNECT_INVALID_ARGUMENT, err);
 		return;
 	}
@@ -407,11 +568,18 @@ static void fs_answer(struct http_req *r, const struct agent_exec_result *res)
 static void rpc(struct http_req *r, struct sess *s, bool root)
 {
 	const char *m = r->e2b.rpc;
+	enum e2b_watch_call wcall;
 	struct e2b_sandbox *sb;
 	enum e2b_fs_call call;
 
 	if (e2b_fs_call_of(m, &call) == 0)
 		fs_call(r, s, root, call);
+	else if (e2b_watch_call_of(m, &wcall) == 0 && wcall == E2B_WATCH_DIR)
+		rpc_watch_dir(r, s, root);
+	else if (e2b_watch_call_of(m, &wcall) == 0 && wcall == E2B_WATCH_CREATE)
+		rpc_create_watcher(r, s, root);
+	else if (e2b_watch_call_of(m, &wcall) == 0)
+		rpc_watcher(r, s, wcall);
 	else if (!strcmp(m, "process.Process/Start"))
 		rpc_start(r, s, root);
 	else if (!strcmp(m, "process.Process/Connect"))

@@ -41,7 +41,7 @@ int e2b_fs_call_of(const char *rpc, enum e2b_fs_call *call)
 	return -ENOENT;
 }
 
-static int path_of(const json_t *v, const char *home, char *out, size_t cap)
+int e2b_fs_path(const json_t *v, const char *home, char *out, size_t cap)
 {
 	const char *p = json_string_value(v);
 	int n;
@@ -65,14 +65,14 @@ int e2b_fs_req_parse(enum e2b_fs_call call, const char *msg, size_t len, const c
 		snprintf(err, errlen, "the message must be a JSON object");
 		goto out;
 	}
-	if (path_of(json_object_get(root, call == E2B_FS_MOVE ? "source" : "path"), home, out->path,
-		    sizeof(out->path)) < 0) {
+	if (e2b_fs_path(json_object_get(root, call == E2B_FS_MOVE ? "source" : "path"), home,
+			out->path, sizeof(out->path)) < 0) {
 		snprintf(err, errlen, "%s must be a path of at most 1023 bytes",
 			 call == E2B_FS_MOVE ? "source" : "path");
 		goto out;
 	}
-	if (call == E2B_FS_MOVE &&
-	    path_of(json_object_get(root, "destination"), home, out->dest, sizeof(out->dest)) < 0) {
+	if (call == E2B_FS_MOVE && e2b_fs_path(json_object_get(root, "destination"), home,
+					       out->dest, sizeof(out->dest)) < 0) {
 		snprintf(err, errlen, "destination must be a path of at most 1023 bytes");
 		goto out;
 	}

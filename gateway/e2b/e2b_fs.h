@@ -24,6 +24,10 @@ struct e2b_fs_req {
 	int depth; /* LIST_DIR: 1.. (default 1) */
 };
 
+/* The path a message's string v names into out (cap bytes): absolute as
+ * given, relative under home. -EINVAL for anything but a non-empty
+ * string without NULs that fits. */
+int e2b_fs_path(const json_t *v, const char *home, char *out, size_t cap);
 /* The call named "filesystem.Filesystem/Method", or -ENOENT. */
 int e2b_fs_call_of(const char *rpc, enum e2b_fs_call *call);
 /* Parses call's message ({path}, {path, depth}, {source, destination}),

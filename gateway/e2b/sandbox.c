@@ -8,6 +8,7 @@
 #include "gateway/e2b/desktop_serve.h"
 #include "gateway/e2b/e2b_msg.h"
 #include "gateway/e2b/e2b_req.h"
+#include "gateway/e2b/watcher.h"
 #include "gateway/guest/exec.h"
 #include "gateway/guest/sess_agent.h"
 #include "vmm-qemu/agent_exec.h"
@@ -93,6 +94,7 @@ static void notify(struct sess_listener *l, struct sess *s, enum sess_signal sig
 			served_end(p, 9);
 		e2b_proc_release(p); /* the table's */
 	}
+	e2b_watchers_end(sb, "the sandbox is gone");
 	sess_unlisten(s, l);
 	json_decref(sb->metadata);
 	json_decref(sb->env_vars);
@@ -492,6 +494,7 @@ void e2b_sandbox_reap_all(struct gw *gw)
 		}
 		e2b_proc_release(p); /* the channel's */
 	}
+	e2b_watchers_reap_all();
 }
 
 json_t *e2b_proc_list(struct e2b_sandbox *sb)

@@ -2,7 +2,8 @@
  * session itself: its template name, metadata, envVars, when it started,
  * and envd's process table (processes started through Process.Start,
  * which outlive the request that started them; their output is kept,
- * bounded, for the streams attached to them). Found on a session as its
+ * bounded, for the streams attached to them), and its directory watchers
+ * (watcher.h). Found on a session as its
  * listener (sess_find_listener); freed when the session is. Loop thread,
  * but for the agent channel callbacks, which only queue under mu and wake
  * the loop. */
@@ -67,6 +68,7 @@ struct e2b_sandbox {
 	int timeout_s; /* its life from when it runs (E2B's timeout) */
 	struct e2b_proc *procs; /* running (or not yet reaped) processes */
 	int n_procs;
+	struct e2b_watcher *watchers; /* directory watchers (watcher.h) */
 };
 
 /* The sandbox of s, or NULL when it has none yet. */
@@ -112,7 +114,8 @@ int e2b_proc_drain(struct e2b_proc *p, uint64_t *seq, bool *started, bool *ended
 		   struct bytebuf *out);
 
 /* Loop: drops the processes whose channel closed (their streams keep
- * them while they read). Called on each wake-up. */
+ * them while they read), and the same for watchers (watcher.h). Called
+ * on each wake-up. */
 void e2b_sandbox_reap_all(struct gw *gw);
 /* The table's processes as ListResponse's {processes: [...]} . */
 json_t *e2b_proc_list(struct e2b_sandbox *sb);

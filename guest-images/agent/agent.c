@@ -7,9 +7,12 @@
  * thread, one poll loop; runs as root, respawned by init.
  *
  *   vitrine-agent [--fd N] [--proxy-port P]
+ *   vitrine-agent watch [--recursive] DIR
  *
  * --fd N speaks on an inherited socket instead of the virtio port and exits
- * when it closes (tests run the agent on the host that way). */
+ * when it closes (tests run the agent on the host that way). `watch` is
+ * the filesystem watcher the gateway runs as a command for E2B's
+ * WatchDir (agent_watch.c). */
 #define _GNU_SOURCE
 #include "agent.h"
 
@@ -663,6 +666,8 @@ int main(int argc, char **argv)
 	struct chan *owner[MAX_POLL];
 	int slot[MAX_POLL];
 
+	if (argc > 1 && !strcmp(argv[1], "watch"))
+		return agent_watch_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--fd") && i + 1 < argc) {
 			ag.port = atoi(argv[++i]);
@@ -671,7 +676,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--proxy-port") && i + 1 < argc) {
 			ag.proxy_port = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: vitrine-agent [--fd N] [--proxy-port P]\n");
+			fprintf(stderr, "usage: vitrine-agent [--fd N] [--proxy-port P]\n"
+					"       vitrine-agent watch [--recursive] DIR\n");
 			return 2;
 		}
 	}

@@ -64,6 +64,11 @@ int64_t agent_now_ms(void);
  * entries: arg=, env=, cwd=, uid=, gid=) for c. 0, or -1 with a reason. */
 int agent_exec_start(struct chan *c, const char *payload, size_t len, char *err, size_t errlen);
 
+/* agent_watch.c: `vitrine-agent watch [--recursive] DIR`, a mode of its
+ * own (not the agent's loop): inotify events on stdout, one line each.
+ * Returns the process's exit status. */
+int agent_watch_main(int argc, char **argv);
+
 /* agent_ws.c: the browser's DevTools WebSocket on 127.0.0.1:port.
  * Returns a connected socket (handshake done, blocking), or -1 with a
  * reason. */

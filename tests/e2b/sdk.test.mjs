@@ -4,7 +4,7 @@
 // on the tiny guest. One sandbox carries most checks.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuthenticationError, CommandExitError, Sandbox } from 'e2b';
+import { AuthenticationError, CommandExitError, FileNotFoundError, InvalidArgumentError, Sandbox } from 'e2b';
 import { Sandbox as Sandbox245 } from 'e2b-245';
 import { readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
@@ -13,6 +13,18 @@ import { join } from 'node:path';
 import { qemuUnder, startGateway, stopGateway } from './gateway.mjs';
 
 let g, sbx;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Waits (polling) until cond() is true, failing after ms.
+async function until(what, cond, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+// The guest's watchers (vitrine-agent watch) as ps shows them.
+const watchersInGuest = async () =>
+  (await sbx.commands.run('ps')).stdout.split('\n').filter((l) => l.includes('vitrine-agent watch'));
 const auditLog = join(tmpdir(), `vitrine-e2b-audit-${process.pid}.jsonl`);
 
 before(async () => {
@@ -165,6 +177,125 @@ test('files: list, exists, getInfo, makeDir, rename, remove (filesystem.Filesyst
   await assert.rejects(sbx.files.list('/tmp/fs'));
 });
 
+test('files.watchDir: create, write, rename, chmod, remove; recursive or not; stop ends it', async () => {
+  await sbx.files.makeDir('/tmp/watched/sub');
+  const flat = [], deep = [];
+  const hFlat = await sbx.files.watchDir('/tmp/watched', (e) => flat.push([e.type, e.name]));
+  const hDeep = await sbx.files.watchDir('/tmp/watched', (e) => deep.push([e.type, e.name]), { recursive: true });
+  assert.equal((await watchersInGuest()).length, 2, 'one watcher in the guest each');
+  await sbx.commands.run('cd /tmp/watched && printf hi > a.txt && mv a.txt b.txt && ' +
+    'printf deep > sub/deep.txt && chmod 600 b.txt && rm b.txt');
+  const top = [['create', 'a.txt'], ['write', 'a.txt'], ['rename', 'a.txt'], ['create', 'b.txt'],
+    ['chmod', 'b.txt'], ['remove', 'b.txt']];
+  await until('the recursive watch\'s events', () => deep.length >= 8);
+  await until('the flat watch\'s events', () => flat.length >= 6);
+  assert.deepEqual(flat, top);
+  assert.deepEqual(deep.filter(([, n]) => !n.startsWith('sub/')), top);
+  assert.deepEqual(deep.filter(([, n]) => n.startsWith('sub/')),
+    [['create', 'sub/deep.txt'], ['write', 'sub/deep.txt']]);
+
+  // a tree made at once: the recursive watch follows it down
+  await sbx.commands.run('mkdir -p /tmp/watched/n1/n2 && printf x > /tmp/watched/n1/n2/f');
+  await until('the new tree\'s file', () => deep.some(([t, n]) => t === 'create' && n === 'n1/n2/f'));
+  for (const n of ['n1', 'n1/n2'])
+    assert.ok(deep.some(([t, m]) => t === 'create' && m === n), `${n} created`);
+  await until('the flat watch sees n1', () => flat.some(([t, n]) => t === 'create' && n === 'n1'));
+  assert.deepEqual(flat.filter(([, n]) => n.includes('/')), [], 'the flat watch sees no deeper');
+
+  await hFlat.stop();
+  await hDeep.stop();
+  await until('no watcher left in the guest', async () => (await watchersInGuest()).length === 0);
+  const seen = flat.length + deep.length;
+  await sbx.commands.run('touch /tmp/watched/after-stop');
+  await sleep(500);
+  assert.equal(flat.length + deep.length, seen, 'nothing after stop');
+});
+
+test('files.watchDir: a missing directory, a file, a relative path, the timeout', async () => {
+  await assert.rejects(sbx.files.watchDir('/tmp/no-such-dir', () => {}),
+    (e) => e instanceof FileNotFoundError && /no-such-dir/.test(e.message));
+  await sbx.files.write('/tmp/watched-file', 'x');
+  await assert.rejects(sbx.files.watchDir('/tmp/watched-file', () => {}),
+    (e) => e instanceof InvalidArgumentError);
+  // relative: in the user's home, as the user
+  const home = [];
+  const h = await sbx.files.watchDir('notes', (e) => home.push([e.type, e.name]));
+  await sbx.files.write('notes/w.txt', 'w');
+  await until('the home watch\'s create', () => home.some(([t, n]) => t === 'create' && n === 'w.txt'));
+  assert.match((await watchersInGuest())[0], /^\s*\d+ 1000 /, 'the watcher runs as the user');
+  await h.stop();
+  let ended;
+  await sbx.files.watchDir('/tmp', () => {}, { timeoutMs: 1500, onExit: (e) => { ended = e ?? 'no error'; } });
+  await until('the watch ends at its timeout', () => ended !== undefined, 10_000);
+  assert.ok(ended instanceof Error, String(ended));
+  await until('no watcher left in the guest', async () => (await watchersInGuest()).length === 0);
+});
+
+test('filesystem watchers, polled (CreateWatcher, GetWatcherEvents, RemoveWatcher) and WatchDir raw', async () => {
+  const headers = { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken };
+  const call = async (method, body) => {
+    const res = await fetch(`${g.base}/filesystem.Filesystem/${method}`, { method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: await res.json() };
+  };
+  await sbx.files.makeDir('/tmp/polled');
+  let r = await call('CreateWatcher', { path: '/tmp/polled', recursive: false });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  const id = r.body.watcherId;
+  assert.match(id, /^w\d+$/);
+  await sbx.commands.run('printf x > /tmp/polled/p.txt');
+  const events = [];
+  await until('the polled events', async () => {
+    r = await call('GetWatcherEvents', { watcherId: id });
+    assert.equal(r.status, 200);
+    events.push(...(r.body.events ?? []));
+    return events.length >= 2;
+  });
+  assert.deepEqual(events, [{ name: 'p.txt', type: 'EVENT_TYPE_CREATE' }, { name: 'p.txt', type: 'EVENT_TYPE_WRITE' }]);
+  r = await call('GetWatcherEvents', { watcherId: id });
+  assert.deepEqual(r.body.events ?? [], [], 'each event is given once');
+  r = await call('RemoveWatcher', { watcherId: id });
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body, {});
+  for (const method of ['GetWatcherEvents', 'RemoveWatcher']) {
+    r = await call(method, { watcherId: id });
+    assert.equal(r.status, 404);
+    assert.equal(r.body.code, 'not_found');
+  }
+  r = await call('CreateWatcher', { path: '/tmp/none-here' });
+  assert.equal(r.status, 404);
+  assert.equal(r.body.code, 'not_found');
+  r = await call('CreateWatcher', { path: 42 });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.code, 'invalid_argument');
+  await until('no watcher left in the guest', async () => (await watchersInGuest()).length === 0);
+
+  // WatchDir's stream as bytes: the start, an event, then the end the
+  // gateway gives at Connect-Timeout-Ms
+  const msg = Buffer.from(JSON.stringify({ path: '/tmp/polled' }));
+  const res = await fetch(`${g.base}/filesystem.Filesystem/WatchDir`, { method: 'POST',
+    headers: { ...headers, 'Content-Type': 'application/connect+json', 'Connect-Timeout-Ms': '3000' },
+    body: Buffer.concat([Buffer.from([0, 0, 0, 0, msg.length]), msg]) });
+  assert.equal(res.status, 200);
+  const reader = res.body.getReader();
+  let buf = Buffer.alloc(0);
+  const frames = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf = Buffer.concat([buf, value]);
+    while (buf.length >= 5 && buf.length >= 5 + buf.readUInt32BE(1)) {
+      const n = buf.readUInt32BE(1);
+      frames.push([buf[0], JSON.parse(buf.subarray(5, 5 + n).toString())]);
+      buf = buf.subarray(5 + n);
+      if (frames.length === 1) await sbx.commands.run('rm /tmp/polled/p.txt');
+    }
+  }
+  assert.deepEqual(frames, [[0, { start: {} }], [0, { filesystem: { name: 'p.txt', type: 'EVENT_TYPE_REMOVE' } }],
+    [2, { error: { code: 'deadline_exceeded', message: 'the watch reached its Connect-Timeout-Ms' } }]]);
+  await until('no watcher left in the guest', async () => (await watchersInGuest()).length === 0);
+});
+
 test('Sandbox.list filters by metadata; setTimeout moves the end', async () => {
   const mine = await Sandbox.list({ query: { metadata: { run: String(process.pid) } } }).nextItems();
   assert.deepEqual(mine.map((s) => s.sandboxId), [sbx.sandboxId]);
@@ -206,13 +337,22 @@ test('raw Connect: malformed frames, oversize frames, unknown methods', async ()
   assert.equal(res.status, 401);
 });
 
-test('pause, then connect resumes', async () => {
+test('pause, then connect resumes (a watch lives through a pause in memory)', async () => {
+  let ended;
+  const seen = [];
+  const h = await sbx.files.watchDir('/tmp', (e) => seen.push([e.type, e.name]),
+    { timeoutMs: 0, onExit: (e) => { ended = e ?? 'no error'; } });
   await sbx.pause();
   const listed = await Sandbox.list({ query: { metadata: { run: String(process.pid) }, state: ['paused'] } }).nextItems();
   assert.equal(listed[0]?.state, 'paused');
   const again = await Sandbox.connect(sbx.sandboxId);
   const r = await again.commands.run('echo back');
   assert.equal(r.stdout, 'back\n');
+  await again.commands.run('mkdir /tmp/after-resume');
+  await until('the watch\'s event after the resume', () => seen.length > 0);
+  assert.deepEqual(seen, [['create', 'after-resume']]);
+  assert.equal(ended, undefined);
+  await h.stop();
 });
 
 test('autoPause: at its timeout a sandbox pauses, and connect brings it back', async () => {
@@ -220,6 +360,8 @@ test('autoPause: at its timeout a sandbox pauses, and connect brings it back', a
   const ap = await Sandbox.create('tiny', { timeoutMs: 5000, lifecycle: { onTimeout: 'pause' },
     metadata: { run: 'ap-' + process.pid } });
   assert.equal((await ap.getInfo()).state, 'running');
+  let ended;
+  await ap.files.watchDir('/tmp', () => {}, { timeoutMs: 0, onExit: (e) => { ended = e ?? 'no error'; } });
   let state = 'running';
   while (state !== 'paused' && Date.now() - t0 < 60_000) {
     await new Promise((r) => setTimeout(r, 250));
@@ -227,6 +369,8 @@ test('autoPause: at its timeout a sandbox pauses, and connect brings it back', a
   }
   assert.equal(state, 'paused');
   assert.ok(Date.now() - t0 >= 4000, 'not before its timeout');
+  await until('a watch ends when its sandbox pauses to disk', () => ended !== undefined);
+  assert.ok(ended instanceof Error, String(ended));
   const back = await Sandbox.connect(ap.sandboxId, { timeoutMs: 60_000 });
   assert.equal((await back.commands.run('echo resumed')).stdout, 'resumed\n');
   await back.kill();
@@ -242,7 +386,14 @@ test('the older SDK (2.45) creates through the v1 path, runs, and kills', async 
 });
 
 test('kill; the audit log has what the SDK did', async () => {
+  let ended;
+  await sbx.files.watchDir('/tmp', () => {}, { timeoutMs: 0, onExit: (e) => { ended = e ?? 'no error'; } });
+  const polled = await fetch(`${g.base}/filesystem.Filesystem/CreateWatcher`, { method: 'POST',
+    headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken,
+      'Content-Type': 'application/json' }, body: JSON.stringify({ path: '/tmp' }) });
+  assert.equal(polled.status, 200, 'a polled watcher goes with its sandbox too');
   await sbx.kill();
+  await until('a watch ends with its sandbox', () => ended !== undefined);
   const left = await Sandbox.list({ query: { metadata: { run: String(process.pid) } } }).nextItems();
   assert.deepEqual(left, []);
   const mine = readFileSync(auditLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l))

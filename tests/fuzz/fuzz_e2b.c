@@ -17,12 +17,20 @@
  *   - a multipart file lies inside the body;
  *   - a route's id is [A-Za-z0-9_-];
  *   - a filesystem call's paths are absolute; a guest's stat line makes
- *     an entry whose path is the line's, its name the path's last part. */
+ *     an entry whose path is the line's, its name the path's last part;
+ *   - a watch request's path is absolute, its watcher id non-empty; the
+ *     guest watcher's output splits into the same lines however it is
+ *     cut, none longer than the limit or holding a newline; an event's
+ *     name is UTF-8 and no longer than its line, and written back escaped
+ *     gives the line (when the line was UTF-8); its JSON names it. */
+#include "common/bytebuf.h"
 #include "common/chunked.h"
+#include "common/utf8.h"
 #include "gateway/e2b/connect.h"
 #include "gateway/e2b/e2b_fs.h"
 #include "gateway/e2b/e2b_req.h"
 #include "gateway/e2b/e2b_route.h"
+#include "gateway/e2b/e2b_watch.h"
 #include "gateway/guest/exec.h"
 
 #include <stdlib.h>
@@ -206,6 +214,82 @@ static void text_parsers(uint8_t pick, const char *b, size_t n)
 		__builtin_trap();
 }
 
+/* Each line as its length and bytes. */
+static void keep_line(void *ud, const char *line, size_t len)
+{
+	uint32_t n = (uint32_t)len;
+
+	if (len > E2B_WATCH_LINE_MAX || memchr(line, '\n', len))
+		__builtin_trap();
+	bytebuf_append(ud, &n, sizeof(n));
+	bytebuf_append(ud, line, len);
+}
+
+/* One line read as an event, and checked. */
+static void watch_line(const char *line, size_t len)
+{
+	char *name = malloc(len + 1), *back = malloc(2 * len + 3);
+	int type = name ? e2b_watch_line_parse(line, len, name, len + 1) : -1;
+	size_t k = 0;
+	json_t *j;
+
+	if (type > 0) {
+		if (strlen(name) + 2 > len || !utf8_valid(name, strlen(name)) || !back)
+			__builtin_trap();
+		back[k++] = line[0];
+		back[k++] = ' ';
+		for (const char *p = name; *p; p++) {
+			if (*p == '\\' || *p == '\n')
+				back[k++] = '\\';
+			back[k++] = *p == '\n' ? 'n' : *p;
+		}
+		if (utf8_valid(line, len) && (k != len || memcmp(back, line, len)))
+			__builtin_trap();
+		j = e2b_watch_event(type, name);
+		if (!j || strcmp(json_string_value(json_object_get(j, "name")), name))
+			__builtin_trap();
+		json_decref(j);
+	} else if (type == 0 && (len != 5 || memcmp(line, "ready", 5))) {
+		__builtin_trap();
+	}
+	free(name);
+	free(back);
+}
+
+static void watch(uint8_t pick, const char *b, size_t n)
+{
+	enum e2b_watch_call c = (enum e2b_watch_call)((pick >> 1) % 4);
+	struct e2b_watch_lines *one = calloc(1, sizeof(*one)), *two = calloc(1, sizeof(*two));
+	struct bytebuf la = { 0 }, lb = { 0 };
+	size_t split = n ? (size_t)pick * 37 % (n + 1) : 0, off = 0, da, db;
+	struct e2b_watch_req q;
+	char err[160];
+
+	if (e2b_watch_req_parse(c, b, n, "/home/vitrine", &q, err, sizeof(err)) == 0 &&
+	    ((c <= E2B_WATCH_CREATE && q.path[0] != '/') || (c > E2B_WATCH_CREATE && !q.id[0])))
+		__builtin_trap();
+	if (!one || !two)
+		goto out;
+	da = e2b_watch_feed(one, b, n, keep_line, &la);
+	db = e2b_watch_feed(two, b, split, keep_line, &lb);
+	db += e2b_watch_feed(two, b + split, n - split, keep_line, &lb);
+	if (da != db || la.len != lb.len || (la.len && memcmp(la.data, lb.data, la.len)) ||
+	    one->len != two->len || one->overlong != two->overlong)
+		__builtin_trap();
+	while (off + sizeof(uint32_t) <= la.len) {
+		uint32_t len;
+
+		memcpy(&len, la.data + off, sizeof(len));
+		watch_line((const char *)la.data + off + sizeof(len), len);
+		off += sizeof(len) + len;
+	}
+out:
+	bytebuf_free(&la);
+	bytebuf_free(&lb);
+	free(one);
+	free(two);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *b = (const char *)data + 1;
@@ -215,6 +299,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if ((data[0] & 0xc0) == 0xc0) { /* the top two bits: the filesystem */
 		fs(data[0], b, n);
+		return 0;
+	}
+	if ((data[0] & 0xc0) == 0x80) { /* the top bit alone: watching */
+		watch(data[0], b, n);
 		return 0;
 	}
 	switch (data[0] % 8) {

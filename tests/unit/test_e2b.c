@@ -3,7 +3,8 @@
  * message; the events envd streams; the control plane's bodies and
  * routes; the sandbox of a Host; the user of an envd call; Process.Start
  * and the calls on a running process; the list's metadata filter; a
- * multipart upload's file; chunked request bodies. */
+ * multipart upload's file; chunked request bodies; watching: the
+ * requests, the guest watcher's lines, its end, envd's watch messages. */
 #include "common/base64.h"
 #include "common/chunked.h"
 #include "gateway/e2b/connect.h"
@@ -11,6 +12,7 @@
 #include "gateway/e2b/e2b_msg.h"
 #include "gateway/e2b/e2b_req.h"
 #include "gateway/e2b/e2b_route.h"
+#include "gateway/e2b/e2b_watch.h"
 #include "gateway/guest/exec.h"
 
 #include <errno.h>
@@ -591,6 +593,240 @@ static void test_fs(void **state)
 	json_decref(a);
 }
 
+static void test_watch_req(void **state)
+{
+	struct e2b_watch_req q;
+	enum e2b_watch_call call;
+	const char *argv[6];
+	char err[160];
+
+	(void)state;
+	assert_int_equal(e2b_watch_call_of("filesystem.Filesystem/WatchDir", &call), 0);
+	assert_int_equal(call, E2B_WATCH_DIR);
+	assert_int_equal(e2b_watch_call_of("filesystem.Filesystem/CreateWatcher", &call), 0);
+	assert_int_equal(call, E2B_WATCH_CREATE);
+	assert_int_equal(e2b_watch_call_of("filesystem.Filesystem/GetWatcherEvents", &call), 0);
+	assert_int_equal(call, E2B_WATCH_GET);
+	assert_int_equal(e2b_watch_call_of("filesystem.Filesystem/RemoveWatcher", &call), 0);
+	assert_int_equal(call, E2B_WATCH_REMOVE);
+	assert_int_equal(e2b_watch_call_of("filesystem.Filesystem/Stat", &call), -ENOENT);
+	assert_int_equal(e2b_watch_call_of("process.Process/WatchDir", &call), -ENOENT);
+
+	/* what the SDK sends (with the options envd 0.5.7 does not have) */
+	assert_int_equal(
+		e2b_watch_req_parse(E2B_WATCH_DIR,
+				    S("{\"path\":\"/tmp/w\",\"recursive\":true,"
+				      "\"includeEntry\":false,\"allowNetworkMounts\":false}"),
+				    "/home/vitrine", &q, err, sizeof(err)),
+		0);
+	assert_string_equal(q.path, "/tmp/w");
+	assert_true(q.recursive);
+	e2b_watch_argv(&q, argv);
+	assert_string_equal(argv[0], "vitrine-agent");
+	assert_string_equal(argv[1], "watch");
+	assert_string_equal(argv[2], "--recursive");
+	assert_string_equal(argv[3], "--");
+	assert_string_equal(argv[4], "/tmp/w");
+	assert_null(argv[5]);
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_CREATE, S("{\"path\":\"-rf\"}"), "/root", &q,
+					     err, sizeof(err)),
+			 0);
+	assert_string_equal(q.path, "/root/-rf");
+	assert_false(q.recursive);
+	e2b_watch_argv(&q, argv);
+	assert_string_equal(argv[2], "--");
+	assert_string_equal(argv[3], "/root/-rf");
+	assert_null(argv[4]);
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_DIR,
+					     S("{\"path\":\"/a\",\"recursive\":null}"), "/root", &q,
+					     err, sizeof(err)),
+			 0);
+	assert_false(q.recursive);
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_DIR,
+					     S("{\"path\":\"/a\",\"include_entry\":true}"), "/root",
+					     &q, err, sizeof(err)),
+			 0);
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_DIR, S("{\"path\":\"/a\",\"recursive\":1}"),
+					     "/root", &q, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "recursive, includeEntry and allowNetworkMounts are booleans");
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_DIR, S("{\"recursive\":true}"), "/root", &q,
+					     err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_DIR, S("{\"path\":\"a\\u0000b\"}"), "/root",
+					     &q, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_DIR, S("[]"), "/root", &q, err, sizeof(err)),
+			 -EINVAL);
+
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_GET, S("{\"watcherId\":\"w12\"}"), "/", &q,
+					     err, sizeof(err)),
+			 0);
+	assert_string_equal(q.id, "w12");
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_REMOVE, S("{\"watcher_id\":\"w3\"}"), "/",
+					     &q, err, sizeof(err)),
+			 0);
+	assert_string_equal(q.id, "w3");
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_GET, S("{}"), "/", &q, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(e2b_watch_req_parse(E2B_WATCH_GET, S("{\"watcherId\":7}"), "/", &q, err,
+					     sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(
+		e2b_watch_req_parse(E2B_WATCH_GET,
+				    S("{\"watcherId\":\"w0123456789012345678901234567890\"}"), "/",
+				    &q, err, sizeof(err)),
+		-EINVAL);
+}
+
+struct lines_seen {
+	char text[512]; /* the lines, each ended by '|' (a long one as "LONG") */
+	int n;
+	size_t last_len;
+};
+
+static void note_line(void *ud, const char *line, size_t len)
+{
+	struct lines_seen *seen = ud;
+	size_t at = strlen(seen->text);
+
+	seen->last_len = len;
+	if (len > 64) {
+		line = "LONG";
+		len = 4;
+	}
+	assert_true(at + len + 1 < sizeof(seen->text));
+	memcpy(seen->text + at, line, len);
+	seen->text[at + len] = '|';
+	seen->text[at + len + 1] = '\0';
+	seen->n++;
+}
+
+static void test_watch_lines(void **state)
+{
+	static const char out[] = "ready\nc a.txt\nw a.txt\n\nr sub/x\nd .\npartial";
+	struct e2b_watch_lines *l = calloc(1, sizeof(*l));
+	struct lines_seen whole = { 0 }, split = { 0 };
+	char *big = malloc(E2B_WATCH_LINE_MAX + 2);
+
+	(void)state;
+	assert_non_null(l);
+	assert_non_null(big);
+	assert_int_equal(e2b_watch_feed(l, out, sizeof(out) - 1, note_line, &whole), 0);
+	assert_string_equal(whole.text, "ready|c a.txt|w a.txt||r sub/x|d .|");
+	/* the same lines however the bytes are cut */
+	for (size_t cut = 0; cut < sizeof(out); cut++) {
+		memset(l, 0, sizeof(*l));
+		memset(&split, 0, sizeof(split));
+		e2b_watch_feed(l, out, cut, note_line, &split);
+		e2b_watch_feed(l, out + cut, sizeof(out) - 1 - cut, note_line, &split);
+		assert_string_equal(split.text, whole.text);
+		assert_int_equal(l->len, 7); /* "partial" waits for its newline */
+	}
+	/* a line over the limit is dropped whole, and only it */
+	memset(l, 0, sizeof(*l));
+	memset(&split, 0, sizeof(split));
+	memset(big, 'x', E2B_WATCH_LINE_MAX + 1);
+	big[0] = 'c';
+	big[1] = ' ';
+	big[E2B_WATCH_LINE_MAX + 1] = '\n';
+	assert_int_equal(e2b_watch_feed(l, big, 100, note_line, &split), 0);
+	assert_int_equal(e2b_watch_feed(l, big + 100, E2B_WATCH_LINE_MAX + 2 - 100, note_line,
+					&split),
+			 1);
+	assert_int_equal(e2b_watch_feed(l, S("c ok\n"), note_line, &split), 0);
+	assert_string_equal(split.text, "c ok|");
+	/* one exactly at the limit is kept */
+	memset(&split, 0, sizeof(split));
+	big[E2B_WATCH_LINE_MAX] = '\n';
+	assert_int_equal(e2b_watch_feed(l, big, E2B_WATCH_LINE_MAX + 1, note_line, &split), 0);
+	assert_string_equal(split.text, "LONG|");
+	assert_int_equal(split.last_len, E2B_WATCH_LINE_MAX);
+	free(big);
+	free(l);
+}
+
+static void test_watch_line(void **state)
+{
+	char name[64];
+
+	(void)state;
+	assert_int_equal(e2b_watch_line_parse(S("ready"), name, sizeof(name)), 0);
+	assert_int_equal(e2b_watch_line_parse(S("c a.txt"), name, sizeof(name)), E2B_EVENT_CREATE);
+	assert_string_equal(name, "a.txt");
+	assert_int_equal(e2b_watch_line_parse(S("w sub/deep.txt"), name, sizeof(name)),
+			 E2B_EVENT_WRITE);
+	assert_string_equal(name, "sub/deep.txt");
+	assert_int_equal(e2b_watch_line_parse(S("d ."), name, sizeof(name)), E2B_EVENT_REMOVE);
+	assert_string_equal(name, ".");
+	assert_int_equal(e2b_watch_line_parse(S("r a b"), name, sizeof(name)), E2B_EVENT_RENAME);
+	assert_string_equal(name, "a b");
+	assert_int_equal(e2b_watch_line_parse(S("m x"), name, sizeof(name)), E2B_EVENT_CHMOD);
+	assert_int_equal(e2b_watch_line_parse(S("c new\\nline\\\\x"), name, sizeof(name)),
+			 E2B_EVENT_CREATE);
+	assert_string_equal(name, "new\nline\\x");
+	assert_int_equal(e2b_watch_line_parse(S("c Gr\xc3\xbc\xc3\x9f\xff"), name, sizeof(name)),
+			 E2B_EVENT_CREATE);
+	assert_string_equal(name, "Gr\xc3\xbc\xc3\x9f?"); /* UTF-8 kept, the rest '?' */
+	assert_int_equal(e2b_watch_line_parse(S("c a\\t"), name, sizeof(name)), -EINVAL);
+	assert_int_equal(e2b_watch_line_parse(S("c a\\"), name, sizeof(name)), -EINVAL);
+	assert_int_equal(e2b_watch_line_parse(S("x a"), name, sizeof(name)), -EINVAL);
+	assert_int_equal(e2b_watch_line_parse(S("c "), name, sizeof(name)), -EINVAL);
+	assert_int_equal(e2b_watch_line_parse(S("ca.txt"), name, sizeof(name)), -EINVAL);
+	assert_int_equal(e2b_watch_line_parse(S("c a\0b"), name, sizeof(name)), -EINVAL);
+	assert_int_equal(e2b_watch_line_parse(S("ready "), name, sizeof(name)), -EINVAL);
+	assert_int_equal(e2b_watch_line_parse(S("c 12345"), name, 5), -EINVAL);
+	assert_int_equal(e2b_watch_line_parse(S("c 1234"), name, 5), E2B_EVENT_CREATE);
+}
+
+static void test_watch_messages(void **state)
+{
+	struct bytebuf b = { 0 };
+	const char *what;
+	char j[256];
+
+	(void)state;
+	assert_string_equal(e2b_event_type_name(E2B_EVENT_CHMOD), "EVENT_TYPE_CHMOD");
+	assert_null(e2b_event_type_name(0));
+	assert_null(e2b_event_type_name(6));
+	assert_null(e2b_watch_event(0, "a"));
+	assert_int_equal(e2b_msg_frame(&b, 0, e2b_watch_msg_start()), 0);
+	assert_int_equal(e2b_msg_frame(&b, 0,
+				       e2b_watch_msg_event(
+					       e2b_watch_event(E2B_EVENT_RENAME, "s/a"))),
+			 0);
+	assert_int_equal(e2b_msg_frame(&b, 0, e2b_watch_msg_keepalive()), 0);
+	assert_int_equal(e2b_msg_frame(&b, 0, e2b_watch_msg_event(NULL)), -ENOMEM);
+	assert_int_equal(e2b_msg_end_stream(&b, CONNECT_NOT_FOUND, "/x: no such"), 0);
+	assert_int_equal(nth_frame(&b, 0, j, sizeof(j)), 0);
+	assert_string_equal(j, "{\"start\":{}}");
+	nth_frame(&b, 1, j, sizeof(j));
+	assert_string_equal(j,
+			    "{\"filesystem\":{\"name\":\"s/a\",\"type\":\"EVENT_TYPE_RENAME\"}}");
+	nth_frame(&b, 2, j, sizeof(j));
+	assert_string_equal(j, "{\"keepalive\":{}}");
+	assert_int_equal(nth_frame(&b, 3, j, sizeof(j)), CONNECT_FLAG_END);
+	assert_string_equal(j, "{\"error\":{\"code\":\"not_found\",\"message\":\"/x: no such\"}}");
+	bytebuf_free(&b);
+
+	/* how a watcher's end reads */
+	assert_int_equal(e2b_watch_exit_code(E2B_WATCH_EXIT_MISSING, false, &what),
+			 CONNECT_NOT_FOUND);
+	assert_int_equal(e2b_watch_exit_code(E2B_WATCH_EXIT_NOT_DIR, false, &what),
+			 CONNECT_INVALID_ARGUMENT);
+	assert_int_equal(e2b_watch_exit_code(E2B_WATCH_EXIT_USAGE, false, &what),
+			 CONNECT_UNIMPLEMENTED);
+	assert_int_equal(e2b_watch_exit_code(E2B_WATCH_EXIT_OVERFLOW, true, &what),
+			 CONNECT_INTERNAL);
+	assert_string_equal(what, "the guest's event queue overflowed: events were lost");
+	/* once ready, the codes of a start mean nothing more */
+	assert_int_equal(e2b_watch_exit_code(E2B_WATCH_EXIT_MISSING, true, &what),
+			 CONNECT_INTERNAL);
+	assert_int_equal(e2b_watch_exit_code(-1, true, &what), CONNECT_INTERNAL);
+	assert_string_equal(what, "the watcher was killed");
+	assert_int_equal(e2b_watch_exit_code(127, false, &what), CONNECT_INTERNAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -601,6 +837,8 @@ int main(void)
 		cmocka_unit_test(test_proc_calls), cmocka_unit_test(test_metadata),
 		cmocka_unit_test(test_multipart),  cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_chunked),	   cmocka_unit_test(test_fs),
+		cmocka_unit_test(test_watch_req),  cmocka_unit_test(test_watch_lines),
+		cmocka_unit_test(test_watch_line), cmocka_unit_test(test_watch_messages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
