@@ -8,6 +8,7 @@
 #include "gateway/api/e2b_api.h"
 
 #include "common/fsutil.h"
+#include "common/log.h"
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/e2b/e2b_req.h"
@@ -178,8 +179,12 @@ static json_t *sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_to
 		      "startedAt", started, "endAt", end, "cpuCount", s->vcpus, "memoryMB",
 		      s->memory_mib, "diskSizeMB", 0, "metadata", sb ? sb->metadata : json_object(),
 		      "state", s->state == SESS_PAUSED ? "paused" : "running");
-	if (j && with_token && s->control_token[0])
-		json_object_set_new(j, "envdAccessToken", json_string(s->control_token));
+	if (j && with_token) {
+		const char *token = sb ? e2b_sandbox_envd_token(sb) : s->control_token;
+
+		if (token && token[0])
+			json_object_set_new(j, "envdAccessToken", json_string(token));
+	}
 	if (j && !sb) /* json_object() above was a new reference */
 		json_decref(json_object_get(j, "metadata"));
 	return j;
@@ -323,6 +328,11 @@ static void create(struct http_req *r)
 	json_object_update(sb->env_vars, c.env_vars);
 	sb->auto_pause = c.auto_pause;
 	sb->timeout_s = c.timeout_s;
+	if (e2b_sandbox_save(sb) < 0)
+		log_warn("e2b",
+			 "%s: its metadata and envVars would not survive a restart (out of "
+			 "memory)",
+			 s->id);
 	/* the boot does not count (the clock starts once it runs) */
 	sess_set_timeout(s, c.timeout_s + WAIT_MS / 1000);
 	e2b_create_free(&c);
@@ -417,9 +427,13 @@ static void connect_sandbox(struct http_req *r)
 		return;
 	}
 	if (t > 0) {
+		struct e2b_sandbox *sb = e2b_sandbox_get(s);
+
 		sess_set_timeout(s, t);
-		if (e2b_sandbox_get(s))
-			e2b_sandbox_get(s)->timeout_s = t;
+		if (sb) {
+			sb->timeout_s = t;
+			e2b_sandbox_save(sb);
+		}
 	}
 	if (s->state == SESS_READY && !s->job) {
 		http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), true));

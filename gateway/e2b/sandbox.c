@@ -4,6 +4,7 @@
 #include "gateway/e2b/sandbox.h"
 
 #include "common/fsutil.h"
+#include "common/log.h"
 #include "gateway/e2b/connect.h"
 #include "gateway/e2b/desktop_serve.h"
 #include "gateway/e2b/e2b_msg.h"
@@ -25,20 +26,40 @@ static uint32_t next_served_pid = E2B_SERVED_PID_BASE; /* loop thread */
 static void notify(struct sess_listener *l, struct sess *s, enum sess_signal sig, const void *data);
 static void served_end(struct e2b_proc *p, int sig);
 
-struct e2b_sandbox *e2b_sandbox_of(const struct sess *s)
+/* The sandbox's own fields from what its session kept (e2b_sandbox_save)
+ * before a restart; fields missing or of the wrong kind keep their
+ * defaults (the record is the gateway's, but may be old or damaged). */
+static void restore(struct e2b_sandbox *sb, const json_t *kept)
 {
-	struct sess_listener *l = sess_find_listener(s, notify);
+	const json_t *v;
 
-	return l ? lws_container_of(l, struct e2b_sandbox, listener) : NULL;
+	if ((v = json_object_get(kept, "template_id")) && json_is_string(v) &&
+	    json_string_length(v) < sizeof(sb->template_id))
+		snprintf(sb->template_id, sizeof(sb->template_id), "%s", json_string_value(v));
+	if ((v = json_object_get(kept, "metadata")) && json_is_object(v))
+		json_object_update(sb->metadata, (json_t *)v);
+	if ((v = json_object_get(kept, "env_vars")) && json_is_object(v))
+		json_object_update(sb->env_vars, (json_t *)v);
+	if ((v = json_object_get(kept, "started_unix_ms")) && json_is_integer(v) &&
+	    json_integer_value(v) > 0)
+		sb->started_unix_ms = json_integer_value(v);
+	if ((v = json_object_get(kept, "auto_pause")) && json_is_boolean(v))
+		sb->auto_pause = json_is_true(v);
+	if ((v = json_object_get(kept, "timeout_s")) && json_is_integer(v) &&
+	    json_integer_value(v) > 0 && json_integer_value(v) <= 86400)
+		sb->timeout_s = (int)json_integer_value(v);
+	if ((v = json_object_get(kept, "envd_grant_id")) && json_is_string(v) &&
+	    json_string_length(v) == AUTH_GRANT_ID_LEN)
+		snprintf(sb->envd_grant_id, sizeof(sb->envd_grant_id), "%s", json_string_value(v));
 }
 
-struct e2b_sandbox *e2b_sandbox_get(struct sess *s)
+/* A new sandbox for s, from what s kept of it when it has (a gateway
+ * restarted since it was made), else empty. NULL when out of memory. */
+static struct e2b_sandbox *sandbox_new(struct sess *s)
 {
-	struct e2b_sandbox *sb = e2b_sandbox_of(s);
+	struct e2b_sandbox *sb = calloc(1, sizeof(*sb));
 
-	if (sb)
-		return sb;
-	if (!(sb = calloc(1, sizeof(*sb))))
+	if (!sb)
 		return NULL;
 	sb->metadata = json_object();
 	sb->env_vars = json_object();
@@ -50,10 +71,68 @@ struct e2b_sandbox *e2b_sandbox_get(struct sess *s)
 	}
 	sb->started_unix_ms = fs_unix_ms();
 	sb->timeout_s = E2B_DEFAULT_TIMEOUT_S;
+	restore(sb, sess_ext_get(s, "e2b"));
 	sb->s = s;
 	sb->listener.notify = notify;
 	sess_listen(s, &sb->listener);
 	return sb;
+}
+
+struct e2b_sandbox *e2b_sandbox_of(struct sess *s)
+{
+	struct sess_listener *l = sess_find_listener(s, notify);
+
+	if (l)
+		return lws_container_of(l, struct e2b_sandbox, listener);
+	/* made through the E2B API before a restart */
+	return sess_ext_get(s, "e2b") ? sandbox_new(s) : NULL;
+}
+
+struct e2b_sandbox *e2b_sandbox_get(struct sess *s)
+{
+	struct e2b_sandbox *sb = e2b_sandbox_of(s);
+
+	return sb ? sb : sandbox_new(s);
+}
+
+int e2b_sandbox_save(struct e2b_sandbox *sb)
+{
+	json_t *kept = json_pack("{s:s, s:O, s:O, s:I, s:b, s:i}", "template_id", sb->template_id,
+				 "metadata", sb->metadata, "env_vars", sb->env_vars,
+				 "started_unix_ms", (json_int_t)sb->started_unix_ms, "auto_pause",
+				 sb->auto_pause, "timeout_s", sb->timeout_s);
+
+	if (kept && sb->envd_grant_id[0] &&
+	    json_object_set_new(kept, "envd_grant_id", json_string(sb->envd_grant_id)) < 0) {
+		json_decref(kept);
+		kept = NULL;
+	}
+	return kept ? sess_ext_set(sb->s, "e2b", kept) : -ENOMEM;
+}
+
+const char *e2b_sandbox_envd_token(struct e2b_sandbox *sb)
+{
+	struct sess *s = sb->s;
+	const struct auth_grant *g;
+	struct api_error e;
+
+	if (s->control_token[0])
+		return s->control_token;
+	if (sb->envd_token[0])
+		return sb->envd_token;
+	/* The last process's is unknown to this one: it goes. */
+	if (sb->envd_grant_id[0])
+		sess_grant_revoke(s, sb->envd_grant_id);
+	sb->envd_grant_id[0] = '\0';
+	g = sess_grant_add(s, AUTH_RIGHTS_CONTROL, 0, sb->envd_token, &e);
+	if (!g) {
+		sb->envd_token[0] = '\0';
+		log_warn("e2b", "%s: no envd token for a connect: %s", s->id, e.message);
+		return NULL;
+	}
+	snprintf(sb->envd_grant_id, sizeof(sb->envd_grant_id), "%s", g->id);
+	e2b_sandbox_save(sb);
+	return sb->envd_token;
 }
 
 static void unlink_proc(struct e2b_sandbox *sb, struct e2b_proc *p)

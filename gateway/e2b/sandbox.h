@@ -66,15 +66,35 @@ struct e2b_sandbox {
 	int64_t started_unix_ms;
 	bool auto_pause;
 	int timeout_s; /* its life from when it runs (E2B's timeout) */
+	/* The envd token a connect hands out once this gateway no longer
+	 * knows the session's control token (it was adopted after a
+	 * restart: only the hash survives): a token minted with the control
+	 * token's rights, kept in memory only ("" until a connect needs it);
+	 * its grant's id is kept with the sandbox (e2b_sandbox_save). */
+	char envd_token[AUTH_TOKEN_LEN + 1];
+	char envd_grant_id[AUTH_GRANT_ID_LEN + 1];
 	struct e2b_proc *procs; /* running (or not yet reaped) processes */
 	int n_procs;
 	struct e2b_watcher *watchers; /* directory watchers (watcher.h) */
 };
 
-/* The sandbox of s, or NULL when it has none yet. */
-struct e2b_sandbox *e2b_sandbox_of(const struct sess *s);
+/* The sandbox of s, or NULL when it has none: one made through the E2B
+ * API before a restart comes back here from what s kept of it
+ * (e2b_sandbox_save; its processes and watchers do not). */
+struct e2b_sandbox *e2b_sandbox_of(struct sess *s);
 /* The sandbox of s, made (empty) when missing. NULL when out of memory. */
 struct e2b_sandbox *e2b_sandbox_get(struct sess *s);
+/* Keeps sb's template, metadata, envVars, start, autoPause and timeout in
+ * its session's record (sess_ext_set), so that they survive a gateway
+ * restart. Called whenever one of them changes. 0, or -ENOMEM. */
+int e2b_sandbox_save(struct e2b_sandbox *sb);
+/* The envdAccessToken of sb for create's and connect's answer: the
+ * session's control token while this gateway knows it; else (after a
+ * restart) a token minted with the same rights, once per gateway process
+ * (the one minted by an earlier process is revoked: its grant id is kept).
+ * NULL when none can be had (the session's table of minted tokens is
+ * full, or no randomness). */
+const char *e2b_sandbox_envd_token(struct e2b_sandbox *sb);
 
 /* Starts exec_body (an exec body, gateway/e2b/e2b_req.h) in s's guest
  * with the config List shows, a tag, stdin open or closed at once, and

@@ -11,6 +11,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { qemuUnder, startGateway, stopGateway } from './gateway.mjs';
+import { restartGateway } from '../web/gateway.mjs';
 
 let g, sbx;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -383,6 +384,24 @@ test('the older SDK (2.45) creates through the v1 path, runs, and kills', async 
   await old.kill();
   const left = await Sandbox.list({ query: { metadata: { run: 'old-' + process.pid } } }).nextItems();
   assert.deepEqual(left, []);
+});
+
+test('a gateway killed and started again keeps the sandbox: metadata, envVars, template; connect gets an envd token', async () => {
+  const id = sbx.sandboxId;
+  g = await restartGateway(g);
+  process.env.E2B_API_URL = g.base;
+  process.env.E2B_SANDBOX_URL = g.base;
+  const mine = await Sandbox.list({ query: { metadata: { run: String(process.pid) } } }).nextItems();
+  assert.deepEqual(mine.map((s) => s.sandboxId), [id]);
+  assert.equal(mine[0].metadata.suite, 'e2b-sdk');
+  assert.equal(mine[0].templateId, 'tiny');
+  // The old gateway's control token is only a hash now: connect mints one.
+  sbx = await Sandbox.connect(id);
+  assert.match(sbx.envdAccessToken ?? '', /^[A-Za-z0-9_-]{43}$/);
+  const r = await sbx.commands.run('echo $SANDBOX_VAR');
+  assert.equal(r.stdout, 'from-create\n');
+  const again = await Sandbox.connect(id);
+  assert.equal(again.envdAccessToken, sbx.envdAccessToken, 'one token per gateway');
 });
 
 test('kill; the audit log has what the SDK did', async () => {
