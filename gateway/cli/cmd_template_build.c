@@ -3,8 +3,11 @@
  * file's copy steps may name host files ("src", relative to the file's
  * folder): this command reads them and sends their bytes (the gateway reads
  * no host files for its clients), posts {"name", "recipe"} to POST
- * /v1/templates and follows the build, printing each step's name, time and
- * output as it ends. A client of the gateway, like `template save`. */
+ * /v1/templates and follows the build (GET every 250 ms), printing each
+ * step's output lines as they come (the running step's output is in the
+ * build's JSON, with how many bytes each stream sent) and its name, status,
+ * time and exit code once it ended. A client of the gateway, like
+ * `template save`. */
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/http_client.h"
@@ -13,6 +16,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +25,8 @@
 #define BUILD_USAGE                                                                                \
 	"usage: vitrine template build -f FILE [--name NAME] [--no-wait]\n"                        \
 	"  builds template NAME (else the file's \"name\") from the recipe in FILE; an\n"          \
-	"  unchanged recipe on an unchanged base is up to date and not built again\n"              \
+	"  unchanged recipe on an unchanged base is up to date and not built again;\n"             \
+	"  prints each step's output lines on stderr as they come, then its status line\n"         \
 	"  --no-wait           answer once the build has started\n"
 #define MAX_FILE (1u << 20) /* the gateway's body limit */
 
@@ -90,19 +95,67 @@ static json_t *load_recipe(const char *cmd, const char *file, const char **name,
 	return j;
 }
 
-/* Prints the steps of build that ended since the last call (*shown of
- * them were printed): name, time, exit code and output. */
-static void show_steps(const json_t *build, size_t *shown)
+/* Where the printing of a build's steps is: the step under way (those
+ * before it were printed whole) and how many bytes of its stdout and
+ * stderr were. */
+struct follow {
+	size_t step;
+	uint64_t shown[2];
+};
+
+/* Prints what step s's stream key has sent since *shown: whole lines while
+ * it runs (a line of HOLD_MAX bytes or more without its end too), all of it
+ * once it ended. Bytes the build no longer keeps (more than its tail came
+ * between two looks) are counted in a line of their own. */
+#define HOLD_MAX 4096
+static void show_stream(const json_t *s, const char *key, uint64_t *shown, bool ended)
+{
+	char bytes_key[32];
+	const json_t *t = json_object_get(s, key), *n;
+	const char *text = json_string_value(t), *p, *nl;
+	size_t len = json_string_length(t), fresh;
+	uint64_t total;
+
+	snprintf(bytes_key, sizeof(bytes_key), "%s_bytes", key);
+	n = json_object_get(s, bytes_key);
+	/* a gateway before stdout_bytes: the text once the step ended */
+	total = json_is_integer(n) ? (uint64_t)json_integer_value(n) : ended ? len : 0;
+	if (!text || total <= *shown)
+		return;
+	if (total - *shown > len) {
+		fprintf(stderr, "[%llu bytes of %s not shown]\n",
+			(unsigned long long)(total - *shown - len), key);
+		*shown = total - len;
+	}
+	fresh = (size_t)(total - *shown);
+	p = text + len - fresh;
+	if (!ended && (nl = memrchr(p, '\n', fresh)))
+		fresh = (size_t)(nl - p) + 1;
+	else if (!ended && fresh < HOLD_MAX)
+		return; /* the rest of the line comes later */
+	fwrite(p, 1, fresh, stderr);
+	if (ended && p[fresh - 1] != '\n')
+		fputc('\n', stderr);
+	*shown += fresh;
+}
+
+/* Prints what build's steps did since the last call: the output lines of
+ * the step under way as they come, and once a step ended the rest of its
+ * output and its name, status, time and exit code. */
+static void show_steps(const json_t *build, struct follow *f)
 {
 	json_t *steps = json_object_get(build, "steps");
 
-	for (size_t i = *shown; i < json_array_size(steps); i++) {
+	for (size_t i = f->step; i < json_array_size(steps); i++) {
 		json_t *s = json_array_get(steps, i);
 		const char *status = json_string_value(json_object_get(s, "status"));
-		const char *out = json_string_value(json_object_get(s, "stdout"));
-		const char *err = json_string_value(json_object_get(s, "stderr"));
+		bool ended = status && strcmp(status, "pending") && strcmp(status, "running");
 
-		if (!status || !strcmp(status, "pending") || !strcmp(status, "running"))
+		if (!status || !strcmp(status, "pending"))
+			break;
+		show_stream(s, "stdout", &f->shown[0], ended);
+		show_stream(s, "stderr", &f->shown[1], ended);
+		if (!ended)
 			break;
 		fprintf(stderr, "step %zu/%zu %s: %s in %lld ms", i + 1, json_array_size(steps),
 			json_string_value(json_object_get(s, "name")), status,
@@ -111,11 +164,7 @@ static void show_steps(const json_t *build, size_t *shown)
 			fprintf(stderr, " (exit code %lld)",
 				(long long)json_integer_value(json_object_get(s, "exit_code")));
 		fputc('\n', stderr);
-		if (out && out[0])
-			fprintf(stderr, "%s%s", out, out[strlen(out) - 1] == '\n' ? "" : "\n");
-		if (err && err[0])
-			fprintf(stderr, "%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
-		*shown = i + 1;
+		*f = (struct follow){ .step = i + 1 };
 	}
 }
 
@@ -134,7 +183,7 @@ int cmd_template_build(int argc, char **argv)
 	char name_buf[128], path[160], *text;
 	bool wait = true;
 	struct http_resp r;
-	size_t shown = 0;
+	struct follow follow = { 0 };
 	json_t *recipe, *body;
 	int c, rc;
 
@@ -191,7 +240,7 @@ int cmd_template_build(int argc, char **argv)
 	snprintf(path, sizeof(path), "/v1/templates/%s", name);
 	while (wait && !cli_interrupted) {
 		status = json_string_value(json_object_get(r.json, "status"));
-		show_steps(r.json, &shown);
+		show_steps(r.json, &follow);
 		if (!status || strcmp(status, "building"))
 			break;
 		http_resp_free(&r);

@@ -5,7 +5,12 @@
  * unprivileged user (uid 1000) unless root is asked for, with a clean
  * environment, in a working directory, with stdin, and its process group
  * is killed when its timeout passes. The request owns the job; a request that
- * goes away lets go of it and the thread frees it when done. */
+ * goes away lets go of it and the thread frees it when done.
+ *
+ * A watched job (exec_watch) keeps the last bytes of each stream as they
+ * come, readable while the command runs (exec_output): the agent link's
+ * thread writes them under the job's lock, so whoever reads them (the loop)
+ * copies a few KiB and never waits for the command. */
 #ifndef VITRINE_GATEWAY_EXEC_H
 #define VITRINE_GATEWAY_EXEC_H
 
@@ -17,6 +22,7 @@
 #include <libwebsockets.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define EXEC_MAX_TIMEOUT_S 600
 #define EXEC_DEFAULT_TIMEOUT_S 60
@@ -33,6 +39,18 @@ struct exec_job *exec_parse(const char *body, size_t len, struct api_error *e);
  * with stdin (copied, may be NULL) and a timeout: for the files routes.
  * NULL when out of memory. */
 struct exec_job *exec_new(const char *const *argv, const void *in, size_t in_len, int timeout_s);
+
+/* Before exec_start: j keeps the last keep bytes (1..1 MiB) of its stdout
+ * and of its stderr as they come, readable while it runs (exec_output);
+ * exec_result's output is then those bytes (truncated flagged when more
+ * came). 0, -EINVAL (keep out of range, or already watched) or -ENOMEM. */
+int exec_watch(struct exec_job *j, size_t keep);
+/* What a watched job's stream (1 stdout, 2 stderr) has sent so far: its
+ * last bytes, at most len (no NUL added), into buf, and the bytes it sent
+ * in all into *total. Returns how many were copied (0 for a job not
+ * watched). Any thread, while the job runs and after; takes the job's lock
+ * for a copy of at most the kept bytes. */
+size_t exec_output(struct exec_job *j, int stream, char *buf, size_t len, uint64_t *total);
 
 /* Starts j through the session's agent (held until the job ends); the
  * loop of gw is woken when it ends (exec_poke). Returns 0 or -errno (j

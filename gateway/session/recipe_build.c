@@ -38,6 +38,7 @@ struct step_result {
 	bool exited;
 	int exit_code, signal;
 	char *out, *err; /* owned: the output's last OUTPUT_TAIL bytes, as text */
+	uint64_t out_bytes, err_bytes; /* what each stream sent in all */
 };
 
 struct recipe_build {
@@ -95,37 +96,6 @@ static void enter(struct recipe_build *b, enum rb_state st)
 	b->phase_ms = fs_now_ms();
 }
 
-/* The one way a build fails: what runs ends, what was made goes (the
- * session and its guest; a staged template is the finishing thread's to
- * remove, a template build's its own), and err stays for GET. */
-static void fail(struct recipe_build *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void fail(struct recipe_build *b, const char *fmt, ...)
-{
-	struct sess *s = b->session_id[0] ? sess_find(b->gw, b->session_id) : NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(b->err, sizeof(b->err), fmt, ap);
-	va_end(ap);
-	utf8_scrub(b->err);
-	b->failed = true;
-	if (b->job) {
-		exec_release(b->job);
-		b->job = NULL;
-		if (b->state == RB_STEP)
-			b->results[b->step].status = "failed";
-	}
-	if (s)
-		sess_destroy(s, NULL);
-	b->session_id[0] = '\0';
-	template_build_forget(b->gw, b->stage);
-	enter(b, RB_OVER);
-	b->ended_ms = fs_now_ms();
-	lws_sul_cancel(&b->sul);
-	log_warn("template", "%s: recipe build failed: %s", b->name, b->err);
-}
-
 /* n bytes of output as JSON-safe text: its last OUTPUT_TAIL bytes, stray
  * bytes and NULs as '?'. NULL when there is none (or out of memory). */
 static char *tail_text(const char *data, size_t n)
@@ -145,6 +115,62 @@ static char *tail_text(const char *data, size_t n)
 	return t;
 }
 
+/* A running (or ended) step's stream so far (1 stdout, 2 stderr), as
+ * tail_text has it; what it sent in all into *total. */
+static char *job_text(struct exec_job *job, int stream, uint64_t *total)
+{
+	char buf[OUTPUT_TAIL];
+	size_t n = exec_output(job, stream, buf, sizeof(buf), total);
+
+	return tail_text(buf, n);
+}
+
+/* The step that ran (or runs) ends: its output's last bytes and counts
+ * kept in its result. */
+static void note_output(struct recipe_build *b)
+{
+	struct step_result *res = &b->results[b->step];
+
+	res->ms = fs_now_ms() - res->started_ms;
+	free(res->out);
+	free(res->err);
+	res->out = job_text(b->job, 1, &res->out_bytes);
+	res->err = job_text(b->job, 2, &res->err_bytes);
+}
+
+/* The one way a build fails: what runs ends, what was made goes (the
+ * session and its guest; a staged template is the finishing thread's to
+ * remove, a template build's its own), and err stays for GET. */
+static void fail(struct recipe_build *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void fail(struct recipe_build *b, const char *fmt, ...)
+{
+	struct sess *s = b->session_id[0] ? sess_find(b->gw, b->session_id) : NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(b->err, sizeof(b->err), fmt, ap);
+	va_end(ap);
+	utf8_scrub(b->err);
+	b->failed = true;
+	if (b->job) {
+		if (b->state == RB_STEP && !strcmp(b->results[b->step].status, "running"))
+			note_output(b); /* what it printed until now */
+		exec_release(b->job);
+		b->job = NULL;
+		if (b->state == RB_STEP)
+			b->results[b->step].status = "failed";
+	}
+	if (s)
+		sess_destroy(s, NULL);
+	b->session_id[0] = '\0';
+	template_build_forget(b->gw, b->stage);
+	enter(b, RB_OVER);
+	b->ended_ms = fs_now_ms();
+	lws_sul_cancel(&b->sul);
+	log_warn("template", "%s: recipe build failed: %s", b->name, b->err);
+}
+
 /* The last line or so of a step's output, for the build's error. */
 static const char *gist(const struct step_result *r)
 {
@@ -162,6 +188,10 @@ static int start_step(struct recipe_build *b, struct sess *s)
 
 	b->job = text ? exec_parse(text, strlen(text), &e) : NULL;
 	free(text);
+	if (b->job && exec_watch(b->job, OUTPUT_TAIL) < 0) {
+		exec_free(b->job);
+		b->job = NULL;
+	}
 	if (!b->job) {
 		fail(b, "step %d (%s): cannot be run", b->step + 1, b->recipe.steps[b->step].name);
 		return -EINVAL;
@@ -197,9 +227,7 @@ static void step_ended(struct recipe_build *b, struct sess *s)
 	const char *why;
 	int rc = exec_result(b->job, &out, &why);
 
-	res->ms = fs_now_ms() - res->started_ms;
-	res->out = tail_text(out->out, out->out_len);
-	res->err = tail_text(out->err, out->err_len);
+	note_output(b);
 	if (rc == 0 && !out->timed_out) {
 		res->exited = true;
 		res->exit_code = out->exit_code;
@@ -599,9 +627,23 @@ static json_t *step_json(const struct recipe_build *b, int i)
 
 	if (!o)
 		return NULL;
-	if (!strcmp(status, "running"))
+	if (!strcmp(status, "running") && b->job && b->step == i) {
+		/* Its output so far: the exec thread's, copied under its lock. */
+		uint64_t out_bytes, err_bytes;
+		char *out = job_text(b->job, 1, &out_bytes), *err = job_text(b->job, 2, &err_bytes);
+
 		json_object_set_new(o, "ms", json_integer(fs_now_ms() - r->started_ms));
-	else if (strcmp(status, "pending"))
+		if (out)
+			json_object_set_new(o, "stdout", json_string(out));
+		if (err)
+			json_object_set_new(o, "stderr", json_string(err));
+		json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)out_bytes));
+		json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)err_bytes));
+		free(out);
+		free(err);
+		return o;
+	}
+	if (strcmp(status, "pending"))
 		json_object_set_new(o, "ms", json_integer(r->ms));
 	if (r->exited)
 		json_object_set_new(o, "exit_code", json_integer(r->exit_code));
@@ -611,6 +653,10 @@ static json_t *step_json(const struct recipe_build *b, int i)
 		json_object_set_new(o, "stdout", json_string(r->out));
 	if (r->err)
 		json_object_set_new(o, "stderr", json_string(r->err));
+	if (strcmp(status, "pending")) {
+		json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->out_bytes));
+		json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->err_bytes));
+	}
 	return o;
 }
 

@@ -2,13 +2,14 @@
  * docs/templates.md). A build is a session started from the recipe's base
  * with its size and egress rules, the recipe's steps run in it one after
  * another as commands through the guest agent (guest/exec.h, each on the
- * exec thread of its own), the session saved as a template the way POST
- * /v1/templates {"from_session"} saves one (template_build.h), then the
- * session deleted. The template is made under a staging name and renamed
- * over NAME at the end, with the recipe's hash in its template.json
- * ("recipe_hash"): the same recipe on the same base again is up to date and
- * answers at once. A failed step fails the build with that step's output and
- * exit code and leaves no session, guest or template behind.
+ * exec thread of its own, watched: its output shows while it runs), the
+ * session saved as a template the way POST /v1/templates {"from_session"}
+ * saves one (template_build.h), then the session deleted. The template is
+ * made under a staging name and renamed over NAME at the end, with the
+ * recipe's hash in its template.json ("recipe_hash"): the same recipe on
+ * the same base again is up to date and answers at once. A failed step
+ * fails the build with that step's output and exit code and leaves no
+ * session, guest or template behind.
  *
  * Every build has one owner, gw::recipes, and one place that frees it
  * (reap, once it ended and was forgotten or succeeded). Loop thread only;
@@ -33,9 +34,10 @@
 int recipe_build_start(struct gw *gw, const char *name, json_t *recipe, struct api_error *e);
 /* {"name", "status": "building"|"failed", "error"?, "age_ms", "recipe_hash",
  * "session"?, "build": {"phase", "phase_ms", "elapsed_ms"}, "steps": [{"name",
- * "kind", "status", "ms"?, "exit_code"?, "stdout"?, "stderr"?}], "save"?}
- * for a recipe build the gateway knows of (a successful one is forgotten:
- * the template answers for itself), or NULL. */
+ * "kind", "status", "ms"?, "exit_code"?, "stdout"?, "stderr"?, "stdout_bytes"?,
+ * "stderr_bytes"?}], "save"?} for a recipe build the gateway knows of (a
+ * successful one is forgotten: the template answers for itself), or NULL.
+ * The running step's output is the one so far (its exec job's, copied). */
 json_t *recipe_build_json(struct gw *gw, const char *name);
 /* Appends every recipe build still known to array a. */
 void recipe_build_list(struct gw *gw, json_t *a);

@@ -7,12 +7,17 @@
  * files (the copied one with its mode); the same recipe again is up to date
  * (200 at once, the same template); a changed step rebuilds it; a failing
  * step fails the build with its output and exit code and leaves no template
- * dir, no session and no guest; the CLI reads a host file into a copy step
- * and says "up to date" the second time. */
+ * dir, no session and no guest; a step that prints, sleeps and prints shows
+ * its first line while it runs and the second after (in the build's JSON,
+ * and in `vitrine template build`'s lines, into a pipe and on a terminal,
+ * in order); the CLI reads a host file into a copy step and says "up to
+ * date" the second time. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
 
+#include <errno.h>
+#include <pty.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -359,6 +365,206 @@ static void test_failing_step(void **state)
 	}
 }
 
+/* A step that prints, sleeps, prints: the gap is what streaming must show. */
+#define SLOW_STEP "{\"name\":\"slow\",\"run\":\"echo one; sleep 3; echo two\"}"
+#define SLOW_RECIPE(tag)                                                                           \
+	"{\"image\":\"tiny\",\"memory_mib\":256,\"steps\":[{\"run\":\"echo " tag "\"}," SLOW_STEP  \
+	"]}"
+
+/* GET /v1/templates/NAME while a step runs carries its output so far:
+ * "one" (and not "two") while it sleeps, well before it ends; "two" once it
+ * printed it; byte counts that add up. */
+static void test_streamed_output(void **state)
+{
+	char name[64], path[128];
+	struct http_resp r;
+	int64_t seen_one = 0, ended = 0;
+
+	(void)state;
+	snprintf(name, sizeof(name), "%s-stream", tpl);
+	snprintf(path, sizeof(path), "/v1/templates/%s", name);
+	r = req("POST", "/v1/templates", body_of(name, SLOW_RECIPE("api")), 202, NULL);
+	http_resp_free(&r);
+	for (int i = 0;; i++) {
+		json_t *step;
+		const char *status;
+
+		if (i > 1200)
+			fail_msg("template %s still building after 120 s", name);
+		r = req("GET", path, NULL, 200, NULL);
+		step = json_array_get(json_object_get(r.json, "steps"), 1);
+		status = str(step, "status");
+		if (!strcmp(status, "running") && !strcmp(str(step, "stdout"), "one\n")) {
+			assert_int_equal(json_integer_value(json_object_get(step, "stdout_bytes")),
+					 4);
+			assert_int_equal(json_integer_value(json_object_get(step, "stderr_bytes")),
+					 0);
+			assert_null(json_object_get(step, "stderr"));
+			if (!seen_one)
+				seen_one = fs_now_ms();
+		} else if (!strcmp(status, "running")) {
+			/* Before its first line, or in the moment after its second. */
+			const char *out = str(step, "stdout");
+
+			if (strcmp(out, "") && strcmp(out, "one\ntwo\n"))
+				fail_msg("running step's stdout: '%s'", out);
+			if (!strcmp(out, ""))
+				assert_int_equal(json_integer_value(
+							 json_object_get(step, "stdout_bytes")),
+						 0);
+		} else if (!strcmp(status, "ok") && !ended) {
+			ended = fs_now_ms();
+			assert_string_equal(str(step, "stdout"), "one\ntwo\n");
+			assert_int_equal(json_integer_value(json_object_get(step, "stdout_bytes")),
+					 8);
+		}
+		if (strcmp(str(r.json, "status"), "building"))
+			break;
+		http_resp_free(&r);
+		usleep(100 * 1000);
+	}
+	if (strcmp(str(r.json, "status"), "ready"))
+		fail_msg("%s: %s", name, r.body);
+	http_resp_free(&r);
+	if (!seen_one || !ended)
+		fail_msg("the step's first line was never seen while it ran (%lld, %lld)",
+			 (long long)seen_one, (long long)ended);
+	/* It sleeps 3 s between the two: its first line must show long before
+	 * it ends (without streaming both would come at the end). */
+	if (ended - seen_one < 1000)
+		fail_msg("'one' seen only %lld ms before the step ended",
+			 (long long)(ended - seen_one));
+	r = req("DELETE", path, NULL, 200, NULL);
+	http_resp_free(&r);
+}
+
+/* One line the CLI printed and when it came (ms since its start). */
+struct timed_line {
+	char text[256];
+	int64_t ms;
+};
+
+/* Reads fd (the CLI's stderr) to its end, line by line with each line's
+ * time; up to max lines into lines. Returns how many. */
+static int read_lines(int fd, struct timed_line *lines, int max)
+{
+	char buf[8192];
+	size_t used = 0;
+	int n = 0;
+	int64_t t0 = fs_now_ms();
+
+	for (;;) {
+		ssize_t got = read(fd, buf + used, sizeof(buf) - 1 - used);
+		char *nl;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) /* EIO: the terminal's other side closed */
+			break;
+		used += (size_t)got;
+		buf[used] = '\0';
+		while ((nl = strchr(buf, '\n'))) {
+			*nl = '\0';
+			if (n < max) {
+				/* a terminal's line ends in \r\n */
+				size_t len = strcspn(buf, "\r");
+
+				snprintf(lines[n].text, sizeof(lines[n].text), "%.*s", (int)len,
+					 buf);
+				lines[n++].ms = fs_now_ms() - t0;
+			}
+			used -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, used + 1);
+		}
+		if (used == sizeof(buf) - 1)
+			used = 0; /* a line too long to matter */
+	}
+	return n;
+}
+
+/* The index of the first of lines that is text (or starts with it, when
+ * prefix), -1 when none is. */
+static int find_line(const struct timed_line *lines, int n, const char *text, bool prefix)
+{
+	for (int i = 0; i < n; i++)
+		if (prefix ? !strncmp(lines[i].text, text, strlen(text))
+			   : !strcmp(lines[i].text, text))
+			return i;
+	return -1;
+}
+
+/* Builds recipe (file text) with `vitrine template build`, its stderr into
+ * a pipe or onto a terminal: the slow step's "one", "two" and status line,
+ * in that order, "one" well before "two". */
+static void cli_streams(const char *recipe, bool terminal)
+{
+	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
+	char file[256], cmd[1024];
+	struct timed_line lines[64];
+	int n, one, two, status_line, st, fds[2] = { -1, -1 }, fd;
+	pid_t pid;
+
+	snprintf(file, sizeof(file), "%s/stream-%d.json", home, terminal);
+	assert_int_equal(fs_write_file_atomic(file, recipe, strlen(recipe), 0644), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "exec %s template build --gateway http://127.0.0.1:%d --api-key-file %s -f %s "
+		 ">/dev/null",
+		 bin, gw.port, gw.key_file, file);
+	if (terminal) {
+		pid = forkpty(&fd, NULL, NULL, NULL);
+		assert_true(pid >= 0);
+	} else {
+		assert_int_equal(pipe(fds), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		fd = fds[0];
+	}
+	if (pid == 0) {
+		if (!terminal) {
+			dup2(fds[1], 2);
+			close(fds[0]);
+			close(fds[1]);
+		}
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (!terminal)
+		close(fds[1]);
+	n = read_lines(fd, lines, 64);
+	close(fd);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	one = find_line(lines, n, "one", false);
+	two = find_line(lines, n, "two", false);
+	status_line = find_line(lines, n, "step 2/2 slow: ok in ", true);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || one < 0 || two <= one || status_line <= two ||
+	    lines[two].ms - lines[one].ms < 1000) {
+		for (int i = 0; i < n; i++)
+			print_message("%6lld ms: %s\n", (long long)lines[i].ms, lines[i].text);
+		fail_msg("%s: the lines one, two, step 2/2 not in order, or 'one' not well "
+			 "before 'two' (exit %d)",
+			 terminal ? "on a terminal" : "into a pipe", st);
+	}
+}
+
+/* `vitrine template build` prints a step's lines as they come. */
+static void test_cli_streams(void **state)
+{
+	char recipe[512], path[160];
+	struct http_resp r;
+
+	(void)state;
+	snprintf(recipe, sizeof(recipe), "{\"name\":\"%s-pipe\",%s", tpl, SLOW_RECIPE("pipe") + 1);
+	cli_streams(recipe, false);
+	snprintf(recipe, sizeof(recipe), "{\"name\":\"%s-tty\",%s", tpl, SLOW_RECIPE("tty") + 1);
+	cli_streams(recipe, true);
+	snprintf(path, sizeof(path), "/v1/templates/%s-pipe", tpl);
+	r = req("DELETE", path, NULL, 200, NULL);
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "/v1/templates/%s-tty", tpl);
+	r = req("DELETE", path, NULL, 200, NULL);
+	http_resp_free(&r);
+}
+
 /* `vitrine template build -f FILE`: a host file read into a copy step. */
 static void test_cli(void **state)
 {
@@ -396,10 +602,9 @@ static void test_cli(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bad_recipes),
-		cmocka_unit_test(test_build_restore_rebuild),
-		cmocka_unit_test(test_failing_step),
-		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_bad_recipes),  cmocka_unit_test(test_build_restore_rebuild),
+		cmocka_unit_test(test_failing_step), cmocka_unit_test(test_streamed_output),
+		cmocka_unit_test(test_cli),	     cmocka_unit_test(test_cli_streams),
 	};
 
 	return cmocka_run_group_tests_name("templates from recipes", tests, setup, teardown);
