@@ -15,6 +15,7 @@
 
 struct waiter {
 	struct agent_link *l;
+	const struct agent_exec_spec *spec;
 	uint32_t chan;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -113,6 +114,8 @@ static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 	else
 		append(&r->out, &r->out_len, &r->out_truncated, w->max, p, n);
 	pthread_mutex_unlock(&w->mu);
+	if (w->spec->on_output)
+		w->spec->on_output(w->spec->on_output_ud, flags & AGENT_STREAM_MASK, p, n);
 	agent_chan_ack(w->l, w->chan, n);
 }
 
@@ -191,7 +194,9 @@ static const struct agent_chan_ops exec_ops = {
 int agent_exec_run(struct agent_link *l, const struct agent_exec_spec *spec,
 		   struct agent_exec_result *r, char *err, size_t errlen)
 {
-	struct waiter w = { .l = l, .r = r, .max = spec->max_output ? spec->max_output : 1 << 20 };
+	struct waiter w = {
+		.l = l, .spec = spec, .r = r, .max = spec->max_output ? spec->max_output : 1 << 20
+	};
 	struct timespec until;
 	char *payload;
 	size_t plen;

@@ -21,6 +21,12 @@ struct agent_exec_spec {
 	size_t in_len;
 	int timeout_ms;
 	size_t max_output; /* per stream; more is dropped and flagged */
+	/* Told of each piece of output as it arrives, besides what is
+	 * collected (whatever max_output keeps): stream is AGENT_STREAM_STDOUT
+	 * or AGENT_STREAM_STDERR. Runs on the link's thread, so it must not
+	 * block. NULL for none. */
+	void (*on_output)(void *ud, uint8_t stream, const void *data, size_t len);
+	void *on_output_ud;
 };
 
 struct agent_exec_result {

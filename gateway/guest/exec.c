@@ -1,13 +1,12 @@
 /* gateway/guest/exec.c: see exec.h. A job runs on a thread of its own:
- * agent_exec_run collects its output, or, for a watched job, the thread
- * opens the command's channel itself and the link's callbacks keep each
- * stream's last bytes in the job, under its lock. */
+ * agent_exec_run collects its output; for a watched job, its output hook
+ * also keeps each stream's last bytes in the job, under its lock, as they
+ * arrive. */
 #include "gateway/guest/exec.h"
 
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/strv.h"
-#include "common/timedwait.h"
 #include "gateway/core/gw.h"
 #include "gateway/core/metrics.h"
 #include "vmm-qemu/agent_exec.h"
@@ -26,7 +25,6 @@
 #define PROXY "http://127.0.0.1:3128" /* vitrine-agent's egress listener */
 #define GUEST_MAX_OUTPUT (4u << 20)
 #define WATCH_MAX_KEEP (1u << 20)
-#define KILL_GRACE_MS 5000 /* as agent_exec_run: for the EXIT after a SIGKILL */
 
 /* A watched job's stream: its last bytes, and how many it sent in all. */
 struct out_tail {
@@ -53,15 +51,10 @@ struct exec_job {
 	pthread_mutex_t mu;
 	bool done, released;
 	struct lws_context *ctx;
-	/* A watched job (exec_watch): the thread's own channel, under mu (the
-	 * link's callbacks write, exec_output reads). */
+	/* A watched job (exec_watch): under mu (the output hook writes on the
+	 * link's thread, exec_output reads). */
 	size_t keep; /* 0: not watched */
 	struct out_tail tail[2]; /* stdout, stderr */
-	struct agent_link *link; /* the thread's, while the channel is open */
-	uint32_t chan;
-	pthread_cond_t closed_cv;
-	bool closed, exited, bad_exit;
-	char reason[256];
 };
 
 static atomic_int threads, ended;
@@ -275,7 +268,6 @@ void exec_free(struct exec_job *j)
 	if (j->keep) {
 		free(j->tail[0].b);
 		free(j->tail[1].b);
-		pthread_cond_destroy(&j->closed_cv);
 	}
 	agent_exec_result_free(&j->res);
 	sess_agent_release(j->agent);
@@ -326,7 +318,6 @@ int exec_watch(struct exec_job *j, size_t keep)
 		j->tail[0].b = j->tail[1].b = NULL;
 		return -ENOMEM;
 	}
-	timedwait_cond_init(&j->closed_cv);
 	j->keep = keep;
 	return 0;
 }
@@ -378,86 +369,17 @@ size_t exec_output(struct exec_job *j, int stream, char *buf, size_t len, uint64
 	return n;
 }
 
-/* The watched command's channel: the link's thread. */
-static void w_opened(void *u, const char *info)
-{
-	struct exec_job *j = u;
-
-	pthread_mutex_lock(&j->mu);
-	if (!strncmp(info, "pid=", 4))
-		j->res.pid = strtoll(info + 4, NULL, 10);
-	pthread_mutex_unlock(&j->mu);
-}
-
-static void w_data(void *u, uint8_t flags, const void *p, size_t n)
-{
-	struct exec_job *j = u;
-	struct agent_link *l;
-	uint32_t chan;
-
-	pthread_mutex_lock(&j->mu);
-	tail_add(&j->tail[(flags & AGENT_STREAM_MASK) == AGENT_STREAM_STDERR], j->keep, p, n);
-	l = j->link;
-	chan = j->chan;
-	pthread_mutex_unlock(&j->mu);
-	agent_chan_ack(l, chan, n);
-}
-
-static void w_exit(void *u, const char *status)
-{
-	struct exec_job *j = u;
-	int code, sig;
-
-	pthread_mutex_lock(&j->mu);
-	if (agent_exit_parse(status, &code, &sig) == 0) {
-		j->exited = true;
-		j->res.exit_code = code;
-		j->res.signal = sig;
-	} else {
-		j->bad_exit = true;
-		snprintf(j->reason, sizeof(j->reason),
-			 "the guest agent's exit status is malformed: \"%.64s\"", status);
-	}
-	pthread_mutex_unlock(&j->mu);
-}
-
-static void w_closed(void *u, const char *reason, uint64_t in, uint64_t out)
-{
-	struct exec_job *j = u;
-
-	(void)in;
-	(void)out;
-	pthread_mutex_lock(&j->mu);
-	if (!j->bad_exit)
-		snprintf(j->reason, sizeof(j->reason), "%s", reason);
-	j->closed = true;
-	pthread_cond_broadcast(&j->closed_cv);
-	pthread_mutex_unlock(&j->mu);
-}
-
-static const struct agent_chan_ops watch_ops = {
-	.opened = w_opened,
-	.data = w_data,
-	.exit = w_exit,
-	.closed = w_closed,
-};
-
-/* Waits under mu until the channel closed or until passes; true if it did. */
-static bool wait_closed(struct exec_job *j, const struct timespec *until)
-{
-	while (!j->closed && pthread_cond_timedwait(&j->closed_cv, &j->mu, until) == 0) {
-	}
-	return j->closed;
-}
-
-/* A copy of t's kept bytes into *out (NUL-terminated); *len, *trunc. */
-static void kept_copy(const struct out_tail *t, size_t keep, char **out, size_t *len, bool *trunc)
+/* t's kept bytes as a result's output: into *out (NUL-terminated, *len;
+ * nothing when out of memory), *trunc when more came. Under mu. */
+static void kept_result(const struct out_tail *t, size_t keep, char **out, size_t *len, bool *trunc)
 {
 	size_t n;
 	const char *k = tail_kept(t, keep, &n);
 
-	*trunc = t->total > n;
+	free(*out);
+	*out = NULL;
 	*len = 0;
+	*trunc = t->total > n;
 	if (n && (*out = malloc(n + 1))) {
 		memcpy(*out, k, n);
 		(*out)[n] = '\0';
@@ -465,64 +387,14 @@ static void kept_copy(const struct out_tail *t, size_t keep, char **out, size_t 
 	}
 }
 
-/* agent_exec_run for a watched job, with the same outcomes: 0 with j->res
- * (the output: the kept bytes), or -errno with a reason in j->err. */
-static int run_watched(struct exec_job *j, struct agent_link *l, const struct agent_exec_spec *spec)
+/* A watched job's output hook: the link's thread. */
+static void keep_output(void *ud, uint8_t stream, const void *p, size_t n)
 {
-	struct timespec until;
-	char *payload;
-	size_t plen;
-	int rc;
+	struct exec_job *j = ud;
 
-	if ((rc = agent_exec_payload(spec, &payload, &plen)) < 0) {
-		snprintf(j->err, sizeof(j->err), "%s",
-			 rc == -E2BIG ? "the command line and environment are too long"
-				      : "no command");
-		return rc == -ENOMEM ? rc : -EINVAL;
-	}
-	/* The callbacks read chan: open under mu. */
 	pthread_mutex_lock(&j->mu);
-	j->link = l;
-	j->chan = agent_chan_open(l, AGENT_EXEC, payload, plen, &watch_ops, j);
+	tail_add(&j->tail[stream == AGENT_STREAM_STDERR], j->keep, p, n);
 	pthread_mutex_unlock(&j->mu);
-	free(payload);
-	if (!j->chan) {
-		snprintf(j->err, sizeof(j->err), "the guest agent is not connected");
-		return -EPIPE;
-	}
-	if (spec->in_len)
-		agent_chan_send(l, j->chan, AGENT_DATA, AGENT_STREAM_STDOUT, spec->in,
-				spec->in_len);
-	agent_chan_send(l, j->chan, AGENT_EOF, 0, NULL, 0);
-	until = timedwait_deadline(spec->timeout_ms);
-	pthread_mutex_lock(&j->mu);
-	if (!wait_closed(j, &until)) {
-		j->res.timed_out = true;
-		pthread_mutex_unlock(&j->mu);
-		agent_chan_send(l, j->chan, AGENT_SIGNAL, 0, "9", 1);
-		until = timedwait_deadline(KILL_GRACE_MS);
-		pthread_mutex_lock(&j->mu);
-		if (!wait_closed(j, &until)) { /* the agent is stuck: cut the channel */
-			pthread_mutex_unlock(&j->mu);
-			agent_chan_close(l, j->chan, "timed out");
-			pthread_mutex_lock(&j->mu);
-			while (!j->closed)
-				pthread_cond_wait(&j->closed_cv, &j->mu);
-		}
-	}
-	j->link = NULL;
-	kept_copy(&j->tail[0], j->keep, &j->res.out, &j->res.out_len, &j->res.out_truncated);
-	kept_copy(&j->tail[1], j->keep, &j->res.err, &j->res.err_len, &j->res.err_truncated);
-	pthread_mutex_unlock(&j->mu);
-	if (j->exited || j->res.timed_out)
-		return 0;
-	snprintf(j->err, sizeof(j->err), "%s",
-		 j->bad_exit || j->reason[0] ? j->reason : "the command did not start");
-	if (j->bad_exit)
-		return -EPROTO;
-	if (!strcmp(j->reason, "agent link lost") || !strcmp(j->reason, "agent link closed"))
-		return -EPIPE;
-	return -EREMOTEIO;
 }
 
 static void *exec_thread(void *arg)
@@ -546,11 +418,21 @@ static void *exec_thread(void *arg)
 			.in = j->in,
 			.in_len = j->in_len,
 			.timeout_ms = j->timeout_ms,
-			.max_output = GUEST_MAX_OUTPUT,
+			/* a watched job's output is what it kept */
+			.max_output = j->keep ? 1 : GUEST_MAX_OUTPUT,
+			.on_output = j->keep ? keep_output : NULL,
+			.on_output_ud = j,
 		};
 
-		j->rc = j->keep ? run_watched(j, l, &spec)
-				: agent_exec_run(l, &spec, &j->res, j->err, sizeof(j->err));
+		j->rc = agent_exec_run(l, &spec, &j->res, j->err, sizeof(j->err));
+		if (j->rc == 0 && j->keep) {
+			pthread_mutex_lock(&j->mu);
+			kept_result(&j->tail[0], j->keep, &j->res.out, &j->res.out_len,
+				    &j->res.out_truncated);
+			kept_result(&j->tail[1], j->keep, &j->res.err, &j->res.err_len,
+				    &j->res.err_truncated);
+			pthread_mutex_unlock(&j->mu);
+		}
 		agent_link_release(l);
 	}
 	j->elapsed_ms = fs_now_ms() - t0;
