@@ -42,6 +42,7 @@ struct websockify {
 	bool adopting; /* inside lws_adopt_...: a close then is the adoption's */
 	char sess_id[SESS_ID_MAX];
 	int port; /* the Host's PORT: the stream must stay on it */
+	char pw[DESKTOP_MAX_NAME + 1]; /* the stream's password when it came ("" none) */
 	unsigned door_serial; /* the door held (vnc_hold) */
 	bool held;
 	struct rfb_relay relay;
@@ -137,8 +138,8 @@ static int count_of(const char *sess_id)
 
 /* Why the upgrade cannot be served now: an HTTP status with its code and
  * message; 0 when it can (*sp the session). */
-static int why_not(struct gw *gw, struct lws *wsi, struct sess **sp, int *port,
-		   const char **code, const char **msg)
+static int why_not(struct gw *gw, struct lws *wsi, struct sess **sp, int *port, const char **code,
+		   const char **msg)
 {
 	char id[E2B_ID_MAX];
 	struct sess *s;
@@ -348,9 +349,14 @@ static void on_check(lws_sorted_usec_list_t *sul)
 {
 	struct websockify *b = lws_container_of(sul, struct websockify, sul_check);
 	struct sess *s = sess_find(b->gw, b->sess_id);
+	const char *pw;
 	int port;
 
-	if (!s || !desktop_stream_started(s, &port) || port != b->port) {
+	/* A stream stopped and started again within the second has another
+	 * password, or none: what this client was let in with no longer holds. */
+	pw = s ? desktop_stream_password(s) : NULL;
+	if (!s || !desktop_stream_started(s, &port) || port != b->port ||
+	    strcmp(pw ? pw : "", b->pw)) {
 		close_with(b, LWS_CLOSE_STATUS_GOINGAWAY, "the stream stopped");
 		return;
 	}
@@ -401,6 +407,7 @@ static void release(struct websockify *b)
 	queue_free(&b->to_client);
 	queue_free(&b->to_door);
 	explicit_bzero(&b->relay, sizeof(b->relay));
+	explicit_bzero(b->pw, sizeof(b->pw));
 	free(b);
 }
 
@@ -454,6 +461,7 @@ static struct websockify *websockify_open(struct gw *gw, struct lws *wsi)
 	view_only = lws_get_urlarg_by_name(wsi, "view_only=", view, sizeof(view)) &&
 		    (!strcmp(view + 10, "true") || !strcmp(view + 10, "1"));
 	pw = desktop_stream_password(s);
+	snprintf(b->pw, sizeof(b->pw), "%s", pw ? pw : "");
 	rfb_relay_init(&b->relay, pw, view_only ? h->vnc_view_pw : h->vnc_control_pw, challenge,
 		       &out);
 	explicit_bzero(challenge, sizeof(challenge));
@@ -561,8 +569,8 @@ int e2b_websockify_door_callback(struct lws *wsi, enum lws_callback_reasons reas
 	}
 }
 
-int e2b_websockify_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-			    void *in, size_t len)
+int e2b_websockify_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+			    size_t len)
 {
 	struct websockify **b = user;
 	struct gw *gw = wsi ? lws_context_user(lws_get_context(wsi)) : NULL;
