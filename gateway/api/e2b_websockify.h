@@ -40,8 +40,8 @@ bool e2b_websockify_is(struct lws *wsi);
 int e2b_websockify_confirm(struct gw *gw, struct lws *wsi);
 /* The WebSocket kind's callback (api/protocols.c); user points at the
  * connection's own pointer. */
-int e2b_websockify_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-			    void *in, size_t len);
+int e2b_websockify_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+			    size_t len);
 /* The LWS_CALLBACK_RAW_* of the doors' sockets (the only raw sockets on
  * the vhost). */
 int e2b_websockify_door_callback(struct lws *wsi, enum lws_callback_reasons reason, void *in,

@@ -38,8 +38,7 @@ static enum rfb_relay_status fail(struct rfb_relay *r, const char *why)
 
 /* A client-side refusal the client can read: a failed SecurityResult (with
  * its reason from 3.8 on). */
-static enum rfb_relay_status refuse(struct rfb_relay *r, struct rfb_relay_out *out,
-				    const char *why)
+static enum rfb_relay_status refuse(struct rfb_relay *r, struct rfb_relay_out *out, const char *why)
 {
 	put_u32(out->to_client, &out->client_len, 1);
 	if (r->minor == 8) {

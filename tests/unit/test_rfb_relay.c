@@ -144,7 +144,10 @@ static void test_wrong_password(void **state)
 	(void)state;
 	rfb_relay_init(&t.r, "secretpw", "doorpass", chal, &t.out);
 	from_client(&t, S("RFB 003.008\n\x02"));
-	client_got(&t, "\x01\x02" "0123456789abcdef", 18);
+	client_got(&t,
+		   "\x01\x02"
+		   "0123456789abcdef",
+		   18);
 	display_vnc_auth_response(chal, "secretpX", resp);
 	from_client(&t, resp, 16);
 	assert_int_equal(t.st, RFB_RELAY_FAILED);
@@ -186,7 +189,10 @@ static void test_33(void **state)
 	/* VNC Authentication: the type as a word, then the challenge */
 	rfb_relay_init(&t.r, "secretpw", "doorpass", chal, &t.out);
 	from_client(&t, S("RFB 003.003\n"));
-	client_got(&t, "\0\0\0\x02" "0123456789abcdef", 20);
+	client_got(&t,
+		   "\0\0\0\x02"
+		   "0123456789abcdef",
+		   20);
 	display_vnc_auth_response(chal, "secretpw", resp);
 	from_client(&t, resp, 16);
 	assert_int_equal(t.st, RFB_RELAY_HANDSHAKE);
@@ -224,7 +230,9 @@ static void test_client_refusals(void **state)
 	rfb_relay_init(&t.r, NULL, "doorpass", chal, &t.out);
 	from_client(&t, S("RFB 003.008\n\x02"));
 	assert_int_equal(t.st, RFB_RELAY_FAILED);
-	client_got(&t, "\x01\x01" "\0\0\0\x01\0\0\0\x21that security type is not offered",
+	client_got(&t,
+		   "\x01\x01"
+		   "\0\0\0\x01\0\0\0\x21that security type is not offered",
 		   2 + sizeof(not_offered) - 1);
 	/* 3.7: closed without a word */
 	rfb_relay_init(&t.r, "pw", "doorpass", chal, &t.out);
