@@ -22,7 +22,8 @@
 // by tests/run.sh like viewer.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join, dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +34,7 @@ import { wsConnect } from './ws_raw.mjs';
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const novncDir = join(dirname(fileURLToPath(import.meta.url)), 'node_modules/@novnc/novnc');
 const W = 640, H = 480;
+const auditPath = join(tmpdir(), `vitrine-websockify-audit-${process.pid}.jsonl`);
 let g, sess, browser, port, origin, web;
 
 // The test's page: noVNC's RFB on a 640x480 canvas (no scaling), and a
@@ -102,7 +104,7 @@ async function streamStop() {
 }
 
 before(async () => {
-  g = await startGateway('websockify');
+  g = await startGateway('websockify', ['--audit-log', auditPath]);
   const r = await fetch(g.base + '/v1/sessions?wait=ready', {
     method: 'POST', headers: { Authorization: 'Bearer ' + g.key },
     body: JSON.stringify({ image: 'tiny', width: W, height: H }),
@@ -138,6 +140,7 @@ after(async () => {
   const code = await stopGateway(g);
   if (browser) await browser.close();
   if (web) web.close();
+  rmSync(auditPath, { force: true });
   assert.equal(code, 0);
 });
 
@@ -383,6 +386,10 @@ test('requireAuth: the SDK\'s password connects, a wrong one fails', async () =>
   const wrong = await page.evaluate(() => window.vnc('/websockify', 'Zx81abcX'));
   assert.ok(wrong.securityfailure, JSON.stringify(wrong));
   assert.equal(wrong.securityfailure.reason, 'the password is wrong');
+  // An entry of the audit log.
+  const audit = readFileSync(auditPath, 'utf8');
+  assert.ok(audit.split('\n').filter(Boolean).map((l) => JSON.parse(l)).some((e) =>
+    e.event === 'auth_refused' && e.session === sess.id && e.route === 'e2b' && e.status === 1008 && e.websocket), audit);
   const none = await page.evaluate(() => window.vnc('/websockify'));
   assert.deepEqual(none, { credentialsrequired: true });
   await page.evaluate(() => window.rfb.disconnect());
