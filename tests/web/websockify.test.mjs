@@ -22,7 +22,7 @@
 // by tests/run.sh like viewer.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join, dirname, extname } from 'node:path';
@@ -104,6 +104,9 @@ async function streamStop() {
 }
 
 before(async () => {
+  // tests/run.sh installs tests/web's packages only when playwright-core
+  // is missing: a checkout from before the noVNC pin needs `npm ci` there.
+  assert.ok(existsSync(join(novncDir, 'core/rfb.js')), `no noVNC in ${novncDir}: run npm ci in tests/web`);
   g = await startGateway('websockify', ['--audit-log', auditPath]);
   const r = await fetch(g.base + '/v1/sessions?wait=ready', {
     method: 'POST', headers: { Authorization: 'Bearer ' + g.key },
