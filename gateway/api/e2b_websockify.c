@@ -245,7 +245,9 @@ static int emit(struct websockify *b, const struct rfb_relay_out *out)
 	return 0;
 }
 
-/* Bytes for the door (from: the client stopped past WEBSOCKIFY_HIGH). */
+/* Bytes for the door; past WEBSOCKIFY_HIGH queued, the client is not read
+ * until door_writeable has it down to WEBSOCKIFY_LOW (to_client: the same
+ * the other way). */
 static int to_door(struct websockify *b, const uint8_t *p, size_t n)
 {
 	if (queue_put(&b->to_door, p, n) < 0)
@@ -533,7 +535,8 @@ static int door_writeable(struct websockify *b)
 	queue_drop(q, n);
 	if (q->len)
 		want_door(b);
-	if (q->len < WEBSOCKIFY_LOW && b->client_stopped && b->wsi && !b->close_code) {
+	if (q->len < WEBSOCKIFY_LOW && b->client_stopped && b->wsi && !b->close_code &&
+	    !b->refusing) {
 		lws_rx_flow_control(b->wsi, 1);
 		b->client_stopped = false;
 	}
