@@ -289,3 +289,16 @@ void display_vnc_share_clients(struct display_vnc_share *v, int *all, int *contr
 	*controllers = v->controllers;
 	pthread_mutex_unlock(&v->lock);
 }
+
+void display_vnc_auth_response(const uint8_t challenge[VNC_AUTH_CHALLENGE_LEN],
+			       const char *password, uint8_t out[VNC_AUTH_CHALLENGE_LEN])
+{
+	char key[VNC_SHARE_PASSWORD_LEN + 1];
+
+	/* rfbEncryptBytes takes a mutable password; libgcrypt underneath
+	 * keeps no state between calls. */
+	snprintf(key, sizeof(key), "%s", password);
+	memcpy(out, challenge, VNC_AUTH_CHALLENGE_LEN);
+	rfbEncryptBytes(out, key);
+	explicit_bzero(key, sizeof(key));
+}

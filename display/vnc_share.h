@@ -53,4 +53,12 @@ int display_vnc_share_input(struct display_vnc_share *v, struct vnc_share_input 
 /* Connected clients, and how many of them hold the control password. */
 void display_vnc_share_clients(struct display_vnc_share *v, int *all, int *controllers);
 
+#define VNC_AUTH_CHALLENGE_LEN 16
+/* VNC Authentication's answer to challenge for password (its first
+ * VNC_SHARE_PASSWORD_LEN characters count, as in every VNC server and
+ * client): the challenge DES-encrypted with the password as the key, into
+ * out, as libvncserver checks it. Pure; any thread. */
+void display_vnc_auth_response(const uint8_t challenge[VNC_AUTH_CHALLENGE_LEN],
+			       const char *password, uint8_t out[VNC_AUTH_CHALLENGE_LEN]);
+
 #endif

@@ -6,9 +6,9 @@
  * control) in the fragment, so the token never reaches a log. As in E2B,
  * the URL itself is the capability: it works only while the SDK's stream
  * "runs" on that port (desktop_stream_started), and with `requireAuth` only
- * with the password the SDK stored (`password=`). /websockify (noVNC's RFB
- * over WebSocket) is not offered: the viewer speaks the gateway's stream.
- * Loop thread only. */
+ * with the password the SDK stored (`password=`). noVNC's /websockify is
+ * the WebSocket of api/e2b_websockify.c; a plain GET of it is answered
+ * here, with the same 404 and 502, then 426. Loop thread only. */
 #include "common/fsutil.h"
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
@@ -60,18 +60,17 @@ void api_e2b_live(struct http_req *r)
 		return;
 	}
 	snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
-	if (r->e2b.kind == E2B_LIVE_SOCKET) {
-		page(r, 501,
-		     "Vitrine's live view is its own viewer at /vnc.html; RFB over WebSocket "
-		     "is served by the VNC door instead (POST /v1/sessions/{id}/vnc).");
-		return;
-	}
 	if (r->method != M_GET) {
 		page(r, 405, "Method not allowed.");
 		return;
 	}
 	if (!desktop_stream_started(s, &port) || port != r->e2b_live_port) {
 		page(r, 502, "The sandbox's stream is not running on this port (stream.start()).");
+		return;
+	}
+	if (r->e2b.kind == E2B_LIVE_SOCKET) {
+		http_add_header(r, "upgrade", "websocket");
+		page(r, 426, "This is noVNC's RFB over WebSocket: connect with a WebSocket.");
 		return;
 	}
 	api_e2b_query(r, "password=", pw, sizeof(pw));

@@ -8,6 +8,7 @@
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/control.h"
 #include "gateway/api/e2b_api.h"
+#include "gateway/api/e2b_websockify.h"
 #include "gateway/api/guest_ws.h"
 #include "gateway/api/http.h"
 #include "gateway/api/routes.h"
@@ -21,7 +22,7 @@
 
 #include <string.h>
 
-enum conn_kind { CONN_HTTP, CONN_CONTROL, CONN_STREAM, CONN_GUEST };
+enum conn_kind { CONN_HTTP, CONN_CONTROL, CONN_STREAM, CONN_GUEST, CONN_WEBSOCKIFY };
 
 typedef int (*conn_callback_fn)(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 				void *in, size_t len);
@@ -39,10 +40,13 @@ static const conn_callback_fn ws_callbacks[] = {
 	[CONN_CONTROL] = control_callback,
 	[CONN_STREAM] = stream_callback,
 	[CONN_GUEST] = guest_ws_callback,
+	[CONN_WEBSOCKIFY] = e2b_websockify_callback,
 };
 
 static enum conn_kind kind_of_upgrade(struct lws *wsi)
 {
+	if (e2b_websockify_is(wsi)) /* by its Host: noVNC's at the E2B stream's URL */
+		return CONN_WEBSOCKIFY;
 	switch (ws_upgrade_route(wsi).kind) {
 	case R_SESSION_CONTROL_WS:
 		return CONN_CONTROL;
@@ -163,6 +167,18 @@ static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 	case LWS_CALLBACK_ADD_HEADERS:
 		/* lws is serving a file of the web viewer's mount */
 		return web_add_headers(wsi, in) < 0 ? 1 : 0;
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		/* Only noVNC's socket refuses with an HTTP status (1: answered);
+		 * the other kinds' filters close the connection. */
+		return e2b_websockify_is(wsi)
+			       ? e2b_websockify_confirm(lws_context_user(lws_get_context(wsi)), wsi)
+			       : 0;
+	case LWS_CALLBACK_RAW_ADOPT:
+	case LWS_CALLBACK_RAW_RX:
+	case LWS_CALLBACK_RAW_WRITEABLE:
+	case LWS_CALLBACK_RAW_CLOSE:
+		/* The only raw sockets: noVNC's connections to the VNC door. */
+		return e2b_websockify_door_callback(wsi, reason, in, len);
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		/* An upgrade: its path decides the kind, whose filter decides. */
 		if (!c || become_ws(c, kind_of_upgrade(wsi)) < 0)

@@ -111,6 +111,10 @@ struct stream_hub {
 	struct stream_viewer *vnc_viewer; /* owned: the VNC clients' place in the lease */
 	char vnc_view_pw[9], vnc_control_pw[9];
 	int vnc_buttons; /* RFB buttons last seen */
+	bool vnc_asked; /* started or asked for by POST .../vnc (not only held) */
+	int vnc_holders; /* the gateway's own clients of it (vnc_hold) */
+	unsigned vnc_serial; /* which door this is: one more each start */
+	lws_sorted_usec_list_t vnc_idle; /* a held door's stop, a while after its last holder */
 };
 
 /* Sends the session's event (borrowed) to every authenticated viewer as

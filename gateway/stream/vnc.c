@@ -94,7 +94,8 @@ static const struct stream_viewer_ops door_ops = {
 	.gone = door_gone,
 };
 
-int vnc_start(struct stream_hub *h, struct gw *gw, const char **code, char *err, size_t errlen)
+static int door_open(struct stream_hub *h, struct gw *gw, const char **code, char *err,
+		     size_t errlen)
 {
 	const char *bind = gw->vnc_listen[0] ? gw->vnc_listen : "127.0.0.1";
 	struct sess *s = h->s;
@@ -129,19 +130,68 @@ int vnc_start(struct stream_hub *h, struct gw *gw, const char **code, char *err,
 	audit_log(gw, "vnc_started", s->id, NULL, NULL,
 		  json_pack("{s:s, s:i}", "listen", bind, "port", display_vnc_share_port(h->vnc)));
 	h->vnc_buttons = 0;
+	h->vnc_serial++;
 	vnc_poke(h);
 	return 0;
+}
+
+int vnc_start(struct stream_hub *h, struct gw *gw, const char **code, char *err, size_t errlen)
+{
+	int rc = door_open(h, gw, code, err, errlen);
+
+	if (rc >= 0)
+		h->vnc_asked = true;
+	return rc;
+}
+
+int vnc_hold(struct stream_hub *h, struct gw *gw, unsigned *serial, const char **code, char *err,
+	     size_t errlen)
+{
+	int rc = door_open(h, gw, code, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	h->vnc_holders++;
+	*serial = h->vnc_serial;
+	return 0;
+}
+
+static void on_idle(lws_sorted_usec_list_t *sul)
+{
+	struct stream_hub *h = lws_container_of(sul, struct stream_hub, vnc_idle);
+	int all, controllers;
+
+	if (!h->vnc || h->vnc_asked || h->vnc_holders)
+		return;
+	display_vnc_share_clients(h->vnc, &all, &controllers);
+	if (all) /* still leaving */
+		lws_sul_schedule(h->s->gw->ctx, 0, &h->vnc_idle, on_idle,
+				 (lws_usec_t)VNC_IDLE_STOP_S * LWS_US_PER_SEC);
+	else
+		vnc_stop(h);
+}
+
+void vnc_unhold(struct stream_hub *h, unsigned serial)
+{
+	if (!h->vnc || serial != h->vnc_serial || h->vnc_holders <= 0)
+		return;
+	if (--h->vnc_holders == 0 && !h->vnc_asked)
+		lws_sul_schedule(h->s->gw->ctx, 0, &h->vnc_idle, on_idle,
+				 (lws_usec_t)VNC_IDLE_STOP_S * LWS_US_PER_SEC);
 }
 
 void vnc_stop(struct stream_hub *h)
 {
 	if (!h->vnc)
 		return;
+	lws_sul_cancel(&h->vnc_idle);
 	stream_hub_remove(h, h->vnc_viewer, "vnc_stopped"); /* gives back control if held */
 	display_vnc_share_stop(h->vnc);
 	h->vnc = NULL;
 	free(h->vnc_viewer);
 	h->vnc_viewer = NULL;
+	h->vnc_asked = false;
+	h->vnc_holders = 0;
 	audit_log(h->s->gw, "vnc_stopped", h->s->id, NULL, NULL, NULL);
 }
 

@@ -14,13 +14,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define VNC_IDLE_STOP_S 10
+
 struct gw;
 struct stream_hub;
 
-/* Starts the door of h's session (its screen size, gw's listen address).
- * Returns 0 when started, 1 when it was running already, or -errno with
- * *code ("internal", "vnc_failed") and a sentence in err. */
+/* Starts the door of h's session (its screen size, gw's listen address)
+ * for POST .../vnc: it stays until vnc_stop. Returns 0 when started, 1
+ * when it was running already, or -errno with *code ("internal",
+ * "vnc_failed") and a sentence in err. */
 int vnc_start(struct stream_hub *h, struct gw *gw, const char **code, char *err, size_t errlen);
+/* The door for a client inside the gateway (noVNC's /websockify,
+ * api/e2b_websockify.c): starts it as vnc_start does when it is not
+ * running, and counts one holder. *serial names the door held, for
+ * vnc_unhold. Returns 0, or -errno as vnc_start. */
+int vnc_hold(struct stream_hub *h, struct gw *gw, unsigned *serial, const char **code, char *err,
+	     size_t errlen);
+/* One holder of door serial less: a door that only holders wanted stops
+ * VNC_IDLE_STOP_S after its last one let go, once it has no clients (a
+ * libvncserver stopped while a client's thread is still leaving crashes
+ * in that thread). Nothing when that door is gone already. */
+void vnc_unhold(struct stream_hub *h, unsigned serial);
 /* Shows the newest frame to VNC clients and applies their input. */
 void vnc_poke(struct stream_hub *h);
 /* Stops the server of h, if any, giving back control. */
