@@ -77,21 +77,13 @@ deploy=$(dirname "$0")
 bash "$deploy/node.sh" --install
 node=$(bash "$deploy/node.sh")
 
-# The web viewer's browser tests drive Chromium with playwright-core, pinned
-# in tests/web/package-lock.json and installed next to them (never committed).
-web_tests="$deploy/../tests/web"
-if [ ! -d "$web_tests/node_modules/playwright-core" ] && [ -f "$web_tests/package-lock.json" ]; then
-	echo "install-deps: installing playwright-core into tests/web/node_modules (npm ci)"
-	(cd "$web_tests" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-fi
-
-# The E2B drop-in's tests run the unmodified e2b SDKs, pinned in
-# tests/e2b/package-lock.json and installed next to them (never committed).
-e2b_tests="$deploy/../tests/e2b"
-if [ ! -d "$e2b_tests/node_modules/e2b" ] && [ -f "$e2b_tests/package-lock.json" ]; then
-	echo "install-deps: installing the e2b SDKs into tests/e2b/node_modules (npm ci)"
-	(cd "$e2b_tests" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-fi
+# The web viewer's browser tests drive Chromium with playwright-core (and
+# noVNC), pinned in tests/web/package-lock.json; the E2B drop-in's tests run
+# the unmodified e2b SDKs, pinned in tests/e2b/package-lock.json. Each is
+# installed next to its tests (never committed), again whenever the
+# lockfile pins what node_modules does not hold.
+bash "$deploy/npm-deps.sh" "$deploy/../tests/web"
+bash "$deploy/npm-deps.sh" "$deploy/../tests/e2b"
 
 if [ ${#missing[@]} -eq 0 ]; then
 	where=deploy/node/node_modules

@@ -163,9 +163,10 @@ if want integration; then
 fi
 
 # web_test_deps: installs, if missing, the pinned Node (deploy/node/, unless
-# VITRINE_NODE names another) and playwright-core (tests/web/node_modules),
-# both from their lockfiles as deploy/install-deps.sh does; sets $node to
-# the node deploy/node.sh checked. Returns non-zero when either is missing.
+# VITRINE_NODE names another) and tests/web's npm packages (playwright-core,
+# noVNC), both from their lockfiles as deploy/install-deps.sh does; sets
+# $node to the node deploy/node.sh checked. Returns non-zero when either is
+# missing.
 web_test_deps() {
 	if [ -z "${VITRINE_NODE:-}" ]; then
 		deploy/node.sh --install 2>&1 | sed 's/^/    /' || return 1
@@ -175,8 +176,8 @@ web_test_deps() {
 		return 1
 	}
 	echo "    $node: $("$node" --version)"
-	[ -d tests/web/node_modules/playwright-core ] ||
-		(cd tests/web && npm ci --no-audit --no-fund --loglevel=error)
+	deploy/npm-deps.sh tests/web | sed 's/^/    /'
+	[ "${PIPESTATUS[0]}" = 0 ]
 }
 
 # node_tests DIR WHAT NAME LIMIT: runs tests/DIR/*.test.mjs (WHAT they
@@ -228,8 +229,7 @@ fi
 # on the same pinned Node as the web tests.
 if want integration; then
 	step "e2b SDKs: Node and tests/e2b/node_modules"
-	if web_test_deps && { [ -d tests/e2b/node_modules/@e2b/desktop ] ||
-		(cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error); }; then
+	if web_test_deps && deploy/npm-deps.sh tests/e2b; then
 		node_tests e2b "the E2B SDKs" "e2b SDKs" 540
 	else
 		echo "    no Node or no e2b SDK for the E2B tests (see above)"
