@@ -283,6 +283,14 @@ static struct e2b_proc *process_start(struct sess *s, struct e2b_sandbox *sb,
 		free(op);
 		return NULL;
 	}
+	/* The stream's password never reaches List, the audit log or a
+	 * recording. */
+	if (kind == DESKTOP_X11VNC_PASSWD && desktop_redact_secret(config, op->name) < 0) {
+		snprintf(err, errlen, "out of memory");
+		*code = CONNECT_INTERNAL;
+		free(op);
+		return NULL;
+	}
 	p = e2b_proc_serve(sb, op, config, tag, timeout_ms, code, err, errlen);
 	free(op);
 	return p;

@@ -3,6 +3,7 @@
  * the SDK sends, word for word. */
 #include "gateway/e2b/desktop_cmd.h"
 
+#include "common/bytebuf.h"
 #include "gateway/action/keys.h"
 #include "vmm-qemu/guest_prep.h"
 
@@ -695,4 +696,49 @@ bool desktop_kind_is_input(enum desktop_kind kind)
 	default:
 		return false;
 	}
+}
+
+/* s with every secret in it written as "********": a new string (s's own
+ * reference when secret is not in it), NULL when out of memory. */
+static json_t *redacted(json_t *s, const char *secret)
+{
+	const char *text = json_string_value(s), *at;
+	size_t slen = strlen(secret);
+	struct bytebuf b = { 0 };
+	json_t *out;
+
+	if (!text || !slen || !strstr(text, secret))
+		return json_incref(s);
+	while ((at = strstr(text, secret))) {
+		if (bytebuf_append(&b, text, (size_t)(at - text)) < 0 ||
+		    bytebuf_append(&b, "********", 8) < 0)
+			goto oom;
+		text = at + slen;
+	}
+	if (bytebuf_append(&b, text, strlen(text)) < 0)
+		goto oom;
+	out = json_stringn((const char *)b.data, b.len);
+	bytebuf_free(&b);
+	return out;
+oom:
+	bytebuf_free(&b);
+	return NULL;
+}
+
+int desktop_redact_secret(json_t *config, const char *secret)
+{
+	json_t *args = json_object_get(config, "args"), *v, *cmd;
+	size_t i;
+
+	if (!(cmd = redacted(json_object_get(config, "cmd"), secret)) ||
+	    json_object_set_new(config, "cmd", cmd) < 0)
+		return -ENOMEM;
+	json_array_foreach(args, i, v)
+	{
+		json_t *r = redacted(v, secret);
+
+		if (!r || json_array_set_new(args, i, r) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }

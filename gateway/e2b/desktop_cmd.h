@@ -118,6 +118,12 @@ int desktop_fmt_xrandr(int w, int h, char *buf, size_t len);
 /* xdotool getmouselocation: "x:X y:Y screen:0 window:W\n". */
 int desktop_fmt_mouse_location(int x, int y, char *buf, size_t len);
 
+/* The password of an X11VNC_PASSWD op, wherever it stands in the strings
+ * of config's "cmd" and "args" (the SDK's `/bin/bash -l -c LINE`), is
+ * replaced by "********" in place: config is what List shows and what the
+ * audit log and recordings note of the command. Pure. 0, or -ENOMEM. */
+int desktop_redact_secret(json_t *config, const char *secret);
+
 /* The SDK's own quoting of a word (quoteString in dist/index.js): "''" for
  * empty, s itself when it holds only [A-Za-z0-9_@%+=:,./-], else
  * 'quoted' with each ' written '"'"'. Returns the length written (NUL

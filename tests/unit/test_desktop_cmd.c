@@ -512,15 +512,42 @@ static void test_is_input(void **state)
 	assert_false(desktop_kind_is_input(DESKTOP_NETSTAT));
 }
 
+/* The stream's password, wherever the SDK's command line holds it, is
+ * written as stars in the config List, the audit log and recordings see. */
+static void test_redact_secret(void **state)
+{
+	json_t *config = json_pack("{s:s, s:[s, s, s]}", "cmd", "/bin/bash", "args", "-l", "-c",
+				   "x11vnc -storepasswd Ab12Cd34 ~/.vnc/passwd && echo Ab12Cd34x");
+	char *text;
+
+	(void)state;
+	assert_non_null(config);
+	assert_int_equal(desktop_redact_secret(config, "Ab12Cd34"), 0);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(config, "args"), 2)),
+			    "x11vnc -storepasswd ******** ~/.vnc/passwd && echo ********x");
+	assert_string_equal(json_string_value(json_object_get(config, "cmd")), "/bin/bash");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(config, "args"), 0)),
+			    "-l");
+	text = json_dumps(config, 0);
+	assert_null(strstr(text, "Ab12"));
+	free(text);
+	/* an empty secret changes nothing */
+	assert_int_equal(desktop_redact_secret(config, ""), 0);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(config, "args"), 1)),
+			    "-c");
+	json_decref(config);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_start),	  cmocka_unit_test(test_pointer),
-		cmocka_unit_test(test_type),	  cmocka_unit_test(test_key),
-		cmocka_unit_test(test_screen),	  cmocka_unit_test(test_apps),
-		cmocka_unit_test(test_stream),	  cmocka_unit_test(test_wrapping),
-		cmocka_unit_test(test_sdk_quote), cmocka_unit_test(test_answers),
-		cmocka_unit_test(test_actions),	  cmocka_unit_test(test_is_input),
+		cmocka_unit_test(test_redact_secret), cmocka_unit_test(test_start),
+		cmocka_unit_test(test_pointer),	      cmocka_unit_test(test_type),
+		cmocka_unit_test(test_key),	      cmocka_unit_test(test_screen),
+		cmocka_unit_test(test_apps),	      cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_wrapping),      cmocka_unit_test(test_sdk_quote),
+		cmocka_unit_test(test_answers),	      cmocka_unit_test(test_actions),
+		cmocka_unit_test(test_is_input),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

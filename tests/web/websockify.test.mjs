@@ -393,6 +393,9 @@ test('requireAuth: the SDK\'s password connects, a wrong one fails', async () =>
   const audit = readFileSync(auditPath, 'utf8');
   assert.ok(audit.split('\n').filter(Boolean).map((l) => JSON.parse(l)).some((e) =>
     e.event === 'auth_refused' && e.session === sess.id && e.route === 'e2b' && e.status === 1008 && e.websocket), audit);
+  // The password itself is in no log: its command is noted with stars.
+  assert.ok(!audit.includes(password.slice(0, 8)), 'no password in the audit log');
+  assert.ok(audit.includes('x11vnc -storepasswd ******** ~/.vnc/passwd'), audit);
   const none = await page.evaluate(() => window.vnc('/websockify'));
   assert.deepEqual(none, { credentialsrequired: true });
   await page.evaluate(() => window.rfb.disconnect());
