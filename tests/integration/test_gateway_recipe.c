@@ -15,6 +15,7 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/test_home.h"
 
 #include <errno.h>
 #include <pty.h>
@@ -34,29 +35,11 @@
 static struct gateway_proc gw;
 static char home[128], tpl[48];
 
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 static int setup(void **state)
 {
-	const char *src = "/var/lib/vitrine/images/tiny";
-	const char *run = getenv("VITRINE_RUN") ? getenv("VITRINE_RUN") : "/tmp";
-
 	(void)state;
 	snprintf(tpl, sizeof(tpl), "rc-%d", (int)getpid());
-	snprintf(home, sizeof(home), "%s/recipe-home-%d", run, (int)getpid());
-	if (sh("set -e; mkdir -p %s/images/tiny %s/templates; chmod 755 %s %s/images "
-	       "%s/images/tiny %s/templates; for f in vmlinux initrd.img recipe image.json; do "
-	       "ln %s/$f %s/images/tiny/$f 2>/dev/null || cp %s/$f %s/images/tiny/$f; done",
-	       home, home, home, home, home, home, src, home, src, home) != 0)
+	if (test_home_make(home, sizeof(home), "recipe", false) != 0)
 		return -1;
 	setenv("VITRINE_HOME", home, 1);
 	return gateway_proc_start(&gw, NULL);
@@ -575,21 +558,21 @@ static void test_cli(void **state)
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/cli", home);
-	rc = sh("set -e; mkdir -p %s/files; printf 'from the host' > %s/files/note.txt; "
-		"printf '{\"name\":\"%s-cli\",\"image\":\"tiny\",\"memory_mib\":256,\"steps\":"
-		"[{\"copy\":{\"src\":\"files/note.txt\",\"to\":\"/tmp/note.txt\"}}]}' > "
-		"%s/recipe.json",
-		dir, dir, tpl, dir);
+	rc = test_sh("set -e; mkdir -p %s/files; printf 'from the host' > %s/files/note.txt; "
+		     "printf '{\"name\":\"%s-cli\",\"image\":\"tiny\",\"memory_mib\":256,\"steps\":"
+		     "[{\"copy\":{\"src\":\"files/note.txt\",\"to\":\"/tmp/note.txt\"}}]}' > "
+		     "%s/recipe.json",
+		     dir, dir, tpl, dir);
 	assert_int_equal(rc, 0);
-	rc = sh("VITRINE_URL=http://127.0.0.1:%d %s template build --api-key-file %s -f "
-		"%s/recipe.json 2>%s/err | grep -q '\"status\": \"ready\"'",
-		gw.port, bin, gw.key_file, dir, dir);
+	rc = test_sh("VITRINE_URL=http://127.0.0.1:%d %s template build --api-key-file %s -f "
+		     "%s/recipe.json 2>%s/err | grep -q '\"status\": \"ready\"'",
+		     gw.port, bin, gw.key_file, dir, dir);
 	if (rc != 0)
-		sh("cat %s/err >&2", dir);
+		test_sh("cat %s/err >&2", dir);
 	assert_int_equal(rc, 0);
-	rc = sh("VITRINE_URL=http://127.0.0.1:%d %s template build --api-key-file %s -f "
-		"%s/recipe.json 2>&1 >/dev/null | grep -q 'is up to date'",
-		gw.port, bin, gw.key_file, dir);
+	rc = test_sh("VITRINE_URL=http://127.0.0.1:%d %s template build --api-key-file %s -f "
+		     "%s/recipe.json 2>&1 >/dev/null | grep -q 'is up to date'",
+		     gw.port, bin, gw.key_file, dir);
 	assert_int_equal(rc, 0);
 	snprintf(path, sizeof(path), "%s-cli", tpl);
 	run_in(path, "cat /tmp/note.txt", out, sizeof(out));

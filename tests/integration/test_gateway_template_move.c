@@ -11,6 +11,7 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/test_home.h"
 
 #include <fcntl.h>
 #include <setjmp.h>
@@ -28,44 +29,14 @@
 static struct gateway_proc gw;
 static char home[128], tpl[48], work[160];
 
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-/* $home/images/tinyd: the tiny image with a 16 MiB raw rootfs it never
- * mounts (test_gateway_template_save's). */
-static int make_home(void)
-{
-	const char *src = "/var/lib/vitrine/images/tiny";
-	const char *run = getenv("VITRINE_RUN") ? getenv("VITRINE_RUN") : "/tmp";
-
-	snprintf(home, sizeof(home), "%s/tplmove-home-%d", run, (int)getpid());
-	snprintf(work, sizeof(work), "%s/work", home);
-	return sh("set -e; mkdir -p %s/images/tinyd %s/templates %s; chmod 755 %s %s/images "
-		  "%s/images/tinyd %s/templates; "
-		  "for f in vmlinux initrd.img recipe; do ln %s/$f %s/images/tinyd/$f 2>/dev/null "
-		  "|| cp %s/$f %s/images/tinyd/$f; done; "
-		  "printf '{\"name\":\"tinyd\",\"kernel\":\"vmlinux\",\"initrd\":\"initrd.img\","
-		  "\"rootfs\":\"rootfs.img\",\"append\":\"console=ttyS0 quiet\"}' "
-		  "> %s/images/tinyd/image.json; "
-		  "head -c 1048576 /dev/urandom > %s/images/tinyd/rootfs.img; "
-		  "truncate -s 16M %s/images/tinyd/rootfs.img; chmod 644 %s/images/tinyd/*",
-		  home, home, work, home, home, home, home, src, home, src, home, home, home, home,
-		  home);
-}
-
 static int setup(void **state)
 {
 	(void)state;
 	snprintf(tpl, sizeof(tpl), "tm-%d", (int)getpid());
-	if (make_home() != 0)
+	if (test_home_make(home, sizeof(home), "tplmove", true) != 0)
+		return -1;
+	snprintf(work, sizeof(work), "%s/work", home);
+	if (test_sh("mkdir -p %s", work) != 0)
 		return -1;
 	setenv("VITRINE_HOME", home, 1);
 	return gateway_proc_start(&gw, NULL);
@@ -172,8 +143,8 @@ static void nothing_left(const char *name)
 	snprintf(path, sizeof(path), "/v1/templates/%s", name);
 	r = req("GET", path, NULL, NULL, 404, "unknown_template");
 	http_resp_free(&r);
-	assert_int_equal(sh("ls -a %s/templates | grep -q '^\\.import-'", home) != 0, 1);
-	assert_int_equal(sh("test ! -e %s/templates/%s", home, name), 0);
+	assert_int_equal(test_sh("ls -a %s/templates | grep -q '^\\.import-'", home) != 0, 1);
+	assert_int_equal(test_sh("test ! -e %s/templates/%s", home, name), 0);
 }
 
 static void test_move(void **state)
@@ -219,13 +190,14 @@ static void test_move(void **state)
 	http_resp_free(&r);
 
 	/* Export with the CLI: a tar of the members, in order. */
-	assert_int_equal(sh("VITRINE_URL=http://127.0.0.1:%d %s template export --api-key-file "
-			    "%s %s %s",
-			    gw.port, bin, gw.key_file, t2, file),
-			 0);
-	assert_int_equal(sh("tar tf %s | tr '\\n' ' ' | grep -qx 'template.json ram state "
-			    "disk.qcow2 screen.ppm SHA256SUMS '",
-			    file),
+	assert_int_equal(
+		test_sh("VITRINE_URL=http://127.0.0.1:%d %s template export --api-key-file "
+			"%s %s %s",
+			gw.port, bin, gw.key_file, t2, file),
+		0);
+	assert_int_equal(test_sh("tar tf %s | tr '\\n' ' ' | grep -qx 'template.json ram state "
+				 "disk.qcow2 screen.ppm SHA256SUMS '",
+				 file),
 			 0);
 	snprintf(path, sizeof(path), "/v1/templates/%s-none/export", tpl);
 	r = req("GET", path, NULL, NULL, 404, "unknown_template");
@@ -233,36 +205,39 @@ static void test_move(void **state)
 	del("templates", t2);
 
 	/* Refused, leaving nothing: a flipped byte in the RAM's member ... */
-	assert_int_equal(sh("cp %s %s && printf 'X' | dd of=%s bs=1 seek=40000 conv=notrunc "
-			    "status=none",
-			    file, bad, bad),
+	assert_int_equal(test_sh("cp %s %s && printf 'X' | dd of=%s bs=1 seek=40000 conv=notrunc "
+				 "status=none",
+				 file, bad, bad),
 			 0);
 	import_expect(bad, t2, 400, "invalid_archive");
 	nothing_left(t2);
 	/* ... the file cut in half ... */
-	assert_int_equal(sh("head -c $(( $(stat -c %%s %s) / 2 )) %s > %s", file, file, bad), 0);
+	assert_int_equal(test_sh("head -c $(( $(stat -c %%s %s) / 2 )) %s > %s", file, file, bad),
+			 0);
 	import_expect(bad, t2, 400, "invalid_archive");
 	nothing_left(t2);
 	/* ... another machine version, another build of the image (checksums
 	 * made right: what is refused is the metadata) ... */
 	snprintf(x, sizeof(x), "%s/x", work);
-	assert_int_equal(sh("set -e; rm -rf %s; mkdir %s; tar xf %s -C %s; cd %s; "
-			    "sed -i 's/\"machine\": [0-9]*/\"machine\": 999/' template.json; "
-			    "sha256sum template.json ram state disk.qcow2 screen.ppm > SHA256SUMS; "
-			    "tar --format=ustar -cf %s template.json ram state disk.qcow2 "
-			    "screen.ppm SHA256SUMS",
-			    x, x, file, x, x, bad),
-			 0);
+	assert_int_equal(
+		test_sh("set -e; rm -rf %s; mkdir %s; tar xf %s -C %s; cd %s; "
+			"sed -i 's/\"machine\": [0-9]*/\"machine\": 999/' template.json; "
+			"sha256sum template.json ram state disk.qcow2 screen.ppm > SHA256SUMS; "
+			"tar --format=ustar -cf %s template.json ram state disk.qcow2 "
+			"screen.ppm SHA256SUMS",
+			x, x, file, x, x, bad),
+		0);
 	import_expect(bad, t2, 422, "template_mismatch");
 	nothing_left(t2);
-	assert_int_equal(sh("set -e; rm -rf %s; mkdir %s; tar xf %s -C %s; cd %s; "
-			    "sed -i 's/\"image_recipe\": \"[^\"]*\"/\"image_recipe\": \"other\"/' "
-			    "template.json; grep -q other template.json; "
-			    "sha256sum template.json ram state disk.qcow2 screen.ppm > SHA256SUMS; "
-			    "tar --format=ustar -cf %s template.json ram state disk.qcow2 "
-			    "screen.ppm SHA256SUMS",
-			    x, x, file, x, x, bad),
-			 0);
+	assert_int_equal(
+		test_sh("set -e; rm -rf %s; mkdir %s; tar xf %s -C %s; cd %s; "
+			"sed -i 's/\"image_recipe\": \"[^\"]*\"/\"image_recipe\": \"other\"/' "
+			"template.json; grep -q other template.json; "
+			"sha256sum template.json ram state disk.qcow2 screen.ppm > SHA256SUMS; "
+			"tar --format=ustar -cf %s template.json ram state disk.qcow2 "
+			"screen.ppm SHA256SUMS",
+			x, x, file, x, x, bad),
+		0);
 	import_expect(bad, t2, 422, "template_mismatch");
 	nothing_left(t2);
 	/* ... a name taken, a bad name, no body. */
@@ -273,10 +248,11 @@ static void test_move(void **state)
 	nothing_left("tm-empty");
 
 	/* Imported with the CLI: flattened, and the session has its file. */
-	assert_int_equal(sh("VITRINE_URL=http://127.0.0.1:%d %s template import --api-key-file "
-			    "%s %s | grep -q '\"status\": \"ready\"'",
-			    gw.port, bin, gw.key_file, file),
-			 0);
+	assert_int_equal(
+		test_sh("VITRINE_URL=http://127.0.0.1:%d %s template import --api-key-file "
+			"%s %s | grep -q '\"status\": \"ready\"'",
+			gw.port, bin, gw.key_file, file),
+		0);
 	snprintf(path, sizeof(path), "/v1/templates/%s", t2);
 	r = req("GET", path, NULL, NULL, 200, NULL);
 	assert_int_equal(json_integer_value(json_object_get(r.json, "depth")), 1);
@@ -296,9 +272,9 @@ static void test_move(void **state)
 	http_resp_free(&r);
 	r = req("POST", "/v1/templates/gc", NULL, NULL, 400, "invalid_argument");
 	http_resp_free(&r);
-	assert_int_equal(sh("VITRINE_URL=http://127.0.0.1:%d %s template gc --api-key-file %s "
-			    "--older-than 0s | grep -q '\"%s\"'",
-			    gw.port, bin, gw.key_file, t1),
+	assert_int_equal(test_sh("VITRINE_URL=http://127.0.0.1:%d %s template gc --api-key-file %s "
+				 "--older-than 0s | grep -q '\"%s\"'",
+				 gw.port, bin, gw.key_file, t1),
 			 0);
 	snprintf(path, sizeof(path), "/v1/templates/%s", t1);
 	r = req("GET", path, NULL, NULL, 404, "unknown_template");

@@ -12,6 +12,7 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/test_home.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,44 +29,13 @@
 static struct gateway_proc gw;
 static char home[128], tpl[48];
 
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-/* $home/images/tinyd: the tiny image's kernel and initrd with a 16 MiB
- * raw rootfs the guest never mounts (so its overlay is a real qcow2). */
-static int make_home(void)
-{
-	const char *src = "/var/lib/vitrine/images/tiny";
-	const char *run = getenv("VITRINE_RUN") ? getenv("VITRINE_RUN") : "/tmp";
-
-	snprintf(home, sizeof(home), "%s/tplsave-home-%d", run, (int)getpid());
-	return sh("set -e; mkdir -p %s/images/tinyd %s/templates; chmod 755 %s %s/images "
-		  "%s/images/tinyd %s/templates; "
-		  "for f in vmlinux initrd.img recipe; do ln %s/$f %s/images/tinyd/$f 2>/dev/null "
-		  "|| cp %s/$f %s/images/tinyd/$f; done; "
-		  "printf '{\"name\":\"tinyd\",\"kernel\":\"vmlinux\",\"initrd\":\"initrd.img\","
-		  "\"rootfs\":\"rootfs.img\",\"append\":\"console=ttyS0 quiet\"}' "
-		  "> %s/images/tinyd/image.json; "
-		  "head -c 1048576 /dev/urandom > %s/images/tinyd/rootfs.img; "
-		  "truncate -s 16M %s/images/tinyd/rootfs.img; chmod 644 %s/images/tinyd/*",
-		  home, home, home, home, home, home, src, home, src, home, home, home, home, home);
-}
-
 static int setup(void **state)
 {
 	static const char *const args[] = { "--template-chain-max", "2", NULL };
 
 	(void)state;
 	snprintf(tpl, sizeof(tpl), "tsave-%d", (int)getpid());
-	if (make_home() != 0)
+	if (test_home_make(home, sizeof(home), "tplsave", true) != 0)
 		return -1;
 	setenv("VITRINE_HOME", home, 1);
 	return gateway_proc_start(&gw, args);
@@ -319,13 +289,13 @@ static void test_cli(void **state)
 	(void)state;
 	snprintf(name, sizeof(name), "%s-cli", tpl);
 	new_session("{\"image\":\"tinyd\",\"memory_mib\":256}", &a);
-	rc = sh("VITRINE_URL=http://127.0.0.1:%d %s template save --api-key-file %s %s %s "
-		"| grep -q '\"status\": \"ready\"'",
-		gw.port, bin, gw.key_file, a.id, name);
+	rc = test_sh("VITRINE_URL=http://127.0.0.1:%d %s template save --api-key-file %s %s %s "
+		     "| grep -q '\"status\": \"ready\"'",
+		     gw.port, bin, gw.key_file, a.id, name);
 	assert_int_equal(rc, 0);
-	rc = sh("VITRINE_URL=http://127.0.0.1:%d %s template save --api-key-file %s %s %s "
-		">/dev/null 2>&1",
-		gw.port, bin, gw.key_file, a.id, name);
+	rc = test_sh("VITRINE_URL=http://127.0.0.1:%d %s template save --api-key-file %s %s %s "
+		     ">/dev/null 2>&1",
+		     gw.port, bin, gw.key_file, a.id, name);
 	assert_int_not_equal(rc, 0); /* the name is taken */
 	del("sessions", a.id, 200, NULL, NULL);
 	del("templates", name, 200, NULL, NULL);
