@@ -10,10 +10,11 @@
  * drag session with its data in every dialect, and the pointer-event drag
  * of the box still sees its pointer events; a batch of five
  * clicks lands in order and a bad third one stops it at its index. One
- * session serves the group. */
+ * session, restored from the shared desktop template, serves the group. */
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/http_client.h"
+#include "tests/lib/e2e_template.h"
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/page_eval.h"
 #include "tests/lib/png.h"
@@ -34,7 +35,7 @@
 #define H 800
 
 static struct gateway_proc gw;
-static char path_act[128], qga_path[512];
+static char path_act[128], qga_path[512], tpl[64];
 static const char *ctl;
 static char ctl_buf[64];
 static int ox, oy; /* where the page's viewport starts on the screen */
@@ -112,40 +113,72 @@ static void act_ok(const char *fmt, ...)
 	json_decref(act(buf));
 }
 
+/* Puts actions.html in the guest and opens it in the session's browser;
+ * waits until its script has run (window.clicks exists). -1 after saying
+ * why. */
+static int open_page(const char *sid)
+{
+	static const char open[] = "{\"url\":\"file:///home/vitrine/actions.html\"}";
+	char path[160], err[1024];
+	char *page = NULL;
+	size_t len = 0;
+	struct http_resp r;
+	int64_t deadline = fs_now_ms() + 60000;
+	int rc = -1;
+
+	if (fs_read_file("tests/e2e/pages/actions.html", 1 << 20, &page, &len) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/v1/sessions/%s/files?path=actions.html", sid);
+	if (http_request("127.0.0.1", gw.port, "PUT", path, ctl, page, len, 60, &r) < 0 ||
+	    r.status != 200) {
+		fprintf(stderr, "put actions.html: %d %s\n", r.status, r.body ? r.body : "");
+		goto out;
+	}
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "/v1/sessions/%s/open", sid);
+	if (http_request("127.0.0.1", gw.port, "POST", path, ctl, open, strlen(open), 60, &r) < 0 ||
+	    r.status != 200) {
+		fprintf(stderr, "open actions.html: %d %s\n", r.status, r.body ? r.body : "");
+		goto out;
+	}
+	http_resp_free(&r);
+	while (rc < 0 && fs_now_ms() < deadline) {
+		json_t *v = page_eval(qga_path, "Array.isArray(window.clicks)", err, sizeof(err));
+
+		if (json_is_true(v))
+			rc = 0;
+		else
+			usleep(200 * 1000);
+		json_decref(v);
+	}
+	if (rc < 0)
+		fprintf(stderr, "actions.html did not run within 60 s: %s\n", err);
+out:
+	free(page);
+	return rc;
+}
+
+/* The session is restored from the end-to-end tests' shared template (at
+ * W x H: tests/lib/e2e_template.h) and opens the page: no boot of its own. */
 static int setup(void **state)
 {
-	char *page = NULL, *body;
-	struct http_resp r;
-	json_t *req;
+	char body[160];
+	struct gateway_session created;
 	DIR *d;
 	struct dirent *e;
 
 	(void)state;
-	if (fs_read_file("tests/e2e/pages/actions.html", 1 << 20, &page, NULL) < 0 ||
-	    gateway_proc_start(&gw, NULL) < 0)
+	if (gateway_proc_start(&gw, NULL) < 0 || e2e_template_get(&gw, tpl, sizeof(tpl), NULL) < 0)
 		return -1;
-	req = json_pack("{s:s, s:i, s:i, s:s}", "image", "desktop", "width", W, "height", H, "page",
-			page);
-	body = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	free(page);
-	if (http_request("127.0.0.1", gw.port, "POST", "/v1/sessions?wait=ready", gw.key, body,
-			 strlen(body), 600, &r) < 0 ||
-	    r.status != 201) {
-		fprintf(stderr, "create: %d %s\n", r.status, r.body ? r.body : "");
-		free(body);
+	snprintf(body, sizeof(body), "{\"template\":\"%s\"}", tpl);
+	if (gateway_proc_create_session(&gw, body, 300, &created) < 0)
 		return -1;
-	}
-	free(body);
-	snprintf(path_act, sizeof(path_act), "/v1/sessions/%s/actions",
-		 json_string_value(json_object_get(r.json, "id")));
-	snprintf(ctl_buf, sizeof(ctl_buf), "%s",
-		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "control")));
+	snprintf(path_act, sizeof(path_act), "/v1/sessions/%s/actions", created.id);
+	snprintf(ctl_buf, sizeof(ctl_buf), "%s", created.control);
 	ctl = ctl_buf;
-	http_resp_free(&r);
 	d = opendir(gw.run_base);
 	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, "vm-", 3)) {
+		if (!strncmp(e->d_name, "vm-", 3) && strncmp(e->d_name, "vm-ckpt-", 8)) {
 			char dir[PATH_MAX];
 
 			snprintf(dir, sizeof(dir), "%s/%s", gw.run_base, e->d_name);
@@ -153,12 +186,16 @@ static int setup(void **state)
 		}
 	if (d)
 		closedir(d);
-	return qga_path[0] ? 0 : -1;
+	if (!qga_path[0])
+		return -1;
+	return open_page(created.id);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
+	gateway_proc_delete_sessions(&gw); /* a template in use cannot go */
+	e2e_template_release(&gw, tpl);
 	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 
