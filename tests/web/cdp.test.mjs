@@ -24,15 +24,30 @@ const PAGE = `<!doctype html><html><body style="margin:0;background:#fff">
 <div style="height:3000px"></div>
 <script>window.n=0;</script></body></html>`;
 
+// The session: restored from the desktop template the e2e tests share
+// (tests/lib/e2e_template.h: VITRINE_E2E_TEMPLATE, which tests/run.sh names
+// and the e2e binaries have made by now) with PAGE put in the guest and
+// opened, else (run alone) booted with PAGE.
 before(async () => {
   g = await startGateway('cdp');
   ({ base, key } = g);
+  const H = { Authorization: 'Bearer ' + key };
+  const shared = process.env.VITRINE_E2E_TEMPLATE;
+  const tpl = shared && await fetch(`${base}/v1/templates/${shared}`, { headers: H });
+  const restore = tpl && tpl.status === 200 && (await tpl.json()).status === 'ready';
   const r = await fetch(base + '/v1/sessions?wait=ready', {
-    method: 'POST', headers: { Authorization: 'Bearer ' + key },
-    body: JSON.stringify({ image: 'desktop', page: PAGE }),
+    method: 'POST', headers: H,
+    body: JSON.stringify(restore ? { template: shared } : { image: 'desktop', page: PAGE }),
   });
   sess = await r.json();
   assert.equal(r.status, 201, JSON.stringify(sess));
+  if (!restore) return;
+  const C = auth(sess.tokens.control);
+  const put = await fetch(`${base}/v1/sessions/${sess.id}/files?path=cdp.html`, { method: 'PUT', headers: C, body: PAGE });
+  assert.equal(put.status, 200, await put.text());
+  const open = await fetch(`${base}/v1/sessions/${sess.id}/open`, { method: 'POST', headers: C,
+    body: JSON.stringify({ url: 'file:///home/vitrine/cdp.html' }) });
+  assert.equal(open.status, 200, await open.text());
 });
 
 after(async () => {
