@@ -44,7 +44,8 @@ static int setup(void **state)
 	snprintf(tpl, sizeof(tpl), "test-screen-size-%d", (int)getpid());
 	if (gateway_proc_start(&gw, NULL) < 0)
 		return -1;
-	return gateway_proc_create_session(&gw, "{\"image\":\"tiny\",\"width\":1280,\"height\":800}",
+	return gateway_proc_create_session(&gw,
+					   "{\"image\":\"tiny\",\"width\":1280,\"height\":800}",
 					   120, &sess);
 }
 
@@ -192,13 +193,11 @@ static void shot(const char *id, const char *token, int w, int h, struct ppm *im
 
 static bool has_mark(const struct ppm *img, int x, int y)
 {
-	return ppm_pixel(img, x, y) == MARK &&
-	       ppm_pixel(img, x == 0 ? 1 : x - 1, y) == 0xFF0000;
+	return ppm_pixel(img, x, y) == MARK && ppm_pixel(img, x == 0 ? 1 : x - 1, y) == 0xFF0000;
 }
 
 /* An action on id with the control token: its status and error code. */
-static void act(const char *id, const char *token, const char *action, int status,
-		const char *code)
+static void act(const char *id, const char *token, const char *action, int status, const char *code)
 {
 	char path[128];
 	struct http_resp r;
@@ -401,7 +400,8 @@ static void expect_status(const char *id, const char *status)
 	sess_path(path, sizeof(path), id, "");
 	for (int i = 0;; i++) {
 		struct http_resp r = req(gw.key, "GET", path, NULL, 200, NULL);
-		bool there = !strcmp(json_string_value(json_object_get(r.json, "status")), status) &&
+		bool there = !strcmp(json_string_value(json_object_get(r.json, "status")),
+				     status) &&
 			     !json_object_get(r.json, "busy");
 
 		http_resp_free(&r);
@@ -435,8 +435,7 @@ static void test_what_keeps_the_size(void **state)
 	assert_int_equal(json_integer_value(json_object_get(r.json, "height")), 600);
 	snprintf(child, sizeof(child), "%s", json_string_value(json_object_get(r.json, "id")));
 	snprintf(child_ctl, sizeof(child_ctl), "%s",
-		 json_string_value(
-			 json_object_get(json_object_get(r.json, "tokens"), "control")));
+		 json_string_value(json_object_get(json_object_get(r.json, "tokens"), "control")));
 	http_resp_free(&r);
 	shot(child, child_ctl, 800, 600, &img);
 	ppm_free(&img);
