@@ -195,6 +195,19 @@ void sess_start_agent(struct sess *s, struct agent_link *first)
 	start_agent_at(s, path, first);
 }
 
+/* Records a size not yet recorded, unless the last one was recorded less
+ * than SESS_SCREEN_SAVE_GAP_MS ago. */
+static void save_screen(struct sess *s)
+{
+	int64_t now = fs_now_ms();
+
+	if (!s->screen_unsaved || now - s->screen_saved_ms < SESS_SCREEN_SAVE_GAP_MS)
+		return;
+	s->screen_unsaved = false;
+	s->screen_saved_ms = now;
+	sess_save(s);
+}
+
 /* The screen's size as s's mirror shows it now: see sess_follow_screen. */
 static void follow_screen(struct sess *s)
 {
@@ -219,7 +232,10 @@ static void follow_screen(struct sess *s)
 		s->pointer_x = s->width - 1;
 	if (s->pointer_y >= s->height)
 		s->pointer_y = s->height - 1;
-	sess_save(s); /* a restart finds the guest at this size */
+	/* A restart finds the guest at this size: recorded now, or within
+	 * SESS_SCREEN_SAVE_GAP_MS of the last time (sess_tick). */
+	s->screen_unsaved = true;
+	save_screen(s);
 	sess_event(s, "screen_resized",
 		   json_pack("{s:i, s:i}", "width", s->width, "height", s->height));
 }
@@ -333,6 +349,7 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 	if (check_expiry(s))
 		return;
 	sess_usage_tick(s);
+	save_screen(s);
 	/* A booting guest's agent is up long before its desktop: be linked
 	 * when it is ready. */
 	if (s->job && s->job->kind == JOB_BOOT && !s->agent && job_started(s->job))

@@ -32,6 +32,10 @@
 enum sess_state { SESS_STARTING, SESS_READY, SESS_PAUSED, SESS_FAILED };
 enum sess_pause { SESS_PAUSE_MEMORY, SESS_PAUSE_DISK };
 
+/* A guest that changes its resolution again and again has its size
+ * recorded at most this often (a record write is an fsync on the loop). */
+#define SESS_SCREEN_SAVE_GAP_MS 1000
+
 /* The "expiring" event comes this long before a timeout (or half the
  * timeout when that is shorter). */
 #define SESS_EXPIRY_WARNING_MS 10000
@@ -59,6 +63,8 @@ struct sess {
 	 * show it (sess_follow_screen); actions are mapped on it */
 	int width, height, vcpus, memory_mib;
 	struct screen_size screen_said; /* what the guest said it set (sess_screen_said); 0x0 */
+	int64_t screen_saved_ms; /* when a new size was last recorded */
+	bool screen_unsaved; /* a newer size waits to be recorded (SESS_SCREEN_SAVE_GAP_MS) */
 	char parent_id[SESS_ID_MAX]; /* a fork: the session it was copied from */
 	int64_t created_ms, ready_ms, expires_ms; /* monotonic; expires_ms 0: never */
 	int64_t active_ms; /* last action or screenshot, for the idle timeout */
