@@ -25,8 +25,10 @@
  *
  * Size: the mirror follows the guest's resolution changes (QEMU announces
  * them as NewFBSize; the next frame has the new size and the whole screen
- * as damage). QEMU 7.2's VNC server shows at most the top-left 2560x2048
- * of a larger guest screen. A screen over DISPLAY_MAX_SIDE /
+ * as damage). QEMU 7.2's VNC server shows at most the top-left
+ * DISPLAY_MIRROR_MAX_WIDTH x DISPLAY_MIRROR_MAX_HEIGHT of a larger guest
+ * screen: a frame that wide (or high) says only that the screen is at
+ * least that. A screen over DISPLAY_MAX_SIDE /
  * DISPLAY_MAX_PIXELS (frame.h) is refused before any buffer of that size
  * exists, and never connected to again. At connect time start
  * fails with -EFBIG; later (the guest switched resolution) the mirror ends
@@ -41,6 +43,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* QEMU 7.2's ui/vnc.h VNC_MAX_WIDTH and VNC_MAX_HEIGHT. */
+#define DISPLAY_MIRROR_MAX_WIDTH 2560
+#define DISPLAY_MIRROR_MAX_HEIGHT 2048
 
 struct display_mirror;
 

@@ -406,10 +406,17 @@ static void screenshot_done(void *ud, struct run_outcome *out)
 	http_add_header(r, "x-vitrine-height", v);
 	snprintf(v, sizeof(v), "%.6f", out->image->scale);
 	http_add_header(r, "x-vitrine-scale", v);
+	/* The session's size as of the frame shown (the guest may have changed
+	 * its resolution since the request came). */
+	if ((s = sess_find(r->gw, r->route.id))) {
+		sess_follow_screen(s);
+		r->screen_w = s->width;
+		r->screen_h = s->height;
+	}
 	snprintf(v, sizeof(v), "%dx%d", r->screen_w, r->screen_h);
 	http_add_header(r, "x-vitrine-screen", v);
-	s = r->route.kind == R_SESSION_THUMBNAIL ? NULL : sess_find(r->gw, r->route.id);
-	if (s) /* what the agent saw after its last step (a viewer's thumbnail is not) */
+	/* what the agent saw after its last step (a viewer's thumbnail is not) */
+	if (s && r->route.kind != R_SESSION_THUMBNAIL)
 		trajectory_screenshot(s, out->image);
 	http_reply_bytes(r, 200,
 			 out->image->format == DISPLAY_FORMAT_PNG ? "image/png" : "image/jpeg",
@@ -500,6 +507,7 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len,
 		trajectory_refused(s, st, *status, *error);
 		return NULL;
 	}
+	sess_follow_screen(s); /* coordinates on the screen the agent last saw */
 	if (!(a = api_action_parse(text, len, s->width, s->height, sess_keymap(s), &o, status,
 				   error))) {
 		trajectory_refused(s, st, *status, *error);

@@ -1,7 +1,9 @@
 /* gateway/e2b/desktop_serve.c: see desktop_serve.h. Input and screenshots
- * are runs (action/run.h), whose done comes back on the loop; everything
- * else is answered from the session at once, the answer handed over from a
- * zero-delay timer so that done never runs inside the caller. */
+ * are runs (action/run.h), whose done comes back on the loop; Xvfb at
+ * another size runs the guest's vitrine-screen and waits for the session
+ * to show the size, and xdpyinfo waits for that, both polling on a timer;
+ * everything else is answered from the session at once, the answer handed
+ * over from a zero-delay timer so that done never runs inside the caller. */
 #include "gateway/e2b/desktop_serve.h"
 
 #include "common/fsutil.h"
@@ -15,6 +17,7 @@
 #include "gateway/guest/guest_apps.h"
 #include "gateway/session/session.h"
 #include "vmm-qemu/guest_prep.h"
+#include "vmm-qemu/spec.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -28,6 +31,13 @@
  * (at most SETTLE_TIMEOUT_MS), as xdotool waits for X to take it. */
 #define SETTLE_QUIET_MS 150
 #define SETTLE_TIMEOUT_MS 3000
+/* Xvfb at another size: the guest's script sets it (xrandr), then the
+ * session must show it (sess_follow_screen); xdpyinfo waits as long. */
+#define SCREEN_SCRIPT "/usr/local/bin/vitrine-screen"
+#define SCREEN_SCRIPT_TIMEOUT_S 30
+#define SCREEN_SHOWN_MS 15000
+#define SCREEN_WAIT_MS ((SCREEN_SCRIPT_TIMEOUT_S + 5) * 1000 + SCREEN_SHOWN_MS)
+#define SCREEN_POLL_US (50 * LWS_US_PER_MS)
 
 /* A session's desktop state: found through its listener, freed when the
  * session is destroyed. */
@@ -39,10 +49,22 @@ struct desktop_sess {
 	int novnc_port; /* "novnc_proxy --listen" port, 0 for none */
 	char password[DESKTOP_MAX_NAME + 1]; /* x11vnc -storepasswd, "" for none */
 	bool use_password; /* x11vnc -usepw */
+	/* The screen size the last Xvfb asked for: being set (by xvfb),
+	 * or why it could not be ("" when it was, or none was asked). */
+	struct desktop_serve *xvfb; /* not owned: the serving that sets it, or NULL */
+	char screen_failed[300];
+};
+
+/* What a serving waits for on its poll timer. */
+enum desktop_wait {
+	WAIT_NONE,
+	WAIT_SCRIPT, /* Xvfb: the guest's vitrine-screen to end */
+	WAIT_SHOWN, /* Xvfb: the session to show the size */
+	WAIT_XVFB, /* xdpyinfo: the Xvfb under way to end */
 };
 
 struct desktop_serve {
-	struct sess *s;
+	struct sess *s; /* NULL once the session is gone (a waiting serving hears it) */
 	enum desktop_kind kind;
 	char path[DESKTOP_MAX_PATH + 1]; /* SCROT */
 	struct run *run; /* the input or screenshot under way, or NULL */
@@ -57,6 +79,14 @@ struct desktop_serve {
 	size_t err_len;
 	desktop_done_fn done;
 	void *ud;
+	/* Xvfb and xdpyinfo that wait: */
+	enum desktop_wait wait;
+	struct sess_listener listener; /* sess::listeners while it waits */
+	lws_sorted_usec_list_t poll;
+	int64_t deadline_ms;
+	struct exec_job *exec; /* owned (released): vitrine-screen */
+	int width, height; /* the size Xvfb sets */
+	char display[16]; /* xdpyinfo's */
 };
 
 static void on_sess(struct sess_listener *l, struct sess *s, enum sess_signal sig, const void *data)
@@ -109,6 +139,8 @@ static void put_failure(struct desktop_serve *d, const char *why)
 	d->err_len = n < 0 ? 0 : (size_t)n >= sizeof(d->err) ? sizeof(d->err) - 1 : (size_t)n;
 }
 
+static void stop_waiting(struct desktop_serve *d);
+
 static void finish(struct desktop_serve *d)
 {
 	struct desktop_answer a = {
@@ -124,6 +156,7 @@ static void finish(struct desktop_serve *d)
 	desktop_done_fn done = d->done;
 	void *ud = d->ud;
 
+	stop_waiting(d);
 	d->done = NULL;
 	done(ud, &a);
 	free(d);
@@ -306,6 +339,260 @@ static void serve_stream(struct desktop_serve *d, const struct desktop_op *op,
 	}
 }
 
+/* ---- Xvfb's screen size, and xdpyinfo waiting for it ---- */
+
+/* The session of a waiting serving is going: the serving fails (handed
+ * over from the timer, as every answer), its session forgotten. */
+static void on_waiting_sess(struct sess_listener *l, struct sess *s, enum sess_signal sig,
+			    const void *data)
+{
+	struct desktop_serve *d = lws_container_of(l, struct desktop_serve, listener);
+
+	(void)data;
+	if (sig != SESS_SIGNAL_DESTROY)
+		return;
+	stop_waiting(d);
+	d->s = NULL;
+	put_failure(d, "the session is gone");
+	lws_sul_schedule(s->gw->ctx, 0, &d->sul, on_sul, 1);
+}
+
+/* Ends d's waiting: no timer, no listener, the script let go (its thread
+ * frees it); an Xvfb that was setting the screen no longer is. */
+static void stop_waiting(struct desktop_serve *d)
+{
+	struct desktop_sess *ds;
+
+	if (d->wait == WAIT_NONE)
+		return;
+	lws_sul_cancel(&d->poll);
+	if (d->exec)
+		exec_release(d->exec);
+	d->exec = NULL;
+	if (d->s) {
+		sess_unlisten(d->s, &d->listener);
+		if ((ds = ds_of(d->s, false)) && ds->xvfb == d)
+			ds->xvfb = NULL;
+	}
+	d->wait = WAIT_NONE;
+}
+
+static void on_poll(lws_sorted_usec_list_t *sul);
+
+/* d waits (what) on its timer, until deadline_ms, listening to its session. */
+static void start_waiting(struct desktop_serve *d, enum desktop_wait what, int64_t ms)
+{
+	d->wait = what;
+	d->deadline_ms = fs_now_ms() + ms;
+	d->listener.notify = on_waiting_sess;
+	sess_listen(d->s, &d->listener);
+	lws_sul_schedule(d->s->gw->ctx, 0, &d->poll, on_poll, SCREEN_POLL_US);
+}
+
+/* Xvfb could not set the size: why, for this answer and for xdpyinfo. */
+static void xvfb_failed(struct desktop_serve *d, struct desktop_sess *ds, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void xvfb_failed(struct desktop_serve *d, struct desktop_sess *ds, const char *fmt, ...)
+{
+	char why[sizeof(ds->screen_failed)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (ds)
+		snprintf(ds->screen_failed, sizeof(ds->screen_failed), "%s", why);
+	if (d->s)
+		log_warn("e2b", "session %s: %s", d->s->id, why);
+	put_failure(d, why);
+}
+
+/* What xdpyinfo prints for s, or its failure when Xvfb failed. */
+static void answer_xdpyinfo(struct desktop_serve *d, struct desktop_sess *ds)
+{
+	struct sess *s = d->s;
+
+	if (ds && ds->screen_failed[0]) {
+		char why[sizeof(ds->screen_failed) + 64];
+
+		snprintf(why, sizeof(why), "xdpyinfo: unable to open display \"%s\": %s",
+			 d->display, ds->screen_failed);
+		put_failure(d, why);
+		return;
+	}
+	sess_follow_screen(s);
+	put_out(d,
+		"name of display:    %s\nversion number:    11.0\n"
+		"vendor string:    Vitrine\nnumber of screens:    1\n\n"
+		"screen #0:\n  dimensions:    %dx%d pixels\n  depths (1):    24\n",
+		d->display, s->width, s->height);
+}
+
+/* The guest's vitrine-screen ended: on success the session is told the
+ * size (it may lie past what QEMU's VNC shows) and d waits to see it. */
+static void script_ended(struct desktop_serve *d, struct desktop_sess *ds)
+{
+	const struct agent_exec_result *res;
+	const char *err = NULL;
+
+	if (exec_result(d->exec, &res, &err) < 0) {
+		xvfb_failed(d, ds, "Xvfb: the guest's screen could not be set to %dx%d: %s",
+			    d->width, d->height, err ? err : "the command failed");
+		return;
+	}
+	if (res->timed_out || res->exit_code != 0) {
+		size_t n = res->err_len;
+
+		while (n && (res->err[n - 1] == '\n' || res->err[n - 1] == '\r'))
+			n--;
+		xvfb_failed(d, ds, "Xvfb: the guest's screen could not be set to %dx%d: %.*s",
+			    d->width, d->height, n ? (int)(n > 200 ? 200 : n) : 16,
+			    n		     ? res->err
+			    : res->timed_out ? "it timed out"
+					     : "no reason given");
+		return;
+	}
+	exec_release(d->exec);
+	d->exec = NULL;
+	d->wait = WAIT_SHOWN;
+	d->deadline_ms = fs_now_ms() + SCREEN_SHOWN_MS;
+	sess_screen_said(d->s, d->width, d->height);
+}
+
+/* The timer of a waiting serving: 0 to poll again, 1 when answered. */
+static int poll_once(struct desktop_serve *d)
+{
+	struct desktop_sess *ds = ds_of(d->s, false);
+	bool late = fs_now_ms() >= d->deadline_ms;
+
+	switch (d->wait) {
+	case WAIT_SCRIPT:
+		if (!exec_done(d->exec)) {
+			if (!late)
+				return 0;
+			xvfb_failed(d, ds, "Xvfb: setting the screen to %dx%d took too long",
+				    d->width, d->height);
+			return 1;
+		}
+		script_ended(d, ds);
+		if (d->wait != WAIT_SHOWN)
+			return 1;
+		/* fall through */
+	case WAIT_SHOWN:
+		sess_follow_screen(d->s);
+		if (d->s->width == d->width && d->s->height == d->height) {
+			if (ds)
+				ds->screen_failed[0] = '\0';
+			log_info("e2b", "session %s: the screen is %dx%d, as the SDK's Xvfb asked",
+				 d->s->id, d->width, d->height);
+			d->lingers = true;
+			return 1;
+		}
+		if (!late)
+			return 0;
+		xvfb_failed(
+			d, ds,
+			"Xvfb: the guest set its screen to %dx%d, but it shows %dx%d after %d s",
+			d->width, d->height, d->s->width, d->s->height, SCREEN_SHOWN_MS / 1000);
+		return 1;
+	case WAIT_XVFB:
+		if (ds && ds->xvfb && !late)
+			return 0;
+		if (ds && ds->xvfb)
+			put_failure(d, "xdpyinfo: the screen is still being set");
+		else
+			answer_xdpyinfo(d, ds);
+		return 1;
+	case WAIT_NONE:
+		break;
+	}
+	return 1;
+}
+
+static void on_poll(lws_sorted_usec_list_t *sul)
+{
+	struct desktop_serve *d = lws_container_of(sul, struct desktop_serve, poll);
+
+	if (!poll_once(d)) {
+		lws_sul_schedule(d->s->gw->ctx, 0, &d->poll, on_poll, SCREEN_POLL_US);
+		return;
+	}
+	stop_waiting(d);
+	finish(d);
+}
+
+/* Xvfb D -screen 0 WxHxDEPTH: the guest's X server runs already; another
+ * size is set in it, and the answer comes once the session shows it. */
+static void serve_xvfb(struct desktop_serve *d, const struct desktop_op *op)
+{
+	struct sess *s = d->s;
+	struct desktop_sess *ds = ds_of(s, true);
+	char w[16], h[16];
+	struct exec_job *j;
+
+	d->width = op->width;
+	d->height = op->height;
+	if (!ds) {
+		put_failure(d, "out of memory");
+		return;
+	}
+	if (ds->xvfb) {
+		put_failure(d, "Xvfb: another Xvfb is setting the screen's size");
+		return;
+	}
+	if (op->depth != 24) {
+		xvfb_failed(d, ds, "Xvfb: the guest's screen has depth 24, not %d", op->depth);
+		return;
+	}
+	if (op->width < VMM_MIN_WIDTH || op->width > VMM_MAX_WIDTH || op->height < VMM_MIN_HEIGHT ||
+	    op->height > VMM_MAX_HEIGHT) {
+		xvfb_failed(d, ds,
+			    "Xvfb: a %dx%d screen is not one a session can have (%dx%d to %dx%d)",
+			    op->width, op->height, VMM_MIN_WIDTH, VMM_MIN_HEIGHT, VMM_MAX_WIDTH,
+			    VMM_MAX_HEIGHT);
+		return;
+	}
+	sess_follow_screen(s);
+	if (op->width == s->width && op->height == s->height) {
+		ds->screen_failed[0] = '\0';
+		d->lingers = true;
+		return;
+	}
+	if (s->state != SESS_READY || s->job || !s->vm || !s->agent) {
+		xvfb_failed(d, ds,
+			    "Xvfb: the session is not running: its screen (%dx%d) cannot be set "
+			    "to %dx%d",
+			    s->width, s->height, op->width, op->height);
+		return;
+	}
+	snprintf(w, sizeof(w), "%d", op->width);
+	snprintf(h, sizeof(h), "%d", op->height);
+	j = exec_new((const char *const[]){ SCREEN_SCRIPT, w, h, NULL }, NULL, 0,
+		     SCREEN_SCRIPT_TIMEOUT_S);
+	if (!j || exec_start(j, s->gw, s->agent) < 0) {
+		exec_free(j);
+		xvfb_failed(d, ds, "Xvfb: cannot start %s in the guest", SCREEN_SCRIPT);
+		return;
+	}
+	log_info("e2b", "session %s: the SDK's Xvfb asks for %dx%d (the screen is %dx%d)", s->id,
+		 op->width, op->height, s->width, s->height);
+	d->exec = j;
+	ds->xvfb = d;
+	start_waiting(d, WAIT_SCRIPT, (SCREEN_SCRIPT_TIMEOUT_S + 5) * 1000);
+}
+
+/* xdpyinfo: the screen, once an Xvfb under way has set it. */
+static void serve_xdpyinfo(struct desktop_serve *d, const struct desktop_op *op)
+{
+	struct desktop_sess *ds = ds_of(d->s, false);
+
+	snprintf(d->display, sizeof(d->display), "%s", op->display);
+	if (ds && ds->xvfb)
+		start_waiting(d, WAIT_XVFB, SCREEN_WAIT_MS);
+	else
+		answer_xdpyinfo(d, ds);
+}
+
 /* Answers that need nothing but the session. */
 static void serve_now(struct desktop_serve *d, const struct desktop_op *op)
 {
@@ -315,6 +602,7 @@ static void serve_now(struct desktop_serve *d, const struct desktop_op *op)
 
 	switch (op->kind) {
 	case DESKTOP_XRANDR:
+		sess_follow_screen(s);
 		n = desktop_fmt_xrandr(s->width, s->height, d->out, sizeof(d->out));
 		d->out_len = n < 0 ? 0 : (size_t)n;
 		break;
@@ -323,20 +611,10 @@ static void serve_now(struct desktop_serve *d, const struct desktop_op *op)
 		d->out_len = n < 0 ? 0 : (size_t)n;
 		break;
 	case DESKTOP_XVFB:
-		/* The guest's X server is already up at its own size; setting
-		 * the size Xvfb names at run time is a later step. */
-		if (op->width != s->width || op->height != s->height)
-			log_info("e2b",
-				 "session %s: the SDK asks for a %dx%d screen; it stays %dx%d",
-				 s->id, op->width, op->height, s->width, s->height);
-		d->lingers = true;
+		serve_xvfb(d, op);
 		break;
 	case DESKTOP_XDPYINFO:
-		put_out(d,
-			"name of display:    %s\nversion number:    11.0\n"
-			"vendor string:    Vitrine\nnumber of screens:    1\n\n"
-			"screen #0:\n  dimensions:    %dx%d pixels\n  depths (1):    24\n",
-			op->display, s->width, s->height);
+		serve_xdpyinfo(d, op);
 		break;
 	case DESKTOP_STARTXFCE4:
 		d->lingers = true;
@@ -390,7 +668,7 @@ struct desktop_serve *desktop_serve_start(struct sess *s, const struct desktop_o
 		serve_now(d, op);
 		break;
 	}
-	if (!d->run) /* answered already: hand it over from the loop */
+	if (!d->run && d->wait == WAIT_NONE) /* answered already: hand it over from the loop */
 		lws_sul_schedule(s->gw->ctx, 0, &d->sul, on_sul, 1);
 	return d;
 }
@@ -416,6 +694,7 @@ void desktop_serve_cancel(struct desktop_serve *d)
 	if (!d)
 		return;
 	run_cancel(d->run);
+	stop_waiting(d);
 	lws_sul_cancel(&d->sul);
 	free(d);
 }

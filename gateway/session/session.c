@@ -195,12 +195,72 @@ void sess_start_agent(struct sess *s, struct agent_link *first)
 	start_agent_at(s, path, first);
 }
 
+/* Records a size not yet recorded, unless the last one was recorded less
+ * than SESS_SCREEN_SAVE_GAP_MS ago. */
+static void save_screen(struct sess *s)
+{
+	int64_t now = fs_now_ms();
+
+	if (!s->screen_unsaved || now - s->screen_saved_ms < SESS_SCREEN_SAVE_GAP_MS)
+		return;
+	s->screen_unsaved = false;
+	s->screen_saved_ms = now;
+	sess_save(s);
+}
+
+/* The screen's size as s's mirror shows it now: see sess_follow_screen. */
+static void follow_screen(struct sess *s)
+{
+	struct display_frame *f = s->mirror ? display_mirror_latest(s->mirror) : NULL;
+	struct screen_size cur = { s->width, s->height }, now;
+	bool changed;
+
+	if (!f)
+		return;
+	changed = screen_size_follow(cur, s->screen_said,
+				     (struct screen_size){ f->width, f->height }, &now);
+	display_frame_unref(f);
+	if (now.width == s->screen_said.width && now.height == s->screen_said.height)
+		s->screen_said = (struct screen_size){ 0, 0 }; /* it is in effect */
+	if (!changed)
+		return;
+	log_info("session", "%s: the guest's screen is now %dx%d (was %dx%d)", s->id, now.width,
+		 now.height, s->width, s->height);
+	s->width = now.width;
+	s->height = now.height;
+	if (s->pointer_x >= s->width)
+		s->pointer_x = s->width - 1;
+	if (s->pointer_y >= s->height)
+		s->pointer_y = s->height - 1;
+	/* A restart finds the guest at this size: recorded now, or within
+	 * SESS_SCREEN_SAVE_GAP_MS of the last time (sess_tick). */
+	s->screen_unsaved = true;
+	save_screen(s);
+	sess_event(s, "screen_resized",
+		   json_pack("{s:i, s:i}", "width", s->width, "height", s->height));
+}
+
+void sess_follow_screen(struct sess *s)
+{
+	if (s->state == SESS_READY && !s->job)
+		follow_screen(s);
+}
+
+void sess_screen_said(struct sess *s, int width, int height)
+{
+	s->screen_said = (struct screen_size){ width, height };
+	sess_follow_screen(s);
+}
+
 void sess_mark_ready(struct sess *s, struct display_mirror *m)
 {
 	if (sess_adopt_mirror(s, m) < 0) {
 		sess_set_failed(s, "out of memory");
 		return;
 	}
+	/* A guest restored or resumed shows the screen it had (a template's
+	 * guest saved after its resolution changed): said before "ready". */
+	follow_screen(s);
 	sess_start_agent(s, NULL);
 	if (!s->ready_ms)
 		s->ready_ms = fs_now_ms();
@@ -289,6 +349,7 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 	if (check_expiry(s))
 		return;
 	sess_usage_tick(s);
+	save_screen(s);
 	/* A booting guest's agent is up long before its desktop: be linked
 	 * when it is ready. */
 	if (s->job && s->job->kind == JOB_BOOT && !s->agent && job_started(s->job))
@@ -298,6 +359,8 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 	rc = vmm_vm_service(s->vm, 0, err, sizeof(err));
 	if (rc < 0)
 		sess_set_failed(s, err);
+	else
+		sess_follow_screen(s);
 again:
 	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
 }

@@ -14,6 +14,7 @@
 #include "gateway/core/gw.h"
 #include "gateway/session/events.h"
 #include "gateway/session/job.h"
+#include "gateway/session/screen_size.h"
 #include "gateway/session/session_spec.h"
 #include "gateway/session/usage.h"
 #include "vmm-qemu/vm.h"
@@ -30,6 +31,10 @@
 
 enum sess_state { SESS_STARTING, SESS_READY, SESS_PAUSED, SESS_FAILED };
 enum sess_pause { SESS_PAUSE_MEMORY, SESS_PAUSE_DISK };
+
+/* A guest that changes its resolution again and again has its size
+ * recorded at most this often (a record write is an fsync on the loop). */
+#define SESS_SCREEN_SAVE_GAP_MS 1000
 
 /* The "expiring" event comes this long before a timeout (or half the
  * timeout when that is shorter). */
@@ -54,7 +59,12 @@ struct sess {
 	struct vmm_vm *vm; /* owned; NULL once the guest is gone (or while a job holds it) */
 	struct vmm_identity guest; /* the guest process, as recorded; run_dir "" for none */
 	bool adopt_pending; /* start-up: waits to see whether a guest claims it */
+	/* width x height: the guest's screen, as made, then as its frames
+	 * show it (sess_follow_screen); actions are mapped on it */
 	int width, height, vcpus, memory_mib;
+	struct screen_size screen_said; /* what the guest said it set (sess_screen_said); 0x0 */
+	int64_t screen_saved_ms; /* when a new size was last recorded */
+	bool screen_unsaved; /* a newer size waits to be recorded (SESS_SCREEN_SAVE_GAP_MS) */
 	char parent_id[SESS_ID_MAX]; /* a fork: the session it was copied from */
 	int64_t created_ms, ready_ms, expires_ms; /* monotonic; expires_ms 0: never */
 	int64_t active_ms; /* last action or screenshot, for the idle timeout */
@@ -180,6 +190,18 @@ void sess_touch(struct sess *s);
  * built-in table). Loop thread; compiled already by the job that started
  * the guest (else now, logged). */
 const struct vmm_keymap *sess_keymap(const struct sess *s);
+/* Makes s's width and height the size of its guest's screen as the
+ * mirror's latest frame shows it (screen_size.h), when they differ: the
+ * record is written, a "screen_resized" event ({width, height}) logged and
+ * the pointer kept on the screen. Only while s is ready and no job runs.
+ * The heartbeat calls it; so does whoever is about to use the size (an
+ * action's coordinates, a screenshot's headers). Loop thread; a lock, no
+ * copy: cheap. */
+void sess_follow_screen(struct sess *s);
+/* The guest says its screen is now width x height (the desktop guest's
+ * screen script said so): the first frame that agrees makes it s's size,
+ * also past what QEMU's VNC server shows of a screen (screen_size.h). */
+void sess_screen_said(struct sess *s, int width, int height);
 /* Where input (an action, a person) left the pointer. */
 void sess_set_pointer(struct sess *s, int x, int y);
 /* A click action ended now (the next one waits out the click sequence). */

@@ -26,7 +26,7 @@ FREE_MIB=1024 # free space left in the filesystem for the session's writes
 PACKAGES="
 	chromium chromium-sandbox
 	xserver-xorg-core xserver-xorg-input-evdev x11-xkb-utils xkb-data
-	matchbox-window-manager xdotool
+	matchbox-window-manager xdotool x11-xserver-utils
 	fonts-dejavu-core fonts-wqy-microhei fonts-noto-color-emoji fontconfig
 	qemu-guest-agent
 	python3 curl ca-certificates procps less file unzip xz-utils xclip xterm
@@ -152,6 +152,7 @@ install -m 644 "$files/xorg.conf.in" "$root/usr/local/lib/vitrine/xorg.conf.in"
 install -m 644 "$files/inittab" "$root/etc/inittab"
 install -m 755 "$files/shutdown" "$root/usr/sbin/shutdown"
 install -m 755 "$files/vitrine-type" "$root/usr/local/bin/vitrine-type"
+install -m 755 "$files/vitrine-screen" "$root/usr/local/bin/vitrine-screen"
 # Vulkan validation layer: a debugging aid, 23 MB.
 rm -f "$root"/usr/lib/chromium/libVkLayer_khronos_validation.so*
 echo vitrine >"$root/etc/hostname"

@@ -523,7 +523,10 @@ static void scan_inputs(struct tiny *t)
 		if (test_bit(evbits, EV_REL) || test_bit(keybits, BTN_LEFT))
 			d->pointer = true;
 		d->keyboard = test_bit(keybits, KEY_A);
-		ioctl(fd, EVIOCGRAB, 1); /* keep the console's keyboard handler out */
+		/* Keep the console's keyboard handler out. Pointers stay shared:
+		 * tinymode's holder marks clicks on its own screen too. */
+		if (d->keyboard)
+			ioctl(fd, EVIOCGRAB, 1);
 		t->ndevs++;
 		for (char *c = name; *c; c++)
 			if (*c == ' ' || *c == '=')

@@ -23,14 +23,23 @@
  * The picture: background 0x402010; 64x64 squares in the corners, top-left
  * 0x00FF00, top-right 0x0000FF, bottom-left 0xFFFF00, bottom-right 0xFF00FF
  * (tinyfb's corners, so a cropped view shows which corner it kept); a
- * 0xFFFFFF grid line every 512 pixels both ways.
+ * 0xFFFFFF grid line every 512 pixels both ways. While it holds the mode,
+ * the holder marks clicks as tinyfb does (tinyfb's own marks go to fb0,
+ * unseen meanwhile): a 5x5 square of 0xFF0000 with its centre 0xFFFFFF at
+ * the pointer, absolute axes mapped to W x H as libinput maps them,
+ * x = (abs - min) * W / (max - min + 1), so a test sees where a click at
+ * the new size landed.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <drm.h>
 #include <drm_mode.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/input.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +54,7 @@
 #define MAX_OBJS 16
 #define SQUARE 64
 #define GRID 512
+#define MAX_INPUTS 8
 
 static void die(int report, const char *what, int err)
 {
@@ -142,8 +152,114 @@ static void find_output(int fd, int report, uint32_t *conn_id, uint32_t *crtc_id
 	die(report, "no connected output", ENODEV);
 }
 
-/* Sets w x h on CARD and draws on it; reports "ok" or the error on report. */
-static void set_mode(uint32_t w, uint32_t h, int report)
+/* The mode's picture, for the click marks. */
+struct screen {
+	int fd; /* CARD, held open */
+	uint32_t fb_id;
+	uint32_t *px;
+	uint32_t pitch_px, w, h;
+};
+
+/* Fills [x, x+w) x [y, y+h), clipped to the screen, and has it shown
+ * (a dumb buffer's later writes reach the host on DIRTYFB). */
+static void fill_shown(const struct screen *sc, int x, int y, int w, int h, uint32_t colour)
+{
+	int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
+	int x1 = x + w > (int)sc->w ? (int)sc->w : x + w;
+	int y1 = y + h > (int)sc->h ? (int)sc->h : y + h;
+	struct drm_clip_rect clip;
+	struct drm_mode_fb_dirty_cmd dirty = { .fb_id = sc->fb_id, .num_clips = 1 };
+
+	if (x0 >= x1 || y0 >= y1)
+		return;
+	fill(sc->px, sc->pitch_px, (uint32_t)x0, (uint32_t)y0, (uint32_t)(x1 - x0),
+	     (uint32_t)(y1 - y0), colour);
+	clip = (struct drm_clip_rect){ (unsigned short)x0, (unsigned short)y0, (unsigned short)x1,
+				       (unsigned short)y1 };
+	dirty.clips_ptr = (uintptr_t)&clip;
+	ioctl(sc->fd, DRM_IOCTL_MODE_DIRTYFB, &dirty);
+}
+
+static bool has_bit(const unsigned long *bits, unsigned bit)
+{
+	return bits[bit / (8 * sizeof(long))] >> (bit % (8 * sizeof(long))) & 1;
+}
+
+static int abs_to_px(const struct input_absinfo *a, uint32_t size)
+{
+	long long range = (long long)a->maximum - a->minimum + 1;
+	long long v = range > 0 ? ((long long)a->value - a->minimum) * size / range : 0;
+
+	return v < 0 ? 0 : v >= (long long)size ? (int)size - 1 : (int)v;
+}
+
+/* Marks clicks of the absolute pointers (the tablet) on the screen until
+ * the process is ended. Without a pointer it only waits. */
+static void mark_clicks(const struct screen *sc)
+{
+	struct pollfd pfd[MAX_INPUTS];
+	struct input_absinfo ax[MAX_INPUTS], ay[MAX_INPUTS];
+	DIR *dir = opendir("/dev/input");
+	struct dirent *de;
+	int n = 0, x = 0, y = 0;
+	bool pressed = false;
+
+	while (dir && (de = readdir(dir)) && n < MAX_INPUTS) {
+		unsigned long evbits[1] = { 0 };
+		char path[300];
+		int fd;
+
+		if (strncmp(de->d_name, "event", 5))
+			continue;
+		snprintf(path, sizeof(path), "/dev/input/%s", de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (ioctl(fd, EVIOCGBIT(0, sizeof(evbits)), evbits) < 0 ||
+		    !has_bit(evbits, EV_ABS) || ioctl(fd, EVIOCGABS(ABS_X), &ax[n]) < 0 ||
+		    ioctl(fd, EVIOCGABS(ABS_Y), &ay[n]) < 0) {
+			close(fd);
+			continue;
+		}
+		pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	}
+	if (dir)
+		closedir(dir);
+	for (;;) {
+		if (n == 0 || poll(pfd, (nfds_t)n, -1) < 0) {
+			pause();
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			struct input_event ev[64];
+			ssize_t got;
+
+			if (!(pfd[i].revents & POLLIN) ||
+			    (got = read(pfd[i].fd, ev, sizeof(ev))) <= 0)
+				continue;
+			for (size_t k = 0; k < (size_t)got / sizeof(ev[0]); k++) {
+				if (ev[k].type == EV_ABS && ev[k].code == ABS_X) {
+					ax[i].value = ev[k].value;
+					x = abs_to_px(&ax[i], sc->w);
+				} else if (ev[k].type == EV_ABS && ev[k].code == ABS_Y) {
+					ay[i].value = ev[k].value;
+					y = abs_to_px(&ay[i], sc->h);
+				} else if (ev[k].type == EV_KEY && ev[k].value == 1 &&
+					   ev[k].code >= BTN_LEFT && ev[k].code <= BTN_MIDDLE) {
+					pressed = true; /* marked once the frame's motion is in */
+				} else if (ev[k].type == EV_SYN && ev[k].code == SYN_REPORT &&
+					   pressed) {
+					pressed = false;
+					fill_shown(sc, x - 2, y - 2, 5, 5, 0xFF0000);
+					fill_shown(sc, x, y, 1, 1, 0xFFFFFF);
+				}
+			}
+		}
+	}
+}
+
+/* Sets w x h on CARD and draws on it; reports "ok" or the error on report.
+ * *sc is the screen it holds. */
+static void set_mode(uint32_t w, uint32_t h, int report, struct screen *sc)
 {
 	struct drm_mode_create_dumb dumb = { .width = w, .height = h, .bpp = 32 };
 	struct drm_mode_fb_cmd fb = { .width = w, .height = h, .bpp = 32, .depth = 24 };
@@ -191,6 +307,9 @@ static void set_mode(uint32_t w, uint32_t h, int report)
 	if (ioctl(fd, DRM_IOCTL_MODE_SETCRTC, &crtc) < 0)
 		die(report, "DRM_IOCTL_MODE_SETCRTC", errno);
 	/* the file stays open: it holds the mode */
+	*sc = (struct screen){
+		.fd = fd, .fb_id = fb.fb_id, .px = px, .pitch_px = dumb.pitch / 4, .w = w, .h = h
+	};
 }
 
 int main(int argc, char **argv)
@@ -217,11 +336,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (pid == 0) {
+		struct screen sc;
 		FILE *f;
 
 		close(pipefd[0]);
 		setsid();
-		set_mode(w, h, pipefd[1]);
+		set_mode(w, h, pipefd[1], &sc);
 		f = fopen(PIDFILE, "w");
 		if (f) {
 			fprintf(f, "%d\n", (int)getpid());
@@ -235,8 +355,7 @@ int main(int argc, char **argv)
 		dup2(null, 0);
 		dup2(null, 1);
 		dup2(null, 2);
-		for (;;)
-			pause(); /* until SIGTERM, which ends us and the mode */
+		mark_clicks(&sc); /* until SIGTERM, which ends us and the mode */
 	}
 	close(pipefd[1]);
 	n = read(pipefd[0], msg, sizeof(msg) - 1);

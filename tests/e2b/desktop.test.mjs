@@ -4,9 +4,12 @@
 // The sandbox is restored from the desktop template the e2e tests share
 // (tests/lib/e2e_template.h: VITRINE_E2E_TEMPLATE, which tests/run.sh names;
 // made here from the same page when it is not there yet), named by
-// --e2b-default-template: the SDK's default "desktop" gets it. The test page
-// goes in with files.write and opens with open(). Where the pointer and the
-// text land is read from the page over the gateway's CDP proxy.
+// --e2b-default-template: the SDK's default "desktop" gets it, at the
+// template's 1280x800, and the SDK's Xvfb line (resolution: 1024x768) sets
+// the guest's screen to 1024x768 before create returns: every check below
+// runs at that size. The test page goes in with files.write and opens with
+// open(). Where the pointer and the text land is read from the page over
+// the gateway's CDP proxy.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox } from '@e2b/desktop';
@@ -20,6 +23,8 @@ const SHARED = process.env.VITRINE_E2E_TEMPLATE || '';
 const TEMPLATE = SHARED || `e2bdesk${process.pid}`;
 const PAGE_PATH = '/home/vitrine/e2bdesk.html';
 const TEXT = 'Grüße, 世界 ✓ 🙂';
+// The screen the SDK asks Xvfb for: not the template's.
+const RES = [1024, 768];
 // Every mouse event lands in window.log with the screen pixel it came at;
 // the input at the top takes the typing, the page scrolls.
 const PAGE = `<!doctype html><html><body style="margin:0;background:#fff">
@@ -111,7 +116,9 @@ before(async () => {
   process.env.E2B_SANDBOX_URL = g.base;
   process.env.E2B_API_KEY = g.key;
   process.env.E2B_DOMAIN = 'vitrine.test';
-  sbx = await Sandbox.create({ timeoutMs: 600_000 });
+  const tpl = await (await fetch(g.base + '/v1/templates/' + TEMPLATE, { headers: H })).json();
+  assert.notDeepEqual([tpl.width, tpl.height], RES, 'the template is made at another size');
+  sbx = await Sandbox.create({ resolution: RES, timeoutMs: 600_000 });
   // The test's page, through the SDK itself: a file, then open().
   await sbx.files.write(PAGE_PATH, PAGE);
   await sbx.open('file://' + PAGE_PATH);
@@ -136,12 +143,22 @@ after(async () => {
   if (runBase) assert.deepEqual(qemuUnder(runBase), [], 'no QEMU left');
 });
 
-test('getScreenSize and screenshot agree', async () => {
+test('the screen is the resolution asked: getScreenSize, screenshot, session, window', async () => {
   const size = await sbx.getScreenSize();
-  assert.ok(size.width > 0 && size.height > 0, JSON.stringify(size));
+  assert.deepEqual([size.width, size.height], RES);
   const png = Buffer.from(await sbx.screenshot());
   assert.equal(png.subarray(1, 4).toString(), 'PNG');
-  assert.deepEqual(pngSize(png), [size.width, size.height]);
+  assert.deepEqual(pngSize(png), RES);
+  const s = await (await fetch(`${g.base}/v1/sessions/${sbx.sandboxId}`, { headers: auth(g.key) })).json();
+  assert.deepEqual([s.width, s.height], RES);
+  const ev = await (await fetch(`${g.base}/v1/sessions/${sbx.sandboxId}/events`, { headers: auth(g.key) })).json();
+  assert.ok(ev.events.some((e) => e.type === 'screen_resized' && e.width === RES[0] && e.height === RES[1]),
+    JSON.stringify(ev.events));
+  // Chromium's window (maximized under matchbox) fills the new screen.
+  assert.deepEqual(await evalPage('[screen.width, screen.height, outerWidth, outerHeight]'), [...RES, ...RES]);
+  // A move past the screen stops at its edge, as xdotool's does.
+  await sbx.moveMouse(RES[0] + 500, RES[1] + 500);
+  assert.deepEqual(await sbx.getCursorPosition(), { x: RES[0] - 1, y: RES[1] - 1 });
   // The held file is gone once the SDK removed it: a read now asks the guest.
   await sleep(200);
   const shots = (await sbx.commands.run('ls /tmp')).stdout;

@@ -4,10 +4,12 @@
  * answers over: what each answer-at-once command prints and exits with
  * (parsed back as the SDK parses it), the stream's state from one command
  * to the next as the SDK's stream.start() and stop() go, input refused by a
- * session that is not ready, commands that are not the desktop's left
+ * session that is not ready, Xvfb's sizes refused with their reason (which
+ * xdpyinfo then gives), commands that are not the desktop's left
  * alone, and the held screenshots' table (bound, expiry, replacement) and
- * its per-session take and remove. Input, scrot, xdg-open and gtk-launch on
- * a running guest are the integration's (docs/e2b-desktop.md). */
+ * its per-session take and remove. Input, scrot, xdg-open, gtk-launch and
+ * Xvfb's new size on a running guest are the integration's
+ * (docs/e2b-desktop.md). */
 #include "display/encode.h"
 #include "gateway/core/gw.h"
 #include "gateway/e2b/desktop_held.h"
@@ -129,7 +131,8 @@ static void test_answers(void **state)
 	assert_int_equal(sscanf(a.out, "x:%d y:%d screen:0", &x, &y), 2);
 	assert_int_equal(x, 17);
 	assert_int_equal(y, 799);
-	assert_int_equal(serve("Xvfb :0 -ac -screen 0 1024x768x24 -retro -dpi 96 -nolisten tcp "
+	/* Xvfb at the screen's size: nothing to set */
+	assert_int_equal(serve("Xvfb :0 -ac -screen 0 1280x800x24 -retro -dpi 96 -nolisten tcp "
 			       "-nolisten unix",
 			       &a),
 			 1);
@@ -150,6 +153,58 @@ static void test_answers(void **state)
 	assert_int_equal(serve("ls /tmp", &a), 0);
 	assert_int_equal(serve("xrandr; id", &a), 0);
 	assert_int_equal(a.calls, 0);
+}
+
+/* Xvfb at another size than the screen's: refused with a reason (the
+ * depth, sizes a session cannot have, a session with no guest to set it
+ * in), which xdpyinfo then gives too, until an Xvfb that works. Setting
+ * it in a running guest is the e2b desktop test's. */
+static void test_xvfb_sizes(void **state)
+{
+	static const struct {
+		const char *size, *why;
+	} bad[] = {
+		{ "1024x768x16", "the guest's screen has depth 24, not 16" },
+		{ "5000x5000x24", "a 5000x5000 screen is not one a session can have (320x200 to "
+				  "3840x2160)" },
+		{ "319x600x24", "a 319x600 screen is not one" },
+		{ "1024x2161x24", "a 1024x2161 screen is not one" },
+		{ "1024x768x24", "the session is not running: its screen (1280x800) cannot be set "
+				 "to 1024x768" },
+	};
+	char line[160];
+	struct answer a;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line),
+			 "Xvfb :0 -ac -screen 0 %s -retro -dpi 96 -nolisten tcp "
+			 "-nolisten unix",
+			 bad[i].size);
+		assert_int_equal(serve(line, &a), 1);
+		assert_int_equal(a.kind, DESKTOP_XVFB);
+		assert_int_equal(a.exit_code, 1);
+		assert_false(a.lingers);
+		if (!strstr(a.err, bad[i].why))
+			fail_msg("%s: %s", bad[i].size, a.err);
+		assert_non_null(strstr(a.err, "vitrine: Xvfb: "));
+		/* the display "is not there": xdpyinfo says why */
+		assert_int_equal(serve("xdpyinfo -display :0", &a), 1);
+		assert_int_equal(a.exit_code, 1);
+		assert_non_null(strstr(a.err, "unable to open display \":0\""));
+		assert_non_null(strstr(a.err, bad[i].why));
+		assert_string_equal(a.out, "");
+	}
+	/* the session's own size works, and xdpyinfo with it */
+	assert_int_equal(serve("Xvfb :0 -ac -screen 0 1280x800x24 -retro -dpi 96 -nolisten tcp "
+			       "-nolisten unix",
+			       &a),
+			 1);
+	assert_int_equal(a.exit_code, 0);
+	assert_true(a.lingers);
+	assert_int_equal(serve("xdpyinfo -display :0", &a), 1);
+	assert_int_equal(a.exit_code, 0);
+	assert_non_null(strstr(a.out, "dimensions:    1280x800 pixels"));
 }
 
 /* VNCServer.start(): pgrep (not running), x11vnc, novnc_proxy, netstat
@@ -314,6 +369,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_ready, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_xvfb_sizes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_session, setup, teardown),
 		cmocka_unit_test(test_held_table),
 	};
