@@ -21,6 +21,11 @@ export VITRINE_RUN=${VITRINE_RUN:-/tmp/vitrine-test-run}
 rm -rf "$VITRINE_RUN"
 mkdir -p "$VITRINE_RUN"
 
+# Guests and supervisors already running when the suite starts are not its
+# own (another checkout's, a person's gateway): the hygiene check at the end
+# neither counts nor kills them. CI starts with none.
+preexisting=" $(pgrep -f 'qemu-system-x86_64 -name vitrine-|vitrine shim --run-dir' | tr '\n' ' ')"
+
 passed=0
 failed=0
 failures=()
@@ -289,13 +294,20 @@ fi
 
 rm -rf "$VITRINE_HOME/templates/$VITRINE_E2E_TEMPLATE"
 step "hygiene: no QEMU, no guest supervisor and no run dir outlive the tests"
-leftover=$(pgrep -f "qemu-system-x86_64 -name vitrine-" || true)
-shims=$(pgrep -f "vitrine shim --run-dir" || true)
+# ours PATTERN: the pids matching PATTERN that were not there at the start.
+ours() {
+	local p
+	for p in $(pgrep -f "$1"); do
+		case $preexisting in *" $p "*) ;; *) printf '%s ' "$p" ;; esac
+	done
+}
+leftover=$(ours "qemu-system-x86_64 -name vitrine-")
+shims=$(ours "vitrine shim --run-dir")
 dirs=$(find "$VITRINE_RUN" -mindepth 1 -maxdepth 1 2>/dev/null)
 if [ -n "$leftover" ] || [ -n "$shims" ] || [ -n "$dirs" ]; then
 	echo "    left behind: QEMU pids [$leftover] supervisors [$shims] run dirs [$dirs]"
-	pkill -9 -f "vitrine shim --run-dir" || true
-	pkill -9 -f "qemu-system-x86_64 -name vitrine-" || true
+	# shellcheck disable=SC2086
+	kill -9 $shims $leftover 2>/dev/null || true
 	failed=$((failed + 1))
 	failures+=("hygiene")
 	why_failed hygiene "QEMU [$leftover] supervisors [$shims] run dirs [$dirs]"
