@@ -23,6 +23,8 @@ const char *plan_step_kind_name(enum plan_step_kind kind)
 		return "zoom";
 	case PLAN_WAIT:
 		return "wait";
+	case PLAN_X_SYNC:
+		return "x_sync";
 	}
 	return "unknown";
 }
@@ -108,9 +110,40 @@ static void chord_up(struct builder *b, const struct keys_chord *c)
  * devices became readable, so a modifier's down and up could both be taken
  * before the button (the click then has no modifier). A pause after the
  * modifiers go down and before they go up lets X see them apart. */
+/* X's state bits for the modifiers of c that every layout puts on the same
+ * bit (Shift, Control, Alt, Super); the right Alt is Alt on some layouts
+ * and AltGr (Mod5) on others, and other keys are no modifiers: 0. */
+static unsigned x_mask_of(const struct keys_chord *c)
+{
+	static const struct {
+		const char *qcode;
+		unsigned bit;
+	} mods[] = {
+		{ "shift", 1 }, { "shift_r", 1 }, { "ctrl", 4 },    { "ctrl_r", 4 },
+		{ "alt", 8 },	{ "meta_l", 64 }, { "meta_r", 64 },
+	};
+	unsigned mask = 0;
+
+	for (size_t i = 0; i < c->len; i++)
+		for (size_t m = 0; m < sizeof(mods) / sizeof(mods[0]); m++)
+			if (!strcmp(c->qcodes[i], mods[m].qcode))
+				mask |= mods[m].bit;
+	return mask;
+}
+
 static void mods_down(struct builder *b, const struct keys_chord *c)
 {
+	unsigned mask = x_mask_of(c);
+
 	chord_down(b, c);
+	if (mask) {
+		struct plan_step *s = push(b, PLAN_X_SYNC);
+
+		if (s) {
+			s->x_mask = mask;
+			s->ms = PLAN_X_SYNC_MS;
+		}
+	}
 	if (c->len)
 		delay(b, PLAN_DELAY, PLAN_MODIFIER_MS);
 }

@@ -15,7 +15,11 @@
  *   PLAN_MODIFIER_MS     after the modifiers held around a pointer action go
  *                        down and before they go up: keyboard and pointer
  *                        are two devices to the guest, and X must see the
- *                        modifier down before the button and up after it
+ *                        modifier down before the button and up after it;
+ *                        before that pause, PLAN_X_SYNC waits (at most
+ *                        PLAN_X_SYNC_MS) until X has taken the modifiers:
+ *                        a pause alone is not enough when the host is so
+ *                        busy that the guest does not run X for longer
  *   PLAN_DRAG_STEP_MS    between the intermediate moves of a drag, each at
  *                        most PLAN_DRAG_STEP_PX long (longer when the path
  *                        would need more than PLAN_DRAG_MAX_MOVES moves; each
@@ -57,6 +61,7 @@
 #define PLAN_DND_THRESHOLD_PX 4
 #define PLAN_DND_START_MS 500
 #define PLAN_DND_SETTLE_MS 400
+#define PLAN_X_SYNC_MS 2000
 
 enum plan_step_kind {
 	PLAN_INPUT, /* event: send as QMP input-send-event arguments */
@@ -68,12 +73,19 @@ enum plan_step_kind {
 	PLAN_CURSOR_POSITION, /* report the pointer position */
 	PLAN_ZOOM, /* region: a screenshot of that part of the screen at full size */
 	PLAN_WAIT, /* ms: let the guest work (an agent's wait), then carry on */
+	PLAN_X_SYNC, /* x_mask, ms: wait (at most ms) until the guest's X holds
+		      * these modifiers (X's state bits: Shift 1, Control 4, Mod1
+		      * 8, Mod4 64): the barrier between the modifiers held
+		      * around pointer input and the pointer input itself
+		      * (vitrine-agent xwait, agent_xwait.c says why); a guest
+		      * without X carries on at once */
 };
 
 struct plan_step {
 	enum plan_step_kind kind;
 	json_t *event; /* PLAN_INPUT: owned by the plan */
-	int ms; /* PLAN_DELAY, PLAN_WAIT */
+	int ms; /* PLAN_DELAY, PLAN_WAIT, PLAN_X_SYNC */
+	unsigned x_mask; /* PLAN_X_SYNC */
 	char *text; /* PLAN_TYPE_TEXT: owned by the plan, NUL-terminated UTF-8 */
 	struct action_rect region; /* PLAN_ZOOM: screen pixels */
 };

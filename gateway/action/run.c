@@ -11,6 +11,7 @@
 #include "gateway/action/batch.h"
 #include "gateway/action/plan.h"
 #include "gateway/action/trajectory.h"
+#include "gateway/action/xsync.h"
 #include "gateway/core/metrics.h"
 #include "gateway/session/session.h"
 #include "vmm-qemu/qga_client.h"
@@ -76,6 +77,7 @@ struct run {
 	json_t *result; /* owned: cursor_position's answer */
 	uint64_t ticket; /* freshness probe in flight; 0 when none */
 	struct type_job *typing; /* shared with its thread while text is typed */
+	struct xsync_job *xsync; /* shared with its thread while X is waited for */
 	struct shot_job *encoding; /* the screenshot on the encoder pool, or NULL */
 	bool settled; /* how the run ended, while its screenshot is encoded */
 	int waited_ms;
@@ -280,6 +282,7 @@ static void free_run(struct run *r)
 	abandon_encoding(r);
 	lws_sul_cancel(&r->sul);
 	type_job_unref(r->typing);
+	xsync_unref(r->xsync);
 	unlink_run(r);
 	batch_destroy(r->batch);
 	plan_destroy(r->plan);
@@ -695,6 +698,19 @@ static void steps(struct run *r)
 		r->typing = NULL;
 		r->sent_input = true;
 	}
+	if (r->xsync) {
+		if (!xsync_done(r->xsync)) {
+			schedule(r, PROBE_POLL_US);
+			return;
+		}
+		/* The barrier is best effort: a guest whose X did not take the
+		 * modifiers in time gets the click anyway, as before. */
+		if (xsync_status(r->xsync) != 0)
+			log_debug("run", "%s: X sync ended with %d", r->s->id,
+				  xsync_status(r->xsync));
+		xsync_unref(r->xsync);
+		r->xsync = NULL;
+	}
 again:
 	while (r->plan && r->step < r->plan->len) {
 		const struct plan_step *st = &r->plan->steps[r->step++];
@@ -734,6 +750,11 @@ again:
 			r->shot.enc.region = (struct display_rect){ st->region.x, st->region.y,
 								    st->region.w, st->region.h };
 			break;
+		case PLAN_X_SYNC:
+			if (!(r->xsync = xsync_start(r->s, st->x_mask, st->ms)))
+				break; /* nothing to wait on: the pause after it */
+			schedule(r, PROBE_POLL_US);
+			return;
 		case PLAN_CURSOR_POSITION:
 			json_decref(r->result);
 			r->result = json_pack("{s:i, s:i}", "x", r->s->pointer_x, "y",
@@ -781,9 +802,10 @@ bool run_wait_threads(int timeout_ms)
 {
 	int64_t deadline = fs_now_ms() + timeout_ms;
 
-	while (atomic_load(&typing_threads) > 0 && fs_now_ms() < deadline)
+	while ((atomic_load(&typing_threads) > 0 || xsync_threads_left() > 0) &&
+	       fs_now_ms() < deadline)
 		usleep(20 * 1000);
-	return atomic_load(&typing_threads) == 0;
+	return atomic_load(&typing_threads) == 0 && xsync_threads_left() == 0;
 }
 
 void run_poke_all(void)
@@ -796,7 +818,8 @@ void run_poke_all(void)
 		if (r->phase == RUN_SETTLE && r->ticket &&
 		    display_mirror_fresh_poll(r->s->mirror, r->ticket) != 0)
 			settle_step(r);
-		else if (r->typing && atomic_load(&r->typing->done))
+		else if ((r->typing && atomic_load(&r->typing->done)) ||
+			 (r->xsync && xsync_done(r->xsync)))
 			steps(r);
 	}
 }

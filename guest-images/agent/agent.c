@@ -8,6 +8,7 @@
  *
  *   vitrine-agent [--fd N] [--proxy-port P]
  *   vitrine-agent watch [--recursive] DIR
+ *   vitrine-agent xwait MASK [TIMEOUT_MS]
  *
  * --fd N speaks on an inherited socket instead of the virtio port and exits
  * when it closes (tests run the agent on the host that way). `watch` is
@@ -668,6 +669,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "watch"))
 		return agent_watch_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "xwait"))
+		return agent_xwait_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--fd") && i + 1 < argc) {
 			ag.port = atoi(argv[++i]);
@@ -677,7 +680,8 @@ int main(int argc, char **argv)
 			ag.proxy_port = atoi(argv[++i]);
 		} else {
 			fprintf(stderr, "usage: vitrine-agent [--fd N] [--proxy-port P]\n"
-					"       vitrine-agent watch [--recursive] DIR\n");
+					"       vitrine-agent watch [--recursive] DIR\n"
+					"       vitrine-agent xwait MASK [TIMEOUT_MS]\n");
 			return 2;
 		}
 	}

@@ -68,6 +68,10 @@ int agent_exec_start(struct chan *c, const char *payload, size_t len, char *err,
  * own (not the agent's loop): inotify events on stdout, one line each.
  * Returns the process's exit status. */
 int agent_watch_main(int argc, char **argv);
+/* agent_xwait.c: `vitrine-agent xwait MASK [TIMEOUT_MS]`, a mode of its
+ * own: waits until the X server's modifier and button state holds MASK
+ * (the barrier between modifiers and the pointer input they go with). */
+int agent_xwait_main(int argc, char **argv);
 
 /* agent_ws.c: the browser's DevTools WebSocket on 127.0.0.1:port.
  * Returns a connected socket (handshake done, blocking), or -1 with a

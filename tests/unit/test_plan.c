@@ -100,6 +100,9 @@ static const char *describe(const struct plan *p, struct buf *b)
 		case PLAN_WAIT:
 			put(b, "%swait(%d)", sp, s->ms);
 			break;
+		case PLAN_X_SYNC:
+			put(b, "%sxsync(%u)", sp, s->x_mask);
+			break;
 		case PLAN_TYPE_TEXT:
 			put(b, "%stext(%s)", sp, s->text);
 			break;
@@ -210,10 +213,11 @@ static void test_clicks(void **state)
 	(void)state;
 	expect_plan("{\"action\": \"left_click\", \"coordinate\": [500, 300]}",
 		    "move(500,300) +b:left -b:left");
-	expect_plan("{\"action\": \"left_click\", \"coordinate\": [500, 300], \"text\": "
-		    "\"ctrl+shift\"}",
-		    "move(500,300) +k:ctrl +k:shift delay(100) +b:left -b:left delay(100) -k:shift "
-		    "-k:ctrl");
+	expect_plan(
+		"{\"action\": \"left_click\", \"coordinate\": [500, 300], \"text\": "
+		"\"ctrl+shift\"}",
+		"move(500,300) +k:ctrl +k:shift xsync(5) delay(100) +b:left -b:left delay(100) -k:shift "
+		"-k:ctrl");
 	expect_plan("{\"action\": \"right_click\"}", "+b:right -b:right");
 	expect_plan("{\"action\": \"middle_click\", \"coordinate\": [0, 0]}",
 		    "move(0,0) +b:middle -b:middle");
@@ -226,7 +230,13 @@ static void test_clicks(void **state)
 		    "move(3,4) +b:side -b:side");
 	expect_plan("{\"type\": \"click\", \"button\": \"forward\", \"x\": 3, \"y\": 4, \"keys\": "
 		    "[\"alt\"]}",
-		    "move(3,4) +k:alt delay(100) +b:extra -b:extra delay(100) -k:alt");
+		    "move(3,4) +k:alt xsync(8) delay(100) +b:extra -b:extra delay(100) -k:alt");
+	/* the barrier waits for modifiers X knows on every layout only */
+	expect_plan(
+		"{\"action\": \"left_click\", \"coordinate\": [1, 1], \"text\": \"super\"}",
+		"move(1,1) +k:meta_l xsync(64) delay(100) +b:left -b:left delay(100) -k:meta_l");
+	expect_plan("{\"action\": \"left_click\", \"coordinate\": [1, 1], \"text\": \"a\"}",
+		    "move(1,1) +k:a delay(100) +b:left -b:left delay(100) -k:a");
 	expect_plan("{\"type\": \"click\", \"button\": \"wheel\", \"x\": 3, \"y\": 4}",
 		    "move(3,4) +b:middle -b:middle");
 	expect_plan("{\"action\": \"left_mouse_down\", \"coordinate\": [7, 8]}",
@@ -234,7 +244,7 @@ static void test_clicks(void **state)
 	expect_plan("{\"action\": \"left_mouse_up\"}", "-b:left");
 	expect_plan("{\"action\": \"mouse_move\", \"coordinate\": [640, 400]}", "move(640,400)");
 	expect_plan("{\"type\": \"move\", \"x\": 1, \"y\": 1, \"keys\": [\"shift\"]}",
-		    "+k:shift delay(100) move(1,1) delay(100) -k:shift");
+		    "+k:shift xsync(1) delay(100) move(1,1) delay(100) -k:shift");
 	/* In screenshot space: the screenshot's corner is the screen's corner. */
 	expect_plan("{\"action\": \"left_click\", \"coordinate\": [1023, 639], "
 		    "\"coordinate_space\": \"screenshot\", \"screenshot_width\": 1024, "
@@ -251,7 +261,7 @@ static void test_scroll(void **state)
 		    "+b:wheel-down -b:wheel-down");
 	expect_plan("{\"action\": \"scroll\", \"scroll_direction\": \"up\", \"scroll_amount\": 1, "
 		    "\"text\": \"ctrl\"}",
-		    "+k:ctrl delay(100) +b:wheel-up -b:wheel-up delay(100) -k:ctrl");
+		    "+k:ctrl xsync(4) delay(100) +b:wheel-up -b:wheel-up delay(100) -k:ctrl");
 	expect_plan("{\"type\": \"scroll\", \"x\": 10, \"y\": 10, \"scroll_x\": -200, "
 		    "\"scroll_y\": 0}",
 		    "move(10,10) +b:wheel-left -b:wheel-left +b:wheel-left -b:wheel-left");
@@ -273,10 +283,11 @@ static void test_drag(void **state)
 		    "delay(400) move(101,0) delay(10) move(100,0) delay(400) -b:left");
 	/* from the pointer (where it is is unknown: the move counts as past the
 	 * threshold), modifiers around it all */
-	expect_plan("{\"action\": \"left_click_drag\", \"coordinate\": [100, 0], \"text\": "
-		    "\"shift\"}",
-		    "+k:shift delay(100) +b:left delay(50) move(100,0) delay(500) delay(400) "
-		    "move(101,0) delay(10) move(100,0) delay(400) -b:left delay(100) -k:shift");
+	expect_plan(
+		"{\"action\": \"left_click_drag\", \"coordinate\": [100, 0], \"text\": "
+		"\"shift\"}",
+		"+k:shift xsync(1) delay(100) +b:left delay(50) move(100,0) delay(500) delay(400) "
+		"move(101,0) delay(10) move(100,0) delay(400) -b:left delay(100) -k:shift");
 	/* within the threshold: no drag session, no waits for one */
 	expect_plan("{\"type\": \"drag\", \"path\": [{\"x\": 10, \"y\": 10}, {\"x\": 10, \"y\": "
 		    "10}, {\"x\": 13, \"y\": 14}]}",
