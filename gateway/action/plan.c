@@ -25,6 +25,8 @@ const char *plan_step_kind_name(enum plan_step_kind kind)
 		return "wait";
 	case PLAN_X_SYNC:
 		return "x_sync";
+	case PLAN_GUEST_SYNC:
+		return "guest_sync";
 	}
 	return "unknown";
 }
@@ -205,6 +207,7 @@ static void type_text(struct builder *b, const struct vmm_keymap *km, const char
 	const char *level3 = km ? vmm_keymap_level3_qcode(km) : NULL;
 	struct vmm_keystroke st;
 	size_t i = 0;
+	int queued = 0; /* events sent since the last PLAN_GUEST_SYNC */
 
 	while (i < len) {
 		if (keys_char_stroke(km, next_codepoint(text, len, &i), &st) < 0) {
@@ -217,7 +220,16 @@ static void type_text(struct builder *b, const struct vmm_keymap *km, const char
 	}
 	i = 0;
 	while (i < len && !b->oom) {
+		/* virtio-input events: a key's press or release and its sync */
+		int events;
+
 		keys_char_stroke(km, next_codepoint(text, len, &i), &st);
+		events = 2 * 2 * (1 + st.shift + st.level3);
+		if (queued + events > PLAN_INPUT_QUEUE - 8) { /* room for a chord */
+			delay(b, PLAN_GUEST_SYNC, PLAN_GUEST_SYNC_MS);
+			queued = 0;
+		}
+		queued += events;
 		if (st.shift)
 			key(b, "shift", true);
 		if (st.level3)

@@ -62,6 +62,8 @@
 #define PLAN_DND_START_MS 500
 #define PLAN_DND_SETTLE_MS 400
 #define PLAN_X_SYNC_MS 2000
+#define PLAN_INPUT_QUEUE 64 /* QEMU's virtio-input queue, in events */
+#define PLAN_GUEST_SYNC_MS 5000
 
 enum plan_step_kind {
 	PLAN_INPUT, /* event: send as QMP input-send-event arguments */
@@ -79,6 +81,13 @@ enum plan_step_kind {
 		      * around pointer input and the pointer input itself
 		      * (vitrine-agent xwait, agent_xwait.c says why); a guest
 		      * without X carries on at once */
+	PLAN_GUEST_SYNC, /* ms: wait (at most ms) until the guest's agent has
+			  * answered a ping: the guest ran since the input before
+			  * it was sent, and took it from its input queue.
+			  * QEMU drops input the guest has no room for
+			  * (virtio-input's queue: PLAN_INPUT_QUEUE events, two
+			  * per key press or release), so a long `type` is sent in
+			  * pieces that fit, one such wait between them */
 };
 
 struct plan_step {

@@ -703,10 +703,10 @@ static void steps(struct run *r)
 			schedule(r, PROBE_POLL_US);
 			return;
 		}
-		/* The barrier is best effort: a guest whose X did not take the
-		 * modifiers in time gets the click anyway, as before. */
+		/* The waits are best effort: a guest whose X did not take the
+		 * modifiers, or that did not answer, gets the input anyway. */
 		if (xsync_status(r->xsync) != 0)
-			log_debug("run", "%s: X sync ended with %d", r->s->id,
+			log_debug("run", "%s: a wait on the guest ended with %d", r->s->id,
 				  xsync_status(r->xsync));
 		xsync_unref(r->xsync);
 		r->xsync = NULL;
@@ -751,7 +751,9 @@ again:
 								    st->region.w, st->region.h };
 			break;
 		case PLAN_X_SYNC:
-			if (!(r->xsync = xsync_start(r->s, st->x_mask, st->ms)))
+		case PLAN_GUEST_SYNC:
+			if (!(r->xsync = xsync_start(r->s, st->kind == PLAN_X_SYNC ? st->x_mask : 0,
+						     st->ms)))
 				break; /* nothing to wait on: the pause after it */
 			schedule(r, PROBE_POLL_US);
 			return;

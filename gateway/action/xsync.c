@@ -17,7 +17,7 @@ struct xsync_job {
 	atomic_int refs;
 	atomic_int done; /* set by the thread once status is in */
 	int status;
-	char mask[16], ms[16];
+	char mask[16], ms[16]; /* mask "": a ping */
 	int timeout_ms;
 	struct sess_agent *agent; /* held until the thread ends */
 	struct lws_context *ctx;
@@ -51,7 +51,9 @@ static void *xsync_thread(void *arg)
 	char err[256];
 
 	j->status = -1;
-	if (l && agent_exec_run(l, &spec, &res, err, sizeof(err)) == 0) {
+	if (l && !j->mask[0] && agent_link_ping(l, j->timeout_ms) == 0)
+		j->status = 0;
+	else if (l && j->mask[0] && agent_exec_run(l, &spec, &res, err, sizeof(err)) == 0) {
 		if (!res.timed_out)
 			j->status = res.exit_code;
 		agent_exec_result_free(&res);
@@ -72,10 +74,11 @@ struct xsync_job *xsync_start(struct sess *s, unsigned mask, int ms)
 	int rc;
 
 	/* Only guests with a root file system run a desktop (and qemu-ga). */
-	if (!s->has_agent || !s->agent || !(j = calloc(1, sizeof(*j))))
+	if (!s->agent || (mask && !s->has_agent) || !(j = calloc(1, sizeof(*j))))
 		return NULL;
 	atomic_init(&j->refs, 2);
-	snprintf(j->mask, sizeof(j->mask), "%u", mask);
+	if (mask) /* else "": a ping */
+		snprintf(j->mask, sizeof(j->mask), "%u", mask);
 	snprintf(j->ms, sizeof(j->ms), "%d", ms);
 	j->timeout_ms = ms;
 	j->agent = sess_agent_hold(s->agent);

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define TEMPLATE_BUILD_READY_S 600 /* job.c BOOT_READY_TIMEOUT_MS */
+
 struct build {
 	struct build *next; /* gw::builds */
 	char name[65];
@@ -199,6 +201,9 @@ int template_build_start(struct gw *gw, const char *name, const struct session_r
 	b->p.vcpus = req->vcpus;
 	b->p.memory_mib = req->memory_mib;
 	b->p.settle_s = -1;
+	/* as long as a session's boot may take (job.c): a busy host slows
+	 * the guest's first Chromium start several times over */
+	b->p.timeout_s = TEMPLATE_BUILD_READY_S;
 	b->p.on_step = on_step;
 	b->p.step_ud = b;
 	if (req->page) {

@@ -186,8 +186,8 @@ int agent_xwait_main(int argc, char **argv)
 		if (((unsigned)mask & (unsigned)want) == (unsigned)want)
 			break;
 		if (now_ms() >= deadline) {
-			fprintf(stderr, "vitrine-agent xwait: mask %d, not %ld, after %ld ms\n", mask,
-				want, timeout_ms);
+			fprintf(stderr, "vitrine-agent xwait: mask %d, not %ld, after %ld ms\n",
+				mask, want, timeout_ms);
 			close(fd);
 			return XWAIT_EXIT_TIMEOUT;
 		}

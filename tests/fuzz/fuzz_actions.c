@@ -125,6 +125,8 @@ static void check_plan(const struct plan *p, const struct action *a)
 		if ((s->kind == PLAN_DELAY || s->kind == PLAN_WAIT) &&
 		    (s->ms < 0 || s->ms > ACTIONS_MAX_DURATION_MS))
 			__builtin_trap();
+		if (s->kind == PLAN_GUEST_SYNC && s->ms != PLAN_GUEST_SYNC_MS)
+			__builtin_trap();
 		/* a barrier only after modifiers went down, on their bits */
 		if (s->kind == PLAN_X_SYNC &&
 		    (!s->x_mask || (s->x_mask & ~77u) || s->ms != PLAN_X_SYNC_MS || keys_down < 1))

@@ -76,8 +76,8 @@ static int setup(void **state)
 		break;
 	}
 	{
-		const char *argv[] = { "Xvfb", display, "-screen", "0", "640x480x24", "-nolisten",
-				       "tcp", NULL };
+		const char *argv[] = { "Xvfb",	     display,	  "-screen", "0",
+				       "640x480x24", "-nolisten", "tcp",     NULL };
 
 		xvfb = spawn(argv);
 	}
@@ -102,11 +102,11 @@ static int teardown(void **state)
 
 static void test_waits_for_the_mask(void **state)
 {
-	const char *hold_shift[] = { "xdotool", "keydown", "shift", "sleep", "3", "keyup",
-				     "shift", NULL };
-	const char *hold_ctrl_button[] = { "xdotool", "keydown",   "ctrl",    "mousedown",
-					   "1",	      "sleep",	   "3",	      "mouseup",
-					   "1",	      "keyup",	   "ctrl",    NULL };
+	const char *hold_shift[] = { "xdotool", "keydown", "shift", "sleep",
+				     "3",	"keyup",   "shift", NULL };
+	const char *hold_ctrl_button[] = { "xdotool", "keydown", "ctrl", "mousedown",
+					   "1",	      "sleep",	 "3",	 "mouseup",
+					   "1",	      "keyup",	 "ctrl", NULL };
 	int64_t ms;
 	pid_t holder;
 

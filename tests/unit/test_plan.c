@@ -103,6 +103,9 @@ static const char *describe(const struct plan *p, struct buf *b)
 		case PLAN_X_SYNC:
 			put(b, "%sxsync(%u)", sp, s->x_mask);
 			break;
+		case PLAN_GUEST_SYNC:
+			put(b, "%sgsync", sp);
+			break;
 		case PLAN_TYPE_TEXT:
 			put(b, "%stext(%s)", sp, s->text);
 			break;
@@ -181,6 +184,12 @@ static void test_type(void **state)
 	expect_plan("{\"action\": \"type\", \"text\": \"\xc3\xa9 \xc3\xa9\"}",
 		    "text(\xc3\xa9 \xc3\xa9)");
 	expect_plan("{\"action\": \"type\", \"text\": \"\"}", "");
+	/* A long text goes in pieces that fit the guest's input queue (56 of
+	 * its 64 events: a plain key is 4, a shifted one 8), a ping between. */
+	expect_plan("{\"action\": \"type\", \"text\": \"aaaaaaaaaaaaaaaA\"}",
+		    "+k:a -k:a +k:a -k:a +k:a -k:a +k:a -k:a +k:a -k:a +k:a -k:a +k:a -k:a "
+		    "+k:a -k:a +k:a -k:a +k:a -k:a +k:a -k:a +k:a -k:a +k:a -k:a +k:a -k:a "
+		    "gsync +k:a -k:a +k:shift +k:a -k:a -k:shift");
 }
 
 /* On a German and a French layout (keymap.h): keys by keysym, typed
