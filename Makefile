@@ -174,7 +174,8 @@ bench-exec: all images
 	$(O)/bench/bench_exec
 
 # Typing through the gateway against `xdotool type` in the guest (ASCII and
-# mixed-script text, what arrived), and a batch of 5 actions against 5
+# mixed-script text: the request's time, and end to end until the page
+# holds the text; what arrived), and a batch of 5 actions against 5
 # requests (desktop guest).
 bench-input: all images
 	$(O)/bench/bench_input
