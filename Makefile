@@ -48,7 +48,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-input bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
 all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -174,10 +174,20 @@ bench-exec: all images
 	$(O)/bench/bench_exec
 
 # Typing through the gateway against `xdotool type` in the guest (ASCII and
-# mixed-script text, what arrived), and a batch of 5 actions against 5
+# mixed-script text: the request's time, and end to end until the page
+# holds the text; what arrived), and a batch of 5 actions against 5
 # requests (desktop guest).
 bench-input: all images
 	$(O)/bench/bench_input
+
+# The unmodified E2B SDKs (tests/e2b's pinned e2b and @e2b/desktop) against
+# the native API on desktop guests restored from a template it makes:
+# create -> first command, screenshot, click, write of 100 mixed-script
+# characters, commands.run('true'); and the `xdotool type --delay 75` a
+# plain E2B guest would run (docs/e2b.md, "Figures").
+bench-e2b: all images
+	deploy/node.sh --install && deploy/npm-deps.sh tests/e2b
+	VITRINE_BIN=$(O)/vitrine "$$(deploy/node.sh)" bench/bench_e2b.mjs
 
 # Session A's screenshot latency while session B boots (slowed on
 # purpose), pauses, resumes, is encoded 16 ways and is deleted (tiny guests).

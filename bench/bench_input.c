@@ -5,10 +5,17 @@
  *    goes as QMP key events, the rest whole through the guest agent into
  *    the page), against `xdotool type` of the same strings run in the guest
  *    with POST .../exec (the usual way of typing into an X desktop). Each is
- *    timed from the request to its answer (median of --runs) and read back
- *    from the page afterwards: how many of the 100 characters arrived, in
- *    order (the longest common subsequence of what arrived and what was
- *    sent), and over how long the page saw its input events come in.
+ *    timed from the request to its answer ("call"), and end to end: from
+ *    the request's start until the page's textarea holds all 100 characters
+ *    (the input event that completed it, or the last one when it never
+ *    was). That moment is the page's own Date.now(), put on the host's
+ *    clock with the guest clock's offset, measured before each run by
+ *    `date +%s%N` through POST .../exec (the fastest of 5 round trips,
+ *    taken as read at its middle: the figure is off by at most half that
+ *    round trip, printed). Medians of --runs. The text is read back from
+ *    the page afterwards: how many of the 100 characters arrived, in order
+ *    (the longest common subsequence of what arrived and what was sent),
+ *    and over how long the page saw its input events come in.
  *  - a batch of 5 mouse_move actions in one POST against the same 5 as
  *    separate POSTs, interleaved over --rounds rounds: p50 and p90 of each.
  * Prints chars/s and ratios. No target: a measurement.
@@ -33,18 +40,23 @@
 #define MAX_CP 512 /* code points compared per string */
 #define TEXT_CP 100
 
-/* A textarea over most of the page, focused; its input events timed. */
+/* A textarea over most of the page, focused; its input events timed, and
+ * the wall-clock moment (Date.now(), the guest's clock) of the last one and
+ * of the one after which it holds the text benchReset was given. */
 static const char page_html[] =
 	"<!doctype html><meta charset=\"utf-8\"><title>bench-input</title>"
 	"<style>html,body{margin:0;height:100%}textarea{position:fixed;left:5%;top:5%;"
 	"width:90%;height:90%;font-size:18px}</style>"
 	"<textarea id=\"t\" autofocus spellcheck=\"false\" autocomplete=\"off\"></textarea>"
 	"<script>const t = document.getElementById('t');"
-	"t.addEventListener('input', () => { const n = performance.now();"
-	" if (window.first === null) window.first = n; window.last = n; window.inputs++; });"
-	"window.benchReset = () => { t.value = ''; window.first = null; window.last = null;"
-	" window.inputs = 0; t.focus(); return document.activeElement === t; };"
-	"window.benchReset();</script>";
+	"t.addEventListener('input', () => { const n = performance.now(), d = Date.now();"
+	" if (window.first === null) window.first = n; window.last = n; window.lastAt = d;"
+	" window.inputs++; if (window.doneAt === null && t.value === window.want)"
+	" window.doneAt = d; });"
+	"window.benchReset = (want) => { t.value = ''; window.first = null; window.last = null;"
+	" window.lastAt = null; window.doneAt = null; window.want = want; window.inputs = 0;"
+	" t.focus(); return document.activeElement === t; };"
+	"window.benchReset('');</script>";
 
 /* 100 printable ASCII characters, every shifted one of a US keyboard among them. */
 static const char text_ascii[] = "The quick brown fox jumps over the lazy dog. 0123456789 "
@@ -67,6 +79,9 @@ static const char text_mixed[] =
 struct series {
 	const char *label;
 	double call_ms[MAX_RUNS]; /* request -> answer */
+	double e2e_ms[MAX_RUNS]; /* request -> the field held the text (or its last input) */
+	double clock_err_ms[MAX_RUNS]; /* e2e_ms is off by at most this */
+	bool complete[MAX_RUNS]; /* the field held the text at some point */
 	double span_ms[MAX_RUNS]; /* the page's first -> last input event */
 	int inputs[MAX_RUNS]; /* input events the page saw */
 	int exact[MAX_RUNS]; /* characters that arrived in order */
@@ -85,6 +100,15 @@ static double now_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The host's wall clock in ms, the one the guest's is compared with. */
+static double wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -164,12 +188,53 @@ static int guest_sh(const struct bench *b, const char *cmd)
 	return code;
 }
 
-static int page_reset(const struct bench *b)
+/* The guest's wall clock minus the host's, in ms: `date +%s%N` run in the
+ * guest through POST .../exec five times, the one with the shortest round
+ * trip taken as read at its middle; *err_ms is half that round trip, what
+ * the offset may be off by. Returns 0, or -1 after printing why. */
+static int guest_clock_offset(const struct bench *b, double *offset_ms, double *err_ms)
 {
-	char err[1024];
-	json_t *v = page_eval(b->qga, "window.benchReset()", err, sizeof(err));
-	int rc = json_is_true(v) ? 0 : -1;
+	double best = -1;
 
+	for (int i = 0; i < 5; i++) {
+		double t0 = wall_ms(), t1, guest;
+		json_t *j = post(b, b->path_exec,
+				 json_pack("{s:s, s:[s]}", "cmd", "/bin/date", "args", "+%s%N"),
+				 NULL);
+		const char *out = j ? json_string_value(json_object_get(j, "stdout")) : NULL;
+
+		t1 = wall_ms();
+		if (!out || json_integer_value(json_object_get(j, "exit_code")) != 0) {
+			fprintf(stderr, "bench_input: date in the guest failed\n");
+			json_decref(j);
+			return -1;
+		}
+		guest = strtod(out, NULL) / 1e6;
+		json_decref(j);
+		if (best < 0 || t1 - t0 < best) {
+			best = t1 - t0;
+			*offset_ms = guest - (t0 + t1) / 2;
+		}
+	}
+	*err_ms = best / 2;
+	return 0;
+}
+
+/* Empties the field and tells the page the text to wait for. */
+static int page_reset(const struct bench *b, const char *want)
+{
+	json_t *w = json_string(want), *v = NULL;
+	char err[1024], expr[2048];
+	char *lit = w ? json_dumps(w, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+	int rc;
+
+	json_decref(w);
+	if (lit && snprintf(expr, sizeof(expr), "window.benchReset(%s)", lit) < (int)sizeof(expr))
+		v = page_eval(b->qga, expr, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "the text does not fit the expression");
+	free(lit);
+	rc = json_is_true(v) ? 0 : -1;
 	if (!v)
 		fprintf(stderr, "bench_input: page: %s\n", err);
 	else if (rc)
@@ -180,12 +245,13 @@ static int page_reset(const struct bench *b)
 
 /* Waits until the field holds want, or has not changed for three reads in
  * a row (input still on its way to a slow guest is given that long), 60 s
- * at most. Returns the page's state {v, span, inputs} (the caller decrefs),
- * or NULL after printing why. */
+ * at most. Returns the page's state {v, span, inputs, doneAt, lastAt} (the
+ * caller decrefs), or NULL after printing why. */
 static json_t *page_settled(const struct bench *b, const char *want)
 {
 	static const char expr[] = "({v: document.getElementById('t').value, inputs: window.inputs,"
-				   " span: window.last === null ? 0 : window.last - window.first})";
+				   " span: window.last === null ? 0 : window.last - window.first,"
+				   " doneAt: window.doneAt, lastAt: window.lastAt})";
 	char err[1024], *last = NULL;
 	json_t *st = NULL;
 	int same = 0;
@@ -223,12 +289,14 @@ static json_t *page_settled(const struct bench *b, const char *want)
 static int type_once(const struct bench *b, bool xdotool, const char *text, struct series *s, int i)
 {
 	uint32_t want[MAX_CP], got[MAX_CP];
-	int n_want, n_got;
-	double ms = 0;
-	json_t *j, *st;
+	int n_want, n_got, exact;
+	double ms = 0, offset = 0, clock_err = 0, start, e2e;
+	json_t *j, *st, *done, *last;
+	const char *v;
 
-	if (page_reset(b) < 0)
+	if (page_reset(b, text) < 0 || guest_clock_offset(b, &offset, &clock_err) < 0)
 		return -1;
+	start = wall_ms();
 	if (!xdotool) {
 		j = post(b, b->path_act, json_pack("{s:s, s:s}", "action", "type", "text", text),
 			 &ms);
@@ -261,17 +329,32 @@ static int type_once(const struct bench *b, bool xdotool, const char *text, stru
 	json_decref(j);
 	if (!(st = page_settled(b, text)))
 		return -1;
-	fprintf(stderr, "bench_input: %s %s run %d: %.0f ms\n", xdotool ? "xdotool" : "gateway",
-		text == text_ascii ? "ASCII" : "mixed", i, ms);
+	/* When the field held the text (or took its last input), on the
+	 * host's clock. */
+	done = json_object_get(st, "doneAt");
+	last = json_object_get(st, "lastAt");
+	e2e = (json_is_number(done)   ? json_number_value(done)
+	       : json_is_number(last) ? json_number_value(last)
+				      : start + offset) -
+	      offset - start;
+	v = json_string_value(json_object_get(st, "v"));
+	n_want = utf8_codepoints(text, want, MAX_CP);
+	n_got = utf8_codepoints(v ? v : "", got, MAX_CP);
+	exact = lcs(want, n_want, got, n_got);
+	fprintf(stderr,
+		"bench_input: %s %s run %d: call %.0f ms, end to end %.0f ms%s (+-%.0f), %d in "
+		"order, the field holds %d, %d input events\n",
+		xdotool ? "xdotool" : "gateway", text == text_ascii ? "ASCII" : "mixed", i, ms, e2e,
+		json_is_number(done) ? "" : " (never whole: its last input)", clock_err, exact,
+		n_got, (int)json_integer_value(json_object_get(st, "inputs")));
 	if (i >= 0) {
-		const char *v = json_string_value(json_object_get(st, "v"));
-
-		n_want = utf8_codepoints(text, want, MAX_CP);
-		n_got = utf8_codepoints(v ? v : "", got, MAX_CP);
 		s->call_ms[i] = ms;
+		s->e2e_ms[i] = e2e;
+		s->clock_err_ms[i] = clock_err;
+		s->complete[i] = json_is_number(done);
 		s->span_ms[i] = json_number_value(json_object_get(st, "span"));
 		s->inputs[i] = (int)json_integer_value(json_object_get(st, "inputs"));
-		s->exact[i] = lcs(want, n_want, got, n_got);
+		s->exact[i] = exact;
 		s->got[i] = n_got;
 	}
 	json_decref(st);
@@ -286,25 +369,33 @@ static double median(const double *v, int n)
 	return stats_pct(tmp, n, 0.5);
 }
 
-/* One line of the typing table; returns its chars/s (from the median call). */
-static double report_series(const struct series *s, int runs)
+/* One line of the typing table; *cps_call and *cps_e2e get its chars/s by
+ * the median call and the median end to end. */
+static void report_series(const struct series *s, int runs, double *cps_call, double *cps_e2e)
 {
 	double call = median(s->call_ms, runs), span = median(s->span_ms, runs);
+	double e2e = median(s->e2e_ms, runs), err = 0;
 	double inputs[MAX_RUNS];
-	double cps = TEXT_CP / (call / 1e3);
 	char arrived[MAX_RUNS * 5 + 1] = "";
+	int whole = 0;
 
 	for (int i = 0; i < runs; i++) {
 		inputs[i] = s->inputs[i];
+		whole += s->complete[i];
+		if (s->clock_err_ms[i] > err)
+			err = s->clock_err_ms[i];
 		snprintf(arrived + strlen(arrived), sizeof(arrived) - strlen(arrived), "%s%d",
 			 i ? " " : "", s->exact[i]);
 	}
-	printf("  %-34s %7.0f ms %7.1f %8.0f ms %5.0f   %s (of %d; field held", s->label, call, cps,
-	       span, median(inputs, runs), arrived, TEXT_CP);
+	*cps_call = TEXT_CP / (call / 1e3);
+	*cps_e2e = TEXT_CP / (e2e / 1e3);
+	printf("  %-34s %7.0f ms %8.1f %7.0f ms %8.1f %3d/%-3d +-%-3.0f %7.0f ms %5.0f   %s (of %d; "
+	       "field held",
+	       s->label, call, *cps_call, e2e, *cps_e2e, whole, runs, err, span,
+	       median(inputs, runs), arrived, TEXT_CP);
 	for (int i = 0; i < runs; i++)
 		printf(" %d", s->got[i]);
 	printf(")\n");
-	return cps;
 }
 
 static void report_batch(const char *label, double *v, int n, double *p50, double *p90)
@@ -422,21 +513,28 @@ int main(int argc, char **argv)
 	printf("type of %d characters into a focused textarea, desktop guest 1280x800, median of %d "
 	       "runs, interleaved (TCG):\n",
 	       TEXT_CP, runs);
-	printf("  %-34s %10s %7s %11s %5s   %s\n", "", "call", "chars/s", "page input", "events",
+	printf("  %-34s %10s %8s %10s %8s %7s %5s %10s %5s   %s\n", "", "call", "chars/s",
+	       "end to end", "chars/s", "whole", "clock", "page input", "events",
 	       "arrived in order, each run");
 	{
-		double cps[4];
+		double call[4], e2e[4];
 
 		for (int s = 0; s < 4; s++)
 			if (have_xdotool || s % 2 == 0)
-				cps[s] = report_series(&series[s], runs);
+				report_series(&series[s], runs, &call[s], &e2e[s]);
 		if (have_xdotool)
-			printf("  ratio gateway / xdotool (chars/s): ASCII %.2fx, mixed %.2fx  "
-			       "(xdotool %s)\n",
-			       cps[0] / cps[1], cps[2] / cps[3],
+			printf("  ratio gateway / xdotool (chars/s): by the call ASCII %.2fx, mixed "
+			       "%.2fx; end to end ASCII %.2fx, mixed %.2fx  (xdotool %s)\n",
+			       call[0] / call[1], call[2] / call[3], e2e[0] / e2e[1],
+			       e2e[2] / e2e[3],
 			       b.xdotool_delay < 0 ? "with its default 12 ms delay"
 						   : "--delay given");
 	}
+	printf("  (end to end: request start -> the input event after which the field held all %d "
+	       "characters, the page's Date.now() on the host's clock; \"whole\": runs where it "
+	       "did, the others count to their last input; \"clock\": the most the guest clock's "
+	       "offset may be off, ms)\n",
+	       TEXT_CP);
 	{
 		double s50, s90, b50, b90;
 
