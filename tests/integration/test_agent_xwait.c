@@ -6,6 +6,7 @@
  * button); it times out saying so; with no X server it says there is none;
  * bad arguments are a usage error. */
 #include "common/fsutil.h"
+#include "tests/lib/xvfb.h"
 
 #include <libgen.h>
 #include <setjmp.h>
@@ -60,43 +61,19 @@ static int xwait(const char *mask, const char *timeout_ms, int64_t *ms)
 static int setup(void **state)
 {
 	const char *gw = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
-	char dir[4096], sock[64];
+	char dir[4096];
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s", gw);
 	snprintf(agent, sizeof(agent), "%s/vitrine-agent", dirname(dir));
-	for (int n = 140 + getpid() % 100;; n++) {
-		char lock[64];
-
-		snprintf(lock, sizeof(lock), "/tmp/.X%d-lock", n);
-		if (access(lock, F_OK) == 0)
-			continue;
-		snprintf(display, sizeof(display), ":%d", n);
-		snprintf(sock, sizeof(sock), "/tmp/.X11-unix/X%d", n);
-		break;
-	}
-	{
-		const char *argv[] = { "Xvfb",	     display,	  "-screen", "0",
-				       "640x480x24", "-nolisten", "tcp",     NULL };
-
-		xvfb = spawn(argv);
-	}
-	for (int i = 0; i < 100; i++) {
-		if (access(sock, F_OK) == 0)
-			return 0;
-		usleep(100 * 1000);
-	}
-	fprintf(stderr, "Xvfb did not start on %s\n", display);
-	return -1;
+	xvfb = xvfb_start(140 + getpid() % 100, "640x480x24", display, sizeof(display));
+	return xvfb > 0 ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	if (xvfb > 0) {
-		kill(xvfb, SIGTERM);
-		wait_exit(xvfb);
-	}
+	xvfb_stop(xvfb);
 	return 0;
 }
 

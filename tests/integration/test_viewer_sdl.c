@@ -10,6 +10,7 @@
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/png.h"
+#include "tests/lib/xvfb.h"
 #include "tests/lib/xwd.h"
 
 #include <dirent.h>
@@ -121,31 +122,8 @@ static char *guest_text(void)
 
 static int start_xvfb(void)
 {
-	char sock[64];
-
-	for (int n = 40 + getpid() % 100;; n++) {
-		char lock[64];
-
-		snprintf(lock, sizeof(lock), "/tmp/.X%d-lock", n);
-		if (access(lock, F_OK) == 0)
-			continue;
-		snprintf(display, sizeof(display), ":%d", n);
-		snprintf(sock, sizeof(sock), "/tmp/.X11-unix/X%d", n);
-		break;
-	}
-	{
-		const char *argv[] = { "Xvfb",	      display,	   "-screen", "0",
-				       "1280x800x24", "-nolisten", "tcp",     NULL };
-
-		xvfb = spawn(argv, NULL, NULL);
-	}
-	for (int i = 0; i < 100; i++) {
-		if (access(sock, F_OK) == 0)
-			return 0;
-		usleep(100 * 1000);
-	}
-	fprintf(stderr, "Xvfb did not start on %s\n", display);
-	return -1;
+	xvfb = xvfb_start(40 + getpid() % 100, "1280x800x24", display, sizeof(display));
+	return xvfb > 0 ? 0 : -1;
 }
 
 static int setup(void **state)
