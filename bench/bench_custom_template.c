@@ -4,11 +4,15 @@
  *    template it was made on, interleaved, N each (default 10): median and
  *    p90 to "ready" (POST /v1/sessions?wait=ready) and to a first click the
  *    page has seen (its mousedown handler ran, read with `vitrine-ready
- *    eval` through POST .../exec), as bench_sessions measures it;
+ *    eval` through POST .../exec), as bench_sessions measures it; and,
+ *    as a control, from the base saved again untouched after 60 s of
+ *    running (the base is saved 2 s after its boot's "ready"; the custom
+ *    template after a minute or more of running);
  *  - the save of a running session: POST /v1/templates {"name",
  *    "from_session"} to the template "ready", and how long the guest was
  *    stopped (the session's "saved" event);
- *  - export (bytes, time) and import back under another name (time);
+ *  - export (bytes, time until the file is written and fsynced) and import
+ *    back under another name (time to the 201);
  *  - the disk a chain of 3 templates (A from a session of the base, B from
  *    a session of A, C of B) uses against the same 3 flattened (a second
  *    gateway with --template-chain-max 1 flattens every save): st_blocks of
@@ -16,9 +20,11 @@
  * The base template is the desktop image showing tests/e2e/pages/life.html
  * (--image tiny: the tiny image, no page, so no click check and no venv:
  * the action's 200 is the landing). The custom template is a session of
- * the base given ~6 MiB of files, a python venv and a page of its own
- * (written through exec, opened with POST .../open), then saved. Each
- * chain link adds 2 MiB of random bytes. Figures and ratios, no targets.
+ * the base given ~6 MiB of files, a python venv and a page opened (the
+ * same life.html, written to a file through exec and opened with POST
+ * .../open: the restore's warm-up renders the page, so another page would
+ * weigh in the ratio), then saved. Each chain link adds 2 MiB of random
+ * bytes. Figures and ratios, no targets.
  * Medians of an even count are the mean of the middle two; p90 is the
  * nearest rank (the 9th of 10). Everything made (sessions, templates, the
  * export file) is removed at the end, on failure and on SIGINT too.
@@ -44,20 +50,14 @@
 
 #define MAX_RUNS 30
 #define MAX_MADE 16
-#define MIB (1024.0 * 1024.0)
+#define CONTROL_IDLE_S 60
 
-/* The page the custom template shows: its own, with the click log the
- * click check reads. */
-static const char custom_page[] =
-	"<!doctype html><html><head><meta charset=\"utf-8\"><title>bench custom page</title>"
-	"<style>body{font:14px sans-serif;margin:20px}td{border:1px solid #ccc;padding:2px 6px}"
-	"</style></head><body><h1>A customised desktop</h1><table id=\"t\"></table><script>"
-	"window.clicks = [];"
-	"addEventListener('mousedown', e => window.clicks.push({x: e.clientX, y: e.clientY}));"
-	"const t = document.getElementById('t');"
-	"for (let i = 0; i < 400; i++) { const r = t.insertRow();"
-	"  for (let k = 0; k < 6; k++) r.insertCell().textContent = 'row ' + i + ' col ' + k; }"
-	"</script></body></html>\n";
+enum { K_BASE, K_CONTROL, K_CUSTOM, KINDS }; /* the templates restored */
+#define MIB (1024.0 * 1024.0)
+/* The custom template's page: the base's page again, from a file the
+ * session wrote, so that both restore the same page (the warm-up before
+ * "ready" renders it: a page of its own would weigh in the ratio). */
+#define CUSTOM_URL "file:///home/vitrine/site/index.html"
 
 /* The customisation's commands: ~6 MiB of files (4 MiB of them random,
  * so that no layer compresses them away), a venv. */
@@ -72,6 +72,7 @@ static const char venv_cmd[] =
 	" sync; du -sk /home/vitrine/venv | cut -f1";
 
 static struct gateway_proc gw1, gw2; /* gw2: --template-chain-max 1 */
+static char *page; /* tests/e2e/pages/life.html on the desktop */
 static bool desktop = true;
 static const char *image_name = "desktop";
 static char prefix[32]; /* of every template this run makes */
@@ -186,22 +187,14 @@ static int wait_template(const struct gateway_proc *g, const char *name, int tim
  * 180 s; *ms is the attempt that made it. */
 static int make_base(const char *name, double *ms)
 {
-	char *page = NULL, *text, path[128];
+	char *text, path[128];
 	struct http_resp r;
 	int64_t t0 = fs_now_ms();
 	json_t *body = json_pack("{s:s, s:s}", "name", name, "image", image_name);
 	int rc = -1;
 
-	if (desktop) {
-		if (fs_read_file("tests/e2e/pages/life.html", 1 << 20, &page, NULL) < 0) {
-			fprintf(stderr, "tests/e2e/pages/life.html: cannot read it (run from the "
-					"repository's root)\n");
-			json_decref(body);
-			return -1;
-		}
+	if (page)
 		json_object_set_new(body, "page", json_string(page));
-		free(page);
-	}
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	if (!text)
@@ -372,18 +365,18 @@ static int customise(const struct session *s)
 	       elapsed_ms(t0) / 1000);
 	fflush(stdout);
 	t0 = fs_now_ms();
-	if (exec_cmd(&gw1, s, "mkdir -p ~/site && cat > ~/site/index.html && sync", custom_page, 60,
-		     NULL, 0) < 0)
+	if (exec_cmd(&gw1, s, "mkdir -p ~/site && cat > ~/site/index.html && sync", page, 60, NULL,
+		     0) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "/v1/sessions/%s/open", s->id);
-	snprintf(body, sizeof(body), "{\"url\":\"file:///home/vitrine/site/index.html\"}");
+	snprintf(body, sizeof(body), "{\"url\":\"" CUSTOM_URL "\"}");
 	if (request(&gw1, s->ctl, "POST", path, body, 200, 60, &r) < 0)
 		return -1;
 	http_resp_free(&r);
-	if (exec_cmd(&gw1, s, "vitrine-ready eval 9222 document.title", NULL, 30, out,
-		     sizeof(out)) < 0 ||
-	    !strstr(out, "bench custom page")) {
-		fprintf(stderr, "the custom page is not shown (title '%s')\n", out);
+	if (exec_cmd(&gw1, s, "vitrine-ready eval 9222 location.href", NULL, 30, out, sizeof(out)) <
+		    0 ||
+	    !strstr(out, CUSTOM_URL)) {
+		fprintf(stderr, "the page shown is %s, not " CUSTOM_URL "\n", out);
 		return -1;
 	}
 	printf("  page written and opened (POST .../open) in %.1f s\n", elapsed_ms(t0) / 1000);
@@ -397,13 +390,13 @@ static int check_custom(const struct session *s)
 	char out[256];
 	const char *cmd =
 		desktop ? "test -x /home/vitrine/venv/bin/python && test -s ~/data/blob.bin &&"
-			  " vitrine-ready eval 9222 document.title"
+			  " vitrine-ready eval 9222 location.href"
 			: "test -s ~/data/blob.bin && echo ok";
 
 	if (exec_cmd(&gw1, s, cmd, NULL, 30, out, sizeof(out)) < 0)
 		return -1;
-	if (desktop && !strstr(out, "bench custom page")) {
-		fprintf(stderr, "restored from the custom template: title '%s'\n", out);
+	if (desktop && !strstr(out, CUSTOM_URL)) {
+		fprintf(stderr, "restored from the custom template: the page is %s\n", out);
 		return -1;
 	}
 	return 0;
@@ -672,15 +665,23 @@ static void row_ms(const char *what, double base, double custom)
 {
 	char r[32];
 
-	printf("| %s | %.0f ms | %.0f ms | %s |\n", what, base, custom,
+	printf("| %s | %.0f ms | %.0f ms | %s | | |\n", what, base, custom,
 	       ratio(custom, base, r, sizeof(r)));
+}
+
+static void row3_ms(const char *what, double base, double custom, double control)
+{
+	char r[32], r2[32];
+
+	printf("| %s | %.0f ms | %.0f ms | %s | %.0f ms | %s |\n", what, base, custom,
+	       ratio(custom, base, r, sizeof(r)), control, ratio(control, base, r2, sizeof(r2)));
 }
 
 static void row_mib(const char *what, long long base, long long custom)
 {
 	char r[32];
 
-	printf("| %s | %.1f MiB | %.1f MiB | %s |\n", what, base / MIB, custom / MIB,
+	printf("| %s | %.1f MiB | %.1f MiB | %s | | |\n", what, base / MIB, custom / MIB,
 	       ratio((double)custom, (double)base, r, sizeof(r)));
 }
 
@@ -704,13 +705,15 @@ int main(int argc, char **argv)
 						  { 0, 0, 0, 0 } };
 	const char *flat_args[] = { "--template-chain-max", "1", NULL };
 	const char *run_dir = getenv("VITRINE_RUN");
-	double base_ready[MAX_RUNS], base_landed[MAX_RUNS], custom_ready[MAX_RUNS],
-		custom_landed[MAX_RUNS], srv_base[MAX_RUNS], srv_custom[MAX_RUNS];
+	static double ready[KINDS][MAX_RUNS], landed[KINDS][MAX_RUNS], srv[KINDS][MAX_RUNS];
+	static const char *const kind_names[KINDS] = { "base", "control", "custom" };
 	double base_build_ms, base_exp_ms, custom_exp_ms, base_imp_ms, custom_imp_ms;
 	long long base_exp_bytes, custom_exp_bytes, sum_chain, sum_flat, rootfs_bytes, disks_chain,
 		disks_flat;
 	char name[64], err[512], rbuf[32], rbuf2[32];
-	struct tpl base = { 0 }, custom = { 0 }, layered[3] = { 0 }, flat[3] = { 0 };
+	struct tpl base = { 0 }, custom = { 0 }, resaved = { 0 }, layered[3] = { 0 },
+		   flat[3] = { 0 };
+	const struct tpl *kinds[KINDS] = { &base, &resaved, &custom };
 	struct session s = { 0 };
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND };
 	struct vmm_image img;
@@ -736,6 +739,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rootfs_bytes = img.rootfs[0] ? blocks_of(img.rootfs) : 0;
+	if (desktop && fs_read_file("tests/e2e/pages/life.html", 1 << 20, &page, NULL) < 0) {
+		fprintf(stderr, "tests/e2e/pages/life.html: cannot read it (run from the "
+				"repository's root)\n");
+		return 1;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	snprintf(prefix, sizeof(prefix), "bct%d", (int)getpid());
@@ -764,24 +772,38 @@ int main(int argc, char **argv)
 	       custom.save_ms / 1000, custom.stopped_ms);
 	fflush(stdout);
 
+	/* The control: the base as it is, saved again after as long a run as
+	 * the customisation's, so that what the custom template's restore
+	 * gains or loses by having run a while is told from what its
+	 * contents cost. */
+	printf("the control: a session of the base, idle for %d s, saved ...\n", CONTROL_IDLE_S);
+	fflush(stdout);
+	if (session_from(&gw1, base.name, &s) < 0)
+		goto out;
+	for (int i = 0; i < CONTROL_IDLE_S && !interrupted; i++)
+		sleep(1);
+	snprintf(name, sizeof(name), "%s-resaved", prefix);
+	if (save(&gw1, &s, name, &resaved) < 0)
+		goto out;
+	delete_session(&gw1, &s);
+	printf("  saved as %s in %.1f s (guest stopped %.0f ms)\n", resaved.name,
+	       resaved.save_ms / 1000, resaved.stopped_ms);
+
 	printf("restore to ready, %d each, interleaved:\n", runs);
 	fflush(stdout);
 	for (int i = 0; i < runs; i++) {
-		bool base_first = i % 2 == 0;
+		for (int k = 0; k < KINDS; k++) {
+			int kind = (i + k) % KINDS; /* each goes first in turn */
 
-		for (int k = 0; k < 2; k++) {
-			bool is_base = (k == 0) == base_first;
-
-			if (restore_once(is_base ? base.name : custom.name, !is_base && i == 0,
-					 is_base ? &base_ready[i] : &custom_ready[i],
-					 is_base ? &base_landed[i] : &custom_landed[i],
-					 is_base ? &srv_base[i] : &srv_custom[i]) < 0)
+			if (restore_once(kinds[kind]->name, kind == K_CUSTOM && i == 0,
+					 &ready[kind][i], &landed[kind][i], &srv[kind][i]) < 0)
 				goto out;
 		}
-		printf("  run %d: base ready %.0f ms (gateway %.0f), click seen %.0f ms | custom "
-		       "ready %.0f ms (gateway %.0f), click seen %.0f ms\n",
-		       i + 1, base_ready[i], srv_base[i], base_landed[i], custom_ready[i],
-		       srv_custom[i], custom_landed[i]);
+		printf("  run %d:", i + 1);
+		for (int k = 0; k < KINDS; k++)
+			printf("%s %s ready %.0f ms (gateway %.0f), click seen %.0f ms",
+			       k ? " |" : "", kind_names[k], ready[k][i], srv[k][i], landed[k][i]);
+		printf("\n");
 		fflush(stdout);
 	}
 
@@ -813,20 +835,26 @@ int main(int argc, char **argv)
 	printf("\n%s guest, same run; base = the template made from the image, custom = a "
 	       "session of it customised and saved\n\n",
 	       image_name);
-	printf("| | base | custom | custom / base |\n|---|---|---|---|\n");
-	row_ms("restore -> ready, median", median(base_ready, runs), median(custom_ready, runs));
-	row_ms("restore -> ready, p90", p90(base_ready, runs), p90(custom_ready, runs));
-	row_ms(desktop ? "restore -> ready + click seen by the page, median"
-		       : "restore -> ready + click answered, median",
-	       median(base_landed, runs), median(custom_landed, runs));
-	row_ms(desktop ? "restore -> ready + click seen by the page, p90"
-		       : "restore -> ready + click answered, p90",
-	       p90(base_landed, runs), p90(custom_landed, runs));
+	printf("| | base | custom | custom / base | control: the base resaved after %d s idle "
+	       "| control / base |\n|---|---|---|---|---|---|\n",
+	       CONTROL_IDLE_S);
+	row3_ms("restore -> ready, median", median(ready[K_BASE], runs),
+		median(ready[K_CUSTOM], runs), median(ready[K_CONTROL], runs));
+	row3_ms("restore -> ready, p90", p90(ready[K_BASE], runs), p90(ready[K_CUSTOM], runs),
+		p90(ready[K_CONTROL], runs));
+	row3_ms(desktop ? "restore -> ready + click seen by the page, median"
+			: "restore -> ready + click answered, median",
+		median(landed[K_BASE], runs), median(landed[K_CUSTOM], runs),
+		median(landed[K_CONTROL], runs));
+	row3_ms(desktop ? "restore -> ready + click seen by the page, p90"
+			: "restore -> ready + click answered, p90",
+		p90(landed[K_BASE], runs), p90(landed[K_CUSTOM], runs),
+		p90(landed[K_CONTROL], runs));
 	printf("| making the template (base: booted from the image; custom: a running session "
-	       "saved, POST -> ready) | %.1f s | %.1f s | %s |\n",
+	       "saved, POST -> ready) | %.1f s | %.1f s | %s | | |\n",
 	       base_build_ms / 1000, custom.save_ms / 1000,
 	       ratio(custom.save_ms, base_build_ms, rbuf, sizeof(rbuf)));
-	printf("| a save's share: the session's guest stopped | | %.0f ms | |\n",
+	printf("| a save's share: the session's guest stopped | | %.0f ms | | | |\n",
 	       custom.stopped_ms);
 	row_mib("export size", base_exp_bytes, custom_exp_bytes);
 	row_ms("export time", base_exp_ms, custom_exp_ms);
@@ -864,5 +892,6 @@ out:
 	if (status)
 		fprintf(stderr, "bench_custom_template failed; cleaning up\n");
 	clean_up();
+	free(page);
 	return status;
 }
