@@ -48,7 +48,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
 all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -163,6 +163,13 @@ bench-gateway: all images
 # 20 sessions at once); takes ~10 minutes under TCG.
 bench-sessions: all images
 	$(O)/bench/bench_sessions
+
+# A custom template against the base template it was made on: restore to
+# ready (interleaved, 10 each), the save of a running session, export and
+# import, and the disk of a chain of 3 against 3 flattened (desktop guest;
+# `build/bench/bench_custom_template --image tiny` for a quick run).
+bench-custom-template: all images
+	$(O)/bench/bench_custom_template
 
 # The live stream: fps to 1/10/50 viewers, CPU per viewer, glass-to-glass (desktop guest).
 bench-stream: all images
