@@ -348,12 +348,13 @@ static void test_twenty_restores(void **state)
 }
 
 /* Scrolls the page down by amount notches and answers the scroll position
- * once it has moved and then stopped changing (Chromium scrolls smoothly;
- * under load the wheel event can take a while to arrive). */
+ * once it has moved and then held still for four reads 300 ms apart
+ * (Chromium scrolls smoothly, and on a loaded host its animation can stall
+ * for a read or two: CI once saw 8 px settle that went on to 248). */
 static int scroll_and_settle(struct session *s, int amount)
 {
 	char action[160];
-	int from = (int)eval_int(s, "scrollY"), y = from;
+	int from = (int)eval_int(s, "scrollY"), y = from, still = 0;
 
 	snprintf(action, sizeof(action),
 		 "{\"action\":\"scroll\",\"coordinate\":[640,500],\"scroll_direction\":\"down\","
@@ -364,10 +365,12 @@ static int scroll_and_settle(struct session *s, int amount)
 		usleep(100 * 1000);
 		y = (int)eval_int(s, "scrollY");
 	}
-	for (int i = 0, last = -1; i < 50 && y != last; i++) {
-		last = y;
+	for (int i = 0; i < 60 && still < 4; i++) {
+		int last = y;
+
 		usleep(300 * 1000);
 		y = (int)eval_int(s, "scrollY");
+		still = y == last ? still + 1 : 0;
 	}
 	return y;
 }
