@@ -175,8 +175,27 @@ static size_t client_need(const struct rfb_relay *r)
 	return r->cl == CL_VERSION ? VERSION_LEN : r->cl == CL_TYPE ? 1 : VNC_AUTH_CHALLENGE_LEN;
 }
 
-enum rfb_relay_status rfb_relay_from_client(struct rfb_relay *r, const uint8_t *in, size_t len,
-					    size_t *used, struct rfb_relay_out *out)
+/* One side as the loop both share sees it: its state and the state that
+ * means "through", the message being read, what it sent ahead. */
+struct side {
+	const int *state;
+	int done;
+	uint8_t *msg, *held;
+	size_t *got, *held_len;
+	size_t (*need)(const struct rfb_relay *r);
+	void (*step)(struct rfb_relay *r, struct rfb_relay_out *out);
+	const char *too_much; /* why, when it sends more ahead than is held */
+};
+
+static size_t at_most(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Reads a side's messages one whole message at a time and steps it; once
+ * the side is through, holds what it sends until the other is. */
+static enum rfb_relay_status feed(struct rfb_relay *r, const struct side *sd, const uint8_t *in,
+				  size_t len, size_t *used, struct rfb_relay_out *out)
 {
 	size_t i = 0;
 
@@ -184,31 +203,47 @@ enum rfb_relay_status rfb_relay_from_client(struct rfb_relay *r, const uint8_t *
 	while (i < len && r->status == RFB_RELAY_HANDSHAKE) {
 		size_t need, take;
 
-		if (r->cl == CL_DONE) { /* the door's handshake is still under way */
-			take = len - i < RFB_RELAY_HELD - r->cl_held_len
-				       ? len - i
-				       : RFB_RELAY_HELD - r->cl_held_len;
+		if (*sd->state == sd->done) { /* the other's handshake is still under way */
+			take = at_most(len - i, RFB_RELAY_HELD - *sd->held_len);
 			if (!take) {
-				fail(r, "the client sent too much before the VNC door was ready");
+				fail(r, sd->too_much);
 				break;
 			}
-			memcpy(r->cl_held + r->cl_held_len, in + i, take);
-			r->cl_held_len += take;
+			memcpy(sd->held + *sd->held_len, in + i, take);
+			*sd->held_len += take;
 			i += take;
 			continue;
 		}
-		need = client_need(r);
-		take = len - i < need - r->cl_got ? len - i : need - r->cl_got;
-		memcpy(r->cl_msg + r->cl_got, in + i, take);
-		r->cl_got += take;
+		need = sd->need(r);
+		take = at_most(len - i, need - *sd->got);
+		memcpy(sd->msg + *sd->got, in + i, take);
+		*sd->got += take;
 		i += take;
-		if (r->cl_got < need)
+		if (*sd->got < need)
 			break;
-		r->cl_got = 0;
-		client_step(r, out);
+		*sd->got = 0;
+		sd->step(r, out);
 	}
 	*used = i;
 	return r->status;
+}
+
+enum rfb_relay_status rfb_relay_from_client(struct rfb_relay *r, const uint8_t *in, size_t len,
+					    size_t *used, struct rfb_relay_out *out)
+{
+	const struct side sd = {
+		.state = &r->cl,
+		.done = CL_DONE,
+		.msg = r->cl_msg,
+		.held = r->cl_held,
+		.got = &r->cl_got,
+		.held_len = &r->cl_held_len,
+		.need = client_need,
+		.step = client_step,
+		.too_much = "the client sent too much before the VNC door was ready",
+	};
+
+	return feed(r, &sd, in, len, used, out);
 }
 
 /* The door's message in r->door_msg is whole. */
@@ -281,35 +316,17 @@ static size_t door_need(const struct rfb_relay *r)
 enum rfb_relay_status rfb_relay_from_door(struct rfb_relay *r, const uint8_t *in, size_t len,
 					  size_t *used, struct rfb_relay_out *out)
 {
-	size_t i = 0;
+	const struct side sd = {
+		.state = &r->door,
+		.done = DOOR_DONE,
+		.msg = r->door_msg,
+		.held = r->door_held,
+		.got = &r->door_got,
+		.held_len = &r->door_held_len,
+		.need = door_need,
+		.step = door_step,
+		.too_much = "the VNC door sent too much before the client was ready",
+	};
 
-	out->client_len = out->door_len = 0;
-	while (i < len && r->status == RFB_RELAY_HANDSHAKE) {
-		size_t need, take;
-
-		if (r->door == DOOR_DONE) { /* the client's handshake is still under way */
-			take = len - i < RFB_RELAY_HELD - r->door_held_len
-				       ? len - i
-				       : RFB_RELAY_HELD - r->door_held_len;
-			if (!take) {
-				fail(r, "the VNC door sent too much before the client was ready");
-				break;
-			}
-			memcpy(r->door_held + r->door_held_len, in + i, take);
-			r->door_held_len += take;
-			i += take;
-			continue;
-		}
-		need = door_need(r);
-		take = len - i < need - r->door_got ? len - i : need - r->door_got;
-		memcpy(r->door_msg + r->door_got, in + i, take);
-		r->door_got += take;
-		i += take;
-		if (r->door_got < need)
-			break;
-		r->door_got = 0;
-		door_step(r, out);
-	}
-	*used = i;
-	return r->status;
+	return feed(r, &sd, in, len, used, out);
 }
