@@ -262,7 +262,7 @@ fuzz_one() {
 # The targets run nproc at a time (each is one process on one core, and
 # nothing else runs by now); results are reported in name order.
 if want fuzz; then
-	step "fuzz targets (${FUZZ_SECONDS:=20} s each, ASan+UBSan, $(nproc) at a time)"
+	step "fuzz targets (${FUZZ_SECONDS:=10} s each, ASan+UBSan, $(nproc) at a time)"
 	if make -j"$(nproc)" fuzz >/dev/null; then
 		results=$(mktemp -d)
 		targets=(build/fuzz/fuzz_*)
