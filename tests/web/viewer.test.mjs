@@ -14,20 +14,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startGateway, stopGateway } from './gateway.mjs';
+import { waitFor } from './wait.mjs';
 
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const W = 1280, H = 800;
 let g, base, key, sess, browser, dir;
-
-async function waitFor(what, fn, timeoutMs = 60000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 before(async () => {
   g = await startGateway('web');

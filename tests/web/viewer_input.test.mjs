@@ -18,22 +18,13 @@ import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startGateway, stopGateway } from './gateway.mjs';
+import { waitFor } from './wait.mjs';
 
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const W = 1280, H = 800;
 let g, relay, base, sess, browser, context, page, cdp;
 const sent = []; // the viewer's text messages on its stream sockets, parsed
 const received = [];
-
-async function waitFor(what, fn, timeoutMs = 30000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 // A TCP relay in front of the gateway: the browser talks to it, and
 // cut() kills every connection through it, as a network that drops would.

@@ -29,6 +29,7 @@ import { join, dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startGateway, stopGateway } from './gateway.mjs';
+import { waitFor } from './wait.mjs';
 import { wsConnect } from './ws_raw.mjs';
 
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -58,16 +59,6 @@ window.vnc = (path, password) => new Promise((resolve) => {
   rfb.addEventListener('disconnect', (e) => done({ disconnected: e.detail }));
 });
 </script>`;
-
-async function waitFor(what, fn, timeoutMs = 30000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 // One of the SDK's commands as envd's Process.Start (Connect, server
 // streaming): the first frame (start{pid}) and, unless it lingers, the rest
