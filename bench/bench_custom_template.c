@@ -33,6 +33,7 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/stats.h"
 #include "vmm-qemu/image.h"
 #include "vmm-qemu/snapshot.h"
 
@@ -575,18 +576,18 @@ static int chain(const struct gateway_proc *g, const char *from, const char *tag
 	return 0;
 }
 
+/* v[n] copied into c, sorted (v keeps its run order). */
+static void sorted_copy(const double *v, int n, double c[MAX_RUNS])
+{
+	memcpy(c, v, sizeof(*v) * (size_t)n);
+	stats_sort(c, n);
+}
+
 static double median(double *v, int n)
 {
 	double c[MAX_RUNS];
 
-	memcpy(c, v, sizeof(*v) * (size_t)n);
-	for (int i = 1; i < n; i++)
-		for (int k = i; k > 0 && c[k - 1] > c[k]; k--) {
-			double x = c[k];
-
-			c[k] = c[k - 1];
-			c[k - 1] = x;
-		}
+	sorted_copy(v, n, c);
 	return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 }
 
@@ -596,14 +597,7 @@ static double p90(double *v, int n)
 	double c[MAX_RUNS];
 	int rank = (9 * n + 9) / 10; /* ceil(0.9 n) */
 
-	memcpy(c, v, sizeof(*v) * (size_t)n);
-	for (int i = 1; i < n; i++)
-		for (int k = i; k > 0 && c[k - 1] > c[k]; k--) {
-			double x = c[k];
-
-			c[k] = c[k - 1];
-			c[k - 1] = x;
-		}
+	sorted_copy(v, n, c);
 	return c[rank - 1];
 }
 
