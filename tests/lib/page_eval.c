@@ -46,8 +46,12 @@ json_t *page_eval(const char *qga_path, const char *expr, char *err, size_t errl
 	/* The expressions the tests evaluate read state (or focus, which is
 	 * idempotent), so asking again after a silent socket is safe. */
 	for (int tries = 0; !j && transport && tries < 3; tries++) {
-		if (tries)
+		if (tries) {
+			/* tests/run.sh counts these lines in its summary */
+			fprintf(stderr, "retry: page_eval %s (try %d of 3): %s\n", expr, tries + 1,
+				err);
 			sleep(1);
+		}
 		j = eval_once(qga_path, expr, err, errlen, &transport);
 	}
 	return j;
