@@ -219,10 +219,14 @@ static void delete (const struct session *s)
 	http_resp_free(&r);
 }
 
-/* Processes whose command line names the gateway's run base: QEMUs and
- * their supervisors. */
+/* Processes whose command line names the gateway's run base (as a folder:
+ * /tmp/vitrine-gw-123 is not /tmp/vitrine-gw-1234's): QEMUs and their
+ * supervisors. */
 static int guest_processes(void)
 {
+	char base[80];
+
+	snprintf(base, sizeof(base), "%s/", gw.run_base);
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	int n = 0;
@@ -239,7 +243,7 @@ static int guest_processes(void)
 		for (size_t i = 0; i < len; i++)
 			if (!text[i])
 				text[i] = ' ';
-		n += strstr(text, gw.run_base) != NULL;
+		n += strstr(text, base) != NULL;
 		free(text);
 	}
 	if (d)

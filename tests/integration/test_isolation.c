@@ -350,6 +350,9 @@ static int setup(void **state)
 	}
 	snprintf(run_base, sizeof(run_base), "/tmp/vt-iso-%d", (int)getpid());
 	setenv("VITRINE_RUN", run_base, 1);
+	/* The jail mounts the templates read-only: the folder must be there
+	 * whatever ran before this test (tests/run.sh's order is not its own). */
+	fs_mkdir_p(vmm_templates_dir(), 0755);
 	vmm_jail_config_get(&cfg);
 	range_first = cfg.first;
 	range_last = cfg.last;

@@ -29,6 +29,7 @@
 #define RESTORES 20
 
 static char tpl_dir[PATH_MAX];
+static char run_base[64]; /* VITRINE_RUN of this test: its own */
 static struct vmm_template tpl;
 static struct ppm tpl_screen;
 static struct stat ram_st, state_st;
@@ -83,6 +84,11 @@ static int setup(void **state)
 
 	(void)state;
 	opts.ud = &g;
+	/* A run base of its own: the count of run dirs below holds only if no
+	 * other test's guest starts there meanwhile (tests/run.sh runs two
+	 * binaries at a time). */
+	snprintf(run_base, sizeof(run_base), "/tmp/vitrine-tpl-%d", (int)getpid());
+	setenv("VITRINE_RUN", run_base, 1);
 	fs_mkdir_p(vmm_run_base(NULL), 0755);
 	run_dirs_before = count_run_dirs();
 	snprintf(tpl_dir, sizeof(tpl_dir), "%s/tpl-XXXXXX", vmm_run_base(NULL));
@@ -141,6 +147,7 @@ static int teardown(void **state)
 	(void)state;
 	ppm_free(&tpl_screen);
 	fs_rm_rf(tpl_dir);
+	fs_rm_rf(run_base);
 	return 0;
 }
 
