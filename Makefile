@@ -48,8 +48,10 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
-all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
+.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
+all: test-bin $(BENCHES)
+# What the suite runs (tests/run.sh builds it in both builds): all but the benches.
+test-bin: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -140,11 +142,12 @@ image-tiny:
 image-desktop:
 	guest-images/build.sh desktop
 
-# The whole suite (unit, integration, end-to-end, sanitizer pass).
-test: all
+# The whole suite (docs/testing.md): tests/run.sh builds what it runs, in
+# both builds, with make -j, while the guest images build beside it.
+test:
 	tests/run.sh
 
-test-unit: all
+test-unit:
 	tests/run.sh unit
 
 # Cold boot of both images, median of 3, against the stock-initrd baseline.
