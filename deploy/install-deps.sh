@@ -42,21 +42,27 @@ command -v npm >/dev/null 2>&1 || missing+=(npm)
 # N:PERCENT:MESSAGE" while it downloads, "pmstatus:PACKAGE:PERCENT:MESSAGE"
 # while dpkg works) and prints one whenever the percentage passes a multiple
 # of 10 or 10 seconds have gone by, with the seconds since it started; when
-# apt is silent for 10 seconds (a long postinst), a line says what it is
+# apt has said nothing new by then (a long postinst), a line says what it is
 # still doing. Errors apt reports there print as they come. Cannot fail.
 apt_progress() {
 	local what=$1 line='' part phase last_phase='' step last_step=-1
-	local msg='' now start last
+	local msg='' now start last wait
 	printf -v start '%(%s)T' -1
 	last=$start
 	while :; do
-		if IFS= read -r -t 10 part; then
+		printf -v now '%(%s)T' -1
+		wait=$((last + 10 - now))
+		[ "$wait" -ge 1 ] || wait=1
+		if IFS= read -r -t "$wait" part; then
 			line+=$part
 		elif [ $? -gt 128 ]; then
 			# Timed out: keep what came of a line, say what apt still does.
 			line+=$part
 			printf -v now '%(%s)T' -1
-			[ -z "$msg" ] || echo "install-deps: apt-get $what: $last_phase ($((now - start))s): still busy after: $msg"
+			if [ -n "$msg" ] && [ $((now - last)) -ge 10 ]; then
+				echo "install-deps: apt-get $what: $last_phase ($((now - start))s): still busy after: $msg"
+				last=$now
+			fi
 			continue
 		else
 			line+=$part
