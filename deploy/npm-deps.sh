@@ -4,7 +4,9 @@
 # is already in DIR/node_modules at that version; says so when it installs.
 # Used by deploy/install-deps.sh and tests/run.sh, so that a checkout whose
 # lockfile gained or moved a package gets it without removing node_modules
-# by hand. Exit status: npm's, or 0 when nothing was needed.
+# by hand. npm's errors are shown, with a hint when npm cannot reach its
+# registry or trust its certificate (deploy/npm-ci.sh). Exit status: npm's,
+# or 0 when nothing was needed.
 set -euo pipefail
 dir=${1:?usage: $0 DIR}
 [ -f "$dir/package-lock.json" ] || exit 0
@@ -24,4 +26,7 @@ for name, spec in deps.items():
         sys.exit(1)
 PY
 echo "npm-deps: installing $dir/node_modules from its package-lock.json (npm ci)"
-cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null
+rc=0
+bash "$(dirname "$0")/npm-ci.sh" npm-deps "$dir" || rc=$?
+[ "$rc" -eq 0 ] || echo "npm-deps: npm ci in $dir failed; its tests need these packages" >&2
+exit "$rc"
