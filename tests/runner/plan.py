@@ -6,9 +6,10 @@ fuzz targets; once the tiny image is there, every integration test from the
 sanitizer build (so every guest boots once, under every sanitizer check),
 then the plain build's tests that keep a guest (budget flag "plain": the
 smoke of the binary users run, the memory bounds that hold only without
-ASan); once the desktop image is there, the Python client, the web viewer
-and the E2B SDKs (node files one step each) and the end-to-end tests, all
-against the sanitizer build's gateway.
+ASan); the Python client; once the desktop image is there, the end-to-end
+tests (the first makes the desktop template the rest restore from), the web
+viewer's and the E2B SDKs' node files (a step each), all against the
+sanitizer build's gateway.
 
 Each test step's budget, time limit and solo flag come from tests/budget.txt
 (budget.py). The compiling is separate (builds()): the runner stops when a
@@ -256,20 +257,26 @@ def make(suite, bud, images, patterns=()):
         if booting:
             steps.append(images.wait_step("tiny"))
             steps += booting
-    clients = []
+    if want("integration"):
+        python = tests(_python_clients(p))
+        if python and not any(s.key == "images/tiny" for s in steps):
+            steps.append(images.wait_step("tiny"))
+        steps += python
+    # The end-to-end tests, then the web and E2B files: the first e2e test
+    # makes the desktop template they all restore from (VITRINE_E2E_TEMPLATE).
+    desktop = []
+    if want("e2e"):
+        desktop += tests(*[p.binary(SAN, "e2e", t) for t in e2e])
+        desktop += tests(*[p.binary(PLAIN, "e2e", t) for t in e2e if flags("e2e", t).plain])
     if want("integration"):
         node = Node()
-        clients += tests(_python_clients(p))
         js = tests(*[node.test_step(p, kind, n + ".mjs") for kind in ("web", "e2b")
                      for n in _names("tests/%s/*.test.mjs" % kind)])
         if js:
-            clients += [node.deps_step()] + js
-    if want("e2e"):
-        clients += tests(*[p.binary(SAN, "e2e", t) for t in e2e])
-        clients += tests(*[p.binary(PLAIN, "e2e", t) for t in e2e if flags("e2e", t).plain])
-    if clients:
+            desktop += [node.deps_step()] + js
+    if desktop:
         if not any(s.key == "images/tiny" for s in steps):
             steps.append(images.wait_step("tiny"))
         steps.append(images.wait_step("desktop"))
-        steps += clients
+        steps += desktop
     return apply_budget(steps, bud)
