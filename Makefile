@@ -215,8 +215,10 @@ bench-isolation: all images
 	$(O)/bench/bench_isolation --image desktop --runs 5
 
 # What metrics, audit and recording cost the agent: screenshot and action
-# latency p50/p95 on gateways side by side with and without them, and a
-# recording's bytes per minute (tiny guests; --image desktop by hand).
+# latency p50/p95 on gateways side by side with and without them, a
+# recording's frames and bytes per minute, and each gateway's CPU over 20 s
+# of a static screen and 10 s of typing (tiny guests; --image desktop by
+# hand). The recording's figures were test_gateway_recording's printout.
 bench-observe: all image-tiny
 	$(O)/bench/bench_observe
 
