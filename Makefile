@@ -48,7 +48,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
+.PHONY: all clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
 all: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS) $(BENCHES)
 
 $(O)/obj/%.o: %.c
@@ -163,6 +163,14 @@ bench-gateway: all images
 # 20 sessions at once); takes ~10 minutes under TCG.
 bench-sessions: all images
 	$(O)/bench/bench_sessions
+
+# Desktop sessions restored one after another from the end-to-end tests'
+# template (made here unless $VITRINE_E2E_TEMPLATE names one on
+# VITRINE_HOME): each restore's time to ready, first, median, p90, slowest
+# and last of 20 (--runs N), each checked to show the page and no guest left
+# (test_desktop_template restores 3 in a row; this was its printout of 20).
+bench-restores: all images
+	$(O)/bench/bench_restores
 
 # A custom template against the base template it was made on: restore to
 # ready (interleaved, 10 each), the save of a running session, export and
