@@ -48,7 +48,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
+.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
 all: test-bin $(BENCHES)
 # What the suite runs (tests/run.sh builds it in both builds): all but the benches.
 test-bin: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS)
@@ -167,6 +167,14 @@ bench-gateway: all images
 bench-sessions: all images
 	$(O)/bench/bench_sessions
 
+# Desktop sessions restored one after another from the end-to-end tests'
+# template (made here unless $VITRINE_E2E_TEMPLATE names one on
+# VITRINE_HOME): each restore's time to ready, first, median, p90, slowest
+# and last of 20 (--runs N), each checked to show the page and no guest left
+# (test_desktop_template restores 3 in a row; this was its printout of 20).
+bench-restores: all images
+	$(O)/bench/bench_restores
+
 # A custom template against the base template it was made on: restore to
 # ready (interleaved, 10 each), the save of a running session, export and
 # import, and the disk of a chain of 3 against 3 flattened (desktop guest;
@@ -218,8 +226,10 @@ bench-isolation: all images
 	$(O)/bench/bench_isolation --image desktop --runs 5
 
 # What metrics, audit and recording cost the agent: screenshot and action
-# latency p50/p95 on gateways side by side with and without them, and a
-# recording's bytes per minute (tiny guests; --image desktop by hand).
+# latency p50/p95 on gateways side by side with and without them, a
+# recording's frames and bytes per minute, and each gateway's CPU over 20 s
+# of a static screen and 10 s of typing (tiny guests; --image desktop by
+# hand). The recording's figures were test_gateway_recording's printout.
 bench-observe: all image-tiny
 	$(O)/bench/bench_observe
 

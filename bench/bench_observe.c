@@ -9,8 +9,11 @@
  * Rounds are interleaved (a screenshot, then a click answered with its
  * settled screenshot, on each gateway in turn), so the machine's noise falls
  * on all of them alike; p50/p95 of each and the ratio to "plain" are
- * printed, and a recording's bytes per minute (from its timeline) at the
- * end.
+ * printed. Then a recording's frames and bytes per minute (from its
+ * timeline) while the rounds clicked, and with each gateway's CPU (from
+ * /proc/PID/stat) over STATIC_S s of nobody touching the screen and over
+ * TYPING_S s of words typed into each session every half second (the tiny
+ * guest's text area; on the desktop, the page).
  * usage: bench_observe [--image tiny|desktop] [--rounds N] */
 #include "common/fsutil.h"
 #include "common/http_client.h"
@@ -28,6 +31,8 @@
 #include <unistd.h>
 
 #define STATIC_S 20
+#define TYPING_S 10
+#define TYPING "{\"action\":\"type\",\"text\":\"fox jumps \"}"
 
 enum { CFG_PLAIN, CFG_OBSERVED, CFG_RECORDING, CFG_COUNT };
 
@@ -190,13 +195,87 @@ static void print_rate(const char *what, double bytes, double ms, size_t frames)
 	       ms > 0 ? bytes / (1024.0 * 1024.0) / (ms / 60000.0) : 0.0);
 }
 
+/* The gateway's CPU time so far (utime + stime), in clock ticks; -1 when
+ * /proc cannot say. */
+static long long gateway_ticks(const struct cfg *c)
+{
+	char path[64], buf[1024], *p;
+	long long ut, st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)c->gw.pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &ut, &st) != 2)
+		return -1;
+	return ut + st;
+}
+
+/* Over seconds s: with action NULL nobody acts; else each session gets
+ * action (a body for /actions) twice a second, in turn. Prints the
+ * recording's frames and bytes a minute over the phase, and each gateway's
+ * CPU. Returns 0, or -1 when an action or the timeline failed. */
+static int cost_phase(struct cfg *cfg, const char *what, const char *action, int seconds)
+{
+	long long t0[CFG_COUNT];
+	double b0, b1, ms0, ms1, elapsed;
+	size_t f0, f1;
+	int64_t start;
+
+	if (recording_totals(&cfg[CFG_RECORDING], &b0, &ms0, &f0) < 0)
+		return -1;
+	for (int k = 0; k < CFG_COUNT; k++)
+		t0[k] = gateway_ticks(&cfg[k]);
+	start = fs_now_ms();
+	while (fs_now_ms() - start < seconds * 1000) {
+		for (int k = 0; action && k < CFG_COUNT; k++) {
+			char path[160];
+			struct http_resp r;
+
+			snprintf(path, sizeof(path), "/v1/sessions/%s/actions", cfg[k].id);
+			if (http_request("127.0.0.1", cfg[k].gw.port, "POST", path, cfg[k].gw.key,
+					 action, strlen(action), 60, &r) < 0 ||
+			    r.status != 200) {
+				fprintf(stderr, "bench_observe: %s: %s %d\n", cfg_names[k], what,
+					r.status);
+				http_resp_free(&r);
+				return -1;
+			}
+			http_resp_free(&r);
+		}
+		usleep(500 * 1000);
+	}
+	elapsed = (double)(fs_now_ms() - start);
+	if (recording_totals(&cfg[CFG_RECORDING], &b1, &ms1, &f1) < 0)
+		return -1;
+	print_rate(what, b1 - b0, ms1 - ms0, f1 - f0);
+	printf("  gateway CPU over the same %.1f s:", elapsed / 1000);
+	for (int k = 0; k < CFG_COUNT; k++) {
+		long long t1 = gateway_ticks(&cfg[k]);
+
+		if (t0[k] < 0 || t1 < 0)
+			printf(" %s ?", cfg_names[k]);
+		else
+			printf(" %s %.1f%%", cfg_names[k],
+			       100.0 * (double)(t1 - t0[k]) / (double)sysconf(_SC_CLK_TCK) *
+				       1000.0 / elapsed);
+		printf(k + 1 < CFG_COUNT ? "," : "\n");
+	}
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *image = "tiny";
 	struct cfg cfg[CFG_COUNT] = { 0 };
 	int rounds = 40, rc = 0;
-	double b0, b1, ms0, ms1;
-	size_t f0, f1;
+	double b0, ms0;
+	size_t f0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--image") && i + 1 < argc)
@@ -224,13 +303,14 @@ int main(int argc, char **argv)
 	for (int i = 0; i < rounds && rc == 0; i++)
 		for (int k = 0; k < CFG_COUNT && rc == 0; k++)
 			rc = round_on(&cfg[(i + k) % CFG_COUNT], (i + k) % CFG_COUNT, i);
-	/* Bytes a minute: while the rounds changed the screen, then over
-	 * STATIC_S seconds of nobody touching it. */
+	/* Bytes a minute: while the rounds changed the screen, then, with
+	 * each gateway's CPU, over STATIC_S seconds of nobody touching it and
+	 * TYPING_S of typing. */
 	if (rc == 0 && recording_totals(&cfg[CFG_RECORDING], &b0, &ms0, &f0) == 0) {
 		print_rate("while the rounds clicked:", b0, ms0, f0);
-		sleep(STATIC_S);
-		if (recording_totals(&cfg[CFG_RECORDING], &b1, &ms1, &f1) == 0)
-			print_rate("static screen, nobody acting:", b1 - b0, ms1 - ms0, f1 - f0);
+		rc = cost_phase(cfg, "static screen, nobody acting:", NULL, STATIC_S);
+		if (rc == 0)
+			rc = cost_phase(cfg, "typing every half second:", TYPING, TYPING_S);
 	}
 	for (int k = 0; k < CFG_COUNT; k++) {
 		if (cfg[k].scraping) {

@@ -42,9 +42,6 @@ struct control_conn {
 	char closing[128]; /* why it closes once its replies are out ("" while open) */
 };
 
-/* A socket without a header credential has this long to send its token. */
-#define CONTROL_AUTH_DEADLINE_MS 10000
-
 static void close_soon(struct control_conn *c, const char *why)
 {
 	if (c->closing[0])
@@ -58,12 +55,20 @@ static void on_lost(struct live_auth *la, const char *why)
 	close_soon(lws_container_of(la, struct control_conn, la), why);
 }
 
+/* How long a socket without a header credential has to send its token. */
+static int auth_deadline_ms(const struct gw *gw)
+{
+	return gw->control_auth_ms > 0 ? gw->control_auth_ms : CONTROL_AUTH_DEADLINE_MS;
+}
+
 static void on_auth_deadline(lws_sorted_usec_list_t *sul)
 {
 	struct control_conn *c = lws_container_of(sul, struct control_conn, sul_auth);
+	char why[64];
 
+	snprintf(why, sizeof(why), "no token within %g s", auth_deadline_ms(c->gw) / 1000.0);
 	if (!c->authed)
-		close_soon(c, "no token within 10 s");
+		close_soon(c, why);
 }
 
 /* The connection is authenticated by token: watched from now on. */
@@ -117,7 +122,7 @@ static struct control_conn *control_open(struct gw *gw, struct lws *wsi)
 		authed_by(c, token);
 	} else {
 		lws_sul_schedule(lws_get_context(wsi), 0, &c->sul_auth, on_auth_deadline,
-				 (lws_usec_t)CONTROL_AUTH_DEADLINE_MS * LWS_US_PER_MS);
+				 (lws_usec_t)auth_deadline_ms(gw) * LWS_US_PER_MS);
 	}
 	return c;
 }

@@ -12,6 +12,9 @@
 
 #define CONTROL_MAX_MESSAGE (256u << 10)
 #define CONTROL_MAX_QUEUE 32
+/* A socket without a header credential has this long to send its token
+ * (gw::control_auth_ms shortens it for tests). */
+#define CONTROL_AUTH_DEADLINE_MS 10000
 
 struct control_conn;
 

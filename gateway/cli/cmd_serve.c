@@ -2,10 +2,12 @@
  * loop (HTTP now; WebSocket with the screen mirror) owns every session. */
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/test_hook.h"
 #include "display/encode_pool.h"
 #include "gateway/action/run.h"
 #include "gateway/action/trajectory.h"
 #include "gateway/api/conn_gate.h"
+#include "gateway/api/control.h"
 #include "gateway/api/protocols.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/web.h"
@@ -352,6 +354,26 @@ static int open_metrics_door(struct lws_context *ctx, const char *addr, struct g
 	}
 	snprintf(url, urllen, "http://%s:%d/metrics", host, lws_get_vhost_listen_port(vh));
 	return 0;
+}
+
+/* lws's own timeouts for connections that send nothing (its defaults):
+ * between two requests on a kept-alive connection, and from the first byte
+ * of a request's head to its end (slowloris). */
+#define HTTP_KEEPALIVE_S 5
+#define HTTP_HEAD_S 10
+
+/* The test hooks of the gateway (docs/vmm.md, "Test hooks"), read once:
+ * shorter fixed waits, so that tests need not sit through them. */
+static void read_test_hooks(struct gw *gw, struct lws_context_creation_info *info)
+{
+	long idle = test_hook_get("VITRINE_TEST_HTTP_IDLE_S", HTTP_HEAD_S);
+
+	gw->control_auth_ms = (int)test_hook_get("VITRINE_TEST_CONTROL_AUTH_MS",
+						 CONTROL_AUTH_DEADLINE_MS);
+	if (idle) { /* else lws's defaults, the same */
+		info->keepalive_timeout = idle < HTTP_KEEPALIVE_S ? (int)idle : HTTP_KEEPALIVE_S;
+		info->timeout_secs_ah_idle = (unsigned)idle;
+	}
 }
 
 /* A log's size cap: 4096..2^50 bytes. 0, or -1 with a line on stderr. */
@@ -719,6 +741,7 @@ int cmd_serve(int argc, char **argv)
 	info.protocols = api_protocols;
 	info.user = &gw;
 	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
+	read_test_hooks(&gw, &info);
 	if (web_mount(&web, web_dir, web_root, sizeof(web_root)) == 0)
 		info.mounts = &web;
 	else

@@ -50,6 +50,8 @@ struct gw {
 	struct logfile audit_log; /* serve --audit-log (core/audit.h) */
 	struct logfile access_log; /* serve --access-log: one line per HTTP answer */
 	int stream_idle_s; /* live view: hang up on viewers silent this long (0: default) */
+	int control_auth_ms; /* WS .../control: deadline of a first-message token
+			      * (0: CONTROL_AUTH_DEADLINE_MS; VITRINE_TEST_CONTROL_AUTH_MS) */
 	char vnc_listen[64]; /* live view: IPv4 address for VNC doors ("" : 127.0.0.1) */
 	char e2b_default_template[64]; /* E2B's "desktop": this template ("": the image) */
 	/* Operator limits (0: none): per session, and memory over all sessions

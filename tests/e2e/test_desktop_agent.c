@@ -3,12 +3,18 @@
  * typed with vitrine-type (DevTools insertText) arriving exactly in the
  * focused input, a missing focus reported as a failure, and the
  * page's state read back with vitrine-ready eval. Prints the timings. One
- * boot serves the group. */
+ * session serves the group, restored through the gateway from the shared
+ * desktop template (tests/lib/e2e_template.h), which then opens
+ * tests/e2e/pages/input.html, put in the guest with the files API; the
+ * test talks to the guest's qemu-ga socket itself. */
 #include "common/fsutil.h"
-#include "tests/lib/guest.h"
+#include "common/http_client.h"
+#include "tests/lib/e2e_template.h"
+#include "tests/lib/gateway_proc.h"
 #include "vmm-qemu/qga_client.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,18 +27,51 @@
 
 #define EXEC_TIMEOUT_MS 30000
 
-static struct test_guest guest;
+static struct gateway_proc gw;
+static char tpl[64];
 static struct qga_client *agent;
 
+/* Calls path (under session s) with its control token; -1 unless 200. */
+static int call_ok(const struct gateway_session *s, const char *method, const char *sub,
+		   const char *body, size_t len)
+{
+	char path[256];
+	struct http_resp r;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s/%s", s->id, sub);
+	if (http_request("127.0.0.1", gw.port, method, path, s->control, body, len, 120, &r) < 0)
+		return -1;
+	if (!(ok = r.status == 200))
+		fprintf(stderr, "%s %s: %d %s\n", method, path, r.status, r.body ? r.body : "");
+	http_resp_free(&r);
+	return ok ? 0 : -1;
+}
+
+/* A session restored from the shared template, with input.html put in the
+ * guest and opened (POST .../open answers once it has loaded and painted);
+ * then qemu-ga, which the gateway has no further use for. */
 static int setup(void **state)
 {
-	char path[256], err[512];
+	static const char open[] = "{\"url\":\"file:///home/vitrine/input.html\"}";
+	char body[160], path[PATH_MAX], err[512], *page = NULL;
+	struct gateway_session s;
+	size_t len = 0;
+	int rc;
 
 	(void)state;
-	if (test_guest_boot(&guest, "desktop", 1280, 800, "tests/e2e/pages/input.html",
-			    "file:///run/vitrine/page.html", 300000) != 0)
+	if (gateway_proc_start(&gw, NULL) < 0 || e2e_template_get(&gw, tpl, sizeof(tpl), NULL) < 0)
 		return -1;
-	vmm_vm_socket(guest.vm, VMM_SOCKET_QGA, path, sizeof(path));
+	snprintf(body, sizeof(body), "{\"template\":\"%s\"}", tpl);
+	if (gateway_proc_create_session(&gw, body, 300, &s) < 0)
+		return -1;
+	rc = fs_read_file("tests/e2e/pages/input.html", 1 << 16, &page, &len);
+	if (rc == 0 && (call_ok(&s, "PUT", "files?path=input.html", page, len) < 0 ||
+			call_ok(&s, "POST", "open", open, strlen(open)) < 0))
+		rc = -1;
+	free(page);
+	if (rc < 0 || gateway_proc_qga_socket(&gw, path, sizeof(path)) < 0)
+		return -1;
 	if (qga_client_connect(path, 5000, &agent, err, sizeof(err)) < 0) {
 		fprintf(stderr, "qga: %s\n", err);
 		return -1;
@@ -44,8 +83,9 @@ static int teardown(void **state)
 {
 	(void)state;
 	qga_client_destroy(agent);
-	test_guest_destroy(&guest);
-	return 0;
+	gateway_proc_delete_sessions(&gw); /* a template in use cannot go */
+	e2e_template_release(&gw, tpl);
+	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 
 /* Runs argv in the guest; fails the test unless the agent ran it. */

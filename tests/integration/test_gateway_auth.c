@@ -11,7 +11,9 @@
  * keys (POST /v1/keys) are in the table too: the operator's rights but
  * managing keys; a revoked one is nothing; one works as E2B's X-API-KEY,
  * its revocation closes its live sockets, and keys survive a restart. Two
- * tiny guests under one `vitrine serve`. */
+ * tiny guests under one `vitrine serve`, whose control sockets have
+ * CONTROL_AUTH_MS (instead of 10 s) for a first-message token, through the
+ * test hook VITRINE_TEST_CONTROL_AUTH_MS (docs/vmm.md). */
 #include "common/http_client.h"
 #include "gateway/core/auth.h"
 #include "tests/lib/gateway_proc.h"
@@ -31,6 +33,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#define CONTROL_AUTH_MS 1000
 
 static struct gateway_proc gw;
 static struct gateway_session a, b;
@@ -106,13 +110,17 @@ static int make_key(const char *body, char *out, char *id)
 
 static int setup(void **state)
 {
-	char id[32];
+	char id[32], ms[16];
 	struct http_resp r;
 	char path[128];
 
 	(void)state;
-	if (gateway_proc_start(&gw, NULL) < 0 ||
-	    gateway_proc_create_session(&gw, "{\"image\":\"tiny\"}", 180, &a) < 0 ||
+	snprintf(ms, sizeof(ms), "%d", CONTROL_AUTH_MS);
+	setenv("VITRINE_TEST_CONTROL_AUTH_MS", ms, 1);
+	if (gateway_proc_start(&gw, NULL) < 0)
+		return -1;
+	unsetenv("VITRINE_TEST_CONTROL_AUTH_MS");
+	if (gateway_proc_create_session(&gw, "{\"image\":\"tiny\"}", 180, &a) < 0 ||
 	    gateway_proc_create_session(&gw, "{\"image\":\"tiny\"}", 180, &b) < 0)
 		return -1;
 	snprintf(tokens[K_BOGUS], 128, "not-a-token-of-anything");
@@ -535,10 +543,10 @@ static void test_control_socket_auth(void **state)
 	assert_non_null(strstr((char *)m.data, "unauthorized"));
 	ws_msg_free(&m);
 	expect_closed_1008(fd, 5000, "control socket after a failed auth");
-	/* silence: closed after the auth deadline (10 s) */
+	/* silence: closed after the auth deadline (CONTROL_AUTH_MS) */
 	fd = ws_connect(gw.port, path, NULL, NULL, &status);
 	assert_true(fd >= 0);
-	expect_closed_1008(fd, 15000, "control socket that never authenticates");
+	expect_closed_1008(fd, CONTROL_AUTH_MS + 5000, "control socket that never authenticates");
 }
 
 static int connect_raw(int port)

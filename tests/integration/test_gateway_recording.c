@@ -4,10 +4,10 @@
  * frame recorded at the end of each action shows what that action's own
  * screenshot showed (pixels of both JPEGs compared); the WebM decodes
  * (ffprobe) at the screen's size and the timeline's duration; start and
- * stop over the API with their 409s; 404 for a session that never
- * recorded; the files go with the session. Also prints (does not assert)
- * the bytes per minute and the gateway's CPU while a static and a changing
- * screen are recorded. */
+ * stop over the API with their 409s, a start replacing a stopped
+ * recording; 404 for a session that never recorded; the files go with the
+ * session. (The bytes per minute and the gateway's CPU while a static and a
+ * changing screen are recorded: bench_observe, `make bench-observe`.) */
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/http_client.h"
@@ -478,82 +478,18 @@ static void test_stop_webm_start(void **state)
 	http_resp_free(&r);
 }
 
-/* The gateway's CPU time so far, in clock ticks. */
-static long long gateway_ticks(void)
-{
-	char path[64], buf[1024], *p;
-	long long ut = 0, st = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)gw.pid);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	assert_non_null(fgets(buf, sizeof(buf), f));
-	fclose(f);
-	p = strrchr(buf, ')');
-	assert_non_null(p);
-	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &ut,
-				&st),
-			 2);
-	return ut + st;
-}
-
-/* The recording's bytes and frames so far (0 when stopped: it is not
- * growing). */
-static long long rec_bytes(long long *frames)
-{
-	json_t *rec = recording();
-	long long n = json_integer_value(json_object_get(rec, "bytes"));
-
-	if (!json_is_true(json_object_get(rec, "recording")))
-		n = 0;
-	*frames = n ? json_integer_value(json_object_get(rec, "frame_count")) : 0;
-	json_decref(rec);
-	return n;
-}
-
-/* Prints what recording costs over seconds while the screen does what
- * action (NULL: nothing; a body for /actions, sent twice a second) makes it
- * do. */
-static void measure(const char *what, const char *action, int seconds)
-{
-	long long f0, f1, b0 = rec_bytes(&f0), t0 = gateway_ticks(), b1, t1;
-	int64_t start = fs_now_ms(), ms;
-
-	while (fs_now_ms() - start < seconds * 1000) {
-		if (action) {
-			struct http_resp r = call("POST", sess.id, "/actions", sess.control, action,
-						  200);
-
-			http_resp_free(&r);
-		}
-		usleep(500 * 1000);
-	}
-	ms = fs_now_ms() - start;
-	b1 = rec_bytes(&f1);
-	t1 = gateway_ticks();
-	printf("# %s screen: %lld frames, %.0f KiB/min recorded, gateway CPU %.1f%% over %.1f "
-	       "s\n",
-	       what, f1 - f0, (double)(b1 - b0) / 1024.0 * 60000.0 / (double)ms,
-	       100.0 * (double)(t1 - t0) / (double)sysconf(_SC_CLK_TCK) * 1000.0 / (double)ms,
-	       (double)ms / 1000.0);
-}
-
-static void test_costs(void **state)
+/* Starting again replaces the stopped recording (its files go too:
+ * test_gone_with_session). What a recording costs (bytes a minute, the
+ * gateway's CPU) is measured by bench/bench_observe.c, not here. */
+static void test_start_replaces_stopped(void **state)
 {
 	struct http_resp r;
 
 	(void)state;
-	measure("not recorded, static", NULL, 5);
-	/* Starting again replaces the stopped recording. */
 	r = call("POST", sess.id, "/recording/start", sess.control, NULL, 200);
 	assert_true(json_is_true(json_object_get(r.json, "recording")));
 	assert_int_equal(json_integer_value(json_object_get(r.json, "frame_count")), 0);
 	http_resp_free(&r);
-	measure("static", NULL, 6);
-	/* Words typed into the tiny guest's text area. */
-	measure("changing (typing)", "{\"action\":\"type\",\"text\":\"fox jumps \"}", 6);
 }
 
 /* Past --record-max-bytes the recording stops, and says why. */
@@ -643,7 +579,7 @@ int main(void)
 		cmocka_unit_test(test_never_recorded),
 		cmocka_unit_test(test_timeline_matches_screenshots),
 		cmocka_unit_test(test_stop_webm_start),
-		cmocka_unit_test(test_costs),
+		cmocka_unit_test(test_start_replaces_stopped),
 		cmocka_unit_test(test_max_bytes),
 		cmocka_unit_test(test_gone_with_session),
 	};

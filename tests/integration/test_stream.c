@@ -5,7 +5,10 @@
  * gateway's memory stays bounded; the control lease (take/release, view
  * tokens only watch, agents refused with 409 meanwhile, audit log); sharing
  * tokens; malformed messages close the socket with their close code and
- * nothing else; silent viewers are hung up on. */
+ * nothing else; silent viewers are hung up on (by a second gateway with a
+ * session of its own, whose viewers' idle limit is QUIET_IDLE_S: the
+ * first's viewers, the one that never reads among twenty included, must
+ * not be hung up on while the other tests run). */
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "display/stream_wire.h"
@@ -27,10 +30,14 @@
 
 #define W 1280
 #define H 800
-#define IDLE_S 15
+#define QUIET_IDLE_S 2
 
 static struct gateway_proc gw;
-static char sid[64], ctl[64], view[64], path_stream[128], path_actions[128], audit[128];
+static char sid[64], ctl[64], view[64], path_stream[128], audit[128];
+/* test_silent_viewer_hung_up's gateway (--stream-idle-s QUIET_IDLE_S) and
+ * session */
+static struct gateway_proc quiet_gw;
+static struct gateway_session quiet_sess;
 
 static int setup(void **state)
 {
@@ -49,7 +56,6 @@ static int setup(void **state)
 	snprintf(ctl, sizeof(ctl), "%s", created.control);
 	snprintf(view, sizeof(view), "%s", created.view);
 	snprintf(path_stream, sizeof(path_stream), "/v1/sessions/%s/stream", sid);
-	snprintf(path_actions, sizeof(path_actions), "/v1/sessions/%s/actions", sid);
 	return 0;
 }
 
@@ -60,19 +66,29 @@ static int teardown(void **state)
 	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 
-static int viewer(const char *token)
+/* A viewer of session id on g with token in its header (NULL: none). */
+static int viewer_at(const struct gateway_proc *g, const char *id, const char *token)
 {
-	int status, fd = ws_connect(gw.port, path_stream, token, NULL, &status);
+	char path[128];
+	int status, fd;
 
+	snprintf(path, sizeof(path), "/v1/sessions/%s/stream", id);
+	fd = ws_connect(g->port, path, token, NULL, &status);
 	if (fd < 0)
 		fail_msg("stream upgrade refused: HTTP %d", status);
 	return fd;
 }
 
-/* Connects with a header token and reads the hello. */
-static int viewer_hello(const char *token, const char *scope, struct sc_screen *s)
+static int viewer(const char *token)
 {
-	int fd = viewer(token);
+	return viewer_at(&gw, sid, token);
+}
+
+/* Connects with a header token and reads the hello. */
+static int viewer_hello_at(const struct gateway_proc *g, const char *id, const char *token,
+			   const char *scope, struct sc_screen *s)
+{
+	int fd = viewer_at(g, id, token);
 	json_t *j = sc_wait_json(fd, "hello", s, 30000);
 
 	assert_non_null(j);
@@ -83,13 +99,23 @@ static int viewer_hello(const char *token, const char *scope, struct sc_screen *
 	return fd;
 }
 
-static int act_status(const char *token, const char *action, char *code, size_t codelen)
+static int viewer_hello(const char *token, const char *scope, struct sc_screen *s)
+{
+	return viewer_hello_at(&gw, sid, token, scope, s);
+}
+
+/* POST action to session id's actions on g with token: the status, and
+ * the error's code into code (when not NULL). */
+static int act_status_at(const struct gateway_proc *g, const char *id, const char *token,
+			 const char *action, char *code, size_t codelen)
 {
 	struct http_resp r;
+	char path[128];
 	int st;
 
-	if (http_request("127.0.0.1", gw.port, "POST", path_actions, token, action, strlen(action),
-			 60, &r) < 0)
+	snprintf(path, sizeof(path), "/v1/sessions/%s/actions", id);
+	if (http_request("127.0.0.1", g->port, "POST", path, token, action, strlen(action), 60,
+			 &r) < 0)
 		fail_msg("action %s: no answer", action);
 	st = r.status;
 	if (code)
@@ -98,12 +124,22 @@ static int act_status(const char *token, const char *action, char *code, size_t 
 	return st;
 }
 
-static void click(int x, int y)
+static int act_status(const char *token, const char *action, char *code, size_t codelen)
+{
+	return act_status_at(&gw, sid, token, action, code, codelen);
+}
+
+static void click_at(const struct gateway_proc *g, const char *id, const char *token, int x, int y)
 {
 	char a[160];
 
 	snprintf(a, sizeof(a), "{\"action\":\"left_click\",\"coordinate\":[%d,%d]}", x, y);
-	assert_int_equal(act_status(ctl, a, NULL, 0), 200);
+	assert_int_equal(act_status_at(g, id, token, a, NULL, 0), 200);
+}
+
+static void click(int x, int y)
+{
+	click_at(&gw, sid, ctl, x, y);
 }
 
 static struct ppm screenshot_png(void)
@@ -602,6 +638,28 @@ static void test_share_tokens(void **state)
 	free(tshort);
 }
 
+static int quiet_setup(void **state)
+{
+	char idle[16];
+	const char *args[] = { "--stream-idle-s", idle, NULL };
+
+	(void)state;
+	snprintf(idle, sizeof(idle), "%d", QUIET_IDLE_S);
+	if (gateway_proc_start(&quiet_gw, args) < 0)
+		return -1;
+	return gateway_proc_create_session(&quiet_gw,
+					   "{\"image\":\"tiny\",\"width\":1280,\"height\":800}",
+					   120, &quiet_sess);
+}
+
+static int quiet_teardown(void **state)
+{
+	(void)state;
+	gateway_proc_delete_sessions(&quiet_gw);
+	return gateway_proc_stop(&quiet_gw) == 0 ? 0 : -1;
+}
+
+/* On quiet_gw, whose idle limit is QUIET_IDLE_S. */
 static void test_silent_viewer_hung_up(void **state)
 {
 	struct sc_screen s = { 0 };
@@ -611,10 +669,10 @@ static void test_silent_viewer_hung_up(void **state)
 	int64_t deadline;
 
 	(void)state;
-	quiet = viewer(view);
-	live = viewer_hello(view, "view", &s);
+	quiet = viewer_at(&quiet_gw, quiet_sess.id, quiet_sess.view);
+	live = viewer_hello_at(&quiet_gw, quiet_sess.id, quiet_sess.view, "view", &s);
 	/* The live viewer answers PINGs (ws_recv does) past the idle limit. */
-	deadline = fs_now_ms() + (IDLE_S + 3) * 1000;
+	deadline = fs_now_ms() + (QUIET_IDLE_S + 3) * 1000;
 	while (fs_now_ms() < deadline) {
 		struct ws_msg m;
 
@@ -630,7 +688,7 @@ static void test_silent_viewer_hung_up(void **state)
 	while (n > 0);
 	assert_int_equal(n, 0);
 	/* The live one still streams. */
-	click(640, 700);
+	click_at(&quiet_gw, quiet_sess.id, quiet_sess.control, 640, 700);
 	wait_mark(live, &s, 640, 700);
 	close(quiet);
 	close(live);
@@ -728,7 +786,8 @@ int main(void)
 		cmocka_unit_test(test_malformed_messages_close),
 		cmocka_unit_test(test_upgrades_refused),
 		cmocka_unit_test(test_share_tokens),
-		cmocka_unit_test(test_silent_viewer_hung_up),
+		cmocka_unit_test_setup_teardown(test_silent_viewer_hung_up, quiet_setup,
+						quiet_teardown),
 		cmocka_unit_test(test_viewers_see_pause_and_resume),
 		cmocka_unit_test(test_deleting_session_closes_viewers),
 	};
