@@ -2,8 +2,9 @@
 
 A step is a name, a kind and an action (a function that does the work and
 returns a Result). run_steps starts them in list order, as many at a time
-as capacity() allows (the runner says 2 on 2 cores, 1 while a guest image
-builds in the background); a solo step runs with nothing beside it. Each
+as capacity(step) allows for the next (the runner says 2 on 2 cores, 1 for
+a test while a guest image builds in the background); a solo step runs
+with nothing beside it. Each
 step's output is captured and printed whole, in list order, so a log reads
 the same as a serial run's. Past the deadline no new step starts: the rest
 are returned as not run.
@@ -78,7 +79,7 @@ def format_done(d):
     return "\n".join(lines)
 
 
-def run_steps(steps, capacity=lambda: 2, deadline=None, clock=time.monotonic, emit=print, poll_s=0.5):
+def run_steps(steps, capacity=lambda step: 2, deadline=None, clock=time.monotonic, emit=print, poll_s=0.5):
     """Runs steps (see the file's comment) and returns one Done per step,
     in list order. deadline is a value of clock past which nothing starts
     (None: no deadline). emit gets each step's formatted text in order."""
@@ -96,7 +97,7 @@ def run_steps(steps, capacity=lambda: 2, deadline=None, clock=time.monotonic, em
                 break
             step = steps[started]
             if running and (step.solo or any(steps[j].solo for j in running) or
-                            len(running) >= max(1, capacity())):
+                            len(running) >= max(1, capacity(step))):
                 break
             running.add(started)
             threading.Thread(target=_run_one, args=(started, step, clock, finished), daemon=True).start()

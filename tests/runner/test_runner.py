@@ -86,7 +86,7 @@ class Schedule(unittest.TestCase):
     def test_output_in_list_order_two_at_a_time(self):
         log, out = [], []
         steps = [fake("slow", 0.3, log), fake("quick", 0.05, log), fake("third", 0.05, log)]
-        done = schedule.run_steps(steps, capacity=lambda: 2, emit=out.append, poll_s=0.01)
+        done = schedule.run_steps(steps, capacity=lambda step: 2, emit=out.append, poll_s=0.01)
         self.assertEqual([d.step.name for d in done], ["slow", "quick", "third"])
         self.assertEqual([o.split("\n")[1] for o in out], ["=== slow", "=== quick", "=== third"])
         self.assertIn("    slow's output", out[0])
@@ -98,7 +98,7 @@ class Schedule(unittest.TestCase):
 
     def test_capacity_one_runs_serially(self):
         log = []
-        schedule.run_steps([fake(str(i), 0.05, log) for i in range(4)], capacity=lambda: 1,
+        schedule.run_steps([fake(str(i), 0.05, log) for i in range(4)], capacity=lambda step: 1,
                            emit=lambda t: None, poll_s=0.01)
         self.assertEqual(most_at_once(log), 1)
 
@@ -106,7 +106,7 @@ class Schedule(unittest.TestCase):
         log = []
         steps = [fake("a", 0.1, log), fake("b", 0.1, log), fake("solo", 0.1, log, solo=True),
                  fake("c", 0.1, log), fake("d", 0.1, log)]
-        schedule.run_steps(steps, capacity=lambda: 2, emit=lambda t: None, poll_s=0.01)
+        schedule.run_steps(steps, capacity=lambda step: 2, emit=lambda t: None, poll_s=0.01)
         when = {(w, n): t for w, n, t in log}
         for other in "abcd":
             self.assertTrue(when[("end", other)] <= when[("start", "solo")] or
@@ -130,7 +130,7 @@ class Schedule(unittest.TestCase):
                 return schedule.Result(passed=1)
             return schedule.Step(name, "integration", action)
         steps = [tick("s%d" % i) for i in range(5)]
-        done = schedule.run_steps(steps, capacity=lambda: 1, deadline=25, clock=clock,
+        done = schedule.run_steps(steps, capacity=lambda step: 1, deadline=25, clock=clock,
                                   emit=out.append, poll_s=0.01)
         self.assertEqual(log, ["s0", "s1", "s2"])
         self.assertEqual([d.result.status for d in done], ["ok", "ok", "ok", "not run", "not run"])
@@ -259,6 +259,15 @@ class CommittedBudget(unittest.TestCase):
     def test_the_plan_fits_40_minutes(self):
         total = sum(s.budget_s for s in self.steps)
         self.assertLessEqual(total, 2400, "the plan's budget is %d s" % total)
+
+    def test_a_pass_runs_its_pairs_before_its_solo_steps(self):
+        san = [s for s in self.steps if s.name.startswith(plan.SAN + ": integration/")]
+        solo = [s.solo for s in san]
+        self.assertIn(True, solo)
+        self.assertIn(False, solo)
+        self.assertEqual(solo, sorted(solo), "a solo step before a pairable one")
+        names = [s.key for s in san if s.solo]
+        self.assertEqual(names, sorted(names))
 
     def test_booting_steps_run_once_unless_plain(self):
         runs = {}
