@@ -79,5 +79,4 @@ class ImageBuild:
                 tail = f.read().splitlines()[-30:]
             return schedule.Result(failed=1, output=out + "\n" + "\n".join(tail),
                                    why="image %s did not build (build/images.log)" % name)
-        return schedule.Step("guest image: %s" % name, "images", action, key="images/" + name,
-                             budget_s=600 if name == "desktop" else 60, solo=True)
+        return schedule.Step("guest image: %s" % name, "images", action, key="images/" + name, solo=True)

@@ -40,6 +40,21 @@ def images_for(suite):
     return [] if suite in ("unit", "fuzz") else ["tiny", "desktop"]
 
 
+# The process groups of the commands running now (run_cmd's), for
+# stop_all: the runner's own Ctrl-C does not reach them (their sessions
+# are their own).
+RUNNING = set()
+
+
+def stop_all():
+    """Kills every command run_cmd is running (the runner was interrupted)."""
+    for pid in list(RUNNING):
+        try:
+            os.killpg(pid, 9)
+        except ProcessLookupError:
+            pass
+
+
 def run_cmd(argv, timeout_s, env=None):
     """Runs argv in its own process group with output to a file (so that a
     guest left behind holding the output cannot hold the runner), killing
@@ -53,6 +68,7 @@ def run_cmd(argv, timeout_s, env=None):
                                  env=full, cwd=REPO, start_new_session=True)
         except OSError as e:
             return "cannot run %s: %s" % (argv[0], e.strerror), 127
+        RUNNING.add(p.pid)
         try:
             rc = p.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -67,6 +83,8 @@ def run_cmd(argv, timeout_s, env=None):
                     break
                 except subprocess.TimeoutExpired:
                     pass
+        finally:
+            RUNNING.discard(p.pid)
         out.seek(0)
         return out.read().decode(errors="replace"), rc
 

@@ -17,6 +17,7 @@ build/test-times.tsv, and the summary ending in "N passed, N failed".
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -56,6 +57,10 @@ def hygiene(preexisting, run_base):
     return schedule.Result(failed=1, output=why, why=why)
 
 
+def interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="tests/run.sh", description=__doc__.split("\n\n")[0])
     ap.add_argument("suite", nargs="?", default="all", choices=plan.SUITES)
@@ -67,6 +72,9 @@ def main(argv):
                     help="steps at once where the budget allows (default 2, VITRINE_TEST_JOBS)")
     args = ap.parse_args(argv)
     os.chdir(REPO)
+    # SIGTERM (a CI's time limit, kill) ends the run as Ctrl-C does: the
+    # steps' own sessions do not get it.
+    signal.signal(signal.SIGTERM, interrupted)
     start = time.monotonic()
     deadline = start + float(os.environ.get("VITRINE_TEST_DEADLINE_S", DEADLINE_S))
 
@@ -111,11 +119,17 @@ def main(argv):
     def capacity(step):
         return 1 if images.busy() and step.kind not in ("fuzz", "unit", "check") else args.jobs
 
-    done = schedule.run_steps(compile_steps, emit=emit)
-    if report.totals(done)[1] == 0:
-        done += schedule.run_steps(steps, capacity=capacity, deadline=deadline, emit=emit)
-    else:
-        print("\nthe build failed: no test ran")
+    try:
+        done = schedule.run_steps(compile_steps, emit=emit)
+        if report.totals(done)[1] == 0:
+            done += schedule.run_steps(steps, capacity=capacity, deadline=deadline, emit=emit)
+        else:
+            print("\nthe build failed: no test ran")
+    except KeyboardInterrupt:
+        plan.stop_all()
+        images.stop()
+        print("\ninterrupted: the running steps were killed; no summary")
+        return 130
     images.stop()
 
     shutil.rmtree(shared_dir, ignore_errors=True)
