@@ -132,11 +132,8 @@ class Planner:
         return not self.patterns or any(fnmatch.fnmatch(key, p) or fnmatch.fnmatch(key.split("/")[-1], p)
                                         for p in self.patterns)
 
-    def entry(self, key, kind):
-        return self.bud.lookup(key, kind)
-
     def step(self, name, key, kind, action):
-        entry, own = self.entry(key, kind)
+        entry, own = self.bud.lookup(key, kind)
         return schedule.Step(name, kind, action, key=key, budget_s=entry.seconds, own=own,
                              solo=entry.solo, timeout_s=budget.timeout_s(entry.seconds))
 
@@ -248,7 +245,7 @@ def make(suite, bud, images, patterns=()):
     unit, integ, e2e = (_names("tests/%s/test_*.c" % k) for k in ("unit", "integration", "e2e"))
 
     def flags(kind, t):
-        return p.entry("%s/%s" % (kind, t), kind)[0]
+        return bud.lookup("%s/%s" % (kind, t), kind)[0]
 
     # The steps of a pass that --only keeps, those that may run two at a
     # time first (a solo step in their midst would hold up the queue: no
