@@ -211,6 +211,31 @@ class Outcome(unittest.TestCase):
         self.assertIn("    s: retry: page_eval: no answer (try 2 of 3)", lines)
 
 
+class QemuCrash(unittest.TestCase):
+    """A step whose output shows QEMU's own crash runs once more."""
+
+    def run_script(self, script):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            step = schedule.Step("build-san: integration/test_x", "integration", None, timeout_s=30)
+            return plan.run_test(["sh", "-c", script, "sh", os.path.join(d, "ran")], step, {}, outcome.plain)
+
+    def test_a_crash_runs_the_step_again(self):
+        r = self.run_script('if [ -e "$1" ]; then echo fine; exit 0; fi; touch "$1"; '
+                            'echo "session: failed: QEMU killed by signal 11 (Segmentation fault)"; exit 1')
+        self.assertEqual((r.passed, r.failed), (1, 0))
+        self.assertEqual(len(r.retries), 1)
+        self.assertIn("QEMU crashed (signal 11), the step ran once more", r.retries[0])
+        self.assertIn("Segmentation fault", r.output)
+        self.assertIn("fine", r.output)
+
+    def test_twice_fails_and_other_failures_are_not_run_again(self):
+        r = self.run_script('echo "QEMU killed by signal 11"; exit 1')
+        self.assertEqual((r.failed, len(r.retries)), (1, 1))
+        r = self.run_script('if [ -e "$1" ]; then exit 0; fi; touch "$1"; echo "QEMU killed by signal 6"; exit 1')
+        self.assertEqual((r.failed, r.retries), (1, []))
+
+
 class Summary(unittest.TestCase):
     def test_kinds_slowest_and_over_budget(self):
         def d(name, kind, secs, budget_s, own=True, failed=0):
