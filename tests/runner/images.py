@@ -58,25 +58,26 @@ class ImageBuild:
         if self.thread:
             self.thread.join()
 
-    def _log_lines(self, name):
-        """The log's lines of image name but apt's and debootstrap's chatter."""
-        tag = "[image %s]" % name
+    def _log(self):
+        """The log's lines (none when it cannot be read)."""
         try:
             with open(self.log_path, errors="replace") as f:
-                lines = f.read().splitlines()
+                return f.read().splitlines()
         except OSError:
             return []
-        return [l for l in lines if l.startswith(tag)] or lines[-20:]
 
     def wait_step(self, name):
-        """A step that waits until image name is built (or up to date)."""
+        """A step that waits until image name is built (or up to date): its
+        output is the log's lines of that image (not apt's and debootstrap's
+        chatter), and the log's last 30 lines too when the build failed."""
+        tag = "[image %s]" % name
+
         def action(step):
             self.done[name].wait()
-            out = "\n".join(self._log_lines(name))
+            lines = self._log()
+            out = "\n".join([l for l in lines if l.startswith(tag)] or lines[-20:])
             if self.ok.get(name):
-                return schedule.Result(passed=0, output=out, status="ok")
-            with open(self.log_path, errors="replace") as f:
-                tail = f.read().splitlines()[-30:]
-            return schedule.Result(failed=1, output=out + "\n" + "\n".join(tail),
+                return schedule.Result(output=out)
+            return schedule.Result(failed=1, output=out + "\n" + "\n".join(lines[-30:]),
                                    why="image %s did not build (build/images.log)" % name)
         return schedule.Step("guest image: %s" % name, "images", action, key="images/" + name, solo=True)
