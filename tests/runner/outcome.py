@@ -13,8 +13,9 @@ import re
 
 from schedule import Result
 
-WHY_LINES = 6
+WHY_LINES = 8
 WHY_WIDTH = 300
+TAIL_LINES = 4  # of a step killed or crashed: where it was
 
 _RETRY = re.compile(r"^\s*retry: ")
 
@@ -32,6 +33,15 @@ def _why(lines, fallback="(no failure line; see its output above)"):
 def _last_int(pattern, output):
     found = re.findall(pattern, output, re.M)
     return int(found[-1]) if found else 0
+
+
+def _where(output):
+    """Of a program killed or crashed: the test it was in (cmocka's last
+    "[ RUN ]" line) and its last lines."""
+    lines = [l for l in output.splitlines() if l.strip()]
+    runs = [l for l in lines if l.startswith("[ RUN      ]")]
+    tail = ["   | " + l for l in lines[-TAIL_LINES:]]
+    return ([("!! in " + runs[-1][len("[ RUN      ] "):])] if runs else []) + tail
 
 
 def status_note(rc, timeout_s):
@@ -56,10 +66,13 @@ def cmocka(output, rc, timeout_s=0):
     if rc != 0 and failed == 0:
         failed = 1
         notes.append(status_note(rc, timeout_s))
+        notes.extend(_where(output))
     why = ""
     if failed:
+        # fail_msg()'s own words come on stderr as "ERROR: ...", often
+        # inside another line (stdout and stderr interleave).
         telling = [l for l in output.splitlines()
-                   if re.search(r'^\[ +(ERROR|LINE|FAILED) +\]|runtime error|ERROR: AddressSanitizer|'
+                   if re.search(r'^\[ +(ERROR|LINE|FAILED) +\]|runtime error|ERROR: |'
                                 r'^SUMMARY|!!|"status":"failed"', l)
                    and not re.match(r"^\[  FAILED  \] \d+ test", l)]
         why = _why(notes + telling)

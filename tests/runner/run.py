@@ -15,6 +15,7 @@ build/test-times.tsv, and the summary ending in "N passed, N failed".
 """
 
 import argparse
+import hashlib
 import os
 import shutil
 import signal
@@ -39,11 +40,41 @@ def pgrep(pattern):
     return set(r.stdout.split())
 
 
+def _cmdline(pid):
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def _ppid(pid):
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[1]
+    except (OSError, IndexError):
+        return ""
+
+
+def ours(shims, qemus):
+    """Of the supervisors and QEMUs running, those of this checkout: a
+    supervisor runs this checkout's binary, a QEMU is the child of one of
+    this checkout's programs (a supervisor, or a test booting it through
+    tests/lib/guest.c) or an orphan. A suite run from another checkout (a
+    worktree) at the same time keeps its guests."""
+    prefix = (REPO + "/").encode()
+
+    def of_ours(pid):
+        return pid == "1" or (_cmdline(pid) or [b""])[0].startswith(prefix)
+
+    return {p for p in shims if of_ours(p)}, {p for p in qemus if of_ours(_ppid(p))}
+
+
 def hygiene(preexisting, run_base):
     """The last check: no QEMU, guest supervisor or run dir of the tests
     outlived them (what is left is killed and named)."""
-    qemu = pgrep("qemu-system-x86_64 -name vitrine-") - preexisting
-    shims = pgrep("vitrine shim --run-dir") - preexisting
+    shims, qemu = ours(pgrep("vitrine shim --run-dir") - preexisting,
+                       pgrep("qemu-system-x86_64 -name vitrine-") - preexisting)
     dirs = sorted(os.listdir(run_base)) if os.path.isdir(run_base) else []
     if not (qemu or shims or dirs):
         return schedule.Result(passed=1, output="none")
@@ -80,7 +111,9 @@ def main(argv):
 
     os.environ.setdefault("VITRINE_HOME", "/var/lib/vitrine")
     # Tests get their own run base, so the hygiene check sees only theirs.
-    run_base = os.environ.setdefault("VITRINE_RUN", "/tmp/vitrine-test-run")
+    # One per checkout: the suite removes it at the end.
+    run_base = os.environ.setdefault(
+        "VITRINE_RUN", "/tmp/vitrine-test-run-" + hashlib.sha1(REPO.encode()).hexdigest()[:8])
     shutil.rmtree(run_base, ignore_errors=True)
     os.makedirs(run_base, exist_ok=True)
     # The desktop template the e2e, web and E2B tests share

@@ -174,6 +174,10 @@ class Outcome(unittest.TestCase):
         self.assertEqual((r.passed, r.failed), (3, 1))
         self.assertIn("test_x.c:12", r.why)
         self.assertNotIn("1 test(s), listed", r.why)
+        # fail_msg's words, on stderr, inside a line of stdout
+        r = outcome.cmocka(CMOCKA_FAIL.replace("[  FAILED  ] b\n", "[  FAILED  ] b\n[====] 1 test(s) run."
+                                               "ERROR: field is \"q\", want \"a\"\n", 1), 1)
+        self.assertIn('ERROR: field is "q", want "a"', r.why)
 
     def test_cmocka_crash_group_and_timeout_fail(self):
         r = outcome.cmocka(CMOCKA_OK + "SUMMARY: AddressSanitizer: 8 byte(s) leaked\n", 1)
@@ -181,9 +185,12 @@ class Outcome(unittest.TestCase):
         self.assertIn("SUMMARY: AddressSanitizer", r.why)
         r = outcome.cmocka(CMOCKA_OK + "[  FAILED  ] GROUP tests\n", 0)
         self.assertEqual(r.failed, 1)
-        r = outcome.cmocka("[ RUN      ] a\n", "timeout", 480)
+        r = outcome.cmocka("[ RUN      ] a\n[       OK ] a\n[ RUN      ] b\nbuilding x\n",
+                           "timeout", 480)
         self.assertEqual(r.failed, 1)
         self.assertIn("time limit of 480 s", r.why)
+        self.assertIn("!! in b", r.why)
+        self.assertIn("   | building x", r.why)
         r = outcome.cmocka("[ RUN      ] a\n", -11)
         self.assertIn("killed by signal 11", r.why)
 
