@@ -129,13 +129,45 @@ int gateway_proc_kill(struct gateway_proc *g, int sig)
 	return st;
 }
 
+/* Reaps pid within timeout_s; false (still running) after that. */
+static bool reap_within(pid_t pid, int timeout_s, int *st)
+{
+	for (int i = 0; i < timeout_s * 10; i++) {
+		pid_t got = waitpid(pid, st, WNOHANG);
+
+		if (got == pid || got < 0)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
 int gateway_proc_stop(struct gateway_proc *g)
 {
 	int st = -1;
 
 	if (g->pid > 0) {
 		kill(g->pid, SIGTERM);
-		if (waitpid(g->pid, &st, 0) == g->pid && WIFEXITED(st))
+		if (!reap_within(g->pid, GATEWAY_PROC_STOP_S, &st)) {
+			/* A shutdown that hangs is a bug of the gateway's: where
+			 * its threads are, for the log, then the end. */
+			char cmd[256];
+
+			fprintf(stderr,
+				"!! vitrine serve (pid %d) did not exit within %d s of SIGTERM; its "
+				"threads:\n",
+				(int)g->pid, GATEWAY_PROC_STOP_S);
+			snprintf(cmd, sizeof(cmd),
+				 "timeout 60 gdb -p %d -batch -ex 'thread apply all bt' 2>&1 | "
+				 "grep -E '^(Thread|#)' | head -300 >&2",
+				 (int)g->pid);
+			if (system(cmd) != 0)
+				fprintf(stderr, "(gdb could not show them)\n");
+			kill(g->pid, SIGKILL);
+			waitpid(g->pid, &st, 0);
+			st = -1;
+		}
+		if (st != -1 && WIFEXITED(st))
 			st = WEXITSTATUS(st);
 		else
 			st = -1;

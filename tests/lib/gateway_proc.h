@@ -28,8 +28,13 @@ int gateway_proc_restart(struct gateway_proc *g, const char *const *extra_args);
 /* Sends sig to the server and reaps it, leaving its dirs (and guests) as
  * they are. Returns its wait status, or -1. */
 int gateway_proc_kill(struct gateway_proc *g, int sig);
+/* How long a stop waits for the server to exit (the longest bounded wait
+ * of its shutdown is 60 s, draining jobs). */
+#define GATEWAY_PROC_STOP_S 120
 /* SIGTERMs and reaps the server; returns its exit status (or -1), and
- * removes its key file, run base and state dir. */
+ * removes its key file, run base and state dir. A server still running
+ * GATEWAY_PROC_STOP_S later has its threads' stacks printed (gdb) and is
+ * SIGKILLed: -1. */
 int gateway_proc_stop(struct gateway_proc *g);
 /* The server's resident memory (VmRSS of /proc/PID/status) in KiB, or -1. */
 long gateway_proc_rss_kib(const struct gateway_proc *g);
