@@ -1,7 +1,7 @@
 /* common/chunked.h: HTTP/1.1's chunked transfer coding, decoded as bytes
  * arrive: lws 4.1 hands a server a chunked request body as it came, with
  * its framing, and never says where it ends (E2B's SDKs send their bodies
- * chunked). Pure: unit-tested (tests/unit/test_chunked.c) and fuzzed
+ * chunked). Pure: unit-tested (tests/unit/test_e2b.c) and fuzzed
  * (tests/fuzz/fuzz_e2b.c). Chunk extensions and trailers are skipped. */
 #ifndef VITRINE_COMMON_CHUNKED_H
 #define VITRINE_COMMON_CHUNKED_H

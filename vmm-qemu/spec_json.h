@@ -1,6 +1,6 @@
 /* vmm-qemu/spec_json.h: a guest's spec as JSON, for the files that describe
  * a guest on disk and are read back by another process: a checkpoint's
- * checkpoint.json (checkpoint.h) and a run dir's vm.json (vm_state.h).
+ * checkpoint.json (checkpoint.h) and a run dir's vm.json (vm_state.c).
  * One writer and one reader, so that both files say the same thing the
  * same way. Pure. */
 #ifndef VITRINE_VMM_SPEC_JSON_H

@@ -1,4 +1,4 @@
-/* gateway/api_exec.c: POST /v1/sessions/{id}/exec: a command in the guest
+/* gateway/api/api_exec.c: POST /v1/sessions/{id}/exec: a command in the guest
  * (gateway/exec.h); the request waits on its session until the command's
  * thread has ended. */
 #include "gateway/api/api_audit.h"

@@ -1,4 +1,4 @@
-/* gateway/api_files.c: PUT and GET /v1/sessions/{id}/files?path=P: upload
+/* gateway/api/api_files.c: PUT and GET /v1/sessions/{id}/files?path=P: upload
  * a file into the guest (binary safe, up to the 1 MiB body limit),
  * download one, or list a directory. The work is a command run as the
  * desktop's user through the agent (gateway/exec.h); paths are confined to

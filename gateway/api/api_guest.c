@@ -1,4 +1,4 @@
-/* gateway/api_guest.c: what an agent does in the desktop besides commands
+/* gateway/api/api_guest.c: what an agent does in the desktop besides commands
  * and files, each a command run as the desktop's user (api_exec_start):
  *
  *   GET|PUT /v1/sessions/{id}/clipboard   {text} (UTF-8), through xclip

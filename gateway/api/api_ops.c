@@ -1,4 +1,4 @@
-/* gateway/api_ops.c: POST /v1/sessions/{id}/pause, /resume and /fork, and
+/* gateway/api/api_ops.c: POST /v1/sessions/{id}/pause, /resume and /fork, and
  * GET /v1/sessions/{id}/events. Pause and resume answer once done (an
  * on-disk pause or resume takes a few seconds: the request waits); fork
  * answers at once with the new session ("starting"), or once it is ready

@@ -1,4 +1,4 @@
-/* gateway/api_templates.c: the template routes: list, inspect, create (a
+/* gateway/api/api_templates.c: the template routes: list, inspect, create (a
  * build on a thread, or a running session saved: template_build.h), delete
  * (refused while a session or another template depends on the template). */
 #include "gateway/api/api_int.h"

@@ -1,4 +1,4 @@
-/* gateway/cmd_boot.c: `vitrine boot`: boot one guest from an image, wait until
+/* gateway/cli/cmd_boot.c: `vitrine boot`: boot one guest from an image, wait until
  * it reports ready, optionally save a screenshot, tear it down. The first
  * end-to-end path through vmm-qemu, used by the boot benchmark too. */
 #include "common/fsutil.h"

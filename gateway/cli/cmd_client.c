@@ -1,4 +1,4 @@
-/* gateway/cmd_client.c: the session commands of the gateway's client side,
+/* gateway/cli/cmd_client.c: the session commands of the gateway's client side,
  * `vitrine create`, `ls`, `show` and `rm`, and what every client command
  * shares: finding the gateway and the key, sending one request and turning
  * every failure (no connection, an API error) into one message and exit 1.

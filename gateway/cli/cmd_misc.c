@@ -1,4 +1,4 @@
-/* gateway/cmd_misc.c: the small maintenance subcommand `vitrine accel`
+/* gateway/cli/cmd_misc.c: the small maintenance subcommand `vitrine accel`
  * (which accelerator guests would get, and why). */
 #include "gateway/cli/cli.h"
 #include "vmm-qemu/accel.h"

@@ -1,4 +1,4 @@
-/* gateway/cmd_screen.c: the client commands that look at and drive a
+/* gateway/cli/cmd_screen.c: the client commands that look at and drive a
  * session's screen: `vitrine screenshot` (GET .../screenshot into a file) and
  * `vitrine act` (POST one action to .../actions, optionally saving the
  * settled screenshot the reply carries). Gateway access and error reporting

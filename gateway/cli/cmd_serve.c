@@ -1,4 +1,4 @@
-/* gateway/cmd_serve.c: `vitrine serve`: the gateway daemon. One lws event
+/* gateway/cli/cmd_serve.c: `vitrine serve`: the gateway daemon. One lws event
  * loop (HTTP now; WebSocket with the screen mirror) owns every session. */
 #include "common/fsutil.h"
 #include "common/log.h"

@@ -1,4 +1,4 @@
-/* gateway/main.c: the `vitrine` binary: one entry point, subcommands. */
+/* gateway/cli/main.c: the `vitrine` binary: one entry point, subcommands. */
 #include "gateway/cli/cli.h"
 #include "vmm-qemu/shim.h"
 

@@ -1,4 +1,4 @@
-/* gateway/session_ops.c: pause, resume and fork, and what happens when
+/* gateway/session/session_ops.c: pause, resume and fork, and what happens when
  * their jobs (and a restore's) end. Each runs as a job (job.h): in
  * memory, QMP stop and cont; on disk, a checkpoint. */
 #include "common/fsutil.h"
