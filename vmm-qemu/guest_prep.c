@@ -6,7 +6,6 @@
 #include "vmm-qemu/guest_prep.h"
 
 #include "common/fsutil.h"
-#include "common/log.h"
 #include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/input.h"
 #include "vmm-qemu/keymap.h"
@@ -14,6 +13,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +30,27 @@
 struct runner {
 	struct agent_link *agent;
 	struct qga_client *qga;
+	struct guest_prep_report *rep; /* never NULL inside a run */
 };
+
+/* Adds a note to the run's report. */
+static void note(struct runner *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct runner *c, const char *fmt, ...)
+{
+	char *notes = c->rep->notes;
+	size_t used = strlen(notes), size = sizeof(c->rep->notes);
+	va_list ap;
+
+	if (used + 3 >= size)
+		return;
+	if (used) {
+		snprintf(notes + used, size - used, "; ");
+		used += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(notes + used, size - used, fmt, ap);
+	va_end(ap);
+}
 
 int guest_prep_nav_js(const char *url, char *out, size_t outlen)
 {
@@ -99,7 +119,7 @@ static int navigate(struct runner *c, const char *url, char *err, size_t errlen)
 	const char *check = "document.readyState === 'complete' && !window.__vitrineOld";
 	char js[VMM_MAX_URL * 2 + 128], out[64], wait_s[16];
 	int64_t until = fs_now_ms() + NAV_TIMEOUT_S * 1000;
-	int rc;
+	int rc, tries = 0;
 
 	if (guest_prep_nav_js(url, js, sizeof(js)) < 0) {
 		snprintf(err, errlen, "url too long");
@@ -123,7 +143,8 @@ static int navigate(struct runner *c, const char *url, char *err, size_t errlen)
 			return rc < 0 ? rc : -ETIMEDOUT;
 		}
 		if (rc < 0) {
-			log_warn("prep", "waiting for %s to load: %s (trying again)", url, err);
+			if (!tries++)
+				note(c, "waiting for %s to load: %s (trying again)", url, err);
 			usleep(200 * 1000);
 			rc = 0;
 		}
@@ -142,7 +163,7 @@ static int navigate(struct runner *c, const char *url, char *err, size_t errlen)
  * page render two frames (its script and compositor run once). Measured
  * here on the desktop: without the page step the first click took ~2 s to
  * reach the page after ready, with it ~0.4 s, like later ones. */
-static void warm(struct vmm_vm *vm, struct runner *c)
+static void warm(struct vmm_vm *vm, struct runner *c, bool page)
 {
 	const struct vmm_spec *spec = vmm_vm_spec(vm);
 	int w = spec->width, h = spec->height;
@@ -156,16 +177,16 @@ static void warm(struct vmm_vm *vm, struct runner *c)
 	for (size_t i = 0; i < sizeof(pts) / sizeof(pts[0]); i++)
 		if (vmm_vm_qmp(vm, "input-send-event", vmm_input_move(pts[i][0], pts[i][1], w, h),
 			       NULL, 5000, err, sizeof(err)) < 0) {
-			log_warn("prep", "warm-up input: %s", err);
+			note(c, "warm-up input: %s", err);
 			return;
 		}
-	if (c && ready_exec(c,
+	if (page && ready_exec(c,
 			    (const char *const[]){ READY, "eval", "9222",
 						   "new Promise(r => requestAnimationFrame(() => "
 						   "requestAnimationFrame(() => r(1))))",
 						   NULL },
 			    NULL, 0, err, sizeof(err)) < 0)
-		log_warn("prep", "warm-up page: %s", err);
+		note(c, "warm-up page: %s", err);
 }
 
 int guest_prep_layout_argv(const char *layout, const char **argv, char *buf, size_t buflen)
@@ -197,16 +218,16 @@ int guest_prep_layout_argv(const char *layout, const char **argv, char *buf, siz
 static int set_layout(struct runner *c, const char *layout, char *err, size_t errlen)
 {
 	const char *argv[12];
-	char buf[64];
+	char buf[64], why[512];
 	int rc;
 
 	if (guest_prep_layout_argv(layout, argv, buf, sizeof(buf)) < 0) {
 		snprintf(err, errlen, "keyboard layout %s: not a layout name", layout);
 		return -EINVAL;
 	}
-	rc = ready_exec(c, argv, NULL, 0, err, errlen);
+	rc = ready_exec(c, argv, NULL, 0, why, sizeof(why));
 	if (rc < 0)
-		log_warn("prep", "keyboard layout %s: %s", layout, err);
+		snprintf(err, errlen, "keyboard layout %s: %s", layout, why);
 	return rc;
 }
 
@@ -256,27 +277,30 @@ static void set_clock(struct runner *c, bool wait)
 		rc = ready_exec(c, (const char *const[]){ "date", "-u", "-s", when, NULL }, NULL, 0,
 				err, sizeof(err));
 		if (rc < 0)
-			log_warn("prep", "guest clock not set: %s", err);
+			note(c, "guest clock not set: %s", err);
 		return;
 	}
 	rc = guest_prep_set_clock(c->qga, wait ? AGENT_MS : CLOCK_REPLY_MS, err, sizeof(err));
 	if (rc < 0 && (wait || rc != -ETIMEDOUT))
-		log_warn("prep", "guest clock not set: %s", err);
+		note(c, "guest clock not set: %s", err);
 }
 
-int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, size_t errlen)
+int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, struct guest_prep_report *rep,
+		   char *err, size_t errlen)
 {
-	struct runner r = { 0 };
+	struct guest_prep_report own;
+	struct runner r = { .rep = rep ? rep : &own };
 	struct runner *c = NULL;
 	char path[PATH_MAX], why[256];
 	int64_t t_clock = 0, t_nav = 0;
 	int rc = 0;
 
+	memset(r.rep, 0, sizeof(*r.rep));
 	if (p->has_agent) {
 		/* The run dir was checked for socket names at start. */
 		vmm_vm_socket(vm, VMM_SOCKET_AGENT, path, sizeof(path));
 		if (agent_link_open(path, VAGENT_MS, &r.agent, why, sizeof(why)) < 0) {
-			log_warn("prep", "vitrine-agent: %s; using qemu-ga", why);
+			note(&r, "vitrine-agent: %s; using qemu-ga", why);
 			vmm_vm_socket(vm, VMM_SOCKET_QGA, path, sizeof(path));
 			rc = qga_client_connect(path, AGENT_MS, &r.qga, err, errlen);
 			if (rc < 0)
@@ -293,14 +317,15 @@ int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, siz
 	if (c && rc == 0 && p->keyboard_layout)
 		rc = set_layout(c, p->keyboard_layout, err, errlen);
 	if (rc == 0 && p->warm)
-		warm(vm, c);
+		warm(vm, &r, c != NULL);
 	/* Last, on a connection the page step has synced: its reply comes
 	 * late (see set_clock). */
 	if (c && p->set_clock && p->warm)
 		set_clock(c, false);
 	qga_client_destroy(r.qga);
-	log_info("prep", "page %lld ms, warm-up and clock %lld ms%s", (long long)(t_nav - t_clock),
-		 (long long)(fs_now_ms() - t_nav), r.agent ? " (vitrine-agent)" : "");
+	r.rep->page_ms = t_nav - t_clock;
+	r.rep->warm_ms = fs_now_ms() - t_nav;
+	r.rep->via_agent = r.agent != NULL;
 	if (p->keep_agent)
 		*p->keep_agent = r.agent;
 	else

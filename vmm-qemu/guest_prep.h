@@ -28,9 +28,20 @@ struct guest_prep {
 	struct agent_link **keep_agent;
 };
 
-/* Runs the steps p asks for. Returns 0, or -errno with a reason in err;
- * a failed clock or warm-up is only logged, a failed navigation fails. */
-int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, char *err, size_t errlen);
+/* What a run did besides its result, for the caller to log (this layer
+ * logs nothing): the steps that fell short without failing it, and where
+ * its time went. */
+struct guest_prep_report {
+	char notes[1024]; /* "; "-separated, "" when none; cut short when long */
+	long long page_ms, warm_ms; /* the page step; warm-up and clock */
+	bool via_agent; /* the steps ran through vitrine-agent, not qemu-ga */
+};
+
+/* Runs the steps p asks for into rep (may be NULL). Returns 0, or -errno
+ * with a reason in err; a failed clock or warm-up is only noted in rep,
+ * a failed navigation or layout fails. */
+int guest_prep_run(struct vmm_vm *vm, const struct guest_prep *p, struct guest_prep_report *rep,
+		   char *err, size_t errlen);
 
 /* Sets the keyboard layout of vm's X display to canonical name layout
  * through qemu-ga (for a guest that just booted: vitrine-agent's one link

@@ -1,4 +1,4 @@
-/* gateway/cmd_template.c: `vitrine template create|ls|rm` and `vitrine boot
+/* gateway/cli/cmd_template.c: `vitrine template create|ls|rm` and `vitrine boot
  * --template`: make a template from a ready guest once, then start guests
  * from it in about a second instead of booting (vmm-qemu/snapshot.h). */
 #include "common/fsutil.h"
@@ -288,10 +288,14 @@ static int boot_from_template(int argc, char **argv)
 					   .set_clock = t.has_disk,
 					   .warm = true };
 
-		if (guest_prep_run(vm, &prep, err, sizeof(err)) < 0)
+		struct guest_prep_report rep;
+
+		if (guest_prep_run(vm, &prep, &rep, err, sizeof(err)) < 0)
 			log_warn("boot",
 				 "guest not prepared (its clock shows the template's time): %s",
 				 err);
+		if (rep.notes[0])
+			log_warn("boot", "%s", rep.notes);
 	}
 	if (shot) {
 		rc = vmm_vm_screendump(vm, shot, strrchr(shot, '.') + 1, err, sizeof(err));

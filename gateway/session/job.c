@@ -347,12 +347,22 @@ static void do_resume_memory(struct job *j)
 	j->rc = vmm_vm_qmp(j->vm, "cont", NULL, NULL, 10000, j->err, sizeof(j->err));
 }
 
+/* Says what a guest's preparation noted (vmm-qemu logs nothing). */
+static void log_prep(const struct job *j, const struct guest_prep_report *rep)
+{
+	if (rep->notes[0])
+		log_warn("prep", "%s: %s", j->label, rep->notes);
+	log_info("prep", "%s: page %lld ms, warm-up and clock %lld ms%s", j->label, rep->page_ms,
+		 rep->warm_ms, rep->via_agent ? " (vitrine-agent)" : "");
+}
+
 static void do_restore(struct job *j)
 {
 	struct vmm_vm_opts opts = guest_opts(j);
 	struct guest_prep prep = { .set_clock = j->has_agent,
 				   .warm = true,
 				   .keep_agent = &j->agent };
+	struct guest_prep_report rep;
 
 	job_phase(j, PROGRESS_PREPARING);
 	j->rc = vmm_template_restore(&j->tpl, &opts, &j->vm, NULL, j->err, sizeof(j->err));
@@ -364,7 +374,8 @@ static void do_restore(struct job *j)
 		prep.keyboard_layout = j->keyboard_layout;
 	prep.has_agent = j->has_agent;
 	job_phase(j, PROGRESS_GUEST_PREP);
-	j->rc = guest_prep_run(j->vm, &prep, j->err, sizeof(j->err));
+	j->rc = guest_prep_run(j->vm, &prep, &rep, j->err, sizeof(j->err));
+	log_prep(j, &rep);
 	if (j->rc == 0) {
 		job_phase(j, PROGRESS_SCREEN);
 		j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
@@ -389,6 +400,7 @@ static void do_resume(struct job *j)
 	struct guest_prep prep = { .set_clock = j->has_agent,
 				   .has_agent = j->has_agent,
 				   .keep_agent = &j->agent };
+	struct guest_prep_report rep;
 
 	job_phase(j, PROGRESS_PREPARING);
 	j->rc = vmm_checkpoint_restore(j->ckpt, &opts, &j->vm, j->err, sizeof(j->err));
@@ -398,8 +410,9 @@ static void do_resume(struct job *j)
 	j->ckpt[0] = '\0';
 	/* Time went on while it was saved: best effort, as a clone's. */
 	job_phase(j, PROGRESS_GUEST_PREP);
-	if (guest_prep_run(j->vm, &prep, j->err, sizeof(j->err)) < 0)
+	if (guest_prep_run(j->vm, &prep, &rep, j->err, sizeof(j->err)) < 0)
 		log_warn("job", "resumed guest not prepared: %s", j->err);
+	log_prep(j, &rep);
 	job_phase(j, PROGRESS_SCREEN);
 	j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
 }
