@@ -1,6 +1,7 @@
 /* display/encode_pool.h: a few worker threads that run encodings (a
  * screenshot's display_encode, a stream message's display_stream_encode)
- * off the event loop, and hand each finished one back to the loop.
+ * off the event loop, and hand each finished one back to the loop: a
+ * common/work_queue.h queue whose workers each own a stream encoder.
  *
  * Threads. One thread owns the pool: in the gateway, the lws service
  * thread. It alone calls create, submit, reap, cancel and destroy,
@@ -33,18 +34,20 @@
 #ifndef VITRINE_DISPLAY_ENCODE_POOL_H
 #define VITRINE_DISPLAY_ENCODE_POOL_H
 
+#include "common/work_queue.h"
 #include "display/stream_encode.h"
 
 #include <stdint.h>
 
-#define ENCODE_POOL_MAX_THREADS 16
+#define ENCODE_POOL_MAX_THREADS WORK_QUEUE_MAX_THREADS
 
 struct encode_pool;
 
-/* Runs on a worker thread. enc is that worker's (owned by the pool). */
-typedef void (*encode_pool_work_fn)(void *ud, struct display_stream_encoder *enc);
+/* Runs on a worker thread. enc is that worker's struct
+ * display_stream_encoder (owned by the pool): a work_queue_work_fn. */
+typedef work_queue_work_fn encode_pool_work_fn;
 /* Runs on the owner thread: status 0 (work ran) or -ECANCELED (it never will). */
-typedef void (*encode_pool_done_fn)(void *ud, int status);
+typedef work_queue_done_fn encode_pool_done_fn;
 
 struct encode_pool_stats {
 	int queued; /* waiting for a worker */

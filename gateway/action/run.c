@@ -461,7 +461,7 @@ static void shot_job_free(struct shot_job *j)
 }
 
 /* On a pool worker: the long part. */
-static void shot_work(void *ud, struct display_stream_encoder *enc)
+static void shot_work(void *ud, void *enc) /* the worker's struct display_stream_encoder */
 {
 	struct shot_job *j = ud;
 

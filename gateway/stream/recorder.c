@@ -257,7 +257,7 @@ static void on_sul(lws_sorted_usec_list_t *sul)
 }
 
 /* On a pool worker: the JPEG. */
-static void shot_work(void *ud, struct display_stream_encoder *enc)
+static void shot_work(void *ud, void *enc) /* the worker's struct display_stream_encoder */
 {
 	struct rec_shot *j = ud;
 	struct display_encode_opts o = { .format = DISPLAY_FORMAT_JPEG, .quality = REC_QUALITY };

@@ -213,7 +213,7 @@ static void frame_job_free(struct frame_job *j)
 }
 
 /* On a pool worker, with its own encoder. */
-static void frame_work(void *ud, struct display_stream_encoder *enc)
+static void frame_work(void *ud, void *enc) /* the worker's struct display_stream_encoder */
 {
 	struct frame_job *j = ud;
 

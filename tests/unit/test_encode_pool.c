@@ -58,7 +58,7 @@ static void on_wake(void *ud)
 		one = 0;
 }
 
-static void work(void *ud, struct display_stream_encoder *enc)
+static void work(void *ud, void *enc) /* the worker's struct display_stream_encoder */
 {
 	struct job *j = ud;
 	char err[128];
@@ -517,7 +517,7 @@ struct shot_job {
 	bool done;
 };
 
-static void shot_work(void *ud, struct display_stream_encoder *enc)
+static void shot_work(void *ud, void *enc) /* the worker's struct display_stream_encoder */
 {
 	struct shot_job *j = ud;
 
