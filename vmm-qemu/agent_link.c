@@ -4,7 +4,6 @@
  * moves the bytes and acts on its verdicts. */
 #include "vmm-qemu/agent_link.h"
 
-#include "common/log.h"
 #include "common/timedwait.h"
 #include "common/unixsock.h"
 #include "vmm-qemu/agent_frame.h"
@@ -87,6 +86,8 @@ struct agent_link {
 	uint64_t ping_sent, pong_seen;
 	agent_accept_fn accept;
 	void *accept_u;
+	agent_violation_fn violation;
+	void *violation_u;
 	/* the link's thread only */
 	struct agent_rx rx;
 };
@@ -267,16 +268,15 @@ static void ack_locked(struct agent_link *l, struct chan *c, size_t n)
 	put_frame(l, c->id, AGENT_WINDOW_UPDATE, 0, p, 4);
 }
 
-/* Counts a broken rule and logs it (the first few, then at powers of two:
- * a guest that keeps at it must not fill the log). */
+/* Counts a broken rule and tells the owner (the first few, then at
+ * powers of two: a guest that keeps at it must not fill its log). */
 static void count(struct agent_link *l, enum agent_verdict v, uint32_t chan, const char *why)
 {
 	uint64_t n = v == AGENT_OVERRUN ? ++l->stats.overruns : ++l->stats.violations;
 
 	atomic_fetch_add(v == AGENT_OVERRUN ? &totals.overruns : &totals.violations, 1);
-	if (n <= 8 || !(n & (n - 1)))
-		log_warn("agent", "channel %u: %s: channel closed (%s %llu on this link)", chan,
-			 why, v == AGENT_OVERRUN ? "overrun" : "violation", (unsigned long long)n);
+	if (l->violation && (n <= 8 || !(n & (n - 1))))
+		l->violation(l->violation_u, chan, why, v == AGENT_OVERRUN, n);
 }
 
 /* The guest broke the rules on c: it loses the channel, both ways. */
@@ -744,6 +744,14 @@ void agent_link_stats_total(struct agent_link_stats *out)
 	out->overruns = atomic_load(&totals.overruns);
 	out->violations = atomic_load(&totals.violations);
 	out->dropped_bytes = atomic_load(&totals.dropped);
+}
+
+void agent_link_on_violation(struct agent_link *l, agent_violation_fn fn, void *vu)
+{
+	pthread_mutex_lock(&l->mu);
+	l->violation = fn;
+	l->violation_u = vu;
+	pthread_mutex_unlock(&l->mu);
 }
 
 void agent_link_on_accept(struct agent_link *l, agent_accept_fn fn, void *au)

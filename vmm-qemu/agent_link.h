@@ -76,6 +76,16 @@ void agent_link_release(struct agent_link *l);
 bool agent_link_alive(struct agent_link *l);
 /* Who handles guest-opened channels (before it is set they are closed). */
 void agent_link_on_accept(struct agent_link *l, agent_accept_fn fn, void *au);
+/* A rule the guest broke on channel chan, as the link counted it (the
+ * link logs nothing): why, whether it was an overrun (else another
+ * violation), and n, that kind's count on this link. Said for the first 8
+ * of a kind, then at powers of two, so a guest that keeps at it cannot
+ * fill its owner's log. On the link's thread, under its lock: log or
+ * count, and call no agent_ function. */
+typedef void (*agent_violation_fn)(void *vu, uint32_t chan, const char *why, bool overrun,
+				   uint64_t n);
+/* Who hears of broken rules (before it is set they are only counted). */
+void agent_link_on_violation(struct agent_link *l, agent_violation_fn fn, void *vu);
 /* A PING round trip: 0, -ETIMEDOUT, or -EPIPE when the link is down. */
 int agent_link_ping(struct agent_link *l, int timeout_ms);
 /* The link's counters; the process's, all links added up. Any thread. */

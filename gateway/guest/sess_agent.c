@@ -29,6 +29,23 @@ struct sess_agent {
 	struct agent_link *link; /* owned, under mu; NULL while not connected */
 };
 
+/* A rule the guest broke on the session's link, as the link passes it on
+ * (rate-limited there). */
+static void on_violation(void *vu, uint32_t chan, const char *why, bool overrun, uint64_t n)
+{
+	const struct sess_agent *a = vu;
+
+	log_warn("agent", "%s: channel %u: %s: channel closed (%s %llu on this link)", a->path,
+		 chan, why, overrun ? "overrun" : "violation", (unsigned long long)n);
+}
+
+/* The session's handlers on link l (a's path, accept and au set). */
+static void adopt_link(struct sess_agent *a, struct agent_link *l)
+{
+	agent_link_on_accept(l, a->accept, a->au);
+	agent_link_on_violation(l, on_violation, a);
+}
+
 static void *connector(void *arg)
 {
 	struct sess_agent *a = arg;
@@ -54,7 +71,7 @@ static void *connector(void *arg)
 		}
 		rc = agent_link_open(a->path, CONNECT_TIMEOUT_MS, &l, err, sizeof(err));
 		if (rc == 0)
-			agent_link_on_accept(l, a->accept, a->au);
+			adopt_link(a, l);
 		pthread_mutex_lock(&a->mu);
 		if (rc < 0 && !said && !a->stop) /* a guest going away is no news */
 			log_info("agent", "%s: %s (retrying)", a->path, err);
@@ -87,13 +104,13 @@ struct sess_agent *sess_agent_start(const char *path, struct agent_link *first,
 		agent_link_destroy(first);
 		return NULL;
 	}
-	if (first)
-		agent_link_on_accept(first, accept, au);
-	a->link = first;
 	atomic_init(&a->refs, 2);
 	snprintf(a->path, sizeof(a->path), "%s", path);
 	a->accept = accept;
 	a->au = au;
+	if (first)
+		adopt_link(a, first);
+	a->link = first;
 	pthread_mutex_init(&a->mu, NULL);
 	timedwait_cond_init(&a->cv);
 	atomic_fetch_add(&connectors, 1);

@@ -418,7 +418,23 @@ static void test_flood(void **state)
 	       (unsigned long long)st.dropped_bytes);
 }
 
-/* Frames a channel cannot have at that point close it, with the reason. */
+/* What the link told its owner of broken rules (agent_link_on_violation);
+ * the link's thread writes, the test reads after a round trip. */
+static int told;
+static uint64_t told_last_n;
+static char told_why[128];
+
+static void on_violation(void *vu, uint32_t chan, const char *why, bool overrun, uint64_t n)
+{
+	(void)vu;
+	(void)chan;
+	told += !overrun;
+	told_last_n = n;
+	snprintf(told_why, sizeof(told_why), "%s", why);
+}
+
+/* Frames a channel cannot have at that point close it, with the reason;
+ * the owner hears of each (the link itself logs nothing). */
 static void test_bad_frames(void **state)
 {
 	struct fixture *f = *state;
@@ -429,6 +445,8 @@ static void test_bad_frames(void **state)
 
 	for (int i = 0; i < 4; i++)
 		consumer_init(&c[i]);
+	told = 0;
+	agent_link_on_violation(f->l, on_violation, NULL);
 	id[0] = open_exec(f, &c[0]);
 	put(&f->g, id[0], AGENT_OPENED, 0, "pid=2", 5); /* twice */
 	id[1] = open_exec(f, &c[1]);
@@ -451,6 +469,11 @@ static void test_bad_frames(void **state)
 	assert_int_equal(st.violations, 4);
 	assert_int_equal(st.overruns, 0);
 	assert_true(agent_link_alive(f->l));
+	ping_through(f); /* the hook ran on the link's thread before its PONG */
+	agent_link_on_violation(f->l, NULL, NULL);
+	assert_int_equal(told, 4);
+	assert_int_equal(told_last_n, 4);
+	assert_true(told_why[0] != '\0');
 }
 
 static int accepted;
