@@ -180,12 +180,13 @@ static void warm(struct vmm_vm *vm, struct runner *c, bool page)
 			note(c, "warm-up input: %s", err);
 			return;
 		}
-	if (page && ready_exec(c,
-			    (const char *const[]){ READY, "eval", "9222",
-						   "new Promise(r => requestAnimationFrame(() => "
-						   "requestAnimationFrame(() => r(1))))",
-						   NULL },
-			    NULL, 0, err, sizeof(err)) < 0)
+	if (page &&
+	    ready_exec(c,
+		       (const char *const[]){ READY, "eval", "9222",
+					      "new Promise(r => requestAnimationFrame(() => "
+					      "requestAnimationFrame(() => r(1))))",
+					      NULL },
+		       NULL, 0, err, sizeof(err)) < 0)
 		note(c, "warm-up page: %s", err);
 }
 

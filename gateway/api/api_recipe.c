@@ -3,7 +3,7 @@
 
 #include "gateway/api/api_int.h"
 #include "gateway/api/bodies.h"
-#include "gateway/session/recipe_build.h"
+#include "gateway/template/recipe_build.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <errno.h>

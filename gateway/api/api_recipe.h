@@ -1,5 +1,5 @@
 /* gateway/api/api_recipe.h: POST /v1/templates {"name", "recipe"}: a
- * template built from a recipe (session/recipe_build.h, docs/templates.md).
+ * template built from a recipe (template/recipe_build.h, docs/templates.md).
  * Its own file so the templates' routes (api_templates.c) only hand the
  * body over. The body's parser is pure (fuzzed: tests/fuzz/fuzz_recipe.c);
  * the handler runs on the loop. */

@@ -6,7 +6,7 @@
  * removed goes in the same call. A handful of stat calls and unlinks per
  * template, as DELETE does, on the loop. */
 #include "gateway/api/api_int.h"
-#include "gateway/session/template_build.h"
+#include "gateway/template/template_build.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <dirent.h>

@@ -8,7 +8,7 @@
  * (http_req.body_sink), each hashed as it passes. */
 #include "common/log.h"
 #include "gateway/api/api_int.h"
-#include "gateway/session/template_build.h"
+#include "gateway/template/template_build.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/tpl_export.h"
 #include "vmm-qemu/tpl_import.h"

@@ -4,9 +4,9 @@
 #include "gateway/api/api_int.h"
 #include "gateway/api/api_recipe.h"
 #include "gateway/api/bodies.h"
-#include "gateway/session/recipe_build.h"
 #include "gateway/session/session.h"
-#include "gateway/session/template_build.h"
+#include "gateway/template/recipe_build.h"
+#include "gateway/template/template_build.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <dirent.h>

@@ -65,6 +65,8 @@ struct job {
 	bool set_layout;
 	char child_id[SESS_ID_MAX]; /* JOB_FORK: the session that gets child */
 	char tpl_name[VMM_TEMPLATE_NAME_MAX + 1]; /* JOB_SAVE: the template being made */
+	/* JOB_SAVE: who is told at its end (a sess_saved_fn, session.h) */
+	int (*saved)(struct gw *gw, const char *tpl_name, const char *ckpt, const char *err);
 	struct agent_link *agent; /* JOB_RESTORE, JOB_RESUME_DISK: the link to vitrine-agent the
 				   * guest was prepared through, for the session */
 	/* Guests this job starts are held by a supervisor (docs/durability.md)

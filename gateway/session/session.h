@@ -177,11 +177,17 @@ void sess_set_timeout(struct sess *s, int timeout_s);
  * disk and memory, as a new session (*out, "starting" until the copy
  * runs); s keeps running. Same returns. */
 int sess_fork(struct sess *s, struct sess **out, struct api_error *e);
+/* Told, on the loop, that a save's state is written (ckpt, the checkpoint
+ * folder; NULL with err when it failed). Returns 0 when it took ckpt (else
+ * the job removes it). */
+typedef int (*sess_saved_fn)(struct gw *gw, const char *tpl_name, const char *ckpt,
+			     const char *err);
 /* Saves a running (or memory-paused) session's state for the template
  * tpl_name, as a fork does (a job: the guest is stopped while it is
- * written, then runs on); when the job ends template_build_saved() is told.
- * Returns 0 or -errno with *e: 409 session_busy, session_not_running. */
-int sess_save_template(struct sess *s, const char *tpl_name, struct api_error *e);
+ * written, then runs on); when the job ends, saved is told. Returns 0 or
+ * -errno with *e: 409 session_busy, session_not_running. */
+int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved,
+		       struct api_error *e);
 /* Makes the requests waiting on s look at it again. */
 void sess_wake_waiters(struct sess *s);
 /* Counts as activity for the idle timeout. */

@@ -7,7 +7,6 @@
 #include "gateway/egress/egress.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/session_int.h"
-#include "gateway/session/template_build.h"
 #include "vmm-qemu/checkpoint.h"
 
 #include <errno.h>
@@ -219,7 +218,8 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	return 0;
 }
 
-int sess_save_template(struct sess *s, const char *tpl_name, struct api_error *e)
+int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved,
+		       struct api_error *e)
 {
 	char msg[200];
 	struct job *j;
@@ -236,6 +236,7 @@ int sess_save_template(struct sess *s, const char *tpl_name, struct api_error *e
 	if (!(j = start_job(s, JOB_SAVE, e)))
 		return -ENOMEM;
 	snprintf(j->tpl_name, sizeof(j->tpl_name), "%s", tpl_name);
+	j->saved = saved;
 	/* As a fork: the screen stays readable, actions wait (busy). */
 	sess_guest_stopping(s, "the session is being saved as a template");
 	rc = launch_with_guest(s, j, false, e);
@@ -250,9 +251,9 @@ static void saved(struct sess *s, struct job *j)
 	sess_set_vm(s, j->vm);
 	j->vm = NULL;
 	if (j->rc < 0)
-		template_build_saved(s->gw, j->tpl_name, NULL, j->err);
-	else if (template_build_saved(s->gw, j->tpl_name, j->ckpt, NULL) == 0)
-		j->ckpt[0] = '\0'; /* the build's now; else job_free removes it */
+		j->saved(s->gw, j->tpl_name, NULL, j->err);
+	else if (j->saved(s->gw, j->tpl_name, j->ckpt, NULL) == 0)
+		j->ckpt[0] = '\0'; /* the saver's now; else job_free removes it */
 	sess_event(s, "saved",
 		   json_pack("{s:s, s:b, s:I, s:I, s:s*}", "template", j->tpl_name, "ok",
 			     j->rc == 0, "ms", (json_int_t)j->ms, "bytes", (json_int_t)j->bytes,

@@ -16,8 +16,8 @@
 #include "common/base64.h"
 #include "gateway/api/api_recipe.h"
 #include "gateway/guest/exec.h"
-#include "gateway/session/recipe.h"
 #include "gateway/session/session_spec.h"
+#include "gateway/template/recipe.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* tests/unit/test_recipe.c: a template's recipe (gateway/session/recipe.c)
+/* tests/unit/test_recipe.c: a template's recipe (gateway/template/recipe.c)
  * and the body that carries it (api_recipe_body_parse): the steps become
  * exactly the commands exec runs (a copy is a shell writing stdin to the
  * path with its mode, a run a shell line or argv, as the user asked), the
@@ -7,7 +7,7 @@
  * contents and the base, and with nothing else (key order). */
 #include "gateway/api/api_recipe.h"
 #include "gateway/guest/exec.h"
-#include "gateway/session/recipe.h"
+#include "gateway/template/recipe.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

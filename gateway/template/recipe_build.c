@@ -1,19 +1,19 @@
-/* gateway/session/recipe_build.c: see recipe_build.h. A build is a small
+/* gateway/template/recipe_build.c: see recipe_build.h. A build is a small
  * machine on the loop, moved on by a timer of its own: starting (the
  * session boots or restores), a step at a time (an exec job each), saving
  * (template_build_from_session under the staging name), finishing (a
  * thread: the hash into template.json, the old template out, the staged one
  * renamed over it), then over. fail() is the one place a build goes wrong:
  * it ends what runs and deletes what was made. */
-#include "gateway/session/recipe_build.h"
+#include "gateway/template/recipe_build.h"
 
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "common/utf8.h"
 #include "gateway/guest/exec.h"
-#include "gateway/session/recipe.h"
 #include "gateway/session/session.h"
-#include "gateway/session/template_build.h"
+#include "gateway/template/recipe.h"
+#include "gateway/template/template_build.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <dirent.h>

@@ -1,5 +1,5 @@
-/* gateway/session/recipe.c: see recipe.h. */
-#include "gateway/session/recipe.h"
+/* gateway/template/recipe.c: see recipe.h. */
+#include "gateway/template/recipe.h"
 
 #include "gateway/guest/exec.h"
 #include "gateway/session/session_spec.h"

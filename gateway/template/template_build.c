@@ -1,5 +1,5 @@
-/* gateway/session/template_build.c: see template_build.h. */
-#include "gateway/session/template_build.h"
+/* gateway/template/template_build.c: see template_build.h. */
+#include "gateway/template/template_build.h"
 
 #include "common/fsutil.h"
 #include "common/log.h"
@@ -274,7 +274,7 @@ int template_build_from_session(struct gw *gw, const char *name, struct sess *s,
 	b->ctx = gw->ctx;
 	b->waiting = true;
 	b->chain_max = gw->template_chain_max;
-	rc = sess_save_template(s, name, e);
+	rc = sess_save_template(s, name, template_build_saved, e);
 	if (rc < 0) {
 		build_free(b);
 		return rc;

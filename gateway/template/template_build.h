@@ -1,4 +1,4 @@
-/* gateway/session/template_build.h: templates made through the API
+/* gateway/template/template_build.h: templates made through the API
  * (POST /v1/templates): each build boots a guest and saves it
  * (vmm_template_create) on its own thread, or, for one from a running
  * session, waits for the session's job to save its state (a checkpoint, the

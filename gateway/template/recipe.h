@@ -1,4 +1,4 @@
-/* gateway/session/recipe.h: a template's recipe (POST /v1/templates
+/* gateway/template/recipe.h: a template's recipe (POST /v1/templates
  * {"name", "recipe"}, `vitrine template build -f FILE`; docs/templates.md):
  * the base to start from, the session's size and egress rules during the
  * build, and the steps to run in the guest (files copied in, commands), as

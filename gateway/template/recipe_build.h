@@ -1,4 +1,4 @@
-/* gateway/session/recipe_build.h: templates built from a recipe (recipe.h,
+/* gateway/template/recipe_build.h: templates built from a recipe (recipe.h,
  * docs/templates.md). A build is a session started from the recipe's base
  * with its size and egress rules, the recipe's steps run in it one after
  * another as commands through the guest agent (guest/exec.h, each on the
