@@ -2,7 +2,6 @@
 #include "vmm-qemu/jail.h"
 
 #include "common/fsutil.h"
-#include "common/log.h"
 #include "vmm-qemu/image.h"
 #include "vmm-qemu/mount_ns.h"
 #include "vmm-qemu/snapshot.h"
@@ -26,7 +25,9 @@
 
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vmm_jail_config config;
-static bool configured, warned_cgroup;
+static bool configured;
+/* What the jail could not do, for vmm_jail_report (under config_lock). */
+static char config_note[160], cgroup_note[320], ns_note[2][200];
 
 int vmm_uid_range_parse(const char *s, uid_t *first, uid_t *last)
 {
@@ -131,8 +132,9 @@ void vmm_jail_config_get(struct vmm_jail_config *out)
 		memset(&config, 0, sizeof(config));
 		if (vmm_uid_range_parse(r && *r ? r : VMM_QEMU_UIDS_DEFAULT, &config.first,
 					&config.last) < 0) {
-			log_warn("jail",
-				 "VITRINE_QEMU_UIDS='%s' is not FIRST-LAST or none: no range", r);
+			snprintf(config_note, sizeof(config_note),
+				 "VITRINE_QEMU_UIDS='%.64s' is not FIRST-LAST or none: no range",
+				 r);
 			config.first = config.last = 0;
 		}
 		config.allow_root = root && !strcmp(root, "1");
@@ -221,7 +223,8 @@ static int try_mntns(void)
  * container without CAP_SYS_ADMIN, say.) Asked once per kind, in a child;
  * the answer is kept in *known, and a no is said once (what: what guests
  * then share). */
-static bool ns_works(int (*try)(void), int *known, const char *kind, const char *what)
+static bool ns_works(int (*try)(void), int *known, const char *kind, const char *what, char *note,
+		     size_t note_len)
 {
 	pid_t pid;
 	int st, e = 0;
@@ -236,8 +239,8 @@ static bool ns_works(int (*try)(void), int *known, const char *kind, const char 
 		e = pid < 0 ? errno : WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
 		*known = e == 0;
 		if (!*known)
-			log_warn("jail", "no %s namespace for QEMU (%s): %s", kind, strerror(e),
-				 what);
+			snprintf(note, note_len, "no %s namespace for QEMU (%s): %s", kind,
+				 strerror(e), what);
 	}
 	pthread_mutex_unlock(&config_lock);
 	return *known;
@@ -247,7 +250,8 @@ static bool netns_works(void)
 {
 	static int known = -1; /* under config_lock */
 
-	return ns_works(try_netns, &known, "network", "guests' QEMUs share the host's network");
+	return ns_works(try_netns, &known, "network", "guests' QEMUs share the host's network",
+			ns_note[0], sizeof(ns_note[0]));
 }
 
 static bool mntns_works(void)
@@ -256,7 +260,8 @@ static bool mntns_works(void)
 
 	return ns_works(try_mntns, &known, "mount",
 			"the images and templates are held from guests' QEMUs by their modes "
-			"alone");
+			"alone",
+			ns_note[1], sizeof(ns_note[1]));
 }
 
 /* Is path dir itself or below it? */
@@ -355,12 +360,10 @@ int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl
 		rc = vmm_cgroup_create(name, &lim, &out->cg, why, sizeof(why));
 		if (rc == -ENOTSUP) {
 			pthread_mutex_lock(&config_lock);
-			if (!warned_cgroup)
-				log_warn("jail",
-					 "no cgroup per guest: %s; guests' memory, CPU and "
-					 "processes are not bounded apart",
-					 why);
-			warned_cgroup = true;
+			snprintf(cgroup_note, sizeof(cgroup_note),
+				 "no cgroup per guest: %.200s; guests' memory, CPU and processes "
+				 "are not bounded apart",
+				 why);
 			pthread_mutex_unlock(&config_lock);
 		} else if (rc < 0) {
 			snprintf(err, errlen, "%s", why);
@@ -402,4 +405,61 @@ void vmm_guest_jail_release(struct vmm_guest_jail *j)
 	if (j->lease_fd >= 0)
 		close(j->lease_fd);
 	j->lease_fd = -1;
+}
+
+int vmm_jail_report(char *out, size_t len)
+{
+	struct vmm_jail_config cfg;
+	struct vmm_cgroup cg;
+	struct vmm_cgroup_limits lim;
+	char why[256] = "", name[64];
+	const char *notes[4];
+	size_t used = 0;
+	int n = 0;
+
+	vmm_jail_config_get(&cfg);
+	if (geteuid() == 0) {
+		if (!cfg.no_netns)
+			netns_works();
+		if (!cfg.no_mntns)
+			mntns_works();
+		/* A cgroup made and removed now says whether guests will get one. */
+		snprintf(name, sizeof(name), "vm-probe-%d", (int)getpid());
+		vmm_cgroup_limits_for(64, 1, 0, &lim);
+		if (!cfg.no_cgroup) {
+			int rc = vmm_cgroup_create(name, &lim, &cg, why, sizeof(why));
+
+			if (rc == 0) {
+				const char *dirs[VMM_JAIL_MAX_CGROUPS];
+
+				for (size_t i = 0; i < cg.n_dirs; i++)
+					dirs[i] = cg.dirs[i];
+				vmm_cgroup_remove(dirs, cg.n_dirs);
+			} else {
+				pthread_mutex_lock(&config_lock);
+				snprintf(cgroup_note, sizeof(cgroup_note),
+					 "no cgroup per guest: %.200s; guests' memory, CPU and "
+					 "processes are not bounded apart",
+					 why);
+				pthread_mutex_unlock(&config_lock);
+			}
+		}
+	}
+	out[0] = '\0';
+	pthread_mutex_lock(&config_lock);
+	notes[0] = config_note;
+	notes[1] = ns_note[0];
+	notes[2] = ns_note[1];
+	notes[3] = cgroup_note;
+	for (int i = 0; i < 4; i++) {
+		if (!notes[i][0])
+			continue;
+		used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s",
+					 n ? "\n" : "", notes[i]);
+		if (used >= len)
+			used = len;
+		n++;
+	}
+	pthread_mutex_unlock(&config_lock);
+	return n;
 }

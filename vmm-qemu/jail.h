@@ -106,4 +106,12 @@ void vmm_guest_jail_view(const struct vmm_guest_jail *j, struct vmm_jail *out);
  * zeroed j with lease_fd -1. */
 void vmm_guest_jail_release(struct vmm_guest_jail *j);
 
+/* What the jail cannot do on this host, for the gateway to say at start-up
+ * (this layer logs nothing): a bad $VITRINE_QEMU_UIDS, a namespace kind
+ * this process cannot give a child, no cgroup per guest. As root it asks
+ * now (namespaces in a child, a cgroup made and removed); notes from
+ * guests started since are kept too. One line each into out (len bytes,
+ * cut short when long); returns how many. */
+int vmm_jail_report(char *out, size_t len);
+
 #endif

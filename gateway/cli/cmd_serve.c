@@ -680,6 +680,15 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	vmm_jail_configure(&jail);
+	{
+		char notes[1024], *line, *save = NULL;
+
+		/* What guests will not get on this host, said once, here. */
+		if (vmm_jail_report(notes, sizeof(notes)) > 0)
+			for (line = strtok_r(notes, "\n", &save); line;
+			     line = strtok_r(NULL, "\n", &save))
+				log_warn("jail", "%s", line);
+	}
 	if (geteuid() == 0 && !jail.first)
 		log_warn("serve", "%s",
 			 jail.allow_root ? "QEMU runs as root (--allow-root-qemu)"
