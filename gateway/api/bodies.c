@@ -4,7 +4,7 @@
 #include "gateway/action/actions.h"
 #include "gateway/action/batch.h"
 #include "gateway/action/run.h"
-#include "gateway/core/api_keys.h"
+#include "gateway/core/key_table.h"
 #include "vmm-qemu/guest_prep.h"
 #include "vmm-qemu/snapshot.h"
 

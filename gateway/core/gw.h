@@ -3,8 +3,8 @@
 #ifndef VITRINE_GATEWAY_GW_H
 #define VITRINE_GATEWAY_GW_H
 
-#include "gateway/core/api_keys.h"
 #include "gateway/core/auth.h"
+#include "gateway/core/key_table.h"
 #include "gateway/core/logfile.h"
 
 #include "gateway/egress/egress.h"

@@ -21,7 +21,7 @@
  *   - a refusal is a 400 with a code and a message, and leaves nothing
  *     owned behind (ASan's leak check). */
 #include "gateway/api/bodies.h"
-#include "gateway/core/api_keys.h"
+#include "gateway/core/key_table.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <stdbool.h>

@@ -5,7 +5,7 @@
  * what it did not write (bad ids, hashes, names, extra fields, a second
  * of an id); a missing file is no keys; the file is 0600. */
 #include "gateway/api/bodies.h"
-#include "gateway/core/api_keys.h"
+#include "gateway/core/key_table.h"
 
 #include <errno.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* gateway/core/api_keys.h: API keys the operator makes (`vitrine key
+/* gateway/core/key_table.h: API keys the operator makes (`vitrine key
  * create`, POST /v1/keys) besides the key in its key file. E2B's SDKs want
  * their key shaped `e2b_` + hex, and a team wants one key per agent or
  * pipeline that it can revoke alone; each of these keys has the operator
@@ -9,8 +9,8 @@
  * secret is shown once, when it is made. Matching compares against every
  * key, in constant time. The table and its JSON are pure; api_keys_load and
  * api_keys_save do the file. Loop thread. */
-#ifndef VITRINE_GATEWAY_CORE_API_KEYS_H
-#define VITRINE_GATEWAY_CORE_API_KEYS_H
+#ifndef VITRINE_GATEWAY_CORE_KEY_TABLE_H
+#define VITRINE_GATEWAY_CORE_KEY_TABLE_H
 
 #include "gateway/core/auth.h"
 

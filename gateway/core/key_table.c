@@ -1,5 +1,5 @@
-/* gateway/core/api_keys.c: see api_keys.h. */
-#include "gateway/core/api_keys.h"
+/* gateway/core/key_table.c: see key_table.h. */
+#include "gateway/core/key_table.h"
 
 #include "common/fsutil.h"
 
