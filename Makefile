@@ -39,7 +39,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
 # The gateway's rooms but its command line (gateway/cli/): libgateway.a.
-GATEWAY_LIB_SRC := $(filter-out gateway/cli/%.c,$(GATEWAY_SRC))
+GATEWAY_LIB_SRC := $(filter-out gateway/cli/%.c,$(GATEWAY_SRC)) gateway/cli/serve_config.c
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 LIBS := $(O)/libgateway.a $(O)/libdisplay.a $(O)/libvmm.a $(O)/libcommon.a

@@ -24,6 +24,7 @@ struct view_opts {
 	int quality, max_fps;
 	bool take; /* ask for control once connected */
 	bool verbose; /* print a line per frame shown (tests) */
+	const char *token_file; /* --token-file, or NULL: $VITRINE_TOKEN */
 };
 
 struct view_state {

@@ -11,10 +11,10 @@
  * held, as {type:"key"} with their code and, for a printable one, its
  * character; Shift, AltGr and the others go to the guest only when a key
  * sent as a key needs them. */
+#include "common/opt.h"
 #include "display/view.h"
 
 #include <SDL.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,17 +98,53 @@ const char *view_scancode_name(int sc)
 	return NULL;
 }
 
+/* --quality and --max-fps as atoi reads them; main checks their ranges
+ * once the URL is read too, and answers any of the three with the usage. */
+static int set_atoi(const struct opt *o, void *conf, const char *arg, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	*(int *)((char *)conf + o->off) = atoi(arg);
+	return 0;
+}
+
+static int set_name(const struct opt *o, void *conf, const char *arg, char *err, size_t errlen)
+{
+	struct view_opts *v = conf;
+
+	(void)o;
+	(void)err;
+	(void)errlen;
+	snprintf(v->name, sizeof(v->name), "%s", arg);
+	return 0;
+}
+
+#define VIEW(field) offsetof(struct view_opts, field)
+
+/* vitrine-view's options (common/opt.h), read into struct view_opts. */
+static const struct opt view_rows[] = {
+	{ "token-file", 0, "FILE", "read the token from FILE", .set = opt_set_str,
+	  .off = VIEW(token_file) },
+	{ "control", 0, NULL, "take control once connected (control token)", .set = opt_set_flag,
+	  .off = VIEW(take) },
+	{ "quality", 0, "N", "JPEG quality 1..100", .set = set_atoi, .off = VIEW(quality) },
+	{ "max-fps", 0, "N", "frames a second at most, 1..60", .set = set_atoi,
+	  .off = VIEW(max_fps) },
+	{ "name", 0, "NAME", "how other viewers see you", .set = set_name },
+	{ "verbose", 0, NULL, "print a line for every frame shown", .set = opt_set_flag,
+	  .off = VIEW(verbose) },
+	{ "help", 0, NULL, NULL, .set = NULL },
+};
+
+#define N_VIEW_ROWS (sizeof(view_rows) / sizeof(view_rows[0]))
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vitrine-view [options] ws://HOST:PORT/v1/sessions/ID/stream\n"
 		   "  the token (view or control) comes from $VITRINE_TOKEN or --token-file FILE,\n"
-		   "  never from the command line (other users can read that)\n"
-		   "  --token-file FILE  read the token from FILE\n"
-		   "  --control          take control once connected (control token)\n"
-		   "  --quality N        JPEG quality 1..100   --max-fps N  1..60\n"
-		   "  --name NAME        how other viewers see you\n"
-		   "  --verbose          print a line for every frame shown\n"
-		   "Right Ctrl takes or releases control.\n");
+		   "  never from the command line (other users can read that)\n");
+	opt_usage(f, view_rows, N_VIEW_ROWS);
+	fprintf(f, "Right Ctrl takes or releases control.\n");
 }
 
 /* Splits ws://host:port/path. Returns 0 or -1. */
@@ -343,62 +379,36 @@ static void forward(struct view_state *st, const SDL_Event *e, int w, int h)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "token-file", required_argument, 0, 't' },
-		{ "control", no_argument, 0, 'c' },
-		{ "quality", required_argument, 0, 'q' },
-		{ "max-fps", required_argument, 0, 'f' },
-		{ "name", required_argument, 0, 'n' },
-		{ "verbose", no_argument, 0, 'v' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
 	struct view_opts o = { .name = "vitrine-view" };
 	struct view_state st = { .cursor_x = -1, .cursor_y = -1 };
 	struct view_run run = { &o, &st };
-	const char *token_file = NULL;
 	SDL_Window *win = NULL;
 	SDL_Renderer *ren = NULL;
 	SDL_Texture *tex = NULL, *ptr = NULL; /* the screen; the pointer shape */
 	pthread_t net;
-	int c, rc = 1, tw = 0, th = 0, shown = -1;
+	struct opt_args args;
+	char err[512];
+	int rc = 1, tw = 0, th = 0, shown = -1;
 	bool shown_you = false;
 	char title[160] = "";
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			token_file = optarg;
-			break;
-		case 'c':
-			o.take = true;
-			break;
-		case 'q':
-			o.quality = atoi(optarg);
-			break;
-		case 'f':
-			o.max_fps = atoi(optarg);
-			break;
-		case 'n':
-			snprintf(o.name, sizeof(o.name), "%s", optarg);
-			break;
-		case 'v':
-			o.verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc - 1 || parse_url(argv[optind], &o) < 0 || o.quality < 0 ||
-	    o.quality > 100 || o.max_fps < 0 || o.max_fps > 60) {
+	switch (opt_parse(view_rows, N_VIEW_ROWS, &o, argc, argv, &args, err, sizeof(err))) {
+	case OPT_OK:
+		break;
+	case OPT_HELP:
+		usage(stdout);
+		return 0;
+	default:
+		fprintf(stderr, "%s\n", err);
 		usage(stderr);
 		return 2;
 	}
-	if (read_token(token_file, &o) < 0) {
+	if (args.n != 1 || parse_url(args.v[0], &o) < 0 || o.quality < 0 || o.quality > 100 ||
+	    o.max_fps < 0 || o.max_fps > 60) {
+		usage(stderr);
+		return 2;
+	}
+	if (read_token(o.token_file, &o) < 0) {
 		fprintf(stderr,
 			"vitrine-view: no token: set VITRINE_TOKEN or pass --token-file FILE\n");
 		return 2;

@@ -1,5 +1,5 @@
 /* gateway/api/api_keys.c: the routes of the operator's API keys
- * (core/api_keys.h): GET /v1/keys lists them (never a secret or a hash),
+ * (core/key_table.h): GET /v1/keys lists them (never a secret or a hash),
  * POST /v1/keys {"name"?} makes one and shows its secret this once, DELETE
  * /v1/keys/{id} revokes it (live sockets it opened close within a second,
  * as for revoked tokens). Only the operator key itself manages keys: a key

@@ -1,5 +1,5 @@
 /* gateway/cli/cmd_key.c: `vitrine key create|ls|rm`: the operator's API
- * keys (POST, GET /v1/keys, DELETE /v1/keys/ID; core/api_keys.h), for E2B's
+ * keys (POST, GET /v1/keys, DELETE /v1/keys/ID; core/key_table.h), for E2B's
  * SDKs (E2B_API_KEY: they want `e2b_` + hex) and for a key per agent or
  * pipeline that can be revoked alone. Asks the gateway with the operator
  * key; create prints the new key alone on stdout, so that

@@ -1,8 +1,8 @@
 /* gateway/cli/main.c: the `vitrine` binary: one entry point, subcommands. */
+#include "common/opt.h"
 #include "gateway/cli/cli.h"
 #include "vmm-qemu/shim.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,17 +18,12 @@ static void on_signal(int sig)
 
 int cli_parse_int(const char *opt, const char *s, int min, int max, int *out)
 {
-	char *end;
-	long v;
+	char err[PATH_MAX];
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max) {
-		fprintf(stderr, "vitrine: %s must be a whole number in %d..%d, not '%s'\n", opt,
-			min, max, s);
+	if (opt_parse_int(opt, s, min, max, out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
-	*out = (int)v;
 	return 0;
 }
 

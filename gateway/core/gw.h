@@ -46,7 +46,7 @@ struct gw {
 	struct recipe_build *recipes; /* owned list of recipe builds (recipe_build.h) */
 	int n_sessions;
 	int max_sessions;
-	struct usage_log *usage_log; /* owned by serve: ended sessions' usage; NULL: none */
+	struct usage_log *usage_log; /* owned (cli/gw_start.c): ended sessions' usage; NULL: none */
 	struct logfile audit_log; /* serve --audit-log (core/audit.h) */
 	struct logfile access_log; /* serve --access-log: one line per HTTP answer */
 	int stream_idle_s; /* live view: hang up on viewers silent this long (0: default) */
@@ -65,7 +65,7 @@ struct gw {
 	struct encode_pool *encoders; /* owned: every screenshot and stream encode, off the loop
 				       * (serve does not start without it) */
 	char node[GW_NODE_MAX + 1]; /* prefix of every session id (serve --node) */
-	struct registry *registry; /* owned by serve: the session records on disk */
+	struct registry *registry; /* cli/gw_start.c's: the session records on disk */
 	char self_bin[4096]; /* this executable, which the guests' supervisors run */
 	int adopt_grace_s; /* how long a guest waits for a gateway once none is attached */
 	bool abandon_pause; /* past it: pause to disk (else kill) */

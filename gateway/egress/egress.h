@@ -26,7 +26,7 @@
 /* Connections that connect or relay (past the rules) over all sessions
  * together, unless --egress-max-connections says otherwise: each is a
  * descriptor of the gateway (and a thread while it connects), and the
- * gateway keeps its descriptors below FD_SETSIZE (cmd_serve.c), so these
+ * gateway keeps its descriptors below FD_SETSIZE (cli/gw_start.c), so these
  * are part of that budget. Past it a request is answered 503 and logged
  * too_many_connections. */
 #define EGRESS_DEFAULT_MAX_TOTAL 256

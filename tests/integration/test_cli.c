@@ -2,6 +2,7 @@
  * message and a non-zero exit (2 for usage, 1 for failures), and `vitrine
  * boot` of the tiny guest works end to end, screenshot included. */
 #include "common/fsutil.h"
+#include "tests/lib/shell.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -20,18 +20,9 @@ static int vitrine(const char *args, char *out, size_t len)
 {
 	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
 	char cmd[1024];
-	size_t used = 0;
-	FILE *p;
-	int st;
 
 	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", bin, args);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (used + 1 < len && fgets(out + used, (int)(len - used), p))
-		used += strlen(out + used);
-	out[used] = '\0';
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return shell_run(cmd, out, len);
 }
 
 static void expect(const char *args, int status, const char *needle)

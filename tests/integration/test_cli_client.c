@@ -5,6 +5,7 @@
  * its message and exit status (2 usage, 1 failure). */
 #include "common/fsutil.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/shell.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -67,18 +68,9 @@ static int teardown(void **state)
 static int vitrine(const char *args, bool with_stderr, char *out, size_t len)
 {
 	char cmd[2048];
-	size_t used = 0;
-	FILE *p;
-	int st;
 
 	snprintf(cmd, sizeof(cmd), "%s %s %s", bin(), args, with_stderr ? "2>&1" : "2>/dev/null");
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (used + 1 < len && fgets(out + used, (int)(len - used), p))
-		used += strlen(out + used);
-	out[used] = '\0';
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return shell_run(cmd, out, len);
 }
 
 /* Checks the exit status of `vitrine ARGS` and that its output has needle. */

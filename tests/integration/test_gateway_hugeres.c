@@ -54,7 +54,7 @@
 #define RSS_BOUND_KIB (128 * 1024)
 #endif
 /* Once the guest is back at 1280x800, what is left of the huge frames
- * (they were mmapped, cmd_serve.c): one 4 MiB frame and change. Under ASan
+ * (they were mmapped, cli/gw_start.c): one 4 MiB frame and change. Under ASan
  * freed memory stays in its quarantine: not checked. */
 #define RSS_AFTER_KIB (16 * 1024)
 /* The other session's calls during the flips (normal: well under a second
