@@ -30,6 +30,7 @@ void api_clipboard(struct http_req *r)
 	const char *set[] = { "/bin/sh", "-c",
 			      "exec xclip -selection clipboard -i -t UTF8_STRING >/dev/null",
 			      NULL };
+	struct api_clip_state *st;
 	struct clipboard_body b;
 	struct api_error e;
 
@@ -43,7 +44,11 @@ void api_clipboard(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
-	r->clip_len = b.len;
+	if (!(st = http_route_state(r))) {
+		json_decref(b.json);
+		return;
+	}
+	st->len = b.len;
 	api_audit_set(r, "size", json_integer((json_int_t)b.len)); /* never the text */
 	api_exec_start(r, s, set, b.text, b.len, GUEST_CLIPBOARD_TIMEOUT_S);
 	json_decref(b.json);
@@ -133,7 +138,9 @@ void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
 					 why);
 	} else if (r->route.kind == R_SESSION_CLIPBOARD) {
 		http_reply_json(r, 200,
-				json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)r->clip_len));
+				json_pack("{s:b, s:I}", "ok", 1, "bytes",
+					  (json_int_t)((struct api_clip_state *)r->route_state)
+						  ->len));
 	} else if (r->route.kind == R_SESSION_OPEN) {
 		http_reply_json(r, 200, json_pack("{s:s, s:b}", "url", r->files_path, "loaded", 1));
 	} else {

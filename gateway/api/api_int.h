@@ -42,15 +42,65 @@ bool api_can_wait(struct http_req *r, struct sess *s);
 /* Stops waiting: r leaves s's waiters (s may be NULL: gone). */
 void api_unpark(struct http_req *r, struct sess *s);
 
+/* The routes' own state (struct route_def's state_size, got with
+ * http_route_state), each named by the rows that use it. */
+struct run;
+struct tpl_import;
+struct move_op;
+/* screenshot, thumbnail */
+struct api_shot_state {
+	struct run *run; /* owned: the screenshot under way */
+	int screen_w, screen_h; /* of the session, for the headers */
+};
+/* actions */
+struct api_act_state {
+	struct run *run; /* owned: the action under way */
+	bool resumed; /* ?auto_resume=1 has been acted on */
+};
+/* events: answer once there is an event past after; recording.webm: the
+ * export (its generation) the request waits for */
+struct api_after_state {
+	int64_t after;
+};
+/* clipboard */
+struct api_clip_state {
+	size_t len; /* the text a PUT sets */
+};
+/* a template's export and import (api_template_move.c) */
+struct move_req {
+	struct http_req *r;
+	struct tpl_import *im; /* owned: the import while its body comes */
+	struct move_op *op; /* a reference, or NULL */
+	lws_sorted_usec_list_t sul; /* polls op */
+};
+/* Release what a state holds (its memory is the request's to free). */
+void api_shot_state_release(void *state);
+void api_act_state_release(void *state);
+void api_move_req_release(void *state);
+
+/* api.c: the sessions, screenshots and actions; and the usual wakings of
+ * a parked request: once the session is not busy, its JSON (200), or
+ * with its tokens (201: a create, a fork's child). */
+void api_list_sessions(struct http_req *r);
+void api_create_session(struct http_req *r);
+void api_get_session(struct http_req *r);
+void api_delete_session(struct http_req *r);
+void api_screenshot(struct http_req *r);
+void api_thumbnail(struct http_req *r);
+void api_act(struct http_req *r);
+void api_act_woken(struct http_req *r, struct sess *s, bool timed_out);
+void api_session_woken(struct http_req *r, struct sess *s, bool timed_out);
+void api_created_woken(struct http_req *r, struct sess *s, bool timed_out);
+
 /* api_ops.c */
 void api_pause(struct http_req *r);
 void api_resume(struct http_req *r);
 void api_fork(struct http_req *r);
 void api_events(struct http_req *r);
-/* A parked request was woken (or timed out): for the routes of api_ops.c
- * answers if it has its answer (or keeps waiting) and returns true; false
- * for any other route. */
-bool api_ops_resume_wait(struct http_req *r, struct sess *s, bool timed_out);
+/* A parked pause or resume was woken (or timed out): answers once its
+ * job is done; an events long poll once there is a new event. */
+void api_op_woken(struct http_req *r, struct sess *s, bool timed_out);
+void api_events_woken(struct http_req *r, struct sess *s, bool timed_out);
 
 /* api_templates.c: a saved template's JSON (status "ready", or "stale"
  * with why), as GET /v1/templates/NAME answers it. */

@@ -93,6 +93,7 @@ static bool webm_answer(struct http_req *r, struct sess *s, int64_t gen)
 
 static void webm(struct http_req *r, struct sess *s)
 {
+	struct api_after_state *st;
 	struct api_error e;
 	int64_t gen;
 	int rc;
@@ -109,13 +110,17 @@ static void webm(struct http_req *r, struct sess *s)
 	}
 	if (rc == 1 && webm_answer(r, s, gen))
 		return;
-	r->wait_after = gen; /* the export this request waits for */
+	if (!(st = http_route_state(r)))
+		return;
+	st->after = gen; /* the export this request waits for */
 	api_wait(r, s, WEBM_WAIT_S);
 }
 
 void api_recording_resume(struct http_req *r, struct sess *s, bool timed_out)
 {
-	if (!webm_answer(r, s, r->wait_after) && !timed_out)
+	const struct api_after_state *st = r->route_state;
+
+	if (!webm_answer(r, s, st->after) && !timed_out)
 		return;
 	api_unpark(r, s);
 	if (!r->have_response)

@@ -262,8 +262,6 @@ void http_release(struct http_req *r)
 	lws_sul_cancel(&r->sul_ticket);
 	job_ticket_release(r->ticket);
 	r->ticket = NULL;
-	run_cancel(r->run);
-	r->run = NULL;
 	exec_release(r->exec);
 	r->exec = NULL;
 	free(r->body);
@@ -271,10 +269,10 @@ void http_release(struct http_req *r)
 	free(r->resp);
 	r->resp = NULL;
 	drop_source(r);
-	if (r->route_state_free)
-		r->route_state_free(r->route_state);
+	if (r->route_state && route_table[r->route.kind].state_release)
+		route_table[r->route.kind].state_release(r->route_state);
+	free(r->route_state);
 	r->route_state = NULL;
-	r->route_state_free = NULL;
 	r->body_sink = NULL;
 	json_decref(r->audit_fields);
 	r->audit_fields = NULL;
@@ -319,6 +317,24 @@ bool http_body_complete(struct http_req *r)
 	return chunked_done(&r->chunks);
 }
 
+/* The largest body r may have: its route's (E2B's file uploads: more). */
+static size_t body_max(const struct http_req *r)
+{
+	return r->e2b.kind == E2B_ENVD_FILES ? HTTP_MAX_E2B_FILE
+					     : route_table[r->route.kind].body_max;
+}
+
+void *http_route_state(struct http_req *r)
+{
+	size_t size = route_table[r->route.kind].state_size;
+
+	if (r->route_state || !size)
+		return r->route_state;
+	if (!(r->route_state = calloc(1, size)))
+		http_reply_error(r, 500, "internal", "out of memory");
+	return r->route_state;
+}
+
 int http_add_body(struct http_req *r, const void *in, size_t len)
 {
 	char *nb;
@@ -350,9 +366,7 @@ int http_add_body(struct http_req *r, const void *in, size_t len)
 		free(dec);
 		return rc;
 	}
-	if (r->body_too_big ||
-	    r->body_len + len >
-		    (r->e2b.kind == E2B_ENVD_FILES ? HTTP_MAX_E2B_FILE : HTTP_MAX_BODY)) {
+	if (r->body_too_big || r->body_len + len > body_max(r)) {
 		r->body_too_big = true;
 		free(dec);
 		return 0;
@@ -373,9 +387,10 @@ bool http_body_ok(struct http_req *r)
 {
 	if (!r->body_too_big)
 		return true;
-	http_reply_error(r, 413, "body_too_large",
-			 r->e2b.kind == E2B_ENVD_FILES ? "request body over 4 MiB"
-						       : "request body over 1 MiB");
+	char msg[64];
+
+	snprintf(msg, sizeof(msg), "request body over %zu MiB", body_max(r) >> 20);
+	http_reply_error(r, 413, "body_too_large", msg);
 	return false;
 }
 

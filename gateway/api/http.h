@@ -62,15 +62,10 @@ struct http_req {
 		char value[192]; /* room for a Location with a token */
 	} hdrs[6]; /* extra response headers */
 	int n_hdrs;
-	struct run *run; /* owned: an action or screenshot under way */
 	struct exec_job *exec; /* owned: a command under way (exec.h) */
 	char files_path[1200]; /* the guest path of a files request (the url of an open) */
-	size_t clip_len; /* the text a clipboard PUT sets */
-	int screen_w, screen_h; /* of the session, for screenshot headers */
 	/* A request waiting for a session's state to change (?wait=ready). */
 	char wait_id[SESS_ID_MAX];
-	int64_t wait_after; /* events: answer once there is one past this seq */
-	bool resumed; /* an action's ?auto_resume=1 has been acted on */
 	int64_t wait_until_ms;
 	lws_sorted_usec_list_t sul_wait;
 	struct job_ticket *ticket; /* held: a DELETE waits for its guest to be gone */
@@ -87,10 +82,9 @@ struct http_req {
 	 * import: api_template_move.c); no size limit. Returns 0, or -1 to
 	 * close the connection. */
 	int (*body_sink)(struct http_req *r, const void *p, size_t n);
-	/* owned: a route's own state across callbacks, freed with
-	 * route_state_free when the request goes */
+	/* owned: the route's own state (http_route_state), released by its
+	 * row's state_release and freed when the request goes */
 	void *route_state;
-	void (*route_state_free)(void *state);
 	/* A streamed answer (http_reply_until_close): writes the next part of the
 	 * body on each writable after the headers; 0, or -1 to close. */
 	int (*stream_write)(struct http_req *r);
@@ -114,6 +108,10 @@ void http_reply_stream(struct http_req *r, int status, const char *content_type,
  * part (no Content-Length: the connection closes after it). */
 void http_reply_until_close(struct http_req *r, int status, const char *content_type,
 			    int (*stream_write)(struct http_req *r));
+/* The state of r's route (its row's state_size bytes, zeroed), made on
+ * first use and kept until the request goes; NULL when out of memory
+ * (then r is answered 500). */
+void *http_route_state(struct http_req *r);
 /* Adds a response header (before the reply is sent). Ignored past 6. */
 void http_add_header(struct http_req *r, const char *name, const char *value);
 
