@@ -103,6 +103,7 @@ const struct route_def route_table[R_KIND_COUNT] = {
 				  .body_max = BODY, .handle = upgrade_required, .audit = NO_AUDIT },
 	/* a control link needs "share" too (api_share.c) */
 	[R_SESSION_SHARE] = { ROUTE_POST | ROUTE_DELETE, SESSION "/share", .right = AUTH_R_ACT,
+			      .right_of = { [M_DELETE] = AUTH_R_ACT | AUTH_R_SHARE },
 			      .body_max = BODY, .handle = share,
 			      .audit = { [M_POST] = "share_minted",
 					 [M_DELETE] = "share_revoked" } },
@@ -140,7 +141,8 @@ const struct route_def route_table[R_KIND_COUNT] = {
 				    .body_max = BODY, .handle = api_cdp_version,
 				    .audit = NO_AUDIT },
 	[R_SESSION_EGRESS] = { ROUTE_GET | ROUTE_PUT, SESSION "/egress", .right = AUTH_R_ACT,
-			       .right_put = AUTH_R_EGRESS, .body_max = BODY, .handle = api_egress,
+			       .right_of = { [M_PUT] = AUTH_R_EGRESS }, .body_max = BODY,
+			       .handle = api_egress,
 			       .audit = { [M_GET] = NONE, [M_PUT] = "egress_rules_set" } },
 	[R_SESSION_EGRESS_LOG] = { ROUTE_GET, SESSION "/egress/log", .right = AUTH_R_ACT,
 				   .body_max = BODY, .handle = api_egress_log, .audit = NO_AUDIT },

@@ -115,5 +115,5 @@ unsigned route_right(enum route_kind kind, enum route_method method)
 {
 	const struct route_def *d = &route_table[kind];
 
-	return method == M_PUT && d->right_put ? d->right_put : d->right;
+	return method < M_OTHER && d->right_of[method] ? d->right_of[method] : d->right;
 }

@@ -120,8 +120,9 @@ struct sess;
 struct route_def {
 	unsigned methods; /* ROUTE_GET | ... */
 	const char *pattern;
-	/* AUTH_R_* needed (ROUTE_* above); right_put: a PUT's when it differs */
-	unsigned right, right_put;
+	/* AUTH_R_* needed (or ROUTE_* above); right_of: a method's own, when
+	 * it differs (0: right) */
+	unsigned right, right_of[M_OTHER];
 	size_t body_max; /* the largest request body kept (413 past it) */
 	/* Called when the token is known to be something, before a body comes
 	 * (a template import takes its body as it comes), or NULL. */

@@ -147,8 +147,10 @@ static void test_every_row_is_whole(void **state)
 		    ~(AUTH_RIGHTS_OPERATOR | ROUTE_NO_TOKEN | ROUTE_OPERATOR_KEY | ROUTE_OWN_AUTH))
 			fail_msg("%s: right 0x%x is none of auth.h's or routes.h's", name,
 				 d->right);
-		if (d->right_put && !(d->methods & ROUTE_PUT))
-			fail_msg("%s: a PUT's right but no PUT", name);
+		for (int m = M_GET; m < M_OTHER; m++)
+			if (d->right_of[m] && !(d->methods & (1u << m)))
+				fail_msg("%s: a right for method %d, which it does not take", name,
+					 m);
 	}
 }
 
@@ -159,6 +161,8 @@ static void test_route_right(void **state)
 	assert_int_equal(route_right(R_SESSION_EGRESS, M_GET), AUTH_R_ACT);
 	assert_int_equal(route_right(R_SESSION_EGRESS, M_PUT), AUTH_R_EGRESS);
 	assert_int_equal(route_right(R_SESSION_FILES, M_PUT), AUTH_R_EXEC);
+	assert_int_equal(route_right(R_SESSION_SHARE, M_POST), AUTH_R_ACT);
+	assert_int_equal(route_right(R_SESSION_SHARE, M_DELETE), AUTH_R_ACT | AUTH_R_SHARE);
 	assert_int_equal(route_right(R_HEALTH, M_GET), ROUTE_NO_TOKEN);
 	assert_true(route_names_session(R_SESSION_SCREENSHOT));
 	assert_false(route_names_session(R_TEMPLATE_GET));
