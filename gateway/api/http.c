@@ -4,8 +4,6 @@
 #include "gateway/api/http.h"
 
 #include "gateway/action/run.h"
-#include "gateway/api/api_audit.h"
-#include "gateway/api/e2b_api.h"
 #include "gateway/core/metrics.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/job.h"
@@ -225,7 +223,8 @@ static int write_response(struct lws *wsi, struct http_req *r)
 			return -1;
 		r->headers_sent = true;
 		metrics_http((int)r->route.kind, r->status, (int64_t)(lws_now_usecs() - r->t0_us));
-		api_audit_answered(r);
+		if (r->answered)
+			r->answered(r);
 		if (r->resp_len || r->close_after) {
 			lws_callback_on_writable(wsi);
 			return 0;
@@ -276,16 +275,19 @@ void http_release(struct http_req *r)
 	r->body_sink = NULL;
 	json_decref(r->audit_fields);
 	r->audit_fields = NULL;
-	api_e2b_release(r);
+	if (route_table[r->route.kind].release)
+		route_table[r->route.kind].release(r);
 }
 
-bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in)
+bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in,
+		void (*answered)(struct http_req *r))
 {
 	char path[512];
 
 	http_release(r);
 	memset(r, 0, sizeof(*r));
 	r->wsi = wsi;
+	r->answered = answered;
 	r->gw = lws_context_user(lws_get_context(wsi));
 	r->t0_us = lws_now_usecs();
 	r->method = method_of(wsi, path, sizeof(path));
@@ -300,7 +302,6 @@ bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in)
 		/* lws keeps counting a body it cannot delimit: start afresh */
 		r->close_after = true;
 	}
-	api_e2b_begin(r);
 	/* HTTP/1.1: with neither a length nor chunks there is no body */
 	return (r->method != M_POST && r->method != M_PUT) ||
 	       (!r->chunked && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0);
@@ -317,11 +318,12 @@ bool http_body_complete(struct http_req *r)
 	return chunked_done(&r->chunks);
 }
 
-/* The largest body r may have: its route's (E2B's file uploads: more). */
+/* The largest body r may have: its route's. */
 static size_t body_max(const struct http_req *r)
 {
-	return r->e2b.kind == E2B_ENVD_FILES ? HTTP_MAX_E2B_FILE
-					     : route_table[r->route.kind].body_max;
+	const struct route_def *d = &route_table[r->route.kind];
+
+	return d->body_max_of ? d->body_max_of(r) : d->body_max;
 }
 
 void *http_route_state(struct http_req *r)

@@ -22,10 +22,6 @@
  * many (cap but at the end). */
 typedef size_t (*http_read_fn)(void *ud, uint64_t off, unsigned char *buf, size_t cap);
 
-/* E2B's file uploads (POST /files to envd): as much as a command's output
- * carries back (gateway/guest/exec.c), so what is written can be read. */
-#define HTTP_MAX_E2B_FILE (4u << 20)
-
 /* Per-request data, sized in lws_protocols; lws zeroes it. */
 struct http_req {
 	struct lws *wsi;
@@ -35,6 +31,8 @@ struct http_req {
 	lws_usec_t t0_us; /* when it came (its duration in the metrics) */
 	char token[160]; /* bearer token, "" when none */
 	char path[256]; /* without the query string (which may hold secrets): the access log */
+	/* Called once the answer's headers are out (http_begin's answered). */
+	void (*answered)(struct http_req *r);
 	/* The audit entry this request makes when answered (api_audit.c). */
 	struct audit_principal who; /* what r->token is, once authorised */
 	json_t *audit_fields; /* owned: an object the handlers add to, or NULL */
@@ -125,10 +123,14 @@ const char *http_query(struct http_req *r, const char *name, char *buf, int len)
 /* The request's life, driven by api/protocols.c from lws's callbacks:
  * http_begin on LWS_CALLBACK_HTTP (true when the request is complete now;
  * false when a body follows through http_add_body, -1 when out of memory,
- * and http_body_ok at its end, which answers 413 for one over the limit),
- * http_write on HTTP_WRITEABLE (0, or -1 to close), http_release when lws
- * drops the request (accepts a zeroed or NULL r). */
-bool http_begin(struct http_req *r, struct lws *wsi, const char *path);
+ * and http_body_ok at its end, which answers 413 for one over its route's
+ * limit), with answered called once the answer's headers are out (the
+ * audit entry and the access log: api_audit.c; the request's module does
+ * not call up into them); http_write on HTTP_WRITEABLE (0, or -1 to
+ * close), http_release when lws drops the request (accepts a zeroed or
+ * NULL r; releases the route's state and what its row's release says). */
+bool http_begin(struct http_req *r, struct lws *wsi, const char *path,
+		void (*answered)(struct http_req *r));
 int http_add_body(struct http_req *r, const void *in, size_t len);
 /* True once a chunked body has come whole (lws does not say so: an
  * HTTP_BODY callback must ask). A malformed one is answered 400 here. */

@@ -224,8 +224,10 @@ const struct route_def route_table[R_KIND_COUNT] = {
 	/* E2B's SDKs: their own paths, keys, errors and audit events (api/e2b_api.c) */
 	[R_E2B] = { .right = ROUTE_OWN_AUTH,
 		    .body_max = BODY,
+		    .body_max_of = api_e2b_body_max,
 		    .refuse_early = api_e2b_refuse_early,
 		    .handle = api_e2b_handle,
 		    .resume = api_e2b_resume,
+		    .release = api_e2b_release,
 		    .audit_of = api_e2b_audit_event },
 };

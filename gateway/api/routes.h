@@ -18,9 +18,9 @@
 enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
 
 /* Every kind of request, with its name (a metrics label, the access log's
- * "route"), in this order (tests/fuzz/fuzz_route.c counts on it). What each
- * one is, its row, is in gateway/api/route_table.c. R_E2B is set by
- * api/e2b_api.c, never by route_parse. */
+ * "route"). What each one is, its row, is in gateway/api/route_table.c;
+ * route_parse walks the rows in this order. R_E2B is set by api/e2b_api.c,
+ * never by route_parse. */
 #define ROUTE_KINDS(X)                                                                             \
 	X(R_NOT_FOUND, "not_found")                                                                \
 	X(R_METHOD_NOT_ALLOWED, "method_not_allowed")                                              \
@@ -124,6 +124,7 @@ struct route_def {
 	 * it differs (0: right) */
 	unsigned right, right_of[M_OTHER];
 	size_t body_max; /* the largest request body kept (413 past it) */
+	size_t (*body_max_of)(const struct http_req *r); /* or this says */
 	/* Called when the token is known to be something, before a body comes
 	 * (a template import takes its body as it comes), or NULL. */
 	void (*begin)(struct http_req *r);
@@ -139,6 +140,8 @@ struct route_def {
 	 * releases what it holds before it is freed (or NULL). */
 	size_t state_size;
 	void (*state_release)(void *state);
+	/* Releases what the route keeps in r itself (E2B's), or NULL. */
+	void (*release)(struct http_req *r);
 	/* The audit event of an answered request, by method (ROUTE_NO_AUDIT:
 	 * none); or audit_of, which says (E2B's). */
 	const char *audit[M_OTHER];
