@@ -154,8 +154,11 @@ void api_share(struct http_req *r, struct sess *s);
  * filled (400). */
 int api_share_parse(const char *body, size_t len, enum auth_scope *want, int *ttl_s,
 		    struct api_error *e);
-/* api_tokens.c: the routes under /v1/sessions/{id}/tokens (operator). */
+/* api_tokens.c: the routes under /v1/sessions/{id}/tokens (operator):
+ * list and mint, revoke one, rotate the control or view token. */
 void api_tokens(struct http_req *r);
+void api_token_revoke(struct http_req *r);
+void api_token_rotate(struct http_req *r);
 /* api_guest.c: GET /v1/sessions/{id}/cdp/json/version, what CDP clients
  * look up first. */
 void api_cdp_version(struct http_req *r);
@@ -180,7 +183,11 @@ char *api_usage_csv(const json_t *sessions);
 void api_metrics(struct http_req *r);
 
 /* api_recording.c: the routes under /v1/sessions/{id}/recording. */
-void api_recording(struct http_req *r);
+void api_recording_timeline(struct http_req *r);
+void api_recording_start(struct http_req *r);
+void api_recording_stop(struct http_req *r);
+void api_recording_frame(struct http_req *r);
+void api_recording_webm(struct http_req *r);
 /* A parked request for the video was woken: answers once it is made. */
 void api_recording_resume(struct http_req *r, struct sess *s, bool timed_out);
 

@@ -127,29 +127,38 @@ void api_recording_resume(struct http_req *r, struct sess *s, bool timed_out)
 		http_reply_error(r, 504, "timeout", "the video was not ready in time");
 }
 
-void api_recording(struct http_req *r)
+/* The routes: the session (its recording's changes need "act"; looking at
+ * it, "view"), then the answer. */
+static void on_session(struct http_req *r, unsigned need,
+		       void (*answer)(struct http_req *r, struct sess *s))
 {
-	bool post = r->route.kind == R_SESSION_RECORDING_START ||
-		    r->route.kind == R_SESSION_RECORDING_STOP;
-	struct sess *s = api_route_session(r, post ? AUTH_R_ACT : AUTH_R_VIEW);
+	struct sess *s = api_route_session(r, need);
 
-	if (!s)
-		return;
-	switch (r->route.kind) {
-	case R_SESSION_RECORDING_START:
-		start(r, s);
-		return;
-	case R_SESSION_RECORDING_STOP:
-		stop(r, s);
-		return;
-	case R_SESSION_RECORDING_FRAME:
-		frame(r, s);
-		return;
-	case R_SESSION_RECORDING_WEBM:
-		webm(r, s);
-		return;
-	default:
-		timeline(r, s);
-		return;
-	}
+	if (s)
+		answer(r, s);
+}
+
+void api_recording_timeline(struct http_req *r)
+{
+	on_session(r, AUTH_R_VIEW, timeline);
+}
+
+void api_recording_start(struct http_req *r)
+{
+	on_session(r, AUTH_R_ACT, start);
+}
+
+void api_recording_stop(struct http_req *r)
+{
+	on_session(r, AUTH_R_ACT, stop);
+}
+
+void api_recording_frame(struct http_req *r)
+{
+	on_session(r, AUTH_R_VIEW, frame);
+}
+
+void api_recording_webm(struct http_req *r)
+{
+	on_session(r, AUTH_R_VIEW, webm);
 }
