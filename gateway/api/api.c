@@ -327,28 +327,39 @@ void api_get_session(struct http_req *r)
 
 static void delete_poll(lws_sorted_usec_list_t *sul)
 {
-	struct http_req *r = lws_container_of(sul, struct http_req, sul_ticket);
+	struct api_delete_state *st = lws_container_of(sul, struct api_delete_state, sul);
+	struct http_req *r = st->r;
 
-	if (!job_ticket_done(r->ticket) && fs_now_ms() < r->wait_until_ms) {
-		lws_sul_schedule(r->gw->ctx, 0, &r->sul_ticket, delete_poll, DELETE_POLL_US);
+	if (!job_ticket_done(st->ticket) && fs_now_ms() < st->until_ms) {
+		lws_sul_schedule(r->gw->ctx, 0, &st->sul, delete_poll, DELETE_POLL_US);
 		return;
 	}
-	job_ticket_release(r->ticket);
-	r->ticket = NULL;
+	job_ticket_release(st->ticket);
+	st->ticket = NULL;
 	http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.id, "deleted", 1));
+}
+
+void api_delete_state_release(void *state)
+{
+	struct api_delete_state *st = state;
+
+	lws_sul_cancel(&st->sul);
+	job_ticket_release(st->ticket);
 }
 
 void api_delete_session(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_R_ADMIN);
+	struct api_delete_state *st;
 
-	if (!s)
+	if (!s || !(st = http_route_state(r)))
 		return;
-	r->ticket = job_ticket_new();
-	sess_destroy(s, r->ticket);
-	r->wait_until_ms = fs_now_ms() + DELETE_WAIT_MS;
+	st->r = r;
+	st->ticket = job_ticket_new();
+	sess_destroy(s, st->ticket);
+	st->until_ms = fs_now_ms() + DELETE_WAIT_MS;
 	api_hold(r, DELETE_WAIT_MS / 1000 + 5);
-	delete_poll(&r->sul_ticket);
+	delete_poll(&st->sul);
 }
 
 /* The run of a screenshot request ended: the image, with its geometry. */

@@ -57,16 +57,17 @@ void api_clipboard(struct http_req *r)
 void api_open(struct http_req *r)
 {
 	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct api_path_state *st;
 	struct open_body b;
 	struct api_error e;
 
-	if (!s || !api_exec_ready(r, s))
+	if (!s || !api_exec_ready(r, s) || !(st = http_route_state(r)))
 		return;
 	if (api_open_parse(r->body, r->body_len, &b, &e) < 0) {
 		http_reply_api_error(r, &e);
 		return;
 	}
-	snprintf(r->files_path, sizeof(r->files_path), "%s", b.url);
+	snprintf(st->path, sizeof(st->path), "%s", b.url);
 	api_audit_set(r, "url", json_string(b.url));
 	api_exec_start(r, s,
 		       (const char *const[]){ "/bin/sh", "-c", guest_open_script, b.js, b.url,
@@ -142,7 +143,10 @@ void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
 					  (json_int_t)((struct api_clip_state *)r->route_state)
 						  ->len));
 	} else if (r->route.kind == R_SESSION_OPEN) {
-		http_reply_json(r, 200, json_pack("{s:s, s:b}", "url", r->files_path, "loaded", 1));
+		http_reply_json(r, 200,
+				json_pack("{s:s, s:b}", "url",
+					  ((struct api_path_state *)r->route_state)->path, "loaded",
+					  1));
 	} else {
 		http_reply_json(r, 200,
 				json_pack("{s:I}", "pid",

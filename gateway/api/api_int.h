@@ -66,6 +66,17 @@ struct api_after_state {
 struct api_clip_state {
 	size_t len; /* the text a PUT sets */
 };
+/* files: the guest path; open: the URL */
+struct api_path_state {
+	char path[1200];
+};
+/* a session's DELETE: it waits for the guest to be gone */
+struct api_delete_state {
+	struct http_req *r;
+	struct job_ticket *ticket; /* held */
+	int64_t until_ms;
+	lws_sorted_usec_list_t sul; /* polls the ticket */
+};
 /* a template's export and import (api_template_move.c) */
 struct move_req {
 	struct http_req *r;
@@ -77,6 +88,7 @@ struct move_req {
 void api_shot_state_release(void *state);
 void api_act_state_release(void *state);
 void api_move_req_release(void *state);
+void api_delete_state_release(void *state);
 
 /* api.c: the sessions, screenshots and actions; and the usual wakings of
  * a parked request: once the session is not busy, its JSON (200), or

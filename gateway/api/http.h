@@ -60,16 +60,21 @@ struct http_req {
 		char value[192]; /* room for a Location with a token */
 	} hdrs[6]; /* extra response headers */
 	int n_hdrs;
-	struct exec_job *exec; /* owned: a command under way (exec.h) */
-	char files_path[1200]; /* the guest path of a files request (the url of an open) */
+	/* owned: a command under way (exec.h: api_exec_start, for the native
+	 * routes and E2B's alike) */
+	struct exec_job *exec;
 	/* A request waiting for a session's state to change (?wait=ready). */
 	char wait_id[SESS_ID_MAX];
 	int64_t wait_until_ms;
 	lws_sorted_usec_list_t sul_wait;
-	struct job_ticket *ticket; /* held: a DELETE waits for its guest to be gone */
-	lws_sorted_usec_list_t sul_ticket;
 	/* E2B's SDKs (api/e2b_api.h): which call, the sandbox envd was asked
-	 * for, the session a call waits on, an envd stream (owned). */
+	 * for, the session a call waits on, an envd stream (owned), a files
+	 * call's guest path, a kill's ticket (held) and the timer that polls
+	 * what a call waits for. (The native routes' own state is their
+	 * rows': http_route_state.) */
+	char files_path[1200];
+	struct job_ticket *ticket;
+	lws_sorted_usec_list_t sul_ticket;
 	struct e2b_route e2b;
 	char e2b_sandbox[E2B_ID_MAX];
 	int e2b_live_port; /* E2B_LIVE_*: the Host's port */
