@@ -69,10 +69,21 @@ bool api_authorise(struct http_req *r, const struct sess *s, unsigned need)
 	return false;
 }
 
+/* The token rights r's route needs (its row's, without routes.h's flags). */
+static unsigned route_need(const struct http_req *r)
+{
+	return route_right(r->route.kind, r->method) & AUTH_RIGHTS_OPERATOR;
+}
+
+bool api_authorise_route(struct http_req *r)
+{
+	return api_authorise(r, NULL, route_need(r));
+}
+
 /* The session of the route, answering 404 when there is none. Tokens of
  * other sessions are checked only after the lookup, so a probe with a wrong
  * token cannot tell existing ids from missing ones: both get 401 or 404. */
-struct sess *api_route_session(struct http_req *r, unsigned need)
+struct sess *api_route_session(struct http_req *r)
 {
 	struct sess *s = sess_find(r->gw, r->route.id);
 
@@ -83,7 +94,7 @@ struct sess *api_route_session(struct http_req *r, unsigned need)
 			http_reply_error(r, 401, "unauthorized", "the token is not valid here");
 		return NULL;
 	}
-	return api_authorise(r, s, need) ? s : NULL;
+	return api_authorise(r, s, route_need(r)) ? s : NULL;
 }
 
 void api_refuse_early(struct http_req *r)
@@ -258,7 +269,7 @@ void api_create_session(struct http_req *r)
 	bool wait;
 	int wait_s, rc;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN) || wait_arg(r, &wait) < 0 ||
+	if (!api_authorise_route(r) || wait_arg(r, &wait) < 0 ||
 	    api_query_int(r, "timeout_s=", API_DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
 		return;
 	if (session_request_parse(r->body ? r->body : "", r->body_len, &req, &e) < 0) {
@@ -295,7 +306,7 @@ void api_list_sessions(struct http_req *r)
 {
 	json_t *arr = json_array();
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN)) {
+	if (!api_authorise_route(r)) {
 		json_decref(arr);
 		return;
 	}
@@ -306,7 +317,7 @@ void api_list_sessions(struct http_req *r)
 
 void api_get_session(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_VIEW);
+	struct sess *s = api_route_session(r);
 	bool wait;
 	int wait_s;
 
@@ -349,7 +360,7 @@ void api_delete_state_release(void *state)
 
 void api_delete_session(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ADMIN);
+	struct sess *s = api_route_session(r);
 	struct api_delete_state *st;
 
 	if (!s || !(st = http_route_state(r)))
@@ -405,7 +416,7 @@ static void screenshot_done(void *ud, struct run_outcome *out)
  * of the session (struct shot_opts' preview). */
 static void screenshot(struct http_req *r, bool preview)
 {
-	struct sess *s = api_route_session(r, AUTH_R_VIEW);
+	struct sess *s = api_route_session(r);
 	struct api_shot_state *st;
 	int max_side = preview ? 640 : 16384;
 	struct shot_opts o;
@@ -524,7 +535,7 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len,
 
 void api_act(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	struct api_act_state *st;
 	json_t *error = NULL;
 	struct api_error e;

@@ -59,7 +59,7 @@ static void start(struct http_req *r, struct sess *s, const char *script, const 
 
 void api_files(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_EXEC);
+	struct sess *s = api_route_session(r);
 	struct api_path_state *st;
 	char raw[1100], path[1200];
 	const char *arg;

@@ -26,7 +26,7 @@
 
 void api_clipboard(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	const char *set[] = { "/bin/sh", "-c",
 			      "exec xclip -selection clipboard -i -t UTF8_STRING >/dev/null",
 			      NULL };
@@ -56,7 +56,7 @@ void api_clipboard(struct http_req *r)
 
 void api_open(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	struct api_path_state *st;
 	struct open_body b;
 	struct api_error e;
@@ -77,7 +77,7 @@ void api_open(struct http_req *r)
 
 void api_launch(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	const char *argv[API_LAUNCH_MAX_ARGS + 4] = { "/bin/sh", "-c", guest_launch_script };
 	struct launch_body b;
 	struct api_error e;
@@ -158,7 +158,7 @@ void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
 
 void api_egress(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, r->method == M_PUT ? AUTH_R_EGRESS : AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	struct egress_rules *rules;
 	struct api_error e;
 	char err[512];
@@ -186,7 +186,7 @@ void api_egress(struct http_req *r)
 
 void api_egress_log(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	int after, limit;
 
 	if (!s || api_query_int(r, "after=", 0, 0, 1 << 30, &after) < 0 ||
@@ -197,7 +197,7 @@ void api_egress_log(struct http_req *r)
 
 void api_cdp_version(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	char host[256] = "", url[512];
 
 	if (!s)

@@ -20,8 +20,12 @@ struct sess;
  * need (AUTH_R_* bits) on session s (NULL: an operator-only route). */
 bool api_authorise(struct http_req *r, const struct sess *s, unsigned need);
 /* The session of the route, answering 404/401 when there is none, and
- * 401/403 unless the token has need on it. */
-struct sess *api_route_session(struct http_req *r, unsigned need);
+ * 401/403 unless the token has the rights the route's row says
+ * (route_right) on it. */
+struct sess *api_route_session(struct http_req *r);
+/* For a route without a session: answers 401/403 and returns false
+ * unless the token has the rights its row says. */
+bool api_authorise_route(struct http_req *r);
 /* Reads ?name=N (name ends in '='), def when absent; answers 400 and
  * returns -EINVAL outside [min, max]. */
 int api_query_int(struct http_req *r, const char *name, int def, int min, int max, int *out);
@@ -158,7 +162,8 @@ int api_files_path(const char *in, char *out, size_t outlen);
 json_t *api_files_listing(const char *path, const char *text, size_t len);
 
 /* api_share.c: POST|DELETE /v1/sessions/{id}/share on s (r's token
- * already checked to have "act" on s). */
+ * already checked against the route's row: "act", and "share" too for a
+ * DELETE). */
 void api_share(struct http_req *r, struct sess *s);
 /* The body of that request (len bytes, may be empty: {}): {"scope":
  * "view"|"control", "ttl_s"?: 1..SHARE_MAX_TTL_S} into *want and *ttl_s

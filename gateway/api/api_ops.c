@@ -54,7 +54,7 @@ static void answer_op(struct http_req *r, struct sess *s)
 
 void api_pause(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	enum sess_pause how;
 	struct api_error e;
 
@@ -77,7 +77,7 @@ void api_pause(struct http_req *r)
 
 void api_resume(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	struct api_error e;
 
 	if (!s || empty_body(r) < 0 || !api_can_wait(r, s))
@@ -94,7 +94,7 @@ void api_resume(struct http_req *r)
 
 void api_fork(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_FORK), *child;
+	struct sess *s = api_route_session(r), *child;
 	struct api_error e;
 	char buf[16];
 	const char *w;
@@ -132,7 +132,7 @@ static void answer_events(struct http_req *r, struct sess *s, int64_t after)
 
 void api_events(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_VIEW);
+	struct sess *s = api_route_session(r);
 	struct api_after_state *st;
 	int after, wait_s;
 

@@ -127,12 +127,11 @@ void api_recording_resume(struct http_req *r, struct sess *s, bool timed_out)
 		http_reply_error(r, 504, "timeout", "the video was not ready in time");
 }
 
-/* The routes: the session (its recording's changes need "act"; looking at
- * it, "view"), then the answer. */
-static void on_session(struct http_req *r, unsigned need,
-		       void (*answer)(struct http_req *r, struct sess *s))
+/* The routes: the session (checked against the route's row: its
+ * recording's changes need "act", looking at it "view"), then the answer. */
+static void on_session(struct http_req *r, void (*answer)(struct http_req *r, struct sess *s))
 {
-	struct sess *s = api_route_session(r, need);
+	struct sess *s = api_route_session(r);
 
 	if (s)
 		answer(r, s);
@@ -140,25 +139,25 @@ static void on_session(struct http_req *r, unsigned need,
 
 void api_recording_timeline(struct http_req *r)
 {
-	on_session(r, AUTH_R_VIEW, timeline);
+	on_session(r, timeline);
 }
 
 void api_recording_start(struct http_req *r)
 {
-	on_session(r, AUTH_R_ACT, start);
+	on_session(r, start);
 }
 
 void api_recording_stop(struct http_req *r)
 {
-	on_session(r, AUTH_R_ACT, stop);
+	on_session(r, stop);
 }
 
 void api_recording_frame(struct http_req *r)
 {
-	on_session(r, AUTH_R_VIEW, frame);
+	on_session(r, frame);
 }
 
 void api_recording_webm(struct http_req *r)
 {
-	on_session(r, AUTH_R_VIEW, webm);
+	on_session(r, webm);
 }

@@ -176,7 +176,7 @@ void api_template_export(struct http_req *r)
 	struct move_op *op;
 	json_t *build;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
+	if (!api_authorise_route(r))
 		return;
 	build = template_build_json(r->gw, r->route.id);
 	if (build && !strcmp(json_string_value(json_object_get(build, "status")), "building")) {
@@ -214,7 +214,7 @@ void api_template_import_begin(struct http_req *r)
 	json_t *build;
 	int rc;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN)) {
+	if (!api_authorise_route(r)) {
 		r->close_after = true;
 		return;
 	}

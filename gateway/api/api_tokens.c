@@ -129,7 +129,7 @@ static void mint(struct http_req *r, struct sess *s)
 
 void api_tokens(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ADMIN);
+	struct sess *s = api_route_session(r);
 
 	if (!s)
 		return;
@@ -141,7 +141,7 @@ void api_tokens(struct http_req *r)
 
 void api_token_revoke(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ADMIN);
+	struct sess *s = api_route_session(r);
 
 	if (!s)
 		return;
@@ -156,7 +156,7 @@ void api_token_revoke(struct http_req *r)
 
 void api_token_rotate(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ADMIN);
+	struct sess *s = api_route_session(r);
 	char token[AUTH_TOKEN_LEN + 1], tid[AUDIT_TOKEN_ID_LEN + 1];
 	struct api_error e;
 

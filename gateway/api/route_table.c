@@ -36,14 +36,14 @@ static void root(struct http_req *r)
  * upgrades). */
 static void upgrade_required(struct http_req *r)
 {
-	if (api_route_session(r, route_right(r->route.kind, r->method)))
+	if (api_route_session(r))
 		http_reply_error(r, 426, "upgrade_required",
 				 "this is a WebSocket endpoint: connect with Upgrade: websocket");
 }
 
 static void share(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 
 	if (s)
 		api_share(r, s);
@@ -51,7 +51,7 @@ static void share(struct http_req *r)
 
 static void vnc(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_VNC);
+	struct sess *s = api_route_session(r);
 
 	if (s)
 		api_vnc(r, s);

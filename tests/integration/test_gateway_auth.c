@@ -166,14 +166,15 @@ static int teardown(void **state)
 }
 
 /* One call of a route: method, path ("%s" is session a's id), body, and
- * the rights it needs besides its row's in the route table (a command as
- * root, a control link). A body or query that is wrong on purpose makes an
- * allowed call answer 400 without doing anything. Every route and method of
- * gateway/api/route_table.c must have a call here (test_route_table fails
- * otherwise), and the rights each call needs come from its row. */
+ * the rights it needs as docs/api.md says (AUTH_R_*, or routes.h's
+ * ROUTE_NO_TOKEN and ROUTE_OPERATOR_KEY). A body or query that is wrong on
+ * purpose makes an allowed call answer 400 without doing anything. Every
+ * route and method of gateway/api/route_table.c must have a call here, and
+ * its row must say the rights the call needs (but "root" or "share" that a
+ * body asks for): test_every_route_has_a_call. */
 struct call {
 	const char *method, *path, *body;
-	unsigned extra;
+	unsigned need;
 };
 
 /* Paths without a session (any valid token is known there: one that lacks
@@ -185,66 +186,67 @@ static bool global_path(const char *path)
 }
 
 static const struct call calls[] = {
-	{ "GET", "/healthz", NULL, 0 },
-	{ "GET", "/", NULL, 0 },
-	{ "GET", "/v1/sessions", NULL, 0 },
-	{ "POST", "/v1/sessions", "{\"bogus\":1}", 0 },
-	{ "GET", "/v1/templates", NULL, 0 },
-	{ "POST", "/v1/templates", "{\"bogus\":1}", 0 },
-	{ "GET", "/v1/templates/nosuchtemplate", NULL, 0 },
-	{ "DELETE", "/v1/templates/nosuchtemplate", NULL, 0 },
-	{ "GET", "/v1/templates/nosuchtemplate/export", NULL, 0 },
-	{ "POST", "/v1/templates/import", "not a template", 0 }, /* no ?name= */
-	{ "POST", "/v1/templates/gc", NULL, 0 }, /* no ?older_than_s= */
-	{ "GET", "/metrics", NULL, 0 },
-	{ "GET", "/v1/usage", NULL, 0 },
-	{ "GET", "/v1/sessions/%s", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/screenshot?format=png", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/thumbnail", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/events", NULL, 0 },
-	{ "POST", "/v1/sessions/%s/actions", "{\"action\":\"no_such_action\"}", 0 },
+	{ "GET", "/healthz", NULL, ROUTE_NO_TOKEN },
+	{ "GET", "/", NULL, ROUTE_NO_TOKEN },
+	{ "GET", "/v1/sessions", NULL, AUTH_R_ADMIN },
+	{ "POST", "/v1/sessions", "{\"bogus\":1}", AUTH_R_ADMIN },
+	{ "GET", "/v1/templates", NULL, AUTH_R_ADMIN },
+	{ "POST", "/v1/templates", "{\"bogus\":1}", AUTH_R_ADMIN },
+	{ "GET", "/v1/templates/nosuchtemplate", NULL, AUTH_R_ADMIN },
+	{ "DELETE", "/v1/templates/nosuchtemplate", NULL, AUTH_R_ADMIN },
+	{ "GET", "/v1/templates/nosuchtemplate/export", NULL, AUTH_R_ADMIN },
+	{ "POST", "/v1/templates/import", "not a template", AUTH_R_ADMIN }, /* no ?name= */
+	{ "POST", "/v1/templates/gc", NULL, AUTH_R_ADMIN }, /* no ?older_than_s= */
+	{ "GET", "/metrics", NULL, AUTH_R_ADMIN },
+	{ "GET", "/v1/usage", NULL, AUTH_R_ADMIN },
+	{ "GET", "/v1/sessions/%s", NULL, AUTH_R_VIEW },
+	{ "GET", "/v1/sessions/%s/screenshot?format=png", NULL, AUTH_R_VIEW },
+	{ "GET", "/v1/sessions/%s/thumbnail", NULL, AUTH_R_VIEW },
+	{ "GET", "/v1/sessions/%s/events", NULL, AUTH_R_VIEW },
+	{ "POST", "/v1/sessions/%s/actions", "{\"action\":\"no_such_action\"}", AUTH_R_ACT },
 	/* WebSocket routes asked without an upgrade: 426 when allowed */
-	{ "GET", "/v1/sessions/%s/control", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/stream", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/exec/stream", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/cdp", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/cdp/json/version", NULL, 0 },
-	{ "POST", "/v1/sessions/%s/pause", "{\"mode\":\"bogus\"}", 0 },
-	{ "POST", "/v1/sessions/%s/resume", "{\"bogus\":1}", 0 },
-	{ "POST", "/v1/sessions/%s/open", "{}", 0 },
-	{ "POST", "/v1/sessions/%s/launch", "{}", 0 },
-	{ "GET", "/v1/sessions/%s/clipboard", NULL, 0 },
-	{ "PUT", "/v1/sessions/%s/clipboard", "{}", 0 },
-	{ "GET", "/v1/sessions/%s/egress", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/egress/log", NULL, 0 },
-	{ "PUT", "/v1/sessions/%s/egress", "[]", 0 },
-	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\"}", 0 },
+	{ "GET", "/v1/sessions/%s/control", NULL, AUTH_R_ACT },
+	{ "GET", "/v1/sessions/%s/stream", NULL, AUTH_R_VIEW },
+	{ "GET", "/v1/sessions/%s/exec/stream", NULL, AUTH_R_EXEC },
+	{ "GET", "/v1/sessions/%s/cdp", NULL, AUTH_R_ACT },
+	{ "GET", "/v1/sessions/%s/cdp/json/version", NULL, AUTH_R_ACT },
+	{ "POST", "/v1/sessions/%s/pause", "{\"mode\":\"bogus\"}", AUTH_R_ACT },
+	{ "POST", "/v1/sessions/%s/resume", "{\"bogus\":1}", AUTH_R_ACT },
+	{ "POST", "/v1/sessions/%s/open", "{}", AUTH_R_ACT },
+	{ "POST", "/v1/sessions/%s/launch", "{}", AUTH_R_ACT },
+	{ "GET", "/v1/sessions/%s/clipboard", NULL, AUTH_R_ACT },
+	{ "PUT", "/v1/sessions/%s/clipboard", "{}", AUTH_R_ACT },
+	{ "GET", "/v1/sessions/%s/egress", NULL, AUTH_R_ACT },
+	{ "GET", "/v1/sessions/%s/egress/log", NULL, AUTH_R_ACT },
+	{ "PUT", "/v1/sessions/%s/egress", "[]", AUTH_R_EGRESS },
+	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\"}", AUTH_R_EXEC },
 	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\",\"user\":\"root\"}",
-	  AUTH_R_ROOT },
-	{ "GET", "/v1/sessions/%s/files?path=/tmp/none", NULL, 0 },
-	{ "PUT", "/v1/sessions/%s/files?path=/etc/none", "x", 0 }, /* a path not allowed */
-	{ "POST", "/v1/sessions/%s/fork", "{\"bogus\":1}", 0 },
-	{ "POST", "/v1/sessions/%s/share", "{\"scope\":\"view\"}", 0 },
-	{ "POST", "/v1/sessions/%s/share", "{\"scope\":\"control\"}", AUTH_R_SHARE },
-	{ "DELETE", "/v1/sessions/%s/share", NULL, 0 },
-	{ "POST", "/v1/sessions/%s/vnc", NULL, 0 }, /* opened, then closed below */
-	{ "DELETE", "/v1/sessions/%s/vnc", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/trajectory", NULL, 0 },
+	  AUTH_R_EXEC | AUTH_R_ROOT },
+	{ "GET", "/v1/sessions/%s/files?path=/tmp/none", NULL, AUTH_R_EXEC },
+	{ "PUT", "/v1/sessions/%s/files?path=/etc/none", "x",
+	  AUTH_R_EXEC }, /* a path not allowed */
+	{ "POST", "/v1/sessions/%s/fork", "{\"bogus\":1}", AUTH_R_FORK },
+	{ "POST", "/v1/sessions/%s/share", "{\"scope\":\"view\"}", AUTH_R_ACT },
+	{ "POST", "/v1/sessions/%s/share", "{\"scope\":\"control\"}", AUTH_R_ACT | AUTH_R_SHARE },
+	{ "DELETE", "/v1/sessions/%s/share", NULL, AUTH_R_ACT | AUTH_R_SHARE },
+	{ "POST", "/v1/sessions/%s/vnc", NULL, AUTH_R_VNC }, /* opened, then closed below */
+	{ "DELETE", "/v1/sessions/%s/vnc", NULL, AUTH_R_VNC },
+	{ "GET", "/v1/sessions/%s/trajectory", NULL, AUTH_R_VIEW },
 	/* asked before a recording exists (404), which is then started and
 	 * stopped */
-	{ "GET", "/v1/sessions/%s/recording", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/recording/frames/0", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/recording.webm", NULL, 0 },
-	{ "POST", "/v1/sessions/%s/recording/start", NULL, 0 },
-	{ "POST", "/v1/sessions/%s/recording/stop", NULL, 0 },
-	{ "GET", "/v1/sessions/%s/tokens", NULL, 0 },
-	{ "POST", "/v1/sessions/%s/tokens", "{\"scopes\":[]}", 0 },
-	{ "DELETE", "/v1/sessions/%s/tokens/tnosuch000", NULL, 0 },
-	{ "POST", "/v1/sessions/%s/tokens/control/rotate", "{}", 0 },
-	{ "DELETE", "/v1/sessions/nosuchsession", NULL, 0 },
-	{ "GET", "/v1/keys", NULL, 0 },
-	{ "POST", "/v1/keys", "{\"bogus\":1}", 0 },
-	{ "DELETE", "/v1/keys/key_nosuch00", NULL, 0 },
+	{ "GET", "/v1/sessions/%s/recording", NULL, AUTH_R_VIEW },
+	{ "GET", "/v1/sessions/%s/recording/frames/0", NULL, AUTH_R_VIEW },
+	{ "GET", "/v1/sessions/%s/recording.webm", NULL, AUTH_R_VIEW },
+	{ "POST", "/v1/sessions/%s/recording/start", NULL, AUTH_R_ACT },
+	{ "POST", "/v1/sessions/%s/recording/stop", NULL, AUTH_R_ACT },
+	{ "GET", "/v1/sessions/%s/tokens", NULL, AUTH_R_ADMIN },
+	{ "POST", "/v1/sessions/%s/tokens", "{\"scopes\":[]}", AUTH_R_ADMIN },
+	{ "DELETE", "/v1/sessions/%s/tokens/tnosuch000", NULL, AUTH_R_ADMIN },
+	{ "POST", "/v1/sessions/%s/tokens/control/rotate", "{}", AUTH_R_ADMIN },
+	{ "DELETE", "/v1/sessions/nosuchsession", NULL, AUTH_R_ADMIN },
+	{ "GET", "/v1/keys", NULL, AUTH_R_ADMIN | ROUTE_OPERATOR_KEY },
+	{ "POST", "/v1/keys", "{\"bogus\":1}", AUTH_R_ADMIN | ROUTE_OPERATOR_KEY },
+	{ "DELETE", "/v1/keys/key_nosuch00", NULL, AUTH_R_ADMIN | ROUTE_OPERATOR_KEY },
 };
 
 static enum route_method method_of(const char *name)
@@ -271,15 +273,6 @@ static struct route route_of(const struct call *c)
 	return route_parse(method_of(c->method), path);
 }
 
-/* What a call needs: its row's right (routes.h's ROUTE_* flags with it)
- * and the call's own. */
-static unsigned need_of(const struct call *c)
-{
-	struct route rt = route_of(c);
-
-	return route_right(rt.kind, method_of(c->method)) | c->extra;
-}
-
 /* tmpl with its "%s" replaced by session a's id. */
 static void expand(char *out, size_t len, const char *tmpl)
 {
@@ -295,7 +288,7 @@ static void expand(char *out, size_t len, const char *tmpl)
  * 401/403), else 401 or 403. */
 static int want_status(const struct call *c, enum kind k)
 {
-	unsigned have = rights[k], need = need_of(c);
+	unsigned have = rights[k], need = c->need;
 
 	if (need & ROUTE_NO_TOKEN)
 		return 0;
@@ -311,7 +304,8 @@ static int want_status(const struct call *c, enum kind k)
 }
 
 /* Every route and method of the table (but E2B's, which have their own
- * keys: test_e2b*) has a call, and every call is a route. */
+ * keys: tests/e2b) has a call, every call is a route, and the row says the
+ * rights the call needs. */
 static void test_every_route_has_a_call(void **state)
 {
 	int missing = 0, routes = 0;
@@ -320,8 +314,16 @@ static void test_every_route_has_a_call(void **state)
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
 		struct route rt = route_of(&calls[i]);
 
+		unsigned row;
+
 		if (rt.kind == R_NOT_FOUND || rt.kind == R_METHOD_NOT_ALLOWED)
 			fail_msg("%s %s is no route", calls[i].method, calls[i].path);
+		row = route_right(rt.kind, method_of(calls[i].method));
+		if ((calls[i].need & row) != row ||
+		    (calls[i].need & ~row & ~(unsigned)(AUTH_R_ROOT | AUTH_R_SHARE)))
+			fail_msg("%s %s: its row (%s) says rights 0x%x, the call needs 0x%x",
+				 calls[i].method, calls[i].path, route_kind_names[rt.kind], row,
+				 calls[i].need);
 	}
 	for (int k = 0; k < R_KIND_COUNT; k++)
 		for (int m = M_GET; m < M_OTHER; m++) {
