@@ -9,6 +9,9 @@
 
 #include "gateway/core/auth.h"
 
+_Static_assert((AUTH_RIGHTS_OPERATOR & (ROUTE_NO_TOKEN | ROUTE_OPERATOR_KEY | ROUTE_OWN_AUTH)) == 0,
+	       "routes.h's flags are no token's right");
+
 /* The routes that are no path of the API's, and the few answered here. */
 static void not_found(struct http_req *r)
 {
