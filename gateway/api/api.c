@@ -3,7 +3,6 @@
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/bodies.h"
-#include "gateway/api/e2b_api.h"
 
 #include "common/fsutil.h"
 #include "gateway/action/batch.h"
@@ -70,10 +69,21 @@ bool api_authorise(struct http_req *r, const struct sess *s, unsigned need)
 	return false;
 }
 
+/* The token rights r's route needs (its row's, without routes.h's flags). */
+static unsigned route_need(const struct http_req *r)
+{
+	return route_right(r->route.kind, r->method) & AUTH_RIGHTS_OPERATOR;
+}
+
+bool api_authorise_route(struct http_req *r)
+{
+	return api_authorise(r, NULL, route_need(r));
+}
+
 /* The session of the route, answering 404 when there is none. Tokens of
  * other sessions are checked only after the lookup, so a probe with a wrong
  * token cannot tell existing ids from missing ones: both get 401 or 404. */
-struct sess *api_route_session(struct http_req *r, unsigned need)
+struct sess *api_route_session(struct http_req *r)
 {
 	struct sess *s = sess_find(r->gw, r->route.id);
 
@@ -84,47 +94,27 @@ struct sess *api_route_session(struct http_req *r, unsigned need)
 			http_reply_error(r, 401, "unauthorized", "the token is not valid here");
 		return NULL;
 	}
-	return api_authorise(r, s, need) ? s : NULL;
+	return api_authorise(r, s, route_need(r)) ? s : NULL;
 }
 
 void api_refuse_early(struct http_req *r)
 {
+	const struct route_def *d = &route_table[r->route.kind];
 	struct sess *s = NULL;
 
-	switch (r->route.kind) {
-	case R_HEALTH:
-	case R_ROOT:
-	case R_NOT_FOUND:
-	case R_METHOD_NOT_ALLOWED:
-		return; /* answered after the body, without a token */
-	case R_E2B: /* E2B's own keys and errors */
-		api_e2b_refuse_early(r);
+	if (d->right & ROUTE_NO_TOKEN) /* answered after the body, without a token */
 		return;
-	case R_SESSIONS_LIST:
-	case R_SESSIONS_CREATE:
-	case R_METRICS:
-	case R_USAGE:
-	case R_KEYS:
-	case R_KEY_DELETE:
-	case R_TEMPLATES_LIST:
-	case R_TEMPLATES_CREATE:
-	case R_TEMPLATE_GET:
-	case R_TEMPLATE_DELETE:
-	case R_TEMPLATE_EXPORT:
-	case R_TEMPLATES_GC:
-		break;
-	case R_TEMPLATE_IMPORT: /* its body goes to disk as it comes */
-		if (token_rights(r, NULL))
-			api_template_import_begin(r);
-		else
-			break;
+	if (d->refuse_early) {
+		d->refuse_early(r);
 		return;
-	default:
-		s = sess_find(r->gw, r->route.id);
-		break;
 	}
-	if (token_rights(r, s))
+	if (route_names_session(r->route.kind))
+		s = sess_find(r->gw, r->route.id);
+	if (token_rights(r, s)) {
+		if (d->begin)
+			d->begin(r);
 		return;
+	}
 	r->close_after = true;
 	if (!r->token[0])
 		http_reply_error(r, 401, "unauthorized",
@@ -220,10 +210,9 @@ void api_unpark(struct http_req *r, struct sess *s)
 	lws_sul_cancel(&r->sul_wait);
 }
 
-static void act(struct http_req *r);
-
 void api_resume_wait(struct http_req *r)
 {
+	const struct route_def *d = &route_table[r->route.kind];
 	struct sess *s = sess_find(r->gw, r->wait_id);
 	bool timed_out = fs_now_ms() >= r->wait_until_ms;
 
@@ -232,45 +221,30 @@ void api_resume_wait(struct http_req *r)
 		http_reply_error(r, 410, "gone", "the session was deleted meanwhile");
 		return;
 	}
-	if (r->route.kind == R_SESSION_ACTIONS) {
-		/* An action that resumed its session runs once that is done. */
-		if (sess_busy(s) && !timed_out)
-			return;
-		api_unpark(r, s);
-		act(r);
-		return;
-	}
-	if (r->route.kind == R_SESSION_EXEC) {
-		api_exec_resume(r, s, timed_out);
-		return;
-	}
-	if (r->route.kind == R_SESSION_FILES) {
-		api_files_resume(r, s, timed_out);
-		return;
-	}
-	if (r->route.kind == R_SESSION_RECORDING_WEBM) {
-		api_recording_resume(r, s, timed_out);
-		return;
-	}
-	if (r->route.kind == R_E2B) {
-		api_e2b_resume(r, s, timed_out);
-		return;
-	}
-	if (r->route.kind == R_SESSION_CLIPBOARD || r->route.kind == R_SESSION_OPEN ||
-	    r->route.kind == R_SESSION_LAUNCH) {
-		api_guest_resume(r, s, timed_out);
-		return;
-	}
-	if (api_ops_resume_wait(r, s, timed_out))
-		return;
+	if (d->resume)
+		d->resume(r, s, timed_out);
+	else
+		api_session_woken(r, s, timed_out);
+}
+
+/* Answers once s is not busy, with status and its tokens or not. */
+static void session_woken(struct http_req *r, struct sess *s, bool timed_out, int status,
+			  bool tokens)
+{
 	if (sess_busy(s) && !timed_out)
 		return;
 	api_unpark(r, s);
-	/* A create that waited answers 201 with the tokens; a GET that waited 200. */
-	if (r->route.kind == R_SESSIONS_CREATE)
-		api_reply_session(r, s, 201, true);
-	else
-		api_reply_session(r, s, 200, false);
+	api_reply_session(r, s, status, tokens);
+}
+
+void api_session_woken(struct http_req *r, struct sess *s, bool timed_out)
+{
+	session_woken(r, s, timed_out, 200, false);
+}
+
+void api_created_woken(struct http_req *r, struct sess *s, bool timed_out)
+{
+	session_woken(r, s, timed_out, 201, true);
 }
 
 /* Reads ?wait=: *wait is true for "ready"; anything else is answered 400. */
@@ -287,7 +261,7 @@ static int wait_arg(struct http_req *r, bool *wait)
 	return 0;
 }
 
-static void create_session(struct http_req *r)
+void api_create_session(struct http_req *r)
 {
 	struct session_request req;
 	struct api_error e;
@@ -295,7 +269,7 @@ static void create_session(struct http_req *r)
 	bool wait;
 	int wait_s, rc;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN) || wait_arg(r, &wait) < 0 ||
+	if (!api_authorise_route(r) || wait_arg(r, &wait) < 0 ||
 	    api_query_int(r, "timeout_s=", API_DEFAULT_WAIT_S, 1, 3600, &wait_s) < 0)
 		return;
 	if (session_request_parse(r->body ? r->body : "", r->body_len, &req, &e) < 0) {
@@ -328,11 +302,11 @@ static void create_session(struct http_req *r)
 	api_reply_session(r, s, 201, true);
 }
 
-static void list_sessions(struct http_req *r)
+void api_list_sessions(struct http_req *r)
 {
 	json_t *arr = json_array();
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN)) {
+	if (!api_authorise_route(r)) {
 		json_decref(arr);
 		return;
 	}
@@ -341,9 +315,9 @@ static void list_sessions(struct http_req *r)
 	http_reply_json(r, 200, json_pack("{s:o}", "sessions", arr));
 }
 
-static void get_session(struct http_req *r)
+void api_get_session(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_VIEW);
+	struct sess *s = api_route_session(r);
 	bool wait;
 	int wait_s;
 
@@ -364,38 +338,50 @@ static void get_session(struct http_req *r)
 
 static void delete_poll(lws_sorted_usec_list_t *sul)
 {
-	struct http_req *r = lws_container_of(sul, struct http_req, sul_ticket);
+	struct api_delete_state *st = lws_container_of(sul, struct api_delete_state, sul);
+	struct http_req *r = st->r;
 
-	if (!job_ticket_done(r->ticket) && fs_now_ms() < r->wait_until_ms) {
-		lws_sul_schedule(r->gw->ctx, 0, &r->sul_ticket, delete_poll, DELETE_POLL_US);
+	if (!job_ticket_done(st->ticket) && fs_now_ms() < st->until_ms) {
+		lws_sul_schedule(r->gw->ctx, 0, &st->sul, delete_poll, DELETE_POLL_US);
 		return;
 	}
-	job_ticket_release(r->ticket);
-	r->ticket = NULL;
+	job_ticket_release(st->ticket);
+	st->ticket = NULL;
 	http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.id, "deleted", 1));
 }
 
-static void delete_session(struct http_req *r)
+void api_delete_state_release(void *state)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ADMIN);
+	struct api_delete_state *st = state;
 
-	if (!s)
+	lws_sul_cancel(&st->sul);
+	job_ticket_release(st->ticket);
+}
+
+void api_delete_session(struct http_req *r)
+{
+	struct sess *s = api_route_session(r);
+	struct api_delete_state *st;
+
+	if (!s || !(st = http_route_state(r)))
 		return;
-	r->ticket = job_ticket_new();
-	sess_destroy(s, r->ticket);
-	r->wait_until_ms = fs_now_ms() + DELETE_WAIT_MS;
+	st->r = r;
+	st->ticket = job_ticket_new();
+	sess_destroy(s, st->ticket);
+	st->until_ms = fs_now_ms() + DELETE_WAIT_MS;
 	api_hold(r, DELETE_WAIT_MS / 1000 + 5);
-	delete_poll(&r->sul_ticket);
+	delete_poll(&st->sul);
 }
 
 /* The run of a screenshot request ended: the image, with its geometry. */
 static void screenshot_done(void *ud, struct run_outcome *out)
 {
 	struct http_req *r = ud;
+	struct api_shot_state *st = r->route_state;
 	struct sess *s;
 	char v[64];
 
-	r->run = NULL;
+	st->run = NULL;
 	if (out->failed) {
 		http_reply_api_error(r, &out->err);
 		return;
@@ -410,10 +396,10 @@ static void screenshot_done(void *ud, struct run_outcome *out)
 	 * its resolution since the request came). */
 	if ((s = sess_find(r->gw, r->route.id))) {
 		sess_follow_screen(s);
-		r->screen_w = s->width;
-		r->screen_h = s->height;
+		st->screen_w = s->width;
+		st->screen_h = s->height;
 	}
-	snprintf(v, sizeof(v), "%dx%d", r->screen_w, r->screen_h);
+	snprintf(v, sizeof(v), "%dx%d", st->screen_w, st->screen_h);
 	http_add_header(r, "x-vitrine-screen", v);
 	/* what the agent saw after its last step (a viewer's thumbnail is not) */
 	if (s && r->route.kind != R_SESSION_THUMBNAIL)
@@ -430,7 +416,8 @@ static void screenshot_done(void *ud, struct run_outcome *out)
  * of the session (struct shot_opts' preview). */
 static void screenshot(struct http_req *r, bool preview)
 {
-	struct sess *s = api_route_session(r, AUTH_R_VIEW);
+	struct sess *s = api_route_session(r);
+	struct api_shot_state *st;
 	int max_side = preview ? 640 : 16384;
 	struct shot_opts o;
 	struct api_error e;
@@ -462,20 +449,40 @@ static void screenshot(struct http_req *r, bool preview)
 		return;
 	}
 	json_decref(j);
-	r->screen_w = s->width;
-	r->screen_h = s->height;
-	r->run = run_start(s, NULL, &o, screenshot_done, r, &e);
-	if (!r->run)
+	if (!(st = http_route_state(r)))
+		return;
+	st->screen_w = s->width;
+	st->screen_h = s->height;
+	st->run = run_start(s, NULL, &o, screenshot_done, r, &e);
+	if (!st->run)
 		http_reply_api_error(r, &e);
 	else /* settling, then encoding on the pool, may take seconds */
 		api_hold(r, o.timeout_ms / 1000 + API_RUN_GRACE_S);
 }
 
+void api_screenshot(struct http_req *r)
+{
+	screenshot(r, false);
+}
+
+void api_thumbnail(struct http_req *r)
+{
+	screenshot(r, true);
+}
+
+void api_shot_state_release(void *state)
+{
+	struct api_shot_state *st = state;
+
+	run_cancel(st->run);
+}
+
 static void act_done(void *ud, struct run_outcome *out)
 {
 	struct http_req *r = ud;
+	struct api_act_state *st = r->route_state;
 
-	r->run = NULL;
+	st->run = NULL;
 	if (out->failed && out->reply) /* a batch: which action failed, what ran */
 		http_reply_json(r, out->err.status, out->reply);
 	else if (out->failed)
@@ -526,19 +533,21 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len,
 	return run;
 }
 
-static void act(struct http_req *r)
+void api_act(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
+	struct api_act_state *st;
 	json_t *error = NULL;
 	struct api_error e;
 	int status, auto_resume;
 
-	if (!s || api_query_int(r, "auto_resume=", 0, 0, 1, &auto_resume) < 0)
+	if (!s || api_query_int(r, "auto_resume=", 0, 0, 1, &auto_resume) < 0 ||
+	    !(st = http_route_state(r)))
 		return;
 	if (auto_resume && !api_can_wait(r, s))
 		return;
-	if (auto_resume && !r->resumed && s->state == SESS_PAUSED && !s->job) {
-		r->resumed = true; /* once: a resume that fails answers below */
+	if (auto_resume && !st->resumed && s->state == SESS_PAUSED && !s->job) {
+		st->resumed = true; /* once: a resume that fails answers below */
 		if (sess_resume(s, &e) < 0) {
 			http_reply_api_error(r, &e);
 			return;
@@ -548,171 +557,31 @@ static void act(struct http_req *r)
 		api_wait(r, s, API_DEFAULT_WAIT_S);
 		return;
 	}
-	r->run = api_start_action(s, r->body, r->body_len, TRAJ_HTTP, act_done, r, &status, &error);
-	if (!r->run)
+	st->run = api_start_action(s, r->body, r->body_len, TRAJ_HTTP, act_done, r, &status,
+				   &error);
+	if (!st->run)
 		http_reply_json(r, status, error);
 	else /* the action's steps, settling and encoding may take a while */
 		api_hold(r, API_ACTION_HOLD_S);
 }
 
+void api_act_woken(struct http_req *r, struct sess *s, bool timed_out)
+{
+	/* An action that resumed its session runs once that is done. */
+	if (sess_busy(s) && !timed_out)
+		return;
+	api_unpark(r, s);
+	api_act(r);
+}
+
+void api_act_state_release(void *state)
+{
+	struct api_act_state *st = state;
+
+	run_cancel(st->run);
+}
+
 void api_handle(struct http_req *r)
 {
-	switch (r->route.kind) {
-	case R_HEALTH:
-		http_reply_json(r, 200,
-				json_pack("{s:s, s:i}", "status", "ok", "sessions",
-					  r->gw->n_sessions));
-		return;
-	case R_SESSIONS_LIST:
-		list_sessions(r);
-		return;
-	case R_METRICS:
-		api_metrics(r);
-		return;
-	case R_USAGE:
-		api_usage(r);
-		return;
-	case R_KEYS:
-	case R_KEY_DELETE:
-		api_keys(r);
-		return;
-	case R_SESSIONS_CREATE:
-		create_session(r);
-		return;
-	case R_SESSION_GET:
-		get_session(r);
-		return;
-	case R_SESSION_DELETE:
-		delete_session(r);
-		return;
-	case R_SESSION_SCREENSHOT:
-		screenshot(r, false);
-		return;
-	case R_SESSION_THUMBNAIL:
-		screenshot(r, true);
-		return;
-	case R_SESSION_ACTIONS:
-		act(r);
-		return;
-	case R_SESSION_CONTROL_WS:
-		if (api_route_session(r, AUTH_R_ACT))
-			http_reply_error(
-				r, 426, "upgrade_required",
-				"this is a WebSocket endpoint: connect with Upgrade: websocket");
-		return;
-	case R_SESSION_STREAM_WS:
-		if (api_route_session(r, AUTH_R_VIEW))
-			http_reply_error(
-				r, 426, "upgrade_required",
-				"this is a WebSocket endpoint: connect with Upgrade: websocket");
-		return;
-	case R_SESSION_SHARE: {
-		struct sess *s = api_route_session(r, AUTH_R_ACT);
-
-		if (s)
-			api_share(r, s);
-		return;
-	}
-	case R_SESSION_VNC: {
-		struct sess *s = api_route_session(r, AUTH_R_VNC);
-
-		if (s)
-			api_vnc(r, s);
-		return;
-	}
-	case R_ROOT:
-		http_add_header(r, "location", "/web/");
-		http_reply_json(r, 302, json_pack("{s:s}", "location", "/web/"));
-		return;
-	case R_SESSION_PAUSE:
-		api_pause(r);
-		return;
-	case R_SESSION_RESUME:
-		api_resume(r);
-		return;
-	case R_SESSION_FORK:
-		api_fork(r);
-		return;
-	case R_SESSION_EVENTS:
-		api_events(r);
-		return;
-	case R_SESSION_EXEC:
-		api_exec(r);
-		return;
-	case R_SESSION_FILES:
-		api_files(r);
-		return;
-	case R_SESSION_EXEC_WS:
-	case R_SESSION_CDP_WS:
-		if (api_route_session(r, r->route.kind == R_SESSION_EXEC_WS ? AUTH_R_EXEC
-									    : AUTH_R_ACT))
-			http_reply_error(
-				r, 426, "upgrade_required",
-				"this is a WebSocket endpoint: connect with Upgrade: websocket");
-		return;
-	case R_SESSION_CDP_VERSION:
-		api_cdp_version(r);
-		return;
-	case R_SESSION_EGRESS:
-		api_egress(r);
-		return;
-	case R_SESSION_EGRESS_LOG:
-		api_egress_log(r);
-		return;
-	case R_SESSION_TRAJECTORY:
-		api_trajectory(r);
-		return;
-	case R_SESSION_CLIPBOARD:
-		api_clipboard(r);
-		return;
-	case R_SESSION_OPEN:
-		api_open(r);
-		return;
-	case R_SESSION_LAUNCH:
-		api_launch(r);
-		return;
-	case R_TEMPLATES_LIST:
-		api_list_templates(r);
-		return;
-	case R_TEMPLATES_CREATE:
-		api_create_template(r);
-		return;
-	case R_TEMPLATE_GET:
-		api_get_template(r);
-		return;
-	case R_TEMPLATE_DELETE:
-		api_delete_template(r);
-		return;
-	case R_TEMPLATE_EXPORT:
-		api_template_export(r);
-		return;
-	case R_TEMPLATE_IMPORT:
-		api_template_import(r);
-		return;
-	case R_TEMPLATES_GC:
-		api_templates_gc(r);
-		return;
-	case R_SESSION_TOKENS:
-	case R_SESSION_TOKEN:
-	case R_SESSION_TOKEN_ROTATE:
-		api_tokens(r);
-		return;
-	case R_SESSION_RECORDING:
-	case R_SESSION_RECORDING_START:
-	case R_SESSION_RECORDING_STOP:
-	case R_SESSION_RECORDING_FRAME:
-	case R_SESSION_RECORDING_WEBM:
-		api_recording(r);
-		return;
-	case R_METHOD_NOT_ALLOWED:
-		http_reply_error(r, 405, "method_not_allowed",
-				 "this path does not take that method");
-		return;
-	case R_E2B:
-		api_e2b_handle(r);
-		return;
-	case R_NOT_FOUND:
-		break;
-	}
-	http_reply_error(r, 404, "not_found", "no such path");
+	route_table[r->route.kind].handle(r);
 }

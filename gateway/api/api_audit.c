@@ -2,7 +2,6 @@
 #include "gateway/api/api_audit.h"
 
 #include "common/fsutil.h"
-#include "gateway/api/e2b_api.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/core/audit.h"
 #include "gateway/session/session.h"
@@ -14,54 +13,9 @@
 
 const char *api_audit_event(enum route_kind kind, enum route_method method)
 {
-	switch (kind) {
-	case R_SESSIONS_CREATE:
-		return "session_create";
-	case R_SESSION_DELETE:
-		return "session_delete";
-	case R_SESSION_PAUSE:
-		return "session_pause";
-	case R_SESSION_RESUME:
-		return "session_resume";
-	case R_SESSION_FORK:
-		return "session_fork";
-	case R_TEMPLATES_CREATE:
-		return "template_create";
-	case R_TEMPLATE_DELETE:
-		return "template_delete";
-	case R_KEYS:
-		return method == M_POST ? "key_created" : NULL;
-	case R_KEY_DELETE:
-		return "key_revoked";
-	case R_SESSION_EXEC:
-		return "command";
-	case R_SESSION_FILES:
-		return method == M_PUT ? "file_put" : "file_get";
-	case R_SESSION_CLIPBOARD:
-		return method == M_PUT ? "clipboard_set" : "clipboard_get";
-	case R_SESSION_OPEN:
-		return "open";
-	case R_SESSION_LAUNCH:
-		return "launch";
-	case R_SESSION_EGRESS:
-		return method == M_PUT ? "egress_rules_set" : NULL;
-	case R_SESSION_TOKENS:
-		return method == M_POST ? "token_minted" : NULL;
-	case R_SESSION_TOKEN:
-		return "token_revoked";
-	case R_SESSION_TOKEN_ROTATE:
-		return "token_rotated";
-	case R_SESSION_SHARE:
-		return method == M_DELETE ? "share_revoked" : "share_minted";
-	case R_SESSION_VNC:
-		return method == M_DELETE ? "vnc_door_closed" : "vnc_door_opened";
-	case R_SESSION_RECORDING_START:
-		return "recording_start";
-	case R_SESSION_RECORDING_STOP:
-		return "recording_stop";
-	default:
-		return NULL;
-	}
+	const char *event = method < M_OTHER ? route_table[kind].audit[method] : NULL;
+
+	return event && event[0] ? event : NULL;
 }
 
 const char *api_method_name(enum route_method method)
@@ -95,27 +49,13 @@ void api_audit_set(struct http_req *r, const char *key, json_t *value)
 		json_decref(value);
 }
 
+/* Whether the route's id is the session of its entries: a session's
+ * routes; and, kept so that the log reads as it did, a template export's
+ * (whose refusals have named the template there since the route came) and
+ * E2B's (the id of the native path, if any, that E2B took over). */
 static bool route_has_session(enum route_kind kind)
 {
-	switch (kind) {
-	case R_NOT_FOUND:
-	case R_METHOD_NOT_ALLOWED:
-	case R_HEALTH:
-	case R_ROOT:
-	case R_METRICS:
-	case R_USAGE:
-	case R_KEYS:
-	case R_KEY_DELETE:
-	case R_SESSIONS_LIST:
-	case R_SESSIONS_CREATE:
-	case R_TEMPLATES_LIST:
-	case R_TEMPLATES_CREATE:
-	case R_TEMPLATE_GET:
-	case R_TEMPLATE_DELETE:
-		return false;
-	default:
-		return true;
-	}
+	return route_names_session(kind) || kind == R_TEMPLATE_EXPORT || kind == R_E2B;
 }
 
 static const char *remote_of(struct lws *wsi, char *buf, size_t len)
@@ -189,8 +129,9 @@ static void record_answer(struct http_req *r)
 
 void api_audit_answered(struct http_req *r)
 {
-	const char *event = r->route.kind == R_E2B ? api_e2b_audit_event(r)
-						   : api_audit_event(r->route.kind, r->method),
+	const struct route_def *d = &route_table[r->route.kind];
+	const char *event = d->audit_of ? d->audit_of(r)
+					: api_audit_event(r->route.kind, r->method),
 		   *session = NULL;
 	char remote_buf[64];
 	const char *remote = remote_of(r->wsi, remote_buf, sizeof(remote_buf));

@@ -40,7 +40,7 @@ static void audit_command(struct http_req *r, const struct exec_job *j)
 
 void api_exec(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_EXEC);
+	struct sess *s = api_route_session(r);
 	struct api_error e;
 	struct exec_job *j;
 

@@ -59,7 +59,8 @@ static void start(struct http_req *r, struct sess *s, const char *script, const 
 
 void api_files(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_EXEC);
+	struct sess *s = api_route_session(r);
+	struct api_path_state *st;
 	char raw[1100], path[1200];
 	const char *arg;
 
@@ -72,9 +73,9 @@ void api_files(struct http_req *r)
 				 "/tmp, without '..'");
 		return;
 	}
-	if (!api_exec_ready(r, s))
+	if (!api_exec_ready(r, s) || !(st = http_route_state(r)))
 		return;
-	snprintf(r->files_path, sizeof(r->files_path), "%s", path);
+	snprintf(st->path, sizeof(st->path), "%s", path);
 	api_audit_set(r, "path", json_string(path));
 	if (r->method == M_PUT)
 		api_audit_set(r, "size", json_integer((json_int_t)r->body_len));
@@ -117,6 +118,7 @@ json_t *api_files_listing(const char *path, const char *text, size_t len)
 
 void api_files_resume(struct http_req *r, struct sess *s, bool timed_out)
 {
+	const struct api_path_state *st = r->route_state;
 	const struct agent_exec_result *res;
 	const char *err;
 	int rc;
@@ -132,14 +134,14 @@ void api_files_resume(struct http_req *r, struct sess *s, bool timed_out)
 				 res->err && res->err_len ? res->err : "the guest refused");
 	else if (r->method == M_PUT)
 		http_reply_json(r, 200,
-				json_pack("{s:s, s:I}", "path", r->files_path, "size",
+				json_pack("{s:s, s:I}", "path", st->path, "size",
 					  (json_int_t)r->body_len));
 	else if (res->out_truncated)
 		http_reply_error(r, 413, "file_too_large",
 				 "files of up to 4 MiB can be downloaded");
 	else if (res->out_len >= 2 && res->out[0] == 'D')
 		http_reply_json(r, 200,
-				api_files_listing(r->files_path, res->out + 2, res->out_len - 2));
+				api_files_listing(st->path, res->out + 2, res->out_len - 2));
 	else if (res->out_len >= 2 && res->out[0] == 'F' &&
 		 (api_audit_set(r, "size", json_integer((json_int_t)res->out_len - 2)), 1))
 		http_reply_bytes(r, 200, "application/octet-stream", res->out + 2,

@@ -26,10 +26,11 @@
 
 void api_clipboard(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	const char *set[] = { "/bin/sh", "-c",
 			      "exec xclip -selection clipboard -i -t UTF8_STRING >/dev/null",
 			      NULL };
+	struct api_clip_state *st;
 	struct clipboard_body b;
 	struct api_error e;
 
@@ -43,7 +44,11 @@ void api_clipboard(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
-	r->clip_len = b.len;
+	if (!(st = http_route_state(r))) {
+		json_decref(b.json);
+		return;
+	}
+	st->len = b.len;
 	api_audit_set(r, "size", json_integer((json_int_t)b.len)); /* never the text */
 	api_exec_start(r, s, set, b.text, b.len, GUEST_CLIPBOARD_TIMEOUT_S);
 	json_decref(b.json);
@@ -51,17 +56,18 @@ void api_clipboard(struct http_req *r)
 
 void api_open(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
+	struct api_path_state *st;
 	struct open_body b;
 	struct api_error e;
 
-	if (!s || !api_exec_ready(r, s))
+	if (!s || !api_exec_ready(r, s) || !(st = http_route_state(r)))
 		return;
 	if (api_open_parse(r->body, r->body_len, &b, &e) < 0) {
 		http_reply_api_error(r, &e);
 		return;
 	}
-	snprintf(r->files_path, sizeof(r->files_path), "%s", b.url);
+	snprintf(st->path, sizeof(st->path), "%s", b.url);
 	api_audit_set(r, "url", json_string(b.url));
 	api_exec_start(r, s,
 		       (const char *const[]){ "/bin/sh", "-c", guest_open_script, b.js, b.url,
@@ -71,7 +77,7 @@ void api_open(struct http_req *r)
 
 void api_launch(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	const char *argv[API_LAUNCH_MAX_ARGS + 4] = { "/bin/sh", "-c", guest_launch_script };
 	struct launch_body b;
 	struct api_error e;
@@ -133,9 +139,14 @@ void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
 					 why);
 	} else if (r->route.kind == R_SESSION_CLIPBOARD) {
 		http_reply_json(r, 200,
-				json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)r->clip_len));
+				json_pack("{s:b, s:I}", "ok", 1, "bytes",
+					  (json_int_t)((struct api_clip_state *)r->route_state)
+						  ->len));
 	} else if (r->route.kind == R_SESSION_OPEN) {
-		http_reply_json(r, 200, json_pack("{s:s, s:b}", "url", r->files_path, "loaded", 1));
+		http_reply_json(r, 200,
+				json_pack("{s:s, s:b}", "url",
+					  ((struct api_path_state *)r->route_state)->path, "loaded",
+					  1));
 	} else {
 		http_reply_json(r, 200,
 				json_pack("{s:I}", "pid",
@@ -147,7 +158,7 @@ void api_guest_resume(struct http_req *r, struct sess *s, bool timed_out)
 
 void api_egress(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, r->method == M_PUT ? AUTH_R_EGRESS : AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	struct egress_rules *rules;
 	struct api_error e;
 	char err[512];
@@ -175,7 +186,7 @@ void api_egress(struct http_req *r)
 
 void api_egress_log(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	int after, limit;
 
 	if (!s || api_query_int(r, "after=", 0, 0, 1 << 30, &after) < 0 ||
@@ -186,7 +197,7 @@ void api_egress_log(struct http_req *r)
 
 void api_cdp_version(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	char host[256] = "", url[512];
 
 	if (!s)

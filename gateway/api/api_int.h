@@ -20,8 +20,12 @@ struct sess;
  * need (AUTH_R_* bits) on session s (NULL: an operator-only route). */
 bool api_authorise(struct http_req *r, const struct sess *s, unsigned need);
 /* The session of the route, answering 404/401 when there is none, and
- * 401/403 unless the token has need on it. */
-struct sess *api_route_session(struct http_req *r, unsigned need);
+ * 401/403 unless the token has the rights the route's row says
+ * (route_right) on it. */
+struct sess *api_route_session(struct http_req *r);
+/* For a route without a session: answers 401/403 and returns false
+ * unless the token has the rights its row says. */
+bool api_authorise_route(struct http_req *r);
 /* Reads ?name=N (name ends in '='), def when absent; answers 400 and
  * returns -EINVAL outside [min, max]. */
 int api_query_int(struct http_req *r, const char *name, int def, int min, int max, int *out);
@@ -42,15 +46,77 @@ bool api_can_wait(struct http_req *r, struct sess *s);
 /* Stops waiting: r leaves s's waiters (s may be NULL: gone). */
 void api_unpark(struct http_req *r, struct sess *s);
 
+/* The routes' own state (struct route_def's state_size, got with
+ * http_route_state), each named by the rows that use it. */
+struct run;
+struct tpl_import;
+struct move_op;
+/* screenshot, thumbnail */
+struct api_shot_state {
+	struct run *run; /* owned: the screenshot under way */
+	int screen_w, screen_h; /* of the session, for the headers */
+};
+/* actions */
+struct api_act_state {
+	struct run *run; /* owned: the action under way */
+	bool resumed; /* ?auto_resume=1 has been acted on */
+};
+/* events: answer once there is an event past after; recording.webm: the
+ * export (its generation) the request waits for */
+struct api_after_state {
+	int64_t after;
+};
+/* clipboard */
+struct api_clip_state {
+	size_t len; /* the text a PUT sets */
+};
+/* files: the guest path; open: the URL */
+struct api_path_state {
+	char path[1200];
+};
+/* a session's DELETE: it waits for the guest to be gone */
+struct api_delete_state {
+	struct http_req *r;
+	struct job_ticket *ticket; /* held */
+	int64_t until_ms;
+	lws_sorted_usec_list_t sul; /* polls the ticket */
+};
+/* a template's export and import (api_template_move.c) */
+struct move_req {
+	struct http_req *r;
+	struct tpl_import *im; /* owned: the import while its body comes */
+	struct move_op *op; /* a reference, or NULL */
+	lws_sorted_usec_list_t sul; /* polls op */
+};
+/* Release what a state holds (its memory is the request's to free). */
+void api_shot_state_release(void *state);
+void api_act_state_release(void *state);
+void api_move_req_release(void *state);
+void api_delete_state_release(void *state);
+
+/* api.c: the sessions, screenshots and actions; and the usual wakings of
+ * a parked request: once the session is not busy, its JSON (200), or
+ * with its tokens (201: a create, a fork's child). */
+void api_list_sessions(struct http_req *r);
+void api_create_session(struct http_req *r);
+void api_get_session(struct http_req *r);
+void api_delete_session(struct http_req *r);
+void api_screenshot(struct http_req *r);
+void api_thumbnail(struct http_req *r);
+void api_act(struct http_req *r);
+void api_act_woken(struct http_req *r, struct sess *s, bool timed_out);
+void api_session_woken(struct http_req *r, struct sess *s, bool timed_out);
+void api_created_woken(struct http_req *r, struct sess *s, bool timed_out);
+
 /* api_ops.c */
 void api_pause(struct http_req *r);
 void api_resume(struct http_req *r);
 void api_fork(struct http_req *r);
 void api_events(struct http_req *r);
-/* A parked request was woken (or timed out): for the routes of api_ops.c
- * answers if it has its answer (or keeps waiting) and returns true; false
- * for any other route. */
-bool api_ops_resume_wait(struct http_req *r, struct sess *s, bool timed_out);
+/* A parked pause or resume was woken (or timed out): answers once its
+ * job is done; an events long poll once there is a new event. */
+void api_op_woken(struct http_req *r, struct sess *s, bool timed_out);
+void api_events_woken(struct http_req *r, struct sess *s, bool timed_out);
 
 /* api_templates.c: a saved template's JSON (status "ready", or "stale"
  * with why), as GET /v1/templates/NAME answers it. */
@@ -96,7 +162,8 @@ int api_files_path(const char *in, char *out, size_t outlen);
 json_t *api_files_listing(const char *path, const char *text, size_t len);
 
 /* api_share.c: POST|DELETE /v1/sessions/{id}/share on s (r's token
- * already checked to have "act" on s). */
+ * already checked against the route's row: "act", and "share" too for a
+ * DELETE). */
 void api_share(struct http_req *r, struct sess *s);
 /* The body of that request (len bytes, may be empty: {}): {"scope":
  * "view"|"control", "ttl_s"?: 1..SHARE_MAX_TTL_S} into *want and *ttl_s
@@ -104,8 +171,11 @@ void api_share(struct http_req *r, struct sess *s);
  * filled (400). */
 int api_share_parse(const char *body, size_t len, enum auth_scope *want, int *ttl_s,
 		    struct api_error *e);
-/* api_tokens.c: the routes under /v1/sessions/{id}/tokens (operator). */
+/* api_tokens.c: the routes under /v1/sessions/{id}/tokens (operator):
+ * list and mint, revoke one, rotate the control or view token. */
 void api_tokens(struct http_req *r);
+void api_token_revoke(struct http_req *r);
+void api_token_rotate(struct http_req *r);
 /* api_guest.c: GET /v1/sessions/{id}/cdp/json/version, what CDP clients
  * look up first. */
 void api_cdp_version(struct http_req *r);
@@ -130,7 +200,11 @@ char *api_usage_csv(const json_t *sessions);
 void api_metrics(struct http_req *r);
 
 /* api_recording.c: the routes under /v1/sessions/{id}/recording. */
-void api_recording(struct http_req *r);
+void api_recording_timeline(struct http_req *r);
+void api_recording_start(struct http_req *r);
+void api_recording_stop(struct http_req *r);
+void api_recording_frame(struct http_req *r);
+void api_recording_webm(struct http_req *r);
 /* A parked request for the video was woken: answers once it is made. */
 void api_recording_resume(struct http_req *r, struct sess *s, bool timed_out);
 

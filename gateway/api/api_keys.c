@@ -22,7 +22,7 @@ static bool operator_only(struct http_req *r)
 {
 	char h[AUTH_HASH_LEN + 1];
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
+	if (!api_authorise_route(r))
 		return false;
 	auth_token_hash(r->token, h);
 	if (auth_equal(h, r->gw->operator_hash))

@@ -19,7 +19,7 @@
 
 void api_metrics(struct http_req *r)
 {
-	if (api_authorise(r, NULL, AUTH_R_ADMIN))
+	if (api_authorise_route(r))
 		api_metrics_reply(r);
 }
 

@@ -54,7 +54,7 @@ static void answer_op(struct http_req *r, struct sess *s)
 
 void api_pause(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	enum sess_pause how;
 	struct api_error e;
 
@@ -77,7 +77,7 @@ void api_pause(struct http_req *r)
 
 void api_resume(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ACT);
+	struct sess *s = api_route_session(r);
 	struct api_error e;
 
 	if (!s || empty_body(r) < 0 || !api_can_wait(r, s))
@@ -94,7 +94,7 @@ void api_resume(struct http_req *r)
 
 void api_fork(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_FORK), *child;
+	struct sess *s = api_route_session(r), *child;
 	struct api_error e;
 	char buf[16];
 	const char *w;
@@ -132,47 +132,40 @@ static void answer_events(struct http_req *r, struct sess *s, int64_t after)
 
 void api_events(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_VIEW);
+	struct sess *s = api_route_session(r);
+	struct api_after_state *st;
 	int after, wait_s;
 
 	if (!s || api_query_int(r, "after=", 0, 0, 2000000000, &after) < 0 ||
 	    api_query_int(r, "wait_s=", 0, 0, 300, &wait_s) < 0)
 		return;
 	if (wait_s > 0 && events_last(&s->events) <= after) {
-		r->wait_after = after;
+		if (!(st = http_route_state(r)))
+			return;
+		st->after = after;
 		api_watch(r, s, wait_s);
 		return;
 	}
 	answer_events(r, s, after);
 }
 
-bool api_ops_resume_wait(struct http_req *r, struct sess *s, bool timed_out)
+void api_op_woken(struct http_req *r, struct sess *s, bool timed_out)
 {
-	switch (r->route.kind) {
-	case R_SESSION_PAUSE:
-	case R_SESSION_RESUME:
-		if (s->job && !timed_out)
-			return true;
-		api_unpark(r, s);
-		if (s->job)
-			http_reply_error(r, 504, "timeout",
-					 "still busy; ask GET for its state later");
-		else
-			answer_op(r, s);
-		return true;
-	case R_SESSION_FORK: /* waiting on the child */
-		if (sess_busy(s) && !timed_out)
-			return true;
-		api_unpark(r, s);
-		api_reply_session(r, s, 201, true);
-		return true;
-	case R_SESSION_EVENTS:
-		if (events_last(&s->events) <= r->wait_after && !timed_out)
-			return true;
-		api_unpark(r, s);
-		answer_events(r, s, r->wait_after);
-		return true;
-	default:
-		return false;
-	}
+	if (s->job && !timed_out)
+		return;
+	api_unpark(r, s);
+	if (s->job)
+		http_reply_error(r, 504, "timeout", "still busy; ask GET for its state later");
+	else
+		answer_op(r, s);
+}
+
+void api_events_woken(struct http_req *r, struct sess *s, bool timed_out)
+{
+	struct api_after_state *st = r->route_state;
+
+	if (events_last(&s->events) <= st->after && !timed_out)
+		return;
+	api_unpark(r, s);
+	answer_events(r, s, st->after);
 }

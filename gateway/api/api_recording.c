@@ -93,6 +93,7 @@ static bool webm_answer(struct http_req *r, struct sess *s, int64_t gen)
 
 static void webm(struct http_req *r, struct sess *s)
 {
+	struct api_after_state *st;
 	struct api_error e;
 	int64_t gen;
 	int rc;
@@ -109,42 +110,54 @@ static void webm(struct http_req *r, struct sess *s)
 	}
 	if (rc == 1 && webm_answer(r, s, gen))
 		return;
-	r->wait_after = gen; /* the export this request waits for */
+	if (!(st = http_route_state(r)))
+		return;
+	st->after = gen; /* the export this request waits for */
 	api_wait(r, s, WEBM_WAIT_S);
 }
 
 void api_recording_resume(struct http_req *r, struct sess *s, bool timed_out)
 {
-	if (!webm_answer(r, s, r->wait_after) && !timed_out)
+	const struct api_after_state *st = r->route_state;
+
+	if (!webm_answer(r, s, st->after) && !timed_out)
 		return;
 	api_unpark(r, s);
 	if (!r->have_response)
 		http_reply_error(r, 504, "timeout", "the video was not ready in time");
 }
 
-void api_recording(struct http_req *r)
+/* The routes: the session (checked against the route's row: its
+ * recording's changes need "act", looking at it "view"), then the answer. */
+static void on_session(struct http_req *r, void (*answer)(struct http_req *r, struct sess *s))
 {
-	bool post = r->route.kind == R_SESSION_RECORDING_START ||
-		    r->route.kind == R_SESSION_RECORDING_STOP;
-	struct sess *s = api_route_session(r, post ? AUTH_R_ACT : AUTH_R_VIEW);
+	struct sess *s = api_route_session(r);
 
-	if (!s)
-		return;
-	switch (r->route.kind) {
-	case R_SESSION_RECORDING_START:
-		start(r, s);
-		return;
-	case R_SESSION_RECORDING_STOP:
-		stop(r, s);
-		return;
-	case R_SESSION_RECORDING_FRAME:
-		frame(r, s);
-		return;
-	case R_SESSION_RECORDING_WEBM:
-		webm(r, s);
-		return;
-	default:
-		timeline(r, s);
-		return;
-	}
+	if (s)
+		answer(r, s);
+}
+
+void api_recording_timeline(struct http_req *r)
+{
+	on_session(r, timeline);
+}
+
+void api_recording_start(struct http_req *r)
+{
+	on_session(r, start);
+}
+
+void api_recording_stop(struct http_req *r)
+{
+	on_session(r, stop);
+}
+
+void api_recording_frame(struct http_req *r)
+{
+	on_session(r, frame);
+}
+
+void api_recording_webm(struct http_req *r)
+{
+	on_session(r, webm);
 }

@@ -61,7 +61,7 @@ void api_templates_gc(struct http_req *r)
 	json_t *removed;
 	int age;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
+	if (!api_authorise_route(r))
 		return;
 	if (!http_query(r, "older_than_s=", buf, sizeof(buf))) {
 		http_reply_error(r, 400, "invalid_argument",

@@ -35,14 +35,6 @@ struct move_op {
 	char err[1024];
 };
 
-/* A request's state (http_req.route_state). */
-struct move_req {
-	struct http_req *r;
-	struct tpl_import *im; /* owned: the import while its body comes */
-	struct move_op *op; /* a reference, or NULL */
-	lws_sorted_usec_list_t sul; /* polls op */
-};
-
 static void op_unref(struct move_op *op)
 {
 	if (!op || atomic_fetch_sub(&op->refs, 1) != 1)
@@ -65,32 +57,22 @@ static void *op_run(void *ud)
 	return NULL;
 }
 
-static void move_req_free(void *ud)
+void api_move_req_release(void *state)
 {
-	struct move_req *m = ud;
+	struct move_req *m = state;
 
-	if (!m)
-		return;
 	lws_sul_cancel(&m->sul);
 	tpl_import_free(m->im);
 	op_unref(m->op);
-	free(m);
 }
 
 /* r's state, made on first use; NULL when out of memory (answered). */
 static struct move_req *move_req_of(struct http_req *r)
 {
-	struct move_req *m = r->route_state;
+	struct move_req *m = http_route_state(r);
 
 	if (m)
-		return m;
-	if (!(m = calloc(1, sizeof(*m)))) {
-		http_reply_error(r, 500, "internal", "out of memory");
-		return NULL;
-	}
-	m->r = r;
-	r->route_state = m;
-	r->route_state_free = move_req_free;
+		m->r = r;
 	return m;
 }
 
@@ -194,7 +176,7 @@ void api_template_export(struct http_req *r)
 	struct move_op *op;
 	json_t *build;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
+	if (!api_authorise_route(r))
 		return;
 	build = template_build_json(r->gw, r->route.id);
 	if (build && !strcmp(json_string_value(json_object_get(build, "status")), "building")) {
@@ -232,7 +214,7 @@ void api_template_import_begin(struct http_req *r)
 	json_t *build;
 	int rc;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN)) {
+	if (!api_authorise_route(r)) {
 		r->close_after = true;
 		return;
 	}

@@ -117,7 +117,7 @@ void api_list_templates(struct http_req *r)
 	DIR *d;
 	struct dirent *e;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN)) {
+	if (!api_authorise_route(r)) {
 		json_decref(arr);
 		return;
 	}
@@ -148,7 +148,7 @@ void api_get_template(struct http_req *r)
 
 	json_t *build;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
+	if (!api_authorise_route(r))
 		return;
 	build = template_build_json(r->gw, r->route.id);
 	if (!build)
@@ -173,7 +173,7 @@ void api_delete_template(struct http_req *r)
 
 	json_t *build;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
+	if (!api_authorise_route(r))
 		return;
 	if (api_template_user(r->gw, r->route.id, err, sizeof(err))) {
 		http_reply_error(r, 409, "template_in_use", err);
@@ -232,7 +232,7 @@ void api_create_template(struct http_req *r)
 	json_t *j, *recipe;
 	int rc;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN))
+	if (!api_authorise_route(r))
 		return;
 	rc = api_recipe_body_parse(r->body, r->body_len, name, sizeof(name), &recipe, &e);
 	if (rc != 0) {

@@ -129,43 +129,45 @@ static void mint(struct http_req *r, struct sess *s)
 
 void api_tokens(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_ADMIN);
-	char token[AUTH_TOKEN_LEN + 1];
+	struct sess *s = api_route_session(r);
+
+	if (!s)
+		return;
+	if (r->method == M_GET)
+		list_tokens(r, s);
+	else
+		mint(r, s);
+}
+
+void api_token_revoke(struct http_req *r)
+{
+	struct sess *s = api_route_session(r);
+
+	if (!s)
+		return;
+	api_audit_set(r, "grant", json_pack("{s:s}", "id", r->route.sub));
+	if (sess_grant_revoke(s, r->route.sub) < 0) {
+		http_reply_error(r, 404, "not_found", "no such live token on this session");
+		return;
+	}
+	live_auth_check_all(); /* its connections close now, not within a second */
+	http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.sub, "revoked", 1));
+}
+
+void api_token_rotate(struct http_req *r)
+{
+	struct sess *s = api_route_session(r);
+	char token[AUTH_TOKEN_LEN + 1], tid[AUDIT_TOKEN_ID_LEN + 1];
 	struct api_error e;
 
 	if (!s)
 		return;
-	switch (r->route.kind) {
-	case R_SESSION_TOKENS:
-		if (r->method == M_GET)
-			list_tokens(r, s);
-		else
-			mint(r, s);
-		return;
-	case R_SESSION_TOKEN:
-		api_audit_set(r, "grant", json_pack("{s:s}", "id", r->route.sub));
-		if (sess_grant_revoke(s, r->route.sub) < 0) {
-			http_reply_error(r, 404, "not_found", "no such live token on this session");
-			return;
-		}
-		live_auth_check_all(); /* its connections close now, not within a second */
-		http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.sub, "revoked", 1));
-		return;
-	default:
-		if (sess_token_rotate(s, r->route.sub, token, &e) < 0) {
-			http_reply_api_error(r, &e);
-			return;
-		}
-		live_auth_check_all();
-		{
-			char tid[AUDIT_TOKEN_ID_LEN + 1];
-
-			audit_token_id(token, tid);
-			api_audit_set(r, "grant",
-				      json_pack("{s:s, s:s}", "id", r->route.sub, "token_id", tid));
-		}
-		http_reply_json(r, 200,
-				json_pack("{s:s, s:s}", "id", r->route.sub, "token", token));
+	if (sess_token_rotate(s, r->route.sub, token, &e) < 0) {
+		http_reply_api_error(r, &e);
 		return;
 	}
+	live_auth_check_all();
+	audit_token_id(token, tid);
+	api_audit_set(r, "grant", json_pack("{s:s, s:s}", "id", r->route.sub, "token_id", tid));
+	http_reply_json(r, 200, json_pack("{s:s, s:s}", "id", r->route.sub, "token", token));
 }

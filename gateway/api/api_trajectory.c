@@ -8,7 +8,7 @@
 
 void api_trajectory(struct http_req *r)
 {
-	struct sess *s = api_route_session(r, AUTH_R_VIEW);
+	struct sess *s = api_route_session(r);
 	struct traj_archive *a;
 
 	if (!s)

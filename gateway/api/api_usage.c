@@ -73,8 +73,7 @@ void api_usage(struct http_req *r)
 	int from_s, to_s;
 	json_t *list;
 
-	if (!api_authorise(r, NULL, AUTH_R_ADMIN) ||
-	    api_query_int(r, "from=", 0, 0, 2000000000, &from_s) < 0 ||
+	if (!api_authorise_route(r) || api_query_int(r, "from=", 0, 0, 2000000000, &from_s) < 0 ||
 	    api_query_int(r, "to=", 0, 0, 2000000000, &to_s) < 0)
 		return;
 	if (from_s && to_s && to_s < from_s) {

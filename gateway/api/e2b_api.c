@@ -523,6 +523,11 @@ void api_e2b_resume(struct http_req *r, struct sess *s, bool timed_out)
 	api_e2b_envd_resume(r, s, timed_out);
 }
 
+size_t api_e2b_body_max(const struct http_req *r)
+{
+	return r->e2b.kind == E2B_ENVD_FILES ? E2B_MAX_FILE_BODY : HTTP_MAX_BODY;
+}
+
 void api_e2b_release(struct http_req *r)
 {
 	api_e2b_envd_release(r);

@@ -8,17 +8,24 @@
 
 #include "gateway/api/http.h"
 
-/* http_begin's hook: makes r an R_E2B request when its path and headers
+/* Called right after http_begin (api/protocols.c): makes r an R_E2B
+ * request when its path and headers
  * are E2B's (and takes the token from X-API-KEY or X-Access-Token). */
 void api_e2b_begin(struct http_req *r);
 /* Before a body is read: answers 401 (and closes after) unless r's key
  * or token is good for its call. */
 void api_e2b_refuse_early(struct http_req *r);
+/* E2B's file uploads (POST /files to envd): as much as a command's output
+ * carries back (gateway/guest/exec.c), so what is written can be read. */
+#define E2B_MAX_FILE_BODY (4u << 20)
+/* The largest body an R_E2B request may have: E2B_MAX_FILE_BODY for a file
+ * upload, else HTTP_MAX_BODY (its route's body_max_of). */
+size_t api_e2b_body_max(const struct http_req *r);
 /* Answers an R_E2B request (its body, if any, is in). */
 void api_e2b_handle(struct http_req *r);
 /* A parked R_E2B request was woken (files). */
 void api_e2b_resume(struct http_req *r, struct sess *s, bool timed_out);
-/* http_release's hook: frees what r's E2B call holds. */
+/* http_release's hook (its route's release): frees what r's E2B call holds. */
 void api_e2b_release(struct http_req *r);
 /* On each wake-up of the loop: streams with news become writable,
  * ended processes are reaped. */

@@ -4,8 +4,6 @@
 #include "gateway/api/http.h"
 
 #include "gateway/action/run.h"
-#include "gateway/api/api_audit.h"
-#include "gateway/api/e2b_api.h"
 #include "gateway/core/metrics.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/job.h"
@@ -225,7 +223,8 @@ static int write_response(struct lws *wsi, struct http_req *r)
 			return -1;
 		r->headers_sent = true;
 		metrics_http((int)r->route.kind, r->status, (int64_t)(lws_now_usecs() - r->t0_us));
-		api_audit_answered(r);
+		if (r->answered)
+			r->answered(r);
 		if (r->resp_len || r->close_after) {
 			lws_callback_on_writable(wsi);
 			return 0;
@@ -262,8 +261,6 @@ void http_release(struct http_req *r)
 	lws_sul_cancel(&r->sul_ticket);
 	job_ticket_release(r->ticket);
 	r->ticket = NULL;
-	run_cancel(r->run);
-	r->run = NULL;
 	exec_release(r->exec);
 	r->exec = NULL;
 	free(r->body);
@@ -271,23 +268,26 @@ void http_release(struct http_req *r)
 	free(r->resp);
 	r->resp = NULL;
 	drop_source(r);
-	if (r->route_state_free)
-		r->route_state_free(r->route_state);
+	if (r->route_state && route_table[r->route.kind].state_release)
+		route_table[r->route.kind].state_release(r->route_state);
+	free(r->route_state);
 	r->route_state = NULL;
-	r->route_state_free = NULL;
 	r->body_sink = NULL;
 	json_decref(r->audit_fields);
 	r->audit_fields = NULL;
-	api_e2b_release(r);
+	if (route_table[r->route.kind].release)
+		route_table[r->route.kind].release(r);
 }
 
-bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in)
+bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in,
+		void (*answered)(struct http_req *r))
 {
 	char path[512];
 
 	http_release(r);
 	memset(r, 0, sizeof(*r));
 	r->wsi = wsi;
+	r->answered = answered;
 	r->gw = lws_context_user(lws_get_context(wsi));
 	r->t0_us = lws_now_usecs();
 	r->method = method_of(wsi, path, sizeof(path));
@@ -302,7 +302,6 @@ bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in)
 		/* lws keeps counting a body it cannot delimit: start afresh */
 		r->close_after = true;
 	}
-	api_e2b_begin(r);
 	/* HTTP/1.1: with neither a length nor chunks there is no body */
 	return (r->method != M_POST && r->method != M_PUT) ||
 	       (!r->chunked && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0);
@@ -317,6 +316,25 @@ bool http_body_complete(struct http_req *r)
 		return false;
 	}
 	return chunked_done(&r->chunks);
+}
+
+/* The largest body r may have: its route's. */
+static size_t body_max(const struct http_req *r)
+{
+	const struct route_def *d = &route_table[r->route.kind];
+
+	return d->body_max_of ? d->body_max_of(r) : d->body_max;
+}
+
+void *http_route_state(struct http_req *r)
+{
+	size_t size = route_table[r->route.kind].state_size;
+
+	if (r->route_state || !size)
+		return r->route_state;
+	if (!(r->route_state = calloc(1, size)))
+		http_reply_error(r, 500, "internal", "out of memory");
+	return r->route_state;
 }
 
 int http_add_body(struct http_req *r, const void *in, size_t len)
@@ -350,9 +368,7 @@ int http_add_body(struct http_req *r, const void *in, size_t len)
 		free(dec);
 		return rc;
 	}
-	if (r->body_too_big ||
-	    r->body_len + len >
-		    (r->e2b.kind == E2B_ENVD_FILES ? HTTP_MAX_E2B_FILE : HTTP_MAX_BODY)) {
+	if (r->body_too_big || r->body_len + len > body_max(r)) {
 		r->body_too_big = true;
 		free(dec);
 		return 0;
@@ -373,9 +389,10 @@ bool http_body_ok(struct http_req *r)
 {
 	if (!r->body_too_big)
 		return true;
-	http_reply_error(r, 413, "body_too_large",
-			 r->e2b.kind == E2B_ENVD_FILES ? "request body over 4 MiB"
-						       : "request body over 1 MiB");
+	char msg[64];
+
+	snprintf(msg, sizeof(msg), "request body over %zu MiB", body_max(r) >> 20);
+	http_reply_error(r, 413, "body_too_large", msg);
 	return false;
 }
 

@@ -22,10 +22,6 @@
  * many (cap but at the end). */
 typedef size_t (*http_read_fn)(void *ud, uint64_t off, unsigned char *buf, size_t cap);
 
-/* E2B's file uploads (POST /files to envd): as much as a command's output
- * carries back (gateway/guest/exec.c), so what is written can be read. */
-#define HTTP_MAX_E2B_FILE (4u << 20)
-
 /* Per-request data, sized in lws_protocols; lws zeroes it. */
 struct http_req {
 	struct lws *wsi;
@@ -35,6 +31,8 @@ struct http_req {
 	lws_usec_t t0_us; /* when it came (its duration in the metrics) */
 	char token[160]; /* bearer token, "" when none */
 	char path[256]; /* without the query string (which may hold secrets): the access log */
+	/* Called once the answer's headers are out (http_begin's answered). */
+	void (*answered)(struct http_req *r);
 	/* The audit entry this request makes when answered (api_audit.c). */
 	struct audit_principal who; /* what r->token is, once authorised */
 	json_t *audit_fields; /* owned: an object the handlers add to, or NULL */
@@ -62,21 +60,21 @@ struct http_req {
 		char value[192]; /* room for a Location with a token */
 	} hdrs[6]; /* extra response headers */
 	int n_hdrs;
-	struct run *run; /* owned: an action or screenshot under way */
-	struct exec_job *exec; /* owned: a command under way (exec.h) */
-	char files_path[1200]; /* the guest path of a files request (the url of an open) */
-	size_t clip_len; /* the text a clipboard PUT sets */
-	int screen_w, screen_h; /* of the session, for screenshot headers */
+	/* owned: a command under way (exec.h: api_exec_start, for the native
+	 * routes and E2B's alike) */
+	struct exec_job *exec;
 	/* A request waiting for a session's state to change (?wait=ready). */
 	char wait_id[SESS_ID_MAX];
-	int64_t wait_after; /* events: answer once there is one past this seq */
-	bool resumed; /* an action's ?auto_resume=1 has been acted on */
 	int64_t wait_until_ms;
 	lws_sorted_usec_list_t sul_wait;
-	struct job_ticket *ticket; /* held: a DELETE waits for its guest to be gone */
-	lws_sorted_usec_list_t sul_ticket;
 	/* E2B's SDKs (api/e2b_api.h): which call, the sandbox envd was asked
-	 * for, the session a call waits on, an envd stream (owned). */
+	 * for, the session a call waits on, an envd stream (owned), a files
+	 * call's guest path, a kill's ticket (held) and the timer that polls
+	 * what a call waits for. (The native routes' own state is their
+	 * rows': http_route_state.) */
+	char files_path[1200];
+	struct job_ticket *ticket;
+	lws_sorted_usec_list_t sul_ticket;
 	struct e2b_route e2b;
 	char e2b_sandbox[E2B_ID_MAX];
 	int e2b_live_port; /* E2B_LIVE_*: the Host's port */
@@ -87,10 +85,9 @@ struct http_req {
 	 * import: api_template_move.c); no size limit. Returns 0, or -1 to
 	 * close the connection. */
 	int (*body_sink)(struct http_req *r, const void *p, size_t n);
-	/* owned: a route's own state across callbacks, freed with
-	 * route_state_free when the request goes */
+	/* owned: the route's own state (http_route_state), released by its
+	 * row's state_release and freed when the request goes */
 	void *route_state;
-	void (*route_state_free)(void *state);
 	/* A streamed answer (http_reply_until_close): writes the next part of the
 	 * body on each writable after the headers; 0, or -1 to close. */
 	int (*stream_write)(struct http_req *r);
@@ -114,6 +111,10 @@ void http_reply_stream(struct http_req *r, int status, const char *content_type,
  * part (no Content-Length: the connection closes after it). */
 void http_reply_until_close(struct http_req *r, int status, const char *content_type,
 			    int (*stream_write)(struct http_req *r));
+/* The state of r's route (its row's state_size bytes, zeroed), made on
+ * first use and kept until the request goes; NULL when out of memory
+ * (then r is answered 500). */
+void *http_route_state(struct http_req *r);
 /* Adds a response header (before the reply is sent). Ignored past 6. */
 void http_add_header(struct http_req *r, const char *name, const char *value);
 
@@ -127,10 +128,14 @@ const char *http_query(struct http_req *r, const char *name, char *buf, int len)
 /* The request's life, driven by api/protocols.c from lws's callbacks:
  * http_begin on LWS_CALLBACK_HTTP (true when the request is complete now;
  * false when a body follows through http_add_body, -1 when out of memory,
- * and http_body_ok at its end, which answers 413 for one over the limit),
- * http_write on HTTP_WRITEABLE (0, or -1 to close), http_release when lws
- * drops the request (accepts a zeroed or NULL r). */
-bool http_begin(struct http_req *r, struct lws *wsi, const char *path);
+ * and http_body_ok at its end, which answers 413 for one over its route's
+ * limit), with answered called once the answer's headers are out (the
+ * audit entry and the access log: api_audit.c; the request's module does
+ * not call up into them); http_write on HTTP_WRITEABLE (0, or -1 to
+ * close), http_release when lws drops the request (accepts a zeroed or
+ * NULL r; releases the route's state and what its row's release says). */
+bool http_begin(struct http_req *r, struct lws *wsi, const char *path,
+		void (*answered)(struct http_req *r));
 int http_add_body(struct http_req *r, const void *in, size_t len);
 /* True once a chunked body has come whole (lws does not say so: an
  * HTTP_BODY callback must ask). A malformed one is answered 400 here. */

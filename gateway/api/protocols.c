@@ -78,12 +78,16 @@ static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_r
 		size_t len)
 {
 	switch (reason) {
-	case LWS_CALLBACK_HTTP:
-		if (http_begin(r, wsi, in))
+	case LWS_CALLBACK_HTTP: {
+		bool whole = http_begin(r, wsi, in, api_audit_answered);
+
+		api_e2b_begin(r); /* E2B's SDKs take their paths and hosts */
+		if (whole)
 			api_handle(r);
 		else
 			api_refuse_early(r); /* a body follows, unless the token is no good */
 		return 0;
+	}
 	case LWS_CALLBACK_HTTP_BODY:
 		/* refused already: what still comes is not kept */
 		if (r->have_response)
@@ -219,8 +223,9 @@ static int metrics_door(struct lws *wsi, enum lws_callback_reasons reason, void 
 
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
-		if (!http_begin(r, wsi, in))
+		if (!http_begin(r, wsi, in, api_audit_answered))
 			r->close_after = true; /* a body follows: not read */
+		api_e2b_begin(r); /* named as the API's door names them (access log) */
 		if (r->route.kind == R_METRICS)
 			api_metrics_reply(r);
 		else if (r->route.kind == R_METHOD_NOT_ALLOWED)

@@ -1,8 +1,13 @@
-/* gateway/api/routes.h: the API's URL space, parsed without I/O so it can be
- * unit-tested: method + path -> which handler, and the session id in it. */
+/* gateway/api/routes.h: the API's URL space as one table of routes
+ * (gateway/api/route_table.c): each row says a route's methods, path
+ * pattern, the right it needs, its body limit, its handler, how a parked
+ * request of it is woken, its own state and its audit events. Parsing walks
+ * the table without I/O, so it is unit-tested and fuzzed: method + path ->
+ * which route, and the ids in it. Loop thread only (the table is const). */
 #ifndef VITRINE_GATEWAY_ROUTES_H
 #define VITRINE_GATEWAY_ROUTES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define ROUTE_ID_MAX 64 /* the longest id: a template name */
@@ -12,57 +17,66 @@
 
 enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
 
+/* Every kind of request, with its name (a metrics label, the access log's
+ * "route"). What each one is, its row, is in gateway/api/route_table.c;
+ * route_parse walks the rows in this order. R_E2B is set by api/e2b_api.c,
+ * never by route_parse. */
+#define ROUTE_KINDS(X)                                                                             \
+	X(R_NOT_FOUND, "not_found")                                                                \
+	X(R_METHOD_NOT_ALLOWED, "method_not_allowed")                                              \
+	X(R_HEALTH, "health")                                                                      \
+	X(R_SESSIONS_LIST, "sessions_list")                                                        \
+	X(R_SESSIONS_CREATE, "sessions_create")                                                    \
+	X(R_SESSION_GET, "session_get")                                                            \
+	X(R_SESSION_DELETE, "session_delete")                                                      \
+	X(R_SESSION_SCREENSHOT, "session_screenshot")                                              \
+	X(R_SESSION_ACTIONS, "session_actions")                                                    \
+	X(R_SESSION_CONTROL_WS, "session_control_ws")                                              \
+	X(R_SESSION_STREAM_WS, "session_stream_ws")                                                \
+	X(R_SESSION_SHARE, "session_share")                                                        \
+	X(R_ROOT, "root")                                                                          \
+	X(R_SESSION_VNC, "session_vnc")                                                            \
+	X(R_SESSION_PAUSE, "session_pause")                                                        \
+	X(R_SESSION_RESUME, "session_resume")                                                      \
+	X(R_SESSION_FORK, "session_fork")                                                          \
+	X(R_SESSION_EVENTS, "session_events")                                                      \
+	X(R_SESSION_EXEC, "session_exec")                                                          \
+	X(R_SESSION_FILES, "session_files")                                                        \
+	X(R_SESSION_EXEC_WS, "session_exec_ws")                                                    \
+	X(R_SESSION_CDP_WS, "session_cdp_ws")                                                      \
+	X(R_SESSION_CDP_VERSION, "session_cdp_version")                                            \
+	X(R_SESSION_EGRESS, "session_egress")                                                      \
+	X(R_SESSION_EGRESS_LOG, "session_egress_log")                                              \
+	X(R_SESSION_CLIPBOARD, "session_clipboard")                                                \
+	X(R_SESSION_OPEN, "session_open")                                                          \
+	X(R_SESSION_LAUNCH, "session_launch")                                                      \
+	X(R_TEMPLATES_LIST, "templates_list")                                                      \
+	X(R_TEMPLATES_CREATE, "templates_create")                                                  \
+	X(R_TEMPLATE_GET, "template_get")                                                          \
+	X(R_TEMPLATE_DELETE, "template_delete")                                                    \
+	X(R_SESSION_TOKENS, "session_tokens")                                                      \
+	X(R_SESSION_TOKEN, "session_token")                                                        \
+	X(R_SESSION_TOKEN_ROTATE, "session_token_rotate")                                          \
+	X(R_METRICS, "metrics")                                                                    \
+	X(R_USAGE, "usage")                                                                        \
+	X(R_SESSION_THUMBNAIL, "session_thumbnail")                                                \
+	X(R_SESSION_TRAJECTORY, "session_trajectory")                                              \
+	X(R_SESSION_RECORDING, "session_recording")                                                \
+	X(R_SESSION_RECORDING_START, "session_recording_start")                                    \
+	X(R_SESSION_RECORDING_STOP, "session_recording_stop")                                      \
+	X(R_SESSION_RECORDING_FRAME, "session_recording_frame")                                    \
+	X(R_SESSION_RECORDING_WEBM, "session_recording_webm")                                      \
+	X(R_KEYS, "keys")                                                                          \
+	X(R_KEY_DELETE, "key_delete")                                                              \
+	X(R_TEMPLATE_EXPORT, "template_export")                                                    \
+	X(R_TEMPLATE_IMPORT, "template_import")                                                    \
+	X(R_TEMPLATES_GC, "templates_gc")                                                          \
+	X(R_E2B, "e2b")
+
 enum route_kind {
-	R_NOT_FOUND,
-	R_METHOD_NOT_ALLOWED,
-	R_HEALTH, /* GET /healthz */
-	R_SESSIONS_LIST, /* GET /v1/sessions */
-	R_SESSIONS_CREATE, /* POST /v1/sessions */
-	R_SESSION_GET, /* GET /v1/sessions/{id} */
-	R_SESSION_DELETE, /* DELETE /v1/sessions/{id} */
-	R_SESSION_SCREENSHOT, /* GET /v1/sessions/{id}/screenshot */
-	R_SESSION_ACTIONS, /* POST /v1/sessions/{id}/actions */
-	R_SESSION_CONTROL_WS, /* GET (upgrade) /v1/sessions/{id}/control */
-	R_SESSION_STREAM_WS, /* GET (upgrade) /v1/sessions/{id}/stream (live view) */
-	R_SESSION_SHARE, /* POST|DELETE /v1/sessions/{id}/share (live view links) */
-	R_ROOT, /* GET / (live view: redirects to the web viewer) */
-	R_SESSION_VNC, /* POST|DELETE /v1/sessions/{id}/vnc (live view: VNC door) */
-	R_SESSION_PAUSE, /* POST /v1/sessions/{id}/pause */
-	R_SESSION_RESUME, /* POST /v1/sessions/{id}/resume */
-	R_SESSION_FORK, /* POST /v1/sessions/{id}/fork */
-	R_SESSION_EVENTS, /* GET /v1/sessions/{id}/events */
-	R_SESSION_EXEC, /* POST /v1/sessions/{id}/exec */
-	R_SESSION_FILES, /* GET|PUT /v1/sessions/{id}/files?path= */
-	R_SESSION_EXEC_WS, /* GET (upgrade) /v1/sessions/{id}/exec/stream */
-	R_SESSION_CDP_WS, /* GET (upgrade) /v1/sessions/{id}/cdp: the DevTools protocol */
-	R_SESSION_CDP_VERSION, /* GET /v1/sessions/{id}/cdp/json/version[/] */
-	R_SESSION_EGRESS, /* GET|PUT /v1/sessions/{id}/egress: the rules */
-	R_SESSION_EGRESS_LOG, /* GET /v1/sessions/{id}/egress/log */
-	R_SESSION_CLIPBOARD, /* GET|PUT /v1/sessions/{id}/clipboard */
-	R_SESSION_OPEN, /* POST /v1/sessions/{id}/open {url} */
-	R_SESSION_LAUNCH, /* POST /v1/sessions/{id}/launch {command, args} */
-	R_TEMPLATES_LIST, /* GET /v1/templates */
-	R_TEMPLATES_CREATE, /* POST /v1/templates */
-	R_TEMPLATE_GET, /* GET /v1/templates/{name} */
-	R_TEMPLATE_DELETE, /* DELETE /v1/templates/{name} */
-	R_SESSION_TOKENS, /* GET|POST /v1/sessions/{id}/tokens (list, mint) */
-	R_SESSION_TOKEN, /* DELETE /v1/sessions/{id}/tokens/{tid} (revoke) */
-	R_SESSION_TOKEN_ROTATE, /* POST /v1/sessions/{id}/tokens/{control|view}/rotate */
-	R_METRICS, /* GET /metrics (operator) */
-	R_USAGE, /* GET /v1/usage (operator) */
-	R_SESSION_THUMBNAIL, /* GET /v1/sessions/{id}/thumbnail (a viewer's preview) */
-	R_SESSION_TRAJECTORY, /* GET /v1/sessions/{id}/trajectory (a tar) */
-	R_SESSION_RECORDING, /* GET /v1/sessions/{id}/recording: the timeline */
-	R_SESSION_RECORDING_START, /* POST /v1/sessions/{id}/recording/start */
-	R_SESSION_RECORDING_STOP, /* POST /v1/sessions/{id}/recording/stop */
-	R_SESSION_RECORDING_FRAME, /* GET /v1/sessions/{id}/recording/frames/{i} (i in sub) */
-	R_SESSION_RECORDING_WEBM, /* GET /v1/sessions/{id}/recording.webm */
-	R_KEYS, /* GET|POST /v1/keys: the operator's API keys (list, make) */
-	R_KEY_DELETE, /* DELETE /v1/keys/{id} (revoke) */
-	R_TEMPLATE_EXPORT, /* GET /v1/templates/{name}/export */
-	R_TEMPLATE_IMPORT, /* POST /v1/templates/import?name=N */
-	R_TEMPLATES_GC, /* POST /v1/templates/gc?older_than_s=N */
-	R_E2B, /* E2B's SDKs: set by api/e2b_api.c, never by route_parse */
+#define ROUTE_KIND_ENUM(kind, name) kind,
+	ROUTE_KINDS(ROUTE_KIND_ENUM)
+#undef ROUTE_KIND_ENUM
 };
 #define R_KIND_COUNT (R_E2B + 1)
 
@@ -75,16 +89,89 @@ struct route {
 	char sub[ROUTE_SUB_MAX + 1]; /* R_SESSION_TOKEN*: the token's id; a frame's number */
 };
 
-/* Parses path (no query string) for method. An id is [A-Za-z0-9_-], 1 to
- * ROUTE_SESSION_ID_MAX characters for a session, ROUTE_ID_MAX for a
- * template; anything else is R_NOT_FOUND. (Session ids are only [a-z0-9],
- * 17 or more: other ids of the right length name no session and are
- * refused later, as an unknown session is.) A known path with the wrong method is
- * R_METHOD_NOT_ALLOWED. This function can't fail. */
-struct route route_parse(enum route_method method, const char *path);
+/* A row's methods: a set of 1u << M_*. */
+#define ROUTE_GET (1u << M_GET)
+#define ROUTE_POST (1u << M_POST)
+#define ROUTE_DELETE (1u << M_DELETE)
+#define ROUTE_PUT (1u << M_PUT)
+
+/* A row's right, besides the AUTH_R_* bits (gateway/core/auth.h) a token
+ * must hold: answered to anyone, without a token; the operator key itself
+ * (an API key has its rights but is refused); or checked by the route
+ * itself (E2B's keys and envd's tokens). */
+#define ROUTE_NO_TOKEN (1u << 24)
+#define ROUTE_OPERATOR_KEY (1u << 25)
+#define ROUTE_OWN_AUTH (1u << 26)
+
+/* A row's audit event for a method that changes nothing worth an entry
+ * (NULL there would be a row that forgot to say). */
+#define ROUTE_NO_AUDIT ""
+
+struct http_req;
+struct sess;
+
+/* One route. Its pattern is the path, literal but for placeholders copied
+ * into struct route: {id} a session id (1..ROUTE_SESSION_ID_MAX id
+ * characters, into id), {name} a template's and {key} an API key's
+ * (1..ROUTE_ID_MAX, into id), {tid} a token's (1..ROUTE_SUB_MAX, into
+ * sub), {n} a number (1..9 digits, into sub); a pattern ending in "/?"
+ * takes the path with or without its last slash. A row without a pattern
+ * is no path of the API's (not found, not allowed, E2B's). */
+struct route_def {
+	unsigned methods; /* ROUTE_GET | ... */
+	const char *pattern;
+	/* AUTH_R_* needed (or ROUTE_* above); right_of: a method's own, when
+	 * it differs (0: right) */
+	unsigned right, right_of[M_OTHER];
+	size_t body_max; /* the largest request body kept (413 past it) */
+	size_t (*body_max_of)(const struct http_req *r); /* or this says */
+	/* Called when the token is known to be something, before a body comes
+	 * (a template import takes its body as it comes), or NULL. */
+	void (*begin)(struct http_req *r);
+	/* Called instead of the usual token check before a body (E2B's), or NULL. */
+	void (*refuse_early)(struct http_req *r);
+	/* Answers the request (its body, if any, is in). */
+	void (*handle)(struct http_req *r);
+	/* A request parked on session s (api_wait, api_watch) was woken or
+	 * timed out: answers, or keeps waiting. NULL: the session's JSON once
+	 * it is not busy. */
+	void (*resume)(struct http_req *r, struct sess *s, bool timed_out);
+	/* The route's own state (http_route_state): its size, and what
+	 * releases what it holds before it is freed (or NULL). */
+	size_t state_size;
+	void (*state_release)(void *state);
+	/* Releases what the route keeps in r itself (E2B's), or NULL. */
+	void (*release)(struct http_req *r);
+	/* The audit event of an answered request, by method (ROUTE_NO_AUDIT:
+	 * none); or audit_of, which says (E2B's). */
+	const char *audit[M_OTHER];
+	const char *(*audit_of)(const struct http_req *r);
+};
+
+/* Indexed by kind; every kind has a row. */
+extern const struct route_def route_table[R_KIND_COUNT];
 
 /* Each kind's name (a metrics label: "session_screenshot", ...), index =
  * kind, R_KIND_COUNT of them. */
 extern const char *const route_kind_names[R_KIND_COUNT];
+
+/* Parses path (no query string) for method by walking route_table: the
+ * first row whose pattern takes the path and whose methods include
+ * method. An id is [A-Za-z0-9_-] of the lengths above; anything else is
+ * R_NOT_FOUND. (Session ids are only [a-z0-9], 17 or more: other ids of the
+ * right length name no session and are refused later, as an unknown session
+ * is.) A known path with the wrong method is R_METHOD_NOT_ALLOWED, with the
+ * ids of the first row that takes the path. This function can't fail. */
+struct route route_parse(enum route_method method, const char *path);
+
+/* Whether pattern takes path; its placeholders' values into *out (kind
+ * untouched) when it does. Pure. */
+bool route_pattern_match(const char *pattern, const char *path, struct route *out);
+
+/* Whether kind's path names a session ({id}). */
+bool route_names_session(enum route_kind kind);
+
+/* The AUTH_R_* bits (with ROUTE_* flags) kind needs for method. */
+unsigned route_right(enum route_kind kind, enum route_method method);
 
 #endif
