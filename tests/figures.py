@@ -116,14 +116,17 @@ def main():
                                   "  (" + " ".join(os.path.basename(c) for c in comp) + ")"
                                   if size > 1 else ""))
 
-    enum = re.search(r"enum route_kind \{(.*?)\};", SRC.get("api/routes.h", ""), re.S)
-    kinds = re.findall(r"\bR_[A-Z0-9_]+", enum.group(1)) if enum else []
+    routes_h = SRC.get("api/routes.h", "")
+    enum = re.search(r"enum route_kind \{(.*?)\};", routes_h, re.S)
+    # The kinds: the enum's members, or the X-macro list it is made from.
+    kinds = re.findall(r"\bX\((R_[A-Z0-9_]+)", routes_h) or (
+        re.findall(r"\bR_[A-Z0-9_]+", enum.group(1)) if enum else [])
     cases = Counter()
     for rel, text in SRC.items():
         n = len(re.findall(r"\bcase R_[A-Z0-9_]+\s*:", text))
         if n:
             cases[rel] = n
-    print("\nroute kinds: %d in enum route_kind; `case R_...:` labels in %d files (%d labels)"
+    print("\nroute kinds: %d; `case R_...:` labels in %d files (%d labels)"
           % (len(kinds), len(cases), sum(cases.values())))
     for rel, n in sorted(cases.items()):
         print("  %-28s %3d" % (rel, n))
