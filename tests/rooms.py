@@ -7,7 +7,9 @@ the include arrows between them, the largest cycle of modules (a strongly
 connected component), the arrows inside cycles (each runs "back up" somewhere),
 and, where gateway/ has sub-folders, the arrows between rooms that the
 ```rooms``` block of docs/architecture.md does not allow and any cycle of
-rooms. Exit 1 when a room rule is broken or rooms form a cycle; 0 otherwise.
+rooms, and any include circle inside a room of more than 3 modules. Exit 1
+when a room rule is broken, rooms form a cycle or a room holds such a circle;
+0 otherwise.
 
 Run it on any checkout: python3 tests/rooms.py [REPO_DIR] (also on an old
 commit: git worktree add /tmp/old REV && python3 tests/rooms.py /tmp/old).
@@ -114,6 +116,14 @@ for r in rooms:
 if "." in set(modules.values()):
     bad += 1
     print("files directly in gateway/: every file belongs to a room")
+# Inside a room, includes may go both ways between a few modules, no more.
+MAX_CIRCLE = 3
+for c in cycles:
+    inside = {modules[m] for m in c}
+    if len(inside) == 1 and len(c) > MAX_CIRCLE:
+        bad += 1
+        print(f"include circle of {len(c)} modules inside {inside.pop()} (at most {MAX_CIRCLE}): "
+              f"{' '.join(c)}")
 
 # Rooms form a cycle?
 rgraph = {}
