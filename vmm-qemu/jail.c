@@ -436,11 +436,19 @@ int vmm_jail_report(char *out, size_t len)
 					dirs[i] = cg.dirs[i];
 				vmm_cgroup_remove(dirs, cg.n_dirs);
 			} else {
+				/* Without cgroups guests run unbounded; a cgroup that
+				 * cannot be made fails every guest's start. */
 				pthread_mutex_lock(&config_lock);
-				snprintf(cgroup_note, sizeof(cgroup_note),
-					 "no cgroup per guest: %.200s; guests' memory, CPU and "
-					 "processes are not bounded apart",
-					 why);
+				if (rc == -ENOTSUP)
+					snprintf(cgroup_note, sizeof(cgroup_note),
+						 "no cgroup per guest: %.200s; guests' memory, CPU "
+						 "and processes are not bounded apart",
+						 why);
+				else
+					snprintf(cgroup_note, sizeof(cgroup_note),
+						 "a guest's cgroup cannot be made: %.200s; guests "
+						 "will fail to start",
+						 why);
 				pthread_mutex_unlock(&config_lock);
 			}
 		}
