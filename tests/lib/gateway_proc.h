@@ -28,8 +28,9 @@ int gateway_proc_restart(struct gateway_proc *g, const char *const *extra_args);
 /* Sends sig to the server and reaps it, leaving its dirs (and guests) as
  * they are. Returns its wait status, or -1. */
 int gateway_proc_kill(struct gateway_proc *g, int sig);
-/* How long a stop waits for the server to exit (the longest bounded wait
- * of its shutdown is 60 s, draining jobs). */
+/* How long a stop waits for the server to exit: more than any one of its
+ * shutdown's bounded waits (60 s draining jobs), bar the drain of pauses
+ * to disk under --on-stop pause, which tests do not wait on. */
 #define GATEWAY_PROC_STOP_S 120
 /* SIGTERMs and reaps the server; returns its exit status (or -1), and
  * removes its key file, run base and state dir. A server still running
