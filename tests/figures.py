@@ -25,6 +25,9 @@ import re
 import sys
 from collections import Counter
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import include_graph  # noqa: E402
+
 repo = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
 gw = os.path.join(repo, "gateway")
 
@@ -41,55 +44,16 @@ def sources():
 SRC = dict(sources())
 
 
-def module(rel):
-    m = rel[:-2]
-    return m[:-4] if m.endswith("_int") else m
-
-
 def largest_cycles():
-    inc = re.compile(r'#include\s+"gateway/([^"]+)"')
-    edges = {}
-    for rel, text in SRC.items():
-        a = module(rel)
-        for m in inc.finditer(text):
-            b = module(m.group(1))
-            if b != a and os.path.dirname(a) == os.path.dirname(b):
-                edges.setdefault(a, set()).add(b)
-    mods = sorted({module(r) for r in SRC})
-    index, low, on, stack, out, n = {}, {}, set(), [], [], [0]
-
-    def strong(v):
-        index[v] = low[v] = n[0]
-        n[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(edges.get(v, ())):
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            out.append(comp)
-
-    sys.setrecursionlimit(10000)
-    for v in mods:
-        if v not in index:
-            strong(v)
+    """Per room, its largest include circle (arrows inside the room only)."""
+    modules, edges = include_graph.read(gw)
+    inside = {(a, b) for a, b in edges if modules[a] == modules.get(b)}
     best = {}
-    for comp in out:
-        room = os.path.dirname(comp[0]) or "."
+    for comp in include_graph.components(modules, inside):
+        room = modules[comp[0]]
         if len(comp) > len(best.get(room, [])):
             best[room] = comp
-    rooms = sorted({os.path.dirname(m) or "." for m in mods})
-    return [(r, sorted(best.get(r, [None]))) for r in rooms]
+    return [(r, best.get(r, [None])) for r in sorted(set(modules.values()))]
 
 
 def struct_fields(text, name):

@@ -18,61 +18,13 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import include_graph  # noqa: E402
+
 repo = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
 gw = os.path.join(repo, "gateway")
-inc = re.compile(r'#include\s+"gateway/([^"]+)"')
-
-modules = {}  # "api/http" -> room
-edges = set()  # (from module, to module)
-for root, _, files in os.walk(gw):
-    for f in sorted(files):
-        if not f.endswith((".c", ".h")):
-            continue
-        rel = os.path.relpath(os.path.join(root, f), gw)
-        mod = rel[:-2]
-        if mod.endswith("_int"):  # a private header is part of its module
-            mod = mod[:-4]
-        room = os.path.dirname(rel) or "."
-        modules[mod] = room
-        with open(os.path.join(root, f), errors="replace") as fh:
-            for m in inc.finditer(fh.read()):
-                dst = m.group(1)[:-2]
-                dst = dst[:-4] if dst.endswith("_int") else dst
-                if dst != mod:
-                    edges.add((mod, dst))
-
-graph = {m: sorted(d for s, d in edges if s == m) for m in modules}
-
-# Tarjan's strongly connected components.
-index, low, on, stack, sccs, counter = {}, {}, set(), [], [], [0]
-
-
-def strong(v):
-    index[v] = low[v] = counter[0]
-    counter[0] += 1
-    stack.append(v)
-    on.add(v)
-    for w in graph.get(v, ()):
-        if w not in index:
-            strong(w)
-            low[v] = min(low[v], low[w])
-        elif w in on:
-            low[v] = min(low[v], index[w])
-    if low[v] == index[v]:
-        comp = []
-        while True:
-            w = stack.pop()
-            on.discard(w)
-            comp.append(w)
-            if w == v:
-                break
-        sccs.append(sorted(comp))
-
-
-sys.setrecursionlimit(10000)
-for v in sorted(modules):
-    if v not in index:
-        strong(v)
+modules, edges = include_graph.read(gw)  # {"api/http": room}, {(from, to)}
+sccs = include_graph.components(modules, edges)
 cycles = [c for c in sccs if len(c) > 1]
 comp_of = {m: i for i, c in enumerate(sccs) for m in c}
 in_cycles = [(s, d) for s, d in edges if comp_of.get(s) == comp_of.get(d)]
