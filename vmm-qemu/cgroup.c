@@ -325,7 +325,7 @@ static int create_v1(const char *name, const struct vmm_cgroup_limits *lim, stru
 	return 0;
 }
 
-static void remove_cg(struct vmm_cgroup *cg)
+void vmm_cgroup_release(struct vmm_cgroup *cg)
 {
 	const char *dirs[VMM_JAIL_MAX_CGROUPS];
 
@@ -344,10 +344,10 @@ int vmm_cgroup_create(const char *name, const struct vmm_cgroup_limits *lim, str
 	memset(out, 0, sizeof(*out));
 	rc = create_v2(name, lim, out, why2, sizeof(why2));
 	if (rc == -ENOTSUP && v2_override()) {
-		remove_cg(out);
+		vmm_cgroup_release(out);
 		errf(err, errlen, "%s", why2[0] ? why2 : "cgroup v2: no memory and pids here");
 	} else if (rc == -ENOTSUP) {
-		remove_cg(out);
+		vmm_cgroup_release(out);
 		memset(out, 0, sizeof(*out));
 		rc = create_v1(name, lim, out, err, errlen);
 		if (rc == -ENOTSUP && why2[0])
@@ -356,7 +356,7 @@ int vmm_cgroup_create(const char *name, const struct vmm_cgroup_limits *lim, str
 		errf(err, errlen, "%s", why2);
 	}
 	if (rc < 0)
-		remove_cg(out);
+		vmm_cgroup_release(out);
 	return rc;
 }
 

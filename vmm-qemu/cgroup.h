@@ -61,6 +61,10 @@ int vmm_cgroup_create(const char *name, const struct vmm_cgroup_limits *lim, str
  * processes go. Best effort; this function can't fail. */
 void vmm_cgroup_remove(const char *const dirs[], size_t n);
 
+/* vmm_cgroup_remove for the dirs of cg (as vmm_cgroup_create filled it),
+ * which then holds none. */
+void vmm_cgroup_release(struct vmm_cgroup *cg);
+
 /* Removes the cgroup `name` where it is empty, in every hierarchy it may
  * be in: for a run dir swept because its owner died (sweep.c) before it
  * removed its guest's cgroup. Never kills. Best effort. */

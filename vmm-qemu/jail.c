@@ -264,6 +264,23 @@ static bool mntns_works(void)
 			ns_note[1], sizeof(ns_note[1]));
 }
 
+/* Notes what a cgroup that could not be made (rc, why) means for guests:
+ * without cgroups (-ENOTSUP) they run unbounded; else every guest's start
+ * fails. */
+static void note_cgroup(int rc, const char *why)
+{
+	pthread_mutex_lock(&config_lock);
+	if (rc == -ENOTSUP)
+		snprintf(cgroup_note, sizeof(cgroup_note),
+			 "no cgroup per guest: %.200s; guests' memory, CPU and processes are not "
+			 "bounded apart",
+			 why);
+	else
+		snprintf(cgroup_note, sizeof(cgroup_note),
+			 "a guest's cgroup cannot be made: %.200s; guests will fail to start", why);
+	pthread_mutex_unlock(&config_lock);
+}
+
 /* Is path dir itself or below it? */
 static bool under(const char *path, const char *dir)
 {
@@ -359,12 +376,7 @@ int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl
 				      &lim);
 		rc = vmm_cgroup_create(name, &lim, &out->cg, why, sizeof(why));
 		if (rc == -ENOTSUP) {
-			pthread_mutex_lock(&config_lock);
-			snprintf(cgroup_note, sizeof(cgroup_note),
-				 "no cgroup per guest: %.200s; guests' memory, CPU and processes "
-				 "are not bounded apart",
-				 why);
-			pthread_mutex_unlock(&config_lock);
+			note_cgroup(rc, why);
 		} else if (rc < 0) {
 			snprintf(err, errlen, "%s", why);
 			vmm_guest_jail_release(out);
@@ -396,12 +408,7 @@ void vmm_guest_jail_view(const struct vmm_guest_jail *j, struct vmm_jail *out)
 
 void vmm_guest_jail_release(struct vmm_guest_jail *j)
 {
-	const char *dirs[VMM_JAIL_MAX_CGROUPS];
-
-	for (size_t i = 0; i < j->cg.n_dirs; i++)
-		dirs[i] = j->cg.dirs[i];
-	vmm_cgroup_remove(dirs, j->cg.n_dirs);
-	j->cg.n_dirs = 0;
+	vmm_cgroup_release(&j->cg);
 	if (j->lease_fd >= 0)
 		close(j->lease_fd);
 	j->lease_fd = -1;
@@ -428,29 +435,10 @@ int vmm_jail_report(char *out, size_t len)
 		vmm_cgroup_limits_for(64, 1, 0, &lim);
 		if (!cfg.no_cgroup) {
 			int rc = vmm_cgroup_create(name, &lim, &cg, why, sizeof(why));
-
-			if (rc == 0) {
-				const char *dirs[VMM_JAIL_MAX_CGROUPS];
-
-				for (size_t i = 0; i < cg.n_dirs; i++)
-					dirs[i] = cg.dirs[i];
-				vmm_cgroup_remove(dirs, cg.n_dirs);
-			} else {
-				/* Without cgroups guests run unbounded; a cgroup that
-				 * cannot be made fails every guest's start. */
-				pthread_mutex_lock(&config_lock);
-				if (rc == -ENOTSUP)
-					snprintf(cgroup_note, sizeof(cgroup_note),
-						 "no cgroup per guest: %.200s; guests' memory, CPU "
-						 "and processes are not bounded apart",
-						 why);
-				else
-					snprintf(cgroup_note, sizeof(cgroup_note),
-						 "a guest's cgroup cannot be made: %.200s; guests "
-						 "will fail to start",
-						 why);
-				pthread_mutex_unlock(&config_lock);
-			}
+			if (rc < 0)
+				note_cgroup(rc, why);
+			else
+				vmm_cgroup_release(&cg);
 		}
 	}
 	out[0] = '\0';
