@@ -57,17 +57,9 @@ int encode_pool_cancel(struct encode_pool *p, void *ud)
 	return work_queue_cancel((struct work_queue *)p, ud);
 }
 
-void encode_pool_stats(struct encode_pool *p, struct encode_pool_stats *out)
+void encode_pool_stats(struct encode_pool *p, struct work_queue_stats *out)
 {
-	struct work_queue_stats st;
-
-	work_queue_stats((struct work_queue *)p, &st);
-	out->queued = st.queued;
-	out->running = st.running;
-	out->finished = st.finished;
-	out->submitted = st.submitted;
-	out->rejected = st.rejected;
-	out->cancelled = st.cancelled;
+	work_queue_stats((struct work_queue *)p, out);
 }
 
 void encode_pool_destroy(struct encode_pool *p)

@@ -49,13 +49,6 @@ typedef work_queue_work_fn encode_pool_work_fn;
 /* Runs on the owner thread: status 0 (work ran) or -ECANCELED (it never will). */
 typedef work_queue_done_fn encode_pool_done_fn;
 
-struct encode_pool_stats {
-	int queued; /* waiting for a worker */
-	int running; /* on a worker now */
-	int finished; /* work done, waiting for encode_pool_reap */
-	uint64_t submitted, rejected, cancelled; /* so far: accepted, -EBUSY, -ECANCELED */
-};
-
 /* Starts threads (1..ENCODE_POOL_MAX_THREADS) workers taking at most
  * max_jobs jobs at once (queued, running and finished but not reaped;
  * >= 1). wake is called from a worker when a finished job waits for reap
@@ -91,8 +84,9 @@ int encode_pool_reap(struct encode_pool *p);
  * Owner thread. */
 int encode_pool_cancel(struct encode_pool *p, void *ud);
 
-/* The pool's counts, as of now (for metrics and tests). Any thread. */
-void encode_pool_stats(struct encode_pool *p, struct encode_pool_stats *out);
+/* The pool's counts (work_queue.h's), as of now (for metrics and tests).
+ * Any thread. */
+void encode_pool_stats(struct encode_pool *p, struct work_queue_stats *out);
 
 /* Stops the pool: waits for the jobs on workers to finish (their work is
  * not interrupted), then, on this thread, calls done(ud, 0) for every

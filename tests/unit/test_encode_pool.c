@@ -210,7 +210,7 @@ static void test_many_jobs(void **state)
 	enum { N = 2000 };
 	struct display_frame *b, *a = frame_pair(&b);
 	struct encode_pool *p;
-	struct encode_pool_stats st;
+	struct work_queue_stats st;
 	int submitted = 0, reaped = 0, busy = 0;
 
 	(void)state;
@@ -285,7 +285,7 @@ static struct job gated(int id, atomic_bool *gate)
 /* Waits until the pool's counts say running == n. */
 static void wait_running(struct encode_pool *p, int n)
 {
-	struct encode_pool_stats st;
+	struct work_queue_stats st;
 	int64_t until = now_ms() + 5000;
 
 	do {
@@ -372,7 +372,7 @@ static void test_cancel_queued_only(void **state)
 	assert_int_equal(atomic_load(&b.ran), 2);
 	assert_int_equal(a.done_calls, 3);
 	{
-		struct encode_pool_stats st;
+		struct work_queue_stats st;
 
 		encode_pool_stats(p, &st);
 		assert_int_equal(st.cancelled, 3);
@@ -392,7 +392,7 @@ static void test_destroy_with_jobs_everywhere(void **state)
 {
 	atomic_bool gate = false;
 	struct encode_pool *p;
-	struct encode_pool_stats st;
+	struct work_queue_stats st;
 	pthread_t opener;
 	struct job *fin[3], *run[2], *queued[10];
 	int64_t t0;
@@ -485,7 +485,7 @@ static void test_submit_during_destroy(void **state)
 {
 	struct encode_pool *p;
 	struct job j = { .id = 7, .chain_left = 1 };
-	struct encode_pool_stats st;
+	struct work_queue_stats st;
 
 	(void)state;
 	fresh();
@@ -597,7 +597,7 @@ static void test_owner_share(void **state)
 	/* Only one of B's ran at all, and it is still at its gate. */
 	{
 		int started = 0;
-		struct encode_pool_stats st;
+		struct work_queue_stats st;
 
 		for (int i = 0; i < 4; i++)
 			started += b[i].done_calls;
