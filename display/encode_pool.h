@@ -37,7 +37,6 @@
 #include "common/work_queue.h"
 #include "display/stream_encode.h"
 
-
 #define ENCODE_POOL_MAX_THREADS WORK_QUEUE_MAX_THREADS
 
 struct encode_pool;
