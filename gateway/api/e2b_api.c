@@ -244,6 +244,10 @@ static void poll_sess(lws_sorted_usec_list_t *sul)
 		struct e2b_sandbox *sb = e2b_sandbox_of(s);
 		const char *which;
 
+		if (r->e2b_was_running) {
+			http_reply_json(r, 200, sandbox_json(s, sb, true));
+			return;
+		}
 		if (sb && (r->e2b.kind == E2B_CREATE || !sess_deadline(s, &which)))
 			sess_set_timeout(s, sb->timeout_s);
 		http_reply_json(r, 201, sandbox_json(s, sb, true));
@@ -254,12 +258,17 @@ again:
 	lws_sul_schedule(r->gw->ctx, 0, &r->sul_ticket, poll_sess, POLL_US);
 }
 
-static void wait_for(struct http_req *r, struct sess *s)
+static void wait_up_to(struct http_req *r, struct sess *s, int wait_ms)
 {
 	snprintf(r->e2b_wait_id, sizeof(r->e2b_wait_id), "%s", s ? s->id : "");
-	r->wait_until_ms = fs_now_ms() + WAIT_MS;
-	api_hold(r, WAIT_MS / 1000 + 10);
+	r->wait_until_ms = fs_now_ms() + wait_ms;
+	api_hold(r, wait_ms / 1000 + 10);
 	poll_sess(&r->sul_ticket);
+}
+
+static void wait_for(struct http_req *r, struct sess *s)
+{
+	wait_up_to(r, s, WAIT_MS);
 }
 
 /* ---- the calls ---- */
@@ -435,8 +444,17 @@ static void connect_sandbox(struct http_req *r)
 			e2b_sandbox_save(sb);
 		}
 	}
-	if (s->state == SESS_READY && !s->job) {
+	/* A sandbox answers once its commands would run: one adopted by a
+	 * gateway just started connects to its agent on a thread of its own,
+	 * and a process started before that link is up is refused. */
+	if (s->state == SESS_READY && !s->job && agent_up(s)) {
 		http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), true));
+		return;
+	}
+	if (s->state == SESS_READY && !s->job) {
+		/* no longer than an exec waits for the link */
+		r->e2b_was_running = true;
+		wait_up_to(r, s, SESS_AGENT_WAIT_MS);
 		return;
 	}
 	if (s->state == SESS_PAUSED && !s->job && sess_resume(s, &e) < 0) {

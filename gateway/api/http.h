@@ -79,6 +79,7 @@ struct http_req {
 	char e2b_sandbox[E2B_ID_MAX];
 	int e2b_live_port; /* E2B_LIVE_*: the Host's port */
 	char e2b_wait_id[SESS_ID_MAX];
+	bool e2b_was_running; /* a connect waits for a running sandbox's agent */
 	struct e2b_stream *e2b_stream;
 	int e2b_fs; /* a filesystem call under way: 1 + its enum e2b_fs_call, else 0 */
 	/* A body taken as it comes instead of kept in body (a template

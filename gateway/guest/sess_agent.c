@@ -2,6 +2,7 @@
 #include "gateway/guest/sess_agent.h"
 
 #include "common/log.h"
+#include "common/test_hook.h"
 #include "common/timedwait.h"
 
 #include <errno.h>
@@ -46,12 +47,26 @@ static void adopt_link(struct sess_agent *a, struct agent_link *l)
 	agent_link_on_violation(l, on_violation, a);
 }
 
+/* The test hook VITRINE_TEST_AGENT_LATE_MS=N (docs/vmm.md): a connector
+ * with no link yet waits N ms (at most a minute) before its first attempt,
+ * so that tests can show that nothing counts on the link being up at once
+ * (a gateway just started adopts its guests with none). Called under mu. */
+static void late_hook(struct sess_agent *a)
+{
+	long ms = test_hook_get("VITRINE_TEST_AGENT_LATE_MS", 60000);
+	struct timespec t = timedwait_deadline((int)ms);
+
+	while (ms && !a->stop && !a->link && pthread_cond_timedwait(&a->cv, &a->mu, &t) == 0) {
+	}
+}
+
 static void *connector(void *arg)
 {
 	struct sess_agent *a = arg;
 	bool said = false;
 
 	pthread_mutex_lock(&a->mu);
+	late_hook(a);
 	while (!a->stop) {
 		struct agent_link *l = a->link;
 		char err[256];

@@ -388,9 +388,15 @@ test('the older SDK (2.45) creates through the v1 path, runs, and kills', async 
 
 test('a gateway killed and started again keeps the sandbox: metadata, envVars, template; connect gets an envd token', async () => {
   const id = sbx.sandboxId;
-  g = await restartGateway(g);
+  // Its agent link comes up 3 s late, after the adoption has ended:
+  // connect answers once commands would run.
+  g = await restartGateway(g, { VITRINE_TEST_AGENT_LATE_MS: '3000' });
   process.env.E2B_API_URL = g.base;
   process.env.E2B_SANDBOX_URL = g.base;
+  const adopted = await fetch(`${g.base}/v1/sessions/${id}?wait=ready`,
+    { headers: { Authorization: 'Bearer ' + g.key } });
+  assert.equal(adopted.status, 200);
+  assert.equal((await adopted.json()).busy, undefined, 'adopted');
   const mine = await Sandbox.list({ query: { metadata: { run: String(process.pid) } } }).nextItems();
   assert.deepEqual(mine.map((s) => s.sandboxId), [id]);
   assert.equal(mine[0].metadata.suite, 'e2b-sdk');

@@ -18,20 +18,21 @@ export async function startGateway(name, args = [], opts = {}) {
 
 // Kills the gateway with SIGKILL and starts a new one on the same key,
 // state dir and run base (docs/durability.md): its sessions come back.
-export async function restartGateway(g) {
+// env: variables of the new gateway's own (test hooks).
+export async function restartGateway(g, env = {}) {
   g.proc.kill('SIGKILL');
   while (g.proc.exitCode === null && g.proc.signalCode === null)
     await new Promise((r) => setTimeout(r, 50));
-  return spawnGateway(g);
+  return spawnGateway({ ...g, env });
 }
 
-async function spawnGateway({ dir, runBase, args }) {
+async function spawnGateway({ dir, runBase, args, env = {} }) {
   const bin = process.env.VITRINE_BIN || 'build/vitrine';
   // Its own state dir, and its guests go with it when it stops (SIGTERM).
   const proc = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--api-key-file', join(dir, 'key'),
     '--state-dir', join(dir, 'state'), '--on-stop', 'kill', ...args], {
     // The gateway makes its run base itself (QEMU's own user must reach it).
-    env: { ...process.env, VITRINE_RUN: runBase },
+    env: { ...process.env, VITRINE_RUN: runBase, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise((resolve, reject) => {
