@@ -1,12 +1,9 @@
 /* gateway/session/job.c: see job.h. */
-#include "gateway/session/job.h"
+#include "gateway/session/job_int.h"
 
 #include "common/fsutil.h"
 #include "common/log.h"
-#include "vmm-qemu/accel.h"
-#include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/guest_prep.h"
-#include "vmm-qemu/migrate.h"
 #include "vmm-qemu/qga_client.h"
 #include "vmm-qemu/vm_find.h"
 
@@ -19,35 +16,16 @@
 
 static atomic_int running;
 
-/* How long a booting guest may take to say it is ready. */
-#define BOOT_READY_TIMEOUT_MS (600 * 1000)
 /* Screenshots then need no round trip to QEMU (see action/run.c). */
 #define KEEP_FRESH_MS 30
 
-const char *job_kind_name(enum job_kind kind)
+const char *job_kind_name(const struct job_kind *kind)
 {
-	switch (kind) {
-	case JOB_BOOT:
-		return "booting";
-	case JOB_RESTORE:
-		return "restoring";
-	case JOB_PAUSE_MEMORY:
-	case JOB_PAUSE_DISK:
-		return "pausing";
-	case JOB_RESUME_MEMORY:
-	case JOB_RESUME_DISK:
-		return "resuming";
-	case JOB_FORK:
-		return "forking";
-	case JOB_DISPOSE:
-		return "disposing";
-	case JOB_ADOPT:
-		return "adopting";
-	case JOB_SAVE:
-		return "saving";
-	}
-	return "busy";
+	return kind->busy;
 }
+
+/* Freeing the job is its work (job_free): never a session's. */
+const struct job_kind job_kind_dispose = { .busy = "disposing", .metrics_op = -1 };
 
 struct job_ticket {
 	atomic_int refs;
@@ -142,8 +120,7 @@ void job_progress(struct job *j, struct progress *out)
 	pthread_mutex_unlock(&j->mu);
 }
 
-/* The job thread: j's guest start is in phase ph from now on. */
-static void job_phase(struct job *j, enum progress_phase ph)
+void job_phase(struct job *j, enum progress_phase ph)
 {
 	pthread_mutex_lock(&j->mu);
 	progress_enter(&j->progress, ph, fs_now_ms());
@@ -156,7 +133,7 @@ static void on_vmm_step(void *ud, enum vmm_step step)
 	job_phase(ud, progress_of_step(step));
 }
 
-struct job *job_new(enum job_kind kind, struct lws_context *ctx)
+struct job *job_new(const struct job_kind *kind, struct lws_context *ctx)
 {
 	struct job *j = calloc(1, sizeof(*j));
 
@@ -211,7 +188,7 @@ void job_free(struct job *j)
 		return;
 	}
 	/* Quitting a QEMU takes up to seconds: a job thread does it. */
-	j->kind = JOB_DISPOSE;
+	j->kind = &job_kind_dispose;
 	j->orphaned = true;
 	j->done = false;
 	if (job_start(j) < 0)
@@ -225,7 +202,7 @@ void job_dispose(struct vmm_vm *vm, struct display_mirror *mirror, const char *c
 
 	if (!vm && !mirror && !(ckpt && ckpt[0]))
 		return;
-	j = job_new(JOB_DISPOSE, NULL);
+	j = job_new(&job_kind_dispose, NULL);
 	if (!j) { /* out of memory: do it here rather than leak a guest */
 		display_mirror_stop(mirror);
 		vmm_vm_destroy(vm);
@@ -247,7 +224,7 @@ void job_detach(struct vmm_vm *vm, struct display_mirror *mirror)
 
 	if (!vm && !mirror)
 		return;
-	j = job_new(JOB_DISPOSE, NULL);
+	j = job_new(&job_kind_dispose, NULL);
 	if (!j) {
 		display_mirror_stop(mirror);
 		vmm_vm_detach(vm);
@@ -261,7 +238,7 @@ void job_detach(struct vmm_vm *vm, struct display_mirror *mirror)
 
 void job_terminate(const char *run_dir)
 {
-	struct job *j = job_new(JOB_DISPOSE, NULL);
+	struct job *j = job_new(&job_kind_dispose, NULL);
 
 	if (!j)
 		return; /* its grace period ends it */
@@ -269,8 +246,7 @@ void job_terminate(const char *run_dir)
 	job_free(j);
 }
 
-/* The options for a guest j starts: supervised when the loop said so. */
-static struct vmm_vm_opts guest_opts(struct job *j)
+struct vmm_vm_opts job_guest_opts(struct job *j)
 {
 	struct vmm_vm_opts o = { 0 };
 
@@ -284,232 +260,23 @@ static struct vmm_vm_opts guest_opts(struct job *j)
 	return o;
 }
 
-/* Boots the guest, tells the loop once QEMU runs (it connects to the
- * agent meanwhile), waits for the guest's "ready" and connects its screen.
- * A session deleted meanwhile ends the wait (the guest is freed). */
-static void do_boot(struct job *j)
+void job_connect_screen(struct job *j, struct vmm_vm *vm)
 {
-	struct vmm_vm_opts opts = guest_opts(j);
-	char why[256];
-	int64_t until;
-
-	job_phase(j, PROGRESS_PREPARING); /* the accelerator's probe (cached) too */
-	j->spec.image = &j->image;
-	j->spec.url = j->url[0] ? j->url : NULL;
-	opts.page_file = j->page_path[0] ? j->page_path : NULL;
-	vmm_accel_resolve(VMM_ACCEL_AUTO, &j->image, "qemu-system-x86_64", &j->spec.accel, why,
-			  sizeof(why));
-	j->rc = vmm_vm_start(&j->spec, &opts, &j->vm, j->err, sizeof(j->err));
-	if (j->page_path[0]) {
-		unlink(j->page_path); /* vmm copied it into the run dir */
-		j->page_path[0] = '\0';
-	}
-	if (j->rc < 0)
-		return;
-	pthread_mutex_lock(&j->mu);
-	vmm_vm_socket(j->vm, VMM_SOCKET_AGENT, j->agent_path, sizeof(j->agent_path));
-	j->started = true;
-	progress_enter(&j->progress, PROGRESS_BOOTING, fs_now_ms());
-	if (!j->orphaned)
-		lws_cancel_service(j->ctx);
-	pthread_mutex_unlock(&j->mu);
-	until = fs_now_ms() + BOOT_READY_TIMEOUT_MS;
-	for (;;) {
-		j->rc = vmm_vm_wait_phase(j->vm, "ready", 200, j->err, sizeof(j->err));
-		if (j->rc != -ETIMEDOUT)
-			break;
-		if (read_flag(j, &j->orphaned))
-			return; /* freed with the job */
-		if (fs_now_ms() >= until) {
-			snprintf(j->err, sizeof(j->err), "the guest was not ready within %d s",
-				 BOOT_READY_TIMEOUT_MS / 1000);
-			return;
-		}
-	}
-	if (j->rc == 0 && j->set_layout)
-		j->rc = guest_prep_set_layout(j->vm, j->keyboard_layout, j->err, sizeof(j->err));
-	/* The mirror connects once the guest has set its screen mode: QEMU
-	 * does not tell a client that connected during boot about the
-	 * guest's resize. */
-	if (j->rc == 0) {
-		job_phase(j, PROGRESS_SCREEN);
-		j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
-	}
+	job_phase(j, PROGRESS_SCREEN);
+	j->rc = job_start_mirror(vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
 }
 
-static void do_pause_memory(struct job *j)
+bool job_orphaned(struct job *j)
 {
-	j->rc = vmm_vm_qmp(j->vm, "stop", NULL, NULL, 10000, j->err, sizeof(j->err));
+	return read_flag(j, &j->orphaned);
 }
 
-static void do_resume_memory(struct job *j)
-{
-	j->rc = vmm_vm_qmp(j->vm, "cont", NULL, NULL, 10000, j->err, sizeof(j->err));
-}
-
-/* Says what a guest's preparation noted (vmm-qemu logs nothing). */
-static void log_prep(const struct job *j, const struct guest_prep_report *rep)
+void job_log_prep(const struct job *j, const struct guest_prep_report *rep)
 {
 	if (rep->notes[0])
 		log_warn("prep", "%s: %s", j->label, rep->notes);
 	log_info("prep", "%s: page %lld ms, warm-up and clock %lld ms%s", j->label, rep->page_ms,
 		 rep->warm_ms, rep->via_agent ? " (vitrine-agent)" : "");
-}
-
-static void do_restore(struct job *j)
-{
-	struct vmm_vm_opts opts = guest_opts(j);
-	struct guest_prep prep = { .set_clock = j->has_agent,
-				   .warm = true,
-				   .keep_agent = &j->agent };
-	struct guest_prep_report rep;
-
-	job_phase(j, PROGRESS_PREPARING);
-	j->rc = vmm_template_restore(&j->tpl, &opts, &j->vm, NULL, j->err, sizeof(j->err));
-	if (j->rc < 0)
-		return;
-	if (j->has_agent && j->url[0])
-		prep.url = j->url;
-	if (j->set_layout)
-		prep.keyboard_layout = j->keyboard_layout;
-	prep.has_agent = j->has_agent;
-	job_phase(j, PROGRESS_GUEST_PREP);
-	j->rc = guest_prep_run(j->vm, &prep, &rep, j->err, sizeof(j->err));
-	log_prep(j, &rep);
-	if (j->rc == 0) {
-		job_phase(j, PROGRESS_SCREEN);
-		j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
-	}
-}
-
-static void do_pause(struct job *j)
-{
-	display_mirror_stop(j->mirror); /* nothing may watch the guest meanwhile */
-	j->mirror = NULL;
-	j->rc = vmm_checkpoint_save(j->vm, j->ckpt, VMM_CKPT_QUIT, &j->bytes, j->err,
-				    sizeof(j->err));
-	if (j->rc == 0) {
-		vmm_vm_destroy(j->vm);
-		j->vm = NULL;
-	}
-}
-
-static void do_resume(struct job *j)
-{
-	struct vmm_vm_opts opts = guest_opts(j);
-	struct guest_prep prep = { .set_clock = j->has_agent,
-				   .has_agent = j->has_agent,
-				   .keep_agent = &j->agent };
-	struct guest_prep_report rep;
-
-	job_phase(j, PROGRESS_PREPARING);
-	j->rc = vmm_checkpoint_restore(j->ckpt, &opts, &j->vm, j->err, sizeof(j->err));
-	if (j->rc < 0)
-		return;
-	fs_rm_rf(j->ckpt);
-	j->ckpt[0] = '\0';
-	/* Time went on while it was saved: best effort, as a clone's. */
-	job_phase(j, PROGRESS_GUEST_PREP);
-	if (guest_prep_run(j->vm, &prep, &rep, j->err, sizeof(j->err)) < 0)
-		log_warn("job", "resumed guest not prepared: %s", j->err);
-	log_prep(j, &rep);
-	job_phase(j, PROGRESS_SCREEN);
-	j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
-}
-
-static void do_fork(struct job *j)
-{
-	struct vmm_vm_opts opts = guest_opts(j);
-
-	job_phase(j, PROGRESS_SAVING);
-	j->rc = vmm_checkpoint_dir_new(NULL, j->ckpt, j->err, sizeof(j->err));
-	if (j->rc == 0)
-		j->rc = vmm_checkpoint_save(j->vm, j->ckpt, VMM_CKPT_KEEP_RUNNING, &j->bytes,
-					    j->err, sizeof(j->err));
-	if (j->rc == 0)
-		j->rc = vmm_checkpoint_restore(j->ckpt, &opts, &j->child, j->err, sizeof(j->err));
-	if (j->rc == 0)
-		job_phase(j, PROGRESS_SCREEN);
-	if (j->rc == 0)
-		j->rc = job_start_mirror(j->child, j->ctx, &j->mirror, j->err, sizeof(j->err));
-	if (j->ckpt[0])
-		fs_rm_rf(j->ckpt);
-	j->ckpt[0] = '\0';
-}
-
-/* The session's state for a template, as a fork's: the guest is stopped
- * while its RAM and devices are written and its disk copied, then runs on. */
-static void do_save(struct job *j)
-{
-	j->rc = vmm_checkpoint_dir_new(NULL, j->ckpt, j->err, sizeof(j->err));
-	if (j->rc == 0)
-		j->rc = vmm_checkpoint_save(j->vm, j->ckpt, VMM_CKPT_KEEP_RUNNING, &j->bytes,
-					    j->err, sizeof(j->err));
-}
-
-/* Takes over a guest an earlier gateway started: its supervisor still
- * runs it. An operation the old gateway had under way may have left it
- * stopped (a pause to disk or a fork between stop and cont): it is put
- * back as recorded, running or paused. */
-static void do_adopt(struct job *j)
-{
-	struct vmm_vm_opts opts = guest_opts(j);
-	json_t *ret = NULL;
-	const char *status;
-	bool runs;
-
-	/* A monitor connection can first carry the reply to a command the
-	 * dead gateway had sent (QEMU answers on whichever connection is
-	 * open): the stream then breaks (-EPROTO), and one new connection,
-	 * past that reply, is tried. */
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (j->vm) {
-			vmm_vm_detach(j->vm);
-			j->vm = NULL;
-		}
-		j->rc = vmm_vm_adopt(&j->adopt, &opts, &j->vm, j->err, sizeof(j->err));
-		if (j->rc == -EAGAIN) {
-			/* Its supervisor is pausing or stopping it (the grace
-			 * period ran out): the record says what became of it. */
-			vmm_identity_wait_gone(&j->adopt, 300 * 1000);
-			return;
-		}
-		/* A migration the old gateway started (a pause to disk) goes no
-		 * further; QEMU cancels it on its migration thread, and until
-		 * that is over (finish-migrate) the guest cannot run. */
-		if (j->rc == 0 && vmm_vm_qmp(j->vm, "migrate_cancel", NULL, NULL, 5000, j->err,
-					     sizeof(j->err)) == 0)
-			j->rc = vmm_migrate_settle(j->vm, 60000, j->err, sizeof(j->err));
-		if (j->rc == 0)
-			j->rc = vmm_vm_qmp(j->vm, "query-status", NULL, &ret, 10000, j->err,
-					   sizeof(j->err));
-		if (j->rc != -EPROTO)
-			break;
-		log_warn("job", "adopting %s: %s; connecting again", j->adopt.run_dir, j->err);
-	}
-	if (j->rc < 0)
-		return;
-	status = json_string_value(json_object_get(ret, "status"));
-	runs = json_is_true(json_object_get(ret, "running"));
-	if (status && (!strcmp(status, "inmigrate") || !strcmp(status, "prelaunch"))) {
-		/* A restore the old gateway had started and not finished: this
-		 * guest never ran, and is let go (job_free destroys it). */
-		snprintf(j->err, sizeof(j->err), "its guest had not finished restoring (%s)",
-			 status);
-		json_decref(ret);
-		j->rc = -EINPROGRESS;
-		return;
-	}
-	if (!j->adopt_paused && !runs)
-		j->rc = vmm_vm_qmp(j->vm, "cont", NULL, NULL, 10000, j->err, sizeof(j->err));
-	else if (j->adopt_paused && runs)
-		j->rc = vmm_vm_qmp(j->vm, "stop", NULL, NULL, 10000, j->err, sizeof(j->err));
-	if (j->rc < 0)
-		log_warn("job", "adopted guest (status %s) not put back: %s", status ? status : "?",
-			 j->err);
-	json_decref(ret);
-	if (j->rc == 0)
-		j->rc = job_start_mirror(j->vm, j->ctx, &j->mirror, j->err, sizeof(j->err));
 }
 
 /* Jobs run on threads that live as long as the process: QEMU is spawned
@@ -533,37 +300,8 @@ static void run_job(struct job *j)
 	if (j->keyboard_layout[0] && strcmp(j->keyboard_layout, VMM_KEYMAP_DEFAULT) &&
 	    !vmm_keymap_get(j->keyboard_layout, j->err, sizeof(j->err)))
 		log_warn("job", "%s", j->err);
-	switch (j->kind) {
-	case JOB_BOOT:
-		do_boot(j);
-		break;
-	case JOB_RESTORE:
-		do_restore(j);
-		break;
-	case JOB_PAUSE_MEMORY:
-		do_pause_memory(j);
-		break;
-	case JOB_RESUME_MEMORY:
-		do_resume_memory(j);
-		break;
-	case JOB_DISPOSE:
-		break; /* free_now below does it */
-	case JOB_PAUSE_DISK:
-		do_pause(j);
-		break;
-	case JOB_RESUME_DISK:
-		do_resume(j);
-		break;
-	case JOB_FORK:
-		do_fork(j);
-		break;
-	case JOB_ADOPT:
-		do_adopt(j);
-		break;
-	case JOB_SAVE:
-		do_save(j);
-		break;
-	}
+	if (j->kind->run)
+		j->kind->run(j);
 	j->ms = fs_now_ms() - t0;
 	pthread_mutex_lock(&j->mu);
 	j->done = true;

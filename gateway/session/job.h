@@ -29,55 +29,45 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-enum job_kind {
-	JOB_BOOT, /* in: spec, image, url, page_path; out: vm (ready), mirror */
-	JOB_RESTORE, /* in: tpl, url, warm; out: vm (a ready clone), mirror */
-	JOB_PAUSE_MEMORY, /* in: vm; out: vm (stopped) */
-	JOB_RESUME_MEMORY, /* in: vm (stopped); out: vm (running) */
-	JOB_PAUSE_DISK, /* in: vm, mirror, ckpt; out: vm NULL, ckpt holds the guest */
-	JOB_RESUME_DISK, /* in: ckpt; out: vm (ckpt removed on success), mirror */
-	JOB_FORK, /* in: vm; out: vm (the original, running), child and its mirror */
-	JOB_DISPOSE, /* in: whatever it holds; frees it all (always orphaned) */
-	JOB_ADOPT, /* in: adopt (a guest a gateway before this one started), adopt_paused;
-		    * out: vm (running, or stopped when adopt_paused), mirror */
-	JOB_SAVE, /* in: vm, tpl_name; out: vm (running on, or paused as it was), ckpt (its
-		   * state for template_build.h to make tpl_name of) */
-};
+/* What a job does: one of job_kind.h's kinds (session-internal), each in
+ * a file of its own; the fields below say which kinds read them. */
+struct job_kind;
 
 struct job {
-	enum job_kind kind;
+	const struct job_kind *kind;
 	/* in and out, owned by the job while it runs */
 	struct vmm_vm *vm;
-	struct vmm_vm *child; /* JOB_FORK: the copy */
+	struct vmm_vm *child; /* job_kind_fork: the copy */
 	struct display_mirror *mirror; /* the screen of the guest a job makes ready (of child
-					* for JOB_FORK); JOB_PAUSE_DISK, JOB_DISPOSE: to stop */
-	struct vmm_spec spec; /* JOB_BOOT (spec.image points at image, spec.url at url) */
-	struct vmm_image image; /* JOB_BOOT */
-	char page_path[512]; /* JOB_BOOT: the staged page, removed once QEMU has it; "" none */
-	char agent_path[PATH_MAX]; /* JOB_BOOT: the guest's agent socket, set when started */
+					* for job_kind_fork); job_kind_pause_disk, job_kind_dispose: to stop */
+	struct vmm_spec spec; /* job_boot (spec.image points at image, spec.url at url) */
+	struct vmm_image image; /* job_kind_boot */
+	char page_path[512]; /* job_kind_boot: the staged page, removed once QEMU has it; "" none */
+	char agent_path[PATH_MAX]; /* job_kind_boot: the guest's agent socket, set when started */
 	char ckpt[PATH_MAX]; /* checkpoint folder, "" for none */
-	struct vmm_template tpl; /* JOB_RESTORE */
-	char url[VMM_MAX_URL + 1]; /* JOB_RESTORE: navigate here once restored, "" stays */
+	struct vmm_template tpl; /* job_kind_restore */
+	char url[VMM_MAX_URL + 1]; /* job_kind_restore: navigate here once restored, "" stays */
 	bool has_agent; /* the guest runs qemu-ga (its clock can be set, its page driven) */
-	/* JOB_BOOT, JOB_RESTORE: the session's keyboard layout, compiled
+	/* job_kind_boot, job_kind_restore: the session's keyboard layout, compiled
 	 * (vmm_keymap_get) for its actions; set in the guest when set_layout */
 	char keyboard_layout[VMM_KEYMAP_MAX_NAME];
 	bool set_layout;
-	char child_id[SESS_ID_MAX]; /* JOB_FORK: the session that gets child */
-	char tpl_name[VMM_TEMPLATE_NAME_MAX + 1]; /* JOB_SAVE: the template being made */
-	/* JOB_SAVE: who is told at its end (a sess_saved_fn, session.h) */
+	char child_id[SESS_ID_MAX]; /* job_kind_fork: the session that gets child */
+	char tpl_name[VMM_TEMPLATE_NAME_MAX + 1]; /* job_kind_save: the template being made */
+	/* job_kind_save: who is told at its end (a sess_saved_fn, session.h) */
 	int (*saved)(struct gw *gw, const char *tpl_name, const char *ckpt, const char *err);
-	struct agent_link *agent; /* JOB_RESTORE, JOB_RESUME_DISK: the link to vitrine-agent the
+	struct agent_link
+		*agent; /* job_kind_restore, job_kind_resume_disk: the link to vitrine-agent the
 				   * guest was prepared through, for the session */
 	/* Guests this job starts are held by a supervisor (docs/durability.md)
 	 * when shim.bin is set; shim.record points at shim_record. */
 	struct vmm_shim_opts shim;
 	char shim_record[PATH_MAX];
-	struct vmm_identity adopt; /* JOB_ADOPT */
-	bool adopt_paused; /* JOB_ADOPT: the guest was paused in memory */
-	bool detach; /* JOB_DISPOSE: leave the guest running (the next gateway adopts it) */
+	struct vmm_identity adopt; /* job_kind_adopt */
+	bool adopt_paused; /* job_kind_adopt: the guest was paused in memory */
+	bool detach; /* job_kind_dispose: leave the guest running (the next gateway adopts it) */
 	char label[SESS_ID_MAX]; /* the session a guest this job starts is for, in its run dir */
-	char terminate[PATH_MAX]; /* JOB_DISPOSE: the run dir of an orphan guest to stop */
+	char terminate[PATH_MAX]; /* job_kind_dispose: the run dir of an orphan guest to stop */
 	/* results */
 	int rc;
 	char err[1024];
@@ -85,8 +75,8 @@ struct job {
 	int64_t bytes; /* checkpoint stream size */
 	/* handshake, under mu */
 	pthread_mutex_t mu;
-	bool started; /* JOB_BOOT: QEMU runs (agent_path is set); the guest still boots */
-	/* JOB_BOOT, JOB_RESTORE, JOB_RESUME_DISK, JOB_FORK (the copy's): the
+	bool started; /* job_kind_boot: QEMU runs (agent_path is set); the guest still boots */
+	/* job_kind_boot, job_kind_restore, job_kind_resume_disk, job_fork (the copy's): the
 	 * phase the guest's start is in, once job_progress_begin was called */
 	struct progress progress;
 	bool done, orphaned;
@@ -106,7 +96,7 @@ bool job_ticket_done(struct job_ticket *t);
 void job_ticket_release(struct job_ticket *t);
 
 /* A new job of kind for the loop of ctx, or NULL (out of memory). */
-struct job *job_new(enum job_kind kind, struct lws_context *ctx);
+struct job *job_new(const struct job_kind *kind, struct lws_context *ctx);
 /* Queues j for one of the job threads (which live as long as the process:
  * guests they start die with the thread that spawned them). Returns 0, or
  * -errno (j is still the caller's). */
@@ -120,14 +110,14 @@ void job_progress_begin(struct job *j, int64_t t0);
 /* A copy of j's progress, taken under its lock (any thread, while the loop
  * owns j or the thread runs it). */
 void job_progress(struct job *j, struct progress *out);
-/* JOB_BOOT: true once QEMU runs (j->agent_path can be read). */
+/* job_kind_boot: true once QEMU runs (j->agent_path can be read). */
 bool job_started(struct job *j);
 /* The session is gone: a running job frees itself when it ends, a finished
  * one is freed now (with whatever guests it holds). ticket (may be NULL)
  * is done once it has. */
 void job_orphan(struct job *j, struct job_ticket *ticket);
 /* Frees j; whatever it still holds (guests, a mirror, a checkpoint
- * folder) is handed to a JOB_DISPOSE job, so the loop never waits for a
+ * folder) is handed to a job_kind_dispose job, so the loop never waits for a
  * QEMU to quit. Accepts NULL. */
 void job_free(struct job *j);
 /* Frees vm, mirror and the checkpoint folder ckpt (each may be NULL or
@@ -152,6 +142,7 @@ int job_start_mirror(struct vmm_vm *vm, struct lws_context *ctx, struct display_
 		     char *err, size_t errlen);
 /* Waits up to timeout_ms for every job thread to end. True when none runs. */
 bool job_wait_all(int timeout_ms);
-const char *job_kind_name(enum job_kind kind);
+/* What a session is busy with while a job of kind runs ("booting"). */
+const char *job_kind_name(const struct job_kind *kind);
 
 #endif

@@ -8,6 +8,7 @@
 #include "gateway/core/metrics.h"
 #include "gateway/egress/egress.h"
 #include "gateway/guest/sess_agent.h"
+#include "gateway/session/job_kind.h"
 #include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
 #include "gateway/session/session_usage.h"
@@ -302,7 +303,7 @@ static bool check_expiry(struct sess *s)
 	struct api_error e;
 
 	/* A boot may be cut short (the job frees its guest); other jobs end first. */
-	if (!d || (s->job && s->job->kind != JOB_BOOT) || s->state == SESS_FAILED)
+	if (!d || (s->job && s->job->kind != &job_kind_boot) || s->state == SESS_FAILED)
 		return false;
 	warn = life / 2 < SESS_EXPIRY_WARNING_MS ? life / 2 : SESS_EXPIRY_WARNING_MS;
 	if (now < d - warn) {
@@ -352,7 +353,7 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 	save_screen(s);
 	/* A booting guest's agent is up long before its desktop: be linked
 	 * when it is ready. */
-	if (s->job && s->job->kind == JOB_BOOT && !s->agent && job_started(s->job))
+	if (s->job && s->job->kind == &job_kind_boot && !s->agent && job_started(s->job))
 		start_agent_at(s, s->job->agent_path, NULL);
 	if (!s->vm || s->job)
 		goto again;
@@ -370,7 +371,7 @@ again:
 static int restore_template(struct sess *s, const struct session_request *req, struct api_error *e)
 {
 	char err[2048];
-	struct job *j = job_new(JOB_RESTORE, s->gw->ctx);
+	struct job *j = job_new(&job_kind_restore, s->gw->ctx);
 	int rc;
 
 	if (!j)
@@ -459,7 +460,7 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 			      rc == -ENOENT ? "unknown_image" : "internal", err);
 		return rc;
 	}
-	if (!(j = job_new(JOB_BOOT, s->gw->ctx)))
+	if (!(j = job_new(&job_kind_boot, s->gw->ctx)))
 		return api_error_set(e, 500, "internal", "out of memory");
 	spec = &j->spec;
 	vmm_spec_defaults(spec);
@@ -720,7 +721,7 @@ void sess_destroy(struct sess *s, struct job_ticket *ticket)
 	if (s->gw->registry && (rc = registry_remove(s->gw->registry, s->id)) < 0)
 		log_error("session", "%s: cannot remove its record: %s", s->id, strerror(-rc));
 	unlink_session(s);
-	if (s->job && s->job->kind == JOB_FORK) {
+	if (s->job && s->job->kind == &job_kind_fork) {
 		struct sess *child = sess_find(s->gw, s->job->child_id);
 
 		if (child)

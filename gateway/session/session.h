@@ -188,6 +188,8 @@ typedef int (*sess_saved_fn)(struct gw *gw, const char *tpl_name, const char *ck
  * -errno with *e: 409 session_busy, session_not_running. */
 int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved,
 		       struct api_error *e);
+/* Whether s (may be NULL) is saving its state for tpl_name now. */
+bool sess_saving(const struct sess *s, const char *tpl_name);
 /* Makes the requests waiting on s look at it again. */
 void sess_wake_waiters(struct sess *s);
 /* Counts as activity for the idle timeout. */

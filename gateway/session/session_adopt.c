@@ -1,7 +1,7 @@
 /* gateway/session/session_adopt.c: a starting gateway serves again what
  * the registry on disk knows (docs/durability.md). Each record becomes a
  * session under its id and tokens; a running or memory-paused guest is
- * adopted from its supervisor on a job thread (JOB_ADOPT), a disk-paused
+ * adopted from its supervisor on a job thread (job_adopt.c), a disk-paused
  * session comes back paused, and whatever cannot be served (a torn or
  * unknown record, a guest that is gone or whose pid now belongs to another
  * process, a missing checkpoint or template) becomes a failed session that
@@ -9,6 +9,7 @@
  * process it has not verified. */
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "gateway/session/job_kind.h"
 #include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
 #include "gateway/session/session_record.h"
@@ -35,7 +36,7 @@ void sess_supervise(struct gw *gw, struct job *j, const char *id)
 	/* A guest that gets as far as running is found again by this label if
 	 * the gateway dies before its record names it (a boot's, still
 	 * booting, could not be adopted: it has none). */
-	if (j->kind != JOB_BOOT && j->kind != JOB_ADOPT)
+	if (j->kind != &job_kind_boot && j->kind != &job_kind_adopt)
 		snprintf(j->label, sizeof(j->label), "%s", id);
 	if (gw->registry)
 		registry_path(gw->registry, id, j->shim_record, sizeof(j->shim_record));
@@ -93,7 +94,7 @@ static bool template_gone(const struct sess *s, char *why, size_t len)
 /* Starts adopting the guest id for s (linked) on a job thread. */
 static void start_adopt(struct gw *gw, struct sess *s, const struct vmm_identity *id, bool paused)
 {
-	struct job *j = job_new(JOB_ADOPT, gw->ctx);
+	struct job *j = job_new(&job_kind_adopt, gw->ctx);
 
 	if (!j) {
 		fail_adopted(s, "out of memory");
@@ -285,7 +286,7 @@ static bool held_checkpoint(struct sess *s, const char *keep, const char *gone_r
 	return true;
 }
 
-/* JOB_ADOPT ended: the guest is the session's again, or the record says
+/* An adoption (job_adopt.c) ended: the guest is the session's again, or the record says
  * what became of it, or it is lost. */
 void sess_adopt_finished(struct sess *s, struct job *j)
 {

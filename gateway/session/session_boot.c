@@ -5,6 +5,7 @@
  * as a "boot" event). Loop
  * thread; the job's timeline is read under its lock (job_progress). */
 #include "common/fsutil.h"
+#include "gateway/session/job_kind.h"
 #include "gateway/session/session_int.h"
 
 #include <string.h>
@@ -16,14 +17,11 @@ static struct job *starting_job(const struct sess *s)
 	struct sess *parent;
 
 	if (s->job)
-		return s->job->kind == JOB_BOOT || s->job->kind == JOB_RESTORE ||
-				       s->job->kind == JOB_RESUME_DISK
-			       ? s->job
-			       : NULL;
+		return s->job->kind->starts_guest ? s->job : NULL;
 	if (s->state != SESS_STARTING || !s->parent_id[0])
 		return NULL;
 	parent = sess_find(s->gw, s->parent_id);
-	if (parent && parent->job && parent->job->kind == JOB_FORK &&
+	if (parent && parent->job && parent->job->kind == &job_kind_fork &&
 	    !strcmp(parent->job->child_id, s->id))
 		return parent->job;
 	return NULL;

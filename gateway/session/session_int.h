@@ -33,10 +33,13 @@ struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct
 void sess_link(struct sess *s);
 /* vm (may be NULL) becomes s's guest, and its identity the one recorded. */
 void sess_set_vm(struct sess *s, struct vmm_vm *vm);
+/* A job that started a guest for s ended: s takes its guest (j->vm) and
+ * returns true, or fails with the job's error and returns false. */
+bool sess_take_started_guest(struct sess *s, struct job *j);
 /* Guests j starts are held by a supervisor that patches session id's
  * record when abandoned (nothing without serve's self_bin). */
 void sess_supervise(struct gw *gw, struct job *j, const char *id);
-/* s's JOB_ADOPT (j) has ended: takes its guest, or says what became of it. */
+/* s's job_kind_adopt (j) has ended: takes its guest, or says what became of it. */
 void sess_adopt_finished(struct sess *s, struct job *j);
 /* The job j that started s's guest has ended, ok (s is ready) or not: its
  * timeline becomes s's "boot" (session_boot.c), with a "boot" event. */

@@ -1,11 +1,13 @@
-/* gateway/session/session_ops.c: pause, resume and fork, and what happens when
- * their jobs (and a restore's) end. Each runs as a job (job.h): in
- * memory, QMP stop and cont; on disk, a checkpoint. */
+/* gateway/session/session_ops.c: pause, resume, fork and save as a
+ * template, each started as a job (job.h; its kind's file does the work
+ * and takes its results: job_kind.h), and what every job's end does to its
+ * session. */
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/core/metrics.h"
 #include "gateway/egress/egress.h"
 #include "gateway/guest/sess_agent.h"
+#include "gateway/session/job_kind.h"
 #include "gateway/session/session_int.h"
 #include "vmm-qemu/checkpoint.h"
 
@@ -50,7 +52,7 @@ static int busy_error(const struct sess *s, struct api_error *e)
 	return -EBUSY;
 }
 
-static struct job *start_job(struct sess *s, enum job_kind kind, struct api_error *e)
+static struct job *start_job(struct sess *s, const struct job_kind *kind, struct api_error *e)
 {
 	struct job *j = job_new(kind, s->gw->ctx);
 
@@ -107,12 +109,12 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 		return busy_error(s, e);
 	if (how == SESS_PAUSE_MEMORY) {
 		/* QMP stop on a job thread; the screen stays readable. */
-		if (!(j = start_job(s, JOB_PAUSE_MEMORY, e)))
+		if (!(j = start_job(s, &job_kind_pause_memory, e)))
 			return -ENOMEM;
 		sess_guest_stopping(s, "the session was paused");
 		return launch_with_guest(s, j, false, e);
 	}
-	if (!(j = start_job(s, JOB_PAUSE_DISK, e)))
+	if (!(j = start_job(s, &job_kind_pause_disk, e)))
 		return -ENOMEM;
 	rc = vmm_checkpoint_dir_new(NULL, j->ckpt, err, sizeof(err));
 	/* Held for the session from the start: no sweep removes it whoever
@@ -149,11 +151,11 @@ int sess_resume(struct sess *s, struct api_error *e)
 	}
 	if (s->pause == SESS_PAUSE_MEMORY) {
 		/* QMP cont on a job thread. */
-		if (!(j = start_job(s, JOB_RESUME_MEMORY, e)))
+		if (!(j = start_job(s, &job_kind_resume_memory, e)))
 			return -ENOMEM;
 		return launch_with_guest(s, j, false, e);
 	}
-	if (!(j = start_job(s, JOB_RESUME_DISK, e)))
+	if (!(j = start_job(s, &job_kind_resume_disk, e)))
 		return -ENOMEM;
 	snprintf(j->ckpt, sizeof(j->ckpt), "%s", s->ckpt);
 	j->has_agent = s->has_agent;
@@ -186,7 +188,7 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 		sess_free_unlinked(child);
 		return rc;
 	}
-	if (!(j = start_job(s, JOB_FORK, e))) {
+	if (!(j = start_job(s, &job_kind_fork, e))) {
 		sess_free_unlinked(child);
 		return -ENOMEM;
 	}
@@ -233,7 +235,7 @@ int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved
 		api_error_set(e, 409, "session_not_running", msg);
 		return -EBUSY;
 	}
-	if (!(j = start_job(s, JOB_SAVE, e)))
+	if (!(j = start_job(s, &job_kind_save, e)))
 		return -ENOMEM;
 	snprintf(j->tpl_name, sizeof(j->tpl_name), "%s", tpl_name);
 	j->saved = saved;
@@ -245,179 +247,33 @@ int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved
 	return rc;
 }
 
-/* A save's state is written: the guest runs on, the template is made. */
-static void saved(struct sess *s, struct job *j)
+bool sess_take_started_guest(struct sess *s, struct job *j)
 {
+	if (j->rc < 0) {
+		sess_set_failed(s, j->err);
+		return false;
+	}
 	sess_set_vm(s, j->vm);
 	j->vm = NULL;
-	if (j->rc < 0)
-		j->saved(s->gw, j->tpl_name, NULL, j->err);
-	else if (j->saved(s->gw, j->tpl_name, j->ckpt, NULL) == 0)
-		j->ckpt[0] = '\0'; /* the saver's now; else job_free removes it */
-	sess_event(s, "saved",
-		   json_pack("{s:s, s:b, s:I, s:I, s:s*}", "template", j->tpl_name, "ok",
-			     j->rc == 0, "ms", (json_int_t)j->ms, "bytes", (json_int_t)j->bytes,
-			     "error", j->rc < 0 ? j->err : NULL));
-	if (!s->vm)
-		sess_set_failed(s, "the guest was lost while saving");
-	else
-		log_info("session", "%s: state for template %s saved in %lld ms (%lld MiB)", s->id,
-			 j->tpl_name, (long long)j->ms, (long long)(j->bytes >> 20));
+	return true;
 }
 
-/* A fork's copy is running: hand it to its session (if it still exists). */
-static void adopt_child(struct sess *s, struct job *j)
+bool sess_saving(const struct sess *s, const char *tpl_name)
 {
-	struct sess *child = sess_find(s->gw, j->child_id);
-
-	if (!child) {
-		log_info("session", "%s: fork %s was deleted before it ran", s->id, j->child_id);
-		return;
-	}
-	if (j->rc < 0) {
-		sess_set_failed(child, j->err);
-		sess_boot_end(child, j, false);
-		return;
-	}
-	sess_set_vm(child, j->child);
-	j->child = NULL;
-	sess_mark_ready(child, j->mirror);
-	j->mirror = NULL;
-	sess_boot_end(child, j, child->state == SESS_READY);
-	sess_event(s, "forked", json_pack("{s:s}", "into", child->id));
-	log_info("session", "%s forked from %s in %lld ms (%lld MiB of state)", child->id, s->id,
-		 (long long)j->ms, (long long)(j->bytes >> 20));
-}
-
-/* The operation a finished job was, for the metrics. */
-static int op_of(const struct job *j)
-{
-	switch (j->kind) {
-	case JOB_BOOT:
-		return METRICS_OP_CREATE;
-	case JOB_RESTORE:
-		return METRICS_OP_RESTORE;
-	case JOB_PAUSE_MEMORY:
-	case JOB_PAUSE_DISK:
-		return METRICS_OP_PAUSE;
-	case JOB_RESUME_MEMORY:
-	case JOB_RESUME_DISK:
-		return METRICS_OP_RESUME;
-	case JOB_FORK:
-		return METRICS_OP_FORK;
-	case JOB_ADOPT:
-		return METRICS_OP_ADOPT;
-	case JOB_DISPOSE:
-	case JOB_SAVE:
-		break;
-	}
-	return -1;
+	return s && s->job && s->job->kind == &job_kind_save && !strcmp(s->job->tpl_name, tpl_name);
 }
 
 void sess_job_finished(struct sess *s)
 {
 	struct job *j = s->job;
-	int op = op_of(j);
+	const struct job_kind *k = j->kind;
 
 	s->job = NULL;
-	if (op >= 0)
-		metrics_op((enum metrics_op)op, j->rc >= 0, j->ms);
-	switch (j->kind) {
-	case JOB_BOOT:
-		if (j->rc < 0) {
-			sess_set_failed(s, j->err);
-			break;
-		}
-		sess_set_vm(s, j->vm);
-		j->vm = NULL;
-		sess_mark_ready(s, j->mirror);
-		j->mirror = NULL;
-		if (s->state == SESS_READY)
-			log_info("session", "%s ready in %.2f s", s->id,
-				 (s->ready_ms - s->created_ms) / 1000.0);
-		break;
-	case JOB_PAUSE_MEMORY:
-	case JOB_RESUME_MEMORY:
-		sess_set_vm(s, j->vm);
-		j->vm = NULL;
-		if (j->rc < 0) {
-			/* The monitor failed: the guest cannot be trusted to run on. */
-			sess_set_failed(s, j->err);
-			break;
-		}
-		if (j->kind == JOB_PAUSE_MEMORY) {
-			s->pause = SESS_PAUSE_MEMORY;
-			sess_set_state(s, SESS_PAUSED);
-			break;
-		}
-		s->active_ms = fs_now_ms();
-		if (s->has_agent) /* it lags by the time it was stopped */
-			job_set_clock_async(s->vm);
-		sess_set_state(s, SESS_READY);
-		break;
-	case JOB_DISPOSE:
-		break; /* never a session's */
-	case JOB_ADOPT:
-		sess_adopt_finished(s, j);
-		break;
-	case JOB_RESTORE:
-		if (j->rc < 0) {
-			sess_set_failed(s, j->err);
-			break;
-		}
-		sess_set_vm(s, j->vm);
-		j->vm = NULL;
-		sess_start_agent(s, j->agent); /* the link the guest was prepared through */
-		j->agent = NULL;
-		sess_mark_ready(s, j->mirror);
-		j->mirror = NULL;
-		log_info("session", "%s restored from %s, ready in %lld ms", s->id,
-			 s->template_name, (long long)(fs_now_ms() - s->created_ms));
-		break;
-	case JOB_PAUSE_DISK:
-		if (j->rc < 0) {
-			/* The guest may be stopped or gone: say so rather than guess. */
-			sess_set_failed(s, j->err);
-			break; /* job_free hands j->vm to a job thread */
-		}
-		snprintf(s->ckpt, sizeof(s->ckpt), "%s", j->ckpt);
-		j->ckpt[0] = '\0';
-		sess_set_vm(s, NULL); /* QEMU quit: the checkpoint holds the guest */
-		s->pause = SESS_PAUSE_DISK;
-		sess_set_state(s, SESS_PAUSED);
-		log_info("session", "%s paused to disk in %lld ms (%lld MiB)", s->id,
-			 (long long)j->ms, (long long)(j->bytes >> 20));
-		break;
-	case JOB_RESUME_DISK:
-		if (j->rc < 0) {
-			/* The checkpoint is intact: stay paused, say why. */
-			snprintf(s->ckpt, sizeof(s->ckpt), "%s", j->ckpt);
-			j->ckpt[0] = '\0';
-			snprintf(s->error, sizeof(s->error), "%s", j->err);
-			sess_event(s, "resume_failed", json_pack("{s:s}", "error", j->err));
-			log_warn("session", "%s: resume failed: %s", s->id, j->err);
-			break;
-		}
-		sess_set_vm(s, j->vm);
-		j->vm = NULL;
-		sess_start_agent(s, j->agent);
-		j->agent = NULL;
-		sess_mark_ready(s, j->mirror);
-		j->mirror = NULL;
-		log_info("session", "%s resumed from disk in %lld ms", s->id, (long long)j->ms);
-		break;
-	case JOB_SAVE:
-		saved(s, j);
-		break; /* it kept its mirror throughout */
-	case JOB_FORK:
-		sess_set_vm(s, j->vm);
-		j->vm = NULL;
-		adopt_child(s, j);
-		if (!s->vm)
-			sess_set_failed(s, "the guest was lost while forking");
-		break; /* it kept its mirror throughout */
-	}
-	if (j->kind == JOB_BOOT || j->kind == JOB_RESTORE || j->kind == JOB_RESUME_DISK)
+	if (k->metrics_op >= 0)
+		metrics_op((enum metrics_op)k->metrics_op, j->rc >= 0, j->ms);
+	if (k->finish)
+		k->finish(s, j);
+	if (k->starts_guest)
 		sess_boot_end(s, j, j->rc >= 0 && s->state == SESS_READY);
 	job_free(j);
 	sess_wake(s);

@@ -4,6 +4,7 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/egress/egress.h"
+#include "gateway/session/job_kind.h"
 #include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
 #include "gateway/session/session_usage.h"
@@ -78,7 +79,7 @@ json_t *sess_record(const struct sess *s)
 	json_t *j;
 
 	/* A resume from disk holds the checkpoint until the guest runs. */
-	if (!ckpt[0] && s->job && s->job->kind == JOB_RESUME_DISK)
+	if (!ckpt[0] && s->job && s->job->kind == &job_kind_resume_disk)
 		ckpt = s->job->ckpt;
 	j = json_pack("{s:i, s:s, s:s, s:s, s:o, s:[i,i], s:i, s:i, s:b, s:I, s:I, s:I, s:b, "
 		      "s:{s:s, s:s}, s:I}",

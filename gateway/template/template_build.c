@@ -118,8 +118,7 @@ static void reap(struct gw *gw)
 		struct sess *s = b->waiting ? sess_find(gw, b->session_id) : NULL;
 
 		/* Its job ended without telling: the session was deleted. */
-		if (b->waiting && (!s || !s->job || s->job->kind != JOB_SAVE ||
-				   strcmp(s->job->tpl_name, b->name)))
+		if (b->waiting && !sess_saving(s, b->name))
 			fail_waiting(b, "the session was deleted before its state was saved");
 	}
 	for (struct build **pp = &gw->builds; *pp;) {
