@@ -66,6 +66,12 @@ struct api_act_state {
 struct api_after_state {
 	int64_t after;
 };
+/* pause, resume: the operation is started (else it waits for the
+ * session's job to end first); pause's mode */
+struct api_op_state {
+	bool started;
+	int how; /* enum sess_pause */
+};
 /* clipboard */
 struct api_clip_state {
 	size_t len; /* the text a PUT sets */

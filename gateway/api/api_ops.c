@@ -1,6 +1,7 @@
 /* gateway/api/api_ops.c: POST /v1/sessions/{id}/pause, /resume and /fork, and
  * GET /v1/sessions/{id}/events. Pause and resume answer once done (an
- * on-disk pause or resume takes a few seconds: the request waits); fork
+ * on-disk pause or resume takes a few seconds: the request waits), and
+ * start once a job the session is busy with has ended (bounded); fork
  * answers at once with the new session ("starting"), or once it is ready
  * with ?wait=ready; events answer at once, or with ?wait_s=N once there
  * is one (long polling). */
@@ -52,20 +53,19 @@ static void answer_op(struct http_req *r, struct sess *s)
 		api_reply_session(r, s, 200, false);
 }
 
-void api_pause(struct http_req *r)
+/* Starts the pause or resume r asks for (st says which mode): answers at
+ * once, or waits for its job. */
+static void start_op(struct http_req *r, struct sess *s, struct api_op_state *st)
 {
-	struct sess *s = api_route_session(r);
-	enum sess_pause how;
+	bool resume = r->route.kind == R_SESSION_RESUME;
 	struct api_error e;
 
-	if (!s || pause_mode(r, &how) < 0 || !api_can_wait(r, s))
-		return;
-	api_audit_set(r, "mode", json_string(how == SESS_PAUSE_DISK ? "disk" : "memory"));
-	if (s->state == SESS_PAUSED && !s->job && s->pause == how) {
+	st->started = true;
+	if (!resume && s->state == SESS_PAUSED && !s->job && (int)s->pause == st->how) {
 		api_reply_session(r, s, 200, false); /* already: idempotent */
 		return;
 	}
-	if (sess_pause(s, how, &e) < 0) {
+	if ((resume ? sess_resume(s, &e) : sess_pause(s, (enum sess_pause)st->how, &e)) < 0) {
 		http_reply_api_error(r, &e);
 		return;
 	}
@@ -75,21 +75,40 @@ void api_pause(struct http_req *r)
 		answer_op(r, s);
 }
 
+/* A session busy for a moment (adopting after a restart, a pause under
+ * way) is waited for, up to OP_BUSY_WAIT_S, before the operation starts;
+ * past that the operation is refused as busy (409). */
+#define OP_BUSY_WAIT_S 60
+
+static void pause_or_resume(struct http_req *r, struct sess *s, struct api_op_state *st)
+{
+	if (s->job)
+		api_wait(r, s, OP_BUSY_WAIT_S);
+	else
+		start_op(r, s, st);
+}
+
+void api_pause(struct http_req *r)
+{
+	struct sess *s = api_route_session(r);
+	struct api_op_state *st;
+	enum sess_pause how;
+
+	if (!s || !(st = http_route_state(r)) || pause_mode(r, &how) < 0 || !api_can_wait(r, s))
+		return;
+	st->how = (int)how;
+	api_audit_set(r, "mode", json_string(how == SESS_PAUSE_DISK ? "disk" : "memory"));
+	pause_or_resume(r, s, st);
+}
+
 void api_resume(struct http_req *r)
 {
 	struct sess *s = api_route_session(r);
-	struct api_error e;
+	struct api_op_state *st;
 
-	if (!s || empty_body(r) < 0 || !api_can_wait(r, s))
+	if (!s || !(st = http_route_state(r)) || empty_body(r) < 0 || !api_can_wait(r, s))
 		return;
-	if (sess_resume(s, &e) < 0) {
-		http_reply_api_error(r, &e);
-		return;
-	}
-	if (s->job)
-		api_wait(r, s, API_DEFAULT_WAIT_S);
-	else
-		answer_op(r, s);
+	pause_or_resume(r, s, st);
 }
 
 void api_fork(struct http_req *r)
@@ -151,10 +170,14 @@ void api_events(struct http_req *r)
 
 void api_op_woken(struct http_req *r, struct sess *s, bool timed_out)
 {
+	struct api_op_state *st = r->route_state;
+
 	if (s->job && !timed_out)
 		return;
 	api_unpark(r, s);
-	if (s->job)
+	if (!st->started)
+		start_op(r, s, st); /* a job still running refuses it: busy */
+	else if (s->job)
 		http_reply_error(r, 504, "timeout", "still busy; ask GET for its state later");
 	else
 		answer_op(r, s);

@@ -120,9 +120,11 @@ const struct route_def route_table[R_KIND_COUNT] = {
 				       [M_DELETE] = "vnc_door_closed" } },
 	[R_SESSION_PAUSE] = { ROUTE_POST, SESSION "/pause", .right = AUTH_R_ACT, .body_max = BODY,
 			      .handle = api_pause, .resume = api_op_woken,
+			      .state_size = sizeof(struct api_op_state),
 			      .audit = { [M_POST] = "session_pause" } },
 	[R_SESSION_RESUME] = { ROUTE_POST, SESSION "/resume", .right = AUTH_R_ACT, .body_max = BODY,
 			       .handle = api_resume, .resume = api_op_woken,
+			       .state_size = sizeof(struct api_op_state),
 			       .audit = { [M_POST] = "session_resume" } },
 	/* ?wait=ready waits on the child */
 	[R_SESSION_FORK] = { ROUTE_POST, SESSION "/fork", .right = AUTH_R_FORK, .body_max = BODY,

@@ -11,6 +11,7 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/net.h"
 #include "tests/lib/png.h"
 
 #include <dirent.h>
@@ -346,6 +347,39 @@ static void test_pause_resume_disk(void **state)
 					    "queued");
 		}
 		http_resp_free(&r);
+	}
+	/* A resume that comes while the session is busy pausing waits for
+	 * the pause to end, then resumes (it was refused as busy before). */
+	{
+		bool pausing = false;
+		json_int_t last;
+		size_t k;
+		json_t *ev;
+		int fd;
+
+		sess_path(path, sizeof(path), id, "/events");
+		r = req("GET", path, NULL, 200, NULL);
+		last = json_integer_value(json_object_get(r.json, "last"));
+		http_resp_free(&r);
+		sess_path(path, sizeof(path), id, "/pause");
+		fd = net_send_request(gw.port, gw.key, "POST", path, "{\"mode\":\"disk\"}");
+		assert_true(fd >= 0);
+		for (int i = 0; i < 10 && !pausing; i++) { /* until the pause has begun */
+			snprintf(path, sizeof(path), "/v1/sessions/%s/events?after=%lld&wait_s=20",
+				 id, (long long)last);
+			r = req("GET", path, NULL, 200, NULL);
+			json_array_foreach(json_object_get(r.json, "events"), k, ev)
+				pausing |= !strcmp(str(ev, "type"), "busy") &&
+					   !strcmp(str(ev, "busy"), "pausing");
+			last = json_integer_value(json_object_get(r.json, "last"));
+			http_resp_free(&r);
+		}
+		assert_true(pausing);
+		sess_path(path, sizeof(path), id, "/resume");
+		r = req("POST", path, "{}", 200, NULL);
+		assert_string_equal(str(r.json, "status"), "ready");
+		http_resp_free(&r);
+		close(fd);
 	}
 	assert_true(marked(id, 250, 220));
 	assert_sh(id, "cat /tmp/mark", "kept\n");

@@ -17,12 +17,11 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/net.h"
 #include "tests/lib/png.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -411,18 +409,9 @@ static void test_kill9_three_sessions(void **state)
 /* Sends a request and does not wait for its answer. */
 static void fire(const char *token, const char *method, const char *path, const char *body)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)gw.port) };
-	char head[1024];
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), n;
+	int fd = net_send_request(gw.port, token, method, path, body);
 
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
 	assert_true(fd >= 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	n = snprintf(head, sizeof(head),
-		     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
-		     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-		     method, path, token, body ? strlen(body) : 0, body ? body : "");
-	assert_int_equal(write(fd, head, (size_t)n), n);
 	close(fd); /* the gateway carries on with a request whose client left */
 }
 

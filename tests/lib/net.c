@@ -3,6 +3,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,4 +22,25 @@ int net_free_port(void)
 	if (fd >= 0)
 		close(fd);
 	return port;
+}
+
+int net_send_request(int port, const char *token, const char *method, const char *path,
+		     const char *body)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	char head[1024];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), n;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	n = snprintf(head, sizeof(head),
+		     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+		     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+		     method, path, token, body ? strlen(body) : 0, body ? body : "");
+	if (fd < 0 || n < 0 || (size_t)n >= sizeof(head) ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || write(fd, head, (size_t)n) != n) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
 }
