@@ -97,9 +97,8 @@ void http_reply_stream(struct http_req *r, int status, const char *content_type,
 void http_reply_until_close(struct http_req *r, int status, const char *content_type,
 			    int (*stream_write)(struct http_req *r));
 /* The state of r's route (its row's state_size bytes, or what its
- * state_size_of says, zeroed), made on
- * first use and kept until the request goes; NULL when out of memory
- * (then r is answered 500). */
+ * state_size_of says, zeroed), made on first use and kept until the
+ * request goes; NULL when out of memory (then r is answered 500). */
 void *http_route_state(struct http_req *r);
 /* Adds a response header (before the reply is sent). Ignored past 6. */
 void http_add_header(struct http_req *r, const char *name, const char *value);

@@ -81,7 +81,7 @@ static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_r
 		bool whole = http_begin(r, wsi, in, api_audit_answered);
 
 		api_door_claim(r); /* a door takes its paths and hosts */
-		if (r->have_response) /* the door's, that it could not take */
+		if (r->have_response) /* a door's, answered: no memory for its state */
 			return 0;
 		if (whole)
 			api_handle(r);
