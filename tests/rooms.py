@@ -7,9 +7,12 @@ the include arrows between them, the largest cycle of modules (a strongly
 connected component), the arrows inside cycles (each runs "back up" somewhere),
 and, where gateway/ has sub-folders, the arrows between rooms that the
 ```rooms``` block of docs/architecture.md does not allow and any cycle of
-rooms, and any include circle inside a room of more than 3 modules. Exit 1
-when a room rule is broken, rooms form a cycle or a room holds such a circle;
-0 otherwise.
+rooms, and any include circle inside a room of more than 3 modules; and,
+whatever the rooms block says, any file of the front door (api/) that
+includes a door's (e2b/) or names E2B at all: a door registers itself with
+the front door (api/door.h), which knows nothing of it. Exit 1 when a room
+rule is broken, rooms form a cycle, a room holds such a circle or the front
+door knows a door; 0 otherwise.
 
 Run it on any checkout: python3 tests/rooms.py [REPO_DIR] (also on an old
 commit: git worktree add /tmp/old REV && python3 tests/rooms.py /tmp/old).
@@ -68,6 +71,21 @@ for r in rooms:
 if "." in set(modules.values()):
     bad += 1
     print("files directly in gateway/: every file belongs to a room")
+# The front door knows no door: none of its files includes a door's, or
+# names E2B (in code, strings or comments), whatever the rooms block allows.
+FRONT, DOORS = "api", ("e2b",)
+for (rs, rd), why in sorted(room_edges.items()):
+    if rs == FRONT and rd in DOORS:
+        for w in why:
+            bad += 1
+            print(f"the front door includes a door: {w}")
+front = os.path.join(gw, FRONT)
+for f in sorted(os.listdir(front)) if os.path.isdir(front) else []:
+    with open(os.path.join(front, f), errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
+            if any(d in line.lower() for d in DOORS):
+                bad += 1
+                print(f"the front door names a door: {FRONT}/{f}:{n}: {line.strip()}")
 # Inside a room, includes may go both ways between a few modules, no more.
 MAX_CIRCLE = 3
 for c in cycles:

@@ -52,10 +52,10 @@ void api_audit_set(struct http_req *r, const char *key, json_t *value)
 /* Whether the route's id is the session of its entries: a session's
  * routes; and, kept so that the log reads as it did, a template export's
  * (whose refusals have named the template there since the route came) and
- * E2B's (the id of the native path, if any, that E2B took over). */
+ * a door's (the id of the native path, if any, that the door took over). */
 static bool route_has_session(enum route_kind kind)
 {
-	return route_names_session(kind) || kind == R_TEMPLATE_EXPORT || kind == R_E2B;
+	return route_names_session(kind) || kind == R_TEMPLATE_EXPORT || kind == R_DOOR;
 }
 
 static const char *remote_of(struct lws *wsi, char *buf, size_t len)

@@ -6,7 +6,6 @@
 #include "gateway/action/run.h"
 #include "gateway/core/metrics.h"
 #include "gateway/guest/exec.h"
-#include "gateway/session/job.h"
 #include "gateway/session/session.h"
 
 #include <stdio.h>
@@ -258,9 +257,6 @@ void http_release(struct http_req *r)
 		r->wait_id[0] = '\0';
 	}
 	lws_sul_cancel(&r->sul_wait);
-	lws_sul_cancel(&r->sul_ticket);
-	job_ticket_release(r->ticket);
-	r->ticket = NULL;
 	exec_release(r->exec);
 	r->exec = NULL;
 	free(r->body);
@@ -275,8 +271,6 @@ void http_release(struct http_req *r)
 	r->body_sink = NULL;
 	json_decref(r->audit_fields);
 	r->audit_fields = NULL;
-	if (route_table[r->route.kind].release)
-		route_table[r->route.kind].release(r);
 }
 
 bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in,
@@ -328,7 +322,8 @@ static size_t body_max(const struct http_req *r)
 
 void *http_route_state(struct http_req *r)
 {
-	size_t size = route_table[r->route.kind].state_size;
+	const struct route_def *d = &route_table[r->route.kind];
+	size_t size = d->state_size_of ? d->state_size_of() : d->state_size;
 
 	if (r->route_state || !size)
 		return r->route_state;

@@ -7,7 +7,6 @@
 #include "gateway/api/routes.h"
 #include "gateway/core/audit.h"
 #include "gateway/core/gw.h"
-#include "gateway/e2b/e2b_route.h"
 #include "gateway/session/session_spec.h"
 
 #include <jansson.h>
@@ -61,27 +60,12 @@ struct http_req {
 	} hdrs[6]; /* extra response headers */
 	int n_hdrs;
 	/* owned: a command under way (exec.h: api_exec_start, for the native
-	 * routes and E2B's alike) */
+	 * routes and a door's alike) */
 	struct exec_job *exec;
 	/* A request waiting for a session's state to change (?wait=ready). */
 	char wait_id[SESS_ID_MAX];
 	int64_t wait_until_ms;
 	lws_sorted_usec_list_t sul_wait;
-	/* E2B's SDKs (api/e2b_api.h): which call, the sandbox envd was asked
-	 * for, the session a call waits on, an envd stream (owned), a files
-	 * call's guest path, a kill's ticket (held) and the timer that polls
-	 * what a call waits for. (The native routes' own state is their
-	 * rows': http_route_state.) */
-	char files_path[1200];
-	struct job_ticket *ticket;
-	lws_sorted_usec_list_t sul_ticket;
-	struct e2b_route e2b;
-	char e2b_sandbox[E2B_ID_MAX];
-	int e2b_live_port; /* E2B_LIVE_*: the Host's port */
-	char e2b_wait_id[SESS_ID_MAX];
-	bool e2b_was_running; /* a connect waits for a running sandbox's agent */
-	struct e2b_stream *e2b_stream;
-	int e2b_fs; /* a filesystem call under way: 1 + its enum e2b_fs_call, else 0 */
 	/* A body taken as it comes instead of kept in body (a template
 	 * import: api_template_move.c); no size limit. Returns 0, or -1 to
 	 * close the connection. */
@@ -112,9 +96,9 @@ void http_reply_stream(struct http_req *r, int status, const char *content_type,
  * part (no Content-Length: the connection closes after it). */
 void http_reply_until_close(struct http_req *r, int status, const char *content_type,
 			    int (*stream_write)(struct http_req *r));
-/* The state of r's route (its row's state_size bytes, zeroed), made on
- * first use and kept until the request goes; NULL when out of memory
- * (then r is answered 500). */
+/* The state of r's route (its row's state_size bytes, or what its
+ * state_size_of says, zeroed), made on first use and kept until the
+ * request goes; NULL when out of memory (then r is answered 500). */
 void *http_route_state(struct http_req *r);
 /* Adds a response header (before the reply is sent). Ignored past 6. */
 void http_add_header(struct http_req *r, const char *name, const char *value);
@@ -134,7 +118,7 @@ const char *http_query(struct http_req *r, const char *name, char *buf, int len)
  * audit entry and the access log: api_audit.c; the request's module does
  * not call up into them); http_write on HTTP_WRITEABLE (0, or -1 to
  * close), http_release when lws drops the request (accepts a zeroed or
- * NULL r; releases the route's state and what its row's release says). */
+ * NULL r; releases the route's state). */
 bool http_begin(struct http_req *r, struct lws *wsi, const char *path,
 		void (*answered)(struct http_req *r));
 int http_add_body(struct http_req *r, const void *in, size_t len);

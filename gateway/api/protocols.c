@@ -7,8 +7,7 @@
 #include "gateway/api/api_audit.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/control.h"
-#include "gateway/api/e2b_api.h"
-#include "gateway/api/e2b_websockify.h"
+#include "gateway/api/door.h"
 #include "gateway/api/guest_ws.h"
 #include "gateway/api/http.h"
 #include "gateway/api/routes.h"
@@ -22,7 +21,7 @@
 
 #include <string.h>
 
-enum conn_kind { CONN_HTTP, CONN_CONTROL, CONN_STREAM, CONN_GUEST, CONN_WEBSOCKIFY };
+enum conn_kind { CONN_HTTP, CONN_CONTROL, CONN_STREAM, CONN_GUEST, CONN_DOOR };
 
 typedef int (*conn_callback_fn)(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 				void *in, size_t len);
@@ -40,13 +39,13 @@ static const conn_callback_fn ws_callbacks[] = {
 	[CONN_CONTROL] = control_callback,
 	[CONN_STREAM] = stream_callback,
 	[CONN_GUEST] = guest_ws_callback,
-	[CONN_WEBSOCKIFY] = e2b_websockify_callback,
+	[CONN_DOOR] = api_door_ws_callback,
 };
 
 static enum conn_kind kind_of_upgrade(struct lws *wsi)
 {
-	if (e2b_websockify_is(wsi)) /* by its Host: noVNC's at the E2B stream's URL */
-		return CONN_WEBSOCKIFY;
+	if (api_door_ws_claim(wsi)) /* a door's, by whatever it looks at */
+		return CONN_DOOR;
 	switch (ws_upgrade_route(wsi).kind) {
 	case R_SESSION_CONTROL_WS:
 		return CONN_CONTROL;
@@ -81,7 +80,9 @@ static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_r
 	case LWS_CALLBACK_HTTP: {
 		bool whole = http_begin(r, wsi, in, api_audit_answered);
 
-		api_e2b_begin(r); /* E2B's SDKs take their paths and hosts */
+		api_door_claim(r); /* a door takes its paths and hosts */
+		if (r->have_response) /* a door's, answered: no memory for its state */
+			return 0;
 		if (whole)
 			api_handle(r);
 		else
@@ -136,7 +137,7 @@ static void woken(struct gw *gw)
 	stream_poke_all(gw);
 	rec_poke_all(gw); /* new frames to record, a video made */
 	guest_ws_poke_all();
-	api_e2b_poke_all(gw);
+	api_door_poke_all(gw);
 	/* A command ended: its request waits on its session. */
 	if (exec_poke())
 		for (struct sess *s = gw->sessions; s; s = s->next)
@@ -172,17 +173,17 @@ static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 		/* lws is serving a file of the web viewer's mount */
 		return web_add_headers(wsi, in) < 0 ? 1 : 0;
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		/* Only noVNC's socket refuses with an HTTP status (1: answered);
+		/* Only a door's sockets refuse with an HTTP status (1: answered);
 		 * the other kinds' filters close the connection. */
-		return e2b_websockify_is(wsi)
-			       ? e2b_websockify_confirm(lws_context_user(lws_get_context(wsi)), wsi)
+		return api_door_ws_claim(wsi)
+			       ? api_door_ws_confirm(lws_context_user(lws_get_context(wsi)), wsi)
 			       : 0;
 	case LWS_CALLBACK_RAW_ADOPT:
 	case LWS_CALLBACK_RAW_RX:
 	case LWS_CALLBACK_RAW_WRITEABLE:
 	case LWS_CALLBACK_RAW_CLOSE:
-		/* The only raw sockets: noVNC's connections to the VNC door. */
-		return e2b_websockify_door_callback(wsi, reason, in, len);
+		/* The only raw sockets: a door's. */
+		return api_door_raw_callback(wsi, reason, in, len);
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		/* An upgrade: its path decides the kind, whose filter decides. */
 		if (!c || become_ws(c, kind_of_upgrade(wsi)) < 0)
@@ -225,7 +226,7 @@ static int metrics_door(struct lws *wsi, enum lws_callback_reasons reason, void 
 	case LWS_CALLBACK_HTTP:
 		if (!http_begin(r, wsi, in, api_audit_answered))
 			r->close_after = true; /* a body follows: not read */
-		api_e2b_begin(r); /* named as the API's door names them (access log) */
+		api_door_claim(r); /* named as the API's listener names them (access log) */
 		if (r->route.kind == R_METRICS)
 			api_metrics_reply(r);
 		else if (r->route.kind == R_METHOD_NOT_ALLOWED)

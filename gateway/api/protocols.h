@@ -2,10 +2,10 @@
  * its own callback and per-connection struct: plain HTTP (struct
  * http_req, api/http.c), the control WebSocket (struct control_conn,
  * api/control.c), the live stream (struct stream_viewer, api/stream.c),
- * CDP and streaming exec (struct guest_ws, api/guest_ws.c), noVNC's
- * /websockify at the E2B stream's URL (struct websockify,
- * api/e2b_websockify.c, chosen by the upgrade's Host; its sockets to the
- * VNC door are the only raw ones).
+ * CDP and streaming exec (struct guest_ws, api/guest_ws.c), and a door's
+ * WebSockets (api/door.h: the door's own struct and callback, chosen
+ * before the upgrade's path is looked at; the raw sockets it adopts are
+ * the only raw ones).
  *
  * lws picks a WebSocket's protocol by the subprotocol the client names,
  * and our clients (Playwright, browsers, VNC-less viewers) name none; lws

@@ -4,7 +4,7 @@
  * body limit and the route's state all read the row. docs/api.md is the
  * API's reference. */
 #include "gateway/api/api_int.h"
-#include "gateway/api/e2b_api.h"
+#include "gateway/api/door.h"
 #include "gateway/api/routes.h"
 
 #include "gateway/core/auth.h"
@@ -231,13 +231,15 @@ const struct route_def route_table[R_KIND_COUNT] = {
 				.state_release = api_move_req_release, .audit = NO_AUDIT },
 	[R_TEMPLATES_GC] = { ROUTE_POST, "/v1/templates/gc", .right = AUTH_R_ADMIN,
 			     .body_max = BODY, .handle = api_templates_gc, .audit = NO_AUDIT },
-	/* E2B's SDKs: their own paths, keys, errors and audit events (api/e2b_api.c) */
-	[R_E2B] = { .right = ROUTE_OWN_AUTH,
-		    .body_max = BODY,
-		    .body_max_of = api_e2b_body_max,
-		    .refuse_early = api_e2b_refuse_early,
-		    .handle = api_e2b_handle,
-		    .resume = api_e2b_resume,
-		    .release = api_e2b_release,
-		    .audit_of = api_e2b_audit_event },
+	/* a door's requests (api/door.h): its own paths, keys, errors, state
+	 * and audit events */
+	[R_DOOR] = { .right = ROUTE_OWN_AUTH,
+		     .body_max = BODY,
+		     .body_max_of = api_door_body_max,
+		     .refuse_early = api_door_refuse_early,
+		     .handle = api_door_handle,
+		     .resume = api_door_resume,
+		     .state_size_of = api_door_state_size,
+		     .state_release = api_door_state_release,
+		     .audit_of = api_door_audit_of },
 };

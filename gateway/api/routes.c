@@ -9,7 +9,7 @@ _Static_assert(ROUTE_SESSION_ID_MAX == GW_NODE_MAX + SESS_ID_RANDOM,
 	       "routes.h's longest session id is the one sess_alloc makes");
 _Static_assert(ROUTE_SESSION_ID_MAX < SESS_ID_MAX, "a session id fits struct sess");
 
-const char *const route_kind_names[R_KIND_COUNT] = {
+const char *route_kind_names[R_KIND_COUNT] = {
 #define ROUTE_KIND_NAME(kind, name) [kind] = name,
 	ROUTE_KINDS(ROUTE_KIND_NAME)
 #undef ROUTE_KIND_NAME

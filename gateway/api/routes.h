@@ -19,8 +19,9 @@ enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
 
 /* Every kind of request, with its name (a metrics label, the access log's
  * "route"). What each one is, its row, is in gateway/api/route_table.c;
- * route_parse walks the rows in this order. R_E2B is set by api/e2b_api.c,
- * never by route_parse. */
+ * route_parse walks the rows in this order. R_DOOR is set by a door's
+ * claim (api/door.h), never by route_parse; its name is the door's, once
+ * one is registered. */
 #define ROUTE_KINDS(X)                                                                             \
 	X(R_NOT_FOUND, "not_found")                                                                \
 	X(R_METHOD_NOT_ALLOWED, "method_not_allowed")                                              \
@@ -71,14 +72,14 @@ enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
 	X(R_TEMPLATE_EXPORT, "template_export")                                                    \
 	X(R_TEMPLATE_IMPORT, "template_import")                                                    \
 	X(R_TEMPLATES_GC, "templates_gc")                                                          \
-	X(R_E2B, "e2b")
+	X(R_DOOR, "door")
 
 enum route_kind {
 #define ROUTE_KIND_ENUM(kind, name) kind,
 	ROUTE_KINDS(ROUTE_KIND_ENUM)
 #undef ROUTE_KIND_ENUM
 };
-#define R_KIND_COUNT (R_E2B + 1)
+#define R_KIND_COUNT (R_DOOR + 1)
 
 #define ROUTE_SUB_MAX 16 /* a token id: "control", "view" or a minted one */
 
@@ -98,7 +99,7 @@ struct route {
 /* A row's right, besides the AUTH_R_* bits (gateway/core/auth.h) a token
  * must hold: answered to anyone, without a token; the operator key itself
  * (an API key has its rights but is refused); or checked by the route
- * itself (E2B's keys and envd's tokens). */
+ * itself (a door's: api/door.h). */
 #define ROUTE_NO_TOKEN (1u << 24)
 #define ROUTE_OPERATOR_KEY (1u << 25)
 #define ROUTE_OWN_AUTH (1u << 26)
@@ -116,7 +117,7 @@ struct sess;
  * (1..ROUTE_ID_MAX, into id), {tid} a token's (1..ROUTE_SUB_MAX, into
  * sub), {n} a number (1..9 digits, into sub); a pattern ending in "/?"
  * takes the path with or without its last slash. A row without a pattern
- * is no path of the API's (not found, not allowed, E2B's). */
+ * is no path of the API's (not found, not allowed, a door's). */
 struct route_def {
 	unsigned methods; /* ROUTE_GET | ... */
 	const char *pattern;
@@ -128,7 +129,7 @@ struct route_def {
 	/* Called when the token is known to be something, before a body comes
 	 * (a template import takes its body as it comes), or NULL. */
 	void (*begin)(struct http_req *r);
-	/* Called instead of the usual token check before a body (E2B's), or NULL. */
+	/* Called instead of the usual token check before a body (a door's), or NULL. */
 	void (*refuse_early)(struct http_req *r);
 	/* Answers the request (its body, if any, is in). */
 	void (*handle)(struct http_req *r);
@@ -136,14 +137,14 @@ struct route_def {
 	 * timed out: answers, or keeps waiting. NULL: the session's JSON once
 	 * it is not busy. */
 	void (*resume)(struct http_req *r, struct sess *s, bool timed_out);
-	/* The route's own state (http_route_state): its size, and what
-	 * releases what it holds before it is freed (or NULL). */
+	/* The route's own state (http_route_state): its size (or
+	 * state_size_of says: a door's), and what releases what it holds
+	 * before it is freed (or NULL). */
 	size_t state_size;
+	size_t (*state_size_of)(void);
 	void (*state_release)(void *state);
-	/* Releases what the route keeps in r itself (E2B's), or NULL. */
-	void (*release)(struct http_req *r);
 	/* The audit event of an answered request, by method (ROUTE_NO_AUDIT:
-	 * none); or audit_of, which says (E2B's). */
+	 * none); or audit_of, which says (a door's). */
 	const char *audit[M_OTHER];
 	const char *(*audit_of)(const struct http_req *r);
 };
@@ -152,8 +153,9 @@ struct route_def {
 extern const struct route_def route_table[R_KIND_COUNT];
 
 /* Each kind's name (a metrics label: "session_screenshot", ...), index =
- * kind, R_KIND_COUNT of them. */
-extern const char *const route_kind_names[R_KIND_COUNT];
+ * kind, R_KIND_COUNT of them. R_DOOR's is set when a door registers
+ * (api_door_register), before the loop runs. */
+extern const char *route_kind_names[R_KIND_COUNT];
 
 /* Parses path (no query string) for method by walking route_table: the
  * first row whose pattern takes the path and whose methods include

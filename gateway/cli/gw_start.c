@@ -15,6 +15,7 @@
 #include "gateway/core/gw.h"
 #include "gateway/core/metrics.h"
 #include "gateway/core/metrics_proc.h"
+#include "gateway/e2b/e2b_api.h"
 #include "gateway/guest/exec.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job.h"
@@ -430,6 +431,12 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 	warm_accel_probe();
 
 	conn_gate_init(cfg->max_connections, cfg->max_connections_per_ip);
+	/* E2B's SDKs come in through the front door as its door (its
+	 * route's name with it, for the metrics below). */
+	if (api_door_register(&e2b_door) < 0) {
+		snprintf(err, errlen, "another door than E2B's is registered");
+		goto fail;
+	}
 	metrics_set_routes(route_kind_names, R_KIND_COUNT);
 	if (metrics_proc_start() < 0)
 		log_warn("serve",

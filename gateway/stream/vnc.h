@@ -25,7 +25,7 @@ struct stream_hub;
  * "vnc_failed") and a sentence in err. */
 int vnc_start(struct stream_hub *h, struct gw *gw, const char **code, char *err, size_t errlen);
 /* The door for a client inside the gateway (noVNC's /websockify,
- * api/e2b_websockify.c): starts it as vnc_start does when it is not
+ * e2b/e2b_websockify.c): starts it as vnc_start does when it is not
  * running, and counts one holder. *serial names the door held, for
  * vnc_unhold. Returns 0, or -errno as vnc_start. */
 int vnc_hold(struct stream_hub *h, struct gw *gw, unsigned *serial, const char **code, char *err,

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_rfb_relay.c: libFuzzer target for the RFB handshakes of
- * noVNC's /websockify (gateway/api/rfb_relay.c), whose one side is any
+ * noVNC's /websockify (gateway/e2b/rfb_relay.c), whose one side is any
  * WebSocket client. The first byte says whether the client must give a
  * password; then a script of pieces (a byte: bit 0 door, else client; a
  * length byte; that many bytes) is fed to one relay as it comes and to
@@ -9,7 +9,7 @@
  * password had the client's right answer in its place; nothing is taken
  * once it opened or failed. */
 #include "display/vnc_share.h"
-#include "gateway/api/rfb_relay.h"
+#include "gateway/e2b/rfb_relay.h"
 
 #include <stdint.h>
 #include <string.h>

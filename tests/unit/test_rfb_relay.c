@@ -1,12 +1,12 @@
 /* tests/unit/test_rfb_relay.c: the RFB handshakes of noVNC's /websockify
- * (gateway/api/rfb_relay.h), scripted byte for byte on both sides: a 3.8,
+ * (gateway/e2b/rfb_relay.h), scripted byte for byte on both sides: a 3.8,
  * 3.7 and 3.3 client with and without VNC Authentication, the door's 3.8
  * handshake with its password, wrong passwords and types, what each side
  * sends ahead held and handed over, bytes in any pieces, and the VNC
  * Authentication answer itself against a vector made with openssl's DES
  * (the key's bits reversed, as VNC does). */
 #include "display/vnc_share.h"
-#include "gateway/api/rfb_relay.h"
+#include "gateway/e2b/rfb_relay.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 // tests/web/websockify.test.mjs: noVNC's /websockify at the E2B desktop
-// stream's URL (gateway/api/e2b_websockify.c, docs/e2b.md), driven by
+// stream's URL (gateway/e2b/e2b_websockify.c, docs/e2b.md), driven by
 // noVNC itself (npm @novnc/novnc's RFB, pinned in package.json) in Debian's
 // headless Chromium, against `vitrine serve` with a tiny guest. The test
 // serves noVNC's files and its page on a loopback port of its own, as

@@ -1,4 +1,4 @@
-/* gateway/api/e2b_envd.c: envd, E2B's in-sandbox daemon, served by the
+/* gateway/e2b/e2b_envd.c: envd, E2B's in-sandbox daemon, served by the
  * gateway for the sandbox a request names (e2b_api.h): Connect-RPC's
  * process.Process and filesystem.Filesystem with the JSON codec (Start,
  * Connect and WatchDir stream their events over HTTP/1.1 until the
@@ -10,9 +10,9 @@
 #include "display/encode.h"
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
-#include "gateway/api/e2b_api.h"
 #include "gateway/e2b/connect.h"
 #include "gateway/e2b/desktop_serve.h"
+#include "gateway/e2b/e2b_api.h"
 #include "gateway/e2b/e2b_fs.h"
 #include "gateway/e2b/e2b_msg.h"
 #include "gateway/e2b/e2b_req.h"
@@ -96,7 +96,8 @@ static void on_keepalive(lws_sorted_usec_list_t *sul)
 
 static int stream_write(struct http_req *r)
 {
-	struct e2b_stream *st = r->e2b_stream;
+	struct e2b_call *c = e2b_call_of(r);
+	struct e2b_stream *st = c ? c->stream : NULL;
 	unsigned char *b;
 	size_t n;
 
@@ -143,7 +144,7 @@ static struct e2b_stream *stream_new(struct http_req *r)
 	st->r = r;
 	st->next = streams;
 	streams = st;
-	r->e2b_stream = st;
+	e2b_call_of(r)->stream = st;
 	api_hold(r, STREAM_HOLD_S);
 	return st;
 }
@@ -170,7 +171,7 @@ static void stream_start(struct http_req *r, struct e2b_proc *p, struct e2b_watc
 	} else if (w) {
 		/* its frames come as the guest's watcher sends */
 	} else if (e2b_msg_end_stream(&st->out, c, message) < 0) {
-		api_e2b_envd_release(r);
+		e2b_envd_release(e2b_call_of(r));
 		http_reply_json(r, 500, NULL);
 		return;
 	} else {
@@ -181,9 +182,9 @@ static void stream_start(struct http_req *r, struct e2b_proc *p, struct e2b_watc
 	http_reply_until_close(r, 200, "application/connect+json", stream_write);
 }
 
-void api_e2b_envd_release(struct http_req *r)
+void e2b_envd_release(struct e2b_call *c)
 {
-	struct e2b_stream *st = r->e2b_stream;
+	struct e2b_stream *st = c->stream;
 
 	if (!st)
 		return;
@@ -199,7 +200,7 @@ void api_e2b_envd_release(struct http_req *r)
 	e2b_watcher_release(st->w);
 	bytebuf_free(&st->out);
 	free(st);
-	r->e2b_stream = NULL;
+	c->stream = NULL;
 }
 
 /* A CreateWatcher's answer, once its watcher is in place or failed. */
@@ -222,7 +223,7 @@ static void create_answer(struct e2b_stream *st)
 	lws_sul_cancel(&st->sul_keep);
 }
 
-void api_e2b_envd_poke_all(void)
+void e2b_envd_poke_all(void)
 {
 	for (struct e2b_stream *st = streams; st; st = st->next)
 		if (!st->create_wait)
@@ -516,9 +517,10 @@ static void rpc_watcher(struct http_req *r, struct sess *s, enum e2b_watch_call 
 }
 
 /* filesystem.Filesystem's unary calls, as commands (gateway/e2b/e2b_fs.h);
- * answered by api_e2b_envd_resume. */
+ * answered by e2b_envd_resume. */
 static void fs_call(struct http_req *r, struct sess *s, bool root, enum e2b_fs_call call)
 {
+	struct e2b_call *c = e2b_call_of(r);
 	struct e2b_fs_req q;
 	char err[160], depth[16];
 
@@ -536,8 +538,8 @@ static void fs_call(struct http_req *r, struct sess *s, bool root, enum e2b_fs_c
 		return;
 	}
 	snprintf(depth, sizeof(depth), "%d", q.depth);
-	snprintf(r->files_path, sizeof(r->files_path), "%s", q.path);
-	r->e2b_fs = 1 + (int)call;
+	snprintf(c->files_path, sizeof(c->files_path), "%s", q.path);
+	c->fs = 1 + (int)call;
 	{
 		const char *argv[] = { "/bin/sh", "-c", e2b_fs_script(call), "sh", q.path, q.dest,
 				       depth,	  NULL };
@@ -548,7 +550,8 @@ static void fs_call(struct http_req *r, struct sess *s, bool root, enum e2b_fs_c
 
 static void fs_answer(struct http_req *r, const struct agent_exec_result *res)
 {
-	enum e2b_fs_call call = (enum e2b_fs_call)(r->e2b_fs - 1);
+	struct e2b_call *c = e2b_call_of(r);
+	enum e2b_fs_call call = (enum e2b_fs_call)(c->fs - 1);
 	char msg[300];
 
 	if (res->exit_code == 0) {
@@ -560,7 +563,7 @@ static void fs_answer(struct http_req *r, const struct agent_exec_result *res)
 			unary_error(r, CONNECT_INTERNAL, "out of memory");
 		return;
 	}
-	snprintf(msg, sizeof(msg), "%.250s: %s", r->files_path,
+	snprintf(msg, sizeof(msg), "%.250s: %s", c->files_path,
 		 res->exit_code == E2B_FS_EXIT_MISSING	? "no such file or directory"
 		 : res->exit_code == E2B_FS_EXIT_EXISTS ? "already exists"
 		 : res->err_len				? res->err
@@ -575,7 +578,7 @@ static void fs_answer(struct http_req *r, const struct agent_exec_result *res)
 
 static void rpc(struct http_req *r, struct sess *s, bool root)
 {
-	const char *m = r->e2b.rpc;
+	const char *m = e2b_call_of(r)->route.rpc;
 	enum e2b_watch_call wcall;
 	struct e2b_sandbox *sb;
 	enum e2b_fs_call call;
@@ -609,14 +612,15 @@ static void rpc(struct http_req *r, struct sess *s, bool root)
 
 static int files_path(struct http_req *r, bool root)
 {
+	struct e2b_call *c = e2b_call_of(r);
 	char p[1024];
 
-	if (!api_e2b_query(r, "path=", p, sizeof(p)) || !p[0])
+	if (!e2b_query(r, "path=", p, sizeof(p)) || !p[0])
 		return -EINVAL;
 	if (p[0] == '/')
-		snprintf(r->files_path, sizeof(r->files_path), "%s", p);
+		snprintf(c->files_path, sizeof(c->files_path), "%s", p);
 	else
-		snprintf(r->files_path, sizeof(r->files_path), "%s/%s",
+		snprintf(c->files_path, sizeof(c->files_path), "%s/%s",
 			 root ? "/root" : "/home/vitrine", p);
 	return 0;
 }
@@ -624,6 +628,7 @@ static int files_path(struct http_req *r, bool root)
 static void files(struct http_req *r, struct sess *s, bool root)
 {
 	static const char *write_sh = "mkdir -p -- \"$(dirname -- \"$1\")\" && cat > \"$1\"";
+	struct e2b_call *c = e2b_call_of(r);
 	char ctype[256];
 	const char *data = r->body ? r->body : "";
 	size_t len = r->body_len;
@@ -635,19 +640,19 @@ static void files(struct http_req *r, struct sess *s, bool root)
 	if (r->method == M_GET) {
 		struct display_image *img;
 
-		if (desktop_held_take(s, r->files_path, &img) == 0) {
+		if (desktop_held_take(s, c->files_path, &img) == 0) {
 			/* a served scrot's file: the gateway holds it */
 			http_reply_bytes(r, 200, "application/octet-stream", img->data, img->len);
 			display_image_unref(img);
 			return;
 		}
 	} else {
-		desktop_held_remove(s, r->files_path); /* the guest's new file wins */
+		desktop_held_remove(s, c->files_path); /* the guest's new file wins */
 	}
 	if (!api_exec_ready(r, s))
 		return;
 	if (r->method == M_GET) {
-		const char *argv[] = { "cat", "--", r->files_path, NULL };
+		const char *argv[] = { "cat", "--", c->files_path, NULL };
 
 		api_exec_start(r, s, argv, NULL, 0, FILES_TIMEOUT_S);
 		return;
@@ -660,25 +665,26 @@ static void files(struct http_req *r, struct sess *s, bool root)
 		return;
 	}
 	{
-		const char *argv[] = { "sh", "-c", write_sh, "sh", r->files_path, NULL };
+		const char *argv[] = { "sh", "-c", write_sh, "sh", c->files_path, NULL };
 
 		api_exec_start(r, s, argv, data, len, FILES_TIMEOUT_S);
 	}
 }
 
-void api_e2b_envd_resume(struct http_req *r, struct sess *s, bool timed_out)
+void e2b_envd_resume(struct http_req *r, struct sess *s, bool timed_out)
 {
+	struct e2b_call *c = e2b_call_of(r);
 	const struct agent_exec_result *res;
 	const char *err, *slash;
 
 	if (!api_exec_finished(r, s, timed_out))
 		return;
 	if (exec_result(r->exec, &res, &err) < 0) {
-		if (r->e2b_fs)
+		if (c->fs)
 			unary_error(r, CONNECT_UNAVAILABLE, err);
 		else
 			plain_error(r, 502, err);
-	} else if (r->e2b_fs) {
+	} else if (c->fs) {
 		fs_answer(r, res);
 	} else if (res->exit_code != 0) {
 		plain_error(r, 404, res->err_len ? res->err : "no such file");
@@ -687,36 +693,37 @@ void api_e2b_envd_resume(struct http_req *r, struct sess *s, bool timed_out)
 	} else if (r->method == M_GET) {
 		http_reply_bytes(r, 200, "application/octet-stream", res->out, res->out_len);
 	} else {
-		slash = strrchr(r->files_path, '/');
+		slash = strrchr(c->files_path, '/');
 		http_reply_json(r, 200,
 				json_pack("[{s:s, s:s, s:s}]", "name",
-					  slash ? slash + 1 : r->files_path, "type", "file", "path",
-					  r->files_path));
+					  slash ? slash + 1 : c->files_path, "type", "file", "path",
+					  c->files_path));
 	}
 	exec_release(r->exec);
 	r->exec = NULL;
 }
 
-void api_e2b_envd(struct http_req *r)
+void e2b_envd(struct http_req *r)
 {
-	struct sess *s = sess_find(r->gw, r->e2b_sandbox);
+	enum e2b_kind kind = e2b_call_of(r)->route.kind;
+	struct sess *s = sess_find(r->gw, e2b_call_of(r)->sandbox);
 	char auth[128], user[64];
 	unsigned rights;
 	bool root;
 
-	if (r->e2b.kind == E2B_ENVD_HEALTH) {
+	if (kind == E2B_ENVD_HEALTH) {
 		http_reply_bytes(r, s ? 204 : 502, "text/plain", "", 0);
 		return;
 	}
-	if (r->e2b.kind == E2B_ENVD_NOT_FOUND || r->e2b.kind == E2B_BAD_METHOD) {
-		plain_error(r, r->e2b.kind == E2B_BAD_METHOD ? 405 : 404, "no such envd call");
+	if (kind == E2B_ENVD_NOT_FOUND || kind == E2B_BAD_METHOD) {
+		plain_error(r, kind == E2B_BAD_METHOD ? 405 : 404, "no such envd call");
 		return;
 	}
 	if (s)
 		snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
-	rights = s ? api_e2b_rights(r, s) : 0;
+	rights = s ? e2b_rights(r, s) : 0;
 	if (!s || !(rights & AUTH_R_EXEC)) {
-		if (r->e2b.kind == E2B_ENVD_RPC)
+		if (kind == E2B_ENVD_RPC)
 			unary_error(r, CONNECT_UNAUTHENTICATED,
 				    s ? "X-Access-Token is not valid for this sandbox"
 				      : "no such sandbox");
@@ -726,16 +733,16 @@ void api_e2b_envd(struct http_req *r)
 	}
 	if (lws_hdr_copy(r->wsi, auth, sizeof(auth), WSI_TOKEN_HTTP_AUTHORIZATION) <= 0)
 		auth[0] = '\0';
-	api_e2b_query(r, "username=", user, sizeof(user));
+	e2b_query(r, "username=", user, sizeof(user));
 	if (e2b_user_parse(auth, user, &root) < 0 || (root && !(rights & AUTH_R_ROOT))) {
-		if (r->e2b.kind == E2B_ENVD_RPC)
+		if (kind == E2B_ENVD_RPC)
 			unary_error(r, CONNECT_PERMISSION_DENIED,
 				    "the user must be \"user\" (or \"root\", with a root token)");
 		else
 			plain_error(r, 403, "the user must be \"user\"");
 		return;
 	}
-	if (r->e2b.kind == E2B_ENVD_FILES)
+	if (kind == E2B_ENVD_FILES)
 		files(r, s, root);
 	else
 		rpc(r, s, root);

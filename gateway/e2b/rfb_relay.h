@@ -1,5 +1,5 @@
-/* gateway/api/rfb_relay.h: the RFB handshakes of noVNC's /websockify
- * (api/e2b_websockify.c), where the gateway stands between a WebSocket
+/* gateway/e2b/rfb_relay.h: the RFB handshakes of noVNC's /websockify
+ * (e2b/e2b_websockify.c), where the gateway stands between a WebSocket
  * client and the session's VNC door (stream/vnc.h). To the client the
  * gateway is the RFB server, with the security the E2B SDK asked x11vnc for:
  * None (`-nopw`), or VNC Authentication with the password the SDK stored

@@ -1,7 +1,7 @@
-/* gateway/api/rfb_relay.c: see rfb_relay.h. Message layouts: RFC 6143,
+/* gateway/e2b/rfb_relay.c: see rfb_relay.h. Message layouts: RFC 6143,
  * 7.1 (ProtocolVersion, Security, SecurityResult) and 7.2.2 (VNC
  * Authentication). */
-#include "gateway/api/rfb_relay.h"
+#include "gateway/e2b/rfb_relay.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,16 +1,17 @@
-/* gateway/api/e2b_websockify.c: see e2b_websockify.h. A connection is two
+/* gateway/e2b/e2b_websockify.c: see e2b_websockify.h. A connection is two
  * lws connections: the client's WebSocket (wsi) and the door's TCP socket
  * (door). Each holds it until it closes; it is freed when both have. */
-#include "gateway/api/e2b_websockify.h"
+#include "gateway/e2b/e2b_websockify.h"
 
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "display/vnc_share.h"
 #include "gateway/api/api_audit.h"
-#include "gateway/api/rfb_relay.h"
 #include "gateway/core/audit.h"
 #include "gateway/e2b/desktop_serve.h"
 #include "gateway/e2b/e2b_req.h"
+#include "gateway/e2b/e2b_route.h"
+#include "gateway/e2b/rfb_relay.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
 #include "gateway/stream/vnc.h"
@@ -290,7 +291,7 @@ static int relay_said(struct websockify *b, enum rfb_relay_status st,
 		 * pause, as the VNC door answers a wrong password. */
 		log_info("e2b", "sandbox %s: /websockify: %s", b->sess_id, b->relay.why);
 		if (b->wsi && !strcmp(b->relay.why, "the password is wrong"))
-			api_audit_ws_refused(b->gw, b->wsi, R_E2B, b->sess_id, NULL,
+			api_audit_ws_refused(b->gw, b->wsi, R_DOOR, b->sess_id, NULL,
 					     LWS_CLOSE_STATUS_POLICY_VIOLATION);
 		b->refusal = *out;
 		b->refusing = true;

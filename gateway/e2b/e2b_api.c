@@ -1,17 +1,18 @@
-/* gateway/api/e2b_api.c: E2B's control plane (see e2b_api.h), mapped onto
- * sessions: create is a session create that answers once the guest and
- * its agent are up; timeout moves the session's deadline; pause and
- * connect are a memory pause and a resume; kill is a delete. Those that
- * wait poll the session every POLL_US (r->sul_ticket), so that nothing
- * waits on the session's waiter slots. Errors are E2B's {"code",
- * "message"}. */
-#include "gateway/api/e2b_api.h"
+/* gateway/e2b/e2b_api.c: E2B's door (see e2b_api.h): which requests are
+ * E2B's, their state, and the control plane, mapped onto sessions: create
+ * is a session create that answers once the guest and its agent are up;
+ * timeout moves the session's deadline; pause and connect are a memory
+ * pause and a resume; kill is a delete. Those that wait poll the session
+ * every POLL_US (e2b_call's sul_poll), so that nothing waits on the
+ * session's waiter slots. Errors are E2B's {"code", "message"}. */
+#include "gateway/e2b/e2b_api.h"
 
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/e2b/e2b_req.h"
+#include "gateway/e2b/e2b_websockify.h"
 #include "gateway/e2b/sandbox.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job.h"
@@ -46,7 +47,14 @@ static bool custom_header(struct http_req *r, const char *name, char *out, int l
 	return true;
 }
 
-void api_e2b_begin(struct http_req *r)
+struct e2b_call *e2b_call_of(const struct http_req *r)
+{
+	return r->route_state;
+}
+
+/* Takes r when its path and headers are E2B's, with the token from
+ * X-API-KEY or X-Access-Token (the door's claim). */
+static void claim(struct http_req *r)
 {
 	static const char *methods[] = { [M_GET] = "GET",
 					 [M_POST] = "POST",
@@ -54,8 +62,10 @@ void api_e2b_begin(struct http_req *r)
 					 [M_PUT] = "PUT",
 					 [M_OTHER] = "OTHER" };
 	char id[E2B_ID_MAX], host[256] = "", key[160];
-	bool envd = false;
-	int port;
+	struct e2b_route route = { 0 };
+	struct e2b_call *c;
+	bool envd = false, live = false;
+	int port = 0;
 
 	if (custom_header(r, "e2b-sandbox-id:", id, sizeof(id)))
 		envd = true;
@@ -66,27 +76,30 @@ void api_e2b_begin(struct http_req *r)
 		 (!strcmp(r->path, "/vnc.html") || !strcmp(r->path, "/websockify"))) {
 		/* the desktop SDK's stream URL: the rest of that host (the
 		 * viewer's files, its stream socket) is the gateway's own */
-		memset(&r->e2b, 0, sizeof(r->e2b));
-		r->e2b.kind = r->path[1] == 'v' ? E2B_LIVE_VIEW : E2B_LIVE_SOCKET;
-		r->e2b_live_port = port;
-		r->route.kind = R_E2B;
-		snprintf(r->e2b_sandbox, sizeof(r->e2b_sandbox), "%s", id);
+		route.kind = r->path[1] == 'v' ? E2B_LIVE_VIEW : E2B_LIVE_SOCKET;
+		live = true;
+	}
+	if (!live)
+		route = e2b_route_parse(methods[r->method], r->path, envd);
+	if (route.kind == E2B_NONE || !(c = api_door_take(r)))
+		return;
+	c->r = r;
+	c->route = route;
+	if (live) {
+		c->live_port = port;
+		snprintf(c->sandbox, sizeof(c->sandbox), "%s", id);
 		r->token[0] = '\0'; /* the URL is the capability (and its password) */
 		return;
 	}
-	r->e2b = e2b_route_parse(methods[r->method], r->path, envd);
-	if (r->e2b.kind == E2B_NONE)
-		return;
-	r->route.kind = R_E2B;
 	if (envd)
-		snprintf(r->e2b_sandbox, sizeof(r->e2b_sandbox), "%s", id);
+		snprintf(c->sandbox, sizeof(c->sandbox), "%s", id);
 	if (custom_header(r, envd ? "x-access-token:" : "x-api-key:", key, sizeof(key)))
 		snprintf(r->token, sizeof(r->token), "%s", key);
 	else if (envd)
 		r->token[0] = '\0'; /* Authorization is envd's Basic user */
 }
 
-bool api_e2b_query(struct http_req *r, const char *name, char *buf, int len)
+bool e2b_query(struct http_req *r, const char *name, char *buf, int len)
 {
 	if (!http_query(r, name, buf, len)) {
 		buf[0] = '\0';
@@ -95,7 +108,7 @@ bool api_e2b_query(struct http_req *r, const char *name, char *buf, int len)
 	return true;
 }
 
-unsigned api_e2b_rights(struct http_req *r, const struct sess *s)
+unsigned e2b_rights(struct http_req *r, const struct sess *s)
 {
 	char h[AUTH_HASH_LEN + 1];
 	const char *which = "";
@@ -109,9 +122,12 @@ unsigned api_e2b_rights(struct http_req *r, const struct sess *s)
 	return got;
 }
 
-const char *api_e2b_audit_event(const struct http_req *r)
+/* The audit event of r's E2B call (docs/audit.md's names), or NULL. */
+static const char *audit_of(const struct http_req *r)
 {
-	switch (r->e2b.kind) {
+	const struct e2b_call *c = e2b_call_of(r);
+
+	switch (c ? c->route.kind : E2B_NONE) {
 	case E2B_CREATE:
 		return "session_create";
 	case E2B_KILL:
@@ -123,7 +139,7 @@ const char *api_e2b_audit_event(const struct http_req *r)
 	case E2B_ENVD_FILES:
 		return r->method == M_POST ? "file_put" : "file_get";
 	case E2B_ENVD_RPC:
-		return !strcmp(r->e2b.rpc, "process.Process/Start") ? "command" : NULL;
+		return !strcmp(c->route.rpc, "process.Process/Start") ? "command" : NULL;
 	default:
 		return NULL;
 	}
@@ -131,9 +147,11 @@ const char *api_e2b_audit_event(const struct http_req *r)
 
 static bool operator_ok(struct http_req *r)
 {
-	if (r->e2b.id[0])
-		snprintf(r->audit_session, sizeof(r->audit_session), "%s", r->e2b.id);
-	if (api_e2b_rights(r, NULL) & AUTH_R_ADMIN)
+	const char *id = e2b_call_of(r)->route.id;
+
+	if (id[0])
+		snprintf(r->audit_session, sizeof(r->audit_session), "%s", id);
+	if (e2b_rights(r, NULL) & AUTH_R_ADMIN)
 		return true;
 	e2b_error(r, 401, r->token[0] ? "Invalid API key" : "send the API key as X-API-KEY");
 	return false;
@@ -142,7 +160,7 @@ static bool operator_ok(struct http_req *r)
 /* The route's session, answering 404 when there is none. */
 static struct sess *route_sess(struct http_req *r)
 {
-	struct sess *s = sess_find(r->gw, r->e2b.id);
+	struct sess *s = sess_find(r->gw, e2b_call_of(r)->route.id);
 
 	if (!s)
 		e2b_error(r, 404, "sandbox not found");
@@ -202,15 +220,16 @@ static bool agent_up(struct sess *s)
 
 static void poll_sess(lws_sorted_usec_list_t *sul)
 {
-	struct http_req *r = lws_container_of(sul, struct http_req, sul_ticket);
-	struct sess *s = sess_find(r->gw, r->e2b_wait_id);
-	bool late = fs_now_ms() >= r->wait_until_ms;
+	struct e2b_call *c = lws_container_of(sul, struct e2b_call, sul_poll);
+	struct http_req *r = c->r;
+	struct sess *s = sess_find(r->gw, c->wait_id);
+	bool late = fs_now_ms() >= c->wait_until_ms;
 
-	if (r->e2b.kind == E2B_KILL) {
-		if (!job_ticket_done(r->ticket) && !late)
+	if (c->route.kind == E2B_KILL) {
+		if (!job_ticket_done(c->ticket) && !late)
 			goto again;
-		job_ticket_release(r->ticket);
-		r->ticket = NULL;
+		job_ticket_release(c->ticket);
+		c->ticket = NULL;
 		http_reply_bytes(r, 204, "application/json", "", 0);
 		return;
 	}
@@ -222,7 +241,7 @@ static void poll_sess(lws_sorted_usec_list_t *sul)
 		e2b_error(r, 500, s->error[0] ? s->error : "the sandbox failed");
 		return;
 	}
-	if (r->e2b.kind == E2B_PAUSE) {
+	if (c->route.kind == E2B_PAUSE) {
 		if (sess_busy(s) && !late)
 			goto again;
 		if (s->state != SESS_PAUSED)
@@ -244,26 +263,28 @@ static void poll_sess(lws_sorted_usec_list_t *sul)
 		struct e2b_sandbox *sb = e2b_sandbox_of(s);
 		const char *which;
 
-		if (r->e2b_was_running) {
+		if (c->was_running) {
 			http_reply_json(r, 200, sandbox_json(s, sb, true));
 			return;
 		}
-		if (sb && (r->e2b.kind == E2B_CREATE || !sess_deadline(s, &which)))
+		if (sb && (c->route.kind == E2B_CREATE || !sess_deadline(s, &which)))
 			sess_set_timeout(s, sb->timeout_s);
 		http_reply_json(r, 201, sandbox_json(s, sb, true));
 	}
 	return;
 again:
-	api_hold(r, (int)((r->wait_until_ms - fs_now_ms()) / 1000) + 10);
-	lws_sul_schedule(r->gw->ctx, 0, &r->sul_ticket, poll_sess, POLL_US);
+	api_hold(r, (int)((c->wait_until_ms - fs_now_ms()) / 1000) + 10);
+	lws_sul_schedule(r->gw->ctx, 0, &c->sul_poll, poll_sess, POLL_US);
 }
 
 static void wait_up_to(struct http_req *r, struct sess *s, int wait_ms)
 {
-	snprintf(r->e2b_wait_id, sizeof(r->e2b_wait_id), "%s", s ? s->id : "");
-	r->wait_until_ms = fs_now_ms() + wait_ms;
+	struct e2b_call *c = e2b_call_of(r);
+
+	snprintf(c->wait_id, sizeof(c->wait_id), "%s", s ? s->id : "");
+	c->wait_until_ms = fs_now_ms() + wait_ms;
 	api_hold(r, wait_ms / 1000 + 10);
-	poll_sess(&r->sul_ticket);
+	poll_sess(&c->sul_poll);
 }
 
 static void wait_for(struct http_req *r, struct sess *s)
@@ -357,11 +378,11 @@ static void list(struct http_req *r)
 
 	if (!operator_ok(r))
 		return;
-	api_e2b_query(r, "metadata=", meta, sizeof(meta));
-	api_e2b_query(r, "state=", state, sizeof(state));
-	if (api_e2b_query(r, "limit=", buf, sizeof(buf)))
+	e2b_query(r, "metadata=", meta, sizeof(meta));
+	e2b_query(r, "state=", state, sizeof(state));
+	if (e2b_query(r, "limit=", buf, sizeof(buf)))
 		limit = atoi(buf) > 0 && atoi(buf) <= 1000 ? atoi(buf) : 100;
-	if (api_e2b_query(r, "nextToken=", buf, sizeof(buf)))
+	if (e2b_query(r, "nextToken=", buf, sizeof(buf)))
 		skip = atoi(buf) > 0 ? atoi(buf) : 0;
 	arr = json_array();
 	for (struct sess *s = r->gw->sessions; arr && s; s = s->next) {
@@ -453,7 +474,7 @@ static void connect_sandbox(struct http_req *r)
 	}
 	if (s->state == SESS_READY && !s->job) {
 		/* no longer than an exec waits for the link */
-		r->e2b_was_running = true;
+		e2b_call_of(r)->was_running = true;
 		wait_up_to(r, s, SESS_AGENT_WAIT_MS);
 		return;
 	}
@@ -466,38 +487,42 @@ static void connect_sandbox(struct http_req *r)
 
 static void kill_sandbox(struct http_req *r)
 {
+	struct e2b_call *c = e2b_call_of(r);
 	struct sess *s;
 
 	if (!operator_ok(r) || !(s = route_sess(r)))
 		return;
-	r->ticket = job_ticket_new();
-	sess_destroy(s, r->ticket);
+	c->ticket = job_ticket_new();
+	sess_destroy(s, c->ticket);
 	wait_for(r, NULL);
 }
 
-void api_e2b_refuse_early(struct http_req *r)
+/* Before a body is read: answers 401 (and closes after) unless r's key
+ * or token is good for its call. */
+static void refuse_early(struct http_req *r)
 {
-	bool envd = r->e2b.kind >= E2B_ENVD_HEALTH;
-	struct sess *s = envd ? sess_find(r->gw, r->e2b_sandbox) : NULL;
+	struct e2b_call *c = e2b_call_of(r);
+	enum e2b_kind kind = c->route.kind;
+	bool envd = kind >= E2B_ENVD_HEALTH;
+	struct sess *s = envd ? sess_find(r->gw, c->sandbox) : NULL;
 
-	if (r->e2b.kind == E2B_BAD_METHOD || r->e2b.kind == E2B_ENVD_NOT_FOUND ||
-	    r->e2b.kind == E2B_ENVD_HEALTH || r->e2b.kind == E2B_LIVE_VIEW ||
-	    r->e2b.kind == E2B_LIVE_SOCKET)
+	if (kind == E2B_BAD_METHOD || kind == E2B_ENVD_NOT_FOUND || kind == E2B_ENVD_HEALTH ||
+	    kind == E2B_LIVE_VIEW || kind == E2B_LIVE_SOCKET)
 		return; /* answered after the body, without a token */
-	if (envd ? s && (api_e2b_rights(r, s) & AUTH_R_EXEC)
-		 : (api_e2b_rights(r, NULL) & AUTH_R_ADMIN))
+	if (envd ? s && (e2b_rights(r, s) & AUTH_R_EXEC) : (e2b_rights(r, NULL) & AUTH_R_ADMIN))
 		return;
 	r->close_after = true; /* the body is not read */
 	if (envd)
-		api_e2b_envd(r); /* its own refusal, in its call's form */
+		e2b_envd(r); /* its own refusal, in its call's form */
 	else
 		e2b_error(r, 401,
 			  r->token[0] ? "Invalid API key" : "send the API key as X-API-KEY");
 }
 
-void api_e2b_handle(struct http_req *r)
+/* Answers r (its body, if any, is in). */
+static void handle(struct http_req *r)
 {
-	switch (r->e2b.kind) {
+	switch (e2b_call_of(r)->route.kind) {
 	case E2B_CREATE:
 		create(r);
 		break;
@@ -528,31 +553,54 @@ void api_e2b_handle(struct http_req *r)
 		break;
 	case E2B_LIVE_VIEW:
 	case E2B_LIVE_SOCKET:
-		api_e2b_live(r);
+		e2b_live(r);
 		break;
 	default:
-		api_e2b_envd(r);
+		e2b_envd(r);
 		break;
 	}
 }
 
-void api_e2b_resume(struct http_req *r, struct sess *s, bool timed_out)
+/* The largest body r may have: E2B_MAX_FILE_BODY for a file upload, else
+ * HTTP_MAX_BODY. */
+static size_t body_max_of(const struct http_req *r)
 {
-	api_e2b_envd_resume(r, s, timed_out);
+	const struct e2b_call *c = e2b_call_of(r);
+
+	return c && c->route.kind == E2B_ENVD_FILES ? E2B_MAX_FILE_BODY : HTTP_MAX_BODY;
 }
 
-size_t api_e2b_body_max(const struct http_req *r)
+static void call_release(void *state)
 {
-	return r->e2b.kind == E2B_ENVD_FILES ? E2B_MAX_FILE_BODY : HTTP_MAX_BODY;
+	struct e2b_call *c = state;
+
+	lws_sul_cancel(&c->sul_poll);
+	job_ticket_release(c->ticket);
+	c->ticket = NULL;
+	e2b_envd_release(c);
 }
 
-void api_e2b_release(struct http_req *r)
+/* On each wake-up of the loop: streams with news become writable, ended
+ * processes are reaped. */
+static void poke_all(struct gw *gw)
 {
-	api_e2b_envd_release(r);
-}
-
-void api_e2b_poke_all(struct gw *gw)
-{
-	api_e2b_envd_poke_all();
+	e2b_envd_poke_all();
 	e2b_sandbox_reap_all(gw);
 }
+
+const struct api_door_ops e2b_door = {
+	.name = "e2b",
+	.claim = claim,
+	.refuse_early = refuse_early,
+	.body_max_of = body_max_of,
+	.handle = handle,
+	.resume = e2b_envd_resume, /* envd's commands wait on their session */
+	.audit_of = audit_of,
+	.state_size = sizeof(struct e2b_call),
+	.state_release = call_release,
+	.poke_all = poke_all,
+	.ws_claim = e2b_websockify_is,
+	.ws_confirm = e2b_websockify_confirm,
+	.ws_callback = e2b_websockify_callback,
+	.raw_callback = e2b_websockify_door_callback,
+};

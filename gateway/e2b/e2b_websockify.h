@@ -1,4 +1,4 @@
-/* gateway/api/e2b_websockify.h: noVNC's /websockify at the URL of
+/* gateway/e2b/e2b_websockify.h: noVNC's /websockify at the URL of
  * @e2b/desktop's stream (a "PORT-{id}." Host, docs/e2b.md): RFB over
  * WebSocket for the sandbox's screen, as E2B's novnc_proxy serves it. It
  * works while the SDK's stream "runs" on PORT (desktop_stream_started),
@@ -9,7 +9,7 @@
  * Each connection is a client of the session's VNC door (stream/vnc.h,
  * held with vnc_hold while it lasts) over loopback TCP, the door's socket
  * joined to the loop (lws_adopt_descriptor_vhost_via_info): the gateway
- * speaks the RFB handshakes on both sides (api/rfb_relay.h), then moves
+ * speaks the RFB handshakes on both sides (e2b/rfb_relay.h), then moves
  * the bytes through in both directions. Each direction queues at most
  * about WEBSOCKIFY_HIGH bytes: past that the other side is not read
  * (lws_rx_flow_control) until the queue is down to WEBSOCKIFY_LOW.
@@ -38,8 +38,8 @@ bool e2b_websockify_is(struct lws *wsi);
  * not running or has its maximum of these connections), as
  * {"error":{"code","message"}}. */
 int e2b_websockify_confirm(struct gw *gw, struct lws *wsi);
-/* The WebSocket kind's callback (api/protocols.c); user points at the
- * connection's own pointer. */
+/* The WebSocket's callback (the door's ws_callback, api/door.h); user
+ * points at the connection's own pointer. */
 int e2b_websockify_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 			    size_t len);
 /* The LWS_CALLBACK_RAW_* of the doors' sockets (the only raw sockets on

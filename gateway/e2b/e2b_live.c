@@ -1,4 +1,4 @@
-/* gateway/api/e2b_live.c: the live view at the URL @e2b/desktop's
+/* gateway/e2b/e2b_live.c: the live view at the URL @e2b/desktop's
  * stream.getUrl() gives (`https://6080-{id}.{domain}/vnc.html?...`, behind
  * the operator's wildcard TLS proxy: docs/e2b.md). Vitrine's own web viewer
  * is that view: /vnc.html answers with a redirect to /web/ carrying a
@@ -7,13 +7,13 @@
  * the URL itself is the capability: it works only while the SDK's stream
  * "runs" on that port (desktop_stream_started), and with `requireAuth` only
  * with the password the SDK stored (`password=`). noVNC's /websockify is
- * the WebSocket of api/e2b_websockify.c; a plain GET of it is answered
+ * the WebSocket of e2b/e2b_websockify.c; a plain GET of it is answered
  * here, with the same 404 and 502, then 426. Loop thread only. */
 #include "common/fsutil.h"
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
-#include "gateway/api/e2b_api.h"
 #include "gateway/e2b/desktop_serve.h"
+#include "gateway/e2b/e2b_api.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/share.h"
 #include "gateway/stream/stream_hub.h"
@@ -46,9 +46,10 @@ static bool same_secret(const char *got, const char *want)
 	return d == 0;
 }
 
-void api_e2b_live(struct http_req *r)
+void e2b_live(struct http_req *r)
 {
-	struct sess *s = sess_find(r->gw, r->e2b_sandbox);
+	const struct e2b_call *c = e2b_call_of(r);
+	struct sess *s = sess_find(r->gw, c->sandbox);
 	char pw[160], view[16], token[AUTH_TOKEN_LEN + 1], loc[256];
 	const char *want;
 	struct stream_hub *h;
@@ -64,21 +65,21 @@ void api_e2b_live(struct http_req *r)
 		page(r, 405, "Method not allowed.");
 		return;
 	}
-	if (!desktop_stream_started(s, &port) || port != r->e2b_live_port) {
+	if (!desktop_stream_started(s, &port) || port != c->live_port) {
 		page(r, 502, "The sandbox's stream is not running on this port (stream.start()).");
 		return;
 	}
-	if (r->e2b.kind == E2B_LIVE_SOCKET) {
+	if (c->route.kind == E2B_LIVE_SOCKET) {
 		http_add_header(r, "upgrade", "websocket");
 		page(r, 426, "This is noVNC's RFB over WebSocket: connect with a WebSocket.");
 		return;
 	}
-	api_e2b_query(r, "password=", pw, sizeof(pw));
+	e2b_query(r, "password=", pw, sizeof(pw));
 	if ((want = desktop_stream_password(s)) && !same_secret(pw, want)) {
 		page(r, 401, "This stream needs its password (stream.getUrl({authKey})).");
 		return;
 	}
-	api_e2b_query(r, "view_only=", view, sizeof(view));
+	e2b_query(r, "view_only=", view, sizeof(view));
 	scope = !strcmp(view, "true") || !strcmp(view, "1") ? AUTH_VIEW : AUTH_CONTROL;
 	if (!(h = stream_hub_of(s)) ||
 	    share_add(&h->shares, scope, LIVE_TTL_S, fs_now_ms(), token) < 0) {

@@ -1,0 +1,72 @@
+/* gateway/e2b/e2b_api.h: E2B's SDKs on the gateway's own listener
+ * (docs/e2b.md), a door of the front door (api/door.h: e2b_door, which
+ * cli/gw_start.c registers): the control plane (e2b_api.c: /sandboxes,
+ * /v2/sandboxes, X-API-KEY), envd (e2b_envd.c: Connect-RPC process.Process
+ * and filesystem.Filesystem, /files, /health, for the sandbox an
+ * E2b-Sandbox-Id header or a "49983-{id}." Host names, X-Access-Token), the
+ * desktop stream's live view (e2b_live.c: /vnc.html on a "PORT-{id}." Host)
+ * and noVNC's /websockify there (e2b_websockify.h). The sandbox id is the
+ * session id. Loop thread only. */
+#ifndef VITRINE_GATEWAY_E2B_API_H
+#define VITRINE_GATEWAY_E2B_API_H
+
+#include "gateway/api/door.h"
+#include "gateway/e2b/e2b_route.h"
+#include "gateway/session/session_spec.h"
+
+/* The door's ops table. */
+extern const struct api_door_ops e2b_door;
+
+/* E2B's file uploads (POST /files to envd): as much as a command's output
+ * carries back (gateway/guest/exec.c), so what is written can be read. */
+#define E2B_MAX_FILE_BODY (4u << 20)
+
+struct e2b_stream;
+struct job_ticket;
+
+/* An E2B request's own state (the door's: http_route_state), made when
+ * the door takes the request and released with it (e2b_api.c). */
+struct e2b_call {
+	struct http_req *r;
+	struct e2b_route route; /* which call */
+	char sandbox[E2B_ID_MAX]; /* envd's and the live view's: the Host's or header's */
+	int live_port; /* E2B_LIVE_*: the Host's port */
+	/* create, connect, pause and kill: the session waited on, until
+	 * when, whether a connect waits for a running sandbox's agent, a
+	 * kill's ticket (held) and the timer that polls */
+	char wait_id[SESS_ID_MAX];
+	int64_t wait_until_ms;
+	bool was_running;
+	struct job_ticket *ticket;
+	lws_sorted_usec_list_t sul_poll;
+	/* envd: a streamed answer (owned: e2b_envd_release), a files call's
+	 * guest path, a filesystem call under way (1 + its enum e2b_fs_call,
+	 * else 0) */
+	struct e2b_stream *stream;
+	char files_path[1200];
+	int fs;
+};
+
+/* r's call (NULL only when it could not be made: r was answered 500). */
+struct e2b_call *e2b_call_of(const struct http_req *r);
+
+/* The value of query parameter name (with its '='), decoded, into buf;
+ * false (buf "") when absent. */
+bool e2b_query(struct http_req *r, const char *name, char *buf, int len);
+
+/* What r's token may do on s (NULL: the operator's routes), noted for
+ * r's audit entry. */
+unsigned e2b_rights(struct http_req *r, const struct sess *s);
+
+/* e2b_live.c: GET /vnc.html and /websockify on a "PORT-{id}." Host. */
+void e2b_live(struct http_req *r);
+
+/* e2b_envd.c: answers an envd call; a parked one woken (files); what c
+ * holds of it let go of; on each wake-up of the loop, streams with news
+ * made writable. */
+void e2b_envd(struct http_req *r);
+void e2b_envd_resume(struct http_req *r, struct sess *s, bool timed_out);
+void e2b_envd_release(struct e2b_call *c);
+void e2b_envd_poke_all(void);
+
+#endif
