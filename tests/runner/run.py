@@ -112,14 +112,16 @@ def main(argv):
     os.environ.setdefault("VITRINE_HOME", "/var/lib/vitrine")
     # Tests get their own run base, so the hygiene check sees only theirs.
     # One per checkout: the suite removes it at the end.
-    run_base = os.environ.setdefault(
-        "VITRINE_RUN", "/tmp/vitrine-test-run-" + hashlib.sha1(REPO.encode()).hexdigest()[:8])
+    checkout = hashlib.sha1(REPO.encode()).hexdigest()[:8]
+    run_base = os.environ.setdefault("VITRINE_RUN", "/tmp/vitrine-test-run-" + checkout)
     shutil.rmtree(run_base, ignore_errors=True)
     os.makedirs(run_base, exist_ok=True)
     # The desktop template the e2e, web and E2B tests share
     # (tests/lib/e2e_template.h): made afresh each run by the first that
-    # needs it (an image rebuilt since would make an old one stale).
-    shared = os.environ.setdefault("VITRINE_E2E_TEMPLATE", "e2e-shared-desktop")
+    # needs it (an image rebuilt since would make an old one stale). One per
+    # checkout, as the run base: VITRINE_HOME is shared, and another
+    # checkout's suite removes its own at its start and end.
+    shared = os.environ.setdefault("VITRINE_E2E_TEMPLATE", "e2e-shared-desktop-" + checkout)
     shared_dir = os.path.join(os.environ["VITRINE_HOME"], "templates", shared)
     shutil.rmtree(shared_dir, ignore_errors=True)
     # Guests and supervisors already running are not the suite's (another
