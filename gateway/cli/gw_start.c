@@ -5,6 +5,7 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "common/test_hook.h"
+#include "common/work_queue.h"
 #include "display/encode_pool.h"
 #include "gateway/action/run.h"
 #include "gateway/api/conn_gate.h"
@@ -88,10 +89,32 @@ static void warm_accel_probe(void)
 #define ENCODE_THREADS 3 /* one session holds at most 2: one is left for the others */
 #define ENCODE_MAX_JOBS 64
 
-/* An encoder thread has a finished encode for the loop. */
+/* The gateway's work queues (docs/architecture.md, "Threads"): round trips
+ * to guests, which wait seconds at most, on many workers; bulk work, which
+ * may take minutes, on fewer, niced (the child processes they start too). */
+#define GUEST_WORK_THREADS 16
+#define GUEST_WORK_MAX_JOBS 1024
+#define BULK_WORK_THREADS 6
+#define BULK_WORK_MAX_JOBS 256
+#define BULK_WORK_NICE 10
+
+/* A worker (an encoder's or a queue's) has a finished job for the loop. */
 static void wake_loop(void *ctx)
 {
 	lws_cancel_service(ctx);
+}
+
+/* A work queue whose finished jobs wake ctx's loop. 0 or -errno. */
+static int make_queue(struct lws_context *ctx, int threads, int max_jobs, int nice,
+		      struct work_queue **out)
+{
+	const struct work_queue_config cfg = { .threads = threads,
+					       .max_jobs = max_jobs,
+					       .nice = nice,
+					       .wake = wake_loop,
+					       .wake_ud = ctx };
+
+	return work_queue_create(&cfg, out);
 }
 
 /* --demo: one desktop session showing page_file (or restored from the
@@ -458,6 +481,12 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 		snprintf(err, errlen, "cannot start the encoder threads");
 		goto fail;
 	}
+	if (make_queue(gw->ctx, GUEST_WORK_THREADS, GUEST_WORK_MAX_JOBS, 0, &gw->guest_work) < 0 ||
+	    make_queue(gw->ctx, BULK_WORK_THREADS, BULK_WORK_MAX_JOBS, BULK_WORK_NICE,
+		       &gw->bulk_work) < 0) {
+		snprintf(err, errlen, "cannot start the work queues' threads");
+		goto fail;
+	}
 	if (cfg->metrics_listen && open_metrics_door(gw->ctx, cfg->metrics_listen, gw, metrics_url,
 						     sizeof(metrics_url), err, errlen) < 0)
 		goto fail;
@@ -524,6 +553,13 @@ void gw_stop(struct gw *gw)
 	if (!rec_export_wait_threads(5000))
 		log_warn("serve", "a recording's video export is still running at exit");
 	metrics_proc_stop();
+	/* The one wait for the queues' work: what runs finishes (the owners
+	 * that went have told theirs to stop), and every done runs here, on
+	 * this thread, while the context they may wake still is. */
+	work_queue_destroy(gw->guest_work);
+	gw->guest_work = NULL;
+	work_queue_destroy(gw->bulk_work);
+	gw->bulk_work = NULL;
 	encode_pool_destroy(gw->encoders); /* its workers wake the context too */
 	gw->encoders = NULL;
 	if (gw->ctx)
