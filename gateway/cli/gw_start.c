@@ -22,7 +22,6 @@
 #include "gateway/session/registry.h"
 #include "gateway/session/session.h"
 #include "gateway/session/usage_log.h"
-#include "gateway/stream/rec_export.h"
 #include "gateway/template/recipe_build.h"
 #include "gateway/template/template_build.h"
 #include "vmm-qemu/accel.h"
@@ -529,9 +528,9 @@ int gw_serve(struct gw *gw, const struct serve_config *cfg)
 			break;
 	/* Every session and build ends here, while the loop can still run
 	 * their jobs; gw_stop then waits for the threads they started. */
-	recipe_build_stop_all(gw, 30000); /* its sessions go, whatever --on-stop says */
+	recipe_build_stop_all(gw); /* its sessions go, whatever --on-stop says */
 	stop_sessions(gw);
-	template_build_stop_all(gw, 30000);
+	template_build_stop_all(gw);
 	return rc;
 }
 
@@ -549,9 +548,6 @@ void gw_stop(struct gw *gw)
 	/* An agent call times out within 35 s; its thread then wakes the context. */
 	if (!run_wait_threads(40000))
 		log_warn("serve", "a typing thread is still running at exit");
-	/* A recording's video export (ffmpeg) was told to stop with its session. */
-	if (!rec_export_wait_threads(5000))
-		log_warn("serve", "a recording's video export is still running at exit");
 	metrics_proc_stop();
 	/* The one wait for the queues' work: what runs finishes (the owners
 	 * that went have told theirs to stop), and every done runs here, on
