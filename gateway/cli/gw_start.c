@@ -7,7 +7,6 @@
 #include "common/test_hook.h"
 #include "common/work_queue.h"
 #include "display/encode_pool.h"
-#include "gateway/action/run.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/control.h"
 #include "gateway/api/protocols.h"
@@ -545,9 +544,6 @@ void gw_stop(struct gw *gw)
 	 * dispose jobs of the sessions just destroyed. */
 	if (!job_wait_all(30000))
 		log_warn("serve", "a session job is still running at exit");
-	/* An agent call times out within 35 s; its thread then wakes the context. */
-	if (!run_wait_threads(40000))
-		log_warn("serve", "a typing thread is still running at exit");
 	metrics_proc_stop();
 	/* The one wait for the queues' work: what runs finishes (the owners
 	 * that went have told theirs to stop), and every done runs here, on

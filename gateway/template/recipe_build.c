@@ -259,7 +259,7 @@ static void step_ended(struct recipe_build *b, struct sess *s)
 }
 
 /* Whether a template other than skip has name as its disk's backing file
- * (its name into who). Reads the templates' small files: the thread's. */
+ * (its name into who). Reads the templates' small files: the finishing job's. */
 static bool backs_another(const char *name, const char *skip, char *who, size_t len)
 {
 	DIR *d = opendir(vmm_templates_dir());
