@@ -89,12 +89,13 @@ static void warm_accel_probe(void)
 
 /* The gateway's work queues (docs/architecture.md, "Threads"): round trips
  * to guests, which wait seconds at most, on many workers; bulk work, which
- * may take minutes, on fewer, niced (the child processes they start too). */
+ * may take minutes, on fewer. Not niced: the child processes a worker
+ * starts inherit its nice value, and a template build's guest, starved on
+ * a busy host, misses its own ready timeout. */
 #define GUEST_WORK_THREADS 16
 #define GUEST_WORK_MAX_JOBS 1024
 #define BULK_WORK_THREADS 6
 #define BULK_WORK_MAX_JOBS 256
-#define BULK_WORK_NICE 10
 
 /* A worker (an encoder's or a queue's) has a finished job for the loop. */
 static void wake_loop(void *ctx)
@@ -103,14 +104,11 @@ static void wake_loop(void *ctx)
 }
 
 /* A work queue whose finished jobs wake ctx's loop. 0 or -errno. */
-static int make_queue(struct lws_context *ctx, int threads, int max_jobs, int nice,
-		      struct work_queue **out)
+static int make_queue(struct lws_context *ctx, int threads, int max_jobs, struct work_queue **out)
 {
-	const struct work_queue_config cfg = { .threads = threads,
-					       .max_jobs = max_jobs,
-					       .nice = nice,
-					       .wake = wake_loop,
-					       .wake_ud = ctx };
+	const struct work_queue_config cfg = {
+		.threads = threads, .max_jobs = max_jobs, .wake = wake_loop, .wake_ud = ctx
+	};
 
 	return work_queue_create(&cfg, out);
 }
@@ -479,9 +477,8 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 		snprintf(err, errlen, "cannot start the encoder threads");
 		goto fail;
 	}
-	if (make_queue(gw->ctx, GUEST_WORK_THREADS, GUEST_WORK_MAX_JOBS, 0, &gw->guest_work) < 0 ||
-	    make_queue(gw->ctx, BULK_WORK_THREADS, BULK_WORK_MAX_JOBS, BULK_WORK_NICE,
-		       &gw->bulk_work) < 0) {
+	if (make_queue(gw->ctx, GUEST_WORK_THREADS, GUEST_WORK_MAX_JOBS, &gw->guest_work) < 0 ||
+	    make_queue(gw->ctx, BULK_WORK_THREADS, BULK_WORK_MAX_JOBS, &gw->bulk_work) < 0) {
 		snprintf(err, errlen, "cannot start the work queues' threads");
 		goto fail;
 	}

@@ -68,8 +68,8 @@ struct gw {
 	/* owned (cli/gw_start.c): the gateway's background work, each job's
 	 * done reaped on the loop (common/work_queue.h; docs/architecture.md,
 	 * "Threads"). guest_work: round trips to a guest that end within
-	 * seconds; bulk_work, niced: child processes and disk work that may
-	 * take minutes. Drained once, by gw_stop. */
+	 * seconds; bulk_work: child processes and disk work that may take
+	 * minutes. Drained once, by gw_stop. */
 	struct work_queue *guest_work, *bulk_work;
 	char node[GW_NODE_MAX + 1]; /* prefix of every session id (serve --node) */
 	struct registry *registry; /* cli/gw_start.c's: the session records on disk */
