@@ -4,6 +4,7 @@
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/work_queue.h"
 #include "display/encode_cache.h"
 #include "display/encode_pool.h"
 #include "display/mirror.h"
@@ -15,10 +16,6 @@
 #include "gateway/core/metrics.h"
 #include "gateway/session/session.h"
 #include "vmm-qemu/qga_client.h"
-
-#include <pthread.h>
-#include <stdatomic.h>
-#include <unistd.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,25 +29,23 @@
 
 enum run_phase { RUN_STEPS, RUN_SETTLE };
 
+struct run;
+
 /* Text the keymap cannot type goes through the guest agent (qemu-ga runs
  * `vitrine-type`, i.e. xdotool, in the guest). The agent call blocks, so a
- * thread makes it; the job is shared by that thread and the run, and freed
- * by whichever lets go last. */
+ * worker of the gateway's guest queue makes it: the job is the queue's from
+ * its submit until its done, which frees it (and goes on with the run,
+ * unless the run went first and let go: run NULL). */
 struct type_job {
-	atomic_int refs;
-	atomic_int done; /* set by the thread when it has finished */
-	int status; /* 0: typed; else see err */
+	struct run *run; /* the loop's; NULL once abandoned */
+	struct work_queue *q;
+	int status; /* 0: typed; else see err (the worker's, then done's) */
 	char err[512];
 	char *text; /* owned */
 	char qga_path[4200];
-	struct lws_context *ctx; /* to wake the loop: lws_cancel_service is thread-safe */
 };
 
 #define TYPE_TIMEOUT_MS 30000
-
-/* Typing threads still running: they wake the lws context when done, so the
- * context must outlive them (run_wait_threads). */
-static atomic_int typing_threads;
 /* A click action closer than this to the previous one would be counted by
  * X and Chromium as the continuation of its click sequence (a double click
  * followed by a triple click would make a quintuple one): it waits. Above
@@ -76,8 +71,8 @@ struct run {
 	bool sent_input; /* the screen may still change because of us */
 	json_t *result; /* owned: cursor_position's answer */
 	uint64_t ticket; /* freshness probe in flight; 0 when none */
-	struct type_job *typing; /* shared with its thread while text is typed */
-	struct xsync_job *xsync; /* shared with its thread while X is waited for */
+	struct type_job *typing; /* on the guest queue while text is typed */
+	struct xsync_job *xsync; /* on the guest queue while X is waited for */
 	struct shot_job *encoding; /* the screenshot on the encoder pool, or NULL */
 	bool settled; /* how the run ended, while its screenshot is encoded */
 	int waited_ms;
@@ -177,22 +172,21 @@ static void unlink_run(struct run *r)
 		}
 }
 
-static void type_job_unref(struct type_job *j)
+static void type_job_free(struct type_job *j)
 {
-	if (j && atomic_fetch_sub(&j->refs, 1) == 1) {
-		free(j->text);
-		free(j);
-	}
+	free(j->text);
+	free(j);
 }
 
-static void *type_thread(void *arg)
+/* The guest queue's work (a worker's). */
+static void type_work(void *ud, void *ctx)
 {
-	struct type_job *j = arg;
+	struct type_job *j = ud;
 	const char *argv[] = { "/usr/local/bin/vitrine-type", j->text, NULL };
 	struct qga_exec_result res;
 	struct qga_client *c = NULL;
 
-	j->status = -1;
+	(void)ctx;
 	/* A guest without an agent fails the ping fast, not the exec slowly. */
 	if (qga_client_connect(j->qga_path, 5000, &c, j->err, sizeof(j->err)) == 0 &&
 	    qga_client_call(c, "guest-ping", NULL, NULL, AGENT_PING_MS, j->err, sizeof(j->err)) ==
@@ -207,55 +201,91 @@ static void *type_thread(void *arg)
 		qga_exec_result_free(&res);
 	}
 	qga_client_destroy(c);
-	atomic_store(&j->done, 1);
-	lws_cancel_service(j->ctx);
-	type_job_unref(j);
-	atomic_fetch_sub(&typing_threads, 1);
-	return NULL;
 }
 
-/* Starts typing text through the guest agent. Returns 0 or -errno. */
+static void steps(struct run *r);
+static void fail(struct run *r, int status, const char *code, const char *msg);
+
+/* The job's done (the loop's): the run goes on, unless it went. */
+static void type_done(void *ud, int status)
+{
+	struct type_job *j = ud;
+	struct run *r = j->run;
+
+	if (!r) {
+		type_job_free(j);
+		return;
+	}
+	r->typing = NULL;
+	if (status < 0 || j->status) {
+		fail(r, status < 0 ? 503 : 502, "type_failed",
+		     status < 0 ? "the gateway is stopping" : j->err);
+		type_job_free(j);
+		return;
+	}
+	type_job_free(j);
+	r->sent_input = true;
+	steps(r);
+}
+
 /* Text typed through qemu-ga goes one run at a time per session (the agent
- * serves one command at a time anyway) and RUN_MAX_TYPING threads at most
- * over all sessions: another run waits its turn instead of a thread. */
-#define RUN_MAX_TYPING 16
+ * serves one command at a time anyway): another run waits its turn. */
 static bool typing_busy(const struct run *r)
 {
-	if (atomic_load(&typing_threads) >= RUN_MAX_TYPING)
-		return true;
 	for (const struct run *o = all_runs; o; o = o->next)
 		if (o != r && o->s == r->s && o->typing)
 			return true;
 	return false;
 }
 
+/* Starts typing text through the guest agent: type_done goes on. Returns
+ * 0, -EBUSY (the guest queue is full: try again later) or -ENOMEM. */
 static int start_typing(struct run *r, const char *text)
 {
 	struct type_job *j = calloc(1, sizeof(*j));
-	pthread_attr_t attr;
-	pthread_t t;
 	int rc;
 
 	if (!j || !(j->text = strdup(text))) {
 		free(j);
 		return -ENOMEM;
 	}
-	atomic_init(&j->refs, 2);
+	j->run = r;
+	j->q = r->s->gw->guest_work;
+	j->status = -1;
 	vmm_vm_socket(r->s->vm, VMM_SOCKET_QGA, j->qga_path, sizeof(j->qga_path));
-	j->ctx = r->s->gw->ctx;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	atomic_fetch_add(&typing_threads, 1);
-	rc = pthread_create(&t, &attr, type_thread, j);
-	pthread_attr_destroy(&attr);
-	if (rc) {
-		atomic_fetch_sub(&typing_threads, 1);
-		free(j->text);
-		free(j);
-		return -rc;
+	rc = work_queue_submit(j->q, r->s, type_work, type_done, j);
+	if (rc < 0) {
+		type_job_free(j);
+		return rc == -EBUSY ? rc : -ENOMEM;
 	}
 	r->typing = j;
 	return 0;
+}
+
+/* Lets go of the text being typed: its done frees the job (now, when it is
+ * still queued). */
+static void abandon_typing(struct run *r)
+{
+	struct type_job *j = r->typing;
+
+	if (!j)
+		return;
+	r->typing = NULL;
+	j->run = NULL;
+	work_queue_cancel(j->q, j);
+}
+
+/* xsync_done_fn: the wait on the guest is over; the run goes on. */
+static void xsync_ended(void *ud, int status)
+{
+	struct run *r = ud;
+
+	r->xsync = NULL;
+	/* The waits are best effort: a guest whose X did not take the
+	 * modifiers, or that did not answer, gets the input anyway. */
+	if (status != 0)
+		log_debug("run", "%s: a wait on the guest ended with %d", r->s->id, status);
+	steps(r);
 }
 
 static void abandon_encoding(struct run *r);
@@ -281,8 +311,9 @@ static void free_run(struct run *r)
 	release_held(r);
 	abandon_encoding(r);
 	lws_sul_cancel(&r->sul);
-	type_job_unref(r->typing);
-	xsync_unref(r->xsync);
+	abandon_typing(r);
+	xsync_abandon(r->xsync);
+	r->xsync = NULL;
 	unlink_run(r);
 	batch_destroy(r->batch);
 	plan_destroy(r->plan);
@@ -684,33 +715,8 @@ static void steps(struct run *r)
 	int more;
 
 	char err[512];
+	int rc;
 
-	if (r->typing) {
-		if (!atomic_load(&r->typing->done)) {
-			schedule(r, PROBE_POLL_US);
-			return;
-		}
-		if (r->typing->status) {
-			fail(r, 502, "type_failed", r->typing->err);
-			return;
-		}
-		type_job_unref(r->typing);
-		r->typing = NULL;
-		r->sent_input = true;
-	}
-	if (r->xsync) {
-		if (!xsync_done(r->xsync)) {
-			schedule(r, PROBE_POLL_US);
-			return;
-		}
-		/* The waits are best effort: a guest whose X did not take the
-		 * modifiers, or that did not answer, gets the input anyway. */
-		if (xsync_status(r->xsync) != 0)
-			log_debug("run", "%s: a wait on the guest ended with %d", r->s->id,
-				  xsync_status(r->xsync));
-		xsync_unref(r->xsync);
-		r->xsync = NULL;
-	}
 again:
 	while (r->plan && r->step < r->plan->len) {
 		const struct plan_step *st = &r->plan->steps[r->step++];
@@ -731,17 +737,17 @@ again:
 			schedule(r, (lws_usec_t)st->ms * LWS_US_PER_MS);
 			return;
 		case PLAN_TYPE_TEXT:
-			if (typing_busy(r)) { /* its turn comes: the step again, later */
+			if (typing_busy(r) || (rc = start_typing(r, st->text)) == -EBUSY) {
+				/* its turn comes: the step again, later */
 				r->step--;
 				schedule(r, PROBE_POLL_US);
 				return;
 			}
-			if (start_typing(r, st->text) < 0) {
-				fail(r, 500, "internal", "cannot start typing");
+			if (rc < 0) {
+				fail(r, 500, "internal", "out of memory");
 				return;
 			}
-			schedule(r, PROBE_POLL_US);
-			return;
+			return; /* type_done goes on */
 		case PLAN_SCREENSHOT:
 			r->want_shot = true;
 			break;
@@ -753,10 +759,9 @@ again:
 		case PLAN_X_SYNC:
 		case PLAN_GUEST_SYNC:
 			if (!(r->xsync = xsync_start(r->s, st->kind == PLAN_X_SYNC ? st->x_mask : 0,
-						     st->ms)))
+						     st->ms, xsync_ended, r)))
 				break; /* nothing to wait on: the pause after it */
-			schedule(r, PROBE_POLL_US);
-			return;
+			return; /* xsync_ended goes on */
 		case PLAN_CURSOR_POSITION:
 			json_decref(r->result);
 			r->result = json_pack("{s:i, s:i}", "x", r->s->pointer_x, "y",
@@ -800,16 +805,6 @@ static void on_sul(lws_sorted_usec_list_t *sul)
 		settle_step(r);
 }
 
-bool run_wait_threads(int timeout_ms)
-{
-	int64_t deadline = fs_now_ms() + timeout_ms;
-
-	while ((atomic_load(&typing_threads) > 0 || xsync_threads_left() > 0) &&
-	       fs_now_ms() < deadline)
-		usleep(20 * 1000);
-	return atomic_load(&typing_threads) == 0 && xsync_threads_left() == 0;
-}
-
 void run_poke_all(void)
 {
 	/* settle_step may finish (and free) the run: walk with care. */
@@ -820,9 +815,6 @@ void run_poke_all(void)
 		if (r->phase == RUN_SETTLE && r->ticket &&
 		    display_mirror_fresh_poll(r->s->mirror, r->ticket) != 0)
 			settle_step(r);
-		else if ((r->typing && atomic_load(&r->typing->done)) ||
-			 (r->xsync && xsync_done(r->xsync)))
-			steps(r);
 	}
 }
 

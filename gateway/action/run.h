@@ -65,10 +65,6 @@ struct run *run_start(struct sess *s, struct action_batch *batch, const struct s
 void run_record(struct run *r, struct traj_step *st);
 /* Abandons a run without calling done. Accepts NULL. */
 void run_cancel(struct run *r);
-/* Waits up to timeout_ms for the threads that type through the guest agent
- * to end (they wake the lws context: it must outlive them). Returns true
- * when none is left. */
-bool run_wait_threads(int timeout_ms);
 /* Re-examines every run under way (a mirror published something). A run
  * whose session stops its guest or is destroyed ends with 410 gone (it
  * listens to its session). */

@@ -91,8 +91,7 @@ struct api_delete_state {
 struct move_req {
 	struct http_req *r;
 	struct tpl_import *im; /* owned: the import while its body comes */
-	struct move_op *op; /* a reference, or NULL */
-	lws_sorted_usec_list_t sul; /* polls op */
+	struct move_op *op; /* its job on the bulk queue, or NULL (the op's done clears it) */
 };
 /* Release what a state holds (its memory is the request's to free). */
 void api_shot_state_release(void *state);

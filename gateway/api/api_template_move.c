@@ -1,12 +1,13 @@
 /* gateway/api/api_template_move.c: moving templates between hosts:
  * GET /v1/templates/{name}/export (one file, tpl_archive.h) and POST
- * /v1/templates/import?name=N (that file back). The slow parts run on a
- * thread of their own per request (opening an export, which may flatten
- * a disk with qemu-img; checking and installing an import): the request
- * polls it with a timer. On the loop there are only 64 KiB reads of the
+ * /v1/templates/import?name=N (that file back). The slow parts run as a job
+ * of the gateway's bulk queue (opening an export, which may flatten a disk
+ * with qemu-img; checking and installing an import), whose done answers
+ * the request on the loop. On the loop there are only 64 KiB reads of the
  * export (http_reply_stream) and writes of the import's body as it comes
  * (http_req.body_sink), each hashed as it passes. */
 #include "common/log.h"
+#include "common/work_queue.h"
 #include "gateway/api/api_int.h"
 #include "gateway/template/template_build.h"
 #include "vmm-qemu/snapshot.h"
@@ -14,20 +15,21 @@
 #include "vmm-qemu/tpl_import.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MOVE_POLL_MS 50
 #define MOVE_HOLD_S 900
 
-/* The work a thread does for one request. Two owners while the thread
- * runs (refs): the request's move_req and the thread; the last frees it. */
+/* Template moves hold at most all but one of the bulk queue's workers. */
+static const char move_owner;
+
+/* The work a worker does for one request: the queue's job, from the submit
+ * until its done, which answers the request (or, once the request went,
+ * only frees the op). */
 struct move_op {
-	atomic_int refs;
-	atomic_bool done;
+	struct move_req *m; /* the request's state; NULL once it went */
+	struct work_queue *q;
 	char name[ROUTE_ID_MAX + 1];
 	struct tpl_import *im; /* owned: an import to finish, or NULL (an export) */
 	struct tpl_export *x; /* owned: an opened export, once done */
@@ -35,35 +37,35 @@ struct move_op {
 	char err[1024];
 };
 
-static void op_unref(struct move_op *op)
+static void op_free(struct move_op *op)
 {
-	if (!op || atomic_fetch_sub(&op->refs, 1) != 1)
-		return;
 	tpl_export_free(op->x);
 	tpl_import_free(op->im);
 	free(op);
 }
 
-static void *op_run(void *ud)
+/* The bulk queue's work (a worker's). */
+static void op_work(void *ud, void *ctx)
 {
 	struct move_op *op = ud;
 
+	(void)ctx;
 	if (op->im)
 		op->rc = tpl_import_finish(op->im, op->err, sizeof(op->err));
 	else
 		op->rc = tpl_export_open(op->name, &op->x, op->err, sizeof(op->err));
-	atomic_store(&op->done, true);
-	op_unref(op);
-	return NULL;
 }
 
 void api_move_req_release(void *state)
 {
 	struct move_req *m = state;
 
-	lws_sul_cancel(&m->sul);
 	tpl_import_free(m->im);
-	op_unref(m->op);
+	if (m->op) {
+		/* Still queued: its done comes now and frees it; else once it ran. */
+		m->op->m = NULL;
+		work_queue_cancel(m->op->q, m->op);
+	}
 }
 
 /* r's state, made on first use; NULL when out of memory (answered). */
@@ -76,51 +78,49 @@ static struct move_req *move_req_of(struct http_req *r)
 	return m;
 }
 
-static void answer(struct move_req *m);
+static void answer(struct move_req *m, struct move_op *op);
 
-static void poll_op(lws_sorted_usec_list_t *sul)
+/* The job's done (the loop's): the answer, if anyone still waits. */
+static void op_done(void *ud, int status)
 {
-	struct move_req *m = lws_container_of(sul, struct move_req, sul);
+	struct move_op *op = ud;
+	struct move_req *m = op->m;
 
-	if (!atomic_load(&m->op->done)) {
-		lws_sul_schedule(lws_get_context(m->r->wsi), 0, &m->sul, poll_op,
-				 MOVE_POLL_MS * LWS_US_PER_MS);
-		return;
+	if (m) {
+		m->op = NULL;
+		if (status < 0)
+			http_reply_error(m->r, 503, "unavailable", "the gateway is stopping");
+		else
+			answer(m, op);
 	}
-	answer(m);
+	op_free(op);
 }
 
-/* Starts op on its thread for m. Answers 500 on failure. */
+/* Queues op for m. Answers 503 or 500 on failure. */
 static void start(struct move_req *m, struct move_op *op)
 {
-	pthread_attr_t a;
-	pthread_t t;
 	int rc;
 
-	atomic_init(&op->refs, 2);
-	atomic_init(&op->done, false);
-	m->op = op;
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&t, &a, op_run, op);
-	pthread_attr_destroy(&a);
-	if (rc != 0) {
-		atomic_store(&op->refs, 1);
-		op_unref(op);
-		m->op = NULL;
-		http_reply_error(m->r, 500, "internal", "cannot start a thread");
+	op->m = m;
+	op->q = m->r->gw->bulk_work;
+	rc = work_queue_submit(op->q, &move_owner, op_work, op_done, op);
+	if (rc < 0) {
+		op_free(op);
+		if (rc == -EBUSY)
+			http_reply_error(m->r, 503, "busy",
+					 "too many templates and videos are being made: try again");
+		else
+			http_reply_error(m->r, 500, "internal", "cannot queue the work");
 		return;
 	}
+	m->op = op;
 	api_hold(m->r, MOVE_HOLD_S);
-	lws_sul_schedule(lws_get_context(m->r->wsi), 0, &m->sul, poll_op,
-			 MOVE_POLL_MS * LWS_US_PER_MS);
 }
 
-/* The thread is done: the answer. */
-static void answer(struct move_req *m)
+/* The work is done: the answer. */
+static void answer(struct move_req *m, struct move_op *op)
 {
 	struct http_req *r = m->r;
-	struct move_op *op = m->op;
 	char disp[160];
 
 	if (op->rc == 0)
@@ -166,8 +166,6 @@ static void answer(struct move_req *m)
 		http_reply_error(r, op->rc == -EINVAL ? 400 : 500,
 				 op->rc == -EINVAL ? "invalid_argument" : "internal", op->err);
 	}
-	op_unref(m->op);
-	m->op = NULL;
 }
 
 void api_template_export(struct http_req *r)

@@ -1,6 +1,7 @@
 /* gateway/api/protocols.c: see protocols.h. */
 #include "gateway/api/protocols.h"
 
+#include "common/work_queue.h"
 #include "display/encode_pool.h"
 #include "gateway/action/run.h"
 #include "gateway/api/api.h"
@@ -133,6 +134,8 @@ static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_r
 static void woken(struct gw *gw)
 {
 	encode_pool_reap(gw->encoders); /* finished encodes first */
+	work_queue_reap(gw->guest_work); /* then the other work's dones */
+	work_queue_reap(gw->bulk_work);
 	run_poke_all();
 	stream_poke_all(gw);
 	rec_poke_all(gw); /* new frames to record, a video made */

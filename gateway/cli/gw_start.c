@@ -5,8 +5,8 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "common/test_hook.h"
+#include "common/work_queue.h"
 #include "display/encode_pool.h"
-#include "gateway/action/run.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/control.h"
 #include "gateway/api/protocols.h"
@@ -22,7 +22,6 @@
 #include "gateway/session/registry.h"
 #include "gateway/session/session.h"
 #include "gateway/session/usage_log.h"
-#include "gateway/stream/rec_export.h"
 #include "gateway/template/recipe_build.h"
 #include "gateway/template/template_build.h"
 #include "vmm-qemu/accel.h"
@@ -89,10 +88,30 @@ static void warm_accel_probe(void)
 #define ENCODE_THREADS 3 /* one session holds at most 2: one is left for the others */
 #define ENCODE_MAX_JOBS 64
 
-/* An encoder thread has a finished encode for the loop. */
+/* The gateway's work queues (docs/architecture.md, "Threads"): round trips
+ * to guests, which wait seconds at most, on many workers; bulk work, which
+ * may take minutes, on fewer. Not niced: the child processes a worker
+ * starts inherit its nice value, and a template build's guest, starved on
+ * a busy host, misses its own ready timeout. */
+#define GUEST_WORK_THREADS 16
+#define GUEST_WORK_MAX_JOBS 1024
+#define BULK_WORK_THREADS 6
+#define BULK_WORK_MAX_JOBS 256
+
+/* A worker (an encoder's or a queue's) has a finished job for the loop. */
 static void wake_loop(void *ctx)
 {
 	lws_cancel_service(ctx);
+}
+
+/* A work queue whose finished jobs wake ctx's loop. 0 or -errno. */
+static int make_queue(struct lws_context *ctx, int threads, int max_jobs, struct work_queue **out)
+{
+	const struct work_queue_config cfg = {
+		.threads = threads, .max_jobs = max_jobs, .wake = wake_loop, .wake_ud = ctx
+	};
+
+	return work_queue_create(&cfg, out);
 }
 
 /* --demo: one desktop session showing page_file (or restored from the
@@ -465,6 +484,11 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 		snprintf(err, errlen, "cannot start the encoder threads");
 		goto fail;
 	}
+	if (make_queue(gw->ctx, GUEST_WORK_THREADS, GUEST_WORK_MAX_JOBS, &gw->guest_work) < 0 ||
+	    make_queue(gw->ctx, BULK_WORK_THREADS, BULK_WORK_MAX_JOBS, &gw->bulk_work) < 0) {
+		snprintf(err, errlen, "cannot start the work queues' threads");
+		goto fail;
+	}
 	if (cfg->metrics_listen && open_metrics_door(gw->ctx, cfg->metrics_listen, gw, metrics_url,
 						     sizeof(metrics_url), err, errlen) < 0)
 		goto fail;
@@ -507,9 +531,9 @@ int gw_serve(struct gw *gw, const struct serve_config *cfg)
 			break;
 	/* Every session and build ends here, while the loop can still run
 	 * their jobs; gw_stop then waits for the threads they started. */
-	recipe_build_stop_all(gw, 30000); /* its sessions go, whatever --on-stop says */
+	recipe_build_stop_all(gw); /* its sessions go, whatever --on-stop says */
 	stop_sessions(gw);
-	template_build_stop_all(gw, 30000);
+	template_build_stop_all(gw);
 	return rc;
 }
 
@@ -524,13 +548,14 @@ void gw_stop(struct gw *gw)
 	 * dispose jobs of the sessions just destroyed. */
 	if (!job_wait_all(30000))
 		log_warn("serve", "a session job is still running at exit");
-	/* An agent call times out within 35 s; its thread then wakes the context. */
-	if (!run_wait_threads(40000))
-		log_warn("serve", "a typing thread is still running at exit");
-	/* A recording's video export (ffmpeg) was told to stop with its session. */
-	if (!rec_export_wait_threads(5000))
-		log_warn("serve", "a recording's video export is still running at exit");
 	metrics_proc_stop();
+	/* The one wait for the queues' work: what runs finishes (the owners
+	 * that went have told theirs to stop), and every done runs here, on
+	 * this thread, while the context they may wake still is. */
+	work_queue_destroy(gw->guest_work);
+	gw->guest_work = NULL;
+	work_queue_destroy(gw->bulk_work);
+	gw->bulk_work = NULL;
 	encode_pool_destroy(gw->encoders); /* its workers wake the context too */
 	gw->encoders = NULL;
 	if (gw->ctx)

@@ -16,6 +16,7 @@ struct sess;
 struct build;
 struct recipe_build;
 struct encode_pool;
+struct work_queue;
 struct registry;
 struct usage_log;
 
@@ -64,6 +65,12 @@ struct gw {
 	int64_t record_max_bytes; /* recordings: bytes per session (--record-max-bytes) */
 	struct encode_pool *encoders; /* owned: every screenshot and stream encode, off the loop
 				       * (serve does not start without it) */
+	/* owned (cli/gw_start.c): the gateway's background work, each job's
+	 * done reaped on the loop (common/work_queue.h; docs/architecture.md,
+	 * "Threads"). guest_work: round trips to a guest that end within
+	 * seconds; bulk_work: child processes and disk work that may take
+	 * minutes. Drained once, by gw_stop. */
+	struct work_queue *guest_work, *bulk_work;
 	char node[GW_NODE_MAX + 1]; /* prefix of every session id (serve --node) */
 	struct registry *registry; /* cli/gw_start.c's: the session records on disk */
 	char self_bin[4096]; /* this executable, which the guests' supervisors run */

@@ -2,14 +2,15 @@
 #include "gateway/stream/rec_export.h"
 
 #include "common/fsutil.h"
+#include "common/work_queue.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,23 +25,23 @@ extern char **environ;
 #define EXPORT_MS_PER_FRAME 50
 #define EXPORT_MAX_BYTES (1u << 30)
 
-/* Export threads still running: they wake the lws context when done, so
- * the context must outlive them (rec_export_wait_threads). */
-static atomic_int export_threads;
-
 struct rec_export {
-	pthread_t thread;
-	struct lws_context *ctx;
+	struct work_queue *q; /* whose job it is */
 	char dir[PATH_MAX - 32];
 	struct rec_frame *frames; /* owned copy */
 	size_t n;
 	int64_t end_ms;
 	int width, height;
-	atomic_bool done, cancel;
-	/* The result, written by the thread before done. */
+	atomic_bool cancel; /* set by the loop: ffmpeg is killed */
+	/* The loop's: who hears of the end (done, or gone once abandoned). */
+	rec_export_done_fn done;
+	void *ud;
+	void (*gone)(void *gone_ud);
+	void *gone_ud;
+	/* The result, written by the worker before the job's done. */
 	int rc;
 	char err[256];
-	uint8_t *data; /* owned until finished */
+	uint8_t *data; /* owned until handed to done */
 	size_t len;
 };
 
@@ -144,51 +145,6 @@ static int export(struct rec_export *x)
 	return rc;
 }
 
-static void *export_thread(void *arg)
-{
-	struct rec_export *x = arg;
-
-	x->rc = export(x);
-	atomic_store(&x->done, true);
-	lws_cancel_service(x->ctx);
-	atomic_fetch_sub(&export_threads, 1);
-	return NULL;
-}
-
-struct rec_export *rec_export_start(struct lws_context *ctx, const char *dir,
-				    const struct rec_frame *frames, size_t n, int64_t end_ms,
-				    int width, int height)
-{
-	struct rec_export *x = calloc(1, sizeof(*x));
-
-	if (!x || !n || !(x->frames = malloc(n * sizeof(*frames)))) {
-		free(x);
-		return NULL;
-	}
-	memcpy(x->frames, frames, n * sizeof(*frames));
-	x->n = n;
-	x->ctx = ctx;
-	snprintf(x->dir, sizeof(x->dir), "%s", dir);
-	x->end_ms = end_ms;
-	x->width = width;
-	x->height = height;
-	atomic_init(&x->done, false);
-	atomic_init(&x->cancel, false);
-	atomic_fetch_add(&export_threads, 1);
-	if (pthread_create(&x->thread, NULL, export_thread, x)) {
-		atomic_fetch_sub(&export_threads, 1);
-		free(x->frames);
-		free(x);
-		return NULL;
-	}
-	return x;
-}
-
-bool rec_export_done(struct rec_export *x)
-{
-	return atomic_load(&x->done);
-}
-
 static void export_free(struct rec_export *x)
 {
 	free(x->frames);
@@ -196,37 +152,72 @@ static void export_free(struct rec_export *x)
 	free(x);
 }
 
-int rec_export_finish(struct rec_export *x, uint8_t **data, size_t *len, char *err, size_t errlen)
+/* The bulk queue's work (a worker's). */
+static void export_work(void *ud, void *ctx)
 {
-	int rc;
+	struct rec_export *x = ud;
 
-	pthread_join(x->thread, NULL);
-	rc = x->rc;
-	if (rc == 0) {
-		*data = x->data;
-		*len = x->len;
-		x->data = NULL;
-	} else {
-		snprintf(err, errlen, "%s", x->err);
-	}
-	export_free(x);
-	return rc;
+	(void)ctx;
+	x->rc = export(x);
 }
 
-void rec_export_cancel_free(struct rec_export *x)
+/* The job's done (the loop's): the export's owner hears, and it goes. */
+static void export_done(void *ud, int status)
+{
+	struct rec_export *x = ud;
+
+	if (status < 0) {
+		x->rc = status;
+		snprintf(x->err, sizeof(x->err), "the export never ran: the gateway is stopping");
+	}
+	if (x->done) {
+		x->done(x->ud, x->rc, x->rc == 0 ? x->data : NULL, x->rc == 0 ? x->len : 0, x->err);
+		if (x->rc == 0)
+			x->data = NULL; /* done's now */
+	} else if (x->gone) {
+		x->gone(x->gone_ud);
+	}
+	export_free(x);
+}
+
+int rec_export_start(struct work_queue *q, const void *owner, const char *dir,
+		     const struct rec_frame *frames, size_t n, int64_t end_ms, int width,
+		     int height, rec_export_done_fn done, void *ud, struct rec_export **out)
+{
+	struct rec_export *x = calloc(1, sizeof(*x));
+	int rc;
+
+	*out = NULL;
+	if (!x || !n || !(x->frames = malloc(n * sizeof(*frames)))) {
+		free(x);
+		return -ENOMEM;
+	}
+	memcpy(x->frames, frames, n * sizeof(*frames));
+	x->q = q;
+	x->n = n;
+	snprintf(x->dir, sizeof(x->dir), "%s", dir);
+	x->end_ms = end_ms;
+	x->width = width;
+	x->height = height;
+	x->done = done;
+	x->ud = ud;
+	atomic_init(&x->cancel, false);
+	if ((rc = work_queue_submit(q, owner, export_work, export_done, x)) < 0) {
+		export_free(x);
+		return rc == -EBUSY ? rc : -ENOMEM;
+	}
+	*out = x;
+	return 0;
+}
+
+void rec_export_abandon(struct rec_export *x, void (*gone)(void *gone_ud), void *gone_ud)
 {
 	if (!x)
 		return;
+	x->done = NULL;
+	x->gone = gone;
+	x->gone_ud = gone_ud;
 	atomic_store(&x->cancel, true);
-	pthread_join(x->thread, NULL);
-	export_free(x);
-}
-
-bool rec_export_wait_threads(int timeout_ms)
-{
-	int64_t until = fs_now_ms() + timeout_ms;
-
-	while (atomic_load(&export_threads) > 0 && fs_now_ms() < until)
-		nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
-	return atomic_load(&export_threads) == 0;
+	/* Still queued: its done comes now (and calls gone); else once ffmpeg is gone. */
+	work_queue_cancel(x->q, x);
 }

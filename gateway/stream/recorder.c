@@ -99,19 +99,17 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* What goes away with a recording, on a thread of its own: the end of an
- * export (ffmpeg is told to stop), the files, the directory. */
+/* What goes away with a recording, on a thread of its own: the files, the
+ * directory (once its export, if any, has let go of them). */
 struct rec_remains {
 	int fd_frames, fd_index;
 	char dir[PATH_MAX - 64];
-	struct rec_export *export;
 };
 
 static void *remove_thread(void *arg)
 {
 	struct rec_remains *r = arg;
 
-	rec_export_cancel_free(r->export);
 	if (r->fd_frames >= 0)
 		close(r->fd_frames);
 	if (r->fd_index >= 0)
@@ -122,32 +120,13 @@ static void *remove_thread(void *arg)
 	return NULL;
 }
 
-/* Hands rec's files and export to remove_thread; rec keeps none of them. */
-static void remove_files(struct recorder *rec)
+/* Starts remove_thread on r (a rec_export_abandon's gone, or at once). */
+static void start_removal(void *ud)
 {
-	struct rec_remains *r = calloc(1, sizeof(*r));
+	struct rec_remains *r = ud;
 	pthread_attr_t attr;
 	pthread_t t;
 
-	if (!rec->dir[0] && !rec->export)
-		goto out;
-	if (!r) {
-		/* No memory for a thread's work: the files stay, nothing leaks. */
-		log_warn("record", "%s: out of memory: %s stays", rec->s->id, rec->dir);
-		rec_export_cancel_free(rec->export);
-		if (rec->fd_frames >= 0)
-			close(rec->fd_frames);
-		if (rec->fd_index >= 0)
-			close(rec->fd_index);
-		rec->fd_frames = rec->fd_index = -1;
-		rec->export = NULL;
-		rec->dir[0] = '\0';
-		return;
-	}
-	r->fd_frames = rec->fd_frames;
-	r->fd_index = rec->fd_index;
-	snprintf(r->dir, sizeof(r->dir), "%s", rec->dir);
-	r->export = rec->export;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, remove_thread, r)) {
@@ -155,12 +134,36 @@ static void remove_files(struct recorder *rec)
 		remove_thread(r);
 	}
 	pthread_attr_destroy(&attr);
+}
+
+/* Hands rec's files to remove_thread, once its export (told to stop) is
+ * gone; rec keeps none of them. */
+static void remove_files(struct recorder *rec)
+{
+	struct rec_remains *r;
+
+	if (!rec->dir[0] && !rec->export)
+		return;
+	if (!(r = calloc(1, sizeof(*r)))) {
+		/* No memory for a thread's work: the files stay, nothing leaks. */
+		log_warn("record", "%s: out of memory: %s stays", rec->s->id, rec->dir);
+		rec_export_abandon(rec->export, NULL, NULL);
+		if (rec->fd_frames >= 0)
+			close(rec->fd_frames);
+		if (rec->fd_index >= 0)
+			close(rec->fd_index);
+	} else {
+		r->fd_frames = rec->fd_frames;
+		r->fd_index = rec->fd_index;
+		snprintf(r->dir, sizeof(r->dir), "%s", rec->dir);
+		if (rec->export)
+			rec_export_abandon(rec->export, start_removal, r);
+		else
+			start_removal(r);
+	}
 	rec->fd_frames = rec->fd_index = -1;
 	rec->export = NULL;
 	rec->dir[0] = '\0';
-	return;
-out:
-	free(r);
 }
 
 static void shot_free(struct rec_shot *j)
@@ -655,10 +658,33 @@ void rec_note_command(struct sess *s, json_t *argv, int exit_code, int status, i
 	add_entry(rec, "command", t0_ms - rec->start_ms, e);
 }
 
+/* rec_export_done_fn: a finished export becomes the newest video; its
+ * waiters are woken. */
+static void export_ended(void *ud, int rc, uint8_t *data, size_t len, const char *err)
+{
+	struct recorder *rec = ud;
+
+	rec->export = NULL;
+	if (rc == 0) {
+		forget_webm(rec);
+		rec->webm = data;
+		rec->webm_len = len;
+		rec->webm_n = rec->export_n;
+		rec->webm_end = rec->export_end;
+		rec->webm_gen = rec->export_gen;
+	} else {
+		snprintf(rec->webm_err, sizeof(rec->webm_err), "%s", err);
+		log_warn("record", "%s: video export: %s", rec->s->id, rec->webm_err);
+		rec->failed_gen = rec->export_gen;
+	}
+	sess_wake_waiters(rec->s);
+}
+
 int rec_webm_begin(struct sess *s, int64_t *gen, struct api_error *e)
 {
 	struct recorder *rec = rec_find(s);
 	int64_t end;
+	int rc;
 
 	if (!rec) {
 		api_error_set(e, 404, "no_recording", "the session was never recorded");
@@ -677,11 +703,16 @@ int rec_webm_begin(struct sess *s, int64_t *gen, struct api_error *e)
 		*gen = rec->export_gen;
 		return 0;
 	}
-	rec->export = rec_export_start(s->gw->ctx, rec->dir, rec->frames, rec->n_frames, end,
-				       rec->width, rec->height);
-	if (!rec->export) {
+	rc = rec_export_start(s->gw->bulk_work, s, rec->dir, rec->frames, rec->n_frames, end,
+			      rec->width, rec->height, export_ended, rec, &rec->export);
+	if (rc == -EBUSY) {
+		api_error_set(e, 503, "export_busy",
+			      "too many videos and templates are being made: try again");
+		return rc;
+	}
+	if (rc < 0) {
 		api_error_set(e, 500, "internal", "cannot start the video export");
-		return -ENOMEM;
+		return rc;
 	}
 	rec->export_gen = ++rec->next_gen;
 	rec->export_n = rec->n_frames;
@@ -711,30 +742,6 @@ int rec_webm_get(struct sess *s, int64_t gen, const uint8_t **data, size_t *len,
 	return 0;
 }
 
-/* A finished export becomes the newest video; its waiters are woken. */
-static void reap_export(struct recorder *rec)
-{
-	uint8_t *data = NULL;
-	size_t len = 0;
-
-	if (!rec->export || !rec_export_done(rec->export))
-		return;
-	if (rec_export_finish(rec->export, &data, &len, rec->webm_err, sizeof(rec->webm_err)) ==
-	    0) {
-		forget_webm(rec);
-		rec->webm = data;
-		rec->webm_len = len;
-		rec->webm_n = rec->export_n;
-		rec->webm_end = rec->export_end;
-		rec->webm_gen = rec->export_gen;
-	} else {
-		log_warn("record", "%s: video export: %s", rec->s->id, rec->webm_err);
-		rec->failed_gen = rec->export_gen;
-	}
-	rec->export = NULL;
-	sess_wake_waiters(rec->s);
-}
-
 void rec_poke_all(struct gw *gw)
 {
 	for (struct sess *s = gw->sessions; s; s = s->next) {
@@ -742,7 +749,6 @@ void rec_poke_all(struct gw *gw)
 
 		if (!rec)
 			continue;
-		reap_export(rec);
 		poke(rec);
 	}
 }

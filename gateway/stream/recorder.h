@@ -72,7 +72,7 @@ int rec_webm_begin(struct sess *s, int64_t *gen, struct api_error *e);
 int rec_webm_get(struct sess *s, int64_t gen, const uint8_t **data, size_t *len,
 		 struct api_error *e);
 
-/* The loop woke: records new frames, finishes exports. */
+/* The loop woke: records new frames. */
 void rec_poke_all(struct gw *gw);
 
 #endif

@@ -1,15 +1,17 @@
 /* gateway/template/recipe_build.c: see recipe_build.h. A build is a small
  * machine on the loop, moved on by a timer of its own: starting (the
  * session boots or restores), a step at a time (an exec job each), saving
- * (template_build_from_session under the staging name), finishing (a
- * thread: the hash into template.json, the old template out, the staged one
- * renamed over it), then over. fail() is the one place a build goes wrong:
+ * (template_build_from_session under the staging name), finishing (a job
+ * of the gateway's bulk queue: the hash into template.json, the old
+ * template out, the staged one renamed over it; its done ends the build),
+ * then over. fail() is the one place a build goes wrong:
  * it ends what runs and deletes what was made. */
 #include "gateway/template/recipe_build.h"
 
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "common/utf8.h"
+#include "common/work_queue.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/session.h"
 #include "gateway/template/recipe.h"
@@ -18,9 +20,7 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +57,8 @@ struct recipe_build {
 	struct step_result results[RECIPE_MAX_STEPS];
 	int64_t started_ms, phase_ms, ended_ms;
 	lws_sorted_usec_list_t sul;
-	/* the finishing thread's */
-	atomic_int fin_done;
+	bool stopping; /* the gateway stops: the finishing job's done frees b */
+	/* the finishing job's (a worker's between its submit and its done) */
 	int fin_rc;
 	char fin_err[1024]; /* set by the loop before it starts when it must fail */
 };
@@ -139,7 +139,7 @@ static void note_output(struct recipe_build *b)
 }
 
 /* The one way a build fails: what runs ends, what was made goes (the
- * session and its guest; a staged template is the finishing thread's to
+ * session and its guest; a staged template is the finishing job's to
  * remove, a template build's its own), and err stays for GET. */
 static void fail(struct recipe_build *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -259,7 +259,7 @@ static void step_ended(struct recipe_build *b, struct sess *s)
 }
 
 /* Whether a template other than skip has name as its disk's backing file
- * (its name into who). Reads the templates' small files: the thread's. */
+ * (its name into who). Reads the templates' small files: the finishing job's. */
 static bool backs_another(const char *name, const char *skip, char *who, size_t len)
 {
 	DIR *d = opendir(vmm_templates_dir());
@@ -284,17 +284,18 @@ static bool backs_another(const char *name, const char *skip, char *who, size_t 
 	return found;
 }
 
-/* The finishing thread: the hash into the staged template's template.json,
- * the template it replaces removed, the staged one renamed to its name. On
- * failure the staged template goes too. */
-static void *finish_thread(void *arg)
+/* The finishing job's work (a worker's): the hash into the staged
+ * template's template.json, the template it replaces removed, the staged
+ * one renamed to its name. On failure the staged template goes too. */
+static void finish_work(void *ud, void *ctx)
 {
-	struct recipe_build *b = arg;
+	struct recipe_build *b = ud;
 	char dir[PATH_MAX], stage[PATH_MAX], meta[PATH_MAX + 16], who[128], old[SHA256_HEX_LEN + 1];
 	json_t *j = NULL;
 	char *text = NULL;
 	int rc = 0;
 
+	(void)ctx;
 	snprintf(dir, sizeof(dir), "%s/%s", vmm_templates_dir(), b->name);
 	snprintf(stage, sizeof(stage), "%s/%s", vmm_templates_dir(), b->stage);
 	snprintf(meta, sizeof(meta), "%s/template.json", stage);
@@ -337,18 +338,56 @@ static void *finish_thread(void *arg)
 	json_decref(j);
 	free(text);
 	b->fin_rc = rc;
-	atomic_store(&b->fin_done, 1);
-	lws_cancel_service(b->gw->ctx);
-	return NULL;
+}
+
+static void succeed(struct recipe_build *b);
+
+/* Removes the staged template from the loop itself: rare (the finishing
+ * job could not be queued, or the gateway stopped before it ran). */
+static void remove_stage(struct recipe_build *b)
+{
+	char stage[PATH_MAX];
+
+	snprintf(stage, sizeof(stage), "%s/%s", vmm_templates_dir(), b->stage);
+	fs_rm_rf(stage);
+}
+
+static void unlink_build(struct recipe_build *b)
+{
+	struct recipe_build **pp;
+
+	for (pp = &b->gw->recipes; *pp != b; pp = &(*pp)->next)
+		;
+	*pp = b->next;
+}
+
+/* The finishing job's done (the loop's): the build succeeds or fails. */
+static void finish_done(void *ud, int status)
+{
+	struct recipe_build *b = ud;
+
+	if (status < 0) {
+		remove_stage(b);
+		b->fin_rc = -ECANCELED;
+		snprintf(b->fin_err, sizeof(b->fin_err), "cancelled: the gateway stopped");
+	}
+	if (b->fin_rc == 0) {
+		succeed(b); /* b is gone */
+		return;
+	}
+	fail(b, "%s", b->fin_err);
+	if (b->stopping) {
+		unlink_build(b);
+		build_free(b);
+	}
 }
 
 /* The staged template is made: the session goes, the files are moved (or,
  * when a session runs from the template it replaces, the staged one is
- * removed: the thread's work either way). */
+ * removed: the finishing job's work either way). */
 static void start_finish(struct recipe_build *b)
 {
 	struct sess *s = sess_find(b->gw, b->session_id);
-	pthread_t t;
 
 	if (s)
 		sess_destroy(s, NULL);
@@ -359,28 +398,20 @@ static void start_finish(struct recipe_build *b)
 				 "session %s runs from the old %s: delete it first", s->id,
 				 b->name);
 	enter(b, RB_FINISHING);
-	if (pthread_create(&t, NULL, finish_thread, b)) {
-		char stage[PATH_MAX];
-
-		/* Rare: the staged files go from the loop itself. */
-		snprintf(stage, sizeof(stage), "%s/%s", vmm_templates_dir(), b->stage);
-		fs_rm_rf(stage);
-		fail(b, "cannot start a thread");
-		return;
+	lws_sul_cancel(&b->sul); /* the job's done moves the build on */
+	if (work_queue_submit(b->gw->bulk_work, NULL, finish_work, finish_done, b) < 0) {
+		remove_stage(b);
+		fail(b, "cannot queue its finishing: too many templates and videos are being "
+			"made");
 	}
-	pthread_detach(t);
 }
 
 /* Success: the template answers for itself from now on. */
 static void succeed(struct recipe_build *b)
 {
-	struct recipe_build **pp;
-
 	log_info("template", "%s: built from its recipe in %.1f s (%d steps)", b->name,
 		 (fs_now_ms() - b->started_ms) / 1000.0, b->recipe.n_steps);
-	for (pp = &b->gw->recipes; *pp != b; pp = &(*pp)->next)
-		;
-	*pp = b->next;
+	unlink_build(b);
 	build_free(b);
 }
 
@@ -427,18 +458,11 @@ static void tick(lws_sorted_usec_list_t *sul)
 		}
 		json_decref(save);
 		break;
-	case RB_FINISHING:
-		if (!atomic_load(&b->fin_done))
-			break;
-		if (b->fin_rc < 0)
-			fail(b, "%s", b->fin_err);
-		else
-			succeed(b); /* b is gone */
-		return;
+	case RB_FINISHING: /* the finishing job's done moves it on */
 	case RB_OVER:
 		return;
 	}
-	if (b->state != RB_OVER)
+	if (b->state != RB_OVER && b->state != RB_FINISHING)
 		schedule(b);
 }
 
@@ -711,25 +735,17 @@ void recipe_build_forget(struct gw *gw, const char *name)
 		}
 }
 
-void recipe_build_stop_all(struct gw *gw, int timeout_ms)
+void recipe_build_stop_all(struct gw *gw)
 {
-	int64_t until = fs_now_ms() + timeout_ms;
-
-	for (struct recipe_build *b = gw->recipes; b; b = b->next)
-		while (b->state == RB_FINISHING && !atomic_load(&b->fin_done) &&
-		       fs_now_ms() < until)
-			usleep(20 * 1000);
-	while (gw->recipes) {
-		struct recipe_build *b = gw->recipes;
-
-		if (b->state == RB_FINISHING && !atomic_load(&b->fin_done)) {
-			log_warn("template", "%s: a recipe build is still finishing at exit",
-				 b->name);
-			return; /* its thread still uses it: leak it */
+	for (struct recipe_build *b = gw->recipes, *next; b; b = next) {
+		next = b->next;
+		if (b->state == RB_FINISHING) {
+			b->stopping = true; /* its job's done frees it */
+			continue;
 		}
 		if (b->state != RB_OVER)
 			fail(b, "cancelled: the gateway stopped");
-		gw->recipes = b->next;
+		unlink_build(b);
 		build_free(b);
 	}
 }

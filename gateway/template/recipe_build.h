@@ -14,7 +14,8 @@
  * Every build has one owner, gw::recipes, and one place that frees it
  * (reap, once it ended and was forgotten or succeeded). Loop thread only;
  * the slow parts run on the exec threads, the session's jobs, the template
- * build's thread and a thread of the build's own for the last file moves. */
+ * build's job and a job of the build's own for the last file moves (the
+ * gateway's bulk queue). */
 #ifndef VITRINE_GATEWAY_RECIPE_BUILD_H
 #define VITRINE_GATEWAY_RECIPE_BUILD_H
 
@@ -46,8 +47,9 @@ bool recipe_build_running(struct gw *gw, const char *name);
 /* Forgets a failed build of name. */
 void recipe_build_forget(struct gw *gw, const char *name);
 /* Stops every build (shutdown): their sessions are destroyed with the
- * others; waits up to timeout_ms for a finishing thread. */
-void recipe_build_stop_all(struct gw *gw, int timeout_ms);
+ * others; a finishing build goes once its job's done has come (the bulk
+ * queue's drain, gw_stop, waits for it). */
+void recipe_build_stop_all(struct gw *gw);
 /* The recipe hash recorded in template name's template.json into out
  * (SHA256_HEX_LEN + 1 bytes): 0, -ENOENT when there is no such template,
  * -ENODATA when it was not made from a recipe. Reads one small file. */

@@ -3,6 +3,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/work_queue.h"
 #include "gateway/session/progress.h"
 #include "gateway/session/session.h"
 #include "vmm-qemu/template_create.h"
@@ -11,7 +12,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,20 +27,21 @@ struct build {
 	char image[64], url[VMM_MAX_URL + 1], page_file[PATH_MAX];
 	int memory_mib; /* counted against the budget while building */
 	int64_t started_ms;
-	volatile sig_atomic_t cancel;
-	atomic_int done; /* set by the thread */
+	volatile sig_atomic_t cancel; /* set by the loop: the gateway stops */
+	bool queued; /* a job of the bulk queue from its submit until its done */
+	bool done; /* the loop's: rc and err are in */
 	int rc;
 	char err[1024];
-	struct lws_context *ctx;
-	pthread_mutex_t mu; /* guards progress: the thread writes, the loop reads */
+	struct gw *gw;
+	pthread_mutex_t mu; /* guards progress: the worker writes, the loop reads */
 	struct progress progress; /* the build's phases (progress.h) */
 	/* From a session (template_build_from_session): it saves its state
-	 * first (waiting), then the thread makes the template of ckpt. */
+	 * first (waiting), then its job makes the template of ckpt. */
 	char session_id[SESS_ID_MAX];
 	char parent[VMM_TEMPLATE_NAME_MAX + 1]; /* the session's template, "" for none */
-	char ckpt[PATH_MAX]; /* the thread's, removed when it ends */
+	char ckpt[PATH_MAX]; /* the job's, removed when it ends */
 	bool waiting; /* for the session's state (loop only) */
-	bool flattened; /* set by the thread */
+	bool flattened; /* set by the worker */
 	int chain_max; /* gw::template_chain_max */
 };
 
@@ -50,7 +51,10 @@ static void build_free(struct build *b)
 	free(b);
 }
 
-/* The build thread: vmm_template_create's steps, as b's phases. */
+/* Template builds hold at most all but one of the bulk queue's workers. */
+static const char build_owner;
+
+/* The worker: vmm_template_create's steps, as b's phases. */
 static void on_step(void *ud, enum vmm_step step)
 {
 	struct build *b = ud;
@@ -68,10 +72,11 @@ static struct build *find(struct gw *gw, const char *name)
 	return NULL;
 }
 
-static void *build_thread(void *arg)
+static void build_work(void *ud, void *ctx)
 {
-	struct build *b = arg;
+	struct build *b = ud;
 
+	(void)ctx;
 	if (b->ckpt[0]) {
 		struct vmm_template_from f = { .name = b->name,
 					       .ckpt = b->ckpt,
@@ -89,58 +94,89 @@ static void *build_thread(void *arg)
 	}
 	if (b->page_file[0])
 		unlink(b->page_file);
+}
+
+static void unlink_build(struct gw *gw, struct build *b)
+{
+	for (struct build **pp = &gw->builds; *pp; pp = &(*pp)->next)
+		if (*pp == b) {
+			*pp = b->next;
+			return;
+		}
+}
+
+/* b has ended (done, rc and err in): its memory goes back to the budget;
+ * a success is forgotten (the template answers for itself), a failure
+ * stays to say why, unless the gateway is stopping. */
+static void ended(struct build *b)
+{
+	struct gw *gw = b->gw;
+
+	b->done = true;
 	pthread_mutex_lock(&b->mu);
 	progress_end(&b->progress, b->rc == 0, fs_now_ms());
 	pthread_mutex_unlock(&b->mu);
-	atomic_store(&b->done, 1);
-	if (!b->cancel) /* cancelled: the gateway is going, maybe its context too */
-		lws_cancel_service(b->ctx);
-	return NULL;
+	gw->memory_used_mib -= b->memory_mib;
+	b->memory_mib = 0;
+	if (b->rc == 0)
+		log_info("template", "%s %s in %.1f s%s", b->name,
+			 b->session_id[0] ? "saved" : "built",
+			 (fs_now_ms() - b->started_ms) / 1000.0,
+			 b->flattened ? " (its disk chain flattened)" : "");
+	else
+		log_warn("template", "%s failed: %s", b->name, b->err);
+	if (b->rc == 0 || b->cancel) {
+		unlink_build(gw, b);
+		build_free(b);
+	}
 }
 
-/* A build with no thread (waiting for its session) fails with msg. */
+/* The job's done (the loop's). */
+static void build_done(void *ud, int status)
+{
+	struct build *b = ud;
+
+	b->queued = false;
+	if (status < 0) { /* it never ran: the gateway stopped first */
+		b->rc = -ECANCELED;
+		snprintf(b->err, sizeof(b->err), "cancelled: the gateway stopped");
+		if (b->ckpt[0])
+			fs_rm_rf(b->ckpt);
+		if (b->page_file[0])
+			unlink(b->page_file);
+	}
+	ended(b);
+}
+
+/* Queues b's work. 0, or -EBUSY (the queue is full) or -ENOMEM. */
+static int submit(struct build *b)
+{
+	int rc = work_queue_submit(b->gw->bulk_work, &build_owner, build_work, build_done, b);
+
+	if (rc == 0)
+		b->queued = true;
+	return rc == -EBUSY ? rc : rc < 0 ? -ENOMEM : 0;
+}
+
+/* A build with no job (waiting for its session) fails with msg. */
 static void fail_waiting(struct build *b, const char *msg)
 {
 	b->waiting = false;
 	b->rc = -EIO;
 	snprintf(b->err, sizeof(b->err), "%s", msg);
-	pthread_mutex_lock(&b->mu);
-	progress_end(&b->progress, false, fs_now_ms());
-	pthread_mutex_unlock(&b->mu);
-	atomic_store(&b->done, 1);
+	ended(b);
 }
 
-/* Notes builds that ended: the successful ones are forgotten (the template
- * answers for itself), failed ones stay to say why. */
+/* Builds waiting for a session whose job ended without telling (the
+ * session was deleted) fail. */
 static void reap(struct gw *gw)
 {
-	for (struct build *b = gw->builds; b; b = b->next) {
+	for (struct build *b = gw->builds, *next; b; b = next) {
 		struct sess *s = b->waiting ? sess_find(gw, b->session_id) : NULL;
 
-		/* Its job ended without telling: the session was deleted. */
+		next = b->next; /* fail_waiting may free b */
 		if (b->waiting && !sess_saving(s, b->name))
 			fail_waiting(b, "the session was deleted before its state was saved");
-	}
-	for (struct build **pp = &gw->builds; *pp;) {
-		struct build *b = *pp;
-
-		if (!atomic_load(&b->done) || b->memory_mib == 0) {
-			pp = &b->next;
-			continue;
-		}
-		gw->memory_used_mib -= b->memory_mib;
-		b->memory_mib = 0;
-		if (b->rc == 0) {
-			log_info("template", "%s %s in %.1f s%s", b->name,
-				 b->session_id[0] ? "saved" : "built",
-				 (fs_now_ms() - b->started_ms) / 1000.0,
-				 b->flattened ? " (its disk chain flattened)" : "");
-			*pp = b->next;
-			build_free(b);
-			continue;
-		}
-		log_warn("template", "%s failed: %s", b->name, b->err);
-		pp = &b->next;
 	}
 }
 
@@ -151,11 +187,10 @@ static int name_free(const struct build *old, const char *name, struct api_error
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/%s/template.json", vmm_templates_dir(), name);
-	if ((old && !atomic_load(&old->done)) || stat(path, &st) == 0)
+	if ((old && !old->done) || stat(path, &st) == 0)
 		return api_error_set(e, 409, "template_exists",
-				     old && !atomic_load(&old->done)
-					     ? "that template is being built"
-					     : "that template exists: delete it first");
+				     old && !old->done ? "that template is being built"
+						       : "that template exists: delete it first");
 	return 0;
 }
 
@@ -165,8 +200,6 @@ int template_build_start(struct gw *gw, const char *name, const struct session_r
 	char err[256];
 	struct vmm_image img;
 	struct build *b, *old;
-	pthread_attr_t attr;
-	pthread_t t;
 	int rc, memory;
 
 	reap(gw);
@@ -221,17 +254,16 @@ int template_build_start(struct gw *gw, const char *name, const struct session_r
 	b->memory_mib = memory;
 	b->started_ms = fs_now_ms();
 	progress_begin(&b->progress, PROGRESS_PREPARING, b->started_ms);
-	b->ctx = gw->ctx;
-	pthread_attr_init(&attr);
-	rc = pthread_create(&t, &attr, build_thread, b);
-	pthread_attr_destroy(&attr);
-	if (rc) {
+	b->gw = gw;
+	if ((rc = submit(b)) < 0) {
 		if (b->page_file[0])
 			unlink(b->page_file);
 		build_free(b);
-		return api_error_set(e, 500, "internal", "cannot start a thread");
+		return rc == -EBUSY ? api_error_set(e, 503, "busy",
+						    "too many templates and videos are being "
+						    "made: try again")
+				    : api_error_set(e, 500, "internal", "out of memory");
 	}
-	pthread_detach(t);
 	gw->memory_used_mib += memory;
 	b->next = gw->builds;
 	gw->builds = b;
@@ -270,7 +302,7 @@ int template_build_from_session(struct gw *gw, const char *name, struct sess *s,
 	snprintf(b->parent, sizeof(b->parent), "%s", s->template_name);
 	b->started_ms = fs_now_ms();
 	progress_begin(&b->progress, PROGRESS_SAVING, b->started_ms);
-	b->ctx = gw->ctx;
+	b->gw = gw;
 	b->waiting = true;
 	b->chain_max = gw->template_chain_max;
 	rc = sess_save_template(s, name, template_build_saved, e);
@@ -290,7 +322,6 @@ int template_build_from_session(struct gw *gw, const char *name, struct sess *s,
 int template_build_saved(struct gw *gw, const char *name, const char *ckpt, const char *err)
 {
 	struct build *b = find(gw, name);
-	pthread_t t;
 
 	/* A failed build of that name may be older: the waiting one is first. */
 	if (!b || !b->waiting)
@@ -304,12 +335,11 @@ int template_build_saved(struct gw *gw, const char *name, const char *ckpt, cons
 	pthread_mutex_lock(&b->mu);
 	progress_enter(&b->progress, PROGRESS_PREPARING, fs_now_ms());
 	pthread_mutex_unlock(&b->mu);
-	if (pthread_create(&t, NULL, build_thread, b)) {
+	if (submit(b) < 0) {
 		b->ckpt[0] = '\0';
-		fail_waiting(b, "cannot start a thread");
+		fail_waiting(b, "too many templates and videos are being made: try again");
 		return -EAGAIN;
 	}
-	pthread_detach(t);
 	return 0;
 }
 
@@ -317,7 +347,7 @@ bool template_build_uses(struct gw *gw, const char *name, char *who, size_t len)
 {
 	reap(gw);
 	for (struct build *b = gw->builds; b; b = b->next)
-		if (!atomic_load(&b->done) && !strcmp(b->parent, name)) {
+		if (!b->done && !strcmp(b->parent, name)) {
 			snprintf(who, len,
 				 "template %s is being saved from session %s, restored from it",
 				 b->name, b->session_id);
@@ -339,8 +369,8 @@ json_t *template_build_json(struct gw *gw, const char *name)
 	p = b->progress;
 	pthread_mutex_unlock(&b->mu);
 	return json_pack("{s:s, s:s, s:s, s:s*, s:I, s:o*, s:s*, s:s*}", "name", b->name, "image",
-			 b->image, "status", atomic_load(&b->done) ? "failed" : "building", "error",
-			 atomic_load(&b->done) ? b->err : NULL, "age_ms",
+			 b->image, "status", b->done ? "failed" : "building", "error",
+			 b->done ? b->err : NULL, "age_ms",
 			 (json_int_t)(fs_now_ms() - b->started_ms), "build",
 			 progress_json(&p, fs_now_ms()), "from_session",
 			 b->session_id[0] ? b->session_id : NULL, "parent",
@@ -357,7 +387,7 @@ void template_build_list(struct gw *gw, json_t *a)
 void template_build_forget(struct gw *gw, const char *name)
 {
 	for (struct build **pp = &gw->builds; *pp; pp = &(*pp)->next)
-		if (!strcmp((*pp)->name, name) && atomic_load(&(*pp)->done)) {
+		if (!strcmp((*pp)->name, name) && (*pp)->done) {
 			struct build *b = *pp;
 
 			*pp = b->next;
@@ -368,31 +398,16 @@ void template_build_forget(struct gw *gw, const char *name)
 		}
 }
 
-void template_build_stop_all(struct gw *gw, int timeout_ms)
+void template_build_stop_all(struct gw *gw)
 {
-	int64_t until = fs_now_ms() + timeout_ms;
-	bool running = true;
-
-	for (struct build *b = gw->builds; b; b = b->next) {
+	for (struct build *b = gw->builds, *next; b; b = next) {
+		next = b->next;
 		b->cancel = 1;
 		if (b->waiting)
-			fail_waiting(b, "cancelled: the gateway stopped");
-	}
-	while (running && fs_now_ms() < until) {
-		running = false;
-		for (struct build *b = gw->builds; b; b = b->next)
-			running |= !atomic_load(&b->done);
-		if (running)
-			usleep(20 * 1000);
-	}
-	if (running) {
-		log_warn("template", "a template build is still running at exit");
-		return; /* its thread still uses its build: leak it */
-	}
-	while (gw->builds) {
-		struct build *b = gw->builds;
-
-		gw->builds = b->next;
-		build_free(b);
+			fail_waiting(b, "cancelled: the gateway stopped"); /* frees b */
+		else if (!b->queued) {
+			unlink_build(gw, b);
+			build_free(b);
+		}
 	}
 }

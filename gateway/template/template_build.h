@@ -1,12 +1,12 @@
 /* gateway/template/template_build.h: templates made through the API
  * (POST /v1/templates): each build boots a guest and saves it
- * (vmm_template_create) on its own thread, or, for one from a running
- * session, waits for the session's job to save its state (a checkpoint, the
- * session running on) and makes the template of it on its own thread
- * (vmm_template_from_checkpoint); the gateway keeps the builds
+ * (vmm_template_create) as a job of the gateway's bulk queue, or, for one
+ * from a running session, waits for the session's job to save its state (a
+ * checkpoint, the session running on) and makes the template of it as such
+ * a job (vmm_template_from_checkpoint); the gateway keeps the builds
  * under way and the ones that failed, so GET /v1/templates/NAME can tell
  * "building" and "failed" (with why) from a saved template. Loop thread
- * only, apart from the build threads' own work. */
+ * only, apart from the jobs' own work. */
 #ifndef VITRINE_GATEWAY_TEMPLATE_BUILD_H
 #define VITRINE_GATEWAY_TEMPLATE_BUILD_H
 
@@ -46,7 +46,8 @@ json_t *template_build_json(struct gw *gw, const char *name);
 void template_build_list(struct gw *gw, json_t *a);
 /* Forgets a failed build of name (when its template is deleted). */
 void template_build_forget(struct gw *gw, const char *name);
-/* Cancels every build and waits up to timeout_ms for their threads. */
-void template_build_stop_all(struct gw *gw, int timeout_ms);
+/* Cancels every build: those without a job go now, the others once their
+ * job's done has come (the bulk queue's drain, gw_stop, waits for it). */
+void template_build_stop_all(struct gw *gw);
 
 #endif
