@@ -27,7 +27,8 @@ struct job_kind {
 	void (*finish)(struct sess *s, struct job *j);
 };
 
-extern const struct job_kind job_kind_boot, job_kind_restore, job_kind_pause_memory, job_kind_resume_memory,
-	job_kind_pause_disk, job_kind_resume_disk, job_kind_fork, job_kind_adopt, job_kind_save, job_kind_dispose;
+extern const struct job_kind job_kind_boot, job_kind_restore, job_kind_pause_memory,
+	job_kind_resume_memory, job_kind_pause_disk, job_kind_resume_disk, job_kind_fork,
+	job_kind_adopt, job_kind_save, job_kind_dispose;
 
 #endif
