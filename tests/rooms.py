@@ -86,6 +86,20 @@ for f in sorted(os.listdir(front)) if os.path.isdir(front) else []:
             if any(d in line.lower() for d in DOORS):
                 bad += 1
                 print(f"the front door names a door: {FRONT}/{f}:{n}: {line.strip()}")
+# A session is session/'s own: struct sess and the jobs' insides are in
+# private headers that no file of another room includes.
+PRIVATE = ("gateway/session/session_int.h", "gateway/session/job_int.h",
+           "gateway/session/job_kind.h")
+for root, _, files in os.walk(gw):
+    for f in sorted(files):
+        rel = os.path.relpath(os.path.join(root, f), gw)
+        if rel.startswith("session/") or not f.endswith((".c", ".h")):
+            continue
+        with open(os.path.join(root, f), errors="replace") as fh:
+            for n, line in enumerate(fh, 1):
+                if any('#include "%s"' % h in line for h in PRIVATE):
+                    bad += 1
+                    print(f"a private header of session/ included by {rel}:{n}: {line.strip()}")
 # Inside a room, includes may go both ways between a few modules, no more.
 MAX_CIRCLE = 3
 for c in cycles:

@@ -250,9 +250,10 @@ static int start_typing(struct run *r, const char *text)
 		return -ENOMEM;
 	}
 	j->run = r;
-	j->q = r->s->gw->guest_work;
+	j->q = sess_gw(r->s)->guest_work;
 	j->status = -1;
-	vmm_vm_socket(r->s->vm, VMM_SOCKET_QGA, j->qga_path, sizeof(j->qga_path));
+	/* no guest free any more: the connect fails, and says so */
+	sess_guest_socket(r->s, VMM_SOCKET_QGA, j->qga_path, sizeof(j->qga_path));
 	rc = work_queue_submit(j->q, r->s, type_work, type_done, j);
 	if (rc < 0) {
 		type_job_free(j);
@@ -284,7 +285,7 @@ static void xsync_ended(void *ud, int status)
 	/* The waits are best effort: a guest whose X did not take the
 	 * modifiers, or that did not answer, gets the input anyway. */
 	if (status != 0)
-		log_debug("run", "%s: a wait on the guest ended with %d", r->s->id, status);
+		log_debug("run", "%s: a wait on the guest ended with %d", sess_id(r->s), status);
 	steps(r);
 }
 
@@ -297,11 +298,11 @@ static void release_held(struct run *r)
 	json_t *up;
 	char err[256];
 
-	if (!r->plan || r->step >= r->plan->len || !r->s->vm || r->s->state != SESS_READY ||
-	    r->s->job || !(up = plan_release_held(r->plan, r->step)))
+	if (!r->plan || r->step >= r->plan->len || !sess_guest_free(r->s) ||
+	    !(up = plan_release_held(r->plan, r->step)))
 		return;
-	if (vmm_vm_input(r->s->vm, up, err, sizeof(err)) < 0)
-		log_warn("run", "%s: cannot let go of held input: %s", r->s->id, err);
+	if (sess_input(r->s, up, err, sizeof(err)) < 0)
+		log_warn("run", "%s: cannot let go of held input: %s", sess_id(r->s), err);
 }
 
 static void free_run(struct run *r)
@@ -358,9 +359,9 @@ static void finish(struct run *r, struct run_outcome *out)
 		metrics_act(act_kind(r), !out->failed, (fs_now_ms() - r->t0_ms) * 1000);
 	if (!out->failed && r->s && !r->shot.preview) {
 		if (r->batch)
-			r->s->usage.actions += r->batch->n;
+			sess_count_use(r->s, (int)r->batch->n, 0, 0);
 		else
-			r->s->usage.screenshots++;
+			sess_count_use(r->s, 0, 1, 0);
 	}
 	trajectory_ended(r->s, r->traj, out);
 	r->traj = NULL;
@@ -521,8 +522,9 @@ static void shot_done(void *ud, int status)
 		return;
 	}
 	/* Readers of the same frame and options share it from now on. */
-	img = r->s->shots ? display_encode_cache_put(r->s->shots, j->frame, &j->opts, j->image)
-			  : display_image_ref(j->image);
+	img = sess_shots(r->s)
+		      ? display_encode_cache_put(sess_shots(r->s), j->frame, &j->opts, j->image)
+		      : display_image_ref(j->image);
 	f = display_frame_ref(j->frame);
 	shot_job_free(j);
 	reply(r, f, img);
@@ -537,7 +539,7 @@ static void abandon_encoding(struct run *r)
 	r->encoding = NULL;
 	j->run = NULL;
 	/* Still queued: done comes now, and frees it; else when it has run. */
-	encode_pool_cancel(r->s->gw->encoders, j);
+	encode_pool_cancel(sess_gw(r->s)->encoders, j);
 }
 
 /* The screenshot (when wanted) and the reply; ends the run, now when the
@@ -554,12 +556,12 @@ static void complete(struct run *r, bool settled, int waited_ms)
 		reply(r, NULL, NULL);
 		return;
 	}
-	f = display_mirror_latest(r->s->mirror);
+	f = display_mirror_latest(sess_mirror(r->s));
 	if (!f) {
 		fail(r, 503, "no_screen", "the guest's screen has not arrived yet");
 		return;
 	}
-	if (display_encode_cache_find(r->s->shots, f, &r->shot.enc, &img) == 0) {
+	if (display_encode_cache_find(sess_shots(r->s), f, &r->shot.enc, &img) == 0) {
 		reply(r, f, img);
 		return;
 	}
@@ -571,7 +573,7 @@ static void complete(struct run *r, bool settled, int waited_ms)
 	j->run = r;
 	j->frame = f;
 	j->opts = r->shot.enc;
-	if (encode_pool_submit_for(r->s->gw->encoders, r->s, shot_work, shot_done, j) < 0) {
+	if (encode_pool_submit_for(sess_gw(r->s)->encoders, r->s, shot_work, shot_done, j) < 0) {
 		shot_job_free(j);
 		fail(r, 503, "encoder_busy", "too many screenshots are being encoded: try again");
 		return;
@@ -584,12 +586,12 @@ static void on_sul(lws_sorted_usec_list_t *sul);
 
 static void schedule(struct run *r, lws_usec_t us)
 {
-	lws_sul_schedule(r->s->gw->ctx, 0, &r->sul, on_sul, us);
+	lws_sul_schedule(sess_gw(r->s)->ctx, 0, &r->sul, on_sul, us);
 }
 
 static void start_settle(struct run *r)
 {
-	struct display_frame *f = display_mirror_latest(r->s->mirror);
+	struct display_frame *f = display_mirror_latest(sess_mirror(r->s));
 	int64_t now = fs_now_ms();
 
 	r->phase = RUN_SETTLE;
@@ -605,11 +607,11 @@ static void start_settle(struct run *r)
 	/* A plain screenshot from a mirror kept current is served at once. */
 	if (!r->shot.fresh ||
 	    (!r->sent_input && r->shot.quiet_ms == 0 &&
-	     now - display_mirror_current_as_of(r->s->mirror) <= FRESH_ENOUGH_MS)) {
+	     now - display_mirror_current_as_of(sess_mirror(r->s)) <= FRESH_ENOUGH_MS)) {
 		complete(r, true, 0);
 		return;
 	}
-	r->ticket = display_mirror_fresh_begin(r->s->mirror);
+	r->ticket = display_mirror_fresh_begin(sess_mirror(r->s));
 	schedule(r, PROBE_POLL_US);
 }
 
@@ -617,11 +619,11 @@ static void start_settle(struct run *r)
 static void settle_step(struct run *r)
 {
 	struct display_frame *f;
-	int rc = display_mirror_fresh_poll(r->s->mirror, r->ticket);
+	int rc = display_mirror_fresh_poll(sess_mirror(r->s), r->ticket);
 	int64_t now = fs_now_ms();
 
 	if (rc < 0) {
-		fail(r, 502, "display_lost", display_mirror_error(r->s->mirror));
+		fail(r, 502, "display_lost", display_mirror_error(sess_mirror(r->s)));
 		return;
 	}
 	if (rc == 0) {
@@ -632,7 +634,7 @@ static void settle_step(struct run *r)
 			schedule(r, PROBE_POLL_US);
 		return;
 	}
-	f = display_mirror_latest(r->s->mirror);
+	f = display_mirror_latest(sess_mirror(r->s));
 	if (f && f->seq != r->seen_seq) {
 		r->seen_seq = f->seq;
 		display_settle_change(&r->settle, f->changed_ms);
@@ -642,7 +644,7 @@ static void settle_step(struct run *r)
 		complete(r, r->settle.result.settled, r->settle.result.waited_ms);
 		return;
 	}
-	r->ticket = display_mirror_fresh_begin(r->s->mirror);
+	r->ticket = display_mirror_fresh_begin(sess_mirror(r->s));
 	schedule(r, PROBE_POLL_US);
 }
 
@@ -651,7 +653,7 @@ static void settle_step(struct run *r)
 static lws_usec_t click_wait_us(const struct sess *s, const struct action *a)
 {
 	int64_t wait = a->kind == ACTION_CLICK
-			       ? s->last_click_ms + NEW_CLICK_SEQUENCE_MS - fs_now_ms()
+			       ? sess_last_click_ms(s) + NEW_CLICK_SEQUENCE_MS - fs_now_ms()
 			       : 0;
 
 	return wait > 0 ? (lws_usec_t)wait * LWS_US_PER_MS : 0;
@@ -700,7 +702,8 @@ static int next_action(struct run *r, lws_usec_t *wait_us)
 	r->cur++;
 	plan_destroy(r->plan);
 	r->step = 0;
-	if (!(r->plan = plan_build(r->batch->actions[r->cur], r->s->width, r->s->height))) {
+	if (!(r->plan = plan_build(r->batch->actions[r->cur], sess_screen(r->s).width,
+				   sess_screen(r->s).height))) {
 		fail(r, 500, "internal", "out of memory");
 		return -1;
 	}
@@ -723,8 +726,7 @@ again:
 
 		switch (st->kind) {
 		case PLAN_INPUT:
-			if (vmm_vm_input(r->s->vm, json_deep_copy(st->event), err, sizeof(err)) <
-			    0) {
+			if (sess_input(r->s, json_deep_copy(st->event), err, sizeof(err)) < 0) {
 				fail(r, 502, "guest_gone", err);
 				return;
 			}
@@ -764,8 +766,12 @@ again:
 			return; /* xsync_ended goes on */
 		case PLAN_CURSOR_POSITION:
 			json_decref(r->result);
-			r->result = json_pack("{s:i, s:i}", "x", r->s->pointer_x, "y",
-					      r->s->pointer_y);
+			{
+				int px, py;
+
+				sess_pointer(r->s, &px, &py);
+				r->result = json_pack("{s:i, s:i}", "x", px, "y", py);
+			}
 			break;
 		}
 	}
@@ -813,7 +819,7 @@ void run_poke_all(void)
 		if (r->encoding)
 			continue; /* done: its screenshot is being encoded */
 		if (r->phase == RUN_SETTLE && r->ticket &&
-		    display_mirror_fresh_poll(r->s->mirror, r->ticket) != 0)
+		    display_mirror_fresh_poll(sess_mirror(r->s), r->ticket) != 0)
 			settle_step(r);
 	}
 }
@@ -823,34 +829,15 @@ struct run *run_start(struct sess *s, struct action_batch *batch, const struct s
 {
 	struct run *r;
 
-	/* A paused-in-memory guest still shows its screen: screenshots only. */
-	bool shot_only_ok = !batch && s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY;
-
-	if ((s->state != SESS_READY && !shot_only_ok) || s->job || !s->vm || !s->mirror) {
-		char msg[160];
-
-		if (s->job)
-			snprintf(msg, sizeof(msg), "the session is busy %s",
-				 job_kind_name(s->job->kind));
-		else if (s->state == SESS_PAUSED)
-			snprintf(msg, sizeof(msg),
-				 "the session is paused (%s): resume it first, or "
-				 "send the action with ?auto_resume=1",
-				 s->pause == SESS_PAUSE_DISK ? "on disk" : "in memory");
-		else
-			snprintf(msg, sizeof(msg), "the session is %s", sess_state_name(s->state));
-		api_error_set(e, 409,
-			      s->state == SESS_PAUSED ? "session_paused"
-			      : s->job		      ? "session_busy"
-						      : "session_not_ready",
-			      msg);
+	if (sess_check_actable(s, !batch, e) < 0) {
 		batch_destroy(batch);
 		return NULL;
 	}
 	if (!shot->preview)
 		sess_touch(s);
 	r = calloc(1, sizeof(*r));
-	if (!r || (batch && !(r->plan = plan_build(batch->actions[0], s->width, s->height)))) {
+	if (!r || (batch && !(r->plan = plan_build(batch->actions[0], sess_screen(s).width,
+						   sess_screen(s).height)))) {
 		free(r);
 		batch_destroy(batch);
 		api_error_set(e, 500, "internal", "out of memory");

@@ -43,13 +43,13 @@ static struct trajectory *of(struct sess *s)
 {
 	struct trajectory *t = find(s);
 
-	if (t || !trajectory_enabled(s->gw))
+	if (t || !trajectory_enabled(sess_gw(s)))
 		return t;
 	if (!(t = calloc(1, sizeof(*t))))
 		return NULL;
 	t->s = s;
-	traj_log_init(&t->log, (size_t)s->gw->trajectory_max_steps,
-		      (size_t)s->gw->trajectory_max_bytes);
+	traj_log_init(&t->log, (size_t)sess_gw(s)->trajectory_max_steps,
+		      (size_t)sess_gw(s)->trajectory_max_bytes);
 	t->listener.notify = on_session;
 	sess_listen(s, &t->listener);
 	return t;
@@ -129,10 +129,12 @@ struct traj_archive *trajectory_archive(struct sess *s)
 	struct traj_archive *a;
 
 	if (t)
-		return traj_archive_new(&t->log, s->id, s->width, s->height, fs_unix_ms());
-	traj_log_init(&empty, (size_t)s->gw->trajectory_max_steps,
-		      (size_t)s->gw->trajectory_max_bytes);
-	a = traj_archive_new(&empty, s->id, s->width, s->height, fs_unix_ms());
+		return traj_archive_new(&t->log, sess_id(s), sess_screen(s).width,
+					sess_screen(s).height, fs_unix_ms());
+	traj_log_init(&empty, (size_t)sess_gw(s)->trajectory_max_steps,
+		      (size_t)sess_gw(s)->trajectory_max_bytes);
+	a = traj_archive_new(&empty, sess_id(s), sess_screen(s).width, sess_screen(s).height,
+			     fs_unix_ms());
 	traj_log_clear(&empty);
 	return a;
 }

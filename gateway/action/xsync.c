@@ -69,17 +69,17 @@ struct xsync_job *xsync_start(struct sess *s, unsigned mask, int ms, xsync_done_
 	struct xsync_job *j;
 
 	/* Only guests with a root file system run a desktop (and qemu-ga). */
-	if (!s->agent || (mask && !s->has_agent) || !(j = calloc(1, sizeof(*j))))
+	if (!sess_agent_of(s) || (mask && !sess_has_guest_agent(s)) || !(j = calloc(1, sizeof(*j))))
 		return NULL;
 	if (mask) /* else "": a ping */
 		snprintf(j->mask, sizeof(j->mask), "%u", mask);
 	snprintf(j->ms, sizeof(j->ms), "%d", ms);
 	j->timeout_ms = ms;
 	j->status = -1;
-	j->q = s->gw->guest_work;
+	j->q = sess_gw(s)->guest_work;
 	j->done = done;
 	j->ud = ud;
-	j->agent = sess_agent_hold(s->agent);
+	j->agent = sess_agent_hold(sess_agent_of(s));
 	if (work_queue_submit(j->q, s, xsync_work, xsync_job_done, j) < 0) {
 		sess_agent_release(j->agent);
 		free(j);

@@ -35,7 +35,7 @@ static unsigned token_rights(struct http_req *r, const struct sess *s)
 		return 0;
 	auth_token_hash(r->token, h);
 	got = sess_rights_of_hash(r->gw, s, h, &which);
-	for (struct sess *o = r->gw->sessions; !s && !got && o; o = o->next)
+	for (struct sess *o = sess_first(r->gw); !s && !got && o; o = sess_next(o))
 		got = sess_rights_of_hash(r->gw, o, h, &which);
 	/* A sharing link's token is good on the stream alone: here it gets
 	 * nothing, but the audit log says what it was. */
@@ -184,7 +184,7 @@ static int park(struct http_req *r, struct sess *s, int timeout_s, bool watch)
 				       : "too many requests wait on this session");
 		return -EBUSY;
 	}
-	snprintf(r->wait_id, sizeof(r->wait_id), "%s", s->id);
+	snprintf(r->wait_id, sizeof(r->wait_id), "%s", sess_id(s));
 	r->wait_until_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
 	api_hold(r, timeout_s + 10);
 	lws_sul_schedule(r->gw->ctx, 0, &r->sul_wait, on_wait_timeout,
@@ -290,11 +290,11 @@ void api_create_session(struct http_req *r)
 	}
 	if (req.record)
 		api_audit_set(r, "record", json_true());
-	snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
-	if (s->template_name[0])
-		api_audit_set(r, "template", json_string(s->template_name));
+	snprintf(r->audit_session, sizeof(r->audit_session), "%s", sess_id(s));
+	if (sess_template(s)[0])
+		api_audit_set(r, "template", json_string(sess_template(s)));
 	else
-		api_audit_set(r, "image", json_string(s->image.name));
+		api_audit_set(r, "image", json_string(sess_image(s)));
 	if (wait && sess_busy(s)) {
 		api_watch(r, s, wait_s);
 		return;
@@ -310,7 +310,7 @@ void api_list_sessions(struct http_req *r)
 		json_decref(arr);
 		return;
 	}
-	for (struct sess *s = r->gw->sessions; s; s = s->next)
+	for (struct sess *s = sess_first(r->gw); s; s = sess_next(s))
 		json_array_append_new(arr, api_session_json(s, false));
 	http_reply_json(r, 200, json_pack("{s:o}", "sessions", arr));
 }
@@ -396,8 +396,8 @@ static void screenshot_done(void *ud, struct run_outcome *out)
 	 * its resolution since the request came). */
 	if ((s = sess_find(r->gw, r->route.id))) {
 		sess_follow_screen(s);
-		st->screen_w = s->width;
-		st->screen_h = s->height;
+		st->screen_w = sess_screen(s).width;
+		st->screen_h = sess_screen(s).height;
 	}
 	snprintf(v, sizeof(v), "%dx%d", st->screen_w, st->screen_h);
 	http_add_header(r, "x-vitrine-screen", v);
@@ -451,8 +451,8 @@ static void screenshot(struct http_req *r, bool preview)
 	json_decref(j);
 	if (!(st = http_route_state(r)))
 		return;
-	st->screen_w = s->width;
-	st->screen_h = s->height;
+	st->screen_w = sess_screen(s).width;
+	st->screen_h = sess_screen(s).height;
 	st->run = run_start(s, NULL, &o, screenshot_done, r, &e);
 	if (!st->run)
 		http_reply_api_error(r, &e);
@@ -515,8 +515,8 @@ struct run *api_start_action(struct sess *s, const char *text, size_t len,
 		return NULL;
 	}
 	sess_follow_screen(s); /* coordinates on the screen the agent last saw */
-	if (!(a = api_action_parse(text, len, s->width, s->height, sess_keymap(s), &o, status,
-				   error))) {
+	if (!(a = api_action_parse(text, len, sess_screen(s).width, sess_screen(s).height,
+				   sess_keymap(s), &o, status, error))) {
 		trajectory_refused(s, st, *status, *error);
 		return NULL;
 	}
@@ -546,14 +546,14 @@ void api_act(struct http_req *r)
 		return;
 	if (auto_resume && !api_can_wait(r, s))
 		return;
-	if (auto_resume && !st->resumed && s->state == SESS_PAUSED && !s->job) {
+	if (auto_resume && !st->resumed && sess_state_of(s) == SESS_PAUSED && !sess_busy_with(s)) {
 		st->resumed = true; /* once: a resume that fails answers below */
 		if (sess_resume(s, &e) < 0) {
 			http_reply_api_error(r, &e);
 			return;
 		}
 	}
-	if (auto_resume && s->job) {
+	if (auto_resume && sess_busy_with(s)) {
 		api_wait(r, s, API_DEFAULT_WAIT_S);
 		return;
 	}

@@ -16,7 +16,7 @@ static void launch(struct http_req *r, struct sess *s, struct exec_job *j, int w
 		exec_free(j);
 		return;
 	}
-	if (exec_start(j, r->gw, s->agent) < 0) {
+	if (exec_start(j, r->gw, sess_agent_of(s)) < 0) {
 		exec_free(j);
 		api_unpark(r, s);
 		http_reply_error(r, 500, "internal", "cannot start a thread");
@@ -59,14 +59,15 @@ void api_exec(struct http_req *r)
 	}
 	launch(r, s, j, EXEC_MAX_TIMEOUT_S + 60);
 	if (r->exec)
-		s->usage.commands++; /* it runs */
+		sess_count_use(s, 0, 0, 1); /* it runs */
 }
 
 bool api_exec_ready(struct http_req *r, struct sess *s)
 {
-	if (s->state == SESS_READY && !s->job && s->vm && s->agent)
+	if (sess_guest_free(s) && sess_agent_of(s))
 		return true;
-	http_reply_error(r, 409, s->state == SESS_PAUSED ? "session_paused" : "session_not_ready",
+	http_reply_error(r, 409,
+			 sess_state_of(s) == SESS_PAUSED ? "session_paused" : "session_not_ready",
 			 "the session is not running: commands need a ready session");
 	return false;
 }

@@ -178,10 +178,10 @@ void api_egress(struct http_req *r)
 		}
 		api_audit_set(r, "rules", json_incref(j));
 		json_decref(j);
-		egress_set_rules(s->egress, rules);
+		egress_set_rules(sess_egress(s), rules);
 		sess_save(s); /* the rules survive a restart */
 	}
-	http_reply_json(r, 200, egress_rules_now(s->egress));
+	http_reply_json(r, 200, egress_rules_now(sess_egress(s)));
 }
 
 void api_egress_log(struct http_req *r)
@@ -192,7 +192,7 @@ void api_egress_log(struct http_req *r)
 	if (!s || api_query_int(r, "after=", 0, 0, 1 << 30, &after) < 0 ||
 	    api_query_int(r, "limit=", 100, 1, 1000, &limit) < 0)
 		return;
-	http_reply_json(r, 200, egress_log_get(s->egress, (uint64_t)after, (size_t)limit));
+	http_reply_json(r, 200, egress_log_get(sess_egress(s), (uint64_t)after, (size_t)limit));
 }
 
 void api_cdp_version(struct http_req *r)
@@ -205,7 +205,7 @@ void api_cdp_version(struct http_req *r)
 	if (lws_hdr_copy(r->wsi, host, sizeof(host), WSI_TOKEN_HOST) <= 0)
 		snprintf(host, sizeof(host), "%s",
 			 r->gw->public_url + (strncmp(r->gw->public_url, "https://", 8) ? 7 : 8));
-	snprintf(url, sizeof(url), "ws://%s/v1/sessions/%s/cdp", host, s->id);
+	snprintf(url, sizeof(url), "ws://%s/v1/sessions/%s/cdp", host, sess_id(s));
 	http_reply_json(r, 200,
 			json_pack("{s:s, s:s, s:s, s:s}", "Browser", "Chromium (vitrine guest)",
 				  "Protocol-Version", "1.3", "User-Agent", "vitrine",

@@ -10,8 +10,8 @@
 #include "gateway/core/metrics.h"
 #include "gateway/core/metrics_proc.h"
 #include "gateway/session/session.h"
+#include "gateway/session/session_usage.h"
 #include "gateway/stream/stream_hub.h"
-#include "vmm-qemu/vm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +32,10 @@ void api_metrics_reply(struct http_req *r)
 	struct usage_totals t;
 	int n = 0;
 
-	for (struct sess *s = r->gw->sessions; s; s = s->next) {
+	for (struct sess *s = sess_first(r->gw); s; s = sess_next(s)) {
 		struct stream_hub *h = stream_hub_find(s);
 
-		switch (s->state) {
+		switch (sess_state_of(s)) {
 		case SESS_STARTING:
 			now.sessions_starting++;
 			break;
@@ -43,7 +43,7 @@ void api_metrics_reply(struct http_req *r)
 			now.sessions_ready++;
 			break;
 		case SESS_PAUSED:
-			if (s->pause == SESS_PAUSE_DISK)
+			if (sess_paused_how(s) == SESS_PAUSE_DISK)
 				now.sessions_paused_disk++;
 			else
 				now.sessions_paused_memory++;
@@ -57,11 +57,11 @@ void api_metrics_reply(struct http_req *r)
 		if (n < (int)(sizeof(list) / sizeof(list[0]))) {
 			struct metrics_session *m = &list[n++];
 
-			snprintf(m->id, sizeof(m->id), "%s", s->id);
-			m->pid = s->vm ? vmm_vm_qemu_pid(s->vm) : 0;
-			m->guest_memory_bytes = (uint64_t)s->memory_mib << 20;
-			m->vcpus = s->vcpus;
-			usage_totals(&s->usage, fs_now_ms(), s->vcpus, s->memory_mib, hz, &t);
+			snprintf(m->id, sizeof(m->id), "%s", sess_id(s));
+			m->pid = sess_qemu_pid(s);
+			m->guest_memory_bytes = (uint64_t)sess_memory_mib(s) << 20;
+			m->vcpus = sess_vcpus(s);
+			sess_usage_totals(s, hz, &t);
 			m->qemu_cpu_seconds = t.qemu_cpu_seconds;
 		}
 	}

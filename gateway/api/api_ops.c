@@ -45,10 +45,11 @@ static void answer_op(struct http_req *r, struct sess *s)
 {
 	bool resume = r->route.kind == R_SESSION_RESUME;
 
-	if (s->state == SESS_FAILED)
-		http_reply_error(r, 500, resume ? "resume_failed" : "pause_failed", s->error);
-	else if (resume && s->state != SESS_READY)
-		http_reply_error(r, 500, "resume_failed", s->error[0] ? s->error : "not resumed");
+	if (sess_state_of(s) == SESS_FAILED)
+		http_reply_error(r, 500, resume ? "resume_failed" : "pause_failed", sess_error(s));
+	else if (resume && sess_state_of(s) != SESS_READY)
+		http_reply_error(r, 500, "resume_failed",
+				 sess_error(s)[0] ? sess_error(s) : "not resumed");
 	else
 		api_reply_session(r, s, 200, false);
 }
@@ -61,7 +62,8 @@ static void start_op(struct http_req *r, struct sess *s, struct api_op_state *st
 	struct api_error e;
 
 	st->started = true;
-	if (!resume && s->state == SESS_PAUSED && !s->job && (int)s->pause == st->how) {
+	if (!resume && sess_state_of(s) == SESS_PAUSED && !sess_busy_with(s) &&
+	    (int)sess_paused_how(s) == st->how) {
 		api_reply_session(r, s, 200, false); /* already: idempotent */
 		return;
 	}
@@ -69,7 +71,7 @@ static void start_op(struct http_req *r, struct sess *s, struct api_op_state *st
 		http_reply_api_error(r, &e);
 		return;
 	}
-	if (s->job)
+	if (sess_busy_with(s))
 		api_wait(r, s, API_DEFAULT_WAIT_S);
 	else
 		answer_op(r, s);
@@ -82,7 +84,7 @@ static void start_op(struct http_req *r, struct sess *s, struct api_op_state *st
 
 static void pause_or_resume(struct http_req *r, struct sess *s, struct api_op_state *st)
 {
-	if (s->job)
+	if (sess_busy_with(s))
 		api_wait(r, s, OP_BUSY_WAIT_S);
 	else
 		start_op(r, s, st);
@@ -129,7 +131,7 @@ void api_fork(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
-	api_audit_set(r, "into", json_string(child->id));
+	api_audit_set(r, "into", json_string(sess_id(child)));
 	if (w)
 		api_wait(r, child, API_DEFAULT_WAIT_S);
 	else
@@ -138,7 +140,7 @@ void api_fork(struct http_req *r)
 
 static void answer_events(struct http_req *r, struct sess *s, int64_t after)
 {
-	json_t *events = events_since(&s->events, after);
+	json_t *events = events_since(sess_events(s), after);
 
 	if (!events) {
 		http_reply_error(r, 500, "internal", "out of memory");
@@ -146,7 +148,7 @@ static void answer_events(struct http_req *r, struct sess *s, int64_t after)
 	}
 	http_reply_json(r, 200,
 			json_pack("{s:o, s:I}", "events", events, "last",
-				  (json_int_t)events_last(&s->events)));
+				  (json_int_t)events_last(sess_events(s))));
 }
 
 void api_events(struct http_req *r)
@@ -158,7 +160,7 @@ void api_events(struct http_req *r)
 	if (!s || api_query_int(r, "after=", 0, 0, 2000000000, &after) < 0 ||
 	    api_query_int(r, "wait_s=", 0, 0, 300, &wait_s) < 0)
 		return;
-	if (wait_s > 0 && events_last(&s->events) <= after) {
+	if (wait_s > 0 && events_last(sess_events(s)) <= after) {
 		if (!(st = http_route_state(r)))
 			return;
 		st->after = after;
@@ -172,12 +174,12 @@ void api_op_woken(struct http_req *r, struct sess *s, bool timed_out)
 {
 	struct api_op_state *st = r->route_state;
 
-	if (s->job && !timed_out)
+	if (sess_busy_with(s) && !timed_out)
 		return;
 	api_unpark(r, s);
 	if (!st->started)
 		start_op(r, s, st); /* a job still running refuses it: busy */
-	else if (s->job)
+	else if (sess_busy_with(s))
 		http_reply_error(r, 504, "timeout", "still busy; ask GET for its state later");
 	else
 		answer_op(r, s);
@@ -187,7 +189,7 @@ void api_events_woken(struct http_req *r, struct sess *s, bool timed_out)
 {
 	struct api_after_state *st = r->route_state;
 
-	if (events_last(&s->events) <= st->after && !timed_out)
+	if (events_last(sess_events(s)) <= st->after && !timed_out)
 		return;
 	api_unpark(r, s);
 	answer_events(r, s, st->after);

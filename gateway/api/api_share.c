@@ -47,7 +47,7 @@ static void revoke_shares(struct http_req *r, struct sess *s)
 	int n = h ? share_revoke_all(&h->shares, fs_now_ms()) : 0;
 
 	api_audit_set(r, "revoked", json_integer(n));
-	http_reply_json(r, 200, json_pack("{s:s, s:i}", "id", s->id, "revoked", n));
+	http_reply_json(r, 200, json_pack("{s:s, s:i}", "id", sess_id(s), "revoked", n));
 }
 
 static void mint_share(struct http_req *r, struct sess *s)
@@ -98,7 +98,7 @@ static void mint_share(struct http_req *r, struct sess *s)
 	http_reply_json(r, 201,
 			json_pack("{s:s, s:s, s:i, s:s++++}", "token", token, "scope", scope,
 				  "expires_in_s", ttl_s, "url", r->gw->public_url,
-				  "/web/#s=", s->id, "&t=", token));
+				  "/web/#s=", sess_id(s), "&t=", token));
 }
 
 void api_share(struct http_req *r, struct sess *s)

@@ -85,10 +85,10 @@ bool api_template_user(struct gw *gw, const char *name, char *who, size_t len)
 	DIR *d;
 	struct dirent *e;
 
-	for (struct sess *s = gw->sessions; s; s = s->next)
-		if (!strcmp(s->template_name, name)) {
+	for (struct sess *s = sess_first(gw); s; s = sess_next(s))
+		if (!strcmp(sess_template(s), name)) {
 			snprintf(who, len, "session %s runs from this template: delete it first",
-				 s->id);
+				 sess_id(s));
 			return true;
 		}
 	d = opendir(vmm_templates_dir());

@@ -34,15 +34,18 @@ static json_t *grant_json(const struct auth_grant *g)
 static void list_tokens(struct http_req *r, struct sess *s)
 {
 	json_t *a = json_array();
+	const struct auth_grant *g;
+	int n;
 
 	json_array_append_new(a, json_pack("{s:s, s:o, s:b}", "id", "control", "scopes",
 					   scope_names(AUTH_RIGHTS_CONTROL), "live",
-					   s->control_hash[0] != '\0'));
+					   sess_token_live(s, "control")));
 	json_array_append_new(a, json_pack("{s:s, s:o, s:b}", "id", "view", "scopes",
 					   scope_names(AUTH_RIGHTS_VIEW), "live",
-					   s->view_hash[0] != '\0'));
-	for (int i = 0; i < s->n_grants; i++)
-		json_array_append_new(a, grant_json(&s->grants[i]));
+					   sess_token_live(s, "view")));
+	g = sess_grants(s, &n);
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, grant_json(&g[i]));
 	http_reply_json(r, 200, json_pack("{s:o}", "tokens", a));
 }
 

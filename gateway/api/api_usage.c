@@ -85,7 +85,7 @@ void api_usage(struct http_req *r)
 		return;
 	}
 	usage_log_select(r->gw->usage_log, (int64_t)from_s * 1000, (int64_t)to_s * 1000, list);
-	for (struct sess *s = r->gw->sessions; s; s = s->next) {
+	for (struct sess *s = sess_first(r->gw); s; s = sess_next(s)) {
 		json_t *e = sess_usage_entry(s, false);
 
 		if (e && usage_overlaps(json_integer_value(json_object_get(e, "created_unix_ms")),

@@ -28,10 +28,10 @@ void api_vnc(struct http_req *r, struct sess *s)
 
 		if (h)
 			vnc_stop(h);
-		http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", s->id, "stopped", was));
+		http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", sess_id(s), "stopped", was));
 		return;
 	}
-	if (s->state != SESS_READY || !s->mirror) {
+	if (sess_state_of(s) != SESS_READY || !sess_mirror(s)) {
 		http_reply_error(r, 409, "session_not_ready", "the session is not ready");
 		return;
 	}

@@ -132,7 +132,7 @@ int guest_ws_filter(struct gw *gw, struct lws *wsi)
 	char token[160];
 	struct sess *s = authorized(gw, wsi, &r, token, sizeof(token));
 
-	return s && s->state == SESS_READY && s->agent ? 0 : 1;
+	return s && sess_state_of(s) == SESS_READY && sess_agent_of(s) ? 0 : 1;
 }
 
 static void release(struct guest_ws *g)
@@ -371,7 +371,7 @@ static void poll_link(lws_sorted_usec_list_t *sul)
 {
 	struct guest_ws *g = lws_container_of(sul, struct guest_ws, sul_link);
 	struct sess *s = sess_find(g->gw, g->sess_id);
-	struct agent_link *l = s ? sess_agent_get(s->agent, 0) : NULL;
+	struct agent_link *l = s ? sess_agent_get(sess_agent_of(s), 0) : NULL;
 
 	if (l) {
 		if (linked(g, l) < 0)
@@ -412,12 +412,12 @@ static struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 	g->gw = gw;
 	g->ctx = gw->ctx;
 	g->cdp = r.kind == R_SESSION_CDP_WS;
-	snprintf(g->sess_id, sizeof(g->sess_id), "%s", s->id);
+	snprintf(g->sess_id, sizeof(g->sess_id), "%s", sess_id(s));
 	g->out_tail = &g->out;
 	pthread_mutex_init(&g->mu, NULL);
 	g->rights = sess_rights(gw, s, token, NULL);
 	g->la.lost = on_lost;
-	live_auth_watch(&g->la, gw, s->id, token, g->cdp ? AUTH_R_ACT : AUTH_R_EXEC);
+	live_auth_watch(&g->la, gw, sess_id(s), token, g->cdp ? AUTH_R_ACT : AUTH_R_EXEC);
 	{
 		const char *which = "";
 
@@ -426,7 +426,7 @@ static struct guest_ws *guest_ws_open(struct gw *gw, struct lws *wsi)
 		if (!audit_peer(wsi, g->remote, sizeof(g->remote)))
 			g->remote[0] = '\0';
 	}
-	if ((l = sess_agent_get(s->agent, 0))) {
+	if ((l = sess_agent_get(sess_agent_of(s), 0))) {
 		if (linked(g, l) < 0) {
 			release(g);
 			return NULL;
@@ -494,7 +494,7 @@ static int start_exec(struct guest_ws *g, struct exec_job *job)
 		struct sess *s = sess_find(g->gw, g->sess_id);
 
 		if (s)
-			s->usage.commands++;
+			sess_count_use(s, 0, 0, 1);
 	}
 	lws_sul_schedule(g->ctx, 0, &g->sul, on_timeout,
 			 (lws_usec_t)exec_timeout_ms(g->spec) * LWS_US_PER_MS);

@@ -143,7 +143,7 @@ static void woken(struct gw *gw)
 	api_door_poke_all(gw);
 	/* A command ended: its request waits on its session. */
 	if (exec_poke())
-		for (struct sess *s = gw->sessions; s; s = s->next)
+		for (struct sess *s = sess_first(gw); s; s = sess_next(s))
 			sess_wake_waiters(s);
 }
 

@@ -67,7 +67,7 @@ static void viewer_authed(struct stream_viewer *v, struct sess *s, const char *t
 
 	v->la.extra = share_rights;
 	v->la.lost = on_lost;
-	live_auth_watch(&v->la, v->gw, s->id, token, AUTH_R_VIEW);
+	live_auth_watch(&v->la, v->gw, sess_id(s), token, AUTH_R_VIEW);
 	sess_rights_of_hash(v->gw, s, v->la.hash, &which);
 	audit_principal_set(&v->who, v->la.hash, which, !which[0]);
 	if (!audit_peer(v->wsi, v->remote, sizeof(v->remote)))
@@ -172,15 +172,16 @@ static void clipboard_start(struct stream_viewer *v)
 		send_error(v, "busy", "the clipboard is being read: wait for its answer");
 		return;
 	}
-	if (s->state != SESS_READY || s->job || !s->vm || !s->agent) {
-		send_error(v, s->state == SESS_PAUSED ? "session_paused" : "session_not_ready",
+	if (!sess_guest_free(s) || !sess_agent_of(s)) {
+		send_error(v,
+			   sess_state_of(s) == SESS_PAUSED ? "session_paused" : "session_not_ready",
 			   "the session is not running: the clipboard needs a ready session");
 		return;
 	}
 	w->clip = exec_new(guest_clipboard_get_argv, NULL, 0, GUEST_CLIPBOARD_TIMEOUT_S);
 	if (!w->clip) {
 		send_error(v, "internal", "out of memory");
-	} else if (exec_start(w->clip, v->gw, s->agent) < 0) {
+	} else if (exec_start(w->clip, v->gw, sess_agent_of(s)) < 0) {
 		exec_free(w->clip);
 		w->clip = NULL;
 		send_error(v, "agent_unavailable", "the guest agent is not connected");
@@ -211,7 +212,7 @@ static void clipboard_done(struct stream_viewer *v)
 			   res->err && res->err_len ? res->err : "xclip failed in the guest");
 	}
 	if (v->hub)
-		audit_log(v->gw, "clipboard_get", v->hub->s->id, &v->who, v->remote,
+		audit_log(v->gw, "clipboard_get", sess_id(v->hub->s), &v->who, v->remote,
 			  json_pack("{s:i, s:b}", "exit_code", rc < 0 ? -1 : res->exit_code,
 				    "websocket", 1));
 	exec_release(w->clip);
@@ -293,10 +294,10 @@ static void send_json(struct stream_viewer *v, json_t *j)
 		json_t *ctl = stream_control_json(v->hub, v);
 
 		j = json_pack("{s:s, s:s, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:o}", "type", "hello",
-			      "session", s->id, "viewer", v->id, "name", v->name, "scope",
-			      scope_name(v->scope), "width", s->width, "height", s->height,
-			      "quality", v->quality, "max_fps", v->max_fps, "controller",
-			      json_incref(json_object_get(ctl, "controller")));
+			      "session", sess_id(s), "viewer", v->id, "name", v->name, "scope",
+			      scope_name(v->scope), "width", sess_screen(s).width, "height",
+			      sess_screen(s).height, "quality", v->quality, "max_fps", v->max_fps,
+			      "controller", json_incref(json_object_get(ctl, "controller")));
 		json_decref(ctl);
 	}
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -346,8 +347,8 @@ static int handle(struct stream_viewer *v, const struct stream_msg *m, char *rea
 		}
 		v->scope = token_scope(v->gw, h->s, m->token);
 		if (v->scope == AUTH_NONE) {
-			api_audit_ws_refused(v->gw, v->wsi, R_SESSION_STREAM_WS, h->s->id, m->token,
-					     1008);
+			api_audit_ws_refused(v->gw, v->wsi, R_SESSION_STREAM_WS, sess_id(h->s),
+					     m->token, 1008);
 			snprintf(reason, rn,
 				 "unauthorized: the token is not valid for this session");
 			return STREAM_CLOSE_POLICY;
@@ -454,8 +455,9 @@ static int stream_receive(struct stream_viewer *v, const void *in, size_t len)
 		code = STREAM_CLOSE_TOO_BIG;
 		snprintf(reason, sizeof(reason), "message over 4096 bytes");
 	} else {
-		code = stream_msg_parse((const char *)v->rx.buf, v->rx.len, v->hub->s->width,
-					v->hub->s->height, &m, reason, sizeof(reason));
+		code = stream_msg_parse((const char *)v->rx.buf, v->rx.len,
+					sess_screen(v->hub->s).width, sess_screen(v->hub->s).height,
+					&m, reason, sizeof(reason));
 		if (code == 0)
 			code = handle(v, &m, reason, sizeof(reason));
 	}
@@ -483,9 +485,9 @@ static int write_screen(struct stream_viewer *v)
 	struct display_cursor *c;
 	struct display_frame *f;
 	int64_t now;
-	int n;
+	int n, px, py;
 
-	c = s->mirror ? display_mirror_cursor(s->mirror) : NULL;
+	c = sess_mirror(s) ? display_mirror_cursor(sess_mirror(s)) : NULL;
 	if (c && c->serial != v->shape_serial) {
 		v->shape_serial = c->serial;
 		m = stream_hub_shape(v->hub, c);
@@ -497,18 +499,19 @@ static int write_screen(struct stream_viewer *v)
 		return n < 0 ? -1 : 1;
 	}
 	display_cursor_unref(c);
-	if (s->pointer_x != v->cur_x || s->pointer_y != v->cur_y) {
+	sess_pointer(s, &px, &py);
+	if (px != v->cur_x || py != v->cur_y) {
 		unsigned char buf[LWS_PRE + STREAM_WIRE_CURSOR_LEN];
 
-		v->cur_x = s->pointer_x;
-		v->cur_y = s->pointer_y;
+		v->cur_x = px;
+		v->cur_y = py;
 		stream_wire_put_cursor(buf + LWS_PRE, v->cur_x, v->cur_y, true);
 		return lws_write(v->wsi, buf + LWS_PRE, STREAM_WIRE_CURSOR_LEN, LWS_WRITE_BINARY) <
 				       0
 			       ? -1
 			       : 1;
 	}
-	f = s->mirror ? display_mirror_latest(s->mirror) : NULL;
+	f = sess_mirror(s) ? display_mirror_latest(sess_mirror(s)) : NULL;
 	if (!f || v->base == f) { /* the same frame object: the base holds it alive */
 		display_frame_unref(f);
 		return 0;

@@ -146,11 +146,12 @@ static int start_demo(struct gw *gw, const char *page_file, const char *tpl)
 	       "  Playwright: chromium.connectOverCDP('%s/v1/sessions/%s/cdp', {headers: {Authorization: 'Bearer %s'}})\n"
 	       "  control token %s, view token %s\n"
 	       "  watch it live, and take control: %s/web/#s=%s&t=%s\n",
-	       s->id,
+	       sess_id(s),
 	       tpl ? "restored from a template: about a second" : "booting: about 20 s under TCG",
-	       s->view_token, gw->public_url, s->id, s->control_token, gw->public_url, s->id,
-	       s->control_token, gw->public_url, s->id, gw->public_url, s->id, s->control_token,
-	       s->control_token, s->view_token, gw->public_url, s->id, s->control_token);
+	       sess_view_token(s), gw->public_url, sess_id(s), sess_control_token(s),
+	       gw->public_url, sess_id(s), sess_control_token(s), gw->public_url, sess_id(s),
+	       gw->public_url, sess_id(s), sess_control_token(s), sess_control_token(s),
+	       sess_view_token(s), gw->public_url, sess_id(s), sess_control_token(s));
 	fflush(stdout);
 	return 0;
 }
@@ -189,8 +190,8 @@ static void drain_jobs(struct gw *gw, int timeout_ms)
 	for (;;) {
 		bool busy = false;
 
-		for (struct sess *s = gw->sessions; s; s = s->next)
-			busy |= s->job != NULL;
+		for (struct sess *s = sess_first(gw); s; s = sess_next(s))
+			busy |= sess_busy_with(s) != NULL;
 		if (!busy || fs_now_ms() >= until)
 			return;
 		lws_service(gw->ctx, 0);
@@ -212,9 +213,8 @@ static void stop_sessions(struct gw *gw)
 	if (gw->on_stop == GW_STOP_PAUSE) {
 		int n = 0;
 
-		for (struct sess *s = gw->sessions; s; s = s->next)
-			if (s->state == SESS_READY && !s->job &&
-			    sess_pause(s, SESS_PAUSE_DISK, &e) == 0)
+		for (struct sess *s = sess_first(gw); s; s = sess_next(s))
+			if (sess_guest_free(s) && sess_pause(s, SESS_PAUSE_DISK, &e) == 0)
 				n++;
 		log_info("serve", "stopping: pausing %d sessions to disk", n);
 		drain_jobs(gw, 300000);

@@ -193,15 +193,15 @@ static void run_done(void *ud, struct run_outcome *o)
 /* Input through Vitrine's own path: a run of the action, no screenshot. */
 static void serve_input(struct desktop_serve *d, const struct desktop_op *op)
 {
-	struct actions_ctx ctx = { .screen_width = d->s->width,
-				   .screen_height = d->s->height,
+	struct actions_ctx ctx = { .screen_width = sess_screen(d->s).width,
+				   .screen_height = sess_screen(d->s).height,
 				   .keymap = sess_keymap(d->s) };
 	struct actions_error aerr;
 	struct shot_opts shot;
 	struct api_error e;
 	struct action_batch *a;
 	long index;
-	json_t *j = desktop_cmd_action(op, d->s->width, d->s->height);
+	json_t *j = desktop_cmd_action(op, sess_screen(d->s).width, sess_screen(d->s).height);
 
 	if (!j) {
 		put_failure(d, "out of memory");
@@ -257,7 +257,7 @@ static void serve_detached(struct desktop_serve *d, const char *const *argv, int
 	struct sess *s = d->s;
 	struct exec_job *j;
 
-	if (s->state != SESS_READY || s->job || !s->vm || !s->agent) {
+	if (!sess_guest_free(s) || !sess_agent_of(s)) {
 		put_failure(d, "the session is not running: commands need a ready session");
 		return;
 	}
@@ -265,7 +265,7 @@ static void serve_detached(struct desktop_serve *d, const char *const *argv, int
 		put_failure(d, "out of memory");
 		return;
 	}
-	if (exec_start(j, s->gw, s->agent) < 0) {
+	if (exec_start(j, sess_gw(s), sess_agent_of(s)) < 0) {
 		exec_free(j);
 		put_failure(d, "cannot start the command in the guest");
 		return;
@@ -354,7 +354,7 @@ static void on_waiting_sess(struct sess_listener *l, struct sess *s, enum sess_s
 	stop_waiting(d);
 	d->s = NULL;
 	put_failure(d, "the session is gone");
-	lws_sul_schedule(s->gw->ctx, 0, &d->sul, on_sul, 1);
+	lws_sul_schedule(sess_gw(s)->ctx, 0, &d->sul, on_sul, 1);
 }
 
 /* Ends d's waiting: no timer, no listener, the script let go (its thread
@@ -386,7 +386,7 @@ static void start_waiting(struct desktop_serve *d, enum desktop_wait what, int64
 	d->deadline_ms = fs_now_ms() + ms;
 	d->listener.notify = on_waiting_sess;
 	sess_listen(d->s, &d->listener);
-	lws_sul_schedule(d->s->gw->ctx, 0, &d->poll, on_poll, SCREEN_POLL_US);
+	lws_sul_schedule(sess_gw(d->s)->ctx, 0, &d->poll, on_poll, SCREEN_POLL_US);
 }
 
 /* Xvfb could not set the size: why, for this answer and for xdpyinfo. */
@@ -403,7 +403,7 @@ static void xvfb_failed(struct desktop_serve *d, struct desktop_sess *ds, const 
 	if (ds)
 		snprintf(ds->screen_failed, sizeof(ds->screen_failed), "%s", why);
 	if (d->s)
-		log_warn("e2b", "session %s: %s", d->s->id, why);
+		log_warn("e2b", "session %s: %s", sess_id(d->s), why);
 	put_failure(d, why);
 }
 
@@ -425,7 +425,7 @@ static void answer_xdpyinfo(struct desktop_serve *d, struct desktop_sess *ds)
 		"name of display:    %s\nversion number:    11.0\n"
 		"vendor string:    Vitrine\nnumber of screens:    1\n\n"
 		"screen #0:\n  dimensions:    %dx%d pixels\n  depths (1):    24\n",
-		d->display, s->width, s->height);
+		d->display, sess_screen(s).width, sess_screen(s).height);
 }
 
 /* The guest's vitrine-screen ended: on success the session is told the
@@ -480,11 +480,11 @@ static int poll_once(struct desktop_serve *d)
 		/* fall through */
 	case WAIT_SHOWN:
 		sess_follow_screen(d->s);
-		if (d->s->width == d->width && d->s->height == d->height) {
+		if (sess_screen(d->s).width == d->width && sess_screen(d->s).height == d->height) {
 			if (ds)
 				ds->screen_failed[0] = '\0';
 			log_info("e2b", "session %s: the screen is %dx%d, as the SDK's Xvfb asked",
-				 d->s->id, d->width, d->height);
+				 sess_id(d->s), d->width, d->height);
 			d->lingers = true;
 			return 1;
 		}
@@ -493,7 +493,8 @@ static int poll_once(struct desktop_serve *d)
 		xvfb_failed(
 			d, ds,
 			"Xvfb: the guest set its screen to %dx%d, but it shows %dx%d after %d s",
-			d->width, d->height, d->s->width, d->s->height, SCREEN_SHOWN_MS / 1000);
+			d->width, d->height, sess_screen(d->s).width, sess_screen(d->s).height,
+			SCREEN_SHOWN_MS / 1000);
 		return 1;
 	case WAIT_XVFB:
 		if (ds && ds->xvfb && !late)
@@ -514,7 +515,7 @@ static void on_poll(lws_sorted_usec_list_t *sul)
 	struct desktop_serve *d = lws_container_of(sul, struct desktop_serve, poll);
 
 	if (!poll_once(d)) {
-		lws_sul_schedule(d->s->gw->ctx, 0, &d->poll, on_poll, SCREEN_POLL_US);
+		lws_sul_schedule(sess_gw(d->s)->ctx, 0, &d->poll, on_poll, SCREEN_POLL_US);
 		return;
 	}
 	stop_waiting(d);
@@ -553,29 +554,29 @@ static void serve_xvfb(struct desktop_serve *d, const struct desktop_op *op)
 		return;
 	}
 	sess_follow_screen(s);
-	if (op->width == s->width && op->height == s->height) {
+	if (op->width == sess_screen(s).width && op->height == sess_screen(s).height) {
 		ds->screen_failed[0] = '\0';
 		d->lingers = true;
 		return;
 	}
-	if (s->state != SESS_READY || s->job || !s->vm || !s->agent) {
+	if (!sess_guest_free(s) || !sess_agent_of(s)) {
 		xvfb_failed(d, ds,
 			    "Xvfb: the session is not running: its screen (%dx%d) cannot be set "
 			    "to %dx%d",
-			    s->width, s->height, op->width, op->height);
+			    sess_screen(s).width, sess_screen(s).height, op->width, op->height);
 		return;
 	}
 	snprintf(w, sizeof(w), "%d", op->width);
 	snprintf(h, sizeof(h), "%d", op->height);
 	j = exec_new((const char *const[]){ SCREEN_SCRIPT, w, h, NULL }, NULL, 0,
 		     SCREEN_SCRIPT_TIMEOUT_S);
-	if (!j || exec_start(j, s->gw, s->agent) < 0) {
+	if (!j || exec_start(j, sess_gw(s), sess_agent_of(s)) < 0) {
 		exec_free(j);
 		xvfb_failed(d, ds, "Xvfb: cannot start %s in the guest", SCREEN_SCRIPT);
 		return;
 	}
-	log_info("e2b", "session %s: the SDK's Xvfb asks for %dx%d (the screen is %dx%d)", s->id,
-		 op->width, op->height, s->width, s->height);
+	log_info("e2b", "session %s: the SDK's Xvfb asks for %dx%d (the screen is %dx%d)",
+		 sess_id(s), op->width, op->height, sess_screen(s).width, sess_screen(s).height);
 	d->exec = j;
 	ds->xvfb = d;
 	start_waiting(d, WAIT_SCRIPT, (SCREEN_SCRIPT_TIMEOUT_S + 5) * 1000);
@@ -598,16 +599,18 @@ static void serve_now(struct desktop_serve *d, const struct desktop_op *op)
 {
 	struct sess *s = d->s;
 	struct desktop_sess *ds;
-	int n;
+	int n, px, py;
 
 	switch (op->kind) {
 	case DESKTOP_XRANDR:
 		sess_follow_screen(s);
-		n = desktop_fmt_xrandr(s->width, s->height, d->out, sizeof(d->out));
+		n = desktop_fmt_xrandr(sess_screen(s).width, sess_screen(s).height, d->out,
+				       sizeof(d->out));
 		d->out_len = n < 0 ? 0 : (size_t)n;
 		break;
 	case DESKTOP_MOUSE_LOCATION:
-		n = desktop_fmt_mouse_location(s->pointer_x, s->pointer_y, d->out, sizeof(d->out));
+		sess_pointer(s, &px, &py);
+		n = desktop_fmt_mouse_location(px, py, d->out, sizeof(d->out));
 		d->out_len = n < 0 ? 0 : (size_t)n;
 		break;
 	case DESKTOP_XVFB:
@@ -669,7 +672,7 @@ struct desktop_serve *desktop_serve_start(struct sess *s, const struct desktop_o
 		break;
 	}
 	if (!d->run && d->wait == WAIT_NONE) /* answered already: hand it over from the loop */
-		lws_sul_schedule(s->gw->ctx, 0, &d->sul, on_sul, 1);
+		lws_sul_schedule(sess_gw(s)->ctx, 0, &d->sul, on_sul, 1);
 	return d;
 }
 

@@ -191,14 +191,15 @@ static json_t *sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_to
 	iso_time(end_ms ? end_ms : fs_unix_ms() + 365LL * 24 * 3600 * 1000, end, sizeof(end));
 	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:O, s:s}", "templateID",
 		      sb && sb->template_id[0] ? sb->template_id
-		      : s->template_name[0]    ? s->template_name
-					       : s->image.name,
-		      "sandboxID", s->id, "clientID", "vitrine", "envdVersion", E2B_ENVD_VERSION,
-		      "startedAt", started, "endAt", end, "cpuCount", s->vcpus, "memoryMB",
-		      s->memory_mib, "diskSizeMB", 0, "metadata", sb ? sb->metadata : json_object(),
-		      "state", s->state == SESS_PAUSED ? "paused" : "running");
+		      : sess_template(s)[0]    ? sess_template(s)
+					       : sess_image(s),
+		      "sandboxID", sess_id(s), "clientID", "vitrine", "envdVersion",
+		      E2B_ENVD_VERSION, "startedAt", started, "endAt", end, "cpuCount",
+		      sess_vcpus(s), "memoryMB", sess_memory_mib(s), "diskSizeMB", 0, "metadata",
+		      sb ? sb->metadata : json_object(), "state",
+		      sess_state_of(s) == SESS_PAUSED ? "paused" : "running");
 	if (j && with_token) {
-		const char *token = sb ? e2b_sandbox_envd_token(sb) : s->control_token;
+		const char *token = sb ? e2b_sandbox_envd_token(sb) : sess_control_token(s);
 
 		if (token && token[0])
 			json_object_set_new(j, "envdAccessToken", json_string(token));
@@ -212,7 +213,7 @@ static json_t *sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_to
 
 static bool agent_up(struct sess *s)
 {
-	struct agent_link *l = s->agent ? sess_agent_get(s->agent, 0) : NULL;
+	struct agent_link *l = sess_agent_of(s) ? sess_agent_get(sess_agent_of(s), 0) : NULL;
 
 	agent_link_release(l);
 	return l != NULL;
@@ -237,22 +238,22 @@ static void poll_sess(lws_sorted_usec_list_t *sul)
 		e2b_error(r, 410, "the sandbox was killed meanwhile");
 		return;
 	}
-	if (s->state == SESS_FAILED) {
-		e2b_error(r, 500, s->error[0] ? s->error : "the sandbox failed");
+	if (sess_state_of(s) == SESS_FAILED) {
+		e2b_error(r, 500, sess_error(s)[0] ? sess_error(s) : "the sandbox failed");
 		return;
 	}
 	if (c->route.kind == E2B_PAUSE) {
 		if (sess_busy(s) && !late)
 			goto again;
-		if (s->state != SESS_PAUSED)
-			e2b_error(r, 500, s->error[0] ? s->error : "not paused");
+		if (sess_state_of(s) != SESS_PAUSED)
+			e2b_error(r, 500, sess_error(s)[0] ? sess_error(s) : "not paused");
 		else
 			http_reply_bytes(r, 204, "application/json", "", 0);
 		return;
 	}
-	if ((sess_busy(s) || s->state != SESS_READY || !agent_up(s)) && !late)
+	if ((sess_busy(s) || sess_state_of(s) != SESS_READY || !agent_up(s)) && !late)
 		goto again;
-	if (s->state != SESS_READY) {
+	if (sess_state_of(s) != SESS_READY) {
 		e2b_error(r, 504, "the sandbox did not start in time");
 		return;
 	}
@@ -281,7 +282,7 @@ static void wait_up_to(struct http_req *r, struct sess *s, int wait_ms)
 {
 	struct e2b_call *c = e2b_call_of(r);
 
-	snprintf(c->wait_id, sizeof(c->wait_id), "%s", s ? s->id : "");
+	snprintf(c->wait_id, sizeof(c->wait_id), "%s", s ? sess_id(s) : "");
 	c->wait_until_ms = fs_now_ms() + wait_ms;
 	api_hold(r, wait_ms / 1000 + 10);
 	poll_sess(&c->sul_poll);
@@ -345,7 +346,7 @@ static void create(struct http_req *r)
 		e2b_error(r, e.status ? e.status : 500, e.message);
 		return;
 	}
-	snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
+	snprintf(r->audit_session, sizeof(r->audit_session), "%s", sess_id(s));
 	if (!(sb = e2b_sandbox_get(s))) {
 		e2b_create_free(&c);
 		sess_destroy(s, NULL);
@@ -362,7 +363,7 @@ static void create(struct http_req *r)
 		log_warn("e2b",
 			 "%s: its metadata and envVars would not survive a restart (out of "
 			 "memory)",
-			 s->id);
+			 sess_id(s));
 	/* the boot does not count (the clock starts once it runs) */
 	sess_set_timeout(s, c.timeout_s + WAIT_MS / 1000);
 	e2b_create_free(&c);
@@ -385,13 +386,13 @@ static void list(struct http_req *r)
 	if (e2b_query(r, "nextToken=", buf, sizeof(buf)))
 		skip = atoi(buf) > 0 ? atoi(buf) : 0;
 	arr = json_array();
-	for (struct sess *s = r->gw->sessions; arr && s; s = s->next) {
+	for (struct sess *s = sess_first(r->gw); arr && s; s = sess_next(s)) {
 		struct e2b_sandbox *sb = e2b_sandbox_of(s);
-		const char *st = s->state == SESS_PAUSED ? "paused" : "running";
+		const char *st = sess_state_of(s) == SESS_PAUSED ? "paused" : "running";
 
 		if (!e2b_metadata_match(sb ? sb->metadata : NULL, meta) && meta[0])
 			continue;
-		if ((state[0] && !strstr(state, st)) || (!v2 && s->state == SESS_PAUSED))
+		if ((state[0] && !strstr(state, st)) || (!v2 && sess_state_of(s) == SESS_PAUSED))
 			continue;
 		if (i++ < skip)
 			continue;
@@ -432,7 +433,7 @@ static void pause_sandbox(struct http_req *r)
 
 	if (!operator_ok(r) || !(s = route_sess(r)))
 		return;
-	if (s->state == SESS_PAUSED) {
+	if (sess_state_of(s) == SESS_PAUSED) {
 		e2b_error(r, 409, "the sandbox is already paused");
 		return;
 	}
@@ -468,17 +469,17 @@ static void connect_sandbox(struct http_req *r)
 	/* A sandbox answers once its commands would run: one adopted by a
 	 * gateway just started connects to its agent on a thread of its own,
 	 * and a process started before that link is up is refused. */
-	if (s->state == SESS_READY && !s->job && agent_up(s)) {
+	if (sess_state_of(s) == SESS_READY && !sess_busy_with(s) && agent_up(s)) {
 		http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), true));
 		return;
 	}
-	if (s->state == SESS_READY && !s->job) {
+	if (sess_state_of(s) == SESS_READY && !sess_busy_with(s)) {
 		/* no longer than an exec waits for the link */
 		e2b_call_of(r)->was_running = true;
 		wait_up_to(r, s, SESS_AGENT_WAIT_MS);
 		return;
 	}
-	if (s->state == SESS_PAUSED && !s->job && sess_resume(s, &e) < 0) {
+	if (sess_state_of(s) == SESS_PAUSED && !sess_busy_with(s) && sess_resume(s, &e) < 0) {
 		e2b_error(r, e.status, e.message);
 		return;
 	}

@@ -344,7 +344,7 @@ static void rpc_start(struct http_req *r, struct sess *s, bool root)
 		stream_start(r, NULL, NULL, 0, (enum connect_code)code, err);
 		return;
 	}
-	s->usage.commands++;
+	sess_count_use(s, 0, 0, 1);
 	api_audit_set(r, "argv", json_pack("[O]", json_object_get(p->config, "cmd")));
 	json_array_extend(json_object_get(r->audit_fields, "argv"),
 			  json_object_get(p->config, "args"));
@@ -528,7 +528,7 @@ static void fs_call(struct http_req *r, struct sess *s, bool root, enum e2b_fs_c
 		unary_error(r, CONNECT_INVALID_ARGUMENT, err);
 		return;
 	}
-	if (s->state != SESS_READY || s->job || !s->agent) {
+	if (sess_state_of(s) != SESS_READY || sess_busy_with(s) || !sess_agent_of(s)) {
 		unary_error(r, CONNECT_UNAVAILABLE, "the sandbox is not running");
 		return;
 	}
@@ -720,7 +720,7 @@ void e2b_envd(struct http_req *r)
 		return;
 	}
 	if (s)
-		snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
+		snprintf(r->audit_session, sizeof(r->audit_session), "%s", sess_id(s));
 	rights = s ? e2b_rights(r, s) : 0;
 	if (!s || !(rights & AUTH_R_EXEC)) {
 		if (kind == E2B_ENVD_RPC)

@@ -60,7 +60,7 @@ void e2b_live(struct http_req *r)
 		page(r, 404, "No such sandbox.");
 		return;
 	}
-	snprintf(r->audit_session, sizeof(r->audit_session), "%s", s->id);
+	snprintf(r->audit_session, sizeof(r->audit_session), "%s", sess_id(s));
 	if (r->method != M_GET) {
 		page(r, 405, "Method not allowed.");
 		return;
@@ -89,7 +89,7 @@ void e2b_live(struct http_req *r)
 	api_audit_set(r, "share",
 		      json_pack("{s:s, s:i}", "scope", scope == AUTH_VIEW ? "view" : "control",
 				"ttl_s", LIVE_TTL_S));
-	snprintf(loc, sizeof(loc), "/web/#s=%s&t=%s", s->id, token);
+	snprintf(loc, sizeof(loc), "/web/#s=%s&t=%s", sess_id(s), token);
 	http_add_header(r, "location", loc);
 	page(r, 302, "The live view is at /web/.");
 }

@@ -157,12 +157,12 @@ static int why_not(struct gw *gw, struct lws *wsi, struct sess **sp, int *port, 
 		*msg = "the sandbox's stream is not running on this port (stream.start())";
 		return 502;
 	}
-	if (s->state != SESS_READY || !s->mirror) {
+	if (sess_state_of(s) != SESS_READY || !sess_mirror(s)) {
 		*code = "session_not_ready";
 		*msg = "the sandbox is not running";
 		return 503;
 	}
-	if (count_of(s->id) >= WEBSOCKIFY_PER_SESSION) {
+	if (count_of(sess_id(s)) >= WEBSOCKIFY_PER_SESSION) {
 		*code = "too_many_viewers";
 		*msg = "the sandbox has its maximum of VNC connections: try again later";
 		return 503;
@@ -434,16 +434,16 @@ static struct websockify *websockify_open(struct gw *gw, struct lws *wsi)
 	b->gw = gw;
 	b->wsi = wsi;
 	b->port = port;
-	snprintf(b->sess_id, sizeof(b->sess_id), "%s", s->id);
+	snprintf(b->sess_id, sizeof(b->sess_id), "%s", sess_id(s));
 	if (vnc_hold(h, gw, &b->door_serial, &code, err, sizeof(err)) < 0) {
-		log_warn("e2b", "sandbox %s: /websockify: the VNC door: %s", s->id, err);
+		log_warn("e2b", "sandbox %s: /websockify: the VNC door: %s", sess_id(s), err);
 		free(b);
 		return NULL;
 	}
 	b->held = true;
 	if ((fd = connect_door(gw, h)) < 0) {
 		log_warn("e2b", "sandbox %s: /websockify: cannot connect to the VNC door: %s",
-			 s->id, strerror(errno));
+			 sess_id(s), strerror(errno));
 		unhold(b);
 		free(b);
 		return NULL;
@@ -474,7 +474,7 @@ static struct websockify *websockify_open(struct gw *gw, struct lws *wsi)
 	all = b;
 	if (emit(b, &out) < 0)
 		close_with(b, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "out of memory");
-	log_info("e2b", "sandbox %s: /websockify: a %s RFB client (%s)", s->id,
+	log_info("e2b", "sandbox %s: /websockify: a %s RFB client (%s)", sess_id(s),
 		 view_only ? "view-only" : "control", pw ? "VNC password" : "no password");
 	sess_touch(s);
 	return b;

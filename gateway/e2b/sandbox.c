@@ -116,8 +116,8 @@ const char *e2b_sandbox_envd_token(struct e2b_sandbox *sb)
 	const struct auth_grant *g;
 	struct api_error e;
 
-	if (s->control_token[0])
-		return s->control_token;
+	if (sess_control_token(s)[0])
+		return sess_control_token(s);
 	if (sb->envd_token[0])
 		return sb->envd_token;
 	/* The last process's is unknown to this one: it goes. */
@@ -127,7 +127,7 @@ const char *e2b_sandbox_envd_token(struct e2b_sandbox *sb)
 	g = sess_grant_add(s, AUTH_RIGHTS_CONTROL, 0, sb->envd_token, &e);
 	if (!g) {
 		sb->envd_token[0] = '\0';
-		log_warn("e2b", "%s: no envd token for a connect: %s", s->id, e.message);
+		log_warn("e2b", "%s: no envd token for a connect: %s", sess_id(s), e.message);
 		return NULL;
 	}
 	snprintf(sb->envd_grant_id, sizeof(sb->envd_grant_id), "%s", g->id);
@@ -324,8 +324,8 @@ struct e2b_proc *e2b_proc_start(struct e2b_sandbox *sb, const json_t *exec_body,
 		goto fail;
 	}
 	*code = CONNECT_UNAVAILABLE;
-	if (sb->s->state != SESS_READY || !sb->s->agent ||
-	    !(link = sess_agent_get(sb->s->agent, 0))) {
+	if (sess_state_of(sb->s) != SESS_READY || !sess_agent_of(sb->s) ||
+	    !(link = sess_agent_get(sess_agent_of(sb->s), 0))) {
 		snprintf(err, errlen, "the sandbox is not running");
 		goto fail;
 	}
@@ -342,7 +342,7 @@ struct e2b_proc *e2b_proc_start(struct e2b_sandbox *sb, const json_t *exec_body,
 	pthread_mutex_init(&p->mu, NULL);
 	p->refs = 2; /* the table, the channel */
 	p->link = link;
-	p->ctx = sb->s->gw->ctx;
+	p->ctx = sess_gw(sb->s)->ctx;
 	link = NULL;
 	p->config = json_incref(config);
 	snprintf(p->tag, sizeof(p->tag), "%s", tag ? tag : "");
@@ -427,7 +427,7 @@ struct e2b_proc *e2b_proc_serve(struct e2b_sandbox *sb, const struct desktop_op 
 	pthread_mutex_init(&p->mu, NULL);
 	p->refs = 2; /* the table, the serving (in the channel's place) */
 	p->served = true;
-	p->ctx = sb->s->gw->ctx;
+	p->ctx = sess_gw(sb->s)->ctx;
 	p->config = json_incref(config);
 	snprintf(p->tag, sizeof(p->tag), "%s", tag ? tag : "");
 	p->pid = next_served_pid++;

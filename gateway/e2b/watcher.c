@@ -166,8 +166,8 @@ struct e2b_watcher *e2b_watcher_start(struct e2b_sandbox *sb, const struct e2b_w
 		snprintf(err, errlen, "too many watchers in this sandbox (%d)", E2B_WATCH_MAX);
 		return NULL;
 	}
-	if (sb->s->state != SESS_READY || !sb->s->agent ||
-	    !(link = sess_agent_get(sb->s->agent, 0))) {
+	if (sess_state_of(sb->s) != SESS_READY || !sess_agent_of(sb->s) ||
+	    !(link = sess_agent_get(sess_agent_of(sb->s), 0))) {
 		*code = CONNECT_UNAVAILABLE;
 		snprintf(err, errlen, "the sandbox is not running");
 		return NULL;
@@ -183,7 +183,7 @@ struct e2b_watcher *e2b_watcher_start(struct e2b_sandbox *sb, const struct e2b_w
 	pthread_mutex_init(&w->mu, NULL);
 	w->refs = 3; /* the list, the channel, the caller */
 	w->link = link;
-	w->ctx = sb->s->gw->ctx;
+	w->ctx = sess_gw(sb->s)->ctx;
 	w->polled = polled;
 	snprintf(w->id, sizeof(w->id), "w%lu", next_id++);
 	w->chan = agent_chan_open(link, AGENT_EXEC, payload, plen, &watch_ops, w);

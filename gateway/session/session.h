@@ -40,61 +40,10 @@ enum sess_pause { SESS_PAUSE_MEMORY, SESS_PAUSE_DISK };
  * timeout when that is shorter). */
 #define SESS_EXPIRY_WARNING_MS 10000
 
-struct sess {
-	struct sess *next; /* gw::sessions */
-	struct gw *gw;
-	char id[SESS_ID_MAX];
-	enum sess_state state;
-	char error[1024]; /* why it failed */
-	/* The tokens, for the answer that hands them out ("" once the session
-	 * was adopted from its record), and their hashes, which authorise. */
-	char control_token[AUTH_TOKEN_LEN + 1];
-	char view_token[AUTH_TOKEN_LEN + 1];
-	char control_hash[AUTH_HASH_LEN + 1];
-	char view_hash[AUTH_HASH_LEN + 1];
-	struct auth_grant grants[SESS_GRANTS_MAX]; /* minted tokens (session_grants.c) */
-	int n_grants;
-	struct session_request req;
-	struct vmm_image image;
-	struct vmm_vm *vm; /* owned; NULL once the guest is gone (or while a job holds it) */
-	struct vmm_identity guest; /* the guest process, as recorded; run_dir "" for none */
-	bool adopt_pending; /* start-up: waits to see whether a guest claims it */
-	/* width x height: the guest's screen, as made, then as its frames
-	 * show it (sess_follow_screen); actions are mapped on it */
-	int width, height, vcpus, memory_mib;
-	struct screen_size screen_said; /* what the guest said it set (sess_screen_said); 0x0 */
-	int64_t screen_saved_ms; /* when a new size was last recorded */
-	bool screen_unsaved; /* a newer size waits to be recorded (SESS_SCREEN_SAVE_GAP_MS) */
-	char parent_id[SESS_ID_MAX]; /* a fork: the session it was copied from */
-	int64_t created_ms, ready_ms, expires_ms; /* monotonic; expires_ms 0: never */
-	int64_t active_ms; /* last action or screenshot, for the idle timeout */
-	bool warned; /* "expiring" was sent for the deadline ahead */
-	enum sess_pause pause; /* while SESS_PAUSED */
-	char ckpt[PATH_MAX]; /* paused on disk: the checkpoint folder, else "" */
-	struct job *job; /* owned: the slow operation under way, NULL for none */
-	char template_name[64]; /* "" unless restored from a template */
-	/* the guest's keyboard layout, canonical (vmm-qemu/keymap.h): what the
-	 * create asked for, else its template's, else "us" */
-	char keyboard_layout[VMM_KEYMAP_MAX_NAME];
-	struct sess_usage usage; /* what it used (usage.h, session_usage.h) */
-	struct progress boot; /* its guest's last start, once over (session_boot.c) */
-	bool has_agent; /* the guest runs qemu-ga (images with a rootfs): clock, page probes */
-	struct sess_agent
-		*agent; /* owned while the guest runs: vitrine-agent (commands, CDP, egress) */
-	struct egress *egress; /* owned (held): the rules and log of the guest's connections */
-	struct event_log events;
-	lws_sorted_usec_list_t sul; /* services the guest, checks expiry */
-	struct display_mirror *mirror; /* owned; the guest's screen */
-	struct display_encode_cache *shots; /* owned; encodings of recent frames */
-	struct sess_listener *listeners; /* not owned: rooms told of changes (sess_listen) */
-	/* owned, object or NULL: what other rooms keep with the session, by
-	 * room (sess_ext_set); in its record, opaque to session/ */
-	json_t *ext;
-	int pointer_x, pointer_y; /* where the last action left the pointer */
-	int64_t last_click_ms; /* when the last click action ended */
-	struct lws *waiters[SESS_MAX_WAITERS]; /* HTTP requests waiting for a state change */
-	bool watching[SESS_MAX_WAITERS]; /* that waiter only watches (SESS_MAX_WATCHERS) */
-};
+/* A session. Its fields are session/'s own (session_int.h); the other
+ * rooms read what they need through the functions below ("What the other
+ * rooms read of a session"), which carry the rules about them. */
+struct sess;
 
 /* What a session tells the rooms that care about it (the tinywl wl_signal
  * model): the session never calls up into them. A listener is embedded in
@@ -124,6 +73,83 @@ void sess_unlisten(struct sess *s, struct sess_listener *l);
 /* The listener of s whose notify is fn, or NULL: how a room finds its own
  * state for a session (one such listener per session and room). */
 struct sess_listener *sess_find_listener(const struct sess *s, sess_notify_fn fn);
+
+/* What s says of itself in the API's JSON (session_describe.c): {id,
+ * status, image, width, height, vcpus, memory_mib, age_ms, usage, boot,
+ * ...; tokens only with_tokens, while s has them}; NULL when out of memory. */
+json_t *sess_describe(const struct sess *s, bool with_tokens);
+
+/* ---- What the other rooms read of a session (session_view.c) ----
+ * The rules live here once: a guest that a job holds is no one's to act
+ * on, a guest with no screen has no frame, a token handed out once is
+ * "" afterwards. Loop thread. */
+const char *sess_id(const struct sess *s);
+struct gw *sess_gw(const struct sess *s);
+enum sess_state sess_state_of(const struct sess *s);
+/* Why it failed (or why its last resume did), "" for nothing. */
+const char *sess_error(const struct sess *s);
+/* What a job has s busy with ("booting", "pausing", ...), NULL when none. */
+const char *sess_busy_with(const struct sess *s);
+/* Whether s's guest runs and is free to act on: ready, no job holding it. */
+bool sess_guest_free(const struct sess *s);
+/* The screen's size, as actions map coordinates on it. */
+struct screen_size sess_screen(const struct sess *s);
+/* The guest's screen (its latest frame, its cursor), or NULL while there
+ * is none (paused on disk, the guest gone, a job making it). */
+struct display_mirror *sess_mirror(const struct sess *s);
+/* Recent frames' encodings (screenshots of one frame are encoded once). */
+struct display_encode_cache *sess_shots(const struct sess *s);
+/* Sends input events (vmm_vm_input: stolen) to s's guest, also to one
+ * paused in memory (QEMU keeps it). Returns 0, -EBUSY with err when s has
+ * no guest of its own (none, or a job holds it), or vmm_vm_input's error. */
+int sess_input(struct sess *s, json_t *events, char *err, size_t errlen);
+/* The guest's QEMU socket of kind (vmm_vm_socket) into out, or -ENOENT
+ * when no guest is free (sess_guest_free). */
+int sess_guest_socket(const struct sess *s, enum vmm_socket kind, char *out, size_t len);
+/* The connection to the guest's vitrine-agent (borrowed: sess_agent_hold
+ * to keep it), or NULL while the guest runs none. */
+struct sess_agent *sess_agent_of(const struct sess *s);
+/* Whether the guest runs qemu-ga (images with a rootfs: clock, page probes). */
+bool sess_has_guest_agent(const struct sess *s);
+/* Where input last left the pointer. */
+void sess_pointer(const struct sess *s, int *x, int *y);
+/* The template it was restored from, "" for none. */
+const char *sess_template(const struct sess *s);
+/* The sessions of gw, in no particular order: for (s = sess_first(gw); s;
+ * s = sess_next(s)). */
+struct sess *sess_first(struct gw *gw);
+struct sess *sess_next(const struct sess *s);
+/* The session's own tokens as handed out at its create, "" once it was
+ * adopted from its record (records keep only their hashes). */
+const char *sess_control_token(const struct sess *s);
+const char *sess_view_token(const struct sess *s);
+/* Its guest's size and the image it runs ("" for a template's clone: its
+ * template says). */
+int sess_vcpus(const struct sess *s);
+int sess_memory_mib(const struct sess *s);
+const char *sess_image(const struct sess *s);
+/* How a paused session is paused (meaningful while SESS_PAUSED). */
+enum sess_pause sess_paused_how(const struct sess *s);
+/* Its QEMU's pid, 0 while it has no guest of its own. */
+pid_t sess_qemu_pid(const struct sess *s);
+/* The rules and log of its guest's connections (egress.h). */
+struct egress *sess_egress(const struct sess *s);
+/* Its event log (events.h), read only. */
+const struct event_log *sess_events(const struct sess *s);
+/* Whether its control or view token ("control", "view") works now (a
+ * revoked one does not); its minted tokens, *n of them. */
+bool sess_token_live(const struct sess *s, const char *id);
+const struct auth_grant *sess_grants(const struct sess *s, int *n);
+/* When the last click action ended (monotonic ms; 0: none yet). */
+int64_t sess_last_click_ms(const struct sess *s);
+/* Whether an action (or, screenshot_only, a screenshot: also of a guest
+ * paused in memory, whose screen still shows) may run on s now: 0, or
+ * -EBUSY with *e the 409 that says why (session_paused, session_busy,
+ * session_not_ready). */
+int sess_check_actable(const struct sess *s, bool screenshot_only, struct api_error *e);
+/* Counts what was done with s through the API (usage.h): actions,
+ * screenshots and commands. */
+void sess_count_use(struct sess *s, int actions, int screenshots, int commands);
 
 /* Starts a session for req: loads the image and boots the guest, or starts
  * restoring the template. Returns 0 with *out linked into gw, or -errno

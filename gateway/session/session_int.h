@@ -1,9 +1,67 @@
-/* gateway/session/session_int.h: what session.c and session_ops.c share and no
- * one else calls. Loop thread only. */
+/* gateway/session/session_int.h: struct sess itself and what the files of
+ * session/ share and no one else calls. Loop thread only. */
 #ifndef VITRINE_GATEWAY_SESSION_INT_H
 #define VITRINE_GATEWAY_SESSION_INT_H
 
 #include "gateway/session/session.h"
+
+/* A session; only session/ sees its fields (tests/rooms.py checks that no
+ * file outside session/ includes this header). */
+struct sess {
+	struct sess *next; /* gw::sessions */
+	struct gw *gw;
+	char id[SESS_ID_MAX];
+	enum sess_state state;
+	char error[1024]; /* why it failed */
+	/* The tokens, for the answer that hands them out ("" once the session
+	 * was adopted from its record), and their hashes, which authorise. */
+	char control_token[AUTH_TOKEN_LEN + 1];
+	char view_token[AUTH_TOKEN_LEN + 1];
+	char control_hash[AUTH_HASH_LEN + 1];
+	char view_hash[AUTH_HASH_LEN + 1];
+	struct auth_grant grants[SESS_GRANTS_MAX]; /* minted tokens (session_grants.c) */
+	int n_grants;
+	struct session_request req;
+	struct vmm_image image;
+	struct vmm_vm *vm; /* owned; NULL once the guest is gone (or while a job holds it) */
+	struct vmm_identity guest; /* the guest process, as recorded; run_dir "" for none */
+	bool adopt_pending; /* start-up: waits to see whether a guest claims it */
+	/* width x height: the guest's screen, as made, then as its frames
+	 * show it (sess_follow_screen); actions are mapped on it */
+	int width, height, vcpus, memory_mib;
+	struct screen_size screen_said; /* what the guest said it set (sess_screen_said); 0x0 */
+	int64_t screen_saved_ms; /* when a new size was last recorded */
+	bool screen_unsaved; /* a newer size waits to be recorded (SESS_SCREEN_SAVE_GAP_MS) */
+	char parent_id[SESS_ID_MAX]; /* a fork: the session it was copied from */
+	int64_t created_ms, ready_ms, expires_ms; /* monotonic; expires_ms 0: never */
+	int64_t active_ms; /* last action or screenshot, for the idle timeout */
+	bool warned; /* "expiring" was sent for the deadline ahead */
+	enum sess_pause pause; /* while SESS_PAUSED */
+	char ckpt[PATH_MAX]; /* paused on disk: the checkpoint folder, else "" */
+	struct job *job; /* owned: the slow operation under way, NULL for none */
+	char template_name[64]; /* "" unless restored from a template */
+	/* the guest's keyboard layout, canonical (vmm-qemu/keymap.h): what the
+	 * create asked for, else its template's, else "us" */
+	char keyboard_layout[VMM_KEYMAP_MAX_NAME];
+	struct sess_usage usage; /* what it used (usage.h, session_usage.h) */
+	struct progress boot; /* its guest's last start, once over (session_boot.c) */
+	bool has_agent; /* the guest runs qemu-ga (images with a rootfs): clock, page probes */
+	struct sess_agent
+		*agent; /* owned while the guest runs: vitrine-agent (commands, CDP, egress) */
+	struct egress *egress; /* owned (held): the rules and log of the guest's connections */
+	struct event_log events;
+	lws_sorted_usec_list_t sul; /* services the guest, checks expiry */
+	struct display_mirror *mirror; /* owned; the guest's screen */
+	struct display_encode_cache *shots; /* owned; encodings of recent frames */
+	struct sess_listener *listeners; /* not owned: rooms told of changes (sess_listen) */
+	/* owned, object or NULL: what other rooms keep with the session, by
+	 * room (sess_ext_set); in its record, opaque to session/ */
+	json_t *ext;
+	int pointer_x, pointer_y; /* where the last action left the pointer */
+	int64_t last_click_ms; /* when the last click action ended */
+	struct lws *waiters[SESS_MAX_WAITERS]; /* HTTP requests waiting for a state change */
+	bool watching[SESS_MAX_WAITERS]; /* that waiter only watches (SESS_MAX_WATCHERS) */
+};
 
 /* Makes requests waiting on s writable (they look at it again). */
 void sess_wake(struct sess *s);

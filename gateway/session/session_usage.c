@@ -4,7 +4,7 @@
 #include "common/fsutil.h"
 #include "gateway/core/metrics_proc.h"
 #include "gateway/egress/egress.h"
-#include "gateway/session/session.h"
+#include "gateway/session/session_int.h"
 #include "gateway/session/usage_log.h"
 #include "vmm-qemu/vm.h"
 
@@ -118,4 +118,9 @@ void sess_usage_ended(struct sess *s)
 	usage_enter(&s->usage, USAGE_NONE, fs_now_ms());
 	if (s->gw->usage_log)
 		usage_log_add(s->gw->usage_log, sess_usage_entry(s, true));
+}
+
+void sess_usage_totals(const struct sess *s, long hz, struct usage_totals *out)
+{
+	usage_totals(&s->usage, fs_now_ms(), s->vcpus, s->memory_mib, hz, out);
 }

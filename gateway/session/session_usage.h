@@ -6,6 +6,8 @@
 #ifndef VITRINE_GATEWAY_SESSION_USAGE_H
 #define VITRINE_GATEWAY_SESSION_USAGE_H
 
+#include "gateway/session/usage.h"
+
 #include <jansson.h>
 
 #include <stdbool.h>
@@ -23,6 +25,8 @@ void sess_usage_state(struct sess *s);
 void sess_usage_adopted(struct sess *s);
 /* From the heartbeat: reads QEMU's CPU time when it is due. */
 void sess_usage_tick(struct sess *s);
+/* s's totals as of now (usage.h), QEMU's CPU time in hz ticks. */
+void sess_usage_totals(const struct sess *s, long hz, struct usage_totals *out);
 /* {"seconds_running", ...} as of now. */
 json_t *sess_usage_json(const struct sess *s);
 /* {"id", "image", "template"?, "vcpus", "memory_mib", "created_unix_ms",

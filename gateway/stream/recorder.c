@@ -146,7 +146,7 @@ static void remove_files(struct recorder *rec)
 		return;
 	if (!(r = calloc(1, sizeof(*r)))) {
 		/* No memory for a thread's work: the files stay, nothing leaks. */
-		log_warn("record", "%s: out of memory: %s stays", rec->s->id, rec->dir);
+		log_warn("record", "%s: out of memory: %s stays", sess_id(rec->s), rec->dir);
 		rec_export_abandon(rec->export, NULL, NULL);
 		if (rec->fd_frames >= 0)
 			close(rec->fd_frames);
@@ -182,7 +182,7 @@ static void abandon_shot(struct recorder *rec)
 	rec->shot = NULL;
 	j->rec = NULL;
 	/* Still queued: its done comes now and frees it; else once it ran. */
-	encode_pool_cancel(rec->s->gw->encoders, j);
+	encode_pool_cancel(sess_gw(rec->s)->encoders, j);
 }
 
 /* Appends "E json" to the index; false when it could not be written. */
@@ -285,13 +285,13 @@ static void shot_done(void *ud, int status)
 	rec->shot = NULL;
 	if (status < 0 || j->rc < 0) {
 		if (status == 0)
-			log_warn("record", "%s: %s", rec->s->id, j->err);
+			log_warn("record", "%s: %s", sess_id(rec->s), j->err);
 		shot_free(j);
 		poke(rec);
 		return;
 	}
 	if (j->image->len > REC_FRAME_MAX_BYTES) {
-		log_warn("record", "%s: a frame of %zu bytes is not recorded", rec->s->id,
+		log_warn("record", "%s: a frame of %zu bytes is not recorded", sess_id(rec->s),
 			 j->image->len);
 		shot_free(j);
 		poke(rec);
@@ -304,7 +304,7 @@ static void shot_done(void *ud, int status)
 				.width = j->frame->width,
 				.height = j->frame->height };
 	n = rec_index_frame_line(&f, line, sizeof(line));
-	if (rec->bytes + (int64_t)j->image->len + n > rec->s->gw->record_max_bytes) {
+	if (rec->bytes + (int64_t)j->image->len + n > sess_gw(rec->s)->record_max_bytes) {
 		shot_free(j);
 		stop(rec, "max_bytes");
 		return;
@@ -325,7 +325,7 @@ static void shot_done(void *ud, int status)
 	if (rc == 0)
 		rc = write_all(rec->fd_index, line, (size_t)n);
 	if (rc < 0) {
-		log_warn("record", "%s: writing %s: %s", rec->s->id, rec->dir, strerror(-rc));
+		log_warn("record", "%s: writing %s: %s", sess_id(rec->s), rec->dir, strerror(-rc));
 		shot_free(j);
 		stop(rec, "write_failed");
 		return;
@@ -349,13 +349,13 @@ static void poke(struct recorder *rec)
 	struct rec_shot *j;
 	int64_t now = fs_now_ms(), t;
 
-	if (!rec->on || rec->shot || !s->mirror)
+	if (!rec->on || rec->shot || !sess_mirror(s))
 		return;
-	if (rec->mirror != s->mirror) {
-		rec->mirror = s->mirror; /* a new guest counts frames from 1 again */
+	if (rec->mirror != sess_mirror(s)) {
+		rec->mirror = sess_mirror(s); /* a new guest counts frames from 1 again */
 		rec->last_seq = 0;
 	}
-	f = display_mirror_latest(s->mirror);
+	f = display_mirror_latest(sess_mirror(s));
 	if (!f || f->seq == rec->last_seq) {
 		display_frame_unref(f);
 		return;
@@ -365,7 +365,7 @@ static void poke(struct recorder *rec)
 		if (rec->slot_booked)
 			return;
 		rec->slot_booked = true;
-		lws_sul_schedule(s->gw->ctx, 0, &rec->sul, on_sul,
+		lws_sul_schedule(sess_gw(s)->ctx, 0, &rec->sul, on_sul,
 				 (lws_usec_t)(rec->next_ms - now) * LWS_US_PER_MS);
 		return;
 	}
@@ -381,13 +381,14 @@ static void poke(struct recorder *rec)
 	j->rec = rec;
 	j->frame = f;
 	j->t_ms = t;
-	if (encode_pool_submit_for(s->gw->encoders, s, shot_work, shot_done, j) < 0) {
+	if (encode_pool_submit_for(sess_gw(s)->encoders, s, shot_work, shot_done, j) < 0) {
 		shot_free(j); /* the pool is full: the next wake-up tries again */
 		return;
 	}
 	rec->shot = j;
 	rec->last_seq = f->seq;
-	rec->next_ms = now + 1000 / (s->gw->record_fps > 0 ? s->gw->record_fps : REC_DEFAULT_FPS);
+	rec->next_ms = now + 1000 / (sess_gw(s)->record_fps > 0 ? sess_gw(s)->record_fps
+								: REC_DEFAULT_FPS);
 }
 
 static void forget_webm(struct recorder *rec)
@@ -455,7 +456,7 @@ static int open_append(const char *dir, const char *name, int flags)
 int rec_start(struct sess *s, struct api_error *e)
 {
 	struct recorder *rec = rec_find(s);
-	struct gw *gw = s->gw;
+	struct gw *gw = sess_gw(s);
 	char dir[PATH_MAX - 64];
 	int rc;
 
@@ -493,10 +494,10 @@ int rec_start(struct sess *s, struct api_error *e)
 	rec->frames_bytes = 0;
 	rec->bytes = 0;
 	rec->dropped = 0;
-	rec->width = s->width;
-	rec->height = s->height;
-	rc = snprintf(dir, sizeof(dir), "%.3900s/recordings/%.72s.%u", gw->registry->dir, s->id,
-		      ++rec->number);
+	rec->width = sess_screen(s).width;
+	rec->height = sess_screen(s).height;
+	rc = snprintf(dir, sizeof(dir), "%.3900s/recordings/%.72s.%u", gw->registry->dir,
+		      sess_id(s), ++rec->number);
 	if (rc < 0 || (size_t)rc >= sizeof(dir))
 		rc = -ENAMETOOLONG;
 	else
@@ -506,7 +507,7 @@ int rec_start(struct sess *s, struct api_error *e)
 		char msg[PATH_MAX + 64];
 
 		snprintf(msg, sizeof(msg), "cannot make %s: %s", dir, strerror(-rc));
-		log_warn("record", "%s: %s", s->id, msg);
+		log_warn("record", "%s: %s", sess_id(s), msg);
 		if (rec->fd_frames >= 0)
 			close(rec->fd_frames);
 		rec->fd_frames = rec->fd_index = -1;
@@ -674,7 +675,7 @@ static void export_ended(void *ud, int rc, uint8_t *data, size_t len, const char
 		rec->webm_gen = rec->export_gen;
 	} else {
 		snprintf(rec->webm_err, sizeof(rec->webm_err), "%s", err);
-		log_warn("record", "%s: video export: %s", rec->s->id, rec->webm_err);
+		log_warn("record", "%s: video export: %s", sess_id(rec->s), rec->webm_err);
 		rec->failed_gen = rec->export_gen;
 	}
 	sess_wake_waiters(rec->s);
@@ -703,7 +704,7 @@ int rec_webm_begin(struct sess *s, int64_t *gen, struct api_error *e)
 		*gen = rec->export_gen;
 		return 0;
 	}
-	rc = rec_export_start(s->gw->bulk_work, s, rec->dir, rec->frames, rec->n_frames, end,
+	rc = rec_export_start(sess_gw(s)->bulk_work, s, rec->dir, rec->frames, rec->n_frames, end,
 			      rec->width, rec->height, export_ended, rec, &rec->export);
 	if (rc == -EBUSY) {
 		api_error_set(e, 503, "export_busy",
@@ -744,7 +745,7 @@ int rec_webm_get(struct sess *s, int64_t gen, const uint8_t **data, size_t *len,
 
 void rec_poke_all(struct gw *gw)
 {
-	for (struct sess *s = gw->sessions; s; s = s->next) {
+	for (struct sess *s = sess_first(gw); s; s = sess_next(s)) {
 		struct recorder *rec = rec_find(s);
 
 		if (!rec)

@@ -133,22 +133,23 @@ static void tell_all(struct stream_hub *h,
 
 void stream_poke_all(struct gw *gw)
 {
-	for (struct sess *s = gw->sessions; s; s = s->next) {
+	for (struct sess *s = sess_first(gw); s; s = sess_next(s)) {
 		struct stream_hub *h = stream_hub_find(s);
+		struct display_mirror *m = sess_mirror(s);
 		struct display_frame *f;
 		struct display_cursor *c;
 		uint64_t seq, shape;
-
+		int px, py;
 		bool changed;
 
 		if (!h || !h->viewers)
 			continue;
-		if (!s->mirror) {
+		if (!m) {
 			for (struct stream_viewer *v = h->viewers; v; v = v->next)
 				v->ops->poke(v, false); /* a door's input still counts */
 			continue;
 		}
-		if (h->mirror != s->mirror) {
+		if (h->mirror != m) {
 			/* A new mirror (the guest was replaced) counts frames
 			 * from 1 again: forget every encoding and base. */
 			for (int i = 0; i < STREAM_CACHE; i++)
@@ -161,20 +162,21 @@ void stream_poke_all(struct gw *gw)
 			h->shape_serial = 0;
 			display_stream_msg_unref(h->shape_msg);
 			h->shape_msg = NULL;
-			h->mirror = s->mirror;
+			h->mirror = m;
 		}
-		f = display_mirror_latest(s->mirror);
+		f = display_mirror_latest(m);
 		seq = f ? f->seq : 0;
 		display_frame_unref(f);
-		c = display_mirror_cursor(s->mirror);
+		c = display_mirror_cursor(m);
 		shape = c ? c->serial : 0;
 		display_cursor_unref(c);
-		changed = seq != h->seen_seq || shape != h->seen_shape ||
-			  s->pointer_x != h->seen_x || s->pointer_y != h->seen_y;
+		sess_pointer(s, &px, &py);
+		changed = seq != h->seen_seq || shape != h->seen_shape || px != h->seen_x ||
+			  py != h->seen_y;
 		h->seen_seq = seq;
 		h->seen_shape = shape;
-		h->seen_x = s->pointer_x;
-		h->seen_y = s->pointer_y;
+		h->seen_x = px;
+		h->seen_y = py;
 		for (struct stream_viewer *v = h->viewers; v; v = v->next)
 			v->ops->poke(v, changed);
 	}
@@ -237,7 +239,7 @@ static void frame_done(void *ud, int status)
 			h->encodes++;
 		} else {
 			if (status == 0)
-				log_warn("stream", "%s: %s", h->s->id, j->err);
+				log_warn("stream", "%s: %s", sess_id(h->s), j->err);
 			h->cache[i].to = 0; /* the key is free again */
 		}
 		wake(h);
@@ -258,7 +260,7 @@ static void clear_slot(struct stream_hub *h, int i)
 	h->cache[i].pending = NULL;
 	j->hub = NULL;
 	/* Still queued: its done comes now and frees it; else once it ran. */
-	encode_pool_cancel(h->s->gw->encoders, j);
+	encode_pool_cancel(sess_gw(h->s)->encoders, j);
 }
 
 struct display_stream_msg *stream_hub_message(struct stream_hub *h,
@@ -291,7 +293,7 @@ struct display_stream_msg *stream_hub_message(struct stream_hub *h,
 	j->frame = display_frame_ref((struct display_frame *)f);
 	j->quality = quality;
 	j->time_us = frame_time_us(f);
-	if (encode_pool_submit_for(h->s->gw->encoders, h->s, frame_work, frame_done, j) < 0) {
+	if (encode_pool_submit_for(sess_gw(h->s)->encoders, h->s, frame_work, frame_done, j) < 0) {
 		frame_job_free(j);
 		return NULL; /* the pool is full: the viewer asks again */
 	}
@@ -351,16 +353,11 @@ static void announce(struct stream_hub *h)
 static int send_events(struct stream_hub *h, json_t *events)
 {
 	char err[256];
+	int rc = sess_input(h->s, events, err, sizeof(err));
 
-	if (!h->s->vm) {
-		json_decref(events);
-		return -EPIPE;
-	}
-	if (vmm_vm_input(h->s->vm, events, err, sizeof(err)) < 0) {
-		log_warn("stream", "%s: input: %s", h->s->id, err);
-		return -EPIPE;
-	}
-	return 0;
+	if (rc < 0 && rc != -EBUSY) /* -EBUSY: no guest of its own to take it now */
+		log_warn("stream", "%s: input: %s", sess_id(h->s), err);
+	return rc < 0 ? -EPIPE : 0;
 }
 
 /* Appends the events of an input builder's {"events": [...]} to arr. */
@@ -408,7 +405,7 @@ int stream_hub_take(struct stream_hub *h, struct stream_viewer *v, const char **
 	h->controller = v;
 	sess_event(h->s, "control_taken",
 		   json_pack("{s:i, s:s}", "viewer", v->id, "name", v->name));
-	audit_log(v->gw, "control_taken", h->s->id, &v->who, v->remote,
+	audit_log(v->gw, "control_taken", sess_id(h->s), &v->who, v->remote,
 		  json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "scope",
 			    v->scope == AUTH_OPERATOR ? "operator" : "control"));
 	announce(h);
@@ -425,7 +422,7 @@ int stream_hub_release(struct stream_hub *h, struct stream_viewer *v, const char
 	sess_event(h->s, "control_released",
 		   json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason",
 			     reason));
-	audit_log(v->gw, "control_released", h->s->id, &v->who, v->remote,
+	audit_log(v->gw, "control_released", sess_id(h->s), &v->who, v->remote,
 		  json_pack("{s:i, s:s, s:s}", "viewer", v->id, "name", v->name, "reason", reason));
 	announce(h);
 	return 0;
@@ -477,8 +474,8 @@ static int viewer_text(struct stream_hub *h, const char *text, json_t *ev)
 	struct sess *s = h->s;
 	const struct vmm_keymap *km = sess_keymap(s);
 	const char *level3 = km ? vmm_keymap_level3_qcode(km) : NULL;
-	struct actions_ctx ctx = { .screen_width = s->width,
-				   .screen_height = s->height,
+	struct actions_ctx ctx = { .screen_width = sess_screen(s).width,
+				   .screen_height = sess_screen(s).height,
 				   .keymap = km };
 	struct vmm_keystroke st;
 	struct actions_error aerr;
@@ -507,7 +504,7 @@ static int viewer_text(struct stream_hub *h, const char *text, json_t *ev)
 		return 0;
 	shot_opts_default(&shot);
 	if (!run_start(s, b, &shot, text_run_done, NULL, &e))
-		log_warn("stream", "%s: viewer text: %s", s->id, e.message);
+		log_warn("stream", "%s: viewer text: %s", sess_id(s), e.message);
 	return 0;
 keys:
 	for (size_t i = 0; i < len;) {
@@ -544,7 +541,8 @@ int stream_hub_input(struct stream_hub *h, struct stream_viewer *v, const struct
 	switch (m->kind) {
 	case SM_POINTER:
 	case SM_WHEEL:
-		append_events(ev, vmm_input_move(m->x, m->y, s->width, s->height));
+		append_events(ev, vmm_input_move(m->x, m->y, sess_screen(s).width,
+						 sess_screen(s).height));
 		sess_set_pointer(s, m->x, m->y);
 		if (m->kind == SM_POINTER) {
 			for (int i = 0; i < 5; i++)
@@ -612,7 +610,7 @@ static void typed(void *ud, struct run_outcome *out)
 		j = json_pack("{s:s, s:s, s:s}", "type", "error", "code", out->err.code, "message",
 			      out->err.message);
 	} else if ((v->type_off += v->type_piece) < v->type_len) {
-		lws_sul_schedule(v->hub->s->gw->ctx, 0, &v->sul_type, type_piece,
+		lws_sul_schedule(sess_gw(v->hub->s)->ctx, 0, &v->sul_type, type_piece,
 				 STREAM_TYPE_GAP_MS * LWS_US_PER_MS);
 	} else {
 		j = json_pack("{s:s, s:I}", "type", "typed", "bytes", (json_int_t)v->type_len);
@@ -634,7 +632,8 @@ static void typed(void *ud, struct run_outcome *out)
 static int type_start(struct stream_viewer *v, struct api_error *e)
 {
 	struct sess *s = v->hub->s;
-	struct actions_ctx ctx = { .screen_width = s->width, .screen_height = s->height };
+	struct actions_ctx ctx = { .screen_width = sess_screen(s).width,
+				   .screen_height = sess_screen(s).height };
 	const char *text = v->type_text + v->type_off;
 	size_t left = v->type_len - v->type_off;
 	struct shot_opts shot;

@@ -113,8 +113,9 @@ static int door_open(struct stream_hub *h, struct gw *gw, const char **code, cha
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	rc = display_vnc_share_start(bind, s->width, s->height, h->vnc_control_pw, h->vnc_view_pw,
-				     on_input, gw, &h->vnc, err, errlen);
+	rc = display_vnc_share_start(bind, sess_screen(s).width, sess_screen(s).height,
+				     h->vnc_control_pw, h->vnc_view_pw, on_input, gw, &h->vnc, err,
+				     errlen);
 	if (rc < 0) {
 		free(h->vnc_viewer);
 		h->vnc_viewer = NULL;
@@ -127,7 +128,7 @@ static int door_open(struct stream_hub *h, struct gw *gw, const char **code, cha
 	h->vnc_viewer->scope = AUTH_CONTROL;
 	stream_hub_add(h, h->vnc_viewer);
 	snprintf(h->vnc_viewer->name, sizeof(h->vnc_viewer->name), "VNC client");
-	audit_log(gw, "vnc_started", s->id, NULL, NULL,
+	audit_log(gw, "vnc_started", sess_id(s), NULL, NULL,
 		  json_pack("{s:s, s:i}", "listen", bind, "port", display_vnc_share_port(h->vnc)));
 	h->vnc_buttons = 0;
 	h->vnc_serial++;
@@ -165,7 +166,7 @@ static void on_idle(lws_sorted_usec_list_t *sul)
 		return;
 	display_vnc_share_clients(h->vnc, &all, &controllers);
 	if (all) /* still leaving */
-		lws_sul_schedule(h->s->gw->ctx, 0, &h->vnc_idle, on_idle,
+		lws_sul_schedule(sess_gw(h->s)->ctx, 0, &h->vnc_idle, on_idle,
 				 (lws_usec_t)VNC_IDLE_STOP_S * LWS_US_PER_SEC);
 	else
 		vnc_stop(h);
@@ -176,7 +177,7 @@ void vnc_unhold(struct stream_hub *h, unsigned serial)
 	if (!h->vnc || serial != h->vnc_serial || h->vnc_holders <= 0)
 		return;
 	if (--h->vnc_holders == 0 && !h->vnc_asked)
-		lws_sul_schedule(h->s->gw->ctx, 0, &h->vnc_idle, on_idle,
+		lws_sul_schedule(sess_gw(h->s)->ctx, 0, &h->vnc_idle, on_idle,
 				 (lws_usec_t)VNC_IDLE_STOP_S * LWS_US_PER_SEC);
 }
 
@@ -192,7 +193,7 @@ void vnc_stop(struct stream_hub *h)
 	h->vnc_viewer = NULL;
 	h->vnc_asked = false;
 	h->vnc_holders = 0;
-	audit_log(h->s->gw, "vnc_stopped", h->s->id, NULL, NULL, NULL);
+	audit_log(sess_gw(h->s), "vnc_stopped", sess_id(h->s), NULL, NULL, NULL);
 }
 
 /* One input event of a control client, through the lease. */
@@ -215,8 +216,12 @@ static void apply(struct stream_hub *h, const struct vnc_share_input *in)
 			stream_hub_input(h, v, &m);
 		return;
 	}
-	m.x = in->x < 0 ? 0 : in->x >= h->s->width ? h->s->width - 1 : in->x;
-	m.y = in->y < 0 ? 0 : in->y >= h->s->height ? h->s->height - 1 : in->y;
+	m.x = in->x < 0				 ? 0
+	      : in->x >= sess_screen(h->s).width ? sess_screen(h->s).width - 1
+						 : in->x;
+	m.y = in->y < 0				  ? 0
+	      : in->y >= sess_screen(h->s).height ? sess_screen(h->s).height - 1
+						  : in->y;
 	pressed = in->buttons & ~h->vnc_buttons;
 	h->vnc_buttons = in->buttons;
 	if (pressed & (8 | 16)) { /* RFB wheel buttons: a notch per press */
@@ -236,9 +241,9 @@ void vnc_poke(struct stream_hub *h)
 	struct display_frame *f;
 	int n, all, controllers;
 
-	if (!h->vnc || !h->s->mirror)
+	if (!h->vnc || !sess_mirror(h->s))
 		return;
-	f = display_mirror_latest(h->s->mirror);
+	f = display_mirror_latest(sess_mirror(h->s));
 	if (f)
 		display_vnc_share_show(h->vnc, f);
 	display_frame_unref(f);

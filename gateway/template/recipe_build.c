@@ -196,7 +196,7 @@ static int start_step(struct recipe_build *b, struct sess *s)
 		fail(b, "step %d (%s): cannot be run", b->step + 1, b->recipe.steps[b->step].name);
 		return -EINVAL;
 	}
-	if (exec_start(b->job, b->gw, s->agent) < 0) {
+	if (exec_start(b->job, b->gw, sess_agent_of(s)) < 0) {
 		exec_free(b->job);
 		b->job = NULL;
 		fail(b, "step %d (%s): cannot start a thread", b->step + 1,
@@ -392,10 +392,10 @@ static void start_finish(struct recipe_build *b)
 	if (s)
 		sess_destroy(s, NULL);
 	b->session_id[0] = '\0';
-	for (s = b->gw->sessions; s && !b->fin_err[0]; s = s->next)
-		if (!strcmp(s->template_name, b->name))
+	for (s = sess_first(b->gw); s && !b->fin_err[0]; s = sess_next(s))
+		if (!strcmp(sess_template(s), b->name))
 			snprintf(b->fin_err, sizeof(b->fin_err),
-				 "session %s runs from the old %s: delete it first", s->id,
+				 "session %s runs from the old %s: delete it first", sess_id(s),
 				 b->name);
 	enter(b, RB_FINISHING);
 	lws_sul_cancel(&b->sul); /* the job's done moves the build on */
@@ -427,11 +427,11 @@ static void tick(lws_sorted_usec_list_t *sul)
 			fail(b, "the build's session was deleted");
 			return;
 		}
-		if (s->state == SESS_FAILED) {
-			fail(b, "the build's session failed: %s", s->error);
+		if (sess_state_of(s) == SESS_FAILED) {
+			fail(b, "the build's session failed: %s", sess_error(s));
 			return;
 		}
-		if (s->state != SESS_READY || s->job || !s->vm || !s->agent)
+		if (!sess_guest_free(s) || !sess_agent_of(s))
 			break;
 		enter(b, RB_STEP);
 		if (b->recipe.n_steps == 0)
@@ -552,12 +552,12 @@ static int check_names(struct gw *gw, const char *name, const char *stage, const
 			 stage);
 		return api_error_set(e, 409, "template_exists", msg);
 	}
-	for (struct sess *s = gw->sessions; rc == 0 && s; s = s->next)
-		if (!strcmp(s->template_name, name)) {
+	for (struct sess *s = sess_first(gw); rc == 0 && s; s = sess_next(s))
+		if (!strcmp(sess_template(s), name)) {
 			snprintf(msg, sizeof(msg),
 				 "its recipe changed, but session %s runs from this template: "
 				 "delete it first",
-				 s->id);
+				 sess_id(s));
 			return api_error_set(e, 409, "template_in_use", msg);
 		}
 	return 0;
@@ -608,7 +608,7 @@ int recipe_build_start(struct gw *gw, const char *name, json_t *recipe, struct a
 		goto bad;
 	if (old)
 		recipe_build_forget(gw, name);
-	snprintf(b->session_id, sizeof(b->session_id), "%s", s->id);
+	snprintf(b->session_id, sizeof(b->session_id), "%s", sess_id(s));
 	for (int i = 0; i < b->recipe.n_steps; i++)
 		b->results[i].status = "pending";
 	b->started_ms = fs_now_ms();
@@ -617,7 +617,7 @@ int recipe_build_start(struct gw *gw, const char *name, json_t *recipe, struct a
 	gw->recipes = b;
 	schedule(b);
 	log_info("template", "%s: building from its recipe (%d steps) in session %s", name,
-		 b->recipe.n_steps, s->id);
+		 b->recipe.n_steps, sess_id(s));
 	return 0;
 bad:
 	build_free(b);

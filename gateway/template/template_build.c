@@ -282,7 +282,7 @@ int template_build_from_session(struct gw *gw, const char *name, struct sess *s,
 	if ((rc = name_free(old, name, e)) < 0)
 		return rc;
 	/* The helper guest that loads the state holds the session's memory. */
-	rc = sess_check_resources(gw, s->vcpus, s->memory_mib, e);
+	rc = sess_check_resources(gw, sess_vcpus(s), sess_memory_mib(s), e);
 	if (rc < 0)
 		return rc;
 	b = calloc(1, sizeof(*b));
@@ -290,16 +290,16 @@ int template_build_from_session(struct gw *gw, const char *name, struct sess *s,
 		return api_error_set(e, 500, "internal", "out of memory");
 	pthread_mutex_init(&b->mu, NULL);
 	snprintf(b->name, sizeof(b->name), "%s", name);
-	snprintf(b->image, sizeof(b->image), "%s", s->image.name);
-	if (!b->image[0] && s->template_name[0]) { /* restored: the image is its template's */
+	snprintf(b->image, sizeof(b->image), "%s", sess_image(s));
+	if (!b->image[0] && sess_template(s)[0]) { /* restored: the image is its template's */
 		struct vmm_template t;
 		char err[256];
 
-		if (vmm_template_load(s->template_name, &t, err, sizeof(err)) == 0)
+		if (vmm_template_load(sess_template(s), &t, err, sizeof(err)) == 0)
 			snprintf(b->image, sizeof(b->image), "%s", t.image);
 	}
-	snprintf(b->session_id, sizeof(b->session_id), "%s", s->id);
-	snprintf(b->parent, sizeof(b->parent), "%s", s->template_name);
+	snprintf(b->session_id, sizeof(b->session_id), "%s", sess_id(s));
+	snprintf(b->parent, sizeof(b->parent), "%s", sess_template(s));
 	b->started_ms = fs_now_ms();
 	progress_begin(&b->progress, PROGRESS_SAVING, b->started_ms);
 	b->gw = gw;
@@ -312,7 +312,7 @@ int template_build_from_session(struct gw *gw, const char *name, struct sess *s,
 	}
 	if (old) /* a failed build of the same name: forget it */
 		template_build_forget(gw, name);
-	b->memory_mib = s->memory_mib;
+	b->memory_mib = sess_memory_mib(s);
 	gw->memory_used_mib += b->memory_mib;
 	b->next = gw->builds;
 	gw->builds = b;

@@ -15,6 +15,7 @@
 #include "gateway/e2b/desktop_held.h"
 #include "gateway/e2b/desktop_serve.h"
 #include "gateway/session/session.h"
+#include "gateway/session/session_int.h" /* a session of the test's own, no guest */
 
 #include <errno.h>
 #include <setjmp.h>
