@@ -56,18 +56,31 @@ def _ppid(pid):
         return ""
 
 
+def _marked(pid):
+    """Whether pid was started under this checkout's suite: it inherited
+    the runner's VITRINE_TEST_CHECKOUT (main sets it)."""
+    try:
+        with open("/proc/%s/environ" % pid, "rb") as f:
+            env = f.read().split(b"\0")
+    except OSError:
+        return False
+    return ("VITRINE_TEST_CHECKOUT=" + os.environ.get("VITRINE_TEST_CHECKOUT", "")).encode() in env
+
+
 def ours(shims, qemus):
     """Of the supervisors and QEMUs running, those of this checkout: a
     supervisor runs this checkout's binary, a QEMU is the child of one of
     this checkout's programs (a supervisor, or a test booting it through
-    tests/lib/guest.c) or an orphan. A suite run from another checkout (a
-    worktree) at the same time keeps its guests."""
+    tests/lib/guest.c), or an orphan that this suite started (it carries
+    the suite's mark). A suite run from another checkout (a worktree) at
+    the same time keeps its guests, its orphans too."""
     prefix = (REPO + "/").encode()
 
     def of_ours(pid):
-        return pid == "1" or (_cmdline(pid) or [b""])[0].startswith(prefix)
+        return (_cmdline(pid) or [b""])[0].startswith(prefix)
 
-    return {p for p in shims if of_ours(p)}, {p for p in qemus if of_ours(_ppid(p))}
+    return ({p for p in shims if of_ours(p)},
+            {p for p in qemus if of_ours(_ppid(p)) or (_ppid(p) == "1" and _marked(p))})
 
 
 def hygiene(preexisting, run_base):
@@ -113,6 +126,9 @@ def main(argv):
     # Tests get their own run base, so the hygiene check sees only theirs.
     # One per checkout: the suite removes it at the end.
     checkout = hashlib.sha1(REPO.encode()).hexdigest()[:8]
+    # Every process of the suite inherits it: an orphan guest is this
+    # suite's when it carries it (hygiene).
+    os.environ["VITRINE_TEST_CHECKOUT"] = checkout
     run_base = os.environ.setdefault("VITRINE_RUN", "/tmp/vitrine-test-run-" + checkout)
     shutil.rmtree(run_base, ignore_errors=True)
     os.makedirs(run_base, exist_ok=True)

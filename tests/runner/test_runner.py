@@ -271,6 +271,31 @@ class Summary(unittest.TestCase):
         self.assertEqual(rows[1].split("\t"), ["build-san: unit/test_a", "unit", "ok", "3", "1.2"])
 
 
+class Hygiene(unittest.TestCase):
+    def test_only_this_suites_marked_processes_count(self):
+        import subprocess
+        import run
+        saved = os.environ.get("VITRINE_TEST_CHECKOUT")
+        os.environ["VITRINE_TEST_CHECKOUT"] = "aaaa1111"
+        try:
+            mine = subprocess.Popen(["sleep", "30"])
+            other = subprocess.Popen(["sleep", "30"],
+                                     env=dict(os.environ, VITRINE_TEST_CHECKOUT="bbbb2222"))
+            try:
+                self.assertTrue(run._marked(str(mine.pid)))
+                self.assertFalse(run._marked(str(other.pid)))
+                self.assertFalse(run._marked("999999999"))
+            finally:
+                for p in (mine, other):
+                    p.kill()
+                    p.wait()
+        finally:
+            if saved is None:
+                del os.environ["VITRINE_TEST_CHECKOUT"]
+            else:
+                os.environ["VITRINE_TEST_CHECKOUT"] = saved
+
+
 class CommittedBudget(unittest.TestCase):
     """tests/budget.txt against the tree as it is."""
 
