@@ -7,12 +7,10 @@
 #include "gateway/api/api.h"
 #include "gateway/api/api_audit.h"
 #include "gateway/api/conn_gate.h"
-#include "gateway/api/control.h"
 #include "gateway/api/door.h"
 #include "gateway/api/guest_ws.h"
 #include "gateway/api/http.h"
 #include "gateway/api/routes.h"
-#include "gateway/api/stream.h"
 #include "gateway/api/web.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/guest/exec.h"
@@ -22,54 +20,38 @@
 
 #include <string.h>
 
-enum conn_kind { CONN_HTTP, CONN_CONTROL, CONN_STREAM, CONN_GUEST, CONN_DOOR };
-
 typedef int (*conn_callback_fn)(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 				void *in, size_t len);
 
-/* Per connection, zeroed by lws: HTTP (kind 0) until an upgrade. */
+/* Per connection, zeroed by lws: HTTP (ws NULL) until an upgrade, then the
+ * callback of its WebSocket route (its row's ws, or a door's). */
 struct conn {
-	enum conn_kind kind;
+	conn_callback_fn ws;
 	union {
 		struct http_req http;
-		void *ws; /* the WebSocket kind's own object (its callback owns it) */
+		void *ws; /* the WebSocket's own object (its callback owns it) */
 	} u;
 };
 
-static const conn_callback_fn ws_callbacks[] = {
-	[CONN_CONTROL] = control_callback,
-	[CONN_STREAM] = stream_callback,
-	[CONN_GUEST] = guest_ws_callback,
-	[CONN_DOOR] = api_door_ws_callback,
-};
-
-static enum conn_kind kind_of_upgrade(struct lws *wsi)
+/* The callback an upgrade is served by: a door's, or its route's row's;
+ * NULL when its path takes no upgrade. */
+static conn_callback_fn upgrade_callback(struct lws *wsi)
 {
 	if (api_door_ws_claim(wsi)) /* a door's, by whatever it looks at */
-		return CONN_DOOR;
-	switch (ws_upgrade_route(wsi).kind) {
-	case R_SESSION_CONTROL_WS:
-		return CONN_CONTROL;
-	case R_SESSION_STREAM_WS:
-		return CONN_STREAM;
-	case R_SESSION_CDP_WS:
-	case R_SESSION_EXEC_WS:
-		return CONN_GUEST;
-	default:
-		return CONN_HTTP;
-	}
+		return api_door_ws_callback;
+	return route_table[ws_upgrade_route(wsi).kind].ws;
 }
 
-/* c turns from HTTP into WebSocket kind k for the rest of its life.
- * Returns 0, or -1 when k is no WebSocket kind. */
-static int become_ws(struct conn *c, enum conn_kind k)
+/* c turns from HTTP into a WebSocket served by cb for the rest of its
+ * life. Returns 0, or -1 when there is no cb. */
+static int become_ws(struct conn *c, conn_callback_fn cb)
 {
-	if (k == CONN_HTTP)
+	if (!cb)
 		return -1;
 	/* A keep-alive connection may have served requests before. */
 	http_release(&c->u.http);
 	memset(c, 0, sizeof(*c));
-	c->kind = k;
+	c->ws = cb;
 	return 0;
 }
 
@@ -188,10 +170,11 @@ static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 		/* The only raw sockets: a door's. */
 		return api_door_raw_callback(wsi, reason, in, len);
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		/* An upgrade: its path decides the kind, whose filter decides. */
-		if (!c || become_ws(c, kind_of_upgrade(wsi)) < 0)
+		/* An upgrade: its path's row (or a door) says whose it is; that
+		 * callback's filter decides. */
+		if (!c || become_ws(c, upgrade_callback(wsi)) < 0)
 			return 1; /* not a WebSocket route */
-		if (ws_callbacks[c->kind](wsi, reason, &c->u.ws, in, len)) {
+		if (c->ws(wsi, reason, &c->u.ws, in, len)) {
 			api_audit_upgrade_refused(lws_context_user(lws_get_context(wsi)), wsi);
 			return 1;
 		}
@@ -210,8 +193,8 @@ static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 		/* The reasons whose user is a connection's data. */
 		if (!c)
 			break;
-		if (c->kind != CONN_HTTP)
-			return ws_callbacks[c->kind](wsi, reason, &c->u.ws, in, len);
+		if (c->ws)
+			return c->ws(wsi, reason, &c->u.ws, in, len);
 		return http(wsi, reason, &c->u.http, in, len);
 	default:
 		break;

@@ -1,11 +1,14 @@
 /* gateway/api/route_table.c: the API's routes, one row each (routes.h says
  * the columns). A new route is a kind in routes.h's ROUTE_KINDS, a row here
  * and its handler; parsing, dispatch, waking, names, the audit entry, the
- * body limit and the route's state all read the row. docs/api.md is the
+ * body limit, the route's state and a WebSocket's callback all read the row. docs/api.md is the
  * API's reference. */
 #include "gateway/api/api_int.h"
+#include "gateway/api/control.h"
 #include "gateway/api/door.h"
+#include "gateway/api/guest_ws.h"
 #include "gateway/api/routes.h"
+#include "gateway/api/stream.h"
 
 #include "gateway/core/auth.h"
 
@@ -103,9 +106,10 @@ const struct route_def route_table[R_KIND_COUNT] = {
 				.state_release = api_act_state_release, .audit = NO_AUDIT },
 	[R_SESSION_CONTROL_WS] = { ROUTE_GET, SESSION "/control", .right = AUTH_R_ACT,
 				   .body_max = BODY, .handle = upgrade_required,
-				   .audit = NO_AUDIT },
+				   .ws = control_callback, .audit = NO_AUDIT },
 	[R_SESSION_STREAM_WS] = { ROUTE_GET, SESSION "/stream", .right = AUTH_R_VIEW,
-				  .body_max = BODY, .handle = upgrade_required, .audit = NO_AUDIT },
+				  .body_max = BODY, .handle = upgrade_required,
+				  .ws = stream_callback, .audit = NO_AUDIT },
 	/* a control link needs "share" too (api_share.c) */
 	[R_SESSION_SHARE] = { ROUTE_POST | ROUTE_DELETE, SESSION "/share", .right = AUTH_R_ACT,
 			      .right_of = { [M_DELETE] = AUTH_R_ACT | AUTH_R_SHARE },
@@ -142,9 +146,11 @@ const struct route_def route_table[R_KIND_COUNT] = {
 			      .handle = api_files, .resume = api_files_resume,
 			      .audit = { [M_GET] = "file_get", [M_PUT] = "file_put" } },
 	[R_SESSION_EXEC_WS] = { ROUTE_GET, SESSION "/exec/stream", .right = AUTH_R_EXEC,
-				.body_max = BODY, .handle = upgrade_required, .audit = NO_AUDIT },
+				.body_max = BODY, .handle = upgrade_required,
+				.ws = guest_ws_callback, .audit = NO_AUDIT },
 	[R_SESSION_CDP_WS] = { ROUTE_GET, SESSION "/cdp", .right = AUTH_R_ACT, .body_max = BODY,
-			       .handle = upgrade_required, .audit = NO_AUDIT },
+			       .handle = upgrade_required, .ws = guest_ws_callback,
+			       .audit = NO_AUDIT },
 	[R_SESSION_CDP_VERSION] = { ROUTE_GET, SESSION "/cdp/json/version/?", .right = AUTH_R_ACT,
 				    .body_max = BODY, .handle = api_cdp_version,
 				    .audit = NO_AUDIT },

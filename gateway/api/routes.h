@@ -7,6 +7,8 @@
 #ifndef VITRINE_GATEWAY_ROUTES_H
 #define VITRINE_GATEWAY_ROUTES_H
 
+#include <libwebsockets.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -131,8 +133,14 @@ struct route_def {
 	void (*begin)(struct http_req *r);
 	/* Called instead of the usual token check before a body (a door's), or NULL. */
 	void (*refuse_early)(struct http_req *r);
-	/* Answers the request (its body, if any, is in). */
+	/* Answers the request (its body, if any, is in): for a WebSocket
+	 * route, one asked without an upgrade. */
 	void (*handle)(struct http_req *r);
+	/* A WebSocket route: the callback its upgraded connection is served
+	 * by from its filter on (user: a pointer of the connection's own,
+	 * NULL at first); NULL for a route that takes no upgrade. */
+	int (*ws)(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		  size_t len);
 	/* A request parked on session s (api_wait, api_watch) was woken or
 	 * timed out: answers, or keeps waiting. NULL: the session's JSON once
 	 * it is not busy. */

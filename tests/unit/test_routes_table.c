@@ -135,6 +135,20 @@ static void test_every_row_is_whole(void **state)
 			fail_msg("%s: no body limit", name);
 		if (!d->pattern != !d->methods)
 			fail_msg("%s: a pattern without methods, or methods without one", name);
+		/* a WebSocket route (named *_ws) takes GET alone and has its
+		 * callback; no other route has one */
+		{
+			size_t n = strlen(name);
+			bool ws_named = n > 3 && !strcmp(name + n - 3, "_ws");
+
+			if (ws_named != (d->ws != NULL))
+				fail_msg("%s: %s", name,
+					 ws_named
+						 ? "a WebSocket route without its callback"
+						 : "a WebSocket callback on a route not named _ws");
+			if (ws_named && d->methods != ROUTE_GET)
+				fail_msg("%s: a WebSocket route takes GET alone", name);
+		}
 		if (d->state_release && !d->state_size && !d->state_size_of)
 			fail_msg("%s: releases a state it has not", name);
 		/* the audit event of each method, or ROUTE_NO_AUDIT said */
