@@ -38,8 +38,10 @@ TESTLIB_SRC := $(wildcard tests/lib/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
-# The gateway's rooms but its command line (gateway/cli/): libgateway.a.
-GATEWAY_LIB_SRC := $(filter-out gateway/cli/%.c,$(GATEWAY_SRC)) gateway/cli/serve_config.c
+# The gateway's rooms but its command line (gateway/cli/), with the parsers
+# of that command line: libgateway.a.
+GATEWAY_LIB_SRC := $(filter-out gateway/cli/%.c,$(GATEWAY_SRC)) gateway/cli/serve_config.c \
+	gateway/cli/cmd_opts.c
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 LIBS := $(O)/libgateway.a $(O)/libdisplay.a $(O)/libvmm.a $(O)/libcommon.a

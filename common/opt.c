@@ -162,7 +162,12 @@ void opt_usage(FILE *f, const struct opt *rows, size_t n_rows)
 
 		if (!line)
 			continue;
-		head = fprintf(f, "  --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+		if (o->letter)
+			head = fprintf(f, "  -%c, --%s%s%s", o->letter, o->name, o->arg ? " " : "",
+				       o->arg ? o->arg : "");
+		else
+			head = fprintf(f, "  --%s%s%s", o->name, o->arg ? " " : "",
+				       o->arg ? o->arg : "");
 		fprintf(f, "%*s", head < USAGE_COLUMN - 1 ? USAGE_COLUMN - head : 2, "");
 		for (;;) {
 			size_t len = strcspn(line, "\n");

@@ -55,7 +55,8 @@ struct opt_args {
 int opt_parse(const struct opt *rows, size_t n_rows, void *conf, int argc, char *const *argv,
 	      struct opt_args *args, char *err, size_t errlen);
 
-/* The rows' help, one option a paragraph: "  --name ARG" and the help's
+/* The rows' help, one option a paragraph: "  --name ARG" (a row with a
+ * letter: "  -l, --name ARG") and the help's
  * first line from column 24 (two spaces after a longer head), the help's
  * other lines below it in the same column. */
 void opt_usage(FILE *f, const struct opt *rows, size_t n_rows);

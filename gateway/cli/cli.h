@@ -47,9 +47,9 @@ int cmd_key(int argc, char **argv);
 int cli_parse_int(const char *opt, const char *s, int min, int max, int *out);
 
 /* What the client subcommands share: where the gateway is and which bearer
- * token to send. Filled by cli_client_init; "--gateway URL" and
- * "--api-key-file FILE" are every client command's options
- * (CLI_CLIENT_LONGOPTS, handled by cli_client_option). */
+ * token to send. "--gateway URL" and "--api-key-file FILE" are every client
+ * command's options (one set of rows in cmd_opts.c); cli_client_init does
+ * the rest. */
 struct cli_client {
 	const char *cmd; /* "vitrine ls", the prefix of every message */
 	const char *gateway_url; /* --gateway, else $VITRINE_URL, else the default */
@@ -60,20 +60,9 @@ struct cli_client {
 };
 
 #define CLI_DEFAULT_GATEWAY "http://127.0.0.1:8080"
-#define CLI_CLIENT_LONGOPTS                                                                        \
-	{ "gateway", required_argument, 0, 'G' },                                                  \
-	{                                                                                          \
-		"api-key-file", required_argument, 0, 'K'                                          \
-	}
-#define CLI_CLIENT_USAGE                                                                           \
-	"  --gateway URL       the gateway (default $VITRINE_URL, else " CLI_DEFAULT_GATEWAY ")\n" \
-	"  --api-key-file FILE bearer key (default $VITRINE_API_KEY, else $VITRINE_HOME/api-key)\n"
 
 struct http_resp;
 
-/* Takes option c ('G' or 'K') with its argument into cl; returns false for
- * any other option. This function can't fail. */
-bool cli_client_option(struct cli_client *cl, int c, const char *arg);
 /* Resolves the gateway address and loads the key. Returns 0, or the exit
  * status after printing why: 2 for a malformed URL, 1 for a missing key. */
 int cli_client_init(struct cli_client *cl);
@@ -86,9 +75,6 @@ int cli_client_request(struct cli_client *cl, const char *method, const char *pa
  * answer's body to out_fd (http_request_fd). */
 int cli_client_request_fd(struct cli_client *cl, const char *method, const char *path, int in_fd,
 			  uint64_t in_len, int out_fd, int timeout_s, struct http_resp *resp);
-/* Checks that id can be a session id ([a-z0-9]{1,64}); prints a usage
- * error and returns -1 when not. */
-int cli_check_session_id(const struct cli_client *cl, const char *id);
 /* cli_wait.c: --wait on a terminal. True when stderr is one (the spinner
  * goes there; stdout stays the JSON). */
 bool cli_wait_on_tty(void);

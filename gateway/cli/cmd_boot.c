@@ -4,140 +4,16 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/cli/cli.h"
+#include "gateway/cli/cmd_opts.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/vm.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PAGE_URL VMM_PAGE_URL
-
-static void boot_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: vitrine boot --image NAME [options]\n"
-		"  --image NAME        guest image (tiny, desktop) or a directory holding image.json\n"
-		"  --url URL           page Chromium opens (desktop)\n"
-		"  --page FILE         host HTML file shown to the guest (default URL: %s)\n"
-		"  --width N --height N  screen size (default 1280x800)\n"
-		"  --vcpus N           virtual CPUs (default 2)\n"
-		"  --memory MIB        guest memory (default 2048; tiny 256)\n"
-		"  --accel auto|kvm|tcg  accelerator (default auto: KVM when it works)\n"
-		"  --timeout S         give up when not ready after S seconds (default 180)\n"
-		"  --screenshot FILE   save the screen once ready (.png or .ppm)\n"
-		"  --hold S            keep the guest running S seconds after ready\n"
-		"  --json              print a JSON summary (phases, timings) on stdout\n",
-		PAGE_URL);
-}
-
-struct boot_opts {
-	const char *image, *url, *page, *screenshot;
-	int width, height, vcpus, memory, timeout_s, hold_s;
-	bool memory_set, json;
-	enum vmm_accel accel;
-};
-
-static int parse_opts(int argc, char **argv, struct boot_opts *o)
-{
-	static const struct option longopts[] = {
-		{ "image", required_argument, 0, 'i' },
-		{ "url", required_argument, 0, 'u' },
-		{ "page", required_argument, 0, 'p' },
-		{ "width", required_argument, 0, 'W' },
-		{ "height", required_argument, 0, 'H' },
-		{ "vcpus", required_argument, 0, 'c' },
-		{ "memory", required_argument, 0, 'm' },
-		{ "accel", required_argument, 0, 'a' },
-		{ "timeout", required_argument, 0, 't' },
-		{ "screenshot", required_argument, 0, 's' },
-		{ "hold", required_argument, 0, 'h' },
-		{ "json", no_argument, 0, 'j' },
-		{ "help", no_argument, 0, '?' },
-		{ 0, 0, 0, 0 },
-	};
-	int c, rc = 0;
-
-	*o = (struct boot_opts){ .width = 1280,
-				 .height = 800,
-				 .vcpus = 2,
-				 .memory = 2048,
-				 .timeout_s = 180,
-				 .accel = VMM_ACCEL_AUTO };
-	optind = 1;
-	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->image = optarg;
-			break;
-		case 'u':
-			o->url = optarg;
-			break;
-		case 'p':
-			o->page = optarg;
-			break;
-		case 's':
-			o->screenshot = optarg;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'W':
-			rc = cli_parse_int("--width", optarg, VMM_MIN_WIDTH, VMM_MAX_WIDTH,
-					   &o->width);
-			break;
-		case 'H':
-			rc = cli_parse_int("--height", optarg, VMM_MIN_HEIGHT, VMM_MAX_HEIGHT,
-					   &o->height);
-			break;
-		case 'c':
-			rc = cli_parse_int("--vcpus", optarg, 1, VMM_MAX_VCPUS, &o->vcpus);
-			break;
-		case 'm':
-			rc = cli_parse_int("--memory", optarg, VMM_MIN_MEMORY_MIB,
-					   VMM_MAX_MEMORY_MIB, &o->memory);
-			o->memory_set = true;
-			break;
-		case 't':
-			rc = cli_parse_int("--timeout", optarg, 1, 3600, &o->timeout_s);
-			break;
-		case 'h':
-			rc = cli_parse_int("--hold", optarg, 0, 86400, &o->hold_s);
-			break;
-		case 'a':
-			if (vmm_accel_parse(optarg, &o->accel) < 0) {
-				fprintf(stderr,
-					"vitrine boot: --accel must be auto, kvm or tcg, not '%s'\n",
-					optarg);
-				rc = -1;
-			}
-			break;
-		default:
-			boot_usage(stderr);
-			return -1;
-		}
-	}
-	if (rc == 0 && optind < argc) {
-		fprintf(stderr, "vitrine boot: unexpected argument '%s'\n", argv[optind]);
-		rc = -1;
-	}
-	if (rc == 0 && !o->image) {
-		fprintf(stderr, "vitrine boot: --image is required\n");
-		boot_usage(stderr);
-		rc = -1;
-	}
-	if (rc == 0 && o->screenshot) {
-		const char *dot = strrchr(o->screenshot, '.');
-
-		if (!dot || (strcmp(dot, ".png") && strcmp(dot, ".ppm"))) {
-			fprintf(stderr, "vitrine boot: --screenshot must end in .png or .ppm\n");
-			rc = -1;
-		}
-	}
-	return rc;
-}
 
 /* Waits for phase in short steps so ^C is honoured. */
 static int wait_ready(struct vmm_vm *vm, int timeout_s, char *err, size_t errlen)
@@ -156,7 +32,7 @@ static int wait_ready(struct vmm_vm *vm, int timeout_s, char *err, size_t errlen
 	return -EINTR;
 }
 
-static void print_summary(const struct boot_opts *o, struct vmm_vm *vm, enum vmm_accel accel,
+static void print_summary(const struct boot_config *o, struct vmm_vm *vm, enum vmm_accel accel,
 			  const char *why, int rc, const char *err, int64_t total_ms)
 {
 	const struct vmm_phase *ph;
@@ -192,18 +68,14 @@ int cmd_boot(int argc, char **argv)
 	struct vmm_vm_opts vopts = { 0 };
 	struct vmm_image img;
 	struct vmm_spec spec;
-	struct boot_opts o;
+	struct boot_config o;
 	struct vmm_vm *vm = NULL;
 	char err[2048], why[256];
 	int64_t t0 = fs_now_ms();
-	int rc;
+	int rc = cli_boot_parse(&o, argc, argv, err, sizeof(err));
 
-	if (argc >= 2 && !strcmp(argv[1], "--help")) {
-		boot_usage(stdout);
-		return 0;
-	}
-	if (parse_opts(argc, argv, &o) < 0)
-		return 2;
+	if ((rc = cli_cmd_answer(&cli_boot_cmd, rc, err)) >= 0)
+		return rc;
 	if (vmm_image_load(o.image, &img, err, sizeof(err)) < 0) {
 		fprintf(stderr, "vitrine boot: %s\n", err);
 		return 1;
@@ -213,7 +85,7 @@ int cmd_boot(int argc, char **argv)
 	spec.width = o.width;
 	spec.height = o.height;
 	spec.vcpus = o.vcpus;
-	spec.memory_mib = o.memory_set || img.rootfs[0] ? o.memory : 256;
+	spec.memory_mib = o.memory_mib ? o.memory_mib : img.rootfs[0] ? 2048 : 256;
 	spec.url = o.url ? o.url : (o.page ? PAGE_URL : NULL);
 	vopts.page_file = o.page;
 	if (vmm_accel_resolve(o.accel, &img, "qemu-system-x86_64", &spec.accel, why, sizeof(why)) <

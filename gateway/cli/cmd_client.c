@@ -6,11 +6,11 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "gateway/cli/cli.h"
+#include "gateway/cli/cmd_opts.h"
 #include "gateway/core/auth.h"
 #include "vmm-qemu/spec.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,15 +18,6 @@
 
 #define REQUEST_TIMEOUT_S 60
 #define WAIT_TIMEOUT_S 330 /* the gateway gives up waiting after 300 s */
-
-bool cli_client_option(struct cli_client *cl, int c, const char *arg)
-{
-	if (c == 'G')
-		cl->gateway_url = arg;
-	else if (c == 'K')
-		cl->key_file = arg;
-	return c == 'G' || c == 'K';
-}
 
 /* Parses http://HOST[:PORT][/] (or HOST:PORT) into cl. Returns 0 or -1. */
 static int parse_gateway_url(struct cli_client *cl, const char *url)
@@ -164,19 +155,6 @@ int cli_client_request_fd(struct cli_client *cl, const char *method, const char 
 	return report(cl, method, path, timeout_s, rc, resp);
 }
 
-int cli_check_session_id(const struct cli_client *cl, const char *id)
-{
-	size_t n = strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789");
-
-	if (n == 0 || n > 64 || id[n]) {
-		fprintf(stderr,
-			"%s: '%s' is not a session id (lowercase letters and digits, at most 64)\n",
-			cl->cmd, id);
-		return -1;
-	}
-	return 0;
-}
-
 void cli_print_json(const json_t *j)
 {
 	char *text = json_dumps(j, JSON_INDENT(2));
@@ -184,21 +162,6 @@ void cli_print_json(const json_t *j)
 	if (text)
 		puts(text);
 	free(text);
-}
-
-static void create_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: vitrine create [options]\n"
-		"  --image NAME        guest image (default: the gateway's, desktop)\n"
-		"  --template NAME     start from a template instead of an image\n"
-		"  --url URL           page the guest's browser opens\n"
-		"  --width N --height N  screen size (default 1280x800)\n"
-		"  --vcpus N           virtual CPUs\n"
-		"  --memory MIB        guest memory\n"
-		"  --timeout S         the session ends after S seconds (default: never)\n"
-		"  --wait              answer once the session is ready (or failed)\n" CLI_CLIENT_USAGE
-		"Prints the new session as JSON, with its control and view tokens.\n");
 }
 
 /* --wait on a terminal: r, the answer that started a session (with its
@@ -225,104 +188,55 @@ static int wait_on_tty(struct cli_client *cl, struct http_resp *r)
 	return rc;
 }
 
-/* Adds the integer option text s (already range-checked) to the body. */
-static int set_int(json_t *body, const char *field, const char *opt, const char *s, int min,
-		   int max)
-{
-	int v;
-
-	if (cli_parse_int(opt, s, min, max, &v) < 0)
-		return -1;
-	json_object_set_new(body, field, json_integer(v));
-	return 0;
-}
-
 int cmd_create(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "image", required_argument, 0, 'i' },	 { "template", required_argument, 0, 'T' },
-		{ "url", required_argument, 0, 'u' },	 { "width", required_argument, 0, 'W' },
-		{ "height", required_argument, 0, 'H' }, { "vcpus", required_argument, 0, 'c' },
-		{ "memory", required_argument, 0, 'm' }, { "timeout", required_argument, 0, 't' },
-		{ "wait", no_argument, 0, 'w' },	 CLI_CLIENT_LONGOPTS,
-		{ "help", no_argument, 0, 'h' },	 { 0, 0, 0, 0 },
-	};
-	struct cli_client cl = { .cmd = "vitrine create" };
-	json_t *body = json_object(), *st;
+	struct create_config cfg;
+	json_t *body, *st;
 	struct http_resp r;
-	bool wait = false, tty;
-	char *text = NULL;
-	int c, rc = 0;
+	bool tty;
+	char *text, err[512];
+	int rc = cli_create_parse(&cfg, argc, argv, err, sizeof(err));
 
-	optind = 1;
-	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			json_object_set_new(body, "image", json_string(optarg));
-			break;
-		case 'T':
-			json_object_set_new(body, "template", json_string(optarg));
-			break;
-		case 'u':
-			json_object_set_new(body, "url", json_string(optarg));
-			break;
-		case 'w':
-			wait = true;
-			break;
-		case 'W':
-			rc = set_int(body, "width", "--width", optarg, VMM_MIN_WIDTH,
-				     VMM_MAX_WIDTH);
-			break;
-		case 'H':
-			rc = set_int(body, "height", "--height", optarg, VMM_MIN_HEIGHT,
-				     VMM_MAX_HEIGHT);
-			break;
-		case 'c':
-			rc = set_int(body, "vcpus", "--vcpus", optarg, 1, VMM_MAX_VCPUS);
-			break;
-		case 'm':
-			rc = set_int(body, "memory_mib", "--memory", optarg, VMM_MIN_MEMORY_MIB,
-				     VMM_MAX_MEMORY_MIB);
-			break;
-		case 't':
-			rc = set_int(body, "timeout_s", "--timeout", optarg, 1, INT_MAX);
-			break;
-		case 'h':
-			create_usage(stdout);
-			json_decref(body);
-			return 0;
-		default:
-			if (!cli_client_option(&cl, c, optarg)) {
-				create_usage(stderr);
-				rc = -1;
-			}
-		}
-	}
-	if (rc == 0 && optind < argc) {
-		fprintf(stderr, "vitrine create: unexpected argument '%s'\n", argv[optind]);
-		rc = -1;
-	}
-	if (rc < 0 || (rc = cli_client_init(&cl)) != 0 ||
-	    !(text = json_dumps(body, JSON_COMPACT))) {
-		json_decref(body);
-		return rc < 0 ? 2 : rc ? rc : 1;
-	}
+	if ((rc = cli_cmd_answer(&cli_create_cmd, rc, err)) >= 0)
+		return rc;
+	if ((rc = cli_client_init(&cfg.cl)) != 0)
+		return rc;
+	body = json_object();
+	if (cfg.image)
+		json_object_set_new(body, "image", json_string(cfg.image));
+	if (cfg.template_name)
+		json_object_set_new(body, "template", json_string(cfg.template_name));
+	if (cfg.url)
+		json_object_set_new(body, "url", json_string(cfg.url));
+	if (cfg.width)
+		json_object_set_new(body, "width", json_integer(cfg.width));
+	if (cfg.height)
+		json_object_set_new(body, "height", json_integer(cfg.height));
+	if (cfg.vcpus)
+		json_object_set_new(body, "vcpus", json_integer(cfg.vcpus));
+	if (cfg.memory_mib)
+		json_object_set_new(body, "memory_mib", json_integer(cfg.memory_mib));
+	if (cfg.timeout_s)
+		json_object_set_new(body, "timeout_s", json_integer(cfg.timeout_s));
+	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
+	if (!text)
+		return 1;
 	/* On a terminal the wait is a spinner (cli_wait.c), not one long request. */
-	tty = wait && cli_wait_on_tty();
-	rc = cli_client_request(&cl, "POST",
-				wait && !tty ? "/v1/sessions?wait=ready" : "/v1/sessions", text,
-				strlen(text), wait && !tty ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S,
+	tty = cfg.wait && cli_wait_on_tty();
+	rc = cli_client_request(&cfg.cl, "POST",
+				cfg.wait && !tty ? "/v1/sessions?wait=ready" : "/v1/sessions", text,
+				strlen(text), cfg.wait && !tty ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S,
 				&r);
 	free(text);
 	if (rc == 0 && tty)
-		rc = wait_on_tty(&cl, &r);
+		rc = wait_on_tty(&cfg.cl, &r);
 	if (rc)
 		return rc;
 	cli_print_json(r.json);
 	/* --wait promises a ready session: say so when it is not. */
 	st = json_object_get(r.json, "status");
-	if (wait && (!json_is_string(st) || strcmp(json_string_value(st), "ready"))) {
+	if (cfg.wait && (!json_is_string(st) || strcmp(json_string_value(st), "ready"))) {
 		const char *why = json_string_value(json_object_get(r.json, "error"));
 
 		fprintf(stderr, "vitrine create: session %s is %s, not ready%s%s\n",
@@ -333,49 +247,6 @@ int cmd_create(int argc, char **argv)
 	}
 	http_resp_free(&r);
 	return rc;
-}
-
-/* Parses the client options, the boolean option flag_name (into *flag;
- * none when NULL) and, when want_id, exactly one session id argument.
- * Returns 0; -1 after printing usage for --help; or the exit status after
- * printing why. */
-static int parse_simple(int argc, char **argv, struct cli_client *cl, bool want_id,
-			const char *usage, bool *flag, const char *flag_name)
-{
-	/* Without flag_name, its entry ends the table. */
-	const struct option longopts[] = {
-		CLI_CLIENT_LONGOPTS,
-		{ "help", no_argument, 0, 'h' },
-		{ flag_name, no_argument, 0, 'f' },
-		{ 0, 0, 0, 0 },
-	};
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			printf("%s" CLI_CLIENT_USAGE, usage);
-			return -1;
-		}
-		if (c == 'f')
-			*flag = true;
-		else if (!cli_client_option(cl, c, optarg)) {
-			fprintf(stderr, "%s" CLI_CLIENT_USAGE, usage);
-			return 2;
-		}
-	}
-	if (argc - optind != (want_id ? 1 : 0)) {
-		if (want_id && optind == argc)
-			fprintf(stderr, "%s: a session id is required\n", cl->cmd);
-		else
-			fprintf(stderr, "%s: unexpected argument '%s'\n", cl->cmd,
-				argv[optind + (want_id ? 1 : 0)]);
-		fprintf(stderr, "%s" CLI_CLIENT_USAGE, usage);
-		return 2;
-	}
-	if (want_id && cli_check_session_id(cl, argv[optind]) < 0)
-		return 2;
-	return cli_client_init(cl);
 }
 
 /* "12 s", "5 min", "3 h": an age for people. */
@@ -399,23 +270,33 @@ static const char *field(const json_t *o, const char *key)
 	return v ? v : "?";
 }
 
+/* Reads the line of session command cmd into *c and readies its client.
+ * Returns -1 to go on, else the exit status once said why. */
+static int session_line(const struct cli_cmd *cmd, struct session_config *c, int argc, char **argv)
+{
+	char err[512];
+	int rc = cli_session_parse(cmd, c, argc, argv, err, sizeof(err));
+
+	if ((rc = cli_cmd_answer(cmd, rc, err)) >= 0)
+		return rc;
+	rc = cli_client_init(&c->cl);
+	return rc ? rc : -1;
+}
+
 int cmd_ls(int argc, char **argv)
 {
-	struct cli_client cl = { .cmd = "vitrine ls" };
-	bool as_json = false;
+	struct session_config cfg;
 	struct http_resp r;
 	size_t i;
 	json_t *s;
-	int rc = parse_simple(argc, argv, &cl, false,
-			      "usage: vitrine ls [--json]\n"
-			      "  --json              print the gateway's answer as JSON\n",
-			      &as_json, "json");
+	int rc = session_line(&cli_ls_cmd, &cfg, argc, argv);
 
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	if ((rc = cli_client_request(&cl, "GET", "/v1/sessions", NULL, 0, REQUEST_TIMEOUT_S, &r)))
+	if (rc >= 0)
 		return rc;
-	if (as_json) {
+	if ((rc = cli_client_request(&cfg.cl, "GET", "/v1/sessions", NULL, 0, REQUEST_TIMEOUT_S,
+				     &r)))
+		return rc;
+	if (cfg.json) {
 		cli_print_json(r.json);
 	} else {
 		printf("%-24s %-9s %-12s %-10s %s\n", "ID", "STATUS", "IMAGE", "SCREEN", "AGE");
@@ -438,25 +319,20 @@ int cmd_ls(int argc, char **argv)
 
 int cmd_show(int argc, char **argv)
 {
-	struct cli_client cl = { .cmd = "vitrine show" };
-	bool wait = false;
+	struct session_config cfg;
 	struct http_resp r;
 	char path[96];
-	int rc = parse_simple(
-		argc, argv, &cl, true,
-		"usage: vitrine show ID [--wait]\n"
-		"  --wait              answer once the session is no longer starting\n",
-		&wait, "wait");
+	int rc = session_line(&cli_show_cmd, &cfg, argc, argv);
 
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	if (wait && cli_wait_on_tty())
-		rc = cli_wait_session(&cl, argv[optind], NULL, &r);
+	if (rc >= 0)
+		return rc;
+	if (cfg.wait && cli_wait_on_tty())
+		rc = cli_wait_session(&cfg.cl, cfg.id, NULL, &r);
 	else {
-		snprintf(path, sizeof(path), "/v1/sessions/%s%s", argv[optind],
-			 wait ? "?wait=ready" : "");
-		rc = cli_client_request(&cl, "GET", path, NULL, 0,
-					wait ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S, &r);
+		snprintf(path, sizeof(path), "/v1/sessions/%s%s", cfg.id,
+			 cfg.wait ? "?wait=ready" : "");
+		rc = cli_client_request(&cfg.cl, "GET", path, NULL, 0,
+					cfg.wait ? WAIT_TIMEOUT_S : REQUEST_TIMEOUT_S, &r);
 	}
 	if (rc)
 		return rc;
@@ -467,42 +343,44 @@ int cmd_show(int argc, char **argv)
 
 int cmd_rm(int argc, char **argv)
 {
-	struct cli_client cl = { .cmd = "vitrine rm" };
+	struct session_config cfg;
 	struct http_resp r;
 	char path[96];
-	int rc = parse_simple(argc, argv, &cl, true, "usage: vitrine rm ID\n", NULL, NULL);
+	int rc = session_line(&cli_rm_cmd, &cfg, argc, argv);
 
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	snprintf(path, sizeof(path), "/v1/sessions/%s", argv[optind]);
-	if ((rc = cli_client_request(&cl, "DELETE", path, NULL, 0, REQUEST_TIMEOUT_S, &r)))
+	if (rc >= 0)
 		return rc;
-	printf("deleted %s\n", argv[optind]);
+	snprintf(path, sizeof(path), "/v1/sessions/%s", cfg.id);
+	if ((rc = cli_client_request(&cfg.cl, "DELETE", path, NULL, 0, REQUEST_TIMEOUT_S, &r)))
+		return rc;
+	printf("deleted %s\n", cfg.id);
 	http_resp_free(&r);
 	return 0;
 }
 
-/* pause/resume/fork: POST /v1/sessions/ID/WHAT with body, print the answer. */
-static int session_op(int argc, char **argv, const char *cmd, const char *what, const char *usage,
-		      const char *flag_name, const char *body_if_flag, const char *query_if_flag)
+/* pause/resume/fork: POST /v1/sessions/ID/WHAT with body (body_if_flag
+ * when the command's flag, --disk or --wait, was given), print the answer. */
+static int session_op(int argc, char **argv, const struct cli_cmd *cmd, const char *what,
+		      const char *body_if_flag, const char *query_if_flag)
 {
-	struct cli_client cl = { .cmd = cmd };
-	bool flag = false, tty;
+	struct session_config cfg;
 	struct http_resp r;
+	bool flag, tty;
 	char path[128];
-	int rc = parse_simple(argc, argv, &cl, true, usage, &flag, flag_name);
+	int rc = session_line(cmd, &cfg, argc, argv);
 
-	if (rc)
-		return rc < 0 ? 0 : rc;
+	if (rc >= 0)
+		return rc;
+	flag = cfg.disk || cfg.wait;
 	/* A query that waits (fork's ?wait=ready) is a spinner on a terminal. */
 	tty = flag && query_if_flag && cli_wait_on_tty();
-	snprintf(path, sizeof(path), "/v1/sessions/%s/%s%s", argv[optind], what,
+	snprintf(path, sizeof(path), "/v1/sessions/%s/%s%s", cfg.id, what,
 		 flag && query_if_flag && !tty ? query_if_flag : "");
-	rc = cli_client_request(&cl, "POST", path, flag && body_if_flag ? body_if_flag : "{}",
+	rc = cli_client_request(&cfg.cl, "POST", path, flag && body_if_flag ? body_if_flag : "{}",
 				strlen(flag && body_if_flag ? body_if_flag : "{}"), WAIT_TIMEOUT_S,
 				&r);
 	if (rc == 0 && tty)
-		rc = wait_on_tty(&cl, &r);
+		rc = wait_on_tty(&cfg.cl, &r);
 	if (rc)
 		return rc;
 	cli_print_json(r.json);
@@ -512,24 +390,15 @@ static int session_op(int argc, char **argv, const char *cmd, const char *what, 
 
 int cmd_pause(int argc, char **argv)
 {
-	return session_op(
-		argc, argv, "vitrine pause", "pause",
-		"usage: vitrine pause ID [--disk]\n"
-		"  --disk              save the whole guest to disk and stop QEMU (default:\n"
-		"                      stop it in memory)\n",
-		"disk", "{\"mode\":\"disk\"}", NULL);
+	return session_op(argc, argv, &cli_pause_cmd, "pause", "{\"mode\":\"disk\"}", NULL);
 }
 
 int cmd_resume(int argc, char **argv)
 {
-	return session_op(argc, argv, "vitrine resume", "resume", "usage: vitrine resume ID\n",
-			  NULL, NULL, NULL);
+	return session_op(argc, argv, &cli_resume_cmd, "resume", NULL, NULL);
 }
 
 int cmd_fork(int argc, char **argv)
 {
-	return session_op(argc, argv, "vitrine fork", "fork",
-			  "usage: vitrine fork ID [--wait]\n"
-			  "  --wait              answer once the copy is ready\n",
-			  "wait", NULL, "?wait=ready");
+	return session_op(argc, argv, &cli_fork_cmd, "fork", NULL, "?wait=ready");
 }

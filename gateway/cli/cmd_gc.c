@@ -7,13 +7,13 @@
  * gateway uses the state dir: a running gateway keeps its own house. */
 #include "common/fsutil.h"
 #include "gateway/cli/cli.h"
+#include "gateway/cli/cmd_opts.h"
 #include "gateway/session/registry.h"
 #include "vmm-qemu/sweep.h"
 #include "vmm-qemu/vm.h"
 #include "vmm-qemu/vm_find.h"
 
 #include <dirent.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,8 +94,8 @@ static int sweep_recordings(const char *state_dir, bool dry_run)
 	DIR *d;
 	int n = 0;
 
-	snprintf(dir, sizeof(dir), "%s/recordings", state_dir);
-	if (!(d = opendir(dir)))
+	if (snprintf(dir, sizeof(dir), "%s/recordings", state_dir) >= (int)sizeof(dir) ||
+	    !(d = opendir(dir)))
 		return 0; /* none was ever made */
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
@@ -116,46 +116,29 @@ static int sweep_recordings(const char *state_dir, bool dry_run)
 
 int cmd_gc(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "state-dir", required_argument, 0, 'S' },
-		{ "dry-run", no_argument, 0, 'n' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
 	const char *home = getenv("VITRINE_HOME"), *base = vmm_run_base(NULL);
-	char state_dir[PATH_MAX] = "", err[512];
+	char state_dir[PATH_MAX], err[512];
 	struct registry reg = { 0 };
 	struct refs refs = { 0 };
 	struct gc g = { .refs = &refs };
-	int c, n, rc = 0;
+	struct gc_config cfg;
+	int n, rc = cli_gc_parse(&cfg, argc, argv, err, sizeof(err));
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			snprintf(state_dir, sizeof(state_dir), "%s", optarg);
-			break;
-		case 'n':
-			g.dry_run = true;
-			break;
-		case 'h':
-			printf("usage: vitrine gc [--state-dir DIR] [--dry-run]\n"
-			       "  removes what no session record knows from the run base (%s):\n"
-			       "  checkpoints of deleted sessions, run dirs of dead guests, guests\n"
-			       "  no record names; and the recordings of a gateway that was killed.\n"
-			       "  Refuses while a gateway uses the state dir.\n",
-			       base);
-			return 0;
-		default:
-			fprintf(stderr, "usage: vitrine gc [--state-dir DIR] [--dry-run]\n");
-			return 2;
-		}
+	if (rc == OPT_HELP) {
+		cli_cmd_usage(&cli_gc_cmd, stdout);
+		printf("Removes what no session record knows from the run base (%s):\n"
+		       "checkpoints of deleted sessions, run dirs of dead guests, guests no record\n"
+		       "names; and the recordings of a gateway that was killed. Refuses while a\n"
+		       "gateway uses the state dir.\n",
+		       base);
+		return 0;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "usage: vitrine gc [--state-dir DIR] [--dry-run]\n");
-		return 2;
-	}
-	if (!state_dir[0])
+	if ((rc = cli_cmd_answer(&cli_gc_cmd, rc, err)) >= 0)
+		return rc;
+	g.dry_run = cfg.dry_run;
+	if (cfg.state_dir)
+		snprintf(state_dir, sizeof(state_dir), "%s", cfg.state_dir);
+	else
 		snprintf(state_dir, sizeof(state_dir), "%s/sessions",
 			 home && *home ? home : "/var/lib/vitrine");
 	if (registry_open(&reg, state_dir, err, sizeof(err)) < 0) {

@@ -6,8 +6,8 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "gateway/cli/cli.h"
+#include "gateway/cli/cmd_opts.h"
 
-#include <getopt.h>
 #include <libwebsockets.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,90 +49,31 @@ static const char *image_size(const unsigned char *d, size_t len, int *w, int *h
 	return NULL;
 }
 
-static void screenshot_usage(FILE *f)
-{
-	fprintf(f, "usage: vitrine screenshot ID -o FILE [options]\n"
-		   "  -o, --output FILE   where to save the image\n"
-		   "  --format jpeg|png   (default: png for a .png FILE, else jpeg)\n"
-		   "  --quality N         JPEG quality 1..100\n"
-		   "  --width N --height N  scale the image to this size\n" CLI_CLIENT_USAGE);
-}
-
 int cmd_screenshot(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, 0, 'o' },  { "format", required_argument, 0, 'f' },
-		{ "quality", required_argument, 0, 'q' }, { "width", required_argument, 0, 'W' },
-		{ "height", required_argument, 0, 'H' },  CLI_CLIENT_LONGOPTS,
-		{ "help", no_argument, 0, 'h' },	  { 0, 0, 0, 0 },
-	};
-	struct cli_client cl = { .cmd = "vitrine screenshot" };
-	const char *out = NULL, *format = NULL, *kind;
-	int c, rc = 0, quality = 0, width = 0, height = 0, w = 0, h = 0;
-	char path[256];
+	struct screenshot_config cfg;
+	const char *out, *format, *kind;
+	int c, rc, w = 0, h = 0;
+	char path[256], err[512];
 	struct http_resp r;
 
-	optind = 1;
-	while (rc == 0 && (c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'f':
-			format = optarg;
-			if (strcmp(format, "jpeg") && strcmp(format, "png")) {
-				fprintf(stderr,
-					"vitrine screenshot: --format must be jpeg or png, not '%s'\n",
-					format);
-				rc = -1;
-			}
-			break;
-		case 'q':
-			rc = cli_parse_int("--quality", optarg, 1, 100, &quality);
-			break;
-		case 'W':
-			rc = cli_parse_int("--width", optarg, 1, 16384, &width);
-			break;
-		case 'H':
-			rc = cli_parse_int("--height", optarg, 1, 16384, &height);
-			break;
-		case 'h':
-			screenshot_usage(stdout);
-			return 0;
-		default:
-			if (!cli_client_option(&cl, c, optarg)) {
-				screenshot_usage(stderr);
-				rc = -1;
-			}
-		}
-	}
-	if (rc == 0 && argc - optind != 1) {
-		if (optind == argc)
-			fprintf(stderr, "vitrine screenshot: a session id is required\n");
-		else
-			fprintf(stderr, "vitrine screenshot: unexpected argument '%s'\n",
-				argv[optind + 1]);
-		rc = -1;
-	}
-	if (rc == 0 && !out) {
-		fprintf(stderr, "vitrine screenshot: -o FILE is required\n");
-		rc = -1;
-	}
-	if (rc < 0 || cli_check_session_id(&cl, argv[optind]) < 0)
-		return 2;
-	if ((rc = cli_client_init(&cl)))
+	rc = cli_screenshot_parse(&cfg, argc, argv, err, sizeof(err));
+	if ((rc = cli_cmd_answer(&cli_screenshot_cmd, rc, err)) >= 0)
 		return rc;
+	if ((rc = cli_client_init(&cfg.cl)))
+		return rc;
+	out = cfg.out;
+	format = cfg.format;
 	if (!format)
 		format = format_of_path(out);
-	c = snprintf(path, sizeof(path), "/v1/sessions/%s/screenshot?format=%s", argv[optind],
-		     format);
-	if (quality)
-		c += snprintf(path + c, sizeof(path) - (size_t)c, "&quality=%d", quality);
-	if (width)
-		c += snprintf(path + c, sizeof(path) - (size_t)c, "&width=%d", width);
-	if (height)
-		snprintf(path + c, sizeof(path) - (size_t)c, "&height=%d", height);
-	if ((rc = cli_client_request(&cl, "GET", path, NULL, 0, SCREENSHOT_TIMEOUT_S, &r)))
+	c = snprintf(path, sizeof(path), "/v1/sessions/%s/screenshot?format=%s", cfg.id, format);
+	if (cfg.quality)
+		c += snprintf(path + c, sizeof(path) - (size_t)c, "&quality=%d", cfg.quality);
+	if (cfg.width)
+		c += snprintf(path + c, sizeof(path) - (size_t)c, "&width=%d", cfg.width);
+	if (cfg.height)
+		snprintf(path + c, sizeof(path) - (size_t)c, "&height=%d", cfg.height);
+	if ((rc = cli_client_request(&cfg.cl, "GET", path, NULL, 0, SCREENSHOT_TIMEOUT_S, &r)))
 		return rc;
 	kind = image_size((const unsigned char *)r.body, r.body_len, &w, &h);
 	if (!kind || strcmp(kind, format)) {
@@ -148,16 +89,6 @@ int cmd_screenshot(int argc, char **argv)
 	}
 	http_resp_free(&r);
 	return rc;
-}
-
-static void act_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: vitrine act ID 'ACTION' [--screenshot FILE]\n"
-		"  ACTION              one action as JSON, in the Anthropic, OpenAI or vitrine\n"
-		"                      dialect (docs/api.md); - reads it from stdin\n"
-		"  --screenshot FILE   ask for the settled screenshot and save it (.png or .jpg)\n"
-		"Prints the gateway's reply as JSON, without the image data.\n" CLI_CLIENT_USAGE);
 }
 
 /* Parses the action argument (or stdin for "-") into an object. Returns it,
@@ -229,55 +160,30 @@ static int save_screenshot(const json_t *shot, const char *file)
 
 int cmd_act(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "screenshot", required_argument, 0, 's' },
-		CLI_CLIENT_LONGOPTS,
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	struct cli_client cl = { .cmd = "vitrine act" };
-	const char *shot_file = NULL;
+	struct act_config cfg;
 	json_t *action, *shot;
 	struct http_resp r;
-	char path[96], *body;
-	int c, rc = 0;
+	char path[96], err[512], *body;
+	const char *shot_file;
+	int rc = cli_act_parse(&cfg, argc, argv, err, sizeof(err));
 
-	optind = 1;
-	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c == 's') {
-			shot_file = optarg;
-		} else if (c == 'h') {
-			act_usage(stdout);
-			return 0;
-		} else if (!cli_client_option(&cl, c, optarg)) {
-			act_usage(stderr);
-			rc = -1;
-		}
-	}
-	if (rc == 0 && argc - optind != 2) {
-		if (argc - optind < 2)
-			fprintf(stderr, "vitrine act: a session id and an action are required\n");
-		else
-			fprintf(stderr, "vitrine act: unexpected argument '%s'\n",
-				argv[optind + 2]);
-		act_usage(stderr);
-		rc = -1;
-	}
-	if (rc < 0 || cli_check_session_id(&cl, argv[optind]) < 0 ||
-	    !(action = load_action(argv[optind + 1])))
+	if ((rc = cli_cmd_answer(&cli_act_cmd, rc, err)) >= 0)
+		return rc;
+	if (!(action = load_action(cfg.action)))
 		return 2;
-	if ((rc = cli_client_init(&cl))) {
+	if ((rc = cli_client_init(&cfg.cl))) {
 		json_decref(action);
 		return rc;
 	}
+	shot_file = cfg.shot_file;
 	if (shot_file)
 		want_screenshot(action, shot_file);
 	body = json_dumps(action, JSON_COMPACT);
 	json_decref(action);
 	if (!body)
 		return 1;
-	snprintf(path, sizeof(path), "/v1/sessions/%s/actions", argv[optind]);
-	rc = cli_client_request(&cl, "POST", path, body, strlen(body), ACT_TIMEOUT_S, &r);
+	snprintf(path, sizeof(path), "/v1/sessions/%s/actions", cfg.id);
+	rc = cli_client_request(&cfg.cl, "POST", path, body, strlen(body), ACT_TIMEOUT_S, &r);
 	free(body);
 	if (rc)
 		return rc;

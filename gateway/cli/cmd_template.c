@@ -4,6 +4,7 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/cli/cli.h"
+#include "gateway/cli/cmd_opts.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/guest_prep.h"
 #include "vmm-qemu/snapshot.h"
@@ -11,7 +12,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +21,7 @@
 static void template_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vitrine template create NAME --image IMAGE [--url URL | --page FILE]\n"
-		"                                [--width N] [--height N] [--vcpus N] [--memory MIB]\n"
-		"                                [--timeout S] [--settle S] [--unless-current]\n"
+		"usage: vitrine template create NAME --image IMAGE [options]   (boots IMAGE here)\n"
 		"       vitrine template save ID NAME [--no-wait]   (a session of the gateway)\n"
 		"       vitrine template build -f FILE [--name NAME] [--no-wait]   (a recipe, by the gateway)\n"
 		"       vitrine template export NAME FILE       (of the gateway: one file)\n"
@@ -35,83 +33,34 @@ static void template_usage(FILE *f)
 		"until it is ready (plus --settle seconds, default 2) and saves its state;\n"
 		"`vitrine boot --template NAME` then starts a guest from it. --unless-current\n"
 		"keeps an existing template made from the current build of IMAGE (and\n"
-		"replaces a stale one). `vitrine serve` sessions use {\"template\": NAME}.\n");
+		"replaces a stale one). `vitrine serve` sessions use {\"template\": NAME}.\n"
+		"`vitrine template SUBCOMMAND --help` describes its options.\n");
 }
 
 static int template_create(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "image", required_argument, 0, 'i' },
-		{ "url", required_argument, 0, 'u' },
-		{ "page", required_argument, 0, 'p' },
-		{ "width", required_argument, 0, 'W' },
-		{ "height", required_argument, 0, 'H' },
-		{ "vcpus", required_argument, 0, 'c' },
-		{ "memory", required_argument, 0, 'm' },
-		{ "timeout", required_argument, 0, 't' },
-		{ "settle", required_argument, 0, 's' },
-		{ "unless-current", no_argument, 0, 'U' },
-		{ 0, 0, 0, 0 },
-	};
-	bool unless_current = false;
-	struct vmm_template_params p = {
-		.width = 1280, .height = 800, .vcpus = 2, .timeout_s = 180, .settle_s = 2
-	};
+	struct template_create_config cfg;
+	struct vmm_template_params p;
 	struct cli_spinner *spinner;
 	const char *name;
 	char err[2048], what[96];
 	int64_t t0 = fs_now_ms();
-	int c, rc = 0;
+	int rc = cli_template_create_parse(&cfg, argc, argv, err, sizeof(err));
+	bool unless_current;
 
-	optind = 1;
-	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			p.image = optarg;
-			break;
-		case 'u':
-			p.url = optarg;
-			break;
-		case 'p':
-			p.page_file = optarg;
-			break;
-		case 'W':
-			rc = cli_parse_int("--width", optarg, VMM_MIN_WIDTH, VMM_MAX_WIDTH,
-					   &p.width);
-			break;
-		case 'H':
-			rc = cli_parse_int("--height", optarg, VMM_MIN_HEIGHT, VMM_MAX_HEIGHT,
-					   &p.height);
-			break;
-		case 'c':
-			rc = cli_parse_int("--vcpus", optarg, 1, VMM_MAX_VCPUS, &p.vcpus);
-			break;
-		case 'm':
-			rc = cli_parse_int("--memory", optarg, VMM_MIN_MEMORY_MIB,
-					   VMM_MAX_MEMORY_MIB, &p.memory_mib);
-			break;
-		case 't':
-			rc = cli_parse_int("--timeout", optarg, 1, 3600, &p.timeout_s);
-			break;
-		case 's':
-			rc = cli_parse_int("--settle", optarg, 0, 600, &p.settle_s);
-			break;
-		case 'U':
-			unless_current = true;
-			break;
-		default:
-			template_usage(stderr);
-			return 2;
-		}
-	}
-	if (rc < 0)
-		return 2;
-	if (optind + 1 != argc || !p.image) {
-		fprintf(stderr, "vitrine template create: need NAME and --image\n");
-		template_usage(stderr);
-		return 2;
-	}
-	name = argv[optind];
+	if ((rc = cli_cmd_answer(&cli_template_create_cmd, rc, err)) >= 0)
+		return rc;
+	name = cfg.name;
+	unless_current = cfg.unless_current;
+	p = (struct vmm_template_params){ .image = cfg.image,
+					  .url = cfg.url,
+					  .page_file = cfg.page,
+					  .width = cfg.width,
+					  .height = cfg.height,
+					  .vcpus = cfg.vcpus,
+					  .memory_mib = cfg.memory_mib,
+					  .timeout_s = cfg.timeout_s,
+					  .settle_s = cfg.settle_s };
 	if (p.page_file && access(p.page_file, R_OK) < 0) {
 		fprintf(stderr, "vitrine template create: --page %s: %s\n", p.page_file,
 			strerror(errno));
@@ -220,55 +169,23 @@ int cmd_template(int argc, char **argv)
 /* `vitrine boot --template NAME [--screenshot FILE] [--hold S] [--json]`. */
 static int boot_from_template(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "template", required_argument, 0, 'T' },
-		{ "screenshot", required_argument, 0, 's' },
-		{ "hold", required_argument, 0, 'h' },
-		{ "json", no_argument, 0, 'j' },
-		{ 0, 0, 0, 0 },
-	};
-	const char *name = NULL, *shot = NULL, *dot;
 	struct vmm_vm_opts vopts = { 0 };
 	struct vmm_restore_times tm;
 	struct vmm_template t;
 	struct vmm_vm *vm = NULL;
+	struct boot_config o;
+	const char *name, *shot;
 	char err[2048];
-	int c, rc = 0, hold_s = 0;
-	bool json = false;
+	int hold_s, rc = cli_boot_template_parse(&o, argc, argv, err, sizeof(err));
+	bool json;
 	int64_t t0 = fs_now_ms(), shot_ms = 0;
 
-	optind = 1;
-	while (rc == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'T':
-			name = optarg;
-			break;
-		case 's':
-			shot = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			rc = cli_parse_int("--hold", optarg, 0, 86400, &hold_s);
-			break;
-		default:
-			fprintf(stderr,
-				"usage: vitrine boot --template NAME [--screenshot FILE.png|.ppm] "
-				"[--hold S] [--json]\n");
-			return 2;
-		}
-	}
-	if (rc < 0)
-		return 2;
-	if (optind < argc) {
-		fprintf(stderr, "vitrine boot: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	if (shot && (!(dot = strrchr(shot, '.')) || (strcmp(dot, ".png") && strcmp(dot, ".ppm")))) {
-		fprintf(stderr, "vitrine boot: --screenshot must end in .png or .ppm\n");
-		return 2;
-	}
+	if ((rc = cli_cmd_answer(&cli_boot_template_cmd, rc, err)) >= 0)
+		return rc;
+	name = o.template_name;
+	shot = o.screenshot;
+	hold_s = o.hold_s;
+	json = o.json;
 	if (vmm_template_load(name, &t, err, sizeof(err)) < 0) {
 		fprintf(stderr, "vitrine boot: %s\n", err);
 		return 1;

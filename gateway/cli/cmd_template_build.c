@@ -12,8 +12,8 @@
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "gateway/cli/cli.h"
+#include "gateway/cli/cmd_opts.h"
 
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdint.h>
@@ -22,12 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define BUILD_USAGE                                                                                \
-	"usage: vitrine template build -f FILE [--name NAME] [--no-wait]\n"                        \
-	"  builds template NAME (else the file's \"name\") from the recipe in FILE; an\n"          \
-	"  unchanged recipe on an unchanged base is up to date and not built again;\n"             \
-	"  prints each step's output lines on stderr as they come, then its status line\n"         \
-	"  --no-wait           answer once the build has started\n"
 #define MAX_FILE (1u << 20) /* the gateway's body limit */
 
 /* Replaces each copy step's "src" by "content_b64", the file's bytes
@@ -170,45 +164,22 @@ static void show_steps(const json_t *build, struct follow *f)
 
 int cmd_template_build(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_CLIENT_LONGOPTS,
-		{ "file", required_argument, 0, 'f' },
-		{ "name", required_argument, 0, 'N' },
-		{ "no-wait", no_argument, 0, 'n' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	struct cli_client cl = { .cmd = "vitrine template build" };
-	const char *file = NULL, *name = NULL, *status;
-	char name_buf[128], path[160], *text;
-	bool wait = true;
+	struct template_build_config cfg;
+	struct cli_client *cl = &cfg.cl;
+	const char *file, *name, *status;
+	char name_buf[128], path[160], err[512], *text;
+	bool wait;
 	struct http_resp r;
 	struct follow follow = { 0 };
 	json_t *recipe, *body;
-	int c, rc;
+	int rc = cli_template_build_parse(&cfg, argc, argv, err, sizeof(err));
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			printf(BUILD_USAGE CLI_CLIENT_USAGE);
-			return 0;
-		}
-		if (c == 'f')
-			file = optarg;
-		else if (c == 'N')
-			name = optarg;
-		else if (c == 'n')
-			wait = false;
-		else if (!cli_client_option(&cl, c, optarg)) {
-			fprintf(stderr, BUILD_USAGE CLI_CLIENT_USAGE);
-			return 2;
-		}
-	}
-	if (!file || optind != argc) {
-		fprintf(stderr, "%s: a recipe file (-f FILE) is required\n" BUILD_USAGE, cl.cmd);
-		return 2;
-	}
-	if (!(recipe = load_recipe(cl.cmd, file, &name, name_buf, sizeof(name_buf))))
+	if ((rc = cli_cmd_answer(&cli_template_build_cmd, rc, err)) >= 0)
+		return rc;
+	file = cfg.file;
+	name = cfg.name;
+	wait = !cfg.no_wait;
+	if (!(recipe = load_recipe(cl->cmd, file, &name, name_buf, sizeof(name_buf))))
 		return 2;
 	if (!name || !name[0] ||
 	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(name) ||
@@ -217,10 +188,10 @@ int cmd_template_build(int argc, char **argv)
 		fprintf(stderr,
 			"%s: give the template's name (--name, or \"name\" in the file): "
 			"1-55 of a-z, 0-9, '_', '-'\n",
-			cl.cmd);
+			cl->cmd);
 		return 2;
 	}
-	if ((rc = cli_client_init(&cl)) != 0) {
+	if ((rc = cli_client_init(cl)) != 0) {
 		json_decref(recipe);
 		return rc;
 	}
@@ -228,10 +199,10 @@ int cmd_template_build(int argc, char **argv)
 	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (!text) {
-		fprintf(stderr, "%s: out of memory\n", cl.cmd);
+		fprintf(stderr, "%s: out of memory\n", cl->cmd);
 		return 1;
 	}
-	rc = cli_client_request(&cl, "POST", "/v1/templates", text, strlen(text), 60, &r);
+	rc = cli_client_request(cl, "POST", "/v1/templates", text, strlen(text), 60, &r);
 	free(text);
 	if (rc)
 		return rc;
@@ -245,14 +216,14 @@ int cmd_template_build(int argc, char **argv)
 			break;
 		http_resp_free(&r);
 		usleep(250 * 1000);
-		if ((rc = cli_client_request(&cl, "GET", path, NULL, 0, 60, &r)) != 0)
+		if ((rc = cli_client_request(cl, "GET", path, NULL, 0, 60, &r)) != 0)
 			return rc;
 	}
 	cli_print_json(r.json);
 	status = json_string_value(json_object_get(r.json, "status"));
 	rc = wait && (!status || strcmp(status, "ready"));
 	if (rc && status && !strcmp(status, "failed"))
-		fprintf(stderr, "%s: %s\n", cl.cmd,
+		fprintf(stderr, "%s: %s\n", cl->cmd,
 			json_string_value(json_object_get(r.json, "error")));
 	http_resp_free(&r);
 	return rc;

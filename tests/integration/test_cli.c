@@ -48,6 +48,12 @@ static void test_usage_errors(void **state)
 	expect("boot --image tiny extra", 2, "unexpected argument 'extra'");
 	expect("boot --help", 0, "usage: vitrine boot");
 	expect("gc extra", 2, "usage: vitrine gc");
+	expect("gc extra", 2, "vitrine gc: unexpected argument 'extra'");
+	expect("boot --template t --help", 0, "usage: vitrine boot --template NAME");
+	expect("boot --template t --hold x", 2, "--hold must be a whole number in 0..86400");
+	expect("boot --template t --image tiny", 2, "unrecognized option '--image'");
+	expect("template create --help", 0, "usage: vitrine template create NAME --image IMAGE");
+	expect("template create t", 2, "need NAME and --image");
 }
 
 static void test_failures(void **state)

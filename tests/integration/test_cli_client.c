@@ -171,6 +171,11 @@ static void test_usage_errors(void **state)
 	expect("act abc1 '{\"action\":' ", 2, "the action is not valid JSON");
 	expect("act abc1 '[1,2]'", 2, "the action must be a JSON object");
 	expect("act --help", 0, "usage: vitrine act");
+	/* every client's help has the one pair of gateway rows */
+	expect("template save --help", 0, "  --gateway URL        the gateway (default");
+	expect("template build --help", 0, "  -f, --file FILE      the recipe");
+	expect("template build -f r.json more", 2, "unexpected argument 'more'");
+	expect("template gc --older-than 2w", 2, "bad duration '2w'");
 }
 
 static void test_no_server_and_bad_keys(void **state)
@@ -235,6 +240,7 @@ static void test_api_keys(void **state)
 	expect("key make", 2, "unknown subcommand 'make'");
 	expect("key rm", 2, "a key id is required");
 	expect("key ls --name x", 2, "usage: vitrine key");
+	expect("key ls --name x", 2, "--name goes with key create only");
 	expect("key create --name 'bad/name'", 1, "invalid_argument");
 }
 

@@ -355,8 +355,8 @@ static void test_opt_table(void **state)
 	assert_non_null(f);
 	opt_usage(f, demo_rows, 4);
 	fclose(f);
-	assert_string_equal(text, "  --verbose            say more\n"
-				  "  --output FILE        write FILE\n"
+	assert_string_equal(text, "  -v, --verbose        say more\n"
+				  "  -o, --output FILE    write FILE\n"
 				  "                       and nothing else\n"
 				  "  --number-of-things N  a number\n");
 	free(text);
