@@ -5,6 +5,8 @@
  * text of core/metrics.c. The loop only walks the sessions and copies
  * counts; /proc is read by the sampler's thread and the usage's tick. */
 #include "common/fsutil.h"
+#include "common/work_queue.h"
+#include "display/encode_pool.h"
 #include "gateway/api/api.h"
 #include "gateway/api/api_int.h"
 #include "gateway/core/metrics.h"
@@ -67,6 +69,9 @@ void api_metrics_reply(struct http_req *r)
 	}
 	now.memory_in_use_bytes = (uint64_t)r->gw->memory_used_mib << 20;
 	now.memory_budget_bytes = (uint64_t)r->gw->memory_budget_mib << 20;
+	encode_pool_stats(r->gw->encoders, &now.queues[METRICS_QUEUE_ENCODE]);
+	work_queue_stats(r->gw->guest_work, &now.queues[METRICS_QUEUE_GUEST]);
+	work_queue_stats(r->gw->bulk_work, &now.queues[METRICS_QUEUE_BULK]);
 	metrics_proc_sync(list, n);
 	if (metrics_render(&now, &out) < 0) {
 		bytebuf_free(&out);

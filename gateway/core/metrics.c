@@ -310,11 +310,44 @@ static void render_now(struct out *o, const struct metrics_now *now)
 	}
 }
 
+static const char *const queue_names[METRICS_QUEUES] = { "encode", "guest", "bulk" };
+
+static void render_queues(struct out *o, const struct metrics_now *now)
+{
+	family(o, "vitrine_work_jobs", "gauge",
+	       "Background jobs in the gateway's queues now: queued, running, finished but "
+	       "not yet taken back by the loop.");
+	for (int i = 0; i < METRICS_QUEUES; i++) {
+		const struct work_queue_stats *q = &now->queues[i];
+
+		put(o, "vitrine_work_jobs{queue=\"%s\",state=\"queued\"} %d\n", queue_names[i],
+		    q->queued);
+		put(o, "vitrine_work_jobs{queue=\"%s\",state=\"running\"} %d\n", queue_names[i],
+		    q->running);
+		put(o, "vitrine_work_jobs{queue=\"%s\",state=\"finished\"} %d\n", queue_names[i],
+		    q->finished);
+	}
+	family(o, "vitrine_work_jobs_total", "counter",
+	       "Background jobs offered to the gateway's queues: accepted, refused because the "
+	       "queue was full, cancelled before they ran.");
+	for (int i = 0; i < METRICS_QUEUES; i++) {
+		const struct work_queue_stats *q = &now->queues[i];
+
+		put(o, "vitrine_work_jobs_total{queue=\"%s\",result=\"accepted\"} %llu\n",
+		    queue_names[i], (unsigned long long)q->submitted);
+		put(o, "vitrine_work_jobs_total{queue=\"%s\",result=\"rejected\"} %llu\n",
+		    queue_names[i], (unsigned long long)q->rejected);
+		put(o, "vitrine_work_jobs_total{queue=\"%s\",result=\"cancelled\"} %llu\n",
+		    queue_names[i], (unsigned long long)q->cancelled);
+	}
+}
+
 int metrics_render(const struct metrics_now *now, struct bytebuf *out)
 {
 	struct out o = { out, 0 };
 
 	render_now(&o, now);
+	render_queues(&o, now);
 	render_ops(&o);
 	render_acts(&o);
 	render_egress_stream(&o, now);

@@ -9,6 +9,7 @@
 #define VITRINE_GATEWAY_METRICS_H
 
 #include "common/bytebuf.h"
+#include "common/work_queue.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,11 +56,17 @@ void metrics_cmd(enum metrics_cmd how, int64_t millis);
 void metrics_stream_frame(uint64_t bytes);
 
 /* The gauges of now, which the caller (the loop) knows. */
+/* The queues metrics_now counts, in its order, as their label says them. */
+enum { METRICS_QUEUE_ENCODE, METRICS_QUEUE_GUEST, METRICS_QUEUE_BULK, METRICS_QUEUES };
+
 struct metrics_now {
 	int sessions_starting, sessions_ready, sessions_paused_memory, sessions_paused_disk,
 		sessions_failed;
 	int viewers;
 	uint64_t memory_budget_bytes, memory_in_use_bytes; /* budget 0: none */
+	/* The gateway's background queues (common/work_queue.h): the
+	 * encoders', the guest round trips', the bulk work's. */
+	struct work_queue_stats queues[METRICS_QUEUES];
 };
 
 /* Appends everything to out (the per-session series too): 0, or -ENOMEM. */

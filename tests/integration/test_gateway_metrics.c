@@ -187,6 +187,12 @@ static void test_counters_move_exactly(void **state)
 			       "vitrine_http_requests_total{route=\"metrics\",code=\"200\"}"),
 			 1);
 	assert_int_equal(value(after, "vitrine_sessions{state=\"ready\"}"), 1);
+	/* each screenshot of a frame not yet encoded is a job of the encoders'
+	 * queue; none waits once they are answered */
+	assert_true(delta(before, after,
+			  "vitrine_work_jobs_total{queue=\"encode\",result=\"accepted\"}") >= 1);
+	assert_int_equal(value(after, "vitrine_work_jobs{queue=\"encode\",state=\"queued\"}"), 0);
+	assert_int_equal(value(after, "vitrine_work_jobs{queue=\"bulk\",state=\"running\"}"), 0);
 	snprintf(series, sizeof(series), "vitrine_session_guest_memory_bytes{session=\"%s\"}",
 		 sess.id);
 	assert_true(value(after, series) >= 64 << 20);

@@ -20,6 +20,11 @@ static const char *const routes[] = { "not_found", "health", "session_screenshot
 static char *render(void)
 {
 	struct metrics_now now = { .sessions_ready = 2, .sessions_paused_disk = 1, .viewers = 3 };
+
+	now.queues[METRICS_QUEUE_GUEST] = (struct work_queue_stats){
+		.queued = 4, .running = 2, .submitted = 17, .rejected = 3
+	};
+	now.queues[METRICS_QUEUE_BULK] = (struct work_queue_stats){ .finished = 1, .cancelled = 5 };
 	struct bytebuf b = { 0 };
 	char *s;
 
@@ -74,6 +79,17 @@ static void test_counts_render(void **state)
 	metrics_stream_frame(1000);
 	metrics_stream_frame(24);
 	t = render();
+	/* the queues, each state and result of each */
+	assert_int_equal(value(t, "vitrine_work_jobs{queue=\"guest\",state=\"queued\"}"), 4);
+	assert_int_equal(value(t, "vitrine_work_jobs{queue=\"guest\",state=\"running\"}"), 2);
+	assert_int_equal(value(t, "vitrine_work_jobs{queue=\"bulk\",state=\"finished\"}"), 1);
+	assert_int_equal(value(t, "vitrine_work_jobs{queue=\"encode\",state=\"queued\"}"), 0);
+	assert_int_equal(value(t, "vitrine_work_jobs_total{queue=\"guest\",result=\"accepted\"}"),
+			 17);
+	assert_int_equal(value(t, "vitrine_work_jobs_total{queue=\"guest\",result=\"rejected\"}"),
+			 3);
+	assert_int_equal(value(t, "vitrine_work_jobs_total{queue=\"bulk\",result=\"cancelled\"}"),
+			 5);
 	assert_int_equal(
 		value(t, "vitrine_http_requests_total{route=\"session_screenshot\",code=\"200\"}"),
 		2);
