@@ -1,6 +1,9 @@
-/* gateway/session/session.c: see session.h. The registry, creation, the heartbeat
- * (guest service, readiness, expiry) and the end of every job; the
- * operations that start jobs are in session_ops.c. */
+/* gateway/session/session.c: see session.h. A session's life in the
+ * registry: alloc, link, create (booting an image or restoring a template
+ * as a job), find, destroy; its guest taken, stopped or failed, its screen
+ * and agent connected, ready. Between session_state.c below and
+ * session_tick.c (the heartbeat) above; the operations that start jobs are
+ * in session_ops.c. */
 #include "gateway/session/session.h"
 
 #include "common/fsutil.h"
@@ -22,129 +25,12 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#define POLL_US (20 * LWS_US_PER_MS)
-
-const char *sess_state_name(enum sess_state st)
-{
-	switch (st) {
-	case SESS_STARTING:
-		return "starting";
-	case SESS_READY:
-		return "ready";
-	case SESS_PAUSED:
-		return "paused";
-	case SESS_FAILED:
-		return "failed";
-	}
-	return "unknown";
-}
-
-bool sess_busy(const struct sess *s)
-{
-	return s->state == SESS_STARTING || s->job;
-}
-
-void sess_wake(struct sess *s)
-{
-	for (int i = 0; i < SESS_MAX_WAITERS; i++)
-		if (s->waiters[i])
-			lws_callback_on_writable(s->waiters[i]);
-}
-
-void sess_listen(struct sess *s, struct sess_listener *l)
-{
-	l->next = s->listeners;
-	s->listeners = l;
-}
-
-void sess_unlisten(struct sess *s, struct sess_listener *l)
-{
-	for (struct sess_listener **pp = &s->listeners; *pp; pp = &(*pp)->next)
-		if (*pp == l) {
-			*pp = l->next;
-			l->next = NULL;
-			return;
-		}
-}
-
-struct sess_listener *sess_find_listener(const struct sess *s, sess_notify_fn fn)
-{
-	for (struct sess_listener *l = s->listeners; l; l = l->next)
-		if (l->notify == fn)
-			return l;
-	return NULL;
-}
-
-static bool listening(const struct sess *s, const struct sess_listener *l)
-{
-	for (const struct sess_listener *o = s->listeners; o; o = o->next)
-		if (o == l)
-			return true;
-	return false;
-}
-
-/* Tells every listener; one that a notify removed (its own or another's)
- * is not told, one that a notify added is told next time. */
-static void emit(struct sess *s, enum sess_signal sig, const void *data)
-{
-	struct sess_listener *snap[64], **all = snap;
-	size_t n = 0, cap = sizeof(snap) / sizeof(snap[0]);
-
-	for (struct sess_listener *l = s->listeners; l; l = l->next)
-		n++;
-	if (n > cap && !(all = malloc(n * sizeof(*all)))) {
-		all = snap; /* out of memory: tell the first ones */
-		n = cap;
-	}
-	n = 0;
-	for (struct sess_listener *l = s->listeners; l && (all != snap || n < cap); l = l->next)
-		all[n++] = l;
-	for (size_t i = 0; i < n; i++)
-		if (listening(s, all[i]))
-			all[i]->notify(all[i], s, sig, data);
-	if (all != snap)
-		free(all);
-}
-
-void sess_event(struct sess *s, const char *type, json_t *data)
-{
-	int64_t seq = events_add(&s->events, type, data);
-	json_t *kept = seq ? events_since(&s->events, seq - 1) : NULL;
-
-	/* Live viewers get it too (docs/stream.md). */
-	if (json_array_size(kept) == 1)
-		emit(s, SESS_SIGNAL_EVENT, json_array_get(kept, 0));
-	json_decref(kept);
-	sess_wake(s);
-}
-
-void sess_guest_stopping(struct sess *s, const char *why)
-{
-	emit(s, SESS_SIGNAL_GUEST_STOPPING, why);
-}
-
 void sess_set_vm(struct sess *s, struct vmm_vm *vm)
 {
 	s->vm = vm;
 	memset(&s->guest, 0, sizeof(s->guest));
 	if (vm)
 		vmm_vm_identity(vm, &s->guest);
-}
-
-void sess_set_state(struct sess *s, enum sess_state st)
-{
-	if (s->state == st) {
-		sess_save(s); /* the guest may have changed (a resume from disk) */
-		return;
-	}
-	s->state = st;
-	sess_usage_state(s);
-	sess_save(s); /* recorded before anyone hears of it */
-	sess_event(s, "state",
-		   json_pack("{s:s, s:s*}", "status", sess_state_name(st), "paused",
-			     st != SESS_PAUSED		   ? NULL
-			     : s->pause == SESS_PAUSE_DISK ? "disk"
-							   : "memory"));
 }
 
 void sess_stop_guest(struct sess *s, const char *why)
@@ -178,7 +64,7 @@ int sess_adopt_mirror(struct sess *s, struct display_mirror *m)
 
 /* Starts connecting to the agent at path (keeping first, a link already
  * open, when given). */
-static void start_agent_at(struct sess *s, const char *path, struct agent_link *first)
+void sess_start_agent_at(struct sess *s, const char *path, struct agent_link *first)
 {
 	if (!(s->agent = sess_agent_start(path, first, egress_accept, s->egress)))
 		log_warn("session", "%s: cannot start the agent connection", s->id);
@@ -193,64 +79,7 @@ void sess_start_agent(struct sess *s, struct agent_link *first)
 		return;
 	}
 	vmm_vm_socket(s->vm, VMM_SOCKET_AGENT, path, sizeof(path));
-	start_agent_at(s, path, first);
-}
-
-/* Records a size not yet recorded, unless the last one was recorded less
- * than SESS_SCREEN_SAVE_GAP_MS ago. */
-static void save_screen(struct sess *s)
-{
-	int64_t now = fs_now_ms();
-
-	if (!s->screen_unsaved || now - s->screen_saved_ms < SESS_SCREEN_SAVE_GAP_MS)
-		return;
-	s->screen_unsaved = false;
-	s->screen_saved_ms = now;
-	sess_save(s);
-}
-
-/* The screen's size as s's mirror shows it now: see sess_follow_screen. */
-static void follow_screen(struct sess *s)
-{
-	struct display_frame *f = s->mirror ? display_mirror_latest(s->mirror) : NULL;
-	struct screen_size cur = { s->width, s->height }, now;
-	bool changed;
-
-	if (!f)
-		return;
-	changed = screen_size_follow(cur, s->screen_said,
-				     (struct screen_size){ f->width, f->height }, &now);
-	display_frame_unref(f);
-	if (now.width == s->screen_said.width && now.height == s->screen_said.height)
-		s->screen_said = (struct screen_size){ 0, 0 }; /* it is in effect */
-	if (!changed)
-		return;
-	log_info("session", "%s: the guest's screen is now %dx%d (was %dx%d)", s->id, now.width,
-		 now.height, s->width, s->height);
-	s->width = now.width;
-	s->height = now.height;
-	if (s->pointer_x >= s->width)
-		s->pointer_x = s->width - 1;
-	if (s->pointer_y >= s->height)
-		s->pointer_y = s->height - 1;
-	/* A restart finds the guest at this size: recorded now, or within
-	 * SESS_SCREEN_SAVE_GAP_MS of the last time (sess_tick). */
-	s->screen_unsaved = true;
-	save_screen(s);
-	sess_event(s, "screen_resized",
-		   json_pack("{s:i, s:i}", "width", s->width, "height", s->height));
-}
-
-void sess_follow_screen(struct sess *s)
-{
-	if (s->state == SESS_READY && !s->job)
-		follow_screen(s);
-}
-
-void sess_screen_said(struct sess *s, int width, int height)
-{
-	s->screen_said = (struct screen_size){ width, height };
-	sess_follow_screen(s);
+	sess_start_agent_at(s, path, first);
 }
 
 void sess_mark_ready(struct sess *s, struct display_mirror *m)
@@ -261,109 +90,12 @@ void sess_mark_ready(struct sess *s, struct display_mirror *m)
 	}
 	/* A guest restored or resumed shows the screen it had (a template's
 	 * guest saved after its resolution changed): said before "ready". */
-	follow_screen(s);
+	sess_follow_screen_now(s);
 	sess_start_agent(s, NULL);
 	if (!s->ready_ms)
 		s->ready_ms = fs_now_ms();
 	s->active_ms = fs_now_ms();
 	sess_set_state(s, SESS_READY);
-}
-
-void sess_set_timeout(struct sess *s, int timeout_s)
-{
-	s->expires_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
-	s->warned = false;
-	sess_save(s);
-}
-
-int64_t sess_deadline(const struct sess *s, const char **which)
-{
-	int64_t d = s->expires_ms;
-
-	*which = "timeout";
-	if (s->req.idle_timeout_s && s->state == SESS_READY) {
-		int64_t idle = s->active_ms + (int64_t)s->req.idle_timeout_s * 1000;
-
-		if (!d || idle < d) {
-			d = idle;
-			*which = "idle_timeout";
-		}
-	}
-	return d;
-}
-
-/* Warns before the deadline; at it, kills or pauses. Returns true when s
- * was destroyed. */
-static bool check_expiry(struct sess *s)
-{
-	const char *which;
-	int64_t d = sess_deadline(s, &which), now = fs_now_ms(), warn;
-	int64_t life = !strcmp(which, "timeout") ? (int64_t)s->req.timeout_s * 1000
-						 : (int64_t)s->req.idle_timeout_s * 1000;
-	struct api_error e;
-
-	/* A boot may be cut short (the job frees its guest); other jobs end first. */
-	if (!d || (s->job && s->job->kind != &job_kind_boot) || s->state == SESS_FAILED)
-		return false;
-	warn = life / 2 < SESS_EXPIRY_WARNING_MS ? life / 2 : SESS_EXPIRY_WARNING_MS;
-	if (now < d - warn) {
-		s->warned = false; /* activity moved the idle deadline away */
-		return false;
-	}
-	if (!s->warned) {
-		s->warned = true;
-		sess_event(s, "expiring",
-			   json_pack("{s:s, s:I, s:s}", "reason", which, "in_ms",
-				     (json_int_t)(d - now), "action",
-				     s->req.expire_pause ? "pause" : "kill"));
-	}
-	if (now < d)
-		return false;
-	if (s->req.expire_pause && s->state != SESS_PAUSED) {
-		log_info("session", "%s reached its %s: pausing to disk", s->id, which);
-		s->expires_ms = 0; /* spent: a resumed session lives on */
-		sess_event(s, "expired",
-			   json_pack("{s:s, s:s}", "reason", which, "action", "pause"));
-		if (s->state == SESS_READY && sess_pause(s, SESS_PAUSE_DISK, &e) < 0)
-			log_warn("session", "%s: expiry pause failed: %s", s->id, e.message);
-		return false;
-	}
-	if (s->req.expire_pause) {
-		s->expires_ms = 0; /* already paused */
-		return false;
-	}
-	log_info("session", "%s reached its %s: destroying", s->id, which);
-	sess_destroy(s, NULL);
-	return true;
-}
-
-/* The heartbeat: services QMP and the console, notices the guest becoming
- * ready or dying, jobs ending, and the session expiring. */
-static void sess_tick(lws_sorted_usec_list_t *sul)
-{
-	struct sess *s = lws_container_of(sul, struct sess, sul);
-	char err[2048];
-	int rc;
-
-	if (s->job && job_done(s->job))
-		sess_job_finished(s);
-	if (check_expiry(s))
-		return;
-	sess_usage_tick(s);
-	save_screen(s);
-	/* A booting guest's agent is up long before its desktop: be linked
-	 * when it is ready. */
-	if (s->job && s->job->kind == &job_kind_boot && !s->agent && job_started(s->job))
-		start_agent_at(s, s->job->agent_path, NULL);
-	if (!s->vm || s->job)
-		goto again;
-	rc = vmm_vm_service(s->vm, 0, err, sizeof(err));
-	if (rc < 0)
-		sess_set_failed(s, err);
-	else
-		sess_follow_screen(s);
-again:
-	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
 }
 
 /* Starts restoring the template req->image as a job: the session is ready
@@ -603,23 +335,6 @@ void sess_free_unlinked(struct sess *s)
 	free(s);
 }
 
-int sess_ext_set(struct sess *s, const char *room, json_t *value)
-{
-	if (!value) {
-		json_object_del(s->ext, room);
-	} else if ((!s->ext && !(s->ext = json_object())) ||
-		   json_object_set_new(s->ext, room, value) < 0) {
-		return -ENOMEM;
-	}
-	sess_save(s);
-	return 0;
-}
-
-const json_t *sess_ext_get(const struct sess *s, const char *room)
-{
-	return json_object_get(s->ext, room);
-}
-
 void sess_link(struct sess *s)
 {
 	struct gw *gw = s->gw;
@@ -633,7 +348,7 @@ void sess_link(struct sess *s)
 	gw->memory_used_mib += s->memory_mib;
 	events_add(&s->events, "state", json_pack("{s:s}", "status", sess_state_name(s->state)));
 	sess_save(s);
-	lws_sul_schedule(gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+	sess_tick_start(s);
 }
 
 int sess_create(struct gw *gw, const struct session_request *req, struct sess **out,
@@ -678,7 +393,7 @@ static void unlink_session(struct sess *s)
 			break;
 		}
 	lws_sul_cancel(&s->sul);
-	emit(s, SESS_SIGNAL_DESTROY, NULL);
+	sess_emit(s, SESS_SIGNAL_DESTROY, NULL);
 	if (s->listeners)
 		log_warn("session", "%s: a listener stayed past destroy", s->id);
 	s->listeners = NULL;
@@ -744,58 +459,4 @@ void sess_release_all(struct gw *gw)
 		unlink_session(s);
 		free_session(s, NULL, true);
 	}
-}
-
-int sess_add_waiter(struct sess *s, struct lws *wsi, bool watch)
-{
-	int watching = 0, free_slot = -1;
-
-	for (int i = 0; i < SESS_MAX_WAITERS; i++) {
-		watching += s->waiters[i] && s->watching[i];
-		if (!s->waiters[i] && free_slot < 0)
-			free_slot = i;
-	}
-	if (free_slot < 0 || (watch && watching >= SESS_MAX_WATCHERS))
-		return -ENOSPC;
-	s->waiters[free_slot] = wsi;
-	s->watching[free_slot] = watch;
-	return 0;
-}
-
-bool sess_can_wait(const struct sess *s)
-{
-	for (int i = 0; i < SESS_MAX_WAITERS; i++)
-		if (!s->waiters[i])
-			return true;
-	return false;
-}
-
-void sess_remove_waiter(struct sess *s, struct lws *wsi)
-{
-	for (int i = 0; i < SESS_MAX_WAITERS; i++)
-		if (s->waiters[i] == wsi) {
-			s->waiters[i] = NULL;
-			s->watching[i] = false;
-		}
-}
-
-void sess_wake_waiters(struct sess *s)
-{
-	sess_wake(s);
-}
-
-void sess_touch(struct sess *s)
-{
-	s->active_ms = fs_now_ms();
-}
-
-void sess_set_pointer(struct sess *s, int x, int y)
-{
-	s->pointer_x = x;
-	s->pointer_y = y;
-}
-
-void sess_note_click(struct sess *s)
-{
-	s->last_click_ms = fs_now_ms();
 }

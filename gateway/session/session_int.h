@@ -63,6 +63,16 @@ struct sess {
 	bool watching[SESS_MAX_WAITERS]; /* that waiter only watches (SESS_MAX_WATCHERS) */
 };
 
+/* Tells s's listeners sig (session_state.c). */
+void sess_emit(struct sess *s, enum sess_signal sig, const void *data);
+/* Takes the guest's screen size from its latest frame now, whatever s's
+ * state (sess_follow_screen does so only while it is ready). */
+void sess_follow_screen_now(struct sess *s);
+/* Starts connecting to the agent at path (keeping first, a link already
+ * open, when given). */
+void sess_start_agent_at(struct sess *s, const char *path, struct agent_link *first);
+/* Starts s's heartbeat (session_tick.c); sess_destroy's unlink stops it. */
+void sess_tick_start(struct sess *s);
 /* Makes requests waiting on s writable (they look at it again). */
 void sess_wake(struct sess *s);
 /* Changes the state, with a "state" event. */

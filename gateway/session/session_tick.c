@@ -1,0 +1,174 @@
+/* gateway/session/session_tick.c: the top of a session: its heartbeat
+ * (every POLL_US), which takes a finished job's results, services the
+ * guest's QMP and console, links a booting guest's agent, follows its
+ * screen's size, writes that size to the record, meters, and ends the
+ * session (or pauses it) at its deadline. Loop thread. */
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "gateway/session/job_kind.h"
+#include "gateway/session/session_int.h"
+#include "gateway/session/session_usage.h"
+
+#include <string.h>
+
+#define POLL_US (20 * LWS_US_PER_MS)
+
+/* Records a size not yet recorded, unless the last one was recorded less
+ * than SESS_SCREEN_SAVE_GAP_MS ago. */
+static void save_screen(struct sess *s)
+{
+	int64_t now = fs_now_ms();
+
+	if (!s->screen_unsaved || now - s->screen_saved_ms < SESS_SCREEN_SAVE_GAP_MS)
+		return;
+	s->screen_unsaved = false;
+	s->screen_saved_ms = now;
+	sess_save(s);
+}
+
+/* The screen's size as s's mirror shows it now: see sess_follow_screen. */
+void sess_follow_screen_now(struct sess *s)
+{
+	struct display_frame *f = s->mirror ? display_mirror_latest(s->mirror) : NULL;
+	struct screen_size cur = { s->width, s->height }, now;
+	bool changed;
+
+	if (!f)
+		return;
+	changed = screen_size_follow(cur, s->screen_said,
+				     (struct screen_size){ f->width, f->height }, &now);
+	display_frame_unref(f);
+	if (now.width == s->screen_said.width && now.height == s->screen_said.height)
+		s->screen_said = (struct screen_size){ 0, 0 }; /* it is in effect */
+	if (!changed)
+		return;
+	log_info("session", "%s: the guest's screen is now %dx%d (was %dx%d)", s->id, now.width,
+		 now.height, s->width, s->height);
+	s->width = now.width;
+	s->height = now.height;
+	if (s->pointer_x >= s->width)
+		s->pointer_x = s->width - 1;
+	if (s->pointer_y >= s->height)
+		s->pointer_y = s->height - 1;
+	/* A restart finds the guest at this size: recorded now, or within
+	 * SESS_SCREEN_SAVE_GAP_MS of the last time (sess_tick). */
+	s->screen_unsaved = true;
+	save_screen(s);
+	sess_event(s, "screen_resized",
+		   json_pack("{s:i, s:i}", "width", s->width, "height", s->height));
+}
+
+void sess_follow_screen(struct sess *s)
+{
+	if (s->state == SESS_READY && !s->job)
+		sess_follow_screen_now(s);
+}
+
+void sess_screen_said(struct sess *s, int width, int height)
+{
+	s->screen_said = (struct screen_size){ width, height };
+	sess_follow_screen(s);
+}
+
+void sess_set_timeout(struct sess *s, int timeout_s)
+{
+	s->expires_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
+	s->warned = false;
+	sess_save(s);
+}
+
+int64_t sess_deadline(const struct sess *s, const char **which)
+{
+	int64_t d = s->expires_ms;
+
+	*which = "timeout";
+	if (s->req.idle_timeout_s && s->state == SESS_READY) {
+		int64_t idle = s->active_ms + (int64_t)s->req.idle_timeout_s * 1000;
+
+		if (!d || idle < d) {
+			d = idle;
+			*which = "idle_timeout";
+		}
+	}
+	return d;
+}
+
+/* Warns before the deadline; at it, kills or pauses. Returns true when s
+ * was destroyed. */
+static bool check_expiry(struct sess *s)
+{
+	const char *which;
+	int64_t d = sess_deadline(s, &which), now = fs_now_ms(), warn;
+	int64_t life = !strcmp(which, "timeout") ? (int64_t)s->req.timeout_s * 1000
+						 : (int64_t)s->req.idle_timeout_s * 1000;
+	struct api_error e;
+
+	/* A boot may be cut short (the job frees its guest); other jobs end first. */
+	if (!d || (s->job && s->job->kind != &job_kind_boot) || s->state == SESS_FAILED)
+		return false;
+	warn = life / 2 < SESS_EXPIRY_WARNING_MS ? life / 2 : SESS_EXPIRY_WARNING_MS;
+	if (now < d - warn) {
+		s->warned = false; /* activity moved the idle deadline away */
+		return false;
+	}
+	if (!s->warned) {
+		s->warned = true;
+		sess_event(s, "expiring",
+			   json_pack("{s:s, s:I, s:s}", "reason", which, "in_ms",
+				     (json_int_t)(d - now), "action",
+				     s->req.expire_pause ? "pause" : "kill"));
+	}
+	if (now < d)
+		return false;
+	if (s->req.expire_pause && s->state != SESS_PAUSED) {
+		log_info("session", "%s reached its %s: pausing to disk", s->id, which);
+		s->expires_ms = 0; /* spent: a resumed session lives on */
+		sess_event(s, "expired",
+			   json_pack("{s:s, s:s}", "reason", which, "action", "pause"));
+		if (s->state == SESS_READY && sess_pause(s, SESS_PAUSE_DISK, &e) < 0)
+			log_warn("session", "%s: expiry pause failed: %s", s->id, e.message);
+		return false;
+	}
+	if (s->req.expire_pause) {
+		s->expires_ms = 0; /* already paused */
+		return false;
+	}
+	log_info("session", "%s reached its %s: destroying", s->id, which);
+	sess_destroy(s, NULL);
+	return true;
+}
+
+/* The heartbeat: services QMP and the console, notices the guest becoming
+ * ready or dying, jobs ending, and the session expiring. */
+static void sess_tick(lws_sorted_usec_list_t *sul)
+{
+	struct sess *s = lws_container_of(sul, struct sess, sul);
+	char err[2048];
+	int rc;
+
+	if (s->job && job_done(s->job))
+		sess_job_finished(s);
+	if (check_expiry(s))
+		return;
+	sess_usage_tick(s);
+	save_screen(s);
+	/* A booting guest's agent is up long before its desktop: be linked
+	 * when it is ready. */
+	if (s->job && s->job->kind == &job_kind_boot && !s->agent && job_started(s->job))
+		sess_start_agent_at(s, s->job->agent_path, NULL);
+	if (!s->vm || s->job)
+		goto again;
+	rc = vmm_vm_service(s->vm, 0, err, sizeof(err));
+	if (rc < 0)
+		sess_set_failed(s, err);
+	else
+		sess_follow_screen(s);
+again:
+	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+}
+
+
+void sess_tick_start(struct sess *s)
+{
+	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+}
