@@ -167,7 +167,6 @@ again:
 	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
 }
 
-
 void sess_tick_start(struct sess *s)
 {
 	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
