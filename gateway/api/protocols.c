@@ -115,7 +115,8 @@ static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_r
  * ended, the agent sent something. Everyone who may be waiting looks. */
 static void woken(struct gw *gw)
 {
-	encode_pool_reap(gw->encoders); /* finished encodes first */
+	sess_reap_jobs(gw); /* a job's end is its session's at once */
+	encode_pool_reap(gw->encoders); /* finished encodes */
 	work_queue_reap(gw->guest_work); /* then the other work's dones */
 	work_queue_reap(gw->bulk_work);
 	run_poke_all();

@@ -218,6 +218,10 @@ int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved
 bool sess_saving(const struct sess *s, const char *tpl_name);
 /* Makes the requests waiting on s look at it again. */
 void sess_wake_waiters(struct sess *s);
+/* Ends every session's job whose thread is done (it woke the loop): the
+ * session takes its results and its waiters are woken now, not at its
+ * next heartbeat. Loop thread. */
+void sess_reap_jobs(struct gw *gw);
 /* Counts as activity for the idle timeout. */
 void sess_touch(struct sess *s);
 /* The keymap of s's keyboard layout for its actions (NULL: US, the

@@ -146,7 +146,7 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 	char err[2048];
 	int rc;
 
-	if (s->job && job_done(s->job))
+	if (s->job && job_done(s->job)) /* sess_reap_jobs took it, else now */
 		sess_job_finished(s);
 	if (check_expiry(s))
 		return;
@@ -170,4 +170,12 @@ again:
 void sess_tick_start(struct sess *s)
 {
 	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+}
+
+void sess_reap_jobs(struct gw *gw)
+{
+	/* Ending a job never frees a session (its own or another's). */
+	for (struct sess *s = gw->sessions; s; s = s->next)
+		if (s->job && job_done(s->job))
+			sess_job_finished(s);
 }
