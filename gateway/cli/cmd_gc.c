@@ -135,6 +135,7 @@ int cmd_gc(int argc, char **argv)
 	}
 	if ((rc = cli_cmd_answer(&cli_gc_cmd, rc, err)) >= 0)
 		return rc;
+	rc = 0; /* the exit status from here on */
 	g.dry_run = cfg.dry_run;
 	if (cfg.state_dir)
 		snprintf(state_dir, sizeof(state_dir), "%s", cfg.state_dir);

@@ -49,6 +49,16 @@ static void test_usage_errors(void **state)
 	expect("boot --help", 0, "usage: vitrine boot");
 	expect("gc extra", 2, "usage: vitrine gc");
 	expect("gc extra", 2, "vitrine gc: unexpected argument 'extra'");
+	/* and a gc that did its work says so and exits 0 (it exited 255
+	 * once its line came from the option table) */
+	{
+		char dir[] = "/tmp/vitrine-cli-gc-XXXXXX", args[128];
+
+		assert_non_null(mkdtemp(dir));
+		snprintf(args, sizeof(args), "gc --dry-run --state-dir %s", dir);
+		expect(args, 0, "records; would remove");
+		fs_rm_rf(dir);
+	}
 	expect("boot --template t --help", 0, "usage: vitrine boot --template NAME");
 	expect("boot --template t --hold x", 2, "--hold must be a whole number in 0..86400");
 	expect("boot --template t --image tiny", 2, "unrecognized option '--image'");
