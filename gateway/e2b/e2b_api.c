@@ -469,11 +469,11 @@ static void connect_sandbox(struct http_req *r)
 	/* A sandbox answers once its commands would run: one adopted by a
 	 * gateway just started connects to its agent on a thread of its own,
 	 * and a process started before that link is up is refused. */
-	if (sess_state_of(s) == SESS_READY && !sess_busy_with(s) && agent_up(s)) {
-		http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), true));
-		return;
-	}
 	if (sess_state_of(s) == SESS_READY && !sess_busy_with(s)) {
+		if (agent_up(s)) {
+			http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), true));
+			return;
+		}
 		/* no longer than an exec waits for the link */
 		e2b_call_of(r)->was_running = true;
 		wait_up_to(r, s, SESS_AGENT_WAIT_MS);

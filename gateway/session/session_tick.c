@@ -138,6 +138,13 @@ static bool check_expiry(struct sess *s)
 	return true;
 }
 
+/* s's job, if its thread is done: its results are s's now. */
+static void reap_job(struct sess *s)
+{
+	if (s->job && job_done(s->job))
+		sess_job_finished(s);
+}
+
 /* The heartbeat: services QMP and the console, notices the guest becoming
  * ready or dying, jobs ending, and the session expiring. */
 static void sess_tick(lws_sorted_usec_list_t *sul)
@@ -146,8 +153,7 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 	char err[2048];
 	int rc;
 
-	if (s->job && job_done(s->job)) /* sess_reap_jobs took it, else now */
-		sess_job_finished(s);
+	reap_job(s); /* sess_reap_jobs took it, else now */
 	if (check_expiry(s))
 		return;
 	sess_usage_tick(s);
@@ -176,6 +182,5 @@ void sess_reap_jobs(struct gw *gw)
 {
 	/* Ending a job never frees a session (its own or another's). */
 	for (struct sess *s = gw->sessions; s; s = s->next)
-		if (s->job && job_done(s->job))
-			sess_job_finished(s);
+		reap_job(s);
 }
