@@ -168,7 +168,8 @@ int work_queue_create(const struct work_queue_config *cfg, struct work_queue **o
 
 	*out = NULL;
 	if (threads < 1 || threads > WORK_QUEUE_MAX_THREADS || cfg->max_jobs < 1 || !cfg->wake ||
-	    !cfg->worker_init != !cfg->worker_fini)
+	    !cfg->worker_init != !cfg->worker_fini || cfg->max_per_owner < 0 ||
+	    (threads > 1 && cfg->max_per_owner >= threads))
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -176,7 +177,7 @@ int work_queue_create(const struct work_queue_config *cfg, struct work_queue **o
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work_cond, NULL);
 	p->cfg = *cfg;
-	p->max_per_owner = threads > 1 ? threads - 1 : 1;
+	p->max_per_owner = threads == 1 ? 1 : cfg->max_per_owner ? cfg->max_per_owner : threads - 1;
 	for (int i = 0; i < threads; i++) {
 		p->workers[i].q = p;
 		if (cfg->worker_init && !(p->workers[i].ctx = cfg->worker_init(cfg->hooks_ud))) {

@@ -6,13 +6,15 @@
  * with an encoder per worker): submit with a completion, reap completions
  * on the loop, cancel by job or by owner, drain once at shutdown.
  *
- * Threads. The owner thread alone calls create, submit, reap, cancel and
- * destroy, and every `done` runs on it, inside reap, cancel or destroy: a
+ * Threads. The owner thread alone calls create, reap, cancel and destroy,
+ * and every `done` runs on it, inside reap, cancel or destroy: a
  * done may touch loop state freely, and may submit or cancel (never
  * destroy). Workers run only `work`, the worker hooks, and, when a
  * finished job is waiting for the owner, `wake(wake_ud)`: wake must only
  * wake the owner's loop (lws_cancel_service()) and be callable until
- * destroy returns.
+ * destroy returns. Submit is the owner thread's too, and may also come from
+ * another thread that is sure to be done submitting before destroy starts
+ * (the gateway's agent links: they are joined when their sessions end).
  *
  *	loop:    work_queue_submit(q, owner, work, done, job)   0, or -EBUSY: full
  *	worker:  work(job, worker_ctx)                           the long part
@@ -28,15 +30,16 @@
  * submitter that goes away first cancels its queued jobs and marks the
  * rest abandoned, for their done to free.
  *
- * Fairness. Jobs with an owner (a session, say) hold at most threads - 1
- * workers at once (1 with one thread), so one owner's many jobs never keep
- * another's waiting behind them; queued jobs otherwise run oldest first. */
+ * Fairness. Jobs with an owner (a session, say) hold at most max_per_owner
+ * workers at once (threads - 1 unless configured; 1 with one thread), so
+ * one owner's many jobs never keep another's waiting behind them; queued
+ * jobs otherwise run oldest first. */
 #ifndef VITRINE_COMMON_WORK_QUEUE_H
 #define VITRINE_COMMON_WORK_QUEUE_H
 
 #include <stdint.h>
 
-#define WORK_QUEUE_MAX_THREADS 16
+#define WORK_QUEUE_MAX_THREADS 64
 
 struct work_queue;
 
@@ -49,6 +52,10 @@ struct work_queue_config {
 	int threads; /* 1..WORK_QUEUE_MAX_THREADS workers */
 	int max_jobs; /* queued, running and finished but not reaped at once; >= 1 */
 	int nice; /* each worker's nice value (0: as the process): bulk work yields */
+	/* Workers one owner's jobs may hold at once, 1..threads - 1 (0: threads
+	 * - 1; with one thread always 1): lower for work that can stall long,
+	 * so a few stalled owners leave the rest room. */
+	int max_per_owner;
 	/* Called from a worker when a finished job waits for reap (at least
 	 * once after each job, possibly once for several). Required. */
 	void (*wake)(void *wake_ud);
@@ -74,11 +81,12 @@ struct work_queue_stats {
 int work_queue_create(const struct work_queue_config *cfg, struct work_queue **out);
 
 /* Queues work(ud, ctx) for a worker on behalf of owner (NULL: none);
- * done(ud, status) follows on the owner thread. Returns 0, or without
+ * done(ud, status) follows on the owner thread (see Threads for who may
+ * submit). Returns 0, or without
  * calling anything (ud stays the caller's): -EBUSY when max_jobs jobs are
  * in the queue (try again after a reap, or drop the work), -ESHUTDOWN from
  * a done run by destroy, -EINVAL (no work or done), -ENOMEM. Never blocks
- * on a job. Owner thread. */
+ * on a job. */
 int work_queue_submit(struct work_queue *q, const void *owner, work_queue_work_fn work,
 		      work_queue_done_fn done, void *ud);
 

@@ -61,6 +61,9 @@ struct chan {
 	bool want_writable; /* a send was told FULL or refused: call writable() */
 	bool want_close;
 	char close_reason[128];
+	/* a dial (agent_chan_dial): a socket connecting for the owner */
+	int dial_fd; /* owned, -1 when none */
+	int64_t dial_until_ms; /* CLOCK_MONOTONIC */
 	/* relay */
 	int fd; /* owned, -1 when not a relay */
 	struct q to_fd;
@@ -207,6 +210,8 @@ static void chan_free(struct chan *c)
 	}
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->dial_fd >= 0)
+		close(c->dial_fd);
 	q_free(&c->to_fd);
 	free(c);
 }
@@ -245,7 +250,7 @@ static struct chan *chan_add(struct agent_link *l, uint32_t id, enum agent_chan_
 	c->u = u;
 	agent_chan_state_init(&c->st, kind, l->version);
 	c->pend_tail = &c->pend;
-	c->fd = -1;
+	c->fd = c->dial_fd = -1;
 	c->next = l->chans;
 	l->chans = c;
 	return c;
@@ -536,17 +541,77 @@ static void housekeeping(struct agent_link *l)
 	}
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Under mu: a dial's end (its socket writable or in error: revents; or
+ * its time up: 0). The socket goes back to the owner, connected or not. */
+static void dial_end(struct agent_link *l, struct chan *c, short revents)
+{
+	int fd = c->dial_fd, err = 0;
+	socklen_t sl = sizeof(err);
+
+	c->dial_fd = -1;
+	if (!revents)
+		err = ETIMEDOUT;
+	else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0)
+		err = errno;
+	else if (!err && !(revents & POLLOUT))
+		err = ECONNREFUSED; /* hung up without an error said */
+	if (err) {
+		close(fd);
+		fd = -1;
+	}
+	if (c->ops && c->ops->dialed) {
+		pthread_mutex_unlock(&l->mu);
+		c->ops->dialed(c->u, fd, -err);
+		pthread_mutex_lock(&l->mu);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+}
+
+/* Under mu: the dials whose time is up end; returns the poll timeout until
+ * the next one's (at most 1000 ms). */
+static int dials_due(struct agent_link *l)
+{
+	int64_t now = mono_ms(), next = now + 1000;
+
+	for (bool again = true; again;) {
+		again = false;
+		for (struct chan *c = l->chans; c; c = c->next) {
+			if (c->dial_fd < 0)
+				continue;
+			if (c->dial_until_ms <= now) {
+				dial_end(l, c, 0);
+				again = true; /* the table may have changed */
+				break;
+			}
+			if (c->dial_until_ms < next)
+				next = c->dial_until_ms;
+		}
+	}
+	return (int)(next - now);
+}
+
 static void *link_thread(void *arg)
 {
 	struct agent_link *l = arg;
 	struct pollfd pfd[MAX_POLL];
 	uint32_t ids[MAX_POLL];
+	bool dial[MAX_POLL];
 
 	pthread_mutex_lock(&l->mu);
 	while (!l->stop && !l->dead) {
-		int n = 0;
+		int n = 0, timeout;
 
 		housekeeping(l);
+		timeout = dials_due(l);
 		/* A guest that does not read what we owe it is not read either. */
 		pfd[n++] = (struct pollfd){ l->fd,
 					    (short)((q_size(&l->out) < LINK_OUT_HIGH ? POLLIN : 0) |
@@ -556,6 +621,13 @@ static void *link_thread(void *arg)
 		for (struct chan *c = l->chans; c && n < MAX_POLL; c = c->next) {
 			short ev = 0;
 
+			if (c->dial_fd >= 0) {
+				ids[n] = c->id;
+				dial[n] = true;
+				pfd[n++] = (struct pollfd){ c->dial_fd, POLLOUT, 0 };
+				if (n == MAX_POLL)
+					break;
+			}
 			if (c->fd < 0)
 				continue;
 			if (!c->fd_eof && c->st.tx_credit > 0 && q_size(&l->out) < OUT_HIGH)
@@ -565,10 +637,11 @@ static void *link_thread(void *arg)
 			if (!ev)
 				continue;
 			ids[n] = c->id;
+			dial[n] = false;
 			pfd[n++] = (struct pollfd){ c->fd, ev, 0 };
 		}
 		pthread_mutex_unlock(&l->mu);
-		if (poll(pfd, (nfds_t)n, 1000) < 0 && errno != EINTR) {
+		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR) {
 			pthread_mutex_lock(&l->mu);
 			l->dead = true;
 			break;
@@ -587,7 +660,11 @@ static void *link_thread(void *arg)
 		for (int i = 2; i < n && !l->dead; i++) {
 			struct chan *c = find(l, ids[i]);
 
-			if (!c || c->fd < 0 || !pfd[i].revents)
+			if (c && dial[i] && c->dial_fd >= 0 && pfd[i].revents) {
+				dial_end(l, c, pfd[i].revents);
+				continue;
+			}
+			if (!c || dial[i] || c->fd < 0 || !pfd[i].revents)
 				continue;
 			if (pfd[i].revents & POLLOUT)
 				relay_write(l, c);
@@ -934,6 +1011,24 @@ int agent_chan_relay(struct agent_link *l, uint32_t chan, int fd, const void *to
 			put_frame(l, chan, AGENT_DATA, 0, to_guest, to_guest_len);
 			agent_chan_sent(&c->st, to_guest_len);
 		}
+	}
+	pthread_mutex_unlock(&l->mu);
+	wake(l);
+	return rc;
+}
+
+int agent_chan_dial(struct agent_link *l, uint32_t chan, int fd, int timeout_ms)
+{
+	struct chan *c;
+	int rc = 0;
+
+	pthread_mutex_lock(&l->mu);
+	if (!(c = find(l, chan)) || c->dial_fd >= 0 || c->fd >= 0) {
+		close(fd);
+		rc = -ENOENT;
+	} else {
+		c->dial_fd = fd;
+		c->dial_until_ms = mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	}
 	pthread_mutex_unlock(&l->mu);
 	wake(l);

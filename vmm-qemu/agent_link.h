@@ -11,7 +11,8 @@
  * sends more than it was given, or breaks the protocol on a channel, loses
  * that channel (agent_frame.h; counted in agent_link_stats). A channel can
  * also be tied to a file descriptor (agent_chan_relay), in which case the
- * link copies both ways and acks by itself. */
+ * link copies both ways and acks by itself, and can have the link watch a
+ * socket's connect for it (agent_chan_dial), so no thread waits on one. */
 #ifndef VITRINE_VMM_AGENT_LINK_H
 #define VITRINE_VMM_AGENT_LINK_H
 
@@ -50,6 +51,10 @@ struct agent_chan_ops {
 	/* After agent_chan_send said AGENT_SEND_FULL or -ENOBUFS: the queue
 	 * has room again (once). May be NULL. */
 	void (*writable)(void *u);
+	/* A dial's end (agent_chan_dial): err 0 and fd connected, the
+	 * caller's again; or -errno (-ETIMEDOUT: its time was up) and fd -1
+	 * (closed). Not called when the channel ends first. May be NULL. */
+	void (*dialed)(void *u, int fd, int err);
 };
 
 /* A guest-opened channel (a connection to the agent's egress listener):
@@ -124,6 +129,13 @@ void agent_chan_ack(struct agent_link *l, uint32_t chan, size_t n);
  * written). 0 or -ENOENT (fd closed). */
 int agent_chan_relay(struct agent_link *l, uint32_t chan, int fd, const void *to_guest,
 		     size_t to_guest_len, const void *to_fd, size_t to_fd_len, size_t unacked);
+/* Watches fd, a socket whose non-blocking connect is under way (owned
+ * from now on), on the link's poll for chan: once it connects or fails, or
+ * timeout_ms passes, it goes back through chan's dialed(). No thread waits
+ * for it; the channel's frames go to its callbacks meanwhile. A channel
+ * that ends first closes it. One dial at a time, not on a relay. 0 or
+ * -ENOENT (no such channel, or busy: fd closed). */
+int agent_chan_dial(struct agent_link *l, uint32_t chan, int fd, int timeout_ms);
 /* More guest bytes for a relayed chan's fd, not acked yet (the link acks
  * them once written): for a data callback that raced agent_chan_relay.
  * 0, -ENOENT (not a relay), -ENOMEM. */

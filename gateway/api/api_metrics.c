@@ -72,6 +72,7 @@ void api_metrics_reply(struct http_req *r)
 	encode_pool_stats(r->gw->encoders, &now.queues[METRICS_QUEUE_ENCODE]);
 	work_queue_stats(r->gw->guest_work, &now.queues[METRICS_QUEUE_GUEST]);
 	work_queue_stats(r->gw->bulk_work, &now.queues[METRICS_QUEUE_BULK]);
+	work_queue_stats(r->gw->net_work, &now.queues[METRICS_QUEUE_NET]);
 	metrics_proc_sync(list, n);
 	if (metrics_render(&now, &out) < 0) {
 		bytebuf_free(&out);

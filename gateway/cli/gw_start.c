@@ -97,6 +97,12 @@ static void warm_accel_probe(void)
 #define GUEST_WORK_MAX_JOBS 1024
 #define BULK_WORK_THREADS 6
 #define BULK_WORK_MAX_JOBS 256
+/* Egress connections wait here for DNS only (their dials are the agent
+ * link's): one session's lookups hold at most NET_WORK_PER_SESSION workers,
+ * so a guest asking for names that never answer delays its own lookups,
+ * not the others'. */
+#define NET_WORK_THREADS 16
+#define NET_WORK_PER_SESSION 4
 
 /* A worker (an encoder's or a queue's) has a finished job for the loop. */
 static void wake_loop(void *ctx)
@@ -104,12 +110,16 @@ static void wake_loop(void *ctx)
 	lws_cancel_service(ctx);
 }
 
-/* A work queue whose finished jobs wake ctx's loop. 0 or -errno. */
-static int make_queue(struct lws_context *ctx, int threads, int max_jobs, struct work_queue **out)
+/* A work queue whose finished jobs wake ctx's loop (max_per_owner 0: the
+ * queue's default). 0 or -errno. */
+static int make_queue(struct lws_context *ctx, int threads, int max_jobs, int max_per_owner,
+		      struct work_queue **out)
 {
-	const struct work_queue_config cfg = {
-		.threads = threads, .max_jobs = max_jobs, .wake = wake_loop, .wake_ud = ctx
-	};
+	const struct work_queue_config cfg = { .threads = threads,
+					       .max_jobs = max_jobs,
+					       .max_per_owner = max_per_owner,
+					       .wake = wake_loop,
+					       .wake_ud = ctx };
 
 	return work_queue_create(&cfg, out);
 }
@@ -484,8 +494,10 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 		snprintf(err, errlen, "cannot start the encoder threads");
 		goto fail;
 	}
-	if (make_queue(gw->ctx, GUEST_WORK_THREADS, GUEST_WORK_MAX_JOBS, &gw->guest_work) < 0 ||
-	    make_queue(gw->ctx, BULK_WORK_THREADS, BULK_WORK_MAX_JOBS, &gw->bulk_work) < 0) {
+	if (make_queue(gw->ctx, GUEST_WORK_THREADS, GUEST_WORK_MAX_JOBS, 0, &gw->guest_work) < 0 ||
+	    make_queue(gw->ctx, BULK_WORK_THREADS, BULK_WORK_MAX_JOBS, 0, &gw->bulk_work) < 0 ||
+	    make_queue(gw->ctx, NET_WORK_THREADS, gw->egress_cfg.max_total, NET_WORK_PER_SESSION,
+		       &gw->net_work) < 0) {
 		snprintf(err, errlen, "cannot start the work queues' threads");
 		goto fail;
 	}
@@ -556,6 +568,8 @@ void gw_stop(struct gw *gw)
 	gw->guest_work = NULL;
 	work_queue_destroy(gw->bulk_work);
 	gw->bulk_work = NULL;
+	work_queue_destroy(gw->net_work);
+	gw->net_work = NULL;
 	encode_pool_destroy(gw->encoders); /* its workers wake the context too */
 	gw->encoders = NULL;
 	if (gw->ctx)

@@ -69,8 +69,10 @@ struct gw {
 	 * done reaped on the loop (common/work_queue.h; docs/architecture.md,
 	 * "Threads"). guest_work: round trips to a guest that end within
 	 * seconds; bulk_work: child processes and disk work that may take
-	 * minutes. Drained once, by gw_stop. */
-	struct work_queue *guest_work, *bulk_work;
+	 * minutes; net_work: the egress proxy's resolves and connects (a
+	 * session's jobs hold a few of its workers at most). Drained once, by
+	 * gw_stop. */
+	struct work_queue *guest_work, *bulk_work, *net_work;
 	char node[GW_NODE_MAX + 1]; /* prefix of every session id (serve --node) */
 	struct registry *registry; /* cli/gw_start.c's: the session records on disk */
 	char self_bin[4096]; /* this executable, which the guests' supervisors run */

@@ -310,7 +310,7 @@ static void render_now(struct out *o, const struct metrics_now *now)
 	}
 }
 
-static const char *const queue_names[METRICS_QUEUES] = { "encode", "guest", "bulk" };
+static const char *const queue_names[METRICS_QUEUES] = { "encode", "guest", "bulk", "net" };
 
 static void render_queues(struct out *o, const struct metrics_now *now)
 {

@@ -57,7 +57,13 @@ void metrics_stream_frame(uint64_t bytes);
 
 /* The gauges of now, which the caller (the loop) knows. */
 /* The queues metrics_now counts, in its order, as their label says them. */
-enum { METRICS_QUEUE_ENCODE, METRICS_QUEUE_GUEST, METRICS_QUEUE_BULK, METRICS_QUEUES };
+enum {
+	METRICS_QUEUE_ENCODE,
+	METRICS_QUEUE_GUEST,
+	METRICS_QUEUE_BULK,
+	METRICS_QUEUE_NET,
+	METRICS_QUEUES
+};
 
 struct metrics_now {
 	int sessions_starting, sessions_ready, sessions_paused_memory, sessions_paused_disk,

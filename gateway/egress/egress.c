@@ -1,11 +1,16 @@
 /* gateway/egress/egress.c: see egress.h. A connection reads the proxy request
- * head on the link's thread; the verdict on the name is immediate, while
- * resolving and connecting happen on a thread of the connection's own. */
+ * head on the link's thread; the verdict on the name is immediate. The name
+ * is resolved on a worker of the gateway's connect queue (getaddrinfo
+ * blocks; one session's lookups hold a few workers at most), and each
+ * address is dialled without a thread: a non-blocking connect that the
+ * agent link's own poll watches (agent_chan_dial), so a guest's 128 dials
+ * into black holes cost 128 sockets and no waiting worker. */
 #include "gateway/egress/egress.h"
 
 #include "common/bytebuf.h"
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/work_queue.h"
 #include "gateway/egress/egress_addr.h"
 #include "gateway/egress/egress_log.h"
 #include "gateway/egress/proxy_req.h"
@@ -17,7 +22,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,7 +45,7 @@
 #define PRECONNECT_TOTAL (16 * 1024 * 1024)
 
 /* Over every session's egress: connections connecting or relaying
- * (each a descriptor, and a thread while it connects; egress_open_total)
+ * (each a descriptor once it dials; egress_open_total)
  * and the bytes connections hold before their upstream connects. */
 static atomic_int open_total;
 static atomic_size_t preconnect_total;
@@ -70,6 +74,7 @@ struct egress {
 	atomic_int refs;
 	atomic_int connections; /* open now */
 	struct egress_config cfg;
+	struct work_queue *connects; /* the gateway's: where connections resolve and connect */
 	pthread_mutex_t mu;
 	struct egress_rules *rules; /* owned, under mu */
 	struct egress_log *log; /* owned; has its own lock */
@@ -78,8 +83,10 @@ struct egress {
 
 enum conn_state { CONN_HEAD, CONN_CONNECTING, CONN_RELAYING, CONN_REFUSED };
 
+#define MAX_ADDRS 8
+
 /* One guest connection to the proxy. Held by the link (until closed) and
- * by its connect thread. */
+ * by its resolve job (until its done). */
 struct conn {
 	atomic_int refs;
 	struct egress *e; /* held */
@@ -95,6 +102,12 @@ struct conn {
 	uint64_t seq; /* its log entry */
 	struct egress_log_entry entry;
 	int64_t t0;
+	/* The addresses to dial, in order (the resolve job writes them before
+	 * the first dial; then under mu), and why the last one failed. */
+	struct sockaddr_storage addrs[MAX_ADDRS];
+	socklen_t lens[MAX_ADDRS];
+	int n_addrs, next_addr;
+	enum egress_reason why;
 };
 
 int egress_config_add_map(struct egress_config *cfg, const char *arg, char *err, size_t errlen)
@@ -136,7 +149,8 @@ int egress_config_add_map(struct egress_config *cfg, const char *arg, char *err,
 	return 0;
 }
 
-struct egress *egress_create(const struct egress_config *cfg, struct egress_rules *rules)
+struct egress *egress_create(const struct egress_config *cfg, struct work_queue *connects,
+			     struct egress_rules *rules)
 {
 	struct egress *e = calloc(1, sizeof(*e));
 
@@ -147,6 +161,7 @@ struct egress *egress_create(const struct egress_config *cfg, struct egress_rule
 	}
 	atomic_init(&e->refs, 1);
 	e->cfg = *cfg;
+	e->connects = connects;
 	if (!e->cfg.connect_timeout_ms)
 		e->cfg.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
 	e->rules = rules;
@@ -293,13 +308,11 @@ static bool is_own_address(const struct sockaddr *sa)
 	return own;
 }
 
-/* Connects to sa:port within timeout_ms. A socket or -errno. */
-static int connect_to(struct sockaddr_storage *ss, socklen_t len, int port, int timeout_ms)
+/* Starts a non-blocking connect to ss:port. The connecting socket, or
+ * -errno when it failed at once. */
+static int dial_start(struct sockaddr_storage *ss, socklen_t len, int port)
 {
-	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1,
-	    soerr = 0;
-	socklen_t sl = sizeof(soerr);
-	struct pollfd p;
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
 
 	if (fd < 0)
 		return -errno;
@@ -313,16 +326,6 @@ static int connect_to(struct sockaddr_storage *ss, socklen_t len, int port, int 
 
 		close(fd);
 		return rc;
-	}
-	p = (struct pollfd){ fd, POLLOUT, 0 };
-	if (poll(&p, 1, timeout_ms) <= 0) {
-		close(fd);
-		return -ETIMEDOUT;
-	}
-	getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
-	if (soerr) {
-		close(fd);
-		return -soerr;
 	}
 	return fd;
 }
@@ -363,21 +366,96 @@ static int resolve(const struct egress_config *cfg, const char *host, struct soc
 	return k;
 }
 
-static void *connect_thread(void *arg)
+/* Under c->mu: the upstream is connected (fd): the reply, then the bytes
+ * both ways through the link. */
+static void relay(struct conn *c, int fd)
 {
-	struct conn *c = arg;
+	const char *ok = proxy_reply(200);
+	struct bytebuf to_fd = { 0 };
+	size_t extra = c->head.len - c->req.head_len;
+
+	if (!c->req.connect)
+		bytebuf_append(&to_fd, c->req.forward, c->req.forward_len);
+	bytebuf_append(&to_fd, c->head.data + c->req.head_len, extra);
+	c->state = CONN_RELAYING;
+	drop_preconnect(c);
+	c->entry.allowed = true;
+	c->entry.reason = EGRESS_REASON_ALLOWED;
+	egress_log_update(c->e->log, c->seq, &c->entry);
+	agent_chan_relay(c->l, c->chan, fd, c->req.connect ? ok : NULL,
+			 c->req.connect ? strlen(ok) : 0, to_fd.data, to_fd.len, c->unacked);
+	bytebuf_free(&to_fd);
+	bytebuf_free(&c->head); /* the link has its copy */
+}
+
+/* Under c->mu, while c connects: dials its next address (the link watches
+ * the connect and calls on_dialed), or, with none left, refuses with the
+ * last reason. A connection refused meanwhile (too much pending) stops. */
+static void dial_next(struct conn *c)
+{
+	if (c->state == CONN_REFUSED) {
+		release_place(c);
+		return;
+	}
+	while (c->next_addr < c->n_addrs) {
+		int i = c->next_addr++, fd;
+
+		egress_addr_format((struct sockaddr *)&c->addrs[i], c->entry.address,
+				   sizeof(c->entry.address));
+		fd = dial_start(&c->addrs[i], c->lens[i], c->req.port);
+		if (fd >= 0) {
+			/* -ENOENT: the channel is gone (its close lets go of c) */
+			agent_chan_dial(c->l, c->chan, fd, c->e->cfg.connect_timeout_ms);
+			return;
+		}
+		c->why = EGRESS_REASON_CONNECT_FAILED;
+	}
+	{
+		enum egress_reason why = c->why;
+		bool policy = why != EGRESS_REASON_CONNECT_FAILED && why != EGRESS_REASON_TIMEOUT &&
+			      why != EGRESS_REASON_RESOLVE_FAILED;
+
+		refuse(c, policy ? 403 : why == EGRESS_REASON_TIMEOUT ? 504 : 502, why);
+		release_place(c);
+	}
+}
+
+/* Link thread: a dial ended (connected: fd; else err). */
+static void on_dialed(void *u, int fd, int err)
+{
+	struct conn *c = u;
+
+	pthread_mutex_lock(&c->mu);
+	if (fd >= 0 && c->state == CONN_CONNECTING) {
+		relay(c, fd);
+	} else {
+		if (fd >= 0)
+			close(fd); /* refused meanwhile */
+		if (err < 0)
+			c->why = err == -ETIMEDOUT ? EGRESS_REASON_TIMEOUT
+						   : EGRESS_REASON_CONNECT_FAILED;
+		dial_next(c);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* On a worker of the connect queue: the addresses c's host stands for,
+ * those the rules let it reach (not the gateway's own port, not private
+ * ones unless mapped or allowed), then the first dial. */
+static void resolve_work(void *ud, void *ctx)
+{
+	struct conn *c = ud;
 	const struct egress_config *cfg = &c->e->cfg;
-	struct sockaddr_storage addrs[8];
-	socklen_t lens[8];
+	struct sockaddr_storage addrs[MAX_ADDRS];
+	socklen_t lens[MAX_ADDRS];
 	bool mapped;
-	int n = resolve(cfg, c->req.host, addrs, lens, 8, &mapped), fd = -ETIMEDOUT;
+	int n = resolve(cfg, c->req.host, addrs, lens, MAX_ADDRS, &mapped), k = 0;
 	enum egress_reason why = n ? EGRESS_REASON_CONNECT_FAILED : EGRESS_REASON_RESOLVE_FAILED;
 
-	for (int i = 0; i < n && fd < 0; i++) {
+	(void)ctx;
+	for (int i = 0; i < n; i++) {
 		enum egress_addr_class cls = egress_addr_classify((struct sockaddr *)&addrs[i]);
 
-		egress_addr_format((struct sockaddr *)&addrs[i], c->entry.address,
-				   sizeof(c->entry.address));
 		if (c->req.port == cfg->gateway_port &&
 		    is_own_address((struct sockaddr *)&addrs[i])) {
 			why = EGRESS_REASON_GATEWAY_PORT;
@@ -387,45 +465,37 @@ static void *connect_thread(void *arg)
 			why = egress_reason_for_addr(cls);
 			continue;
 		}
-		fd = connect_to(&addrs[i], lens[i], c->req.port, cfg->connect_timeout_ms);
-		if (fd < 0)
-			why = fd == -ETIMEDOUT ? EGRESS_REASON_TIMEOUT
-					       : EGRESS_REASON_CONNECT_FAILED;
+		addrs[k] = addrs[i];
+		lens[k++] = lens[i];
 	}
 	pthread_mutex_lock(&c->mu);
-	if (c->state == CONN_REFUSED) {
-		/* refused while it connected (too much pending) */
-		if (fd >= 0)
-			close(fd);
-		release_place(c);
-	} else if (fd < 0) {
-		bool policy = why != EGRESS_REASON_CONNECT_FAILED && why != EGRESS_REASON_TIMEOUT &&
-			      why != EGRESS_REASON_RESOLVE_FAILED;
-
-		refuse(c, policy ? 403 : why == EGRESS_REASON_TIMEOUT ? 504 : 502, why);
-		release_place(c);
-	} else {
-		const char *ok = proxy_reply(200);
-		struct bytebuf to_fd = { 0 };
-		size_t extra = c->head.len - c->req.head_len;
-
-		if (!c->req.connect)
-			bytebuf_append(&to_fd, c->req.forward, c->req.forward_len);
-		bytebuf_append(&to_fd, c->head.data + c->req.head_len, extra);
-		c->state = CONN_RELAYING;
-		drop_preconnect(c);
-		c->entry.allowed = true;
-		c->entry.reason = EGRESS_REASON_ALLOWED;
-		egress_log_update(c->e->log, c->seq, &c->entry);
-		agent_chan_relay(c->l, c->chan, fd, c->req.connect ? ok : NULL,
-				 c->req.connect ? strlen(ok) : 0, to_fd.data, to_fd.len,
-				 c->unacked);
-		bytebuf_free(&to_fd);
-		bytebuf_free(&c->head); /* the link has its copy */
-	}
+	memcpy(c->addrs, addrs, sizeof(addrs));
+	memcpy(c->lens, lens, sizeof(lens));
+	c->n_addrs = k;
+	c->next_addr = 0;
+	c->why = why;
+	if (!k && n) /* the last address skipped says why */
+		egress_addr_format((struct sockaddr *)&addrs[n - 1], c->entry.address,
+				   sizeof(c->entry.address));
+	dial_next(c);
 	pthread_mutex_unlock(&c->mu);
+}
+
+/* On the loop: the job's hold on c ends; a job that never ran (the gateway
+ * stopped first) refuses the connection it was for. */
+static void resolve_done(void *ud, int status)
+{
+	struct conn *c = ud;
+
+	if (status < 0) {
+		pthread_mutex_lock(&c->mu);
+		if (c->state == CONN_CONNECTING) {
+			refuse(c, 502, EGRESS_REASON_CONNECT_FAILED);
+			release_place(c);
+		}
+		pthread_mutex_unlock(&c->mu);
+	}
 	conn_release(c);
-	return NULL;
 }
 
 /* Under c->mu, before c connects: a place among the gateway's connections
@@ -516,19 +586,13 @@ static void on_data(void *u, uint8_t flags, const void *p, size_t n)
 	} else if (!take_place(c)) {
 		refuse(c, 503, EGRESS_REASON_TOO_MANY_CONNECTIONS);
 	} else {
-		pthread_t t;
-		pthread_attr_t attr;
-
 		c->state = CONN_CONNECTING;
 		atomic_fetch_add(&c->refs, 1);
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &attr, connect_thread, c)) {
+		if (work_queue_submit(c->e->connects, c->e, resolve_work, resolve_done, c) < 0) {
 			atomic_fetch_sub(&c->refs, 1);
 			refuse(c, 502, EGRESS_REASON_CONNECT_FAILED);
 			release_place(c);
 		}
-		pthread_attr_destroy(&attr);
 	}
 	pthread_mutex_unlock(&c->mu);
 }
@@ -556,7 +620,9 @@ static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 	conn_release(c);
 }
 
-static const struct agent_chan_ops conn_ops = { .data = on_data, .closed = on_closed };
+static const struct agent_chan_ops conn_ops = { .data = on_data,
+						.closed = on_closed,
+						.dialed = on_dialed };
 
 void egress_bytes(struct egress *e, uint64_t *up, uint64_t *down)
 {

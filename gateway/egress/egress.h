@@ -62,10 +62,16 @@ void egress_totals(struct egress_totals *out);
 int egress_config_add_map(struct egress_config *cfg, const char *arg, char *err, size_t errlen);
 
 struct egress;
+struct work_queue;
 
-/* A session's egress with rules (owned from now on; NULL: no network).
- * NULL when out of memory. */
-struct egress *egress_create(const struct egress_config *cfg, struct egress_rules *rules);
+/* A session's egress with rules (owned from now on; NULL: no network),
+ * whose connections' names are resolved on connects (the gateway's queue
+ * for it, which outlives every session's agent link; its jobs are owned by
+ * e, so one session's lookups hold at most the queue's max_per_owner
+ * workers). NULL when out of memory. */
+struct egress *egress_create(const struct egress_config *cfg, struct work_queue *connects,
+			     struct egress_rules *rules);
+
 struct egress *egress_hold(struct egress *e);
 /* Bytes e's connections relayed each way, counted as each ends (e may be
  * NULL: none). */

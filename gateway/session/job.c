@@ -3,6 +3,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/work_queue.h"
 #include "vmm-qemu/guest_prep.h"
 #include "vmm-qemu/qga_client.h"
 #include "vmm-qemu/vm_find.h"
@@ -373,38 +374,33 @@ int job_start(struct job *j)
 	return 0;
 }
 
-static void *clock_thread(void *arg)
+/* On a worker: the agent's socket and nothing else (a guest gone meanwhile
+ * just fails the connect). */
+static void clock_work(void *ud, void *ctx)
 {
-	char *path = arg, err[512];
+	char *path = ud, err[512];
 	struct qga_client *c = NULL;
 
+	(void)ctx;
 	if (qga_client_connect(path, 5000, &c, err, sizeof(err)) == 0 &&
 	    guest_prep_set_clock(c, 10000, err, sizeof(err)) < 0)
 		log_warn("job", "guest clock not set after resume: %s", err);
 	qga_client_destroy(c);
-	free(path);
-	atomic_fetch_sub(&running, 1);
-	return NULL;
 }
 
-void job_set_clock_async(const struct vmm_vm *vm)
+static void clock_done(void *ud, int status)
 {
-	pthread_attr_t attr;
-	pthread_t t;
+	(void)status; /* not set when the gateway stopped first: best effort */
+	free(ud);
+}
+
+void job_set_clock_async(struct work_queue *q, const struct vmm_vm *vm)
+{
 	char *path = malloc(PATH_MAX);
 
-	if (!path || vmm_vm_socket(vm, VMM_SOCKET_QGA, path, PATH_MAX) < 0) {
+	if (!path || vmm_vm_socket(vm, VMM_SOCKET_QGA, path, PATH_MAX) < 0 ||
+	    work_queue_submit(q, NULL, clock_work, clock_done, path) < 0)
 		free(path);
-		return;
-	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	atomic_fetch_add(&running, 1);
-	if (pthread_create(&t, &attr, clock_thread, path)) {
-		atomic_fetch_sub(&running, 1);
-		free(path);
-	}
-	pthread_attr_destroy(&attr);
 }
 
 bool job_started(struct job *j)

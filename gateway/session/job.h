@@ -130,11 +130,12 @@ void job_terminate(const char *run_dir);
 /* Lets go of vm (its guest runs on under its supervisor) and stops
  * mirror, on a job thread. Each may be NULL. */
 void job_detach(struct vmm_vm *vm, struct display_mirror *mirror);
-/* Sets the clock of vm's guest through its agent, on a detached thread
- * that touches nothing but the agent's socket (a guest gone meanwhile just
- * fails the connect). For a guest resumed from memory: it lags by the time
- * it was stopped. Best effort. */
-void job_set_clock_async(const struct vmm_vm *vm);
+/* Sets the clock of vm's guest through its agent, on a worker of q (the
+ * gateway's guest_work) that touches nothing but the agent's socket (a
+ * guest gone meanwhile just fails the connect). For a guest resumed from
+ * memory: it lags by the time it was stopped. Best effort: a full queue
+ * skips it. Loop thread. */
+void job_set_clock_async(struct work_queue *q, const struct vmm_vm *vm);
 /* Connects a mirror to vm's screen (the VNC handshake: up to seconds),
  * kept fresh; frames wake ctx's loop. Any thread. Returns 0 with *out, or
  * -errno with err. */

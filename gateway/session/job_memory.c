@@ -32,7 +32,7 @@ static void finish(struct sess *s, struct job *j)
 	}
 	s->active_ms = fs_now_ms();
 	if (s->has_agent) /* it lags by the time it was stopped */
-		job_set_clock_async(s->vm);
+		job_set_clock_async(s->gw->guest_work, s->vm);
 	sess_set_state(s, SESS_READY);
 }
 

@@ -311,7 +311,8 @@ struct sess *sess_alloc(struct gw *gw, const struct session_request *req, struct
 	s->req = *req;
 	s->req.page = NULL; /* the page is handed over at start, not kept */
 	s->req.egress = NULL; /* the rules live in s->egress */
-	if (!(s->egress = egress_create(&gw->egress_cfg, egress_rules_dup(req->egress))) ||
+	if (!(s->egress = egress_create(&gw->egress_cfg, gw->net_work,
+					egress_rules_dup(req->egress))) ||
 	    (req->egress && egress_rules_empty(req->egress) != egress_rules_now_empty(s->egress))) {
 		egress_release(s->egress);
 		free(s);

@@ -319,7 +319,7 @@ void sess_adopt_finished(struct sess *s, struct job *j)
 			/* A guest stopped by an interrupted pause, or restored and
 			 * not yet prepared, lags: its clock is set again. */
 			if (s->vm && s->has_agent)
-				job_set_clock_async(s->vm);
+				job_set_clock_async(s->gw->guest_work, s->vm);
 		}
 		log_info("adopt", "%s adopted (%s) in %lld ms", s->id, sess_record_state(s),
 			 (long long)j->ms);

@@ -3,6 +3,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/work_queue.h"
 #include "display/encode.h"
 #include "display/encode_pool.h"
 #include "gateway/session/registry.h"
@@ -13,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,44 +99,49 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* What goes away with a recording, on a thread of its own: the files, the
- * directory (once its export, if any, has let go of them). */
+/* What goes away with a recording, on a worker of the bulk queue: the
+ * files, the directory (once its export, if any, has let go of them). */
 struct rec_remains {
+	struct work_queue *q; /* the gateway's bulk_work */
 	int fd_frames, fd_index;
 	char dir[PATH_MAX - 64];
 };
 
-static void *remove_thread(void *arg)
+static void remove_work(void *ud, void *ctx)
 {
-	struct rec_remains *r = arg;
+	struct rec_remains *r = ud;
 
+	(void)ctx;
 	if (r->fd_frames >= 0)
 		close(r->fd_frames);
 	if (r->fd_index >= 0)
 		close(r->fd_index);
+	r->fd_frames = r->fd_index = -1;
 	if (r->dir[0] && fs_rm_rf(r->dir) < 0)
 		log_warn("record", "cannot remove %s", r->dir);
-	free(r);
-	return NULL;
+	r->dir[0] = '\0';
 }
 
-/* Starts remove_thread on r (a rec_export_abandon's gone, or at once). */
+/* On the loop: the removal ran, or never will (the gateway stops: done
+ * here then, slowly but once). */
+static void remove_done(void *ud, int status)
+{
+	if (status < 0)
+		remove_work(ud, NULL);
+	free(ud);
+}
+
+/* Queues the removal of r (a rec_export_abandon's gone, or at once); a
+ * full or stopping queue has it done here, on the loop. */
 static void start_removal(void *ud)
 {
 	struct rec_remains *r = ud;
-	pthread_attr_t attr;
-	pthread_t t;
 
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, remove_thread, r)) {
-		/* No thread: the slow way, here. */
-		remove_thread(r);
-	}
-	pthread_attr_destroy(&attr);
+	if (work_queue_submit(r->q, NULL, remove_work, remove_done, r) < 0)
+		remove_done(r, -ECANCELED);
 }
 
-/* Hands rec's files to remove_thread, once its export (told to stop) is
+/* Hands rec's files to the bulk queue, once its export (told to stop) is
  * gone; rec keeps none of them. */
 static void remove_files(struct recorder *rec)
 {
@@ -145,7 +150,7 @@ static void remove_files(struct recorder *rec)
 	if (!rec->dir[0] && !rec->export)
 		return;
 	if (!(r = calloc(1, sizeof(*r)))) {
-		/* No memory for a thread's work: the files stay, nothing leaks. */
+		/* No memory for the removal: the files stay, nothing leaks. */
 		log_warn("record", "%s: out of memory: %s stays", sess_id(rec->s), rec->dir);
 		rec_export_abandon(rec->export, NULL, NULL);
 		if (rec->fd_frames >= 0)
@@ -153,6 +158,7 @@ static void remove_files(struct recorder *rec)
 		if (rec->fd_index >= 0)
 			close(rec->fd_index);
 	} else {
+		r->q = sess_gw(rec->s)->bulk_work;
 		r->fd_frames = rec->fd_frames;
 		r->fd_index = rec->fd_index;
 		snprintf(r->dir, sizeof(r->dir), "%s", rec->dir);
@@ -480,7 +486,7 @@ int rec_start(struct sess *s, struct api_error *e)
 		rec->listener.notify = on_session;
 		sess_listen(s, &rec->listener);
 	}
-	/* The earlier recording goes (its files on a thread); requests
+	/* The earlier recording goes (its files on the bulk queue); requests
 	 * waiting for its video are told. */
 	if (rec->export) {
 		rec->failed_gen = rec->export_gen;

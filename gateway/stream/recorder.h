@@ -10,7 +10,7 @@
  *
  * The recorder is the stream room's per-session state, found with
  * sess_find_listener (nothing in struct sess); it hears the session's
- * events and its end, when its directory is removed (on a thread: a big
+ * events and its end, when its directory is removed (on the bulk queue: a big
  * file's unlink is slow). Writes on the loop are small appends (one JPEG,
  * one index line). Loop thread only. */
 #ifndef VITRINE_GATEWAY_STREAM_RECORDER_H

@@ -13,6 +13,7 @@
  * A DevTools channel is held to its window too, unless the agent says it
  * is version 1 (images built before version 2 sent whole messages). */
 #include "common/agent_proto.h"
+#include "common/work_queue.h"
 #include "gateway/egress/egress.h"
 #include "gateway/egress/egress_rules.h"
 #include "vmm-qemu/agent_link.h"
@@ -244,6 +245,7 @@ static size_t bytes_of(struct consumer *c)
 struct fixture {
 	struct guest g;
 	struct agent_link *l;
+	struct work_queue *connects; /* an egress's, made by egress_serving */
 };
 
 static int setup_version(void **state, const char *version)
@@ -278,6 +280,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	agent_link_destroy(f->l);
+	work_queue_destroy(f->connects); /* the connect jobs' dones let go of theirs */
 	close(f->g.fd);
 	free(f);
 	return 0;
@@ -572,6 +575,13 @@ static size_t credit_within(struct guest *g, uint32_t chan, int ms, char *data, 
 	return total;
 }
 
+/* Nobody reaps the connect queue while a test runs: its dones (which
+ * only let go) run at teardown's destroy. */
+static void no_wake(void *ud)
+{
+	(void)ud;
+}
+
 /* An egress with cfg that allows everywhere, taking f's link's accepted
  * connections (the caller releases it). */
 static struct egress *egress_serving(struct fixture *f, const struct egress_config *cfg)
@@ -583,7 +593,12 @@ static struct egress *egress_serving(struct fixture *f, const struct egress_conf
 
 	assert_int_equal(egress_rules_parse(j, &rules, err, sizeof(err)), 0);
 	json_decref(j);
-	assert_non_null(e = egress_create(cfg, rules));
+	static const struct work_queue_config qc = { .threads = 4,
+						     .max_jobs = 64,
+						     .wake = no_wake };
+
+	assert_int_equal(work_queue_create(&qc, &f->connects), 0);
+	assert_non_null(e = egress_create(cfg, f->connects, rules));
 	agent_link_on_accept(f->l, egress_accept, e);
 	return e;
 }
@@ -773,6 +788,70 @@ static void test_egress_caps(void **state)
 	egress_release(e);
 }
 
+/* The reason the log gives the connection to port ("" when none). */
+static const char *reason_for_port(struct egress *e, int port, char *out, size_t len)
+{
+	json_t *log = egress_log_get(e, 0, 100), *en;
+	size_t i;
+
+	out[0] = '\0';
+	json_array_foreach(json_object_get(log, "entries"), i,
+			   en) if (json_integer_value(json_object_get(en, "port")) == port)
+		snprintf(out, len, "%s", json_string_value(json_object_get(en, "reason")));
+	json_decref(log);
+	return out;
+}
+
+/* Dials that fail come back through the link (no thread waits on them):
+ * a port nobody listens on is refused with 502 connect_failed, a connect
+ * that hangs (a full accept queue drops the SYN) past the connect timeout
+ * with 504 timeout; either way the connection's place is given back. */
+static void test_egress_dial_failures(void **state)
+{
+	struct fixture *f = *state;
+	struct sockaddr_in sa = { .sin_family = AF_INET }, closed = { .sin_family = AF_INET };
+	struct egress_config cfg = { .allow_private = true, .connect_timeout_ms = 300 };
+	socklen_t sl = sizeof(closed);
+	struct egress *e;
+	char head[128], reply[256] = "", why[64];
+	int lfd, fill[4], s = socket(AF_INET, SOCK_STREAM, 0), open0 = egress_open_total();
+	size_t hlen;
+
+	e = egress_serving(f, &cfg);
+	/* a port that was just free: nobody listens there */
+	closed.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(s, (struct sockaddr *)&closed, sizeof(closed)), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&closed, &sl), 0);
+	close(s);
+	hlen = (size_t)snprintf(head, sizeof(head), "CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n",
+				ntohs(closed.sin_port));
+	put(&f->g, 9, AGENT_ACCEPT, 0, "port=3128", 9);
+	put(&f->g, 9, AGENT_DATA, 0, head, hlen);
+	credit_within(&f->g, 9, 1000, reply, sizeof(reply));
+	assert_non_null(strstr(reply, "502"));
+	assert_string_equal(reason_for_port(e, ntohs(closed.sin_port), why, sizeof(why)),
+			    "connect_failed");
+
+	lfd = full_listener(&sa, fill);
+	hlen = (size_t)snprintf(head, sizeof(head), "CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n",
+				ntohs(sa.sin_port));
+	reply[0] = '\0';
+	put(&f->g, 11, AGENT_ACCEPT, 0, "port=3128", 9);
+	put(&f->g, 11, AGENT_DATA, 0, head, hlen);
+	credit_within(&f->g, 11, 1500, reply, sizeof(reply));
+	assert_non_null(strstr(reply, "504"));
+	assert_string_equal(reason_for_port(e, ntohs(sa.sin_port), why, sizeof(why)), "timeout");
+	assert_int_equal(egress_open_total(), open0);
+	for (int i = 0; i < 4; i++)
+		close(fill[i]);
+	close(lfd);
+	agent_chan_close(f->l, 9, "done");
+	agent_chan_close(f->l, 11, "done");
+	ping_through(f);
+	agent_link_on_accept(f->l, NULL, NULL);
+	egress_release(e);
+}
+
 /* A guest that sends frames needing an answer (ACCEPTs nobody takes: each
  * gets a CLOSE) and reads nothing: the host stops reading it once it owes
  * a few MiB, so the guest's sends block instead of the host's queue
@@ -853,6 +932,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_send_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_egress_preconnect_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_egress_caps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_egress_dial_failures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nonreader_is_not_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cdp_window_by_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cdp_window_by_version, setup_v1, teardown),

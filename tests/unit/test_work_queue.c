@@ -228,6 +228,32 @@ static void test_one_owner_leaves_a_worker(void **state)
 	work_queue_destroy(q);
 }
 
+/* A lower share: an owner holds at most max_per_owner workers, and a
+ * share as large as the pool is refused (one worker is always left). */
+static void test_owner_share_configured(void **state)
+{
+	struct work_queue_config c = config(4, 64);
+	struct work_queue *q;
+	atomic_int running = 0, most = 0;
+	struct job js[24];
+	int owner;
+
+	(void)state;
+	c.max_per_owner = 4;
+	assert_int_equal(work_queue_create(&c, &q), -EINVAL);
+	c.max_per_owner = -1;
+	assert_int_equal(work_queue_create(&c, &q), -EINVAL);
+	c.max_per_owner = 2;
+	assert_int_equal(work_queue_create(&c, &q), 0);
+	for (int i = 0; i < 24; i++) {
+		js[i] = (struct job){ .running_of_owner = &running, .most_of_owner = &most };
+		assert_int_equal(work_queue_submit(q, &owner, work, done, &js[i]), 0);
+	}
+	reap_all(q, js, 24);
+	assert_in_range(atomic_load(&most), 1, 2);
+	work_queue_destroy(q);
+}
+
 static void test_destroy_drains(void **state)
 {
 	struct work_queue_config c = config(1, 64);
@@ -260,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_each_worker_its_context),
 		cmocka_unit_test(test_cancel_by_owner),
 		cmocka_unit_test(test_one_owner_leaves_a_worker),
+		cmocka_unit_test(test_owner_share_configured),
 		cmocka_unit_test(test_destroy_drains),
 	};
 
