@@ -14,8 +14,7 @@ static void look_now(struct e2b_wait *w)
 	lws_sul_schedule(w->ctx, 0, &w->sul, on_look, 1);
 }
 
-static void on_sess(struct sess_listener *l, struct sess *s, enum sess_signal sig,
-		    const void *data)
+static void on_sess(struct sess_listener *l, struct sess *s, enum sess_signal sig, const void *data)
 {
 	struct e2b_wait *w = lws_container_of(l, struct e2b_wait, listener);
 

@@ -160,9 +160,7 @@ static int teardown(void **state)
 
 static struct sess_agent *start(struct fixture *f)
 {
-	const struct sess_agent_env env = {
-		.ctx = f->ctx, .q = f->q, .changed = changed, .cu = f
-	};
+	const struct sess_agent_env env = { .ctx = f->ctx, .q = f->q, .changed = changed, .cu = f };
 	struct sess_agent *a = sess_agent_start(&env, f->path, NULL);
 
 	assert_non_null(a);
