@@ -196,7 +196,7 @@ static void test_comes_up_once_something_listens(void **state)
 	struct sess_agent *a = start(f);
 	struct agent_link *l;
 
-	turn_until(f, &f->ups, 1, 700); /* a few attempts fail meanwhile */
+	turn_until(f, &f->ups, 1, 300); /* an attempt or two fails meanwhile */
 	assert_int_equal(f->ups, 0);
 	assert_false(up_now(a));
 	listen_now(f);
@@ -232,7 +232,7 @@ static void test_a_thread_waits_for_the_link(void **state)
 	pthread_t t;
 
 	assert_int_equal(pthread_create(&t, NULL, borrow, &b), 0);
-	turn_until(f, &f->ups, 1, 300);
+	turn_until(f, &f->ups, 1, 100);
 	assert_false(atomic_load(&b.done));
 	listen_now(f);
 	turn_until(f, &f->ups, 1, 10000);
@@ -268,12 +268,12 @@ static void test_the_late_hook_holds_the_first_attempt(void **state)
 	int64_t t0 = fs_now_ms();
 	struct sess_agent *a;
 
-	setenv("VITRINE_TEST_AGENT_LATE_MS", "1500", 1);
+	setenv("VITRINE_TEST_AGENT_LATE_MS", "300", 1);
 	listen_now(f);
 	a = start(f);
 	turn_until(f, &f->ups, 1, 10000);
 	assert_int_equal(f->ups, 1);
-	assert_true(fs_now_ms() - t0 >= 1500);
+	assert_true(fs_now_ms() - t0 >= 300);
 	sess_agent_stop(a);
 }
 
