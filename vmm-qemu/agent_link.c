@@ -91,6 +91,8 @@ struct agent_link {
 	void *accept_u;
 	agent_violation_fn violation;
 	void *violation_u;
+	agent_down_fn down; /* told once, when the link is lost (not at the owner's end) */
+	void *down_u;
 	/* the link's thread only */
 	struct agent_rx rx;
 };
@@ -676,6 +678,9 @@ static void *link_thread(void *arg)
 	if (l->dead)
 		while (l->chans)
 			finish(l, l->chans, "agent link lost");
+	if (l->dead && l->down)
+		l->down(l->down_u);
+	l->down = NULL;
 	pthread_cond_broadcast(&l->cv);
 	pthread_mutex_unlock(&l->mu);
 	return NULL;
@@ -828,6 +833,18 @@ void agent_link_on_violation(struct agent_link *l, agent_violation_fn fn, void *
 	pthread_mutex_lock(&l->mu);
 	l->violation = fn;
 	l->violation_u = vu;
+	pthread_mutex_unlock(&l->mu);
+}
+
+void agent_link_on_down(struct agent_link *l, agent_down_fn fn, void *du)
+{
+	pthread_mutex_lock(&l->mu);
+	if (l->dead && !l->stop) { /* lost already: its thread has ended or will not tell */
+		fn(du);
+		fn = NULL;
+	}
+	l->down = fn;
+	l->down_u = du;
 	pthread_mutex_unlock(&l->mu);
 }
 

@@ -91,6 +91,13 @@ typedef void (*agent_violation_fn)(void *vu, uint32_t chan, const char *why, boo
 				   uint64_t n);
 /* Who hears of broken rules (before it is set they are only counted). */
 void agent_link_on_violation(struct agent_link *l, agent_violation_fn fn, void *vu);
+/* The link was lost (the guest or its agent went away; not said for the
+ * owner's agent_link_destroy): on the link's thread under its lock, or in
+ * agent_link_on_down itself when it was lost before. Once. Wake the
+ * owner (lws_cancel_service) and call no agent_ function. */
+typedef void (*agent_down_fn)(void *du);
+/* Who hears that the link was lost (before it is set, no one). */
+void agent_link_on_down(struct agent_link *l, agent_down_fn fn, void *du);
 /* A PING round trip: 0, -ETIMEDOUT, or -EPIPE when the link is down. */
 int agent_link_ping(struct agent_link *l, int timeout_ms);
 /* The link's counters; the process's, all links added up. Any thread. */

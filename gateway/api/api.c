@@ -331,23 +331,29 @@ void api_get_session(struct http_req *r)
 	api_reply_session(r, s, 200, false);
 }
 
-/* A DELETE answers once the guest is gone (it quits on a job thread), or
- * after this long anyway. */
+/* A DELETE answers once the guest is gone (it quits on a job thread: its
+ * ticket's watch says when), or after this long anyway. */
 #define DELETE_WAIT_MS 15000
-#define DELETE_POLL_US (10 * LWS_US_PER_MS)
 
-static void delete_poll(lws_sorted_usec_list_t *sul)
+static void delete_answer(struct api_delete_state *st)
 {
-	struct api_delete_state *st = lws_container_of(sul, struct api_delete_state, sul);
 	struct http_req *r = st->r;
 
-	if (!job_ticket_done(st->ticket) && fs_now_ms() < st->until_ms) {
-		lws_sul_schedule(r->gw->ctx, 0, &st->sul, delete_poll, DELETE_POLL_US);
-		return;
-	}
+	lws_sul_cancel(&st->sul);
+	job_ticket_unwatch(st->ticket);
 	job_ticket_release(st->ticket);
 	st->ticket = NULL;
 	http_reply_json(r, 200, json_pack("{s:s, s:b}", "id", r->route.id, "deleted", 1));
+}
+
+static void delete_done(void *ud)
+{
+	delete_answer(ud);
+}
+
+static void delete_deadline(lws_sorted_usec_list_t *sul)
+{
+	delete_answer(lws_container_of(sul, struct api_delete_state, sul));
 }
 
 void api_delete_state_release(void *state)
@@ -355,6 +361,7 @@ void api_delete_state_release(void *state)
 	struct api_delete_state *st = state;
 
 	lws_sul_cancel(&st->sul);
+	job_ticket_unwatch(st->ticket);
 	job_ticket_release(st->ticket);
 }
 
@@ -368,9 +375,13 @@ void api_delete_session(struct http_req *r)
 	st->r = r;
 	st->ticket = job_ticket_new();
 	sess_destroy(s, st->ticket);
-	st->until_ms = fs_now_ms() + DELETE_WAIT_MS;
+	if (!job_ticket_watch(st->ticket, r->gw->ctx, delete_done, st)) {
+		delete_answer(st);
+		return;
+	}
 	api_hold(r, DELETE_WAIT_MS / 1000 + 5);
-	delete_poll(&st->sul);
+	lws_sul_schedule(r->gw->ctx, 0, &st->sul, delete_deadline,
+			 (lws_usec_t)DELETE_WAIT_MS * LWS_US_PER_MS);
 }
 
 /* The run of a screenshot request ended: the image, with its geometry. */

@@ -83,9 +83,8 @@ struct api_path_state {
 /* a session's DELETE: it waits for the guest to be gone */
 struct api_delete_state {
 	struct http_req *r;
-	struct job_ticket *ticket; /* held */
-	int64_t until_ms;
-	lws_sorted_usec_list_t sul; /* polls the ticket */
+	struct job_ticket *ticket; /* held, and watched until it is done */
+	lws_sorted_usec_list_t sul; /* the deadline */
 };
 /* a template's export and import (api_template_move.c) */
 struct move_req {

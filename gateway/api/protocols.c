@@ -14,6 +14,8 @@
 #include "gateway/api/web.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/guest/exec.h"
+#include "gateway/guest/sess_agent.h"
+#include "gateway/session/job.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/recorder.h"
 #include "gateway/stream/stream_hub.h"
@@ -116,6 +118,7 @@ static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_r
 static void woken(struct gw *gw)
 {
 	sess_reap_jobs(gw); /* a job's end is its session's at once */
+	job_ticket_reap(); /* a deleted session's guests are gone: its DELETE answers */
 	encode_pool_reap(gw->encoders); /* finished encodes */
 	work_queue_reap(gw->guest_work); /* then the other work's dones */
 	work_queue_reap(gw->bulk_work);
@@ -123,6 +126,7 @@ static void woken(struct gw *gw)
 	stream_poke_all(gw);
 	rec_poke_all(gw); /* new frames to record, a video made */
 	guest_ws_poke_all();
+	sess_agent_poke_all(); /* lost agent links: connect again */
 	api_door_poke_all(gw);
 	/* A command ended: its request waits on its session. */
 	if (exec_poke())

@@ -554,8 +554,6 @@ void gw_stop(struct gw *gw)
 	the_gw = NULL; /* a signal from now on finds no context to wake */
 	if (!exec_wait_threads(15000))
 		log_warn("serve", "a command thread is still running at exit");
-	if (!sess_agent_wait_threads(5000))
-		log_warn("serve", "an agent connection attempt is still running at exit");
 	/* Orphaned jobs end (and free their guests) on their own; so do the
 	 * dispose jobs of the sessions just destroyed. */
 	if (!job_wait_all(30000))
@@ -566,6 +564,7 @@ void gw_stop(struct gw *gw)
 	 * this thread, while the context they may wake still is. */
 	work_queue_destroy(gw->guest_work);
 	gw->guest_work = NULL;
+	sess_agent_poke_all(); /* word of links lost at the end: no one listens */
 	work_queue_destroy(gw->bulk_work);
 	gw->bulk_work = NULL;
 	work_queue_destroy(gw->net_work);

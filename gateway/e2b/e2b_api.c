@@ -2,9 +2,10 @@
  * E2B's, their state, and the control plane, mapped onto sessions: create
  * is a session create that answers once the guest and its agent are up;
  * timeout moves the session's deadline; pause and connect are a memory
- * pause and a resume; kill is a delete. Those that wait poll the session
- * every POLL_US (e2b_call's sul_poll), so that nothing waits on the
- * session's waiter slots. Errors are E2B's {"code", "message"}. */
+ * pause and a resume; kill is a delete. Those that wait are parked on
+ * their session (e2b_wait.h: woken by its changes, or a kill by its
+ * ticket), not on the session's waiter slots. Errors are E2B's {"code",
+ * "message"}. */
 #include "gateway/e2b/e2b_api.h"
 
 #include "common/fsutil.h"
@@ -12,6 +13,7 @@
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/e2b/e2b_req.h"
+#include "gateway/e2b/e2b_wait.h"
 #include "gateway/e2b/e2b_websockify.h"
 #include "gateway/e2b/sandbox.h"
 #include "gateway/guest/sess_agent.h"
@@ -26,7 +28,6 @@
 
 #define E2B_ENVD_VERSION "0.5.7"
 #define E2B_DEFAULT_IMAGE "desktop"
-#define POLL_US (50 * LWS_US_PER_MS)
 #define WAIT_MS (300 * 1000)
 
 static void e2b_error(struct http_req *r, int status, const char *message)
@@ -211,7 +212,7 @@ static json_t *sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_to
 
 /* ---- waiting for a session (create, connect, pause, kill) ---- */
 
-static bool agent_up(struct sess *s)
+bool e2b_agent_up(struct sess *s)
 {
 	struct agent_link *l = sess_agent_of(s) ? sess_agent_get(sess_agent_of(s), 0) : NULL;
 
@@ -219,43 +220,44 @@ static bool agent_up(struct sess *s)
 	return l != NULL;
 }
 
-static void poll_sess(lws_sorted_usec_list_t *sul)
+/* Looks at the session waited on (create, connect, pause) or the kill's
+ * ticket: answers, or (not late) waits on. */
+static bool look(struct e2b_wait *w, bool late)
 {
-	struct e2b_call *c = lws_container_of(sul, struct e2b_call, sul_poll);
+	struct e2b_call *c = lws_container_of(w, struct e2b_call, wait);
 	struct http_req *r = c->r;
 	struct sess *s = sess_find(r->gw, c->wait_id);
-	bool late = fs_now_ms() >= c->wait_until_ms;
 
 	if (c->route.kind == E2B_KILL) {
 		if (!job_ticket_done(c->ticket) && !late)
-			goto again;
+			return false;
 		job_ticket_release(c->ticket);
 		c->ticket = NULL;
 		http_reply_bytes(r, 204, "application/json", "", 0);
-		return;
+		return true;
 	}
 	if (!s) {
 		e2b_error(r, 410, "the sandbox was killed meanwhile");
-		return;
+		return true;
 	}
 	if (sess_state_of(s) == SESS_FAILED) {
 		e2b_error(r, 500, sess_error(s)[0] ? sess_error(s) : "the sandbox failed");
-		return;
+		return true;
 	}
 	if (c->route.kind == E2B_PAUSE) {
 		if (sess_busy(s) && !late)
-			goto again;
+			return false;
 		if (sess_state_of(s) != SESS_PAUSED)
 			e2b_error(r, 500, sess_error(s)[0] ? sess_error(s) : "not paused");
 		else
 			http_reply_bytes(r, 204, "application/json", "", 0);
-		return;
+		return true;
 	}
-	if ((sess_busy(s) || sess_state_of(s) != SESS_READY || !agent_up(s)) && !late)
-		goto again;
+	if ((sess_busy(s) || sess_state_of(s) != SESS_READY || !e2b_agent_up(s)) && !late)
+		return false;
 	if (sess_state_of(s) != SESS_READY) {
 		e2b_error(r, 504, "the sandbox did not start in time");
-		return;
+		return true;
 	}
 	/* E2B's timeout counts from when the sandbox runs, not from the
 	 * boot; a connect that named none gives a resumed sandbox whose
@@ -266,26 +268,23 @@ static void poll_sess(lws_sorted_usec_list_t *sul)
 
 		if (c->was_running) {
 			http_reply_json(r, 200, sandbox_json(s, sb, true));
-			return;
+			return true;
 		}
 		if (sb && (c->route.kind == E2B_CREATE || !sess_deadline(s, &which)))
 			sess_set_timeout(s, sb->timeout_s);
 		http_reply_json(r, 201, sandbox_json(s, sb, true));
 	}
-	return;
-again:
-	api_hold(r, (int)((c->wait_until_ms - fs_now_ms()) / 1000) + 10);
-	lws_sul_schedule(r->gw->ctx, 0, &c->sul_poll, poll_sess, POLL_US);
+	return true;
 }
 
+/* Parks r on s (NULL for a kill: on its ticket) for up to wait_ms. */
 static void wait_up_to(struct http_req *r, struct sess *s, int wait_ms)
 {
 	struct e2b_call *c = e2b_call_of(r);
 
 	snprintf(c->wait_id, sizeof(c->wait_id), "%s", s ? sess_id(s) : "");
-	c->wait_until_ms = fs_now_ms() + wait_ms;
 	api_hold(r, wait_ms / 1000 + 10);
-	poll_sess(&c->sul_poll);
+	e2b_wait_start(&c->wait, r->gw->ctx, s, c->ticket, wait_ms, look);
 }
 
 static void wait_for(struct http_req *r, struct sess *s)
@@ -467,10 +466,9 @@ static void connect_sandbox(struct http_req *r)
 		}
 	}
 	/* A sandbox answers once its commands would run: one adopted by a
-	 * gateway just started connects to its agent on a thread of its own,
-	 * and a process started before that link is up is refused. */
+	 * gateway just started connects to its agent in the background. */
 	if (sess_state_of(s) == SESS_READY && !sess_busy_with(s)) {
-		if (agent_up(s)) {
+		if (e2b_agent_up(s)) {
 			http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), true));
 			return;
 		}
@@ -575,7 +573,7 @@ static void call_release(void *state)
 {
 	struct e2b_call *c = state;
 
-	lws_sul_cancel(&c->sul_poll);
+	e2b_wait_end(&c->wait);
 	job_ticket_release(c->ticket);
 	c->ticket = NULL;
 	e2b_envd_release(c);

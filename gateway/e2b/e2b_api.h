@@ -12,6 +12,7 @@
 
 #include "gateway/api/door.h"
 #include "gateway/e2b/e2b_route.h"
+#include "gateway/e2b/e2b_wait.h"
 #include "gateway/session/session_spec.h"
 
 /* The door's ops table. */
@@ -31,14 +32,15 @@ struct e2b_call {
 	struct e2b_route route; /* which call */
 	char sandbox[E2B_ID_MAX]; /* envd's and the live view's: the Host's or header's */
 	int live_port; /* E2B_LIVE_*: the Host's port */
-	/* create, connect, pause and kill: the session waited on, until
-	 * when, whether a connect waits for a running sandbox's agent, a
-	 * kill's ticket (held) and the timer that polls */
+	/* create, connect, pause and kill: the session waited on, whether a
+	 * connect waits for a running sandbox's agent, a kill's ticket
+	 * (held); envd's Start, WatchDir and CreateWatcher: whether they have
+	 * waited for the agent link already. The wait, while parked. */
 	char wait_id[SESS_ID_MAX];
-	int64_t wait_until_ms;
 	bool was_running;
 	struct job_ticket *ticket;
-	lws_sorted_usec_list_t sul_poll;
+	bool agent_waited;
+	struct e2b_wait wait;
 	/* envd: a streamed answer (owned: e2b_envd_release), a files call's
 	 * guest path, a filesystem call under way (1 + its enum e2b_fs_call,
 	 * else 0) */
@@ -53,6 +55,9 @@ struct e2b_call *e2b_call_of(const struct http_req *r);
 /* The value of query parameter name (with its '='), decoded, into buf;
  * false (buf "") when absent. */
 bool e2b_query(struct http_req *r, const char *name, char *buf, int len);
+
+/* True while s's link to its vitrine-agent is up (its commands would run). */
+bool e2b_agent_up(struct sess *s);
 
 /* What r's token may do on s (NULL: the operator's routes), noted for
  * r's audit entry. */

@@ -20,6 +20,7 @@
 #include "gateway/e2b/sandbox.h"
 #include "gateway/e2b/watcher.h"
 #include "gateway/guest/exec.h"
+#include "gateway/guest/sess_agent.h"
 #include "gateway/session/session.h"
 #include "gateway/stream/stream_hub.h"
 
@@ -52,6 +53,13 @@ struct e2b_stream {
 };
 
 static struct e2b_stream *streams; /* loop thread */
+
+/* s runs, and its agent link will be up in a moment (it is being
+ * connected, or s is busy with a job that hands it back, an adoption). */
+static bool agent_coming(struct sess *s)
+{
+	return sess_state_of(s) == SESS_READY && (sess_busy(s) || !e2b_agent_up(s));
+}
 
 /* ---- answers ---- */
 
@@ -576,6 +584,41 @@ static void fs_answer(struct http_req *r, const struct agent_exec_result *res)
 		    msg);
 }
 
+/* A look of a call parked for the agent link: the call runs once the
+ * link is up, the sandbox is no longer running, or the wait is over
+ * (then refused as at once before). */
+static bool agent_look(struct e2b_wait *w, bool late)
+{
+	struct e2b_call *c = lws_container_of(w, struct e2b_call, wait);
+	struct sess *s = sess_find(c->r->gw, c->sandbox);
+
+	if (!late && s && agent_coming(s))
+		return false;
+	c->agent_waited = true;
+	e2b_envd(c->r);
+	return true;
+}
+
+/* Whether r's call (m) is one that needs the agent link now, and it
+ * is not up yet: then parked for it (true). Native exec waits for it as
+ * long (gateway/guest/exec.c), and a gateway just restarted has its
+ * sandboxes' links up a moment after it serves. */
+static bool wait_for_agent(struct http_req *r, struct sess *s, const char *m)
+{
+	struct e2b_call *c = e2b_call_of(r);
+	enum e2b_watch_call wcall;
+
+	if (c->agent_waited || !agent_coming(s))
+		return false;
+	if (strcmp(m, "process.Process/Start") &&
+	    !(e2b_watch_call_of(m, &wcall) == 0 &&
+	      (wcall == E2B_WATCH_DIR || wcall == E2B_WATCH_CREATE)))
+		return false;
+	api_hold(r, SESS_AGENT_WAIT_MS / 1000 + 10);
+	e2b_wait_start(&c->wait, r->gw->ctx, s, NULL, SESS_AGENT_WAIT_MS, agent_look);
+	return true;
+}
+
 static void rpc(struct http_req *r, struct sess *s, bool root)
 {
 	const char *m = e2b_call_of(r)->route.rpc;
@@ -583,6 +626,8 @@ static void rpc(struct http_req *r, struct sess *s, bool root)
 	struct e2b_sandbox *sb;
 	enum e2b_fs_call call;
 
+	if (wait_for_agent(r, s, m))
+		return;
 	if (e2b_fs_call_of(m, &call) == 0)
 		fs_call(r, s, root, call);
 	else if (e2b_watch_call_of(m, &wcall) == 0 && wcall == E2B_WATCH_DIR)

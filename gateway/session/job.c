@@ -31,7 +31,14 @@ const struct job_kind job_kind_dispose = { .busy = "disposing", .metrics_op = -1
 struct job_ticket {
 	atomic_int refs;
 	atomic_int pending; /* jobs that hold it and have not ended */
+	_Atomic(struct lws_context *) wake; /* woken when pending reaches 0 (watched) */
+	/* the watch, loop thread only */
+	void (*done)(void *ud);
+	void *ud;
+	struct job_ticket *watch_next; /* watched */
 };
+
+static struct job_ticket *watched; /* each held; loop thread */
 
 struct job_ticket *job_ticket_new(void)
 {
@@ -54,6 +61,62 @@ void job_ticket_release(struct job_ticket *t)
 		free(t);
 }
 
+bool job_ticket_watch(struct job_ticket *t, struct lws_context *ctx, void (*done)(void *ud),
+		      void *ud)
+{
+	if (!t)
+		return false;
+	/* wake is set before pending is read: a job that ends after this
+	 * read finds it and wakes the loop */
+	atomic_store(&t->wake, ctx);
+	if (job_ticket_done(t))
+		return false;
+	atomic_fetch_add(&t->refs, 1);
+	t->done = done;
+	t->ud = ud;
+	t->watch_next = watched;
+	watched = t;
+	return true;
+}
+
+/* Takes t off the watched list; true when it was on it. */
+static bool unlink_watch(struct job_ticket *t)
+{
+	for (struct job_ticket **pp = &watched; *pp; pp = &(*pp)->watch_next)
+		if (*pp == t) {
+			*pp = t->watch_next;
+			t->watch_next = NULL;
+			t->done = NULL;
+			return true;
+		}
+	return false;
+}
+
+void job_ticket_unwatch(struct job_ticket *t)
+{
+	if (t && unlink_watch(t))
+		job_ticket_release(t);
+}
+
+void job_ticket_reap(void)
+{
+	struct job_ticket *t;
+
+	/* from the head each time: a done may change the list */
+	do {
+		for (t = watched; t && !job_ticket_done(t); t = t->watch_next) {
+		}
+		if (t) {
+			void (*done)(void *ud) = t->done;
+			void *ud = t->ud;
+
+			unlink_watch(t);
+			job_ticket_release(t);
+			done(ud);
+		}
+	} while (t);
+}
+
 /* j is to tell t when it ends. */
 static void ticket_attach(struct job *j, struct job_ticket *t)
 {
@@ -67,9 +130,12 @@ static void ticket_attach(struct job *j, struct job_ticket *t)
 /* The job holding t has ended (its guests are gone). */
 static void ticket_end(struct job_ticket *t)
 {
+	struct lws_context *wake;
+
 	if (!t)
 		return;
-	atomic_fetch_sub(&t->pending, 1);
+	if (atomic_fetch_sub(&t->pending, 1) == 1 && (wake = atomic_load(&t->wake)))
+		lws_cancel_service(wake); /* its watch's done is due */
 	job_ticket_release(t);
 }
 

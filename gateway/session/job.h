@@ -86,14 +86,28 @@ struct job {
 };
 
 /* Says when a set of jobs has ended (e.g. every guest of a deleted
- * session is gone): a DELETE polls its ticket and answers once it is done.
- * Refcounted; any thread. */
+ * session is gone): a DELETE watches its ticket and answers once it is
+ * done. Refcounted; new, done and release on any thread, the watch on the
+ * loop. */
 struct job_ticket;
 /* A new ticket; NULL when out of memory (then nothing waits). */
 struct job_ticket *job_ticket_new(void);
 /* True once every job given the ticket has ended (at once for none). */
 bool job_ticket_done(struct job_ticket *t);
 void job_ticket_release(struct job_ticket *t);
+/* Calls done(ud) on the loop of ctx once t is done: the thread of the job
+ * that ends it wakes the loop, whose job_ticket_reap calls it. Returns
+ * false, with nothing watched, when t is done already (or NULL): the
+ * caller goes on at once. One watch per ticket; it holds t until done is
+ * called or job_ticket_unwatch. Loop thread. */
+bool job_ticket_watch(struct job_ticket *t, struct lws_context *ctx, void (*done)(void *ud),
+		      void *ud);
+/* Ends t's watch, if any, without calling its done. Accepts NULL. Loop
+ * thread. */
+void job_ticket_unwatch(struct job_ticket *t);
+/* On the loop's wake-up: calls the done of each watched ticket that is
+ * done (a done may watch or unwatch others). Loop thread. */
+void job_ticket_reap(void);
 
 /* A new job of kind for the loop of ctx, or NULL (out of memory). */
 struct job *job_new(const struct job_kind *kind, struct lws_context *ctx);

@@ -62,11 +62,25 @@ int sess_adopt_mirror(struct sess *s, struct display_mirror *m)
 	return s->shots ? 0 : -ENOMEM;
 }
 
+/* s's agent link came up or went down: what waits on s looks again. */
+static void agent_changed(void *cu, bool up)
+{
+	(void)up;
+	sess_wake(cu);
+}
+
 /* Starts connecting to the agent at path (keeping first, a link already
  * open, when given). */
 void sess_start_agent_at(struct sess *s, const char *path, struct agent_link *first)
 {
-	if (!(s->agent = sess_agent_start(path, first, egress_accept, s->egress)))
+	const struct sess_agent_env env = { .ctx = s->gw->ctx,
+					    .q = s->gw->guest_work,
+					    .accept = egress_accept,
+					    .au = s->egress,
+					    .changed = agent_changed,
+					    .cu = s };
+
+	if (!(s->agent = sess_agent_start(&env, path, first)))
 		log_warn("session", "%s: cannot start the agent connection", s->id);
 }
 

@@ -54,6 +54,8 @@ enum sess_signal {
 	SESS_SIGNAL_GUEST_STOPPING, /* data: why (const char *): actions under way must end
 				     * (the guest stops, pauses, or is handed to a job) */
 	SESS_SIGNAL_DESTROY, /* data: NULL; the session is freed once every listener was told */
+	SESS_SIGNAL_WAKE, /* data: NULL; what a request may wait for changed (its state, its
+			   * job's end, its agent link up or down): waiters look again */
 };
 
 struct sess_listener;

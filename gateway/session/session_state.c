@@ -36,6 +36,7 @@ void sess_wake(struct sess *s)
 	for (int i = 0; i < SESS_MAX_WAITERS; i++)
 		if (s->waiters[i])
 			lws_callback_on_writable(s->waiters[i]);
+	sess_emit(s, SESS_SIGNAL_WAKE, NULL);
 }
 
 void sess_listen(struct sess *s, struct sess_listener *l)

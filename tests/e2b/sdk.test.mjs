@@ -410,6 +410,23 @@ test('a gateway killed and started again keeps the sandbox: metadata, envVars, t
   assert.equal(again.envdAccessToken, sbx.envdAccessToken, 'one token per gateway');
 });
 
+test('right after a restart, a command and a watch wait for the agent link (no connect first)', async () => {
+  const id = sbx.sandboxId;
+  g = await restartGateway(g, { VITRINE_TEST_AGENT_LATE_MS: '3000' });
+  process.env.E2B_API_URL = g.base;
+  process.env.E2B_SANDBOX_URL = g.base;
+  // The sandbox as the SDK knows it, pointed at the new gateway: no API call.
+  const same = new Sandbox({ sandboxId: id, envdAccessToken: sbx.envdAccessToken,
+    envdVersion: '0.5.7' });
+  sbx = same;
+  const t0 = Date.now();
+  const r = await same.commands.run('echo late link');
+  assert.equal(r.stdout, 'late link\n');
+  const w = await same.files.watchDir('/tmp', () => {}, { timeoutMs: 0 });
+  await w.stop();
+  assert.ok(Date.now() - t0 < 15_000, 'within the wait for the link');
+});
+
 test('kill; the audit log has what the SDK did', async () => {
   let ended;
   await sbx.files.watchDir('/tmp', () => {}, { timeoutMs: 0, onExit: (e) => { ended = e ?? 'no error'; } });

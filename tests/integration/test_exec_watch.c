@@ -1,13 +1,14 @@
 /* tests/integration/test_exec_watch.c: watched exec jobs (exec_watch,
  * exec_output in gateway/guest/exec.h: a recipe build's steps) without a
  * guest: vitrine-agent built for the host runs on one end of a socket pair
- * (--fd), the session's agent connector holds the link on the other, and
+ * (--fd), the session's agent connection holds the link on the other, and
  * jobs run on their exec threads as the gateway runs them. A job's output
  * shows while it runs; a long one keeps exactly its last bytes and counts
  * them all; stdin, exit codes and signals come back as from POST exec; a
  * timeout kills it with what it printed kept; a link that breaks under it
  * fails it. */
 #include "common/fsutil.h"
+#include "common/work_queue.h"
 #include "gateway/core/gw.h"
 #include "gateway/guest/exec.h"
 #include "gateway/guest/sess_agent.h"
@@ -30,8 +31,14 @@
 struct fixture {
 	pid_t agent;
 	struct gw gw;
+	struct work_queue *q; /* where the connection would try again */
 	struct sess_agent *sa;
 };
+
+static void wake_loop(void *ud)
+{
+	lws_cancel_service(ud);
+}
 
 static int setup(void **state)
 {
@@ -56,12 +63,22 @@ static int setup(void **state)
 	}
 	close(sv[1]);
 	assert_int_equal(agent_link_open_fd(sv[0], 5000, &link, err, sizeof(err)), 0);
-	/* No socket to connect again to: the link given is the only one. */
-	f->sa = sess_agent_start("/nonexistent/agent.sock", link, NULL, NULL);
-	assert_non_null(f->sa);
 	lws_set_log_level(0, NULL);
 	f->gw.ctx = lws_create_context(&info); /* what the threads wake */
 	assert_non_null(f->gw.ctx);
+	{
+		const struct work_queue_config qc = {
+			.threads = 1, .max_jobs = 4, .wake = wake_loop, .wake_ud = f->gw.ctx
+		};
+		struct sess_agent_env env = { .ctx = f->gw.ctx };
+
+		assert_int_equal(work_queue_create(&qc, &f->q), 0);
+		env.q = f->q;
+		/* No socket to connect again to (and no loop here to try): the
+		 * link given is the only one. */
+		f->sa = sess_agent_start(&env, "/nonexistent/agent.sock", link);
+	}
+	assert_non_null(f->sa);
 	*state = f;
 	return 0;
 }
@@ -72,7 +89,8 @@ static int teardown(void **state)
 
 	sess_agent_stop(f->sa); /* the owner's reference */
 	assert_true(exec_wait_threads(10000));
-	assert_true(sess_agent_wait_threads(10000));
+	work_queue_destroy(f->q);
+	sess_agent_poke_all(); /* the word of a link a test broke lets go of it */
 	kill(f->agent, SIGKILL); /* it ends with its socket; a test may have killed it */
 	waitpid(f->agent, NULL, 0);
 	lws_context_destroy(f->gw.ctx);
