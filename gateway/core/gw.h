@@ -17,6 +17,7 @@ struct build;
 struct recipe_build;
 struct encode_pool;
 struct work_queue;
+struct exec_runs;
 struct registry;
 struct usage_log;
 
@@ -71,6 +72,10 @@ struct gw {
 	 * seconds; bulk_work: child processes and disk work that may take
 	 * minutes. Drained once, by gw_stop. */
 	struct work_queue *guest_work, *bulk_work;
+	/* owned (cli/gw_start.c): the commands running in guests, each an
+	 * agent channel whose end the loop reaps (guest/exec.h); drained by
+	 * gw_stop. */
+	struct exec_runs *execs;
 	char node[GW_NODE_MAX + 1]; /* prefix of every session id (serve --node) */
 	struct registry *registry; /* cli/gw_start.c's: the session records on disk */
 	char self_bin[4096]; /* this executable, which the guests' supervisors run */
