@@ -2,7 +2,7 @@
  * guest. A thread of its own connects once the guest runs and connects
  * again whenever the link breaks (the agent restarted), until stopped; the
  * API borrows the link through sess_agent_get. Refcounted, because
- * command threads may outlive a deleted session. */
+ * commands (guest/exec.h) may outlive a deleted session. */
 #ifndef VITRINE_GATEWAY_SESS_AGENT_H
 #define VITRINE_GATEWAY_SESS_AGENT_H
 

@@ -664,7 +664,7 @@ static json_t *step_json(const struct recipe_build *b, int i)
 	if (!o)
 		return NULL;
 	if (!strcmp(status, "running") && b->job && b->step == i) {
-		/* Its output so far: the exec thread's, copied under its lock. */
+		/* Its output so far: the agent link's, copied under the job's lock. */
 		uint64_t out_bytes, err_bytes;
 		char *out = job_text(b->job, 1, &out_bytes), *err = job_text(b->job, 2, &err_bytes);
 
