@@ -9,8 +9,7 @@
  * exec; a timeout kills it with what it printed kept; a link that breaks
  * under it fails it. Its completion comes once, on the loop; a job let go
  * of while it runs is freed when it ends; shutdown cuts what still runs
- * without waiting for it; a link that never comes fails the job after
- * SESS_AGENT_WAIT_MS while the loop turns on. */
+ * without waiting for it. */
 #include "common/fsutil.h"
 #include "gateway/core/gw.h"
 #include "gateway/guest/exec.h"
@@ -391,45 +390,12 @@ static void test_shutdown_cuts_running(void **state)
 	exec_release(j);
 }
 
-/* A session whose link never comes: the job fails after
- * SESS_AGENT_WAIT_MS as the agent not being connected, and the loop turns
- * meanwhile (exec_start returns at once). */
-static void test_no_link(void **state)
-{
-	struct fixture *f = *state;
-	struct sess_agent *none = sess_agent_start("/nonexistent/agent.sock", NULL, NULL, NULL);
-	const char *body = "{\"cmd\":\"true\"}";
-	struct api_error e;
-	struct exec_job *j = exec_parse(body, strlen(body), &e);
-	int64_t t0 = fs_now_ms();
-	int status;
-	json_t *a;
-
-	assert_non_null(none);
-	assert_non_null(j);
-	assert_int_equal(exec_start(j, &f->gw, none, counted, f), 0);
-	assert_true(fs_now_ms() - t0 < 500);
-	turn_for(f, 1000);
-	assert_false(exec_done(j));
-	wait_done(j);
-	assert_true(fs_now_ms() - t0 >= SESS_AGENT_WAIT_MS);
-	a = exec_answer(j, &status);
-	assert_int_equal(status, 503);
-	assert_string_equal(json_string_value(
-				    json_object_get(json_object_get(a, "error"), "message")),
-			    "the guest agent is not connected");
-	json_decref(a);
-	exec_release(j);
-	sess_agent_stop(none);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_watch_refusals),
 		cmocka_unit_test_setup_teardown(test_release_while_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_cuts_running, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_link, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_while_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_output_keeps_its_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_exit_and_signal, setup, teardown),
