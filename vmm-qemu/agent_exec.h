@@ -1,8 +1,13 @@
 /* vmm-qemu/agent_exec.h: running one command in the guest through
- * vitrine-agent and waiting for it (the gateway's POST exec, files, the
- * clipboard and the restore-time page probes). Output is collected up to a
- * limit; a command still running when its time is up has its whole
- * process group killed. */
+ * vitrine-agent (the gateway's POST exec, files, the clipboard, recipe
+ * steps, the restore-time page probes). Output is collected up to a limit;
+ * a command still running when its time is up has its whole process group
+ * killed.
+ *
+ * Two forms on one implementation: agent_exec_start runs a command on the
+ * link's callbacks with no thread of its own and says when it ended (the
+ * gateway's loop keeps its clock); agent_exec_run starts one and waits
+ * (tools, tests, and work that already runs on a worker). */
 #ifndef VITRINE_VMM_AGENT_EXEC_H
 #define VITRINE_VMM_AGENT_EXEC_H
 
@@ -50,7 +55,48 @@ int agent_exec_payload(const struct agent_exec_spec *spec, char **out, size_t *l
  * malformed payload; *exit_code and *signal untouched). */
 int agent_exit_parse(const char *status, int *exit_code, int *signal);
 
-/* Runs spec and waits. Returns 0 with *r filled (also when it timed out:
+/* A command under way: its owner's handle (agent_exec_start). */
+struct agent_exec;
+/* The command has ended (its channel closed): called once, on the link's
+ * thread (or on the thread that destroys the link), under the handle's
+ * lock. It must only note the end and wake its owner: no agent_exec_ call
+ * on this handle, nothing that blocks. */
+typedef void (*agent_exec_done_fn)(void *ud);
+
+/* A SIGKILL (agent_exec_kill) that the agent does not answer in this long
+ * is followed by a cut channel (agent_exec_cut): agent_exec_run's grace. */
+#define AGENT_EXEC_KILL_GRACE_MS 5000
+
+/* Starts spec on l: opens the AGENT_EXEC channel, sends stdin and its EOF.
+ * spec is read now (its on_output, on_output_ud and max_output are kept);
+ * done(ud) follows once, when the command has ended, unless the owner
+ * closed the handle first. Nothing here keeps time: the owner calls
+ * agent_exec_kill when the timeout passes. Any thread. Returns 0 with *out
+ * (the owner's: agent_exec_close), or -errno with a reason in err and
+ * nothing started (-EINVAL: no command or too long; -ENOMEM; -EPIPE: the
+ * link is down). */
+int agent_exec_start(struct agent_link *l, const struct agent_exec_spec *spec,
+		     agent_exec_done_fn done, void *ud, struct agent_exec **out, char *err,
+		     size_t errlen);
+/* The time is up: SIGKILL to the command's process group; the result says
+ * timed_out. A no-op once it ended. Any thread but done's. */
+void agent_exec_kill(struct agent_exec *x);
+/* The agent did not answer the kill: the channel is closed (done follows).
+ * A no-op once it ended. Any thread but done's. */
+void agent_exec_cut(struct agent_exec *x, const char *reason);
+/* How an ended command ended (after done): 0 with *r filled (also when it
+ * timed out: r->timed_out), or -errno with a reason in err, as
+ * agent_exec_run says. Moves the output into r (the caller's: free it with
+ * agent_exec_result_free), so it is taken once. */
+int agent_exec_outcome(struct agent_exec *x, struct agent_exec_result *r, char *err, size_t errlen);
+/* The owner's end: a command still running is cut (the agent kills it) and
+ * its done never comes; once this returns no callback of it runs any more.
+ * The handle is freed when the link has let go of it too. Accepts NULL.
+ * Any thread but done's. */
+void agent_exec_close(struct agent_exec *x);
+
+/* Runs spec and waits (agent_exec_start, then kill at spec->timeout_ms and
+ * a cut AGENT_EXEC_KILL_GRACE_MS later). Returns 0 with *r filled (also when it timed out:
  * r->timed_out, killed), or -errno with a reason in err (-EPIPE: the link
  * broke; -EREMOTEIO: the agent could not start it; -EPROTO: the agent's
  * EXIT did not say how the command ended). */

@@ -1,12 +1,21 @@
 /* gateway/api/api_exec.c: POST /v1/sessions/{id}/exec: a command in the guest
- * (gateway/exec.h); the request waits on its session until the command's
- * thread has ended. */
+ * (guest/exec.h); the request waits on its session until the command's
+ * end wakes it (its completion: this request alone). */
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/guest/exec.h"
 #include "gateway/session/session.h"
 
 #include <stdio.h>
+
+/* The command of r ended: r resumes (api_resume_wait, when writable). */
+static void command_ended(struct exec_job *j, void *ud)
+{
+	struct http_req *r = ud;
+
+	(void)j;
+	lws_callback_on_writable(r->wsi);
+}
 
 /* Starts j (owned from now on) for r, which waits up to wait_s for it. */
 static void launch(struct http_req *r, struct sess *s, struct exec_job *j, int wait_s)
@@ -16,10 +25,10 @@ static void launch(struct http_req *r, struct sess *s, struct exec_job *j, int w
 		exec_free(j);
 		return;
 	}
-	if (exec_start(j, r->gw, sess_agent_of(s)) < 0) {
+	if (exec_start(j, r->gw, sess_agent_of(s), command_ended, r) < 0) {
 		exec_free(j);
 		api_unpark(r, s);
-		http_reply_error(r, 500, "internal", "cannot start a thread");
+		http_reply_error(r, 500, "internal", "cannot start the command");
 		return;
 	}
 	r->exec = j;

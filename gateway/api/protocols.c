@@ -122,16 +122,13 @@ static void woken(struct gw *gw)
 	encode_pool_reap(gw->encoders); /* finished encodes */
 	work_queue_reap(gw->guest_work); /* then the other work's dones */
 	work_queue_reap(gw->bulk_work);
+	exec_reap(gw->execs); /* commands that ended: each tells its starter */
 	run_poke_all();
 	stream_poke_all(gw);
 	rec_poke_all(gw); /* new frames to record, a video made */
 	guest_ws_poke_all();
 	sess_agent_poke_all(); /* lost agent links: connect again */
 	api_door_poke_all(gw);
-	/* A command ended: its request waits on its session. */
-	if (exec_poke())
-		for (struct sess *s = sess_first(gw); s; s = sess_next(s))
-			sess_wake_waiters(s);
 }
 
 static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,

@@ -144,14 +144,11 @@ static void on_pace(lws_sorted_usec_list_t *sul)
 
 static void send_json(struct stream_viewer *v, json_t *j);
 static void send_error(struct stream_viewer *v, const char *code, const char *msg);
-static void clipboard_done(struct stream_viewer *v);
+static void clipboard_done(struct exec_job *j, void *ud);
 
-/* The hub's side of a WebSocket viewer (stream/stream_hub.h). Every wake
- * pokes every viewer: a clipboard read may have ended. */
+/* The hub's side of a WebSocket viewer (stream/stream_hub.h). */
 static void ws_poke(struct stream_viewer *v, bool changed)
 {
-	if (WS_VIEWER(v)->clip && exec_done(WS_VIEWER(v)->clip))
-		clipboard_done(v);
 	if (changed && v->scope != AUTH_NONE)
 		lws_callback_on_writable(v->wsi);
 }
@@ -181,20 +178,22 @@ static void clipboard_start(struct stream_viewer *v)
 	w->clip = exec_new(guest_clipboard_get_argv, NULL, 0, GUEST_CLIPBOARD_TIMEOUT_S);
 	if (!w->clip) {
 		send_error(v, "internal", "out of memory");
-	} else if (exec_start(w->clip, v->gw, sess_agent_of(s)) < 0) {
+	} else if (exec_start(w->clip, v->gw, sess_agent_of(s), clipboard_done, v) < 0) {
 		exec_free(w->clip);
 		w->clip = NULL;
 		send_error(v, "agent_unavailable", "the guest agent is not connected");
 	}
 }
 
-/* The read has ended: the viewer gets {"type":"clipboard","text"} or an error. */
-static void clipboard_done(struct stream_viewer *v)
+/* The read has ended (its completion, on the loop): the viewer gets
+ * {"type":"clipboard","text"} or an error. */
+static void clipboard_done(struct exec_job *job, void *ud)
 {
+	struct stream_viewer *v = ud;
 	struct ws_viewer *w = WS_VIEWER(v);
 	const struct agent_exec_result *res;
 	const char *err;
-	int rc = exec_result(w->clip, &res, &err);
+	int rc = exec_result(job, &res, &err);
 	json_t *j = NULL;
 
 	if (rc < 0) {
@@ -215,7 +214,7 @@ static void clipboard_done(struct stream_viewer *v)
 		audit_log(v->gw, "clipboard_get", sess_id(v->hub->s), &v->who, v->remote,
 			  json_pack("{s:i, s:b}", "exit_code", rc < 0 ? -1 : res->exit_code,
 				    "websocket", 1));
-	exec_release(w->clip);
+	exec_release(job);
 	w->clip = NULL;
 }
 
@@ -606,7 +605,7 @@ static void stream_close(struct stream_viewer *v)
 	ws_rx_free(&v->rx);
 	for (int i = 0; i < v->n_text; i++)
 		free(v->text[i]);
-	exec_release(WS_VIEWER(v)->clip); /* its thread frees it if it still runs */
+	exec_release(WS_VIEWER(v)->clip); /* freed when it ends, if it still runs */
 	free(WS_VIEWER(v));
 }
 

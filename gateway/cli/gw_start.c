@@ -501,6 +501,10 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 		snprintf(err, errlen, "cannot start the work queues' threads");
 		goto fail;
 	}
+	if (!(gw->execs = exec_runs_create(gw->ctx))) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	if (cfg->metrics_listen && open_metrics_door(gw->ctx, cfg->metrics_listen, gw, metrics_url,
 						     sizeof(metrics_url), err, errlen) < 0)
 		goto fail;
@@ -552,13 +556,16 @@ int gw_serve(struct gw *gw, const struct serve_config *cfg)
 void gw_stop(struct gw *gw)
 {
 	the_gw = NULL; /* a signal from now on finds no context to wake */
-	if (!exec_wait_threads(15000))
-		log_warn("serve", "a command thread is still running at exit");
 	/* Orphaned jobs end (and free their guests) on their own; so do the
 	 * dispose jobs of the sessions just destroyed. */
 	if (!job_wait_all(30000))
 		log_warn("serve", "a session job is still running at exit");
 	metrics_proc_stop();
+	/* The sessions' links are closed, so their commands have ended: what
+	 * the loop has not reaped yet is settled here (a command of a link
+	 * still open is cut), without waiting. */
+	exec_runs_destroy(gw->execs);
+	gw->execs = NULL;
 	/* The one wait for the queues' work: what runs finishes (the owners
 	 * that went have told theirs to stop), and every done runs here, on
 	 * this thread, while the context they may wake still is. */

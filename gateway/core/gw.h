@@ -17,6 +17,7 @@ struct build;
 struct recipe_build;
 struct encode_pool;
 struct work_queue;
+struct exec_runs;
 struct registry;
 struct usage_log;
 
@@ -69,10 +70,13 @@ struct gw {
 	 * done reaped on the loop (common/work_queue.h; docs/architecture.md,
 	 * "Threads"). guest_work: round trips to a guest that end within
 	 * seconds; bulk_work: child processes and disk work that may take
-	 * minutes; net_work: the egress proxy's resolves and connects (a
-	 * session's jobs hold a few of its workers at most). Drained once, by
-	 * gw_stop. */
+	 * minutes; net_work: the egress proxy's name lookups (a session's
+	 * hold a few of its workers at most). Drained once, by gw_stop. */
 	struct work_queue *guest_work, *bulk_work, *net_work;
+	/* owned (cli/gw_start.c): the commands running in guests, each an
+	 * agent channel whose end the loop reaps (guest/exec.h); drained by
+	 * gw_stop. */
+	struct exec_runs *execs;
 	char node[GW_NODE_MAX + 1]; /* prefix of every session id (serve --node) */
 	struct registry *registry; /* cli/gw_start.c's: the session records on disk */
 	char self_bin[4096]; /* this executable, which the guests' supervisors run */

@@ -265,12 +265,12 @@ static void serve_detached(struct desktop_serve *d, const char *const *argv, int
 		put_failure(d, "out of memory");
 		return;
 	}
-	if (exec_start(j, sess_gw(s), sess_agent_of(s)) < 0) {
+	if (exec_start(j, sess_gw(s), sess_agent_of(s), NULL, NULL) < 0) {
 		exec_free(j);
 		put_failure(d, "cannot start the command in the guest");
 		return;
 	}
-	exec_release(j); /* its thread frees it when the command ends */
+	exec_release(j); /* freed when the command ends */
 }
 
 static void serve_open(struct desktop_serve *d, const struct desktop_op *op)
@@ -357,8 +357,8 @@ static void on_waiting_sess(struct sess_listener *l, struct sess *s, enum sess_s
 	lws_sul_schedule(sess_gw(s)->ctx, 0, &d->sul, on_sul, 1);
 }
 
-/* Ends d's waiting: no timer, no listener, the script let go (its thread
- * frees it); an Xvfb that was setting the screen no longer is. */
+/* Ends d's waiting: no timer, no listener, the script let go (freed when
+ * it ends); an Xvfb that was setting the screen no longer is. */
 static void stop_waiting(struct desktop_serve *d)
 {
 	struct desktop_sess *ds;
@@ -379,14 +379,17 @@ static void stop_waiting(struct desktop_serve *d)
 
 static void on_poll(lws_sorted_usec_list_t *sul);
 
-/* d waits (what) on its timer, until deadline_ms, listening to its session. */
+/* d waits (what) until deadline_ms, listening to its session: on its
+ * timer, which polls the screen, or, for the script, the script's
+ * completion (the timer then only keeps the deadline). */
 static void start_waiting(struct desktop_serve *d, enum desktop_wait what, int64_t ms)
 {
 	d->wait = what;
 	d->deadline_ms = fs_now_ms() + ms;
 	d->listener.notify = on_waiting_sess;
 	sess_listen(d->s, &d->listener);
-	lws_sul_schedule(sess_gw(d->s)->ctx, 0, &d->poll, on_poll, SCREEN_POLL_US);
+	lws_sul_schedule(sess_gw(d->s)->ctx, 0, &d->poll, on_poll,
+			 what == WAIT_SCRIPT ? (lws_usec_t)ms * LWS_US_PER_MS : SCREEN_POLL_US);
 }
 
 /* Xvfb could not set the size: why, for this answer and for xdpyinfo. */
@@ -459,7 +462,8 @@ static void script_ended(struct desktop_serve *d, struct desktop_sess *ds)
 	sess_screen_said(d->s, d->width, d->height);
 }
 
-/* The timer of a waiting serving: 0 to poll again, 1 when answered. */
+/* A waiting serving looks (its timer, or the script's end): 0 to poll
+ * again, 1 when answered. */
 static int poll_once(struct desktop_serve *d)
 {
 	struct desktop_sess *ds = ds_of(d->s, false);
@@ -510,16 +514,29 @@ static int poll_once(struct desktop_serve *d)
 	return 1;
 }
 
-static void on_poll(lws_sorted_usec_list_t *sul)
+static void look(struct desktop_serve *d)
 {
-	struct desktop_serve *d = lws_container_of(sul, struct desktop_serve, poll);
-
 	if (!poll_once(d)) {
 		lws_sul_schedule(sess_gw(d->s)->ctx, 0, &d->poll, on_poll, SCREEN_POLL_US);
 		return;
 	}
 	stop_waiting(d);
 	finish(d);
+}
+
+static void on_poll(lws_sorted_usec_list_t *sul)
+{
+	look(lws_container_of(sul, struct desktop_serve, poll));
+}
+
+/* vitrine-screen ended (its completion): d looks at once. */
+static void on_script(struct exec_job *j, void *ud)
+{
+	struct desktop_serve *d = ud;
+
+	(void)j;
+	lws_sul_cancel(&d->poll);
+	look(d);
 }
 
 /* Xvfb D -screen 0 WxHxDEPTH: the guest's X server runs already; another
@@ -570,7 +587,7 @@ static void serve_xvfb(struct desktop_serve *d, const struct desktop_op *op)
 	snprintf(h, sizeof(h), "%d", op->height);
 	j = exec_new((const char *const[]){ SCREEN_SCRIPT, w, h, NULL }, NULL, 0,
 		     SCREEN_SCRIPT_TIMEOUT_S);
-	if (!j || exec_start(j, sess_gw(s), sess_agent_of(s)) < 0) {
+	if (!j || exec_start(j, sess_gw(s), sess_agent_of(s), on_script, d) < 0) {
 		exec_free(j);
 		xvfb_failed(d, ds, "Xvfb: cannot start %s in the guest", SCREEN_SCRIPT);
 		return;

@@ -1,7 +1,11 @@
-/* gateway/guest/exec.c: see exec.h. A job runs on a thread of its own:
- * agent_exec_run collects its output; for a watched job, its output hook
- * also keeps each stream's last bytes in the job, under its lock, as they
- * arrive. */
+/* gateway/guest/exec.c: see exec.h. A job is a small machine on the loop:
+ * waiting for its session's link (a timer retries), running (an
+ * agent_exec_start handle; the timer is its timeout, then the kill's
+ * grace), ended (the handle's done, on the link's thread, puts the job on
+ * its runs' ended list under a lock and wakes the loop), done (exec_reap
+ * takes the outcome and calls the completion). For a watched job, the
+ * output hook keeps each stream's last bytes in the job, under its lock,
+ * as they arrive. */
 #include "gateway/guest/exec.h"
 
 #include "common/base64.h"
@@ -13,7 +17,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,7 @@
 #define PROXY "http://127.0.0.1:3128" /* vitrine-agent's egress listener */
 #define GUEST_MAX_OUTPUT (4u << 20)
 #define WATCH_MAX_KEEP (1u << 20)
+#define LINK_RETRY_MS 50 /* while the session's link is on its way */
 
 /* A watched job's stream: its last bytes, and how many it sent in all. */
 struct out_tail {
@@ -41,23 +45,38 @@ struct exec_job {
 	unsigned char *in; /* owned stdin */
 	size_t in_len;
 	int timeout_ms;
-	struct sess_agent *agent; /* held while the thread runs */
-	/* results, written by the thread before done */
+	/* The loop's, from exec_start: */
+	enum { JOB_NEW, JOB_WAITING, JOB_RUNNING, JOB_DONE } state;
+	struct exec_runs *runs; /* NULL once done */
+	struct exec_job *next; /* exec_runs::jobs, while started and not done */
+	struct sess_agent *agent; /* held until done */
+	struct agent_exec *x; /* owned while running (agent_exec_close) */
+	lws_sorted_usec_list_t sul; /* the link's wait, the timeout, the kill's grace */
+	bool killed; /* the timeout passed: SIGKILL sent */
+	bool released; /* the starter let go: no completion, freed at its end */
+	exec_done_fn on_done;
+	void *ud;
+	int64_t t0;
+	struct exec_job *next_ended; /* exec_runs::ended: under its mu */
+	/* results, set when done */
 	int rc;
 	char err[512];
 	struct agent_exec_result res;
 	int64_t elapsed_ms;
-	/* handshake */
 	pthread_mutex_t mu;
-	bool done, released;
-	struct lws_context *ctx;
 	/* A watched job (exec_watch): under mu (the output hook writes on the
 	 * link's thread, exec_output reads). */
 	size_t keep; /* 0: not watched */
 	struct out_tail tail[2]; /* stdout, stderr */
 };
 
-static atomic_int threads, ended;
+struct exec_runs {
+	struct lws_context *ctx; /* what ends wake */
+	struct exec_job *jobs; /* started, not done: the loop's list */
+	int n;
+	pthread_mutex_t mu; /* ended */
+	struct exec_job *ended; /* handed over by the links' threads, newest first */
+};
 
 static int fail(struct api_error *e, const char *msg)
 {
@@ -397,119 +416,252 @@ static void keep_output(void *ud, uint8_t stream, const void *p, size_t n)
 	pthread_mutex_unlock(&j->mu);
 }
 
-static void *exec_thread(void *arg)
+/* The handle's done, on the link's thread (under the handle's lock): the
+ * job goes to the loop. */
+static void job_ended(void *ud)
 {
-	struct exec_job *j = arg;
-	int64_t t0 = fs_now_ms();
-	/* Just after ready the link may still be on its way. */
-	struct agent_link *l = sess_agent_get(j->agent, SESS_AGENT_WAIT_MS);
-	bool released;
+	struct exec_job *j = ud;
+	struct exec_runs *runs = j->runs;
 
-	if (!l) {
-		j->rc = -EPIPE;
-		snprintf(j->err, sizeof(j->err), "the guest agent is not connected");
-	} else {
-		struct agent_exec_spec spec = {
-			.argv = exec_argv(j),
-			.env = exec_env(j),
-			.cwd = j->cwd,
-			.uid = j->root ? -1 : EXEC_DESKTOP_UID,
-			.gid = j->root ? -1 : EXEC_DESKTOP_UID,
-			.in = j->in,
-			.in_len = j->in_len,
-			.timeout_ms = j->timeout_ms,
-			/* a watched job's output is what it kept */
-			.max_output = j->keep ? 1 : GUEST_MAX_OUTPUT,
-			.on_output = j->keep ? keep_output : NULL,
-			.on_output_ud = j,
-		};
+	pthread_mutex_lock(&runs->mu);
+	j->next_ended = runs->ended;
+	runs->ended = j;
+	pthread_mutex_unlock(&runs->mu);
+	lws_cancel_service(runs->ctx);
+}
 
-		j->rc = agent_exec_run(l, &spec, &j->res, j->err, sizeof(j->err));
-		if (j->rc == 0 && j->keep) {
-			pthread_mutex_lock(&j->mu);
-			kept_result(&j->tail[0], j->keep, &j->res.out, &j->res.out_len,
-				    &j->res.out_truncated);
-			kept_result(&j->tail[1], j->keep, &j->res.err, &j->res.err_len,
-				    &j->res.err_truncated);
-			pthread_mutex_unlock(&j->mu);
-		}
-		agent_link_release(l);
+/* The job fails before its command ran: its end comes through the ended
+ * list as any other (never from inside exec_start). */
+static void fail_early(struct exec_job *j, int rc, const char *why)
+{
+	j->rc = rc;
+	snprintf(j->err, sizeof(j->err), "%s", why);
+	job_ended(j);
+}
+
+static void on_timer(lws_sorted_usec_list_t *sul);
+
+static void arm(struct exec_job *j, int ms)
+{
+	lws_sul_schedule(j->runs->ctx, 0, &j->sul, on_timer, (lws_usec_t)ms * LWS_US_PER_MS);
+}
+
+/* The link is up: the command starts, its timeout armed. */
+static void launch(struct exec_job *j, struct agent_link *l)
+{
+	struct agent_exec_spec spec = {
+		.argv = exec_argv(j),
+		.env = exec_env(j),
+		.cwd = j->cwd,
+		.uid = j->root ? -1 : EXEC_DESKTOP_UID,
+		.gid = j->root ? -1 : EXEC_DESKTOP_UID,
+		.in = j->in,
+		.in_len = j->in_len,
+		.timeout_ms = j->timeout_ms,
+		/* a watched job's output is what it kept */
+		.max_output = j->keep ? 1 : GUEST_MAX_OUTPUT,
+		.on_output = j->keep ? keep_output : NULL,
+		.on_output_ud = j,
+	};
+	char err[sizeof(j->err)];
+	int rc;
+
+	j->state = JOB_RUNNING;
+	rc = agent_exec_start(l, &spec, job_ended, j, &j->x, err, sizeof(err));
+	agent_link_release(l); /* the handle holds it */
+	if (rc < 0) {
+		fail_early(j, rc, err);
+		return;
 	}
-	j->elapsed_ms = fs_now_ms() - t0;
+	arm(j, j->timeout_ms);
+}
+
+/* The session's link, if it is up; else another look soon, until
+ * SESS_AGENT_WAIT_MS has passed since the start. */
+static void look_for_link(struct exec_job *j)
+{
+	/* Just after ready the link may still be on its way. */
+	struct agent_link *l = sess_agent_get(j->agent, 0);
+
+	if (l)
+		launch(j, l);
+	else if (fs_now_ms() - j->t0 >= SESS_AGENT_WAIT_MS)
+		fail_early(j, -EPIPE, "the guest agent is not connected");
+	else
+		arm(j, LINK_RETRY_MS);
+}
+
+static void on_timer(lws_sorted_usec_list_t *sul)
+{
+	struct exec_job *j = lws_container_of(sul, struct exec_job, sul);
+
+	if (j->state == JOB_WAITING) {
+		look_for_link(j);
+	} else if (!j->killed) {
+		j->killed = true; /* the timeout: SIGKILL, and a grace for its EXIT */
+		agent_exec_kill(j->x);
+		arm(j, AGENT_EXEC_KILL_GRACE_MS);
+	} else {
+		agent_exec_cut(j->x, "timed out"); /* the agent is stuck */
+	}
+}
+
+int exec_start(struct exec_job *j, struct gw *gw, struct sess_agent *agent, exec_done_fn done,
+	       void *ud)
+{
+	if (!gw->execs || j->state != JOB_NEW)
+		return -EINVAL;
+	j->runs = gw->execs;
+	j->agent = sess_agent_hold(agent);
+	j->on_done = done;
+	j->ud = ud;
+	j->t0 = fs_now_ms();
+	j->state = JOB_WAITING;
+	j->next = j->runs->jobs;
+	j->runs->jobs = j;
+	j->runs->n++;
+	look_for_link(j);
+	return 0;
+}
+
+static void unlink_job(struct exec_job *j)
+{
+	for (struct exec_job **pp = &j->runs->jobs; *pp; pp = &(*pp)->next)
+		if (*pp == j) {
+			*pp = j->next;
+			j->runs->n--;
+			return;
+		}
+}
+
+/* An ended job's outcome into the job (the loop's): the handle closed,
+ * the session's agent let go, the command counted. */
+static void settle(struct exec_job *j)
+{
+	lws_sul_cancel(&j->sul);
+	if (j->x) {
+		j->rc = agent_exec_outcome(j->x, &j->res, j->err, sizeof(j->err));
+		agent_exec_close(j->x); /* its channel is closed: nothing is cut */
+		j->x = NULL;
+	}
+	if (j->rc == 0 && j->keep) {
+		pthread_mutex_lock(&j->mu);
+		kept_result(&j->tail[0], j->keep, &j->res.out, &j->res.out_len,
+			    &j->res.out_truncated);
+		kept_result(&j->tail[1], j->keep, &j->res.err, &j->res.err_len,
+			    &j->res.err_truncated);
+		pthread_mutex_unlock(&j->mu);
+	}
+	j->elapsed_ms = fs_now_ms() - j->t0;
 	metrics_cmd(j->rc < 0	       ? METRICS_CMD_FAILED
 		    : j->res.timed_out ? METRICS_CMD_TIMED_OUT
 				       : METRICS_CMD_EXITED,
 		    j->elapsed_ms);
-	pthread_mutex_lock(&j->mu);
-	j->done = true;
-	released = j->released;
-	if (!released) {
-		atomic_store(&ended, 1);
-		lws_cancel_service(j->ctx);
-	}
-	pthread_mutex_unlock(&j->mu);
-	if (released)
-		exec_free(j);
-	atomic_fetch_sub(&threads, 1);
-	return NULL;
+	sess_agent_release(j->agent);
+	j->agent = NULL;
+	unlink_job(j);
+	j->runs = NULL;
+	j->state = JOB_DONE;
 }
 
-int exec_start(struct exec_job *j, struct gw *gw, struct sess_agent *agent)
+/* A settled job goes to its starter, or is freed when it was let go. */
+static void hand_over(struct exec_job *j)
 {
-	pthread_attr_t attr;
-	pthread_t t;
-	int rc;
+	if (j->released)
+		exec_free(j);
+	else if (j->on_done)
+		j->on_done(j, j->ud); /* may free j */
+}
 
-	j->agent = sess_agent_hold(agent);
-	j->ctx = gw->ctx;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	atomic_fetch_add(&threads, 1);
-	rc = pthread_create(&t, &attr, exec_thread, j);
-	pthread_attr_destroy(&attr);
-	if (rc) {
-		atomic_fetch_sub(&threads, 1);
-		return -rc;
+/* The ended list, oldest first. */
+static struct exec_job *take_ended(struct exec_runs *runs)
+{
+	struct exec_job *list, *rev = NULL;
+
+	pthread_mutex_lock(&runs->mu);
+	list = runs->ended;
+	runs->ended = NULL;
+	pthread_mutex_unlock(&runs->mu);
+	while (list) {
+		struct exec_job *next = list->next_ended;
+
+		list->next_ended = rev;
+		rev = list;
+		list = next;
 	}
-	return 0;
+	return rev;
+}
+
+void exec_reap(struct exec_runs *runs)
+{
+	struct exec_job *j = runs ? take_ended(runs) : NULL;
+
+	while (j) {
+		struct exec_job *next = j->next_ended;
+
+		settle(j);
+		hand_over(j);
+		j = next;
+	}
+}
+
+int exec_runs_count(const struct exec_runs *runs)
+{
+	return runs ? runs->n : 0;
+}
+
+struct exec_runs *exec_runs_create(struct lws_context *ctx)
+{
+	struct exec_runs *runs = calloc(1, sizeof(*runs));
+
+	if (!runs)
+		return NULL;
+	runs->ctx = ctx;
+	pthread_mutex_init(&runs->mu, NULL);
+	return runs;
+}
+
+void exec_runs_destroy(struct exec_runs *runs)
+{
+	if (!runs)
+		return;
+	exec_reap(runs); /* what ended has its outcome */
+	/* The rest: no callback of theirs runs after agent_exec_close; those
+	 * that ended meanwhile are on the ended list, which is dropped (every
+	 * job is on jobs too). */
+	for (struct exec_job *j = runs->jobs; j; j = j->next) {
+		lws_sul_cancel(&j->sul);
+		agent_exec_close(j->x);
+		j->x = NULL;
+	}
+	take_ended(runs);
+	while (runs->jobs) {
+		struct exec_job *j = runs->jobs;
+
+		j->rc = -EPIPE;
+		snprintf(j->err, sizeof(j->err), "the gateway is stopping");
+		settle(j); /* unlinks it */
+		hand_over(j);
+	}
+	pthread_mutex_destroy(&runs->mu);
+	free(runs);
 }
 
 bool exec_done(struct exec_job *j)
 {
-	bool d;
-
-	pthread_mutex_lock(&j->mu);
-	d = j->done;
-	pthread_mutex_unlock(&j->mu);
-	return d;
+	return j->state == JOB_DONE;
 }
 
 void exec_release(struct exec_job *j)
 {
-	bool done;
-
 	if (!j)
 		return;
-	pthread_mutex_lock(&j->mu);
-	done = j->done;
-	j->released = true;
-	pthread_mutex_unlock(&j->mu);
-	if (done)
+	if (j->state == JOB_NEW || j->state == JOB_DONE) {
 		exec_free(j);
-}
-
-bool exec_poke(void)
-{
-	return atomic_exchange(&ended, 0) != 0;
-}
-
-bool exec_wait_threads(int timeout_ms)
-{
-	int64_t until = fs_now_ms() + timeout_ms;
-
-	while (atomic_load(&threads) > 0 && fs_now_ms() < until)
-		usleep(20 * 1000);
-	return atomic_load(&threads) == 0;
+		return;
+	}
+	j->released = true;
+	j->on_done = NULL;
 }
 
 /* Output as text when it is UTF-8 without NULs, else base64. */

@@ -5,8 +5,8 @@
  * retried from a loop timer, and its completion installs the link on the
  * loop; a lost link is noticed from its own thread's word, not polled. The
  * owner hears on the loop when the link comes up or goes down; the API
- * borrows the link through sess_agent_get. Refcounted, because command
- * threads may outlive a deleted session.
+ * borrows the link through sess_agent_get. Refcounted, because commands
+ * (guest/exec.h) may outlive a deleted session.
  *
  * Threads: start and stop on the loop (the work queue's owner thread);
  * hold, release and sess_agent_get(a, 0) on any thread; a wait in

@@ -1,6 +1,7 @@
 /* gateway/template/recipe_build.c: see recipe_build.h. A build is a small
- * machine on the loop, moved on by a timer of its own: starting (the
- * session boots or restores), a step at a time (an exec job each), saving
+ * machine on the loop: starting (the session boots or restores; its timer
+ * looks), a step at a time (an exec job each, whose completion starts the
+ * next), saving (its timer looks)
  * (template_build_from_session under the staging name), finishing (a job
  * of the gateway's bulk queue: the hash into template.json, the old
  * template out, the staged one renamed over it; its done ends the build),
@@ -56,7 +57,7 @@ struct recipe_build {
 	struct exec_job *job; /* owned while it runs */
 	struct step_result results[RECIPE_MAX_STEPS];
 	int64_t started_ms, phase_ms, ended_ms;
-	lws_sorted_usec_list_t sul;
+	lws_sorted_usec_list_t sul; /* while starting and saving */
 	bool stopping; /* the gateway stops: the finishing job's done frees b */
 	/* the finishing job's (a worker's between its submit and its done) */
 	int fin_rc;
@@ -64,6 +65,7 @@ struct recipe_build {
 };
 
 static void tick(lws_sorted_usec_list_t *sul);
+static void step_done(struct exec_job *j, void *ud);
 
 static struct recipe_build *find(struct gw *gw, const char *name)
 {
@@ -196,10 +198,10 @@ static int start_step(struct recipe_build *b, struct sess *s)
 		fail(b, "step %d (%s): cannot be run", b->step + 1, b->recipe.steps[b->step].name);
 		return -EINVAL;
 	}
-	if (exec_start(b->job, b->gw, sess_agent_of(s)) < 0) {
+	if (exec_start(b->job, b->gw, sess_agent_of(s), step_done, b) < 0) {
 		exec_free(b->job);
 		b->job = NULL;
-		fail(b, "step %d (%s): cannot start a thread", b->step + 1,
+		fail(b, "step %d (%s): cannot be started", b->step + 1,
 		     b->recipe.steps[b->step].name);
 		return -EAGAIN;
 	}
@@ -439,15 +441,6 @@ static void tick(lws_sorted_usec_list_t *sul)
 		else
 			start_step(b, s);
 		break;
-	case RB_STEP:
-		if (!s) {
-			fail(b, "the build's session was deleted during step %d (%s)", b->step + 1,
-			     b->recipe.steps[b->step].name);
-			return;
-		}
-		if (b->job && exec_done(b->job))
-			step_ended(b, s);
-		break;
 	case RB_SAVING:
 		save = template_build_json(b->gw, b->stage);
 		if (!save) {
@@ -458,11 +451,30 @@ static void tick(lws_sorted_usec_list_t *sul)
 		}
 		json_decref(save);
 		break;
+	case RB_STEP: /* each step's completion moves it on */
 	case RB_FINISHING: /* the finishing job's done moves it on */
 	case RB_OVER:
 		return;
 	}
-	if (b->state != RB_OVER && b->state != RB_FINISHING)
+	if (b->state == RB_STARTING || b->state == RB_SAVING)
+		schedule(b);
+}
+
+/* A step's command ended (its completion, on the loop): the next step, the
+ * save (its timer looks from then on), or the build fails. */
+static void step_done(struct exec_job *j, void *ud)
+{
+	struct recipe_build *b = ud;
+	struct sess *s = b->session_id[0] ? sess_find(b->gw, b->session_id) : NULL;
+
+	(void)j;
+	if (!s) {
+		fail(b, "the build's session was deleted during step %d (%s)", b->step + 1,
+		     b->recipe.steps[b->step].name);
+		return;
+	}
+	step_ended(b, s);
+	if (b->state == RB_SAVING)
 		schedule(b);
 }
 
@@ -652,7 +664,7 @@ static json_t *step_json(const struct recipe_build *b, int i)
 	if (!o)
 		return NULL;
 	if (!strcmp(status, "running") && b->job && b->step == i) {
-		/* Its output so far: the exec thread's, copied under its lock. */
+		/* Its output so far: the agent link's, copied under the job's lock. */
 		uint64_t out_bytes, err_bytes;
 		char *out = job_text(b->job, 1, &out_bytes), *err = job_text(b->job, 2, &err_bytes);
 

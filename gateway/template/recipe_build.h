@@ -1,10 +1,10 @@
 /* gateway/template/recipe_build.h: templates built from a recipe (recipe.h,
  * docs/templates.md). A build is a session started from the recipe's base
  * with its size and egress rules, the recipe's steps run in it one after
- * another as commands through the guest agent (guest/exec.h, each on the
- * exec thread of its own, watched: its output shows while it runs), the
- * session saved as a template the way POST /v1/templates {"from_session"}
- * saves one (template_build.h), then the session deleted. The template is
+ * another as commands through the guest agent (guest/exec.h, each an agent
+ * channel, watched: its output shows while it runs), the session saved as
+ * a template the way POST /v1/templates {"from_session"} saves one
+ * (template_build.h), then the session deleted. The template is
  * made under a staging name and renamed over NAME at the end, with the
  * recipe's hash in its template.json ("recipe_hash"): the same recipe on
  * the same base again is up to date and answers at once. A failed step
@@ -13,9 +13,9 @@
  *
  * Every build has one owner, gw::recipes, and one place that frees it
  * (reap, once it ended and was forgotten or succeeded). Loop thread only;
- * the slow parts run on the exec threads, the session's jobs, the template
- * build's job and a job of the build's own for the last file moves (the
- * gateway's bulk queue). */
+ * the slow parts run in the guest (commands, whose ends the loop reaps), on
+ * the session's jobs, the template build's job and a job of the build's
+ * own for the last file moves (the gateway's bulk queue). */
 #ifndef VITRINE_GATEWAY_RECIPE_BUILD_H
 #define VITRINE_GATEWAY_RECIPE_BUILD_H
 

@@ -4,8 +4,10 @@
  * apart, every byte value, 1 MiB both ways through the windows, timeouts
  * that kill the whole group, uid, cwd, env), a TCP channel to a local
  * port, a connection to the agent's egress listener relayed to a socket,
- * frame resync, a fake agent's short or malformed EXIT, and a link that
- * breaks under a waiting command. */
+ * frame resync, a fake agent's short or malformed EXIT, a link that
+ * breaks under a waiting command, and the form without a waiting thread
+ * (agent_exec_start: its end said once, a kill, a handle closed while its
+ * command runs). */
 #include "common/agent_proto.h"
 #include "tests/lib/net.h"
 #include "vmm-qemu/agent_exec.h"
@@ -19,6 +21,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +99,83 @@ static int run(struct fixture *f, const char *const *argv, const void *in, size_
 	if (rc)
 		print_message("agent_exec_run: %d %s\n", rc, err);
 	return rc;
+}
+
+/* agent_exec_start's end, counted (on the link's thread). */
+struct ends {
+	atomic_int n;
+};
+
+static void count_end(void *ud)
+{
+	atomic_fetch_add(&((struct ends *)ud)->n, 1);
+}
+
+/* Waits up to ms for e to reach n. */
+static bool ends_reach(struct ends *e, int n, int ms)
+{
+	for (int i = 0; i < ms / 10 && atomic_load(&e->n) < n; i++)
+		usleep(10 * 1000);
+	return atomic_load(&e->n) >= n;
+}
+
+static void test_exec_start(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
+	struct agent_exec_spec spec = {
+		.argv = (const char *const[]){ "sh", "-c", "cat; echo done", NULL },
+		.env = env,
+		.uid = -1,
+		.gid = -1,
+		.in = "hi ",
+		.in_len = 3,
+	};
+	struct ends e = { 0 };
+	struct agent_exec_result r;
+	struct agent_exec *x;
+	char err[256];
+
+	/* It runs, ends once, and says how. */
+	assert_int_equal(agent_exec_start(f->link, &spec, count_end, &e, &x, err, sizeof(err)), 0);
+	assert_true(ends_reach(&e, 1, 10000));
+	assert_int_equal(agent_exec_outcome(x, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_false(r.timed_out);
+	assert_string_equal(r.out, "hi done\n");
+	agent_exec_result_free(&r);
+	agent_exec_kill(x); /* ended: nothing to kill */
+	agent_exec_close(x);
+	usleep(100 * 1000);
+	assert_int_equal(atomic_load(&e.n), 1);
+
+	/* Killed when its owner says the time is up: it timed out. */
+	atomic_store(&e.n, 0);
+	spec.argv = (const char *const[]){ "sleep", "30", NULL };
+	spec.in_len = 0;
+	assert_int_equal(agent_exec_start(f->link, &spec, count_end, &e, &x, err, sizeof(err)), 0);
+	agent_exec_kill(x);
+	assert_true(ends_reach(&e, 1, 10000));
+	assert_int_equal(agent_exec_outcome(x, &r, err, sizeof(err)), 0);
+	assert_true(r.timed_out);
+	assert_int_equal(r.signal, 9);
+	agent_exec_result_free(&r);
+	agent_exec_close(x);
+
+	/* Closed while it runs: cut, and its end is never said. */
+	atomic_store(&e.n, 0);
+	assert_int_equal(agent_exec_start(f->link, &spec, count_end, &e, &x, err, sizeof(err)), 0);
+	usleep(100 * 1000);
+	agent_exec_close(x);
+	usleep(300 * 1000);
+	assert_int_equal(atomic_load(&e.n), 0);
+	assert_int_equal(agent_link_ping(f->link, 2000), 0); /* the link goes on */
+
+	/* Nothing to run: refused before anything starts. */
+	spec.argv = (const char *const[]){ NULL };
+	spec.env = NULL;
+	assert_int_equal(agent_exec_start(f->link, &spec, count_end, &e, &x, err, sizeof(err)),
+			 -EINVAL);
 }
 
 static void test_ping(void **state)
@@ -647,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_exec_short_exit),
 		cmocka_unit_test_setup_teardown(test_ping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_basics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_timeout_kills_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_identity, setup, teardown),

@@ -1,12 +1,15 @@
-/* tests/integration/test_exec_watch.c: watched exec jobs (exec_watch,
- * exec_output in gateway/guest/exec.h: a recipe build's steps) without a
- * guest: vitrine-agent built for the host runs on one end of a socket pair
- * (--fd), the session's agent connection holds the link on the other, and
- * jobs run on their exec threads as the gateway runs them. A job's output
- * shows while it runs; a long one keeps exactly its last bytes and counts
- * them all; stdin, exit codes and signals come back as from POST exec; a
- * timeout kills it with what it printed kept; a link that breaks under it
- * fails it. */
+/* tests/integration/test_exec_watch.c: exec jobs (gateway/guest/exec.h),
+ * watched ones (exec_watch, exec_output: a recipe build's steps) among
+ * them, without a guest: vitrine-agent built for the host runs on one end
+ * of a socket pair (--fd), the session's agent connection holds the link
+ * on the other, and jobs run as the gateway runs them, their ends reaped by
+ * a loop this test turns (exec_reap, as the gateway's wake-up does). A
+ * job's output shows while it runs; a long one keeps exactly its last
+ * bytes and counts them all; stdin, exit codes and signals come back as
+ * from POST exec; a timeout kills it with what it printed kept; a link that
+ * breaks under it fails it. Its completion comes once, on the loop; a job
+ * let go of while it runs is freed when it ends; shutdown cuts what still
+ * runs without waiting for it. */
 #include "common/fsutil.h"
 #include "common/work_queue.h"
 #include "gateway/core/gw.h"
@@ -33,6 +36,7 @@ struct fixture {
 	struct gw gw;
 	struct work_queue *q; /* where the connection would try again */
 	struct sess_agent *sa;
+	int completions; /* done() calls so far */
 };
 
 static void wake_loop(void *ud)
@@ -64,7 +68,7 @@ static int setup(void **state)
 	close(sv[1]);
 	assert_int_equal(agent_link_open_fd(sv[0], 5000, &link, err, sizeof(err)), 0);
 	lws_set_log_level(0, NULL);
-	f->gw.ctx = lws_create_context(&info); /* what the threads wake */
+	f->gw.ctx = lws_create_context(&info); /* what the links' threads wake */
 	assert_non_null(f->gw.ctx);
 	{
 		const struct work_queue_config qc = {
@@ -79,16 +83,45 @@ static int setup(void **state)
 		f->sa = sess_agent_start(&env, "/nonexistent/agent.sock", link);
 	}
 	assert_non_null(f->sa);
+	f->gw.execs = exec_runs_create(f->gw.ctx);
+	assert_non_null(f->gw.execs);
 	*state = f;
 	return 0;
+}
+
+static void nothing(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+}
+
+/* One turn of the loop (at most about 10 ms), then the ends reaped. */
+static void turn(struct fixture *f)
+{
+	static lws_sorted_usec_list_t tick;
+
+	lws_sul_schedule(f->gw.ctx, 0, &tick, nothing, 10 * LWS_US_PER_MS);
+	lws_service(f->gw.ctx, 0);
+	lws_sul_cancel(&tick);
+	exec_reap(f->gw.execs);
+}
+
+/* Turns the loop for ms. */
+static void turn_for(struct fixture *f, int ms)
+{
+	for (int64_t until = fs_now_ms() + ms; fs_now_ms() < until;)
+		turn(f);
 }
 
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
+	int64_t until = fs_now_ms() + 10000;
 
-	sess_agent_stop(f->sa); /* the owner's reference */
-	assert_true(exec_wait_threads(10000));
+	sess_agent_stop(f->sa); /* the owner's reference: the link closes */
+	while (exec_runs_count(f->gw.execs) > 0 && fs_now_ms() < until)
+		turn(f);
+	assert_int_equal(exec_runs_count(f->gw.execs), 0); /* no command left */
+	exec_runs_destroy(f->gw.execs);
 	work_queue_destroy(f->q);
 	sess_agent_poke_all(); /* the word of a link a test broke lets go of it */
 	kill(f->agent, SIGKILL); /* it ends with its socket; a test may have killed it */
@@ -96,6 +129,15 @@ static int teardown(void **state)
 	lws_context_destroy(f->gw.ctx);
 	free(f);
 	return 0;
+}
+
+/* A job's completion: on the loop, the job done. */
+static void counted(struct exec_job *j, void *ud)
+{
+	struct fixture *f = ud;
+
+	assert_true(exec_done(j));
+	f->completions++;
 }
 
 /* A watched job running body (exec_parse's JSON), keeping keep bytes. */
@@ -107,17 +149,23 @@ static struct exec_job *start(struct fixture *f, const char *body, size_t keep)
 	if (!j)
 		fail_msg("exec_parse: %s", e.message);
 	assert_int_equal(exec_watch(j, keep), 0);
-	assert_int_equal(exec_start(j, &f->gw, f->sa), 0);
+	assert_int_equal(exec_start(j, &f->gw, f->sa, counted, f), 0);
 	return j;
 }
 
-/* Waits up to 20 s for j to end. */
-static void wait_done(struct exec_job *j)
+/* Turns the loop up to 20 s for j to end; its completion came once. */
+static void wait_done_f(struct fixture *f, struct exec_job *j)
 {
-	for (int i = 0; i < 2000 && !exec_done(j); i++)
-		usleep(10 * 1000);
+	int before = f->completions;
+
+	for (int64_t until = fs_now_ms() + 20000; !exec_done(j) && fs_now_ms() < until;)
+		turn(f);
 	assert_true(exec_done(j));
+	assert_int_equal(f->completions, before + 1);
+	turn(f);
+	assert_int_equal(f->completions, before + 1); /* once */
 }
+#define wait_done(j) wait_done_f(f, j)
 
 /* stream's kept bytes as a string (of at most 64 KiB), its total in *total. */
 static const char *output(struct exec_job *j, int stream, uint64_t *total)
@@ -310,10 +358,62 @@ static void test_watch_refusals(void **state)
 	exec_free(j);
 }
 
+/* A job let go of while it runs runs on, without its completion, and is
+ * freed once it ends (ASan says whether exactly once). */
+static void test_release_while_running(void **state)
+{
+	struct fixture *f = *state;
+	int64_t until = fs_now_ms() + 20000;
+	struct exec_job *j =
+		start(f, "{\"cmd\":\"sleep 1; echo done\",\"user\":\"root\",\"cwd\":\"/tmp\"}", 64);
+
+	turn_for(f, 200);
+	assert_int_equal(exec_runs_count(f->gw.execs), 1);
+	exec_release(j);
+	while (exec_runs_count(f->gw.execs) > 0 && fs_now_ms() < until)
+		turn(f);
+	assert_int_equal(exec_runs_count(f->gw.execs), 0);
+	assert_int_equal(f->completions, 0);
+}
+
+/* Shutdown does not wait for a command: it is cut, its job fails at once
+ * and its completion still comes. */
+static void test_shutdown_cuts_running(void **state)
+{
+	struct fixture *f = *state;
+	const struct agent_exec_result *res;
+	const char *why;
+	uint64_t total;
+	int64_t until = fs_now_ms() + 20000, t0;
+	struct exec_job *j =
+		start(f, "{\"cmd\":\"echo up; sleep 30\",\"user\":\"root\",\"cwd\":\"/tmp\"}", 64);
+
+	while (strcmp(output(j, 1, &total), "up\n") && fs_now_ms() < until)
+		turn(f);
+	t0 = fs_now_ms();
+	exec_runs_destroy(f->gw.execs);
+	assert_true(fs_now_ms() - t0 < 1000);
+	assert_int_equal(f->completions, 1);
+	assert_true(exec_done(j));
+	assert_int_equal(exec_result(j, &res, &why), -EPIPE);
+	assert_string_equal(why, "the gateway is stopping");
+	exec_free(j);
+	f->gw.execs = exec_runs_create(f->gw.ctx); /* for the teardown */
+	assert_non_null(f->gw.execs);
+	/* The link goes on: the next command runs. */
+	j = start(f, "{\"cmd\":\"echo again\",\"user\":\"root\",\"cwd\":\"/tmp\"}", 64);
+	wait_done(j);
+	assert_int_equal(exec_result(j, &res, &why), 0);
+	assert_string_equal(output(j, 1, &total), "again\n");
+	exec_release(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_watch_refusals),
+		cmocka_unit_test_setup_teardown(test_release_while_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shutdown_cuts_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_while_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_output_keeps_its_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_exit_and_signal, setup, teardown),
