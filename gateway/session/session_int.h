@@ -85,7 +85,8 @@ void sess_guest_unwatch(struct sess *s);
 void sess_guest_service(struct sess *s);
 /* QMP commands were queued on s->vm: written as its socket takes them. */
 void sess_guest_queued(struct sess *s);
-/* Starts s's heartbeat (session_tick.c); sess_destroy's unlink stops it. */
+/* Starts s's heartbeat (session_tick.c), or moves its next beat to when
+ * it is due now (a new deadline); sess_destroy's unlink stops it. */
 void sess_tick_start(struct sess *s);
 /* Makes requests waiting on s writable (they look at it again). */
 void sess_wake(struct sess *s);

@@ -186,7 +186,7 @@ static void sess_tick(lws_sorted_usec_list_t *sul)
 	save_screen(s);
 	sess_guest_service(s);
 	sess_follow_screen(s);
-	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, next_beat(s));
+	sess_tick_start(s);
 }
 
 void sess_set_timeout(struct sess *s, int timeout_s)
@@ -194,8 +194,8 @@ void sess_set_timeout(struct sess *s, int timeout_s)
 	s->expires_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
 	s->warned = false;
 	sess_save(s);
-	if (!lws_dll2_is_detached(&s->sul.list)) /* linked: the beat comes in time */
-		lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, next_beat(s));
+	if (!lws_dll2_is_detached(&s->sul.list)) /* linked: its beat comes in time */
+		sess_tick_start(s);
 }
 
 void sess_tick_start(struct sess *s)
