@@ -66,7 +66,7 @@ static void want_write(struct sess *s)
 void sess_guest_watch(struct sess *s)
 {
 	sess_guest_unwatch(s);
-	if (!s->vm || !s->gw->vhost)
+	if (!s->vm || s->job || !s->gw->vhost) /* a job's guest is the job's to service */
 		return;
 	s->watch[WATCH_QMP] = adopt(s, vmm_vm_monitor_fd(s->vm));
 	s->watch[WATCH_EXIT] = adopt(s, vmm_vm_proc(s->vm)->pidfd);
