@@ -511,6 +511,16 @@ int vmm_vm_service(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen)
 	return 0;
 }
 
+int vmm_vm_monitor_fd(const struct vmm_vm *vm)
+{
+	return qmp_client_fd(vm->qmp);
+}
+
+short vmm_vm_monitor_events(struct vmm_vm *vm)
+{
+	return qmp_client_poll_events(vm->qmp);
+}
+
 static bool has_phase(const struct vmm_vm *vm, const char *phase)
 {
 	for (size_t i = 0; i < vm->n_phases; i++)

@@ -147,6 +147,15 @@ int vmm_vm_status(struct vmm_vm *vm, char *status, size_t len, char *err, size_t
  * how, with the guest's last console lines) or another -errno. */
 int vmm_vm_service(struct vmm_vm *vm, int timeout_ms, char *err, size_t errlen);
 
+/* For an event loop that watches the guest itself (instead of calling
+ * vmm_vm_service with a timeout): the QMP socket and what to poll it for
+ * (POLLIN, plus POLLOUT while commands wait to be written). The guest's
+ * process's pidfd is vmm_vm_proc(vm)->pidfd, readable once it exits. When
+ * either is ready, vmm_vm_service(vm, 0, ...). The fds stay vm's: a loop
+ * that needs one of its own dups it. These functions can't fail. */
+int vmm_vm_monitor_fd(const struct vmm_vm *vm);
+short vmm_vm_monitor_events(struct vmm_vm *vm);
+
 /* Services until the guest reports phase (e.g. "ready") or a VITRINE error
  * line (-EIO), QEMU exits (-ECHILD) or timeout_ms passes (-ETIMEDOUT). */
 int vmm_vm_wait_phase(struct vmm_vm *vm, const char *phase, int timeout_ms, char *err,

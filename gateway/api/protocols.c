@@ -247,5 +247,7 @@ const struct lws_protocols metrics_protocols[] = {
 
 const struct lws_protocols api_protocols[] = {
 	{ "http", route, sizeof(struct conn), 0, 0, NULL, 0 },
+	/* the sessions' guests' QMP sockets and pidfds (session/guest_watch.c) */
+	{ SESS_GUEST_PROTOCOL, sess_guest_fd_callback, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 },
 };

@@ -10,9 +10,12 @@
  * lws picks a WebSocket's protocol by the subprotocol the client names,
  * and our clients (Playwright, browsers, VNC-less viewers) name none; lws
  * 4.1 exports no way to move a connection to another protocol afterwards.
- * So lws sees one protocol, and this router gives each connection to its
- * kind: HTTP until an upgrade, whose path decides the kind for the rest of
- * the connection's life. Loop thread only. */
+ * So lws sees one protocol for connections, and this router gives each
+ * connection to its kind: HTTP until an upgrade, whose path decides the
+ * kind for the rest of the connection's life. The table's second protocol
+ * is no client's (it refuses upgrades): the sessions' guests' QMP sockets
+ * and pidfds, raw files on the loop (session/guest_watch.c). Loop thread
+ * only. */
 #ifndef VITRINE_GATEWAY_PROTOCOLS_H
 #define VITRINE_GATEWAY_PROTOCOLS_H
 

@@ -27,10 +27,12 @@
 
 void sess_set_vm(struct sess *s, struct vmm_vm *vm)
 {
+	sess_guest_unwatch(s);
 	s->vm = vm;
 	memset(&s->guest, 0, sizeof(s->guest));
 	if (vm)
 		vmm_vm_identity(vm, &s->guest);
+	sess_guest_watch(s);
 }
 
 void sess_stop_guest(struct sess *s, const char *why)
@@ -38,6 +40,7 @@ void sess_stop_guest(struct sess *s, const char *why)
 	sess_guest_stopping(s, why);
 	sess_agent_stop(s->agent);
 	s->agent = NULL;
+	sess_guest_unwatch(s);
 	job_dispose(s->vm, s->mirror, NULL, NULL); /* QEMU quits on a job thread */
 	s->mirror = NULL;
 	sess_set_vm(s, NULL);
@@ -427,6 +430,7 @@ static void free_session(struct sess *s, struct job_ticket *ticket, bool keep)
 	s->job = NULL;
 	sess_agent_stop(s->agent);
 	s->agent = NULL;
+	sess_guest_unwatch(s);
 	if (keep)
 		job_detach(s->vm, s->mirror);
 	else

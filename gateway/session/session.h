@@ -287,4 +287,11 @@ int sess_add_waiter(struct sess *s, struct lws *wsi, bool watch);
 bool sess_can_wait(const struct sess *s);
 void sess_remove_waiter(struct sess *s, struct lws *wsi);
 
+/* The lws protocol a session's guest's QMP socket and pidfd are adopted
+ * under (guest_watch.c), and its callback: api/protocols.c lists it on the
+ * API's vhost. Loop thread. */
+#define SESS_GUEST_PROTOCOL "vitrine-guest-fds"
+int sess_guest_fd_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+			   size_t len);
+
 #endif

@@ -24,6 +24,9 @@ struct sess {
 	struct session_request req;
 	struct vmm_image image;
 	struct vmm_vm *vm; /* owned; NULL once the guest is gone (or while a job holds it) */
+	/* owned: vm's QMP socket and process's pidfd (dups) on the loop while
+	 * s holds vm (guest_watch.c); NULL when not watched */
+	struct lws *watch[2];
 	struct vmm_identity guest; /* the guest process, as recorded; run_dir "" for none */
 	bool adopt_pending; /* start-up: waits to see whether a guest claims it */
 	/* width x height: the guest's screen, as made, then as its frames
@@ -50,7 +53,7 @@ struct sess {
 		*agent; /* owned while the guest runs: vitrine-agent (commands, CDP, egress) */
 	struct egress *egress; /* owned (held): the rules and log of the guest's connections */
 	struct event_log events;
-	lws_sorted_usec_list_t sul; /* services the guest, checks expiry */
+	lws_sorted_usec_list_t sul; /* the heartbeat (session_tick.c) */
 	struct display_mirror *mirror; /* owned; the guest's screen */
 	struct display_encode_cache *shots; /* owned; encodings of recent frames */
 	struct sess_listener *listeners; /* not owned: rooms told of changes (sess_listen) */
@@ -71,7 +74,19 @@ void sess_follow_screen_now(struct sess *s);
 /* Starts connecting to the agent at path (keeping first, a link already
  * open, when given). */
 void sess_start_agent_at(struct sess *s, const char *path, struct agent_link *first);
-/* Starts s's heartbeat (session_tick.c); sess_destroy's unlink stops it. */
+/* guest_watch.c: s->vm (if any) joins the loop, any earlier watch let go
+ * of first. Called whenever s takes a guest (sess_set_vm). */
+void sess_guest_watch(struct sess *s);
+/* Lets go of s->vm's descriptors (the fds stay the vm's): before the vm
+ * is handed to a job, detached, freed or destroyed. Accepts an unwatched s. */
+void sess_guest_unwatch(struct sess *s);
+/* Services s->vm (its console, its monitor, its exit) unless a job holds
+ * it; a guest gone fails s. */
+void sess_guest_service(struct sess *s);
+/* QMP commands were queued on s->vm: written as its socket takes them. */
+void sess_guest_queued(struct sess *s);
+/* Starts s's heartbeat (session_tick.c), or moves its next beat to when
+ * it is due now (a new deadline); sess_destroy's unlink stops it. */
 void sess_tick_start(struct sess *s);
 /* Makes requests waiting on s writable (they look at it again). */
 void sess_wake(struct sess *s);

@@ -80,6 +80,7 @@ static int launch_with_guest(struct sess *s, struct job *j, bool with_mirror, st
 {
 	int rc;
 
+	sess_guest_unwatch(s); /* the job's to service from now on */
 	j->vm = s->vm;
 	s->vm = NULL;
 	if (with_mirror) {
@@ -90,6 +91,7 @@ static int launch_with_guest(struct sess *s, struct job *j, bool with_mirror, st
 	if (rc < 0) {
 		s->vm = j->vm;
 		j->vm = NULL;
+		sess_guest_watch(s);
 		if (with_mirror) {
 			s->mirror = j->mirror;
 			j->mirror = NULL;

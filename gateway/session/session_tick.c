@@ -1,8 +1,11 @@
 /* gateway/session/session_tick.c: the top of a session: its heartbeat
- * (every POLL_US), which takes a finished job's results, services the
- * guest's QMP and console, links a booting guest's agent, follows its
- * screen's size, writes that size to the record, meters, and ends the
- * session (or pauses it) at its deadline. Loop thread. */
+ * (about once a second, and at its expiry's moments), which meters, writes
+ * a new screen size to the record, reads the guest's console
+ * (guest_watch.c says why that is often enough), ends the session (or
+ * pauses it) at its deadline, and takes a finished job's results should
+ * the loop's wake-up not have (sess_reap_jobs). The guest's QMP socket and
+ * its exit are the loop's own descriptors (guest_watch.c), not the
+ * heartbeat's. Loop thread. */
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/session/job_kind.h"
@@ -11,7 +14,8 @@
 
 #include <string.h>
 
-#define POLL_US (20 * LWS_US_PER_MS)
+/* The heartbeat's period; it comes sooner for an expiry warning or deadline. */
+#define HEARTBEAT_MS 1000
 
 /* Records a size not yet recorded, unless the last one was recorded less
  * than SESS_SCREEN_SAVE_GAP_MS ago. */
@@ -70,13 +74,6 @@ void sess_screen_said(struct sess *s, int width, int height)
 	sess_follow_screen(s);
 }
 
-void sess_set_timeout(struct sess *s, int timeout_s)
-{
-	s->expires_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
-	s->warned = false;
-	sess_save(s);
-}
-
 int64_t sess_deadline(const struct sess *s, const char **which)
 {
 	int64_t d = s->expires_ms;
@@ -93,20 +90,27 @@ int64_t sess_deadline(const struct sess *s, const char **which)
 	return d;
 }
 
+/* How long before deadline d (of which, sess_deadline's) s is warned. */
+static int64_t warning_ms(const struct sess *s, const char *which)
+{
+	int64_t life = !strcmp(which, "timeout") ? (int64_t)s->req.timeout_s * 1000
+						 : (int64_t)s->req.idle_timeout_s * 1000;
+
+	return life / 2 < SESS_EXPIRY_WARNING_MS ? life / 2 : SESS_EXPIRY_WARNING_MS;
+}
+
 /* Warns before the deadline; at it, kills or pauses. Returns true when s
  * was destroyed. */
 static bool check_expiry(struct sess *s)
 {
 	const char *which;
 	int64_t d = sess_deadline(s, &which), now = fs_now_ms(), warn;
-	int64_t life = !strcmp(which, "timeout") ? (int64_t)s->req.timeout_s * 1000
-						 : (int64_t)s->req.idle_timeout_s * 1000;
 	struct api_error e;
 
 	/* A boot may be cut short (the job frees its guest); other jobs end first. */
 	if (!d || (s->job && s->job->kind != &job_kind_boot) || s->state == SESS_FAILED)
 		return false;
-	warn = life / 2 < SESS_EXPIRY_WARNING_MS ? life / 2 : SESS_EXPIRY_WARNING_MS;
+	warn = warning_ms(s, which);
 	if (now < d - warn) {
 		s->warned = false; /* activity moved the idle deadline away */
 		return false;
@@ -138,49 +142,70 @@ static bool check_expiry(struct sess *s)
 	return true;
 }
 
-/* s's job, if its thread is done: its results are s's now. */
-static void reap_job(struct sess *s)
+/* What s's job has to say: a booting guest runs (its agent is up long
+ * before its desktop: s links to it meanwhile, to be linked when it is
+ * ready), or the job is done (its results are s's now). */
+static void look_at_job(struct sess *s)
 {
-	if (s->job && job_done(s->job))
+	if (!s->job)
+		return;
+	if (s->job->kind == &job_kind_boot && !s->agent && job_started(s->job))
+		sess_start_agent_at(s, s->job->agent_path, NULL);
+	if (job_done(s->job))
 		sess_job_finished(s);
 }
 
-/* The heartbeat: services QMP and the console, notices the guest becoming
- * ready or dying, jobs ending, and the session expiring. */
+/* In how many microseconds s's next heartbeat comes: HEARTBEAT_MS, or
+ * sooner when its expiry warning or deadline comes first. */
+static lws_usec_t next_beat(const struct sess *s)
+{
+	const char *which;
+	int64_t d = sess_deadline(s, &which), now = fs_now_ms(), in = HEARTBEAT_MS;
+
+	if (d) {
+		int64_t warn_at = d - warning_ms(s, which);
+
+		if (warn_at > now && warn_at - now < in)
+			in = warn_at - now;
+		else if (d > now && d - now < in)
+			in = d - now;
+	}
+	return (lws_usec_t)in * LWS_US_PER_MS;
+}
+
+/* The heartbeat: a job's end should the wake-up not have taken it, expiry,
+ * usage, the screen's size, the guest's console. */
 static void sess_tick(lws_sorted_usec_list_t *sul)
 {
 	struct sess *s = lws_container_of(sul, struct sess, sul);
-	char err[2048];
-	int rc;
 
-	reap_job(s); /* sess_reap_jobs took it, else now */
+	look_at_job(s); /* sess_reap_jobs took it, else now */
 	if (check_expiry(s))
 		return;
 	sess_usage_tick(s);
 	save_screen(s);
-	/* A booting guest's agent is up long before its desktop: be linked
-	 * when it is ready. */
-	if (s->job && s->job->kind == &job_kind_boot && !s->agent && job_started(s->job))
-		sess_start_agent_at(s, s->job->agent_path, NULL);
-	if (!s->vm || s->job)
-		goto again;
-	rc = vmm_vm_service(s->vm, 0, err, sizeof(err));
-	if (rc < 0)
-		sess_set_failed(s, err);
-	else
-		sess_follow_screen(s);
-again:
-	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+	sess_guest_service(s);
+	sess_follow_screen(s);
+	sess_tick_start(s);
+}
+
+void sess_set_timeout(struct sess *s, int timeout_s)
+{
+	s->expires_ms = fs_now_ms() + (int64_t)timeout_s * 1000;
+	s->warned = false;
+	sess_save(s);
+	if (!lws_dll2_is_detached(&s->sul.list)) /* linked: its beat comes in time */
+		sess_tick_start(s);
 }
 
 void sess_tick_start(struct sess *s)
 {
-	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, POLL_US);
+	lws_sul_schedule(s->gw->ctx, 0, &s->sul, sess_tick, next_beat(s));
 }
 
 void sess_reap_jobs(struct gw *gw)
 {
 	/* Ending a job never frees a session (its own or another's). */
 	for (struct sess *s = gw->sessions; s; s = s->next)
-		reap_job(s);
+		look_at_job(s);
 }

@@ -55,13 +55,18 @@ struct display_encode_cache *sess_shots(const struct sess *s)
 
 int sess_input(struct sess *s, json_t *events, char *err, size_t errlen)
 {
+	int rc;
+
 	if (!s->vm || s->job) {
 		json_decref(events);
 		snprintf(err, errlen, "the session has no guest to take input%s%s",
 			 s->job ? " while busy " : "", s->job ? job_kind_name(s->job->kind) : "");
 		return -EBUSY;
 	}
-	return vmm_vm_input(s->vm, events, err, errlen);
+	rc = vmm_vm_input(s->vm, events, err, errlen);
+	if (rc == 0)
+		sess_guest_queued(s); /* what the socket did not take yet */
+	return rc;
 }
 
 int sess_guest_socket(const struct sess *s, enum vmm_socket kind, char *out, size_t len)

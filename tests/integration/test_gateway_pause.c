@@ -6,7 +6,8 @@
  * a timeout fires after its time and not before, with an "expiring" event
  * first; an idle timeout pauses to disk; per-session limits (400), the
  * session limit (429) and the memory budget (503) refuse cleanly; bad
- * requests get their errors; nothing is left behind. */
+ * requests get their errors; QEMU killed under a session fails it;
+ * nothing is left behind. */
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/http_client.h"
@@ -15,7 +16,9 @@
 #include "tests/lib/png.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -623,6 +626,56 @@ static void test_bad_requests(void **state)
 	assert_int_equal(entries(gw.run_base), 0);
 }
 
+/* QEMU killed under a ready session: the session says it failed, with
+ * how QEMU ended in its error, takes no more actions, and nothing of its
+ * guest is left. */
+static void test_qemu_killed(void **state)
+{
+	char id[64], path[PATH_MAX];
+	json_t *rec, *vm;
+	json_int_t qemu;
+	struct http_resp r;
+	int64_t t0;
+
+	(void)state;
+	create(id, sizeof(id), NULL);
+	snprintf(path, sizeof(path), "%s/%s.json", gw.state_dir, id);
+	rec = json_load_file(path, 0, NULL);
+	assert_non_null(rec);
+	snprintf(path, sizeof(path), "%s/vm.json", str(json_object_get(rec, "guest"), "run_dir"));
+	json_decref(rec);
+	vm = json_load_file(path, 0, NULL);
+	assert_non_null(vm);
+	qemu = json_integer_value(json_object_get(json_object_get(vm, "qemu"), "pid"));
+	json_decref(vm);
+	assert_true(qemu > 0);
+	assert_int_equal(kill((pid_t)qemu, SIGKILL), 0);
+	sess_path(path, sizeof(path), id, "");
+	t0 = fs_now_ms();
+	for (;;) { /* a generous bound: no timing is asserted */
+		r = req("GET", path, NULL, 200, NULL);
+		if (!strcmp(str(r.json, "status"), "failed"))
+			break;
+		assert_string_equal(str(r.json, "status"), "ready");
+		if (fs_now_ms() - t0 > 120000)
+			fail_msg("%s still ready 120 s after its QEMU was killed", id);
+		http_resp_free(&r);
+		usleep(20 * 1000);
+	}
+	print_message("QEMU killed: failed after %lld ms: %.80s\n", (long long)(fs_now_ms() - t0),
+		      str(r.json, "error"));
+	if (strncmp(str(r.json, "error"), "QEMU ", 5))
+		fail_msg("the error does not say how QEMU ended: %s", str(r.json, "error"));
+	http_resp_free(&r);
+	sess_path(path, sizeof(path), id, "/actions");
+	r = req("POST", path, "{\"action\":\"screenshot\"}", 409, NULL);
+	http_resp_free(&r);
+	for (int i = 0; i < 200 && gateway_proc_guests(&gw); i++)
+		usleep(50 * 1000);
+	assert_int_equal(gateway_proc_guests(&gw), 0);
+	delete_session(id);
+}
+
 /* A long poll outlives lws's keep-alive timeout (5 s) and answers empty
  * when nothing happened. */
 static void test_events_long_poll(void **state)
@@ -660,6 +713,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_idle_timeout_pauses, delete_all),
 		cmocka_unit_test_teardown(test_bad_requests, delete_all),
 		cmocka_unit_test_teardown(test_events_long_poll, delete_all),
+		cmocka_unit_test_teardown(test_qemu_killed, delete_all),
 	};
 
 	return cmocka_run_group_tests_name("gateway pause, resume, fork, lifetimes, limits", tests,
