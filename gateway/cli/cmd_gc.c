@@ -9,6 +9,7 @@
 #include "gateway/cli/cli.h"
 #include "gateway/cli/cmd_opts.h"
 #include "gateway/session/registry.h"
+#include "vmm-qemu/run_lock.h"
 #include "vmm-qemu/sweep.h"
 #include "vmm-qemu/vm.h"
 #include "vmm-qemu/vm_find.h"
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_REFS 4096
 
@@ -122,14 +124,14 @@ int cmd_gc(int argc, char **argv)
 	struct refs refs = { 0 };
 	struct gc g = { .refs = &refs };
 	struct gc_config cfg;
-	int n, rc = cli_gc_parse(&cfg, argc, argv, err, sizeof(err));
+	int n, lock, rc = cli_gc_parse(&cfg, argc, argv, err, sizeof(err));
 
 	if (rc == OPT_HELP) {
 		cli_cmd_usage(&cli_gc_cmd, stdout);
 		printf("Removes what no session record knows from the run base (%s):\n"
 		       "checkpoints of deleted sessions, run dirs of dead guests, guests no record\n"
 		       "names; and the recordings of a gateway that was killed. Refuses while a\n"
-		       "gateway uses the state dir.\n",
+		       "gateway uses the state dir or the run base.\n",
 		       base);
 		return 0;
 	}
@@ -145,6 +147,13 @@ int cmd_gc(int argc, char **argv)
 	if (registry_open(&reg, state_dir, err, sizeof(err)) < 0) {
 		fprintf(stderr, "vitrine gc: %s%s\n", err,
 			strstr(err, "another gateway") ? "; it sweeps on its own" : "");
+		return 1;
+	}
+	/* A gateway with another state dir on this run base: its guests are
+	 * no orphans. */
+	if ((lock = vmm_run_base_lock(base, err, sizeof(err))) < 0) {
+		fprintf(stderr, "vitrine gc: %s\n", err);
+		registry_close(&reg);
 		return 1;
 	}
 	n = registry_each(&reg, on_record, &refs);
@@ -165,6 +174,7 @@ int cmd_gc(int argc, char **argv)
 	}
 	for (int i = 0; i < refs.n; i++)
 		free(refs.paths[i]);
+	close(lock);
 	registry_close(&reg);
 	return rc;
 }

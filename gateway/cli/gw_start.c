@@ -26,6 +26,7 @@
 #include "gateway/template/template_build.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/jail.h"
+#include "vmm-qemu/run_lock.h"
 #include "vmm-qemu/vm.h"
 
 #include <ctype.h>
@@ -411,6 +412,7 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 	char metrics_url[160] = "";
 
 	memset(gw, 0, sizeof(*gw));
+	gw->run_lock_fd = -1;
 	/* First: from here on gw_stop can undo whatever came before a failure. */
 	logfile_init(&gw->audit_log, cfg->audit_log, cfg->audit_log_max_bytes);
 	logfile_init(&gw->access_log, cfg->access_log, cfg->access_log_max_bytes);
@@ -441,6 +443,9 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 	if (registry_open(&registry, state_dir, err, errlen) < 0)
 		goto fail;
 	gw->registry = &registry;
+	/* Before anything in the run base is swept, adopted or started. */
+	if ((gw->run_lock_fd = vmm_run_base_lock(vmm_run_base(NULL), err, errlen)) < 0)
+		goto fail;
 	snprintf(path, sizeof(path), "%s/api-keys.json", state_dir);
 	if (api_keys_load(&gw->api_keys, path, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "the API keys: %s", why);
@@ -584,6 +589,9 @@ void gw_stop(struct gw *gw)
 	if (gw->registry)
 		registry_close(gw->registry);
 	gw->registry = NULL;
+	if (gw->run_lock_fd >= 0)
+		close(gw->run_lock_fd); /* the next gateway may have the run base */
+	gw->run_lock_fd = -1;
 	usage_log_close(gw->usage_log);
 	gw->usage_log = NULL;
 	logfile_close(&gw->audit_log);

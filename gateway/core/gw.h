@@ -79,6 +79,7 @@ struct gw {
 	struct exec_runs *execs;
 	char node[GW_NODE_MAX + 1]; /* prefix of every session id (serve --node) */
 	struct registry *registry; /* cli/gw_start.c's: the session records on disk */
+	int run_lock_fd; /* owned: the run base's lock (vmm-qemu/run_lock.h); -1: none */
 	char self_bin[4096]; /* this executable, which the guests' supervisors run */
 	int adopt_grace_s; /* how long a guest waits for a gateway once none is attached */
 	bool abandon_pause; /* past it: pause to disk (else kill) */

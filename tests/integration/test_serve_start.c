@@ -75,8 +75,8 @@ static int listen_somewhere(int *port)
 	return fd;
 }
 
-/* What a failed start must not leave: the state dir's lock held, a
- * socket on port, a run dir. */
+/* What a failed start must not leave: the state dir's or the run base's
+ * lock held, a socket on port, a run dir. */
 static void assert_nothing_left(int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
@@ -86,6 +86,12 @@ static void assert_nothing_left(int port)
 	int fd;
 
 	snprintf(lock, sizeof(lock), "%s/.lock", state_dir);
+	fd = open(lock, O_RDWR);
+	if (fd >= 0) {
+		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+		close(fd);
+	}
+	snprintf(lock, sizeof(lock), "%s/.gateway.lock", run_base);
 	fd = open(lock, O_RDWR);
 	if (fd >= 0) {
 		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
@@ -186,6 +192,41 @@ static void test_state_dir_held(void **state)
 	assert_nothing_left(port);
 }
 
+/* Another gateway (here: this test) manages the run base: a gateway with
+ * another state dir, and a gc, are refused before they sweep, adopt or
+ * stop anything of it. */
+static void test_run_base_held(void **state)
+{
+	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
+	char args[512], want[512], lock[128], keep[128], cmd[1024], out[4096];
+	int port = net_free_port(), fd;
+
+	(void)state;
+	assert_int_equal(fs_mkdir_p(run_base, 0755), 0);
+	/* what the other gateway's sweep would take if it ran */
+	snprintf(keep, sizeof(keep), "%s/vm-ckpt-other", run_base);
+	assert_int_equal(fs_mkdir_p(keep, 0700), 0);
+	snprintf(lock, sizeof(lock), "%s/.gateway.lock", run_base);
+	fd = open(lock, O_RDWR | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	snprintf(args, sizeof(args), "--listen 127.0.0.1:%d --api-key-file %s --state-dir %s", port,
+		 key_file, state_dir);
+	snprintf(want, sizeof(want),
+		 "vitrine serve: another gateway (or vitrine gc) uses the run base %s: stop it, or "
+		 "give this one its own (VITRINE_RUN or VITRINE_HOME)\n",
+		 run_base);
+	expect(args, 1, want);
+	snprintf(cmd, sizeof(cmd), "VITRINE_HOME=%s VITRINE_RUN=%s %s gc --state-dir %s 2>&1", home,
+		 run_base, bin, state_dir);
+	assert_int_equal(shell_run(cmd, out, sizeof(out)), 1);
+	assert_non_null(
+		strstr(out, "vitrine gc: another gateway (or vitrine gc) uses the run base"));
+	assert_int_equal(access(keep, F_OK), 0); /* untouched */
+	close(fd);
+	assert_nothing_left(port);
+}
+
 static void test_port_taken(void **state)
 {
 	char args[512], want[256];
@@ -241,6 +282,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_command_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_dir_unusable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_dir_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_base_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_port_taken, setup, teardown),
 		cmocka_unit_test(test_clean_start_and_stop),
