@@ -95,6 +95,8 @@ $(O)/tests/%: $(O)/obj/tests/%.o $(O)/libtest.a $(LIBS)
 # has a v2 hierarchy with controllers): its mkdir, open and rmdir wrap the
 # real ones.
 $(O)/tests/unit/test_cgroup_v2: LDFLAGS += -Wl,--wrap=mkdir -Wl,--wrap=open -Wl,--wrap=rmdir
+# A guest swapping a directory at the moment a removal reaches it (test_rmtree.c).
+$(O)/tests/unit/test_rmtree: LDFLAGS += -Wl,--wrap=unlinkat -Wl,--wrap=remove
 
 $(O)/bench/%: $(O)/obj/bench/%.o $(O)/libtest.a $(LIBS)
 	@mkdir -p $(dir $@)

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,23 +30,6 @@ int fs_mkdir_p(const char *path, mode_t mode)
 	if (mkdir(buf, mode) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) < 0 && errno != ENOENT ? -errno : 0;
-}
-
-int fs_rm_rf(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int fs_open_regular(const char *path, int flags, mode_t mode)

@@ -8,8 +8,15 @@
 
 /* Creates path and its parents with mode. Returns 0 or -errno. */
 int fs_mkdir_p(const char *path, mode_t mode);
-/* Removes path and everything below it; a missing path is success.
- * Returns 0 or -errno of the first failure. */
+/* How deep fs_rm_rf() goes below its top (one descriptor a level). */
+#define FS_RM_MAX_DEPTH 128
+/* Removes path and everything below it; a missing path is success. By
+ * descriptor (common/rmtree.c): no symlink is followed, neither at path
+ * nor below it, also when another uid swaps a directory for one during
+ * the walk; a link goes as a link. The directories above path are
+ * followed as usual: they are the caller's. Any thread. Goes on past a
+ * failure; returns 0 or -errno of the first one (-ELOOP: deeper than
+ * FS_RM_MAX_DEPTH, which stays; -EINVAL: "/", "." or ".."). */
 int fs_rm_rf(const char *path);
 /* Reads a whole file into a NUL-terminated heap buffer (*out, owned by the
  * caller), at most max bytes. Returns 0 or -errno (-EFBIG when larger). */
