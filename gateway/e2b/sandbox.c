@@ -227,13 +227,18 @@ static void add_chunk(struct e2b_proc *p, bool err, const void *d, size_t n)
 	}
 }
 
+void e2b_proc_output(struct e2b_proc *p, bool err, const void *d, size_t n)
+{
+	pthread_mutex_lock(&p->mu);
+	add_chunk(p, err, d, n);
+	pthread_mutex_unlock(&p->mu);
+}
+
 static void on_data(void *u, uint8_t flags, const void *d, size_t n)
 {
 	struct e2b_proc *p = u;
 
-	pthread_mutex_lock(&p->mu);
-	add_chunk(p, (flags & AGENT_STREAM_MASK) == AGENT_STREAM_STDERR, d, n);
-	pthread_mutex_unlock(&p->mu);
+	e2b_proc_output(p, (flags & AGENT_STREAM_MASK) == AGENT_STREAM_STDERR, d, n);
 	agent_chan_ack(p->link, p->chan, n);
 	wake(p);
 }
@@ -395,11 +400,11 @@ static void served_done(void *ud, const struct desktop_answer *a)
 	struct e2b_proc *p = ud;
 
 	p->serving = NULL; /* freed as this returns */
-	pthread_mutex_lock(&p->mu);
 	if (a->out_len)
-		add_chunk(p, false, a->out, a->out_len);
+		e2b_proc_output(p, false, a->out, a->out_len);
 	if (a->err_len)
-		add_chunk(p, true, a->err, a->err_len);
+		e2b_proc_output(p, true, a->err, a->err_len);
+	pthread_mutex_lock(&p->mu);
 	p->exit_code = a->exit_code;
 	pthread_mutex_unlock(&p->mu);
 	if (!a->lingers || a->exit_code != 0)

@@ -125,6 +125,10 @@ void e2b_proc_release(struct e2b_proc *p);
 int e2b_proc_input(struct e2b_proc *p, const void *data, size_t len);
 int e2b_proc_close_stdin(struct e2b_proc *p);
 int e2b_proc_signal(struct e2b_proc *p, int sig);
+/* Output of p (stderr when err, else stdout), kept for its streams: the
+ * link's thread (a channel's data), or the loop (a served process's
+ * answer). Takes p->mu; out of memory drops it. */
+void e2b_proc_output(struct e2b_proc *p, bool err, const void *d, size_t n);
 
 /* A stream's reading: appends the Connect frames of what p produced
  * since *seq (the start event first when *started is false, once the pid
