@@ -41,11 +41,11 @@
 struct e2b_stream {
 	struct e2b_stream *next; /* streams */
 	struct http_req *r;
-	struct e2b_proc *p; /* held; NULL for a stream that only says an error */
+	struct e2b_proc *p; /* attached; NULL for a stream that only says an error */
 	struct e2b_watcher *w; /* held: WatchDir's watcher (ended with the stream), or the one
 				* a CreateWatcher waits for */
 	bool create_wait, answered;
-	uint64_t seq;
+	uint64_t cursor; /* in p's output */
 	bool started, ended, closing;
 	struct bytebuf out; /* frames not yet written, from off */
 	size_t off;
@@ -114,7 +114,7 @@ static int stream_write(struct http_req *r)
 	if (st->off == st->out.len) {
 		st->out.len = st->off = 0;
 		if (st->p && !st->ended &&
-		    e2b_proc_drain(st->p, &st->seq, &st->started, &st->ended, &st->out) < 0)
+		    e2b_proc_drain(st->p, &st->cursor, &st->started, &st->ended, &st->out) < 0)
 			return -1;
 		if (st->w && !st->ended &&
 		    e2b_watcher_drain(st->w, &st->started, &st->ended, &st->out) < 0)
@@ -157,13 +157,14 @@ static struct e2b_stream *stream_new(struct http_req *r)
 	return st;
 }
 
-/* Answers r with a stream: of p's events (held here) from seq, of w's
- * (the caller's reference, taken), or (both NULL) of the end-of-stream
- * frame with c and message. */
+/* Answers r with a stream: of p's events (attached here) from cursor,
+ * of w's (the caller's reference, taken), or (both NULL, or p with its
+ * streams all taken) of the end-of-stream frame with c and message. */
 static void stream_start(struct http_req *r, struct e2b_proc *p, struct e2b_watcher *w,
-			 uint64_t seq, enum connect_code c, const char *message)
+			 uint64_t cursor, enum connect_code c, const char *message)
 {
 	struct e2b_stream *st = stream_new(r);
+	char full[96];
 
 	if (!st) {
 		e2b_watcher_stop(w, CONNECT_INTERNAL, "out of memory");
@@ -171,10 +172,16 @@ static void stream_start(struct http_req *r, struct e2b_proc *p, struct e2b_watc
 		http_reply_json(r, 500, NULL);
 		return;
 	}
-	st->seq = seq;
+	st->cursor = cursor;
 	st->w = w;
+	if (p && e2b_proc_attach(p) < 0) {
+		snprintf(full, sizeof(full), "this process has %d streams already",
+			 E2B_PROC_STREAMS);
+		p = NULL;
+		c = CONNECT_RESOURCE_EXHAUSTED;
+		message = full;
+	}
 	if (p) {
-		e2b_proc_hold(p);
 		st->p = p;
 	} else if (w) {
 		/* its frames come as the guest's watcher sends */
@@ -202,7 +209,7 @@ void e2b_envd_release(struct e2b_call *c)
 			break;
 		}
 	lws_sul_cancel(&st->sul_keep);
-	e2b_proc_release(st->p); /* the process runs on */
+	e2b_proc_detach(st->p); /* the process runs on */
 	if (st->w && !(st->create_wait && st->answered))
 		e2b_watcher_stop(st->w, CONNECT_CANCELED, "the client went away");
 	e2b_watcher_release(st->w);
@@ -373,7 +380,6 @@ static void rpc_connect(struct http_req *r, struct sess *s)
 	const uint8_t *msg;
 	struct e2b_proc *p;
 	char err[160];
-	uint64_t seq;
 	size_t len;
 
 	if (stream_message(r, &msg, &len) < 0)
@@ -389,10 +395,8 @@ static void rpc_connect(struct http_req *r, struct sess *s)
 		stream_start(r, NULL, NULL, 0, CONNECT_NOT_FOUND, "no such process");
 		return;
 	}
-	pthread_mutex_lock(&p->mu);
-	seq = p->next_seq; /* what comes from now on */
-	pthread_mutex_unlock(&p->mu);
-	stream_start(r, p, NULL, seq, CONNECT_OK, NULL);
+	/* what comes from now on */
+	stream_start(r, p, NULL, e2b_proc_output_end(p), CONNECT_OK, NULL);
 }
 
 static void rpc_unary(struct http_req *r, struct sess *s, enum e2b_proc_call call)

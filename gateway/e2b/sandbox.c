@@ -198,42 +198,18 @@ static void on_opened(void *u, const char *info)
 	wake(p);
 }
 
-/* Appends n bytes of output to p; under p->mu. Out of memory drops them. */
-static void add_chunk(struct e2b_proc *p, bool err, const void *d, size_t n)
+void e2b_proc_output(struct e2b_proc *p, bool err, const void *d, size_t n)
 {
-	struct e2b_chunk *c = malloc(sizeof(*c) + n);
-
-	if (c) {
-		c->next = NULL;
-		c->seq = p->next_seq++;
-		c->err = err;
-		c->len = n;
-		memcpy(c->data, d, n);
-		if (p->tail)
-			p->tail->next = c;
-		else
-			p->head = c;
-		p->tail = c;
-		p->bytes += n;
-		/* Bounded: the oldest output goes first (a stream that
-		 * attaches late misses it). */
-		while (p->bytes > E2B_PROC_OUTPUT && p->head != p->tail) {
-			struct e2b_chunk *old = p->head;
-
-			p->head = old->next;
-			p->bytes -= old->len;
-			free(old);
-		}
-	}
+	pthread_mutex_lock(&p->mu);
+	e2b_out_add(&p->out, E2B_PROC_OUTPUT, err, d, n);
+	pthread_mutex_unlock(&p->mu);
 }
 
 static void on_data(void *u, uint8_t flags, const void *d, size_t n)
 {
 	struct e2b_proc *p = u;
 
-	pthread_mutex_lock(&p->mu);
-	add_chunk(p, (flags & AGENT_STREAM_MASK) == AGENT_STREAM_STDERR, d, n);
-	pthread_mutex_unlock(&p->mu);
+	e2b_proc_output(p, (flags & AGENT_STREAM_MASK) == AGENT_STREAM_STDERR, d, n);
 	agent_chan_ack(p->link, p->chan, n);
 	wake(p);
 }
@@ -395,11 +371,11 @@ static void served_done(void *ud, const struct desktop_answer *a)
 	struct e2b_proc *p = ud;
 
 	p->serving = NULL; /* freed as this returns */
-	pthread_mutex_lock(&p->mu);
 	if (a->out_len)
-		add_chunk(p, false, a->out, a->out_len);
+		e2b_proc_output(p, false, a->out, a->out_len);
 	if (a->err_len)
-		add_chunk(p, true, a->err, a->err_len);
+		e2b_proc_output(p, true, a->err, a->err_len);
+	pthread_mutex_lock(&p->mu);
 	p->exit_code = a->exit_code;
 	pthread_mutex_unlock(&p->mu);
 	if (!a->lingers || a->exit_code != 0)
@@ -479,12 +455,7 @@ void e2b_proc_release(struct e2b_proc *p)
 			break;
 		}
 	lws_sul_cancel(&p->sul);
-	while (p->head) {
-		struct e2b_chunk *c = p->head;
-
-		p->head = c->next;
-		free(c);
-	}
+	e2b_out_free(&p->out);
 	json_decref(p->config);
 	agent_link_release(p->link);
 	pthread_mutex_destroy(&p->mu);
@@ -519,34 +490,105 @@ int e2b_proc_signal(struct e2b_proc *p, int sig)
 	return rc < 0 ? rc : 0;
 }
 
-int e2b_proc_drain(struct e2b_proc *p, uint64_t *seq, bool *started, bool *ended,
-		   struct bytebuf *out)
+int e2b_proc_attach(struct e2b_proc *p)
 {
-	int rc = 0;
+	if (p->streams >= E2B_PROC_STREAMS)
+		return -EBUSY;
+	p->streams++;
+	e2b_proc_hold(p);
+	return 0;
+}
+
+void e2b_proc_detach(struct e2b_proc *p)
+{
+	if (!p)
+		return;
+	p->streams--;
+	e2b_proc_release(p);
+}
+
+uint64_t e2b_proc_output_end(struct e2b_proc *p)
+{
+	uint64_t end;
 
 	pthread_mutex_lock(&p->mu);
-	if (!*started && (p->opened || p->closed)) {
-		if (p->opened)
-			rc = e2b_msg_frame(out, 0, e2b_msg_start(p->pid));
+	end = p->out.end;
+	pthread_mutex_unlock(&p->mu);
+	return end;
+}
+
+/* What a drain takes from p under its lock, to render after. */
+struct drain_slice {
+	bool opened, closed, exited, killed, caught_up;
+	uint32_t pid;
+	int exit_code, exit_signal;
+	int n; /* pieces; -ESPIPE: the stream fell behind */
+	uint64_t lost; /* then: the bytes it missed */
+	char error[sizeof(((struct e2b_proc *)0)->error)];
+	struct e2b_out_piece piece[E2B_DRAIN_PIECES];
+	unsigned char data[E2B_DRAIN_BYTES];
+};
+
+static void take_slice(struct e2b_proc *p, uint64_t *cursor, bool started, struct drain_slice *sl)
+{
+	pthread_mutex_lock(&p->mu);
+	sl->opened = p->opened;
+	sl->closed = p->closed;
+	sl->exited = p->exited;
+	sl->killed = p->killed;
+	sl->pid = p->pid;
+	sl->exit_code = p->exit_code;
+	sl->exit_signal = p->exit_signal;
+	memcpy(sl->error, p->error, sizeof(sl->error));
+	sl->n = 0;
+	if (started || sl->opened || sl->closed)
+		sl->n = e2b_out_read(&p->out, cursor, sl->data, sizeof(sl->data), sl->piece,
+				     E2B_DRAIN_PIECES);
+	sl->lost = sl->n == -ESPIPE ? p->out.start - *cursor : 0;
+	sl->caught_up = *cursor >= p->out.end;
+	pthread_mutex_unlock(&p->mu);
+}
+
+int e2b_proc_drain(struct e2b_proc *p, uint64_t *cursor, bool *started, bool *ended,
+		   struct bytebuf *out)
+{
+	struct drain_slice *sl = malloc(sizeof(*sl)); /* 38 KiB: not on the loop's stack */
+	char why[192];
+	int rc = 0;
+
+	if (!sl)
+		return -ENOMEM;
+	take_slice(p, cursor, *started, sl);
+	if (!*started && (sl->opened || sl->closed)) {
+		if (sl->opened)
+			rc = e2b_msg_frame(out, 0, e2b_msg_start(sl->pid));
 		*started = true;
 	}
-	for (struct e2b_chunk *c = p->head; *started && c && !rc; c = c->next)
-		if (c->seq >= *seq) {
-			rc = e2b_msg_frame(out, 0, e2b_msg_data(c->err, c->data, c->len));
-			*seq = c->seq + 1;
-		}
-	if (!rc && p->closed && *started) {
+	if (!rc && sl->n == -ESPIPE) {
+		snprintf(why, sizeof(why),
+			 "this stream fell behind the process's output: %llu bytes of it were "
+			 "dropped before it read them (%u MiB are kept a process)",
+			 (unsigned long long)sl->lost, E2B_PROC_OUTPUT >> 20);
 		*ended = true;
-		if (p->exited)
-			rc = e2b_msg_frame(out, 0, e2b_msg_end(p->exit_code, p->exit_signal, NULL));
+		rc = e2b_msg_end_stream(out, CONNECT_RESOURCE_EXHAUSTED, why);
+	}
+	for (int i = 0; !rc && i < sl->n; i++)
+		rc = e2b_msg_frame(out, 0,
+				   e2b_msg_data(sl->piece[i].err, sl->data + sl->piece[i].off,
+						sl->piece[i].len));
+	if (!rc && !*ended && sl->closed && *started && sl->caught_up) {
+		*ended = true;
+		if (sl->exited)
+			rc = e2b_msg_frame(out, 0,
+					   e2b_msg_end(sl->exit_code, sl->exit_signal, NULL));
 		if (!rc)
 			rc = e2b_msg_end_stream(out,
-						p->exited   ? CONNECT_OK
-						: p->killed ? CONNECT_DEADLINE_EXCEEDED
-							    : CONNECT_UNAVAILABLE,
-						p->error);
+						sl->exited   ? CONNECT_OK
+						: sl->killed ? CONNECT_DEADLINE_EXCEEDED
+							     : CONNECT_UNAVAILABLE,
+						sl->error);
 	}
-	pthread_mutex_unlock(&p->mu);
+	free(sl);
 	return rc;
 }
 

@@ -2,7 +2,8 @@
  * session itself: its template name, metadata, envVars, when it started,
  * and envd's process table (processes started through Process.Start,
  * which outlive the request that started them; their output is kept,
- * bounded, for the streams attached to them), and its directory watchers
+ * bounded in memory (proc_output.h), for the streams attached to them, a
+ * few a process), and its directory watchers
  * (watcher.h). Found on a session as its
  * listener (sess_find_listener); freed when the session is. Loop thread,
  * but for the agent channel callbacks, which only queue under mu and wake
@@ -11,6 +12,7 @@
 #define VITRINE_GATEWAY_E2B_SANDBOX_H
 
 #include "common/bytebuf.h"
+#include "gateway/e2b/proc_output.h"
 #include "gateway/session/session.h"
 
 #include <jansson.h>
@@ -19,20 +21,21 @@
 #include <stdint.h>
 
 #define E2B_PROC_MAX 64 /* running processes per sandbox */
-#define E2B_PROC_OUTPUT (4u << 20) /* output kept per process; older is dropped */
-
-struct e2b_chunk {
-	struct e2b_chunk *next;
-	uint64_t seq;
-	bool err; /* stderr, else stdout */
-	size_t len;
-	unsigned char data[];
-};
+/* Output kept per process, in the memory it takes (its chunks' headers
+ * and slack counted); older is dropped. */
+#define E2B_PROC_OUTPUT (4u << 20)
+#define E2B_PROC_STREAMS 8 /* Start's and Connect's streams at once per process */
+/* What one stream's drain copies from the output at most: 54 KiB of
+ * frames at most (base64 and a frame per piece), one write of the stream
+ * (e2b_envd.c writes 64 KiB a callback). */
+#define E2B_DRAIN_BYTES (32u * 1024)
+#define E2B_DRAIN_PIECES 256
 
 struct e2b_proc {
 	struct e2b_proc *next; /* e2b_sandbox::procs */
 	struct e2b_proc *next_all; /* every process (sandbox.c's list) */
 	int refs; /* the table, the channel (until the loop sees it closed), each stream (loop) */
+	int streams; /* loop: the streams attached (e2b_proc_attach) */
 	struct e2b_sandbox *sb; /* NULL once the sandbox is gone */
 	uint32_t pid; /* 0 until the agent said */
 	char tag[64];
@@ -49,9 +52,7 @@ struct e2b_proc {
 	struct desktop_serve *serving; /* the answer not yet in, or NULL */
 	/* under mu, written by the link's thread */
 	pthread_mutex_t mu;
-	struct e2b_chunk *head, *tail;
-	uint64_t next_seq;
-	size_t bytes;
+	struct e2b_out out; /* owned */
 	bool opened, exited, closed, killed;
 	int exit_code, exit_signal;
 	char error[128];
@@ -125,12 +126,26 @@ void e2b_proc_release(struct e2b_proc *p);
 int e2b_proc_input(struct e2b_proc *p, const void *data, size_t len);
 int e2b_proc_close_stdin(struct e2b_proc *p);
 int e2b_proc_signal(struct e2b_proc *p, int sig);
+/* Output of p (stderr when err, else stdout), kept for its streams: the
+ * link's thread (a channel's data), or the loop (a served process's
+ * answer). Takes p->mu; out of memory drops it. */
+void e2b_proc_output(struct e2b_proc *p, bool err, const void *d, size_t n);
 
-/* A stream's reading: appends the Connect frames of what p produced
- * since *seq (the start event first when *started is false, once the pid
- * is known; each chunk as a data event) to out, and the end event once
- * the process is over (*ended set). Returns 0 or -ENOMEM. */
-int e2b_proc_drain(struct e2b_proc *p, uint64_t *seq, bool *started, bool *ended,
+/* A stream joins p (holds it), unless E2B_PROC_STREAMS are attached
+ * already: -EBUSY. Detach lets go of it (may free p). Loop. */
+int e2b_proc_attach(struct e2b_proc *p);
+void e2b_proc_detach(struct e2b_proc *p);
+/* The cursor of what p writes from now on (Connect's start). */
+uint64_t e2b_proc_output_end(struct e2b_proc *p);
+/* A stream's reading, one write's worth: appends to out the Connect
+ * frames of at most E2B_DRAIN_BYTES of what p wrote from *cursor (the
+ * start event first when *started is false, once the pid is known; data
+ * events), advancing *cursor; and, once the process is over and all of
+ * it is read, the end event and the end of the stream (*ended set). A
+ * stream whose cursor is older than the output kept ends there with
+ * resource_exhausted (it fell behind). The output is copied under p->mu,
+ * rendered after. Loop. Returns 0 or -ENOMEM. */
+int e2b_proc_drain(struct e2b_proc *p, uint64_t *cursor, bool *started, bool *ended,
 		   struct bytebuf *out);
 
 /* Loop: drops the processes whose channel closed (their streams keep
