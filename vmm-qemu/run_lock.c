@@ -33,10 +33,11 @@ int vmm_run_base_lock(const char *run_base, char *err, size_t errlen)
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		if (rc == -EBUSY)
-			snprintf(err, errlen,
-				 "another gateway (or vitrine gc) uses the run base %s: stop it, or "
-				 "give this one its own (VITRINE_RUN or VITRINE_HOME)",
-				 run_base);
+			snprintf(
+				err, errlen,
+				"another gateway (or vitrine gc) uses the run base %s: stop it, or "
+				"give this one its own (VITRINE_RUN or VITRINE_HOME)",
+				run_base);
 		else
 			snprintf(err, errlen, "lock %s: %s", path, strerror(-rc));
 		close(fd);
