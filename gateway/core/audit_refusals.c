@@ -104,7 +104,8 @@ int64_t audit_refusals_next_due(const struct audit_refusals *t)
 	int64_t due = 0;
 
 	for (int i = 0; i <= AUDIT_REFUSALS_MAX; i++) {
-		const struct audit_refusal_window *w = i < AUDIT_REFUSALS_MAX ? &t->win[i] : &t->others;
+		const struct audit_refusal_window *w = i < AUDIT_REFUSALS_MAX ? &t->win[i]
+									      : &t->others;
 		int64_t end = w->opened_ms + t->window_ms;
 
 		if (w->counted && (!due || end < due))
