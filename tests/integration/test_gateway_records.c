@@ -15,8 +15,8 @@
 #include <errno.h>
 #include <jansson.h>
 #include <sched.h>
-#include <signal.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -66,8 +66,8 @@ static void state_dir_read_only(bool ro)
 	if (ro) {
 		assert_int_equal(mount(gw.state_dir, gw.state_dir, NULL, MS_BIND, NULL), 0);
 		ro_mounted = true;
-		assert_int_equal(mount(NULL, gw.state_dir, NULL,
-				       MS_REMOUNT | MS_BIND | MS_RDONLY, NULL),
+		assert_int_equal(mount(NULL, gw.state_dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY,
+				       NULL),
 				 0);
 	} else if (ro_mounted) {
 		assert_int_equal(umount2(gw.state_dir, MNT_DETACH), 0);
@@ -258,8 +258,9 @@ static void test_refusals_keep_the_history(void **state)
 /* The window's summary comes on its own when the window closes. */
 static void test_refusal_window_closes(void **state)
 {
-	const char *const args[] = { "--audit-log", audit_path, "--audit-refused-window-s", "1",
-				     "--audit-log-keep", "2", NULL };
+	const char *const args[] = { "--audit-log", audit_path,		"--audit-refused-window-s",
+				     "1",	    "--audit-log-keep", "2",
+				     NULL };
 	json_t *all, *e;
 	int full = 0, summaries = 0;
 	size_t i;
@@ -277,7 +278,8 @@ static void test_refusal_window_closes(void **state)
 			full++;
 		if (!strcmp(event_of(e), "auth_refused_summary")) {
 			summaries++;
-			assert_int_equal(json_integer_value(json_object_get(e, "refused")), 50 - full);
+			assert_int_equal(json_integer_value(json_object_get(e, "refused")),
+					 50 - full);
 			assert_int_equal(json_integer_value(json_object_get(e, "window_s")), 1);
 		}
 	}
