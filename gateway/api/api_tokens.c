@@ -5,8 +5,7 @@
  * answer that makes it and nowhere else. Each change is in the session's
  * record before it is answered; one that cannot be recorded is undone and
  * answered 500 not_recorded (a revoke that answered 200 must hold after a
- * restart). docs/api.md "Tokens and their
- * rights". Loop thread only. */
+ * restart). docs/api.md "Tokens and their rights". Loop thread only. */
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/session/live_auth.h"

@@ -3,8 +3,9 @@
  * revocation, and new secrets for the control and view tokens. Only hashes
  * are kept (in memory and in the session's record), and every change is
  * recorded before it is answered: one whose record cannot be written is
- * undone (and answered 500), so what a restart finds is what was said. Connections that authenticated with a
- * token that no longer holds are closed once live_auth.c re-checks them. Loop thread only. */
+ * undone (and answered 500), so what a restart finds is what was said.
+ * Connections that authenticated with a token that no longer holds are
+ * closed once live_auth.c re-checks them. Loop thread only. */
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/session/session_int.h"
