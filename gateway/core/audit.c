@@ -159,7 +159,7 @@ static void on_window_end(lws_sorted_usec_list_t *sul)
 void audit_log(struct gw *gw, const char *event, const char *session,
 	       const struct audit_principal *p, const char *remote, json_t *fields)
 {
-	if (gw->audit_log.path[0] && !strcmp(event, "auth_refused")) {
+	if (gw->audit_log.path[0] && !gw->audit_stopped && !strcmp(event, "auth_refused")) {
 		write_closed(gw, false); /* a window due, should the timer be late */
 		if (!audit_refusals_note(&gw->audit_refused, remote, fs_now_ms())) {
 			json_decref(fields);
@@ -172,6 +172,7 @@ void audit_log(struct gw *gw, const char *event, const char *session,
 
 void audit_stop(struct gw *gw)
 {
+	gw->audit_stopped = true; /* the context is about to go: no timer after this */
 	lws_sul_cancel(&gw->audit_sul);
 	write_closed(gw, true);
 }

@@ -61,7 +61,8 @@ const char *audit_peer(struct lws *wsi, char *buf, size_t len);
 void audit_log(struct gw *gw, const char *event, const char *session,
 	       const struct audit_principal *p, const char *remote, json_t *fields);
 /* Writes the summaries of every window still open and cancels the timer:
- * before gw's context is destroyed (cli/gw_start.c's gw_stop). */
+ * before gw's context is destroyed (cli/gw_start.c's gw_stop). Refusals
+ * after it are written in full. */
 void audit_stop(struct gw *gw);
 
 #endif

@@ -55,6 +55,7 @@ struct gw {
 	 * closed window's summary (core/audit.c; cancelled by audit_stop) */
 	struct audit_refusals audit_refused;
 	lws_sorted_usec_list_t audit_sul;
+	bool audit_stopped; /* audit_stop ran: no timer, refusals written in full */
 	struct logfile access_log; /* serve --access-log: one line per HTTP answer */
 	int stream_idle_s; /* live view: hang up on viewers silent this long (0: default) */
 	int control_auth_ms; /* WS .../control: deadline of a first-message token
