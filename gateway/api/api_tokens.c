@@ -2,8 +2,10 @@
  * GET and POST /v1/sessions/{id}/tokens (list; mint one with chosen scopes
  * and a lifetime), DELETE .../tokens/{tid} (revoke) and POST
  * .../tokens/{control|view}/rotate (a new secret). A secret is in the
- * answer that makes it and nowhere else. docs/api.md "Tokens and their
- * rights". Loop thread only. */
+ * answer that makes it and nowhere else. Each change is in the session's
+ * record before it is answered; one that cannot be recorded is undone and
+ * answered 500 not_recorded (a revoke that answered 200 must hold after a
+ * restart). docs/api.md "Tokens and their rights". Loop thread only. */
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/session/live_auth.h"
@@ -145,12 +147,20 @@ void api_tokens(struct http_req *r)
 void api_token_revoke(struct http_req *r)
 {
 	struct sess *s = api_route_session(r);
+	int rc;
 
 	if (!s)
 		return;
 	api_audit_set(r, "grant", json_pack("{s:s}", "id", r->route.sub));
-	if (sess_grant_revoke(s, r->route.sub) < 0) {
+	rc = sess_grant_revoke(s, r->route.sub);
+	if (rc == -ENOENT) {
 		http_reply_error(r, 404, "not_found", "no such live token on this session");
+		return;
+	}
+	if (rc < 0) {
+		http_reply_error(r, 500, "not_recorded",
+				 "the session's record could not be written; the token was not "
+				 "revoked and still works");
 		return;
 	}
 	live_auth_check_all(); /* its connections close now, not within a second */

@@ -12,6 +12,7 @@
 #include "gateway/api/protocols.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/web.h"
+#include "gateway/core/audit.h"
 #include "gateway/core/gw.h"
 #include "gateway/core/metrics.h"
 #include "gateway/core/metrics_proc.h"
@@ -414,8 +415,9 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 	memset(gw, 0, sizeof(*gw));
 	gw->run_lock_fd = -1;
 	/* First: from here on gw_stop can undo whatever came before a failure. */
-	logfile_init(&gw->audit_log, cfg->audit_log, cfg->audit_log_max_bytes);
-	logfile_init(&gw->access_log, cfg->access_log, cfg->access_log_max_bytes);
+	logfile_init(&gw->audit_log, cfg->audit_log, cfg->audit_log_max_bytes, cfg->audit_log_keep);
+	logfile_init(&gw->access_log, cfg->access_log, cfg->access_log_max_bytes, 1);
+	audit_refusals_init(&gw->audit_refused, cfg->audit_refused_window_s);
 	if (cfg->log_format_given)
 		log_set_format(cfg->log_format);
 	if (!mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) /* not glibc's malloc (ASan's) */
@@ -583,6 +585,7 @@ void gw_stop(struct gw *gw)
 	gw->net_work = NULL;
 	encode_pool_destroy(gw->encoders); /* its workers wake the context too */
 	gw->encoders = NULL;
+	audit_stop(gw); /* the refusals still only counted are written */
 	if (gw->ctx)
 		lws_context_destroy(gw->ctx);
 	gw->ctx = NULL;

@@ -6,6 +6,7 @@
 #include "common/opt.h"
 #include "gateway/action/trajectory.h"
 #include "gateway/api/conn_gate.h"
+#include "gateway/core/audit_refusals.h"
 #include "gateway/core/logfile.h"
 #include "gateway/session/usage_log.h"
 #include "gateway/stream/recorder.h"
@@ -177,6 +178,13 @@ static const struct opt serve_opts[] = {
 	  "past N bytes FILE becomes FILE.1 and a new one\n"
 	  "starts (default 67108864)",
 	  BYTES(audit_log_max_bytes) },
+	{ "audit-log-keep", 0, "N", "old files kept, FILE.1 (newest) .. FILE.N (default 8)",
+	  INT(audit_log_keep, 1, LOGFILE_MAX_KEEP) },
+	{ "audit-refused-window-s", 0, "N",
+	  "per address, refused authentications past the first\n"
+	  "8 in N seconds are counted, one summary line each\n"
+	  "N seconds (default 60)",
+	  INT(audit_refused_window_s, 1, 86400) },
 	{ "access-log", 0, "FILE", "append one JSON line per HTTP answer to FILE",
 	  STR(access_log) },
 	{ "access-log-max-bytes", 0, "N", "the same cap for it (default 67108864)",
@@ -270,6 +278,8 @@ static void set_defaults(struct serve_config *cfg)
 	cfg->max_connections = CONN_GATE_DEFAULT_MAX;
 	cfg->max_connections_per_ip = CONN_GATE_DEFAULT_PER_IP;
 	cfg->audit_log_max_bytes = LOGFILE_DEFAULT_MAX_BYTES;
+	cfg->audit_log_keep = AUDIT_LOG_DEFAULT_KEEP;
+	cfg->audit_refused_window_s = AUDIT_REFUSALS_DEFAULT_WINDOW_S;
 	cfg->access_log_max_bytes = LOGFILE_DEFAULT_MAX_BYTES;
 	cfg->trajectory_max_steps = TRAJECTORY_DEFAULT_MAX_STEPS;
 	cfg->trajectory_max_bytes = TRAJECTORY_DEFAULT_MAX_BYTES;

@@ -32,6 +32,8 @@ struct serve_config {
 	const char *metrics_listen; /* checked when its door opens (exit 1, as ever) */
 	const char *audit_log, *access_log;
 	int64_t audit_log_max_bytes, access_log_max_bytes;
+	int audit_log_keep; /* old audit files kept (the access log keeps one) */
+	int audit_refused_window_s; /* refused authentications aggregated per address */
 	int max_sessions, max_connections, max_connections_per_ip;
 	int max_vcpus, max_memory_mib, memory_budget_mib; /* 0: no limit */
 	int template_chain_max; /* 0: VMM_TEMPLATE_CHAIN_MAX */

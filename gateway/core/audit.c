@@ -94,8 +94,8 @@ const char *audit_peer(struct lws *wsi, char *buf, size_t len)
 	return buf;
 }
 
-void audit_log(struct gw *gw, const char *event, const char *session,
-	       const struct audit_principal *p, const char *remote, json_t *fields)
+static void write_line(struct gw *gw, const char *event, const char *session,
+		       const struct audit_principal *p, const char *remote, json_t *fields)
 {
 	char *line = audit_format(fs_unix_ms(), event, session, p, remote, fields);
 
@@ -105,4 +105,74 @@ void audit_log(struct gw *gw, const char *event, const char *session,
 	log_debug("audit", "%s", line);
 	logfile_append(&gw->audit_log, line, strlen(line));
 	free(line);
+}
+
+static void write_summary(struct gw *gw, const struct audit_refusal_summary *sum)
+{
+	int64_t to_unix = fs_unix_ms() - fs_now_ms();
+	char first[40], last[40];
+	json_t *f;
+
+	audit_time(sum->first_ms + to_unix, first, sizeof(first));
+	audit_time(sum->last_ms + to_unix, last, sizeof(last));
+	f = json_pack("{s:I, s:s, s:s, s:I}", "refused", (json_int_t)sum->counted, "first", first,
+		      "last", last, "window_s", (json_int_t)(sum->window_ms / 1000));
+	if (f && sum->others)
+		json_object_set_new(f, "other_addresses", json_true());
+	write_line(gw, "auth_refused_summary", NULL, NULL, sum->remote[0] ? sum->remote : NULL, f);
+}
+
+/* Writes the summaries of the windows closed by now (all: every one). */
+static void write_closed(struct gw *gw, bool all)
+{
+	struct audit_refusal_summary sum[8];
+	int n;
+
+	do {
+		n = audit_refusals_close(&gw->audit_refused, fs_now_ms(), all, sum, 8);
+		for (int i = 0; i < n; i++)
+			write_summary(gw, &sum[i]);
+	} while (n == 8);
+}
+
+static void on_window_end(lws_sorted_usec_list_t *sul);
+
+/* The timer at the next window with a summary to write, if any. */
+static void arm(struct gw *gw)
+{
+	int64_t due = audit_refusals_next_due(&gw->audit_refused), in = due - fs_now_ms();
+
+	if (!due || !gw->ctx)
+		return;
+	lws_sul_schedule(gw->ctx, 0, &gw->audit_sul, on_window_end,
+			 (lws_usec_t)(in > 0 ? in : 0) * LWS_US_PER_MS);
+}
+
+static void on_window_end(lws_sorted_usec_list_t *sul)
+{
+	struct gw *gw = lws_container_of(sul, struct gw, audit_sul);
+
+	write_closed(gw, false);
+	arm(gw);
+}
+
+void audit_log(struct gw *gw, const char *event, const char *session,
+	       const struct audit_principal *p, const char *remote, json_t *fields)
+{
+	if (gw->audit_log.path[0] && !gw->audit_stopped && !strcmp(event, "auth_refused")) {
+		write_closed(gw, false); /* a window due, should the timer be late */
+		if (!audit_refusals_note(&gw->audit_refused, remote, fs_now_ms())) {
+			json_decref(fields);
+			arm(gw);
+			return;
+		}
+	}
+	write_line(gw, event, session, p, remote, fields);
+}
+
+void audit_stop(struct gw *gw)
+{
+	gw->audit_stopped = true; /* the context is about to go: no timer after this */
+	lws_sul_cancel(&gw->audit_sul);
+	write_closed(gw, true);
 }

@@ -4,7 +4,8 @@
  * did it is named by the kind of credential and a short token id (the first
  * 8 hex digits of the token's SHA-256), never by the token. Any room may
  * write an entry; the line is also echoed to the gateway's log at debug
- * level. Loop thread only. */
+ * level. Refused authentications are aggregated per address, so that a
+ * flood of them cannot rotate the history away. Loop thread only. */
 #ifndef VITRINE_GATEWAY_AUDIT_H
 #define VITRINE_GATEWAY_AUDIT_H
 
@@ -53,8 +54,15 @@ struct lws;
 const char *audit_peer(struct lws *wsi, char *buf, size_t len);
 
 /* Writes one entry now (fields stolen, may be NULL) to gw's audit log.
- * Never fails for the caller. */
+ * An auth_refused entry past its address's burst is only counted
+ * (audit_refusals.h): its window's summary, an auth_refused_summary entry,
+ * is written when the window closes, on a timer of gw's context. Never
+ * fails for the caller. */
 void audit_log(struct gw *gw, const char *event, const char *session,
 	       const struct audit_principal *p, const char *remote, json_t *fields);
+/* Writes the summaries of every window still open and cancels the timer:
+ * before gw's context is destroyed (cli/gw_start.c's gw_stop). Refusals
+ * after it are written in full. */
+void audit_stop(struct gw *gw);
 
 #endif

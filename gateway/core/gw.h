@@ -3,6 +3,7 @@
 #ifndef VITRINE_GATEWAY_GW_H
 #define VITRINE_GATEWAY_GW_H
 
+#include "gateway/core/audit_refusals.h"
 #include "gateway/core/auth.h"
 #include "gateway/core/key_table.h"
 #include "gateway/core/logfile.h"
@@ -50,6 +51,11 @@ struct gw {
 	int max_sessions;
 	struct usage_log *usage_log; /* owned (cli/gw_start.c): ended sessions' usage; NULL: none */
 	struct logfile audit_log; /* serve --audit-log (core/audit.h) */
+	/* refused authentications per address, and the timer that writes a
+	 * closed window's summary (core/audit.c; cancelled by audit_stop) */
+	struct audit_refusals audit_refused;
+	lws_sorted_usec_list_t audit_sul;
+	bool audit_stopped; /* audit_stop ran: no timer, refusals written in full */
 	struct logfile access_log; /* serve --access-log: one line per HTTP answer */
 	int stream_idle_s; /* live view: hang up on viewers silent this long (0: default) */
 	int control_auth_ms; /* WS .../control: deadline of a first-message token

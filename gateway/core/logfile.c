@@ -11,11 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void logfile_init(struct logfile *lf, const char *path, int64_t max_bytes)
+void logfile_init(struct logfile *lf, const char *path, int64_t max_bytes, int keep)
 {
 	memset(lf, 0, sizeof(*lf));
 	snprintf(lf->path, sizeof(lf->path), "%s", path ? path : "");
 	lf->max_bytes = max_bytes > 0 ? max_bytes : LOGFILE_DEFAULT_MAX_BYTES;
+	lf->keep = keep < 1 ? 1 : keep > LOGFILE_MAX_KEEP ? LOGFILE_MAX_KEEP : keep;
 	lf->fd = -1;
 }
 
@@ -24,9 +25,9 @@ bool logfile_must_rotate(int64_t size, size_t add, int64_t max_bytes)
 	return size > 0 && size + (int64_t)add > max_bytes;
 }
 
-int logfile_rotated_name(const char *path, char *out, size_t outlen)
+int logfile_rotated_name(const char *path, int gen, char *out, size_t outlen)
 {
-	int n = snprintf(out, outlen, "%s.1", path);
+	int n = snprintf(out, outlen, "%s.%d", path, gen);
 
 	return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
@@ -55,12 +56,26 @@ static int reopen(struct logfile *lf)
 	return 0;
 }
 
+/* FILE.N-1 .. FILE.1 move one up (FILE.keep is replaced), then FILE
+ * becomes FILE.1: keep renames, no copy. A generation missing (a first
+ * rotation, or one moved away) is skipped. */
 static void rotate(struct logfile *lf)
 {
-	char old[sizeof(lf->path) + 2];
+	char from[sizeof(lf->path) + 8], to[sizeof(lf->path) + 8];
 
 	logfile_close(lf);
-	if (logfile_rotated_name(lf->path, old, sizeof(old)) < 0 || rename(lf->path, old) < 0)
+	for (int gen = lf->keep; gen > 1; gen--) {
+		if (logfile_rotated_name(lf->path, gen - 1, from, sizeof(from)) < 0 ||
+		    logfile_rotated_name(lf->path, gen, to, sizeof(to)) < 0) {
+			warn_once(lf, "cannot rotate", ENAMETOOLONG);
+			return;
+		}
+		if (rename(from, to) < 0 && errno != ENOENT) {
+			warn_once(lf, "cannot rotate", errno);
+			return;
+		}
+	}
+	if (logfile_rotated_name(lf->path, 1, to, sizeof(to)) < 0 || rename(lf->path, to) < 0)
 		warn_once(lf, "cannot rotate", errno ? errno : ENAMETOOLONG);
 }
 

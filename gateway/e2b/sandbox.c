@@ -120,9 +120,19 @@ const char *e2b_sandbox_envd_token(struct e2b_sandbox *sb)
 		return sess_control_token(s);
 	if (sb->envd_token[0])
 		return sb->envd_token;
-	/* The last process's is unknown to this one: it goes. */
-	if (sb->envd_grant_id[0])
-		sess_grant_revoke(s, sb->envd_grant_id);
+	/* The last process's is unknown to this one: it goes. While its
+	 * revocation cannot be recorded it still works, and stays named. */
+	if (sb->envd_grant_id[0]) {
+		int rc = sess_grant_revoke(s, sb->envd_grant_id);
+
+		if (rc < 0 && rc != -ENOENT) {
+			log_warn("e2b",
+				 "%s: no envd token for a connect: the last one's "
+				 "revocation could not be recorded",
+				 sess_id(s));
+			return NULL;
+		}
+	}
 	sb->envd_grant_id[0] = '\0';
 	g = sess_grant_add(s, AUTH_RIGHTS_CONTROL, 0, sb->envd_token, &e);
 	if (!g) {

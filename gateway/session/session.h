@@ -175,6 +175,10 @@ void sess_release_all(struct gw *gw);
  * failed write is logged (the session runs on, but would not survive a
  * restart). Nothing without a registry. */
 void sess_save(struct sess *s);
+/* The same, for a change that must not be answered unless it is on disk
+ * (a credential's): returns 0 (also without a registry) or -errno, and
+ * logs nothing: the caller rolls its change back and says why. */
+int sess_save_checked(struct sess *s);
 /* Serves again every session the registry knows (start-up): each
  * running or memory-paused guest is adopted on a job thread, disk-paused
  * sessions come back paused, and a record that cannot be served becomes a
@@ -270,13 +274,18 @@ unsigned sess_rights_of_hash(struct gw *gw, const struct sess *s, const char *ha
 			     const char **which);
 /* Mints a token with rights (AUTH_RIGHTS_MINTABLE bits) for ttl_s seconds
  * (0: as long as the session); the secret goes to token (AUTH_TOKEN_LEN +
- * 1 bytes) and is kept only as its hash. Recorded before it returns. */
+ * 1 bytes) and is kept only as its hash. Recorded before it returns: NULL
+ * with *e (500) and no token minted when the record cannot be written. */
 const struct auth_grant *sess_grant_add(struct sess *s, unsigned rights, int ttl_s, char *token,
 					struct api_error *e);
-/* Revokes the token id ("control", "view" or a minted id). 0, or -ENOENT. */
+/* Revokes the token id ("control", "view" or a minted id), recorded before
+ * it returns. 0, -ENOENT (no such live token), or -errno when the record
+ * cannot be written: then nothing changed (the token still works, here
+ * and after a restart). */
 int sess_grant_revoke(struct sess *s, const char *id);
 /* A new secret for "control" or "view" (the old one stops working), in
- * token. 0, or -errno with *e. */
+ * token, recorded before it returns. 0, or -errno with *e (500 when the
+ * record cannot be written: then the old secret still holds). */
 int sess_token_rotate(struct sess *s, const char *id, char *token, struct api_error *e);
 
 /* Registers wsi to be made writable when the session's state changes; a

@@ -2,8 +2,10 @@
  * it is born with: tokens the operator mints with chosen rights and an end,
  * revocation, and new secrets for the control and view tokens. Only hashes
  * are kept (in memory and in the session's record), and every change is
- * recorded before it is answered. Connections that authenticated with a
- * token that no longer holds are closed once live_auth.c re-checks them. Loop thread only. */
+ * recorded before it is answered: one whose record cannot be written is
+ * undone (and answered 500), so what a restart finds is what was said.
+ * Connections that authenticated with a token that no longer holds are
+ * closed once live_auth.c re-checks them. Loop thread only. */
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/session/session_int.h"
@@ -59,10 +61,23 @@ static bool drop_expired(struct sess *s)
 	return true;
 }
 
+/* The error a credential change answers when its record cannot be
+ * written (the change is rolled back first). */
+static int not_recorded(struct sess *s, int rc, struct api_error *e)
+{
+	log_error("session", "%s: cannot write its record: %s (a token change is undone)", s->id,
+		  strerror(-rc));
+	if (e)
+		api_error_set(e, 500, "not_recorded",
+			      "the session's record could not be written; nothing was changed");
+	return rc;
+}
+
 const struct auth_grant *sess_grant_add(struct sess *s, unsigned rights, int ttl_s, char *token,
 					struct api_error *e)
 {
 	struct auth_grant *g;
+	int rc;
 
 	drop_expired(s);
 	if (s->n_grants >= SESS_GRANTS_MAX) {
@@ -80,26 +95,51 @@ const struct auth_grant *sess_grant_add(struct sess *s, unsigned rights, int ttl
 	g->rights = rights & AUTH_RIGHTS_MINTABLE;
 	g->expires_unix_ms = ttl_s ? fs_unix_ms() + (int64_t)ttl_s * 1000 : 0;
 	s->n_grants++;
-	sess_save(s);
+	if ((rc = sess_save_checked(s)) < 0) {
+		s->n_grants--;
+		memset(token, 0, AUTH_TOKEN_LEN + 1);
+		not_recorded(s, rc, e);
+		return NULL;
+	}
 	return g;
+}
+
+/* Revokes the control or view token (which names it). */
+static int revoke_own(struct sess *s, bool control)
+{
+	char *hash = control ? s->control_hash : s->view_hash;
+	char *token = control ? s->control_token : s->view_token;
+	char old_hash[sizeof(s->control_hash)], old_token[sizeof(s->control_token)];
+	int rc;
+
+	if (!hash[0])
+		return -ENOENT;
+	memcpy(old_hash, hash, sizeof(old_hash));
+	memcpy(old_token, token, sizeof(old_token));
+	hash[0] = token[0] = '\0';
+	if ((rc = sess_save_checked(s)) < 0) {
+		memcpy(hash, old_hash, sizeof(old_hash));
+		memcpy(token, old_token, sizeof(old_token));
+		return not_recorded(s, rc, NULL);
+	}
+	return 0;
 }
 
 int sess_grant_revoke(struct sess *s, const char *id)
 {
-	if (!strcmp(id, "control") || !strcmp(id, "view")) {
-		char *hash = id[0] == 'c' ? s->control_hash : s->view_hash;
-
-		if (!hash[0])
-			return -ENOENT;
-		hash[0] = '\0';
-		(id[0] == 'c' ? s->control_token : s->view_token)[0] = '\0';
-		sess_save(s);
-		return 0;
-	}
+	if (!strcmp(id, "control") || !strcmp(id, "view"))
+		return revoke_own(s, id[0] == 'c');
 	for (int i = 0; i < s->n_grants; i++)
 		if (!strcmp(s->grants[i].id, id)) {
+			struct auth_grant gone = s->grants[i];
+			int rc;
+
 			s->grants[i] = s->grants[--s->n_grants];
-			sess_save(s);
+			if ((rc = sess_save_checked(s)) < 0) {
+				s->grants[s->n_grants++] = s->grants[i];
+				s->grants[i] = gone;
+				return not_recorded(s, rc, NULL);
+			}
 			return 0;
 		}
 	return -ENOENT;
@@ -108,6 +148,10 @@ int sess_grant_revoke(struct sess *s, const char *id)
 int sess_token_rotate(struct sess *s, const char *id, char *token, struct api_error *e)
 {
 	bool control = !strcmp(id, "control");
+	char *hash = control ? s->control_hash : s->view_hash;
+	char *kept = control ? s->control_token : s->view_token;
+	char old_hash[sizeof(s->control_hash)], old_token[sizeof(s->control_token)];
+	int rc;
 
 	if (!control && strcmp(id, "view"))
 		return api_error_set(
@@ -117,8 +161,15 @@ int sess_token_rotate(struct sess *s, const char *id, char *token, struct api_er
 		api_error_set(e, 500, "internal", "no randomness to mint a token");
 		return -EIO;
 	}
-	auth_token_hash(token, control ? s->control_hash : s->view_hash);
-	(control ? s->control_token : s->view_token)[0] = '\0';
-	sess_save(s);
+	memcpy(old_hash, hash, sizeof(old_hash));
+	memcpy(old_token, kept, sizeof(old_token));
+	auth_token_hash(token, hash);
+	kept[0] = '\0';
+	if ((rc = sess_save_checked(s)) < 0) {
+		memcpy(hash, old_hash, sizeof(old_hash));
+		memcpy(kept, old_token, sizeof(old_token));
+		memset(token, 0, AUTH_TOKEN_LEN + 1);
+		return not_recorded(s, rc, e);
+	}
 	return 0;
 }

@@ -360,16 +360,23 @@ struct sess *sess_from_record(struct gw *gw, const char *id, const json_t *rec, 
 	return s;
 }
 
-void sess_save(struct sess *s)
+int sess_save_checked(struct sess *s)
 {
 	json_t *rec;
 	int rc;
 
 	if (!s->gw->registry)
-		return;
+		return 0;
 	rec = sess_record(s);
 	rc = rec ? registry_write(s->gw->registry, s->id, rec) : -ENOMEM;
 	json_decref(rec);
+	return rc;
+}
+
+void sess_save(struct sess *s)
+{
+	int rc = sess_save_checked(s);
+
 	if (rc < 0)
 		log_error("session",
 			  "%s: cannot write its record: %s (it would not survive a "
