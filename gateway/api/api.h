@@ -17,7 +17,9 @@ void api_refuse_early(struct http_req *r);
 /* Called when a waiting request is woken: answers if there is news. */
 void api_resume_wait(struct http_req *r);
 /* Answers r with the metrics scrape, without looking at its token: for
- * the --metrics-listen door, where the address is the credential. */
+ * the --metrics-listen door, where the address is the credential. It
+ * names no session (no per-session series: a session id is a capability's
+ * half, and the door is for anyone who reaches it). */
 void api_metrics_reply(struct http_req *r);
 
 struct sess;

@@ -1,5 +1,6 @@
 /* gateway/api/api_metrics.c: GET /metrics, the Prometheus scrape
- * (operator key, or none on the --metrics-listen door): the gauges of now
+ * (operator key, or none on the --metrics-listen door, whose scrape names
+ * no session: its series that would are left out): the gauges of now
  * from the sessions, the per-session list handed to the sampler
  * (core/metrics_proc.h) with each one's CPU time from its usage, and the
  * text of core/metrics.c. The loop only walks the sessions and copies
@@ -19,16 +20,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-void api_metrics(struct http_req *r)
-{
-	if (api_authorise_route(r))
-		api_metrics_reply(r);
-}
-
-void api_metrics_reply(struct http_req *r)
+/* The scrape; the per-session series (which name each session) only
+ * when per_session. */
+static void scrape(struct http_req *r, bool per_session)
 {
 	static struct metrics_session list[512]; /* loop thread only */
-	struct metrics_now now = { 0 };
+	struct metrics_now now = { .no_session_series = !per_session };
 	struct bytebuf out = { 0 };
 	long hz = sysconf(_SC_CLK_TCK);
 	struct usage_totals t;
@@ -81,4 +78,15 @@ void api_metrics_reply(struct http_req *r)
 	}
 	http_reply_bytes(r, 200, "text/plain; version=0.0.4; charset=utf-8", out.data, out.len);
 	bytebuf_free(&out);
+}
+
+void api_metrics(struct http_req *r)
+{
+	if (api_authorise_route(r))
+		scrape(r, true);
+}
+
+void api_metrics_reply(struct http_req *r)
+{
+	scrape(r, false);
 }

@@ -44,6 +44,11 @@ bool api_door_ws_claim(struct lws *wsi)
 	return door && door->ws_claim(wsi);
 }
 
+bool api_door_stream_origin(struct gw *gw, struct lws *wsi, struct sess *s, const char *origin)
+{
+	return door && door->stream_origin(gw, wsi, s, origin);
+}
+
 int api_door_ws_confirm(struct gw *gw, struct lws *wsi)
 {
 	return door ? door->ws_confirm(gw, wsi) : 0;

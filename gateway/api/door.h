@@ -56,6 +56,11 @@ struct api_door_ops {
 	int (*ws_confirm)(struct gw *gw, struct lws *wsi);
 	int (*ws_callback)(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 			   size_t len);
+	/* Whether a browser's Origin that --origins refused is the door's own
+	 * page for s's stream socket (the web viewer, which the door sends
+	 * browsers to on a host name of its own for s), to be let in all the
+	 * same. */
+	bool (*stream_origin)(struct gw *gw, struct lws *wsi, struct sess *s, const char *origin);
 	/* The LWS_CALLBACK_RAW_* of the raw sockets it adopted (the only raw
 	 * sockets on the vhost). */
 	int (*raw_callback)(struct lws *wsi, enum lws_callback_reasons reason, void *in,
@@ -80,6 +85,7 @@ int api_door_ws_confirm(struct gw *gw, struct lws *wsi);
 int api_door_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 			 size_t len);
 int api_door_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *in, size_t len);
+bool api_door_stream_origin(struct gw *gw, struct lws *wsi, struct sess *s, const char *origin);
 
 /* R_DOOR's row (api/route_table.c): the door's own, called only for
  * requests it took. */

@@ -1,6 +1,8 @@
 /* gateway/api/ws_upgrade.c: see ws_upgrade.h. */
 #include "gateway/api/ws_upgrade.h"
 
+#include "gateway/api/door.h"
+
 #include "gateway/core/auth.h"
 #include "gateway/session/session.h"
 
@@ -23,8 +25,10 @@ struct sess *ws_upgrade_session(struct gw *gw, struct lws *wsi, enum route_kind 
 	*r = ws_upgrade_route(wsi);
 	if (r->kind != kind || !(s = sess_find(gw, r->id)))
 		return NULL;
-	if (lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) < 0 ||
-	    !auth_origin_allowed(origin, gw->origins))
+	if (lws_hdr_copy(wsi, origin, sizeof(origin), WSI_TOKEN_ORIGIN) < 0)
+		return NULL;
+	if (!auth_origin_allowed(origin, gw->origins) &&
+	    (kind != R_SESSION_STREAM_WS || !api_door_stream_origin(gw, wsi, s, origin)))
 		return NULL;
 	return s;
 }

@@ -17,7 +17,9 @@ struct sess;
 /* The route of the upgrade request's path (R_NOT_FOUND when it has none). */
 struct route ws_upgrade_route(struct lws *wsi);
 /* The session the path names when the route is of kind, and the Origin
- * (if any) is allowed; else NULL. *r gets the route. */
+ * (if any) is allowed by --origins or, for the stream socket, is a door's
+ * own page for that session (api_door_stream_origin); else NULL. *r gets
+ * the route. */
 struct sess *ws_upgrade_session(struct gw *gw, struct lws *wsi, enum route_kind kind,
 				struct route *r);
 /* True when the request has an Authorization header. */

@@ -352,7 +352,7 @@ int metrics_render(const struct metrics_now *now, struct bytebuf *out)
 	render_acts(&o);
 	render_egress_stream(&o, now);
 	render_http(&o);
-	if (o.rc == 0 && metrics_proc_render(out) < 0)
+	if (o.rc == 0 && !now->no_session_series && metrics_proc_render(out) < 0)
 		o.rc = -ENOMEM;
 	return o.rc;
 }

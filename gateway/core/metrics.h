@@ -73,9 +73,13 @@ struct metrics_now {
 	/* The gateway's background queues (common/work_queue.h): the
 	 * encoders', the guest round trips', the bulk work's. */
 	struct work_queue_stats queues[METRICS_QUEUES];
+	/* Leave out the per-session series (metrics_proc.h): a scrape for
+	 * anyone (the token-less door) names no session. */
+	bool no_session_series;
 };
 
-/* Appends everything to out (the per-session series too): 0, or -ENOMEM. */
+/* Appends everything to out (the per-session series too, unless
+ * now->no_session_series): 0, or -ENOMEM. */
 int metrics_render(const struct metrics_now *now, struct bytebuf *out);
 
 /* For tests: forget every count. */

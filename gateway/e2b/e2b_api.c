@@ -602,4 +602,5 @@ const struct api_door_ops e2b_door = {
 	.ws_confirm = e2b_websockify_confirm,
 	.ws_callback = e2b_websockify_callback,
 	.raw_callback = e2b_websockify_door_callback,
+	.stream_origin = e2b_live_stream_origin,
 };

@@ -65,6 +65,11 @@ unsigned e2b_rights(struct http_req *r, const struct sess *s);
 
 /* e2b_live.c: GET /vnc.html and /websockify on a "PORT-{id}." Host. */
 void e2b_live(struct http_req *r);
+/* The door's stream_origin (api/door.h): the viewer /vnc.html sends the
+ * browser to is on the live host, https://PORT-{id}.{domain}/web/, and so
+ * is the Origin of its stream socket: that origin is let in for that
+ * session while its stream runs on PORT (e2b_req.h's e2b_live_origin). */
+bool e2b_live_stream_origin(struct gw *gw, struct lws *wsi, struct sess *s, const char *origin);
 
 /* e2b_envd.c: answers an envd call; a parked one woken (files); what c
  * holds of it let go of; on each wake-up of the loop, streams with news

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The bash of E2B's templates where the guest has one, else sh: Vitrine's
  * tiny guest is busybox. "$@" are bash's arguments ("-l", "-c", line). */
@@ -161,6 +162,41 @@ int e2b_host_sandbox(const char *host, int *port, char *id, size_t idlen)
 	id[dot - dash - 1] = '\0';
 	*port = (int)n;
 	return 0;
+}
+
+/* The host[:port] of an "http(s)://host[:port][/...]" URL, or NULL. */
+static const char *url_host(const char *url, size_t *len)
+{
+	const char *p;
+
+	if (!url)
+		return NULL;
+	if (!strncasecmp(url, "https://", 8))
+		p = url + 8;
+	else if (!strncasecmp(url, "http://", 7))
+		p = url + 7;
+	else
+		return NULL;
+	*len = strcspn(p, "/?#");
+	return *len ? p : NULL;
+}
+
+bool e2b_live_origin(const char *origin, const char *host, const char *public_url, const char *id,
+		     int port)
+{
+	char oid[80];
+	const char *o = NULL, *dom, *pub;
+	size_t olen = 0, plen = 0;
+	int oport;
+
+	if (!origin || !host || !id || !(o = url_host(origin, &olen)) || o[olen] ||
+	    e2b_host_sandbox(o, &oport, oid, sizeof(oid)) < 0 || oport != port || strcmp(oid, id))
+		return false;
+	if (!strcasecmp(o, host))
+		return true;
+	dom = strchr(o, '.') + 1; /* e2b_host_sandbox saw the dot */
+	pub = url_host(public_url, &plen);
+	return pub && strlen(dom) == plen && !strncasecmp(dom, pub, plen);
 }
 
 int e2b_user_parse(const char *header, const char *username, bool *root)

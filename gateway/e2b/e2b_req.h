@@ -47,6 +47,15 @@ int e2b_timeout_parse(const char *body, size_t len, bool required, int *timeout_
  * [a-z0-9], 1..idlen-1 of them). */
 int e2b_host_sandbox(const char *host, int *port, char *id, size_t idlen);
 
+/* Whether a browser's Origin is the live view's own page for sandbox id
+ * with its stream on port: "http(s)://PORT-ID.D" where D is the rest of
+ * host (the upgrade's Host header: the page and its socket on the same
+ * live host) or the host of public_url (the gateway's --public-url, when a
+ * proxy passes another Host on). Any other sandbox's, port's or site's
+ * Origin is not (hosts compare case-insensitively). */
+bool e2b_live_origin(const char *origin, const char *host, const char *public_url, const char *id,
+		     int port);
+
 /* The user an envd call names: header is the Authorization header's
  * value ("" or NULL: the default user), or the username query value when
  * the header gives none. "user" and "vitrine" are the desktop user, "root"

@@ -23,6 +23,35 @@ int share_add(struct share_table *st, enum auth_scope scope, int ttl_s, int64_t 
 	return 0;
 }
 
+int share_live(struct share_table *st, enum auth_scope scope, int ttl_s, int64_t now_ms, char *out)
+{
+	int newest = -1, slot = -1, rc;
+
+	for (int i = 0; i < SHARE_LIVE_MAX; i++) {
+		if (!st->live[i].token[0] || st->live[i].expires_ms <= now_ms) {
+			if (slot < 0)
+				slot = i;
+		} else if (st->live[i].scope == scope &&
+			   (newest < 0 || st->live[i].expires_ms > st->live[newest].expires_ms)) {
+			newest = i;
+		}
+	}
+	if (newest >= 0 && (st->live[newest].expires_ms - now_ms) * 2 > (int64_t)ttl_s * 1000) {
+		memcpy(out, st->live[newest].token, AUTH_TOKEN_LEN + 1);
+		return 1;
+	}
+	if (slot < 0)
+		return -ENOSPC;
+	rc = auth_new_token(out);
+	if (rc < 0)
+		return rc;
+	memcpy(st->live[slot].token, out, AUTH_TOKEN_LEN + 1);
+	auth_token_hash(out, st->live[slot].hash);
+	st->live[slot].scope = scope;
+	st->live[slot].expires_ms = now_ms + (int64_t)ttl_s * 1000;
+	return 0;
+}
+
 enum auth_scope share_scope_of_hash(const struct share_table *st, const char *hash, int64_t now_ms)
 {
 	enum auth_scope got = AUTH_NONE;
@@ -31,6 +60,10 @@ enum auth_scope share_scope_of_hash(const struct share_table *st, const char *ha
 		if (st->t[i].hash[0] && auth_equal(st->t[i].hash, hash) &&
 		    st->t[i].expires_ms > now_ms)
 			got = st->t[i].scope;
+	for (int i = 0; i < SHARE_LIVE_MAX; i++)
+		if (st->live[i].token[0] && auth_equal(st->live[i].hash, hash) &&
+		    st->live[i].expires_ms > now_ms)
+			got = st->live[i].scope;
 	return got;
 }
 
@@ -51,6 +84,10 @@ int share_revoke_all(struct share_table *st, int64_t now_ms)
 	for (int i = 0; i < SHARE_MAX; i++) {
 		live += st->t[i].hash[0] && st->t[i].expires_ms > now_ms;
 		st->t[i].hash[0] = '\0';
+	}
+	for (int i = 0; i < SHARE_LIVE_MAX; i++) {
+		live += st->live[i].token[0] && st->live[i].expires_ms > now_ms;
+		memset(&st->live[i], 0, sizeof(st->live[i]));
 	}
 	return live;
 }

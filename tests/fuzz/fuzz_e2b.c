@@ -14,6 +14,7 @@
  *   - an accepted call on a process selects a pid > 0 or a tag, a signal
  *     9 or 15;
  *   - a Host's sandbox id is [a-z0-9], found right after "PORT-";
+ *   - the live view's Origin check takes that session's own host alone;
  *   - a multipart file lies inside the body;
  *   - a route's id is [A-Za-z0-9_-];
  *   - a filesystem call's paths are absolute; a guest's stat line makes
@@ -35,6 +36,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -147,6 +149,10 @@ static void host(const char *b, size_t n)
 		return;
 	memcpy(text, b, n);
 	text[n] = '\0';
+	/* the live view's Origin: that very host, nothing else */
+	if (e2b_live_origin(text, "6080-vmab1.d", NULL, "vmab1", 6080) &&
+	    strcasecmp(text, "http://6080-vmab1.d") && strcasecmp(text, "https://6080-vmab1.d"))
+		__builtin_trap();
 	if (e2b_host_sandbox(text, &port, id, sizeof(id)) < 0)
 		return;
 	dash = strchr(text, '-');

@@ -5,7 +5,7 @@
  * resume, the counters moved by exactly those amounts; the session's own
  * series (guest memory, vCPUs, its QEMU's CPU time, RSS, PSS) are there
  * while it lives and gone once it is deleted. The --metrics-listen door
- * serves the same scrape without a token, and nothing else. Usage
+ * serves the scrape without a token, and nothing else, naming no session. Usage
  * metering: a session run, paused in memory and on disk for known times
  * has usage within a second or so of them, by the documented formulas;
  * GET /v1/usage as CSV parses; a deleted session's usage is still listed
@@ -377,7 +377,8 @@ static void test_session_series_come_and_go(void **state)
 }
 
 /* The door answers the scrape with no token, and nothing else: not the
- * API (404), not another method (405), not a token's rights. */
+ * API (404), not another method (405), not a token's rights; and its
+ * scrape names no session (the running one's id is nowhere in it). */
 static void test_metrics_door(void **state)
 {
 	char *text;
@@ -385,6 +386,9 @@ static void test_metrics_door(void **state)
 	(void)state;
 	assert_int_equal(get_at(door_port, "GET", "/metrics", NULL, &text), 200);
 	assert_non_null(strstr(text, "# TYPE vitrine_sessions gauge"));
+	assert_int_equal(value(text, "vitrine_sessions{state=\"ready\"}"), 1);
+	assert_null(strstr(text, sess.id));
+	assert_null(strstr(text, "session=\""));
 	if (promtool(text) != 0)
 		fail_msg("promtool check metrics refused the door's scrape");
 	free(text);

@@ -1,7 +1,7 @@
 /* tests/unit/test_e2b.c: the pure parts of the E2B drop-in (gateway/e2b/,
  * common/chunked.c): Connect's envelope, error codes and end-of-stream
  * message; the events envd streams; the control plane's bodies and
- * routes; the sandbox of a Host; the user of an envd call; Process.Start
+ * routes; the sandbox of a Host, the live view's Origin; the user of an envd call; Process.Start
  * and the calls on a running process; the list's metadata filter; a
  * multipart upload's file; chunked request bodies; watching: the
  * requests, the guest watcher's lines, its end, envd's watch messages. */
@@ -211,6 +211,53 @@ static void test_host(void **state)
 	assert_int_equal(e2b_host_sandbox("-abc.d", &port, id, sizeof(id)), -EINVAL);
 	assert_int_equal(e2b_host_sandbox("49983-abcd.d", &port, id, 4), -EINVAL);
 	assert_int_equal(e2b_host_sandbox(NULL, &port, id, sizeof(id)), -EINVAL);
+}
+
+/* The live view's own page may open its session's stream socket: the
+ * Origin "http(s)://PORT-{id}." on the Host the socket is asked on, or on
+ * the public URL's host; never another sandbox's, port's or site's. */
+static void test_live_origin(void **state)
+{
+	const char *pub = "https://sbx.example.org";
+
+	(void)state;
+	assert_true(e2b_live_origin("https://6080-vmab1.sbx.example.org",
+				    "6080-vmab1.sbx.example.org", NULL, "vmab1", 6080));
+	assert_true(e2b_live_origin("http://6080-vmab1.localhost:8080", "6080-vmab1.localhost:8080",
+				    "http://127.0.0.1:8080", "vmab1", 6080));
+	assert_true(e2b_live_origin("https://6080-vmab1.SBX.example.org",
+				    "6080-vmab1.sbx.example.org", NULL, "vmab1", 6080));
+	/* a proxy that passes another Host: the public URL's domain */
+	assert_true(e2b_live_origin("https://6080-vmab1.sbx.example.org", "127.0.0.1:8080", pub,
+				    "vmab1", 6080));
+	assert_true(e2b_live_origin("https://7000-vmab1.sbx.example.org", "127.0.0.1:8080",
+				    "https://sbx.example.org/", "vmab1", 7000));
+	/* another sandbox, another port, another site, a sub-path or an opaque origin */
+	assert_false(e2b_live_origin("https://6080-vmother.sbx.example.org",
+				     "6080-vmother.sbx.example.org", pub, "vmab1", 6080));
+	assert_false(e2b_live_origin("https://6080-vmab12.sbx.example.org",
+				     "6080-vmab12.sbx.example.org", pub, "vmab1", 6080));
+	assert_false(e2b_live_origin("https://7000-vmab1.sbx.example.org",
+				     "7000-vmab1.sbx.example.org", pub, "vmab1", 6080));
+	assert_false(e2b_live_origin("https://6080-vmab1.evil.example",
+				     "6080-vmab1.sbx.example.org", pub, "vmab1", 6080));
+	assert_false(e2b_live_origin("https://6080-vmab1.evil.example", "127.0.0.1:8080", pub,
+				     "vmab1", 6080));
+	assert_false(e2b_live_origin("https://6080-vmab1.sbx.example.org.evil", "127.0.0.1:8080",
+				     pub, "vmab1", 6080));
+	assert_false(e2b_live_origin("https://6080-vmab1.sbx.example.org:444", "127.0.0.1:8080",
+				     pub, "vmab1", 6080));
+	assert_false(e2b_live_origin("https://evil.example", "6080-vmab1.sbx.example.org", pub,
+				     "vmab1", 6080));
+	assert_false(
+		e2b_live_origin("https://sbx.example.org", "sbx.example.org", pub, "vmab1", 6080));
+	assert_false(e2b_live_origin("https://6080-vmab1.sbx.example.org/x",
+				     "6080-vmab1.sbx.example.org", pub, "vmab1", 6080));
+	assert_false(e2b_live_origin("null", "6080-vmab1.sbx.example.org", pub, "vmab1", 6080));
+	assert_false(e2b_live_origin("ftp://6080-vmab1.sbx.example.org",
+				     "6080-vmab1.sbx.example.org", pub, "vmab1", 6080));
+	assert_false(e2b_live_origin("", "6080-vmab1.sbx.example.org", pub, "vmab1", 6080));
+	assert_false(e2b_live_origin(NULL, "6080-vmab1.sbx.example.org", pub, "vmab1", 6080));
 }
 
 static void test_user(void **state)
@@ -830,15 +877,16 @@ static void test_watch_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_frames),	   cmocka_unit_test(test_codes),
-		cmocka_unit_test(test_events),	   cmocka_unit_test(test_create),
-		cmocka_unit_test(test_timeout),	   cmocka_unit_test(test_host),
-		cmocka_unit_test(test_user),	   cmocka_unit_test(test_start),
-		cmocka_unit_test(test_proc_calls), cmocka_unit_test(test_metadata),
-		cmocka_unit_test(test_multipart),  cmocka_unit_test(test_routes),
-		cmocka_unit_test(test_chunked),	   cmocka_unit_test(test_fs),
-		cmocka_unit_test(test_watch_req),  cmocka_unit_test(test_watch_lines),
-		cmocka_unit_test(test_watch_line), cmocka_unit_test(test_watch_messages),
+		cmocka_unit_test(test_frames),	    cmocka_unit_test(test_codes),
+		cmocka_unit_test(test_events),	    cmocka_unit_test(test_create),
+		cmocka_unit_test(test_timeout),	    cmocka_unit_test(test_host),
+		cmocka_unit_test(test_user),	    cmocka_unit_test(test_start),
+		cmocka_unit_test(test_proc_calls),  cmocka_unit_test(test_metadata),
+		cmocka_unit_test(test_multipart),   cmocka_unit_test(test_routes),
+		cmocka_unit_test(test_chunked),	    cmocka_unit_test(test_fs),
+		cmocka_unit_test(test_watch_req),   cmocka_unit_test(test_watch_lines),
+		cmocka_unit_test(test_watch_line),  cmocka_unit_test(test_watch_messages),
+		cmocka_unit_test(test_live_origin),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,12 @@
 /* tests/unit/test_gateway_pure.c: the gateway's pure parts: routes, auth
  * (tokens, bearer parsing, scopes, constant-time compare, origin allowlist)
  * and the validation of POST /v1/sessions bodies, screenshot options and
- * share requests. */
+ * share requests; the rate limits' buckets. */
 #include "gateway/action/run.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/routes.h"
 #include "gateway/core/auth.h"
+#include "gateway/core/rate.h"
 #include "gateway/session/session_spec.h"
 #include "gateway/stream/share.h"
 
@@ -262,6 +263,39 @@ static void test_origins(void **state)
 	assert_false(auth_origin_allowed("http://a", NULL));
 }
 
+/* A bucket of burst requests that gains one every interval; keys apart;
+ * a refusal counts nothing; a full table forgets the key nearest to full
+ * and never refuses a new one. */
+static void test_rate(void **state)
+{
+	static struct rate_table rt; /* 256 slots: too big for the stack's taste */
+	const struct rate_limit lim = { .burst = 3, .interval_ms = 1000 };
+	int64_t wait = -1;
+	char key[16];
+
+	(void)state;
+	memset(&rt, 0, sizeof(rt));
+	for (int i = 0; i < 3; i++)
+		assert_true(rate_allow(&rt, "1.2.3.4", &lim, 5000, &wait));
+	assert_int_equal(wait, 0);
+	assert_false(rate_allow(&rt, "1.2.3.4", &lim, 5000, &wait));
+	assert_int_equal(wait, 1000);
+	assert_false(rate_would_allow(&rt, "1.2.3.4", &lim, 5999, &wait));
+	assert_int_equal(wait, 1);
+	assert_true(rate_allow(&rt, "5.6.7.8", &lim, 5000, NULL)); /* another key */
+	assert_true(rate_allow(&rt, "1.2.3.4", &lim, 6000, NULL)); /* one regained */
+	assert_false(rate_allow(&rt, "1.2.3.4", &lim, 6000, &wait));
+	for (int i = 0; i < 1000; i++) /* refused asking does not push it further */
+		assert_false(rate_allow(&rt, "1.2.3.4", &lim, 6500, NULL));
+	assert_true(rate_allow(&rt, "1.2.3.4", &lim, 7000, NULL));
+	assert_true(rate_would_allow(&rt, "1.2.3.4", &lim, 100000, &wait)); /* full again */
+	/* a flood of new keys: each gets its burst */
+	for (int i = 0; i < 3 * RATE_TABLE_MAX; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_true(rate_allow(&rt, key, &lim, 7000 + i, NULL));
+	}
+}
+
 static void test_key_file(void **state)
 {
 	char path[64], key[128], again[128], err[256];
@@ -447,11 +481,11 @@ static void test_share_request(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_routes),		cmocka_unit_test(test_tokens),
-		cmocka_unit_test(test_bearer),		cmocka_unit_test(test_scopes),
-		cmocka_unit_test(test_origins),		cmocka_unit_test(test_key_file),
-		cmocka_unit_test(test_session_request), cmocka_unit_test(test_shot_opts),
-		cmocka_unit_test(test_share_request),
+		cmocka_unit_test(test_routes),	  cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_bearer),	  cmocka_unit_test(test_scopes),
+		cmocka_unit_test(test_origins),	  cmocka_unit_test(test_rate),
+		cmocka_unit_test(test_key_file),  cmocka_unit_test(test_session_request),
+		cmocka_unit_test(test_shot_opts), cmocka_unit_test(test_share_request),
 	};
 
 	return cmocka_run_group_tests_name("gateway pure parts", tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* tests/unit/test_metrics.c: the metrics' pure parts: what counting does to
  * the rendered text (exact series and values, cumulative buckets, one
- * HELP/TYPE per family), label escaping, and the /proc parsers. */
+ * HELP/TYPE per family), label escaping, the /proc parsers, and a scrape
+ * for the token-less door naming no session. */
 #include "gateway/core/metrics.h"
 #include "gateway/core/metrics_proc.h"
 
@@ -243,13 +244,36 @@ static void test_sampler(void **state)
 	metrics_proc_stop();
 }
 
+/* The token-less door's scrape (no_session_series) names no session: the
+ * per-session families are left out, the rest is the same. */
+static void test_no_session_series(void **state)
+{
+	struct metrics_session s = { .id = "vmsecret42", .pid = 0, .vcpus = 2 };
+	struct metrics_now now = { .sessions_ready = 1 };
+	struct bytebuf b = { 0 };
+
+	(void)state;
+	metrics_proc_sync(&s, 1);
+	assert_int_equal(metrics_render(&now, &b), 0);
+	assert_int_equal(bytebuf_append(&b, "", 1), 0);
+	assert_non_null(strstr((char *)b.data, "vitrine_session_vcpus{session=\"vmsecret42\"} 2"));
+	bytebuf_free(&b);
+	now.no_session_series = true;
+	assert_int_equal(metrics_render(&now, &b), 0);
+	assert_int_equal(bytebuf_append(&b, "", 1), 0);
+	assert_null(strstr((char *)b.data, "vmsecret42"));
+	assert_null(strstr((char *)b.data, "session=\""));
+	assert_int_equal(value((char *)b.data, "vitrine_sessions{state=\"ready\"}"), 1);
+	bytebuf_free(&b);
+	metrics_proc_sync(NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_counts_render),
-		cmocka_unit_test(test_escape),
-		cmocka_unit_test(test_proc_parsers),
-		cmocka_unit_test(test_sampler),
+		cmocka_unit_test(test_counts_render),	  cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_proc_parsers),	  cmocka_unit_test(test_sampler),
+		cmocka_unit_test(test_no_session_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

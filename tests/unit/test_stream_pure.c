@@ -2,7 +2,8 @@
  * wire format (round trips, malformed frames refused), the frame diff and
  * the shared encoder (changed tiles only, whole frames when cheaper, pixels
  * survive the trip), the viewer message parser with its close codes, DOM key
- * codes, sharing tokens, the stream routes and VNC keysyms. */
+ * codes, sharing tokens (and the live view's pool of them), the stream
+ * routes and VNC keysyms. */
 #include "display/stream_encode.h"
 #include "display/stream_wire.h"
 #include "gateway/api/routes.h"
@@ -417,6 +418,52 @@ static void test_share_tokens(void **state)
 	assert_int_equal(share_scope(&st, a, 21000), AUTH_NONE);
 }
 
+/* The live view's pool: one link per scope handed out again while more
+ * than half its life is left, then a new one; two per scope are enough;
+ * any number of them leaves share_add's table alone; revoked with it. */
+static void test_share_live_pool(void **state)
+{
+	struct share_table st;
+	char v1[AUTH_TOKEN_LEN + 1], v2[AUTH_TOKEN_LEN + 1], c1[AUTH_TOKEN_LEN + 1],
+		t[AUTH_TOKEN_LEN + 1];
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(share_live(&st, AUTH_VIEW, 3600, 0, v1), 0);
+	assert_int_equal(share_live(&st, AUTH_CONTROL, 3600, 0, c1), 0);
+	assert_string_not_equal(v1, c1);
+	for (int i = 0; i < 1000; i++) { /* the same links, and no share_add slot taken */
+		assert_int_equal(share_live(&st, AUTH_VIEW, 3600, i, t), 1);
+		assert_string_equal(t, v1);
+		assert_int_equal(share_live(&st, AUTH_CONTROL, 3600, i, t), 1);
+		assert_string_equal(t, c1);
+	}
+	assert_int_equal(share_scope(&st, v1, 5000), AUTH_VIEW);
+	assert_int_equal(share_scope(&st, c1, 5000), AUTH_CONTROL);
+	for (int i = 0; i < SHARE_MAX; i++)
+		assert_int_equal(share_add(&st, AUTH_VIEW, 600, 5000, t), 0);
+	/* half its life gone: a new link; the old one still works till its end */
+	assert_int_equal(share_live(&st, AUTH_VIEW, 3600, 1800 * 1000, v2), 0);
+	assert_string_not_equal(v2, v1);
+	assert_int_equal(share_live(&st, AUTH_VIEW, 3600, 1800 * 1000 + 1, t), 1);
+	assert_string_equal(t, v2);
+	assert_int_equal(share_scope(&st, v1, 3599 * 1000), AUTH_VIEW);
+	assert_int_equal(share_scope(&st, v1, 3600 * 1000), AUTH_NONE);
+	/* hours of asking in both scopes never run out of room */
+	for (int64_t now = 0; now < 10 * 3600 * 1000; now += 60 * 1000) {
+		assert_true(share_live(&st, AUTH_VIEW, 3600, now, t) >= 0);
+		assert_int_equal(share_scope(&st, t, now), AUTH_VIEW);
+		assert_true(share_live(&st, AUTH_CONTROL, 3600, now, t) >= 0);
+		assert_int_equal(share_scope(&st, t, now), AUTH_CONTROL);
+	}
+	/* at 35970 s: links made at 32400 and 34200 s of each scope live */
+	assert_int_equal(share_live(&st, AUTH_VIEW, 3600, 35970 * 1000, t), 1);
+	assert_int_equal(share_revoke_all(&st, 35970 * 1000), 4);
+	assert_int_equal(share_scope(&st, t, 35970 * 1000), AUTH_NONE);
+	assert_int_equal(share_live(&st, AUTH_VIEW, 3600, 35970 * 1000, v1), 0);
+	assert_string_not_equal(v1, t);
+}
+
 static void test_stream_routes(void **state)
 {
 	struct route r;
@@ -462,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_type_and_clipboard_messages),
 		cmocka_unit_test(test_key_codes),
 		cmocka_unit_test(test_share_tokens),
+		cmocka_unit_test(test_share_live_pool),
 		cmocka_unit_test(test_stream_routes),
 		cmocka_unit_test(test_vnc_keysyms),
 	};

@@ -18,8 +18,12 @@
 // new ones; a raw client that stops reading is held back (the gateway's
 // memory stays within 32 MiB where it would queue 100 MB) and then gets
 // every byte in order; with requireAuth the SDK's password connects, a
-// wrong one fails; the gateway stops cleanly with a client connected. Run
-// by tests/run.sh like viewer.test.mjs.
+// wrong one fails; the SDK's own URL (/vnc.html) opens the gateway's viewer
+// on the 6080-{id}. host, whose stream socket's Origin is let in for that
+// session (not another's, nor another site), and 100 more asks are
+// rate-limited and leave the session's 32 sharing links free; the gateway
+// stops cleanly with a client connected. Run by tests/run.sh like
+// viewer.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -370,6 +374,62 @@ test('a client that stops reading: the gateway holds back (bounded memory), then
   ws.sendBinary(Buffer.from([3, 0, 0, 0, 0, 0, 0, 10, 0, 10]));
   assert.equal(await update(), 100);
   ws.close();
+  await streamStop();
+});
+
+// GET with that Host: the status and the Location.
+function getWithHost(host, path) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, headers: { Host: host } }, (res) => {
+      let body = '';
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => resolve({ status: res.statusCode, location: res.headers.location, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the SDK\'s URL in Chromium: /vnc.html\'s viewer on the 6080-{id}. host streams (its Origin let in for that session alone); 100 more requests leave the share table alone', async () => {
+  await streamStart();
+  const host = `6080-${sess.id}.localhost:${port}`;
+  // The browser opens the URL the SDK gives; the viewer it is sent to
+  // connects its stream socket with Origin http://6080-{id}.localhost:PORT
+  // (no --origins given: the gateway's own URL alone is allowed).
+  const page = await browser.newPage();
+  page.on('pageerror', (e) => console.log('page error:', e.message));
+  await page.goto(`http://${host}/vnc.html?autoconnect=true&resize=scale`);
+  assert.match(page.url(), new RegExp(`/web/#s=${sess.id}&t=`));
+  await page.waitForFunction(() => window.vitrineLive && window.vitrineLive.stream.frames > 0, null, { timeout: 30000 });
+  await page.close();
+  // Another sandbox's live host, another port's, another site: refused.
+  const tok = (await getWithHost(host, '/vnc.html')).location.split('&t=')[1];
+  const stream = `ws://127.0.0.1:${port}/v1/sessions/${sess.id}/stream`;
+  await assert.rejects(wsConnect(stream, { Host: host, Origin: `http://6080-vmother1.localhost:${port}` }));
+  await assert.rejects(wsConnect(stream, { Host: host, Origin: `http://6081-${sess.id}.localhost:${port}` }));
+  await assert.rejects(wsConnect(stream, { Host: host, Origin: 'http://evil.localhost' }));
+  const ok = await wsConnect(stream, { Host: host, Origin: `http://${host}` });
+  ok.close();
+  // 100 asks: the same link again while it lives, then 429 (JSON); the
+  // session's 32 sharing links are all still there to make.
+  const seen = new Set([tok]);
+  const codes = {};
+  for (let i = 0; i < 100; i++) {
+    const r = await getWithHost(host, '/vnc.html');
+    codes[r.status] = (codes[r.status] || 0) + 1;
+    if (r.status === 302) seen.add(r.location.split('&t=')[1]);
+    else assert.equal(JSON.parse(r.body).error.code, 'rate_limited');
+  }
+  assert.ok(codes[429] >= 80, JSON.stringify(codes));
+  assert.equal(seen.size, 1, 'one control link, handed out again');
+  for (let i = 0; i < 32; i++) {
+    const r = await fetch(`${g.base}/v1/sessions/${sess.id}/share`, {
+      method: 'POST', headers: { Authorization: 'Bearer ' + g.key }, body: JSON.stringify({ scope: 'view', ttl_s: 60 }),
+    });
+    assert.equal(r.status, 201, `share ${i}: ${await r.text()}`);
+  }
+  const del = await fetch(`${g.base}/v1/sessions/${sess.id}/share`, { method: 'DELETE', headers: { Authorization: 'Bearer ' + g.key } });
+  assert.equal((await del.json()).revoked, 33, 'the 32 and the live view\'s link');
   await streamStop();
 });
 
