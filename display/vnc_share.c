@@ -1,7 +1,16 @@
 /* display/vnc_share.c: see vnc_share.h. Follows libvncserver's examples
  * (rfbGetScreen, rfbInitServer, rfbRunEventLoop in the background,
  * rfbMarkRectAsModified after changing the framebuffer); passwords through
- * rfbCheckPasswordByList, the second one view-only. */
+ * rfbCheckPasswordByList, the second one view-only.
+ *
+ * Stopping: libvncserver 0.9.14's rfbShutdownServer, in its threaded mode,
+ * walks the client list while client threads end and free themselves, and
+ * a client its listener accepts meanwhile ends after the screen is gone:
+ * both crash (test_vnc_share_stop). So the share stops in its own steps
+ * first: new clients are refused, every client's socket is shut down, and
+ * the stop waits until each client thread has said it is gone (every
+ * accepted client is counted, authenticated or not); only then, with no
+ * client left, does libvncserver shut its server down. */
 #include "display/vnc_share.h"
 
 #include "display/stream_encode.h"
@@ -28,7 +37,9 @@ struct display_vnc_share {
 	pthread_mutex_t lock; /* guards the fields below (server threads write them) */
 	struct vnc_share_input queue[VNC_SHARE_MAX_INPUT];
 	int n_queue;
-	int clients, controllers;
+	int clients, controllers; /* authenticated ones (display_vnc_share_clients) */
+	int connections; /* every accepted client whose thread has not ended */
+	bool stopping; /* refuse new clients */
 	/* wrong passwords by address (under lock): the oldest slot is reused */
 	struct {
 		char host[64];
@@ -71,16 +82,41 @@ static void on_key(rfbBool down, rfbKeySym keysym, rfbClientPtr cl)
 	push(share_of(cl), &in);
 }
 
+/* A client's clientData once its password was right. */
+static char authenticated;
+
 static void on_gone(rfbClientPtr cl)
 {
 	struct display_vnc_share *v = share_of(cl);
+	bool counted = cl->clientData == &authenticated;
 
 	pthread_mutex_lock(&v->lock);
-	v->clients--;
-	if (!cl->viewOnly)
-		v->controllers--;
+	v->connections--;
+	if (counted) {
+		v->clients--;
+		if (!cl->viewOnly)
+			v->controllers--;
+	}
 	pthread_mutex_unlock(&v->lock);
-	v->wake(v->ud);
+	if (counted)
+		v->wake(v->ud);
+}
+
+/* The listener's thread: a new connection, refused once the share stops. */
+static enum rfbNewClientAction on_new(rfbClientPtr cl)
+{
+	struct display_vnc_share *v = share_of(cl);
+	bool refuse;
+
+	pthread_mutex_lock(&v->lock);
+	refuse = v->stopping;
+	if (!refuse)
+		v->connections++;
+	pthread_mutex_unlock(&v->lock);
+	if (refuse)
+		return RFB_CLIENT_REFUSE;
+	cl->clientGoneHook = on_gone;
+	return RFB_CLIENT_ACCEPT;
 }
 
 /* The password check, counting who got in (viewOnly is known only after
@@ -127,7 +163,7 @@ static rfbBool check_password(rfbClientPtr cl, const char *response, int len)
 		nanosleep(&ts, NULL); /* this client's own thread */
 		return FALSE;
 	}
-	cl->clientGoneHook = on_gone;
+	cl->clientData = &authenticated;
 	pthread_mutex_lock(&v->lock);
 	v->clients++;
 	if (!cl->viewOnly)
@@ -195,6 +231,7 @@ int display_vnc_share_start(const char *bind_ipv4, int width, int height, const 
 	v->screen->authPasswdData = v->passwords;
 	v->screen->authPasswdFirstViewOnly = 1;
 	v->screen->passwordCheck = check_password;
+	v->screen->newClientHook = on_new;
 	v->screen->ptrAddEvent = on_pointer;
 	v->screen->kbdAddEvent = on_key;
 	v->screen->alwaysShared = TRUE;
@@ -210,11 +247,40 @@ int display_vnc_share_start(const char *bind_ipv4, int width, int height, const 
 	return 0;
 }
 
+/* Refuses new clients, shuts every client's socket down (its thread then
+ * ends on its own: a wrong password's delay at most) and waits, bounded,
+ * until every client thread is gone. */
+static void let_clients_go(struct display_vnc_share *v)
+{
+	rfbClientIteratorPtr it;
+	rfbClientPtr cl;
+	int left = 1;
+
+	pthread_mutex_lock(&v->lock);
+	v->stopping = true;
+	pthread_mutex_unlock(&v->lock);
+	it = rfbGetClientIterator(v->screen); /* holds each client it returns */
+	while ((cl = rfbClientIteratorNext(it)))
+		if (cl->sock >= 0)
+			shutdown(cl->sock, SHUT_RDWR);
+	rfbReleaseClientIterator(it);
+	for (int waited = 0; waited < VNC_SHARE_FAIL_DELAY_MS + 4000; waited += 10) {
+		pthread_mutex_lock(&v->lock);
+		left = v->connections;
+		pthread_mutex_unlock(&v->lock);
+		if (left == 0)
+			break;
+		usleep(10 * 1000);
+	}
+}
+
 void display_vnc_share_stop(struct display_vnc_share *v)
 {
 	if (!v)
 		return;
 	if (v->screen) {
+		if (v->screen->listenSock >= 0)
+			let_clients_go(v);
 		rfbShutdownServer(v->screen, TRUE);
 		free(v->screen->frameBuffer);
 		v->screen->frameBuffer = NULL;
