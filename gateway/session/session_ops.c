@@ -4,6 +4,7 @@
  * session. */
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/space.h"
 #include "gateway/core/metrics.h"
 #include "gateway/egress/egress.h"
 #include "gateway/guest/sess_agent.h"
@@ -116,6 +117,13 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 		sess_guest_stopping(s, "the session was paused");
 		return launch_with_guest(s, j, false, e);
 	}
+	s->error[0] = '\0'; /* a failed pause's reason, from before */
+	s->error_status = 0;
+	/* Its RAM goes into the checkpoint (its disk is moved, not copied):
+	 * refused before anything stops when it cannot fit. */
+	if (space_check(vmm_run_base(NULL), (uint64_t)s->memory_mib << 20, "pausing to disk", err,
+			sizeof(err)) < 0)
+		return api_error_set(e, 507, "insufficient_storage", err);
 	if (!(j = start_job(s, &job_kind_pause_disk, e)))
 		return -ENOMEM;
 	rc = vmm_checkpoint_dir_new(NULL, j->ckpt, err, sizeof(err));
