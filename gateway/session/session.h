@@ -223,7 +223,9 @@ typedef int (*sess_saved_fn)(struct gw *gw, const char *tpl_name, const char *ck
 /* Saves a running (or memory-paused) session's state for the template
  * tpl_name, as a fork does (a job: the guest is stopped while it is
  * written, then runs on); when the job ends, saved is told. Returns 0 or
- * -errno with *e: 409 session_busy, session_not_running. */
+ * -errno with *e: 409 session_busy, session_not_running; 507
+ * insufficient_storage, before the guest stops, when the run base or the
+ * templates' folder has no room for its RAM and disk. */
 int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved,
 		       struct api_error *e);
 /* Whether s (may be NULL) is saving its state for tpl_name now. */
