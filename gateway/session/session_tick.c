@@ -156,9 +156,10 @@ void sess_expiry_pause_failed(struct sess *s)
 	s->expiry_pausing = NULL;
 	if (!which)
 		return;
-	if (!strcmp(which, "timeout"))
+	if (!strcmp(which, "timeout")) {
 		s->expires_ms = now + SESS_EXPIRY_RETRY_MS;
-	else
+		sess_save(s); /* a restart keeps the deadline */
+	} else
 		s->active_ms = now;
 	s->warned = false;
 	log_info("session", "%s: runs on; its %s pauses it again from %s", s->id, which,
