@@ -33,8 +33,14 @@ static void keep_guest(struct job *j)
 {
 	char why[512];
 
-	if (out_of_space(j->rc, j->err, j->ckpt))
+	if (out_of_space(j->rc, j->err, j->ckpt)) {
+		size_t n = strlen(j->err);
+
+		if (!strstr(j->err, strerror(ENOSPC)))
+			snprintf(j->err + n, sizeof(j->err) - n, " (%s: %s)", vmm_run_base(NULL),
+				 strerror(ENOSPC));
 		j->rc = -ENOSPC;
+	}
 	fs_rm_rf(j->ckpt);
 	j->ckpt[0] = '\0';
 	/* The save continued the guest; cont again to know it runs (a no-op if so). */

@@ -771,8 +771,9 @@ static int small_gone(void **state)
 /* A gateway of its own whose run base (where checkpoints go) is a 96 MiB
  * tmpfs; VITRINE_TEST_SPACE_NEED_MIB=1 makes its checks want 1 + 64 MiB
  * free. First the tmpfs is filled to 32 MiB free: refused before anything
- * stops. Then with 95 MiB free the check passes, and the guest's 100 MiB
- * of non-zero RAM does not fit: the save fails with ENOSPC half way, and
+ * stops. Then with 95 MiB free the check passes, and the guest's RAM (80
+ * MiB of state here, 40 MiB of random bytes more) does not fit: the save
+ * fails with ENOSPC half way, and
  * the guest runs on (it was stopped, its session failed and its guest
  * destroyed before). With room again, the same guest pauses and resumes. */
 static void test_pause_disk_no_room(void **state)
@@ -815,7 +816,10 @@ static void test_pause_disk_no_room(void **state)
 	unlink(fill);
 
 	/* Room by the check, none for the guest's RAM: fails half way. */
-	assert_sh(id, "yes 0123456789abcdef | head -c 104857600 > /tmp/fill && echo ok", "ok\n");
+	assert_sh(id,
+		  "cd /tmp && dd if=/dev/urandom of=b bs=1048576 count=1 2>/dev/null && "
+		  "cat b b b b b b b b > c && cat c c c c c > fill && rm b c && echo ok",
+		  "ok\n");
 	pause_refused(id, small_base, "pause to disk failed");
 	sess_path(path, sizeof(path), id, "/events");
 	r = req("GET", path, NULL, 200, NULL);
@@ -839,7 +843,7 @@ static void test_pause_disk_no_room(void **state)
 	req_free("POST", path, "{\"mode\":\"disk\"}", 200, NULL);
 	sess_path(path, sizeof(path), id, "/resume");
 	req_free("POST", path, NULL, 200, NULL);
-	assert_sh(id, "head -c 16 /tmp/fill; echo", "0123456789abcdef\n");
+	assert_sh(id, "wc -c < /tmp/fill", "41943040\n");
 	delete_session(id);
 }
 
