@@ -136,6 +136,16 @@ static int take(struct vmm_vm *vm, const char *dir, const char *file, bool move,
 	return rc;
 }
 
+/* Ends a migration a failed save left under way (a timeout), so that the
+ * guest may run again: best effort, the caller's error says what failed. */
+static void undo_migration(struct vmm_vm *vm)
+{
+	char e[256];
+
+	if (vmm_vm_qmp(vm, "migrate_cancel", NULL, NULL, 10000, e, sizeof(e)) == 0)
+		vmm_migrate_settle(vm, 10000, e, sizeof(e));
+}
+
 int vmm_checkpoint_save(struct vmm_vm *vm, const char *dir, enum vmm_checkpoint_mode mode,
 			int64_t *bytes, char *err, size_t errlen)
 {
@@ -170,9 +180,10 @@ int vmm_checkpoint_save(struct vmm_vm *vm, const char *dir, enum vmm_checkpoint_
 		rc = take(vm, dir, "page.html", false, err, errlen);
 	if (rc == 0)
 		rc = write_json(spec, dir, err, errlen);
-	if (quit) {
-		if (rc == 0)
-			rc = vmm_vm_quit(vm, err, errlen);
+	if (rc < 0) /* a migration cut short by a timeout is still under way */
+		undo_migration(vm);
+	if (quit && rc == 0) {
+		rc = vmm_vm_quit(vm, err, errlen);
 		if (rc == 0 && has_disk)
 			rc = take(vm, dir, "disk.qcow2", true, err, errlen);
 	} else if (was_running && vmm_vm_qmp(vm, "cont", NULL, NULL, 10000, e2, sizeof(e2)) < 0 &&

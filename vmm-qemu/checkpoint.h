@@ -37,8 +37,12 @@ int vmm_checkpoint_dir_new(const char *run_base, char *dir, char *err, size_t er
 /* Saves vm's state into dir (from vmm_checkpoint_dir_new()). With
  * VMM_CKPT_QUIT, QEMU has exited on success and the caller destroys vm
  * (its run dir goes, the checkpoint stays). bytes (may be NULL) gets the
- * stream's size. Returns 0 or -errno with a reason in err; a guest that
- * was to keep running is continued even on failure where possible. */
+ * stream's size. Returns 0 or -errno with a reason in err. A failure
+ * before QEMU was told to quit (any mode: the migration failed, ENOSPC
+ * included, or a file could not be written) leaves the guest as it was,
+ * continued where it had run (QMP cont, which takes its disks back), the
+ * partial files in dir for the caller to remove; with VMM_CKPT_QUIT one
+ * after (the quit, the disk's move) leaves QEMU quit or quitting. */
 int vmm_checkpoint_save(struct vmm_vm *vm, const char *dir, enum vmm_checkpoint_mode mode,
 			int64_t *bytes, char *err, size_t errlen);
 

@@ -4,6 +4,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/space.h"
 #include "vmm-qemu/cgroup.h"
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/qmp_client.h"
@@ -207,19 +208,27 @@ static _Noreturn void on_sigterm(struct shim *s)
 	shim_exit(s, 0);
 }
 
-/* Checkpoints the guest into a new folder (ckpt) and hands it to holder.
+/* Checkpoints the guest into a new folder (ckpt) and hands it to holder,
+ * when its filesystem has room for the guest's RAM (common/space.h).
  * Returns 0 with *vm (QEMU has quit, the run dir is still there), or
- * -errno with err; QEMU is then gone too, and so is its run dir when the
- * guest had been taken into a vm. */
+ * -errno with err; then *kept says whether the guest runs on as before
+ * (refused, or the save failed before QEMU's quit: QEMU is s->qemu again,
+ * the partial checkpoint removed), else QEMU is gone too, and so is its run
+ * dir when the guest had been taken into a vm. */
 static int pause_guest(struct shim *s, const char *holder, char *ckpt, struct vmm_vm **vm,
-		       char *err, size_t errlen)
+		       bool *kept, char *err, size_t errlen)
 {
 	int rc = vmm_vm_open_child(s->args.run_dir, &s->qemu, vm, err, errlen);
+	char why[256];
 
 	ckpt[0] = '\0';
+	*kept = false;
 	if (rc < 0)
 		return rc; /* QEMU is still s->qemu: the kill path quits it */
-	rc = vmm_checkpoint_dir_new(s->run_base, ckpt, err, errlen);
+	rc = space_check(vmm_run_base(s->run_base), (uint64_t)vmm_vm_spec(*vm)->memory_mib << 20,
+			 "pausing to disk", err, errlen);
+	if (rc == 0)
+		rc = vmm_checkpoint_dir_new(s->run_base, ckpt, err, errlen);
 	if (rc < 0) {
 		ckpt[0] = '\0';
 	} else {
@@ -231,7 +240,13 @@ static int pause_guest(struct shim *s, const char *holder, char *ckpt, struct vm
 		if (ckpt[0])
 			fs_rm_rf(ckpt);
 		ckpt[0] = '\0';
-		vmm_vm_destroy(*vm);
+		/* The save continued the guest unless QEMU quit: cont to know. */
+		*kept = !vmm_vm_proc(*vm)->exited &&
+			vmm_vm_qmp(*vm, "cont", NULL, NULL, 10000, why, sizeof(why)) == 0;
+		if (*kept)
+			vmm_vm_close_child(*vm, &s->qemu);
+		else
+			vmm_vm_destroy(*vm);
 		*vm = NULL;
 	}
 	return rc;
@@ -255,7 +270,11 @@ static int patch_record(struct shim *s, const struct vmm_shim_abandon *a)
 	return rc;
 }
 
-static _Noreturn void on_abandoned(struct shim *s)
+/* The grace period ran out: pauses the guest to disk (or kills it, as
+ * --on-abandon says) and exits; but a pause that could not be made (no
+ * room, a failed save) leaves the guest running, held for another grace
+ * period, and returns: nothing is lost, and the pause is tried again then. */
+static void on_abandoned(struct shim *s)
 {
 	struct vmm_shim_abandon a = { .at_unix_ms = unix_ms(), .grace_s = s->args.grace_s };
 	char holder[PATH_MAX], ckpt[PATH_MAX], err[1024], sentence[1536];
@@ -268,11 +287,12 @@ static _Noreturn void on_abandoned(struct shim *s)
 	if (s->args.abandon_pause && s->args.record &&
 	    vmm_shim_record_load(s->args.record, s->args.run_dir, &rec, err, sizeof(err)) == 1) {
 		struct vmm_vm *vm = NULL;
+		bool kept;
 
 		id = json_string_value(json_object_get(rec, "id"));
 		snprintf(holder, sizeof(holder), "%s", id ? id : s->args.record);
 		json_decref(rec);
-		if (pause_guest(s, holder, ckpt, &vm, err, sizeof(err)) == 0) {
+		if (pause_guest(s, holder, ckpt, &vm, &kept, err, sizeof(err)) == 0) {
 			a.paused = true;
 			a.checkpoint = ckpt;
 			log_info("shim", "%s: paused to %s, held by %s", s->args.run_dir, ckpt,
@@ -282,6 +302,14 @@ static _Noreturn void on_abandoned(struct shim *s)
 			shim_exit(s, 0);
 		}
 		log_error("shim", "%s: pausing failed: %s", s->args.run_dir, err);
+		if (kept && shim_listen(s, sentence, sizeof(sentence)) == 0) {
+			s->deadline_ms = fs_now_ms() + (int64_t)s->args.grace_s * 1000;
+			log_info("shim",
+				 "%s: the guest runs on: abandoned again in %d s unless a "
+				 "gateway attaches",
+				 s->args.run_dir, s->args.grace_s);
+			return;
+		}
 		snprintf(sentence, sizeof(sentence),
 			 "abandoned: no gateway attached within %d s; pausing failed (%s); guest "
 			 "killed",

@@ -133,6 +133,9 @@ int vmm_vm_adopt(const struct vmm_identity *expect, const struct vmm_vm_opts *op
  * vm's even on failure (released with it). */
 int vmm_vm_open_child(const char *run_dir, struct vmm_proc *qemu, struct vmm_vm **out, char *err,
 		      size_t errlen);
+/* For the shim only, the reverse: QEMU runs on, its process moves back
+ * into *qemu, and vm (its QMP connection closed) is freed. */
+void vmm_vm_close_child(struct vmm_vm *vm, struct vmm_proc *qemu);
 
 /* The guest's identity, for vmm_vm_adopt() by another process. This
  * function can't fail. */

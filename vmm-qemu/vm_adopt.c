@@ -160,3 +160,11 @@ int vmm_vm_open_child(const char *run_dir, struct vmm_proc *qemu, struct vmm_vm 
 	*out = vm;
 	return 0;
 }
+
+void vmm_vm_close_child(struct vmm_vm *vm, struct vmm_proc *qemu)
+{
+	*qemu = vm->proc;
+	memset(&vm->proc, 0, sizeof(vm->proc));
+	vm->proc.pidfd = -1;
+	vm_free(vm);
+}

@@ -50,6 +50,11 @@ static void answer_op(struct http_req *r, struct sess *s)
 	else if (resume && sess_state_of(s) != SESS_READY)
 		http_reply_error(r, 500, "resume_failed",
 				 sess_error(s)[0] ? sess_error(s) : "not resumed");
+	else if (!resume && sess_state_of(s) != SESS_PAUSED) /* the guest runs on */
+		http_reply_error(r, sess_error_status(s),
+				 sess_error_status(s) == 507 ? "insufficient_storage"
+							     : "pause_failed",
+				 sess_error(s)[0] ? sess_error(s) : "not paused");
 	else
 		api_reply_session(r, s, 200, false);
 }

@@ -7,6 +7,7 @@
  * export (http_reply_stream) and writes of the import's body as it comes
  * (http_req.body_sink), each hashed as it passes. */
 #include "common/log.h"
+#include "common/space.h"
 #include "common/work_queue.h"
 #include "gateway/api/api_int.h"
 #include "gateway/template/template_build.h"
@@ -203,6 +204,18 @@ static int import_sink(struct http_req *r, const void *p, size_t n)
 	return 0;
 }
 
+/* Whether the file r declares (its Content-Length; a chunked body declares
+ * none) fits in the templates' folder, before a byte of it is written;
+ * false with err. */
+static bool room_for(struct http_req *r, char *err, size_t errlen)
+{
+	char len[32];
+
+	return lws_hdr_copy(r->wsi, len, sizeof(len), WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0 ||
+	       space_check(vmm_templates_dir(), strtoull(len, NULL, 10), "importing this file", err,
+			   errlen) == 0;
+}
+
 void api_template_import_begin(struct http_req *r)
 {
 	/* http_query's buffer holds "name=" too; one more byte than a name
@@ -224,6 +237,11 @@ void api_template_import_begin(struct http_req *r)
 	}
 	if (!(m = move_req_of(r))) {
 		r->close_after = true;
+		return;
+	}
+	if (!room_for(r, err, sizeof(err))) {
+		r->close_after = true;
+		http_reply_error(r, 507, "insufficient_storage", err);
 		return;
 	}
 	if ((build = template_build_json(r->gw, name))) /* being built, or failed */
@@ -257,7 +275,11 @@ void api_template_import(struct http_req *r)
 			return;
 	}
 	if (tpl_import_error(m->im)[0]) {
-		http_reply_error(r, 400, "invalid_archive", tpl_import_error(m->im));
+		/* A write that found the disk full is no fault of the file's. */
+		if (strstr(tpl_import_error(m->im), strerror(ENOSPC)))
+			http_reply_error(r, 507, "insufficient_storage", tpl_import_error(m->im));
+		else
+			http_reply_error(r, 400, "invalid_archive", tpl_import_error(m->im));
 		tpl_import_free(m->im);
 		m->im = NULL;
 		return;

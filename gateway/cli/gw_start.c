@@ -225,9 +225,17 @@ static void stop_sessions(struct gw *gw)
 	if (gw->on_stop == GW_STOP_PAUSE) {
 		int n = 0;
 
-		for (struct sess *s = sess_first(gw); s; s = sess_next(s))
-			if (sess_guest_free(s) && sess_pause(s, SESS_PAUSE_DISK, &e) == 0)
+		/* A pause refused (no space) or failed leaves its guest running:
+		 * it is kept for the next gateway, as --on-stop keep would. */
+		for (struct sess *s = sess_first(gw); s; s = sess_next(s)) {
+			if (!sess_guest_free(s))
+				continue;
+			if (sess_pause(s, SESS_PAUSE_DISK, &e) == 0)
 				n++;
+			else
+				log_warn("serve", "stopping: %s not paused, kept running: %s",
+					 sess_id(s), e.message);
+		}
 		log_info("serve", "stopping: pausing %d sessions to disk", n);
 		drain_jobs(gw, 300000);
 	}

@@ -65,6 +65,7 @@ struct job {
 	char shim_record[PATH_MAX];
 	struct vmm_identity adopt; /* job_kind_adopt */
 	bool adopt_paused; /* job_kind_adopt: the guest was paused in memory */
+	bool kept; /* job_kind_pause_disk: the save failed, the guest runs on (its mirror in mirror) */
 	bool detach; /* job_kind_dispose: leave the guest running (the next gateway adopts it) */
 	char label[SESS_ID_MAX]; /* the session a guest this job starts is for, in its run dir */
 	char terminate[PATH_MAX]; /* job_kind_dispose: the run dir of an orphan guest to stop */

@@ -39,6 +39,9 @@ enum sess_pause { SESS_PAUSE_MEMORY, SESS_PAUSE_DISK };
 /* The "expiring" event comes this long before a timeout (or half the
  * timeout when that is shorter). */
 #define SESS_EXPIRY_WARNING_MS 10000
+/* A pause to disk an expiry asked for that could not be made (no space) is
+ * tried again this much later; the session runs on meanwhile. */
+#define SESS_EXPIRY_RETRY_MS 60000
 
 /* A session. Its fields are session/'s own (session_int.h); the other
  * rooms read what they need through the functions below ("What the other
@@ -88,8 +91,11 @@ json_t *sess_describe(const struct sess *s, bool with_tokens);
 const char *sess_id(const struct sess *s);
 struct gw *sess_gw(const struct sess *s);
 enum sess_state sess_state_of(const struct sess *s);
-/* Why it failed (or why its last resume did), "" for nothing. */
+/* Why it failed (or why its last resume, or pause to disk, did), "" for nothing. */
 const char *sess_error(const struct sess *s);
+/* The HTTP status of its last failed pause to disk: 507 (out of space) or
+ * 500. */
+int sess_error_status(const struct sess *s);
 /* What a job has s busy with ("booting", "pausing", ...), NULL when none. */
 const char *sess_busy_with(const struct sess *s);
 /* Whether s's guest runs and is free to act on: ready, no job holding it. */
@@ -198,7 +204,11 @@ bool sess_busy(const struct sess *s);
 
 /* Pauses a ready session: in memory (the guest stops, at once) or to disk
  * (its state is saved and QEMU quits: a job). Returns 0 (the session is
- * paused, or busy pausing) or -errno with *e filled. */
+ * paused, or busy pausing) or -errno with *e filled: 507
+ * insufficient_storage, before anything starts, when the run base has no
+ * room for the guest's RAM (common/space.h). A pause to disk whose save
+ * fails leaves the guest running and the session ready, with the reason in
+ * sess_error and sess_error_status. */
 int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e);
 /* Resumes a paused session (a job when it is on disk). Same returns. */
 int sess_resume(struct sess *s, struct api_error *e);
@@ -217,7 +227,9 @@ typedef int (*sess_saved_fn)(struct gw *gw, const char *tpl_name, const char *ck
 /* Saves a running (or memory-paused) session's state for the template
  * tpl_name, as a fork does (a job: the guest is stopped while it is
  * written, then runs on); when the job ends, saved is told. Returns 0 or
- * -errno with *e: 409 session_busy, session_not_running. */
+ * -errno with *e: 409 session_busy, session_not_running; 507
+ * insufficient_storage, before the guest stops, when the run base or the
+ * templates' folder has no room for its RAM and disk. */
 int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved,
 		       struct api_error *e);
 /* Whether s (may be NULL) is saving its state for tpl_name now. */

@@ -12,7 +12,8 @@ struct sess {
 	struct gw *gw;
 	char id[SESS_ID_MAX];
 	enum sess_state state;
-	char error[1024]; /* why it failed */
+	char error[1024]; /* why it failed, or why its last pause or resume did */
+	int error_status; /* the HTTP status of a failed pause to disk: 507 out of space, else 500 */
 	/* The tokens, for the answer that hands them out ("" once the session
 	 * was adopted from its record), and their hashes, which authorise. */
 	char control_token[AUTH_TOKEN_LEN + 1];
@@ -39,6 +40,9 @@ struct sess {
 	int64_t created_ms, ready_ms, expires_ms; /* monotonic; expires_ms 0: never */
 	int64_t active_ms; /* last action or screenshot, for the idle timeout */
 	bool warned; /* "expiring" was sent for the deadline ahead */
+	/* the deadline ("timeout", "idle_timeout") whose pause to disk is under
+	 * way, NULL for none: a failed one is tried again (sess_expiry_pause_failed) */
+	const char *expiry_pausing;
 	enum sess_pause pause; /* while SESS_PAUSED */
 	char ckpt[PATH_MAX]; /* paused on disk: the checkpoint folder, else "" */
 	struct job *job; /* owned: the slow operation under way, NULL for none */
@@ -85,6 +89,11 @@ void sess_guest_unwatch(struct sess *s);
 void sess_guest_service(struct sess *s);
 /* QMP commands were queued on s->vm: written as its socket takes them. */
 void sess_guest_queued(struct sess *s);
+/* The pause to disk that s's expiry started (s->expiry_pausing) was refused
+ * or failed, and the guest runs on: it is tried again later (a timeout's
+ * deadline moves SESS_EXPIRY_RETRY_MS ahead, an idle timeout's clock starts
+ * over), with its warning first. Accepts an s whose expiry paused nothing. */
+void sess_expiry_pause_failed(struct sess *s);
 /* Starts s's heartbeat (session_tick.c), or moves its next beat to when
  * it is due now (a new deadline); sess_destroy's unlink stops it. */
 void sess_tick_start(struct sess *s);

@@ -4,17 +4,20 @@
  * session. */
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/space.h"
 #include "gateway/core/metrics.h"
 #include "gateway/egress/egress.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job_kind.h"
 #include "gateway/session/session_int.h"
 #include "vmm-qemu/checkpoint.h"
+#include "vmm-qemu/snapshot.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int sess_check_resources(struct gw *gw, int vcpus, int memory_mib, struct api_error *e)
 {
@@ -116,6 +119,13 @@ int sess_pause(struct sess *s, enum sess_pause how, struct api_error *e)
 		sess_guest_stopping(s, "the session was paused");
 		return launch_with_guest(s, j, false, e);
 	}
+	s->error[0] = '\0'; /* a failed pause's reason, from before */
+	s->error_status = 0;
+	/* Its RAM goes into the checkpoint (its disk is moved, not copied):
+	 * refused before anything stops when it cannot fit. */
+	if (space_check(vmm_run_base(NULL), (uint64_t)s->memory_mib << 20, "pausing to disk", err,
+			sizeof(err)) < 0)
+		return api_error_set(e, 507, "insufficient_storage", err);
 	if (!(j = start_job(s, &job_kind_pause_disk, e)))
 		return -ENOMEM;
 	rc = vmm_checkpoint_dir_new(NULL, j->ckpt, err, sizeof(err));
@@ -222,6 +232,29 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	return 0;
 }
 
+/* Whether saving s for a template fits: its state (RAM, its disk copied)
+ * in the run base, then the template made of it (RAM file, disk) in the
+ * templates' folder, both at once while the one is made from the other.
+ * 0, or -EINVAL with a 507 in e. */
+static int check_save_space(const struct sess *s, struct api_error *e)
+{
+	const char *run = vmm_run_base(NULL), *tpls = vmm_templates_dir();
+	uint64_t need = (uint64_t)s->memory_mib << 20;
+	char disk[PATH_MAX], err[1024];
+	struct stat st, a, b;
+	bool same;
+
+	if (s->vm &&
+	    snprintf(disk, sizeof(disk), "%s/disk.qcow2", vmm_vm_run_dir(s->vm)) < PATH_MAX &&
+	    lstat(disk, &st) == 0 && S_ISREG(st.st_mode))
+		need += (uint64_t)st.st_size;
+	same = stat(run, &a) == 0 && stat(tpls, &b) == 0 && a.st_dev == b.st_dev;
+	if (space_check(run, same ? 2 * need : need, "saving a template", err, sizeof(err)) < 0 ||
+	    (!same && space_check(tpls, need, "saving a template", err, sizeof(err)) < 0))
+		return api_error_set(e, 507, "insufficient_storage", err);
+	return 0;
+}
+
 int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved,
 		       struct api_error *e)
 {
@@ -237,6 +270,8 @@ int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved
 		api_error_set(e, 409, "session_not_running", msg);
 		return -EBUSY;
 	}
+	if (check_save_space(s, e) < 0)
+		return -ENOSPC;
 	if (!(j = start_job(s, &job_kind_save, e)))
 		return -ENOMEM;
 	snprintf(j->tpl_name, sizeof(j->tpl_name), "%s", tpl_name);

@@ -129,8 +129,14 @@ static bool check_expiry(struct sess *s)
 		s->expires_ms = 0; /* spent: a resumed session lives on */
 		sess_event(s, "expired",
 			   json_pack("{s:s, s:s}", "reason", which, "action", "pause"));
-		if (s->state == SESS_READY && sess_pause(s, SESS_PAUSE_DISK, &e) < 0)
-			log_warn("session", "%s: expiry pause failed: %s", s->id, e.message);
+		if (s->state == SESS_READY) {
+			s->expiry_pausing = which; /* a static string of sess_deadline's */
+			if (sess_pause(s, SESS_PAUSE_DISK, &e) < 0) {
+				log_warn("session", "%s: expiry pause failed: %s", s->id,
+					 e.message);
+				sess_expiry_pause_failed(s);
+			}
+		}
 		return false;
 	}
 	if (s->req.expire_pause) {
@@ -140,6 +146,25 @@ static bool check_expiry(struct sess *s)
 	log_info("session", "%s reached its %s: destroying", s->id, which);
 	sess_destroy(s, NULL);
 	return true;
+}
+
+void sess_expiry_pause_failed(struct sess *s)
+{
+	const char *which = s->expiry_pausing;
+	int64_t now = fs_now_ms();
+
+	s->expiry_pausing = NULL;
+	if (!which)
+		return;
+	if (!strcmp(which, "timeout")) {
+		s->expires_ms = now + SESS_EXPIRY_RETRY_MS;
+		sess_save(s); /* a restart keeps the deadline */
+	} else
+		s->active_ms = now;
+	s->warned = false;
+	log_info("session", "%s: runs on; its %s pauses it again from %s", s->id, which,
+		 !strcmp(which, "timeout") ? "a minute from now" : "its idle time from now");
+	sess_tick_start(s);
 }
 
 /* What s's job has to say: a booting guest runs (its agent is up long

@@ -28,6 +28,11 @@ const char *sess_error(const struct sess *s)
 	return s->error;
 }
 
+int sess_error_status(const struct sess *s)
+{
+	return s->error_status ? s->error_status : 500;
+}
+
 const char *sess_busy_with(const struct sess *s)
 {
 	return s->job ? job_kind_name(s->job->kind) : NULL;

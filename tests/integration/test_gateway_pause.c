@@ -6,8 +6,9 @@
  * a timeout fires after its time and not before, with an "expiring" event
  * first; an idle timeout pauses to disk; per-session limits (400), the
  * session limit (429) and the memory budget (503) refuse cleanly; bad
- * requests get their errors; QEMU killed under a session fails it;
- * nothing is left behind. */
+ * requests get their errors; QEMU killed under a session fails it; a
+ * pause to disk with no room is refused (507) and one that runs out of
+ * room half way keeps the guest running; nothing is left behind. */
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/http_client.h"
@@ -16,6 +17,7 @@
 #include "tests/lib/png.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -24,6 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -31,13 +36,14 @@
 #define MARK 0xFFFFFF /* the centre pixel of a click mark */
 
 static struct gateway_proc gw;
+static struct gateway_proc *cur = &gw; /* the gateway requests go to */
 static char tpl[64], tpl_body[128];
 
 static struct http_resp req_as(const char *token, const char *method, const char *path,
 			       const char *body, int status, const char *code)
 {
 	struct http_resp r;
-	int rc = http_request("127.0.0.1", gw.port, method, path, token, body,
+	int rc = http_request("127.0.0.1", cur->port, method, path, token, body,
 			      body ? strlen(body) : 0, 120, &r);
 
 	if (rc < 0 || r.status != status || (code && strcmp(http_error_code(&r), code)))
@@ -49,7 +55,7 @@ static struct http_resp req_as(const char *token, const char *method, const char
 static struct http_resp req(const char *method, const char *path, const char *body, int status,
 			    const char *code)
 {
-	return req_as(gw.key, method, path, body, status, code);
+	return req_as(cur->key, method, path, body, status, code);
 }
 
 static void req_free(const char *method, const char *path, const char *body, int status,
@@ -701,6 +707,146 @@ static void test_events_long_poll(void **state)
 	delete_session(id);
 }
 
+/* Checkpoint folders in dir. */
+static int checkpoints(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "vm-ckpt-", 8);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Pauses id to disk on cur, which has no room for it: 507, and the session
+ * is ready, its guest answers, no checkpoint is left. */
+static void pause_refused(const char *id, const char *run_base, const char *says)
+{
+	char path[128];
+	struct http_resp r;
+	struct ppm img;
+
+	sess_path(path, sizeof(path), id, "/pause");
+	r = req("POST", path, "{\"mode\":\"disk\"}", 507, "insufficient_storage");
+	print_message("pause to disk: %.300s\n", r.body);
+	if (!strstr(r.body, says))
+		fail_msg("the error does not say \"%s\": %s", says, r.body);
+	http_resp_free(&r);
+	sess_path(path, sizeof(path), id, "");
+	r = req("GET", path, NULL, 200, NULL);
+	assert_string_equal(str(r.json, "status"), "ready");
+	assert_null(json_object_get(r.json, "busy"));
+	http_resp_free(&r);
+	assert_int_equal(checkpoints(run_base), 0);
+	assert_int_equal(gateway_proc_guests(cur), 1);
+	click(id, 300, 300, &img); /* the guest runs, and takes actions */
+	assert_int_equal(ppm_pixel(&img, 300, 300), MARK);
+	ppm_free(&img);
+	assert_sh(id, "echo alive", "alive\n");
+}
+
+/* The gateway of test_pause_disk_no_room, and its tmpfs (until its teardown). */
+static struct gateway_proc small;
+static char small_base[64];
+
+static int small_gone(void **state)
+{
+	(void)state;
+	cur = &gw;
+	if (small.pid > 0) {
+		gateway_proc_delete_sessions(&small);
+		gateway_proc_stop(&small);
+	}
+	if (small_base[0]) {
+		umount2(small_base, MNT_DETACH);
+		rmdir(small_base);
+		small_base[0] = '\0';
+	}
+	return 0;
+}
+
+/* A gateway of its own whose run base (where checkpoints go) is a 96 MiB
+ * tmpfs; VITRINE_TEST_SPACE_NEED_MIB=1 makes its checks want 1 + 64 MiB
+ * free. First the tmpfs is filled to 32 MiB free: refused before anything
+ * stops. Then with 95 MiB free the check passes, and the guest's RAM (80
+ * MiB of state here, 40 MiB of random bytes more) does not fit: the save
+ * fails with ENOSPC half way, and
+ * the guest runs on (it was stopped, its session failed and its guest
+ * destroyed before). With room again, the same guest pauses and resumes. */
+static void test_pause_disk_no_room(void **state)
+{
+	char fill[128], id[64], path[128];
+	struct statvfs vfs;
+	struct http_resp r;
+	FILE *f;
+	int rc;
+
+	(void)state;
+	snprintf(small_base, sizeof(small_base), "/tmp/vitrine-gw-small-%d", (int)getpid());
+	mkdir(small_base, 0755);
+	if (mount("vitrine-test", small_base, "tmpfs", MS_NOSUID | MS_NODEV, "size=96m,mode=0755") <
+	    0)
+		fail_msg("mount a tmpfs on %s: %s", small_base, strerror(errno));
+	setenv("VITRINE_TEST_SPACE_NEED_MIB", "1", 1);
+	rc = gateway_proc_start_in(&small, small_base, NULL);
+	unsetenv("VITRINE_TEST_SPACE_NEED_MIB");
+	if (rc < 0)
+		fail_msg("the gateway on the tmpfs did not start");
+	cur = &small;
+	create(id, sizeof(id), NULL);
+
+	/* Filled to 32 MiB free: refused before anything stops. */
+	snprintf(fill, sizeof(fill), "%s/filler", small_base);
+	assert_int_equal(statvfs(small_base, &vfs), 0);
+	f = fopen(fill, "w");
+	assert_non_null(f);
+	{
+		static char block[1 << 20];
+		long n = (long)((uint64_t)vfs.f_bavail * vfs.f_frsize >> 20) - 32;
+
+		memset(block, 0x5a, sizeof(block));
+		for (long i = 0; i < n; i++)
+			assert_int_equal(fwrite(block, sizeof(block), 1, f), 1);
+	}
+	assert_int_equal(fclose(f), 0);
+	pause_refused(id, small_base, "not enough free space: pausing to disk needs about 1 MiB");
+	unlink(fill);
+
+	/* Room by the check, none for the guest's RAM: fails half way. */
+	assert_sh(id,
+		  "cd /tmp && dd if=/dev/urandom of=b bs=1048576 count=1 2>/dev/null && "
+		  "cat b b b b b b b b > c && cat c c c c c > fill && rm b c && echo ok",
+		  "ok\n");
+	pause_refused(id, small_base, "pause to disk failed");
+	sess_path(path, sizeof(path), id, "/events");
+	r = req("GET", path, NULL, 200, NULL);
+	{
+		bool seen = false;
+		json_t *v;
+		size_t i;
+
+		json_array_foreach(json_object_get(r.json, "events"), i, v)
+			seen |= !strcmp(str(v, "type"), "pause_failed") &&
+				json_is_true(json_object_get(v, "out_of_space"));
+		assert_true(seen);
+	}
+	http_resp_free(&r);
+
+	/* With room again, the same guest pauses and resumes. */
+	assert_int_equal(mount("vitrine-test", small_base, "tmpfs",
+			       MS_REMOUNT | MS_NOSUID | MS_NODEV, "size=400m"),
+			 0);
+	sess_path(path, sizeof(path), id, "/pause");
+	req_free("POST", path, "{\"mode\":\"disk\"}", 200, NULL);
+	sess_path(path, sizeof(path), id, "/resume");
+	req_free("POST", path, NULL, 200, NULL);
+	assert_sh(id, "wc -c < /tmp/fill", "41943040\n");
+	delete_session(id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -714,6 +860,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_requests, delete_all),
 		cmocka_unit_test_teardown(test_events_long_poll, delete_all),
 		cmocka_unit_test_teardown(test_qemu_killed, delete_all),
+		cmocka_unit_test_teardown(test_pause_disk_no_room, small_gone),
 	};
 
 	return cmocka_run_group_tests_name("gateway pause, resume, fork, lifetimes, limits", tests,

@@ -89,7 +89,8 @@ static int spawn(struct gateway_proc *g, const char *const *extra_args)
 	return 0;
 }
 
-int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args)
+/* Fresh dirs for g (the run base's name too). */
+static void name_dirs(struct gateway_proc *g)
 {
 	/* Each server of this process gets dirs of its own: two sharing a run
 	 * base would adopt (and stop) each other's guests. */
@@ -106,6 +107,19 @@ int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args)
 	snprintf(g->state_dir, sizeof(g->state_dir), "/tmp/vitrine-gw-state-%s", tag);
 	unlink(g->key_file);
 	fs_rm_rf(g->state_dir);
+}
+
+int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args)
+{
+	name_dirs(g);
+	return spawn(g, extra_args);
+}
+
+int gateway_proc_start_in(struct gateway_proc *g, const char *run_base,
+			  const char *const *extra_args)
+{
+	name_dirs(g);
+	snprintf(g->run_base, sizeof(g->run_base), "%s", run_base);
 	return spawn(g, extra_args);
 }
 

@@ -21,6 +21,10 @@ struct gateway_proc {
  * --on-stop kill, --adopt-grace-s 30 and --on-abandon kill. Returns 0, or
  * -1 after printing why. */
 int gateway_proc_start(struct gateway_proc *g, const char *const *extra_args);
+/* gateway_proc_start with run_base (at most 63 bytes; made by the caller,
+ * a mount of its own, say) as the server's VITRINE_RUN. */
+int gateway_proc_start_in(struct gateway_proc *g, const char *run_base,
+			  const char *const *extra_args);
 /* Starts a new server on g's dirs (key, run base, state dir) after the
  * old one (SIGKILLed first if it still runs), with a port of its own.
  * Returns 0, or -1 after printing why. */
