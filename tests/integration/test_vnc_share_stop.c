@@ -117,8 +117,9 @@ static void test_stop_under_clients(void **state)
 		struct client c[CLIENTS];
 		char err[256];
 
-		assert_int_equal(display_vnc_share_start("127.0.0.1", 64, 48, "ctrlpass", "viewpass",
-							 wake, NULL, &v, err, sizeof(err)),
+		assert_int_equal(display_vnc_share_start("127.0.0.1", 64, 48, "ctrlpass",
+							 "viewpass", wake, NULL, &v, err,
+							 sizeof(err)),
 				 0);
 		for (int i = 0; i < CLIENTS; i++) {
 			c[i] = (struct client){ .port = display_vnc_share_port(v),
