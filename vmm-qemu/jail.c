@@ -214,9 +214,13 @@ static int try_netns(void)
 	return unshare(CLONE_NEWNET) == 0 ? 0 : errno;
 }
 
+/* Kept: /tmp itself, so that the probe clones a tree and moves it back
+ * as a guest's run dir there would be. */
 static int try_mntns(void)
 {
-	return vmm_mntns_enter(NULL, 0, NULL, 0) == 0 ? 0 : errno;
+	static const char *const keep[] = { "/tmp" };
+
+	return vmm_mntns_enter(NULL, 0, NULL, 0, keep, 1) == 0 ? 0 : errno;
 }
 
 /* Can this process give a child a namespace of this kind? (Not in a
@@ -289,10 +293,40 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
 }
 
+/* Adds the dir of file (or dir itself when file is NULL), resolved, to
+ * out's kept dirs unless one of the read-only or kept ones holds it
+ * already. */
+static void keep_dir(struct vmm_guest_jail *out, const char *dir, const char *file)
+{
+	char path[PATH_MAX], real[PATH_MAX], *slash;
+
+	if (file) {
+		snprintf(path, sizeof(path), "%s", file);
+		slash = strrchr(path, '/');
+		if (!slash || slash == path)
+			return;
+		*slash = '\0';
+		dir = path;
+	}
+	if (!realpath(dir, real) || out->n_keep == VMM_MNTNS_MAX_KEEP)
+		return;
+	for (size_t i = 0; i < out->n_ro; i++)
+		if (under(real, out->ro[i]))
+			return;
+	for (size_t i = 0; i < out->n_keep; i++)
+		if (under(real, out->keep[i]))
+			return;
+	snprintf(out->keep[out->n_keep++], sizeof(out->keep[0]), "%s", real);
+}
+
 /* The mount namespace's paths: the images and templates dirs that exist
- * (resolved: a bind mount follows links, the check below must too), and a
- * template guest's RAM file when it lies in one of them. */
-static void mntns_paths(const struct vmm_spec *spec, struct vmm_guest_jail *out)
+ * (resolved: a bind mount follows links, the check below must too), a
+ * template guest's RAM file when it lies in one of them, and what QEMU
+ * opens by name elsewhere, kept where the host's places are hidden: its
+ * run dir, and the image, template disk or RAM file of a spec that names
+ * them by a path of their own. */
+static void mntns_paths(const struct vmm_spec *spec, const char *run_dir,
+			struct vmm_guest_jail *out)
 {
 	const char *dirs[VMM_MNTNS_MAX_RO] = { vmm_images_dir(), vmm_templates_dir() };
 	char ram[PATH_MAX];
@@ -302,6 +336,14 @@ static void mntns_paths(const struct vmm_spec *spec, struct vmm_guest_jail *out)
 		if (realpath(dirs[i], out->ro[out->n_ro]) && stat(out->ro[out->n_ro], &st) == 0 &&
 		    S_ISDIR(st.st_mode))
 			out->n_ro++;
+	keep_dir(out, run_dir, NULL);
+	if (spec->image && spec->image->kernel[0])
+		keep_dir(out, NULL, spec->image->kernel);
+	if (spec->backing_disk)
+		keep_dir(out, NULL, spec->backing_disk);
+	/* A clone's RAM is /proc/self/fd/N: a memfd, nowhere to keep. */
+	if (spec->ram_path && strncmp(spec->ram_path, "/proc/", 6))
+		keep_dir(out, NULL, spec->ram_path);
 	if (!spec->ram_path || !spec->ram_share || !realpath(spec->ram_path, ram))
 		return;
 	for (size_t i = 0; i < out->n_ro; i++)
@@ -321,9 +363,10 @@ static unsigned long long rootfs_size(const struct vmm_spec *spec)
 	return (unsigned long long)st.st_size;
 }
 
-int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl_gid,
+int vmm_guest_jail_make(const struct vmm_spec *spec, const char *run_dir, gid_t tpl_gid,
 			struct vmm_guest_jail *out, char *err, size_t errlen)
 {
+	const char *name = strrchr(run_dir, '/') ? strrchr(run_dir, '/') + 1 : run_dir;
 	struct vmm_jail_config cfg;
 	struct vmm_cgroup_limits lim;
 	char why[1024] = "";
@@ -367,7 +410,7 @@ int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl
 	out->netns = !cfg.no_netns && netns_works();
 	out->mntns = !cfg.no_mntns && mntns_works();
 	if (out->mntns)
-		mntns_paths(spec, out);
+		mntns_paths(spec, run_dir, out);
 	if (!cfg.no_cgroup) {
 		vmm_cgroup_limits_for(spec->memory_mib, spec->vcpus,
 				      spec->accel == VMM_ACCEL_KVM ? 0
@@ -398,6 +441,9 @@ void vmm_guest_jail_view(const struct vmm_guest_jail *j, struct vmm_jail *out)
 	for (size_t i = 0; i < j->n_rw; i++)
 		out->rw_paths[i] = j->rw[i];
 	out->n_rw = j->n_rw;
+	for (size_t i = 0; i < j->n_keep; i++)
+		out->keep_paths[i] = j->keep[i];
+	out->n_keep = j->n_keep;
 	out->fsize = j->fsize;
 	out->nofile = j->nofile;
 	out->nproc = j->nproc;

@@ -81,22 +81,27 @@ struct vmm_guest_jail {
 	size_t n_ro;
 	char rw[VMM_MNTNS_MAX_RW][PATH_MAX]; /* a template guest's RAM file among them */
 	size_t n_rw;
+	char keep[VMM_MNTNS_MAX_KEEP][PATH_MAX]; /* real paths: the run dir, what lies elsewhere */
+	size_t n_keep;
 	unsigned long long fsize;
 	unsigned long nofile, nproc;
 	struct vmm_cgroup cg; /* n_dirs 0: none */
 	int lease_fd; /* owned: the flock on the uid; -1 */
 };
 
-/* The jail for a guest of spec whose run dir is called name: a uid leased
+/* The jail for a guest of spec whose run dir is run_dir (its last part
+ * names the cgroup): a uid leased
  * (root), the cgroup made (a warning once when the host has none writable),
  * the namespaces asked for (a warning once for each the host cannot make:
  * guests then go without), the limits computed. The mount namespace makes
  * vmm_images_dir() and vmm_templates_dir() read-only where they exist,
- * except spec's RAM file when it is shared (a template's own guest). tpl_gid: a group for the clone's template RAM file
+ * except spec's RAM file when it is shared (a template's own guest), hides
+ * the host's /tmp, /var/tmp, /dev/shm and /run, and keeps the run dir and
+ * spec's files that lie elsewhere where they are. tpl_gid: a group for the clone's template RAM file
  * (-1 for none), added to its groups. Returns 0, -EPERM when QEMU would run
  * as root without leave, -EAGAIN when every uid of the range is leased, or
  * another -errno; err says which. Nothing is held on failure. */
-int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl_gid,
+int vmm_guest_jail_make(const struct vmm_spec *spec, const char *run_dir, gid_t tpl_gid,
 			struct vmm_guest_jail *out, char *err, size_t errlen);
 
 /* The jail as proc.h's spawn takes it (pointing into j). */
