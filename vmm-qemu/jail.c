@@ -28,6 +28,8 @@ static struct vmm_jail_config config;
 static bool configured;
 /* What the jail could not do, for vmm_jail_report (under config_lock). */
 static char config_note[160], cgroup_note[320], ns_note[2][200];
+/* What the last cgroup made said: 1 made, 0 never asked, or -errno. */
+static int cgroup_last;
 
 int vmm_uid_range_parse(const char *s, uid_t *first, uid_t *last)
 {
@@ -114,6 +116,13 @@ int vmm_uid_range_check(uid_t first, uid_t last, char *err, size_t errlen)
 	return rc;
 }
 
+static bool env_yes(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, "1");
+}
+
 void vmm_jail_configure(const struct vmm_jail_config *cfg)
 {
 	pthread_mutex_lock(&config_lock);
@@ -138,6 +147,7 @@ void vmm_jail_config_get(struct vmm_jail_config *out)
 			config.first = config.last = 0;
 		}
 		config.allow_root = root && !strcmp(root, "1");
+		config.allow_no_cgroup = env_yes("VITRINE_ALLOW_NO_CGROUP");
 		configured = true;
 	}
 	*out = config;
@@ -268,16 +278,24 @@ static bool mntns_works(void)
 			ns_note[1], sizeof(ns_note[1]));
 }
 
-/* Notes what a cgroup that could not be made (rc, why) means for guests:
- * without cgroups (-ENOTSUP) they run unbounded; else every guest's start
- * fails. */
-static void note_cgroup(int rc, const char *why)
+/* Notes what a cgroup made (rc 0) or not (rc, why) means for guests:
+ * without cgroups (-ENOTSUP) they run unbounded where allow says so, else
+ * they are refused; another error fails every guest's start. */
+static void note_cgroup(int rc, const char *why, bool allow)
 {
 	pthread_mutex_lock(&config_lock);
-	if (rc == -ENOTSUP)
+	cgroup_last = rc == 0 ? 1 : rc;
+	if (rc == 0)
+		cgroup_note[0] = '\0';
+	else if (rc == -ENOTSUP && allow)
 		snprintf(cgroup_note, sizeof(cgroup_note),
 			 "no cgroup per guest: %.200s; guests' memory, CPU and processes are not "
-			 "bounded apart",
+			 "bounded apart (--allow-no-cgroup)",
+			 why);
+	else if (rc == -ENOTSUP)
+		snprintf(cgroup_note, sizeof(cgroup_note),
+			 "no cgroup per guest: %.200s; guests are refused (--allow-no-cgroup runs "
+			 "them without)",
 			 why);
 	else
 		snprintf(cgroup_note, sizeof(cgroup_note),
@@ -418,9 +436,16 @@ int vmm_guest_jail_make(const struct vmm_spec *spec, const char *run_dir, gid_t 
 								   : 256,
 				      &lim);
 		rc = vmm_cgroup_create(name, &lim, &out->cg, why, sizeof(why));
-		if (rc == -ENOTSUP) {
-			note_cgroup(rc, why);
-		} else if (rc < 0) {
+		if (rc == 0 || rc == -ENOTSUP)
+			note_cgroup(rc, why, cfg.allow_no_cgroup);
+		if (rc == -ENOTSUP && !cfg.allow_no_cgroup) {
+			snprintf(err, errlen,
+				 "no cgroup for the guest (%.900s): refused, as it would run "
+				 "unbounded (--allow-no-cgroup runs guests without one)",
+				 why);
+			vmm_guest_jail_release(out);
+			return rc;
+		} else if (rc < 0 && rc != -ENOTSUP) {
 			snprintf(err, errlen, "%s", why);
 			vmm_guest_jail_release(out);
 			return rc;
@@ -460,6 +485,22 @@ void vmm_guest_jail_release(struct vmm_guest_jail *j)
 	j->lease_fd = -1;
 }
 
+enum vmm_jail_cgroups vmm_jail_cgroups(void)
+{
+	struct vmm_jail_config cfg;
+	int last;
+
+	vmm_jail_config_get(&cfg);
+	if (geteuid() != 0 || cfg.no_cgroup)
+		return VMM_JAIL_CGROUPS_NONE;
+	pthread_mutex_lock(&config_lock);
+	last = cgroup_last;
+	pthread_mutex_unlock(&config_lock);
+	if (last != -ENOTSUP)
+		return VMM_JAIL_CGROUPS_YES;
+	return cfg.allow_no_cgroup ? VMM_JAIL_CGROUPS_NONE : VMM_JAIL_CGROUPS_REFUSED;
+}
+
 int vmm_jail_report(char *out, size_t len)
 {
 	struct vmm_jail_config cfg;
@@ -481,9 +522,9 @@ int vmm_jail_report(char *out, size_t len)
 		vmm_cgroup_limits_for(64, 1, 0, &lim);
 		if (!cfg.no_cgroup) {
 			int rc = vmm_cgroup_create(name, &lim, &cg, why, sizeof(why));
-			if (rc < 0)
-				note_cgroup(rc, why);
-			else
+
+			note_cgroup(rc, why, cfg.allow_no_cgroup);
+			if (rc == 0)
 				vmm_cgroup_release(&cg);
 		}
 	}

@@ -14,6 +14,7 @@
 #include "gateway/session/session.h"
 #include "gateway/session/session_usage.h"
 #include "gateway/stream/stream_hub.h"
+#include "vmm-qemu/jail.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,7 @@ void api_metrics_reply(struct http_req *r)
 	}
 	now.memory_in_use_bytes = (uint64_t)r->gw->memory_used_mib << 20;
 	now.memory_budget_bytes = (uint64_t)r->gw->memory_budget_mib << 20;
+	now.unconfined = vmm_jail_cgroups() == VMM_JAIL_CGROUPS_NONE;
 	encode_pool_stats(r->gw->encoders, &now.queues[METRICS_QUEUE_ENCODE]);
 	work_queue_stats(r->gw->guest_work, &now.queues[METRICS_QUEUE_GUEST]);
 	work_queue_stats(r->gw->bulk_work, &now.queues[METRICS_QUEUE_BULK]);
