@@ -311,30 +311,44 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
 }
 
-/* Adds the dir of file (or dir itself when file is NULL), resolved, to
- * out's kept dirs unless one of the read-only or kept ones holds it
- * already. */
+/* Adds the dir of file (or dir itself when file is NULL) to out's kept
+ * dirs, by the name QEMU is given (the name is what it opens: a link on
+ * the way, as a test's VITRINE_HOME/images may be, must lead there in its
+ * namespace too; a relative name is resolved), unless one of the
+ * read-only or kept ones holds that name already. */
 static void keep_dir(struct vmm_guest_jail *out, const char *dir, const char *file)
 {
-	char path[PATH_MAX], real[PATH_MAX], *slash;
+	char path[PATH_MAX], *slash;
+	size_t n;
 
-	if (file) {
-		snprintf(path, sizeof(path), "%s", file);
-		slash = strrchr(path, '/');
-		if (!slash || slash == path)
-			return;
-		*slash = '\0';
-		dir = path;
-	}
-	if (!realpath(dir, real) || out->n_keep == VMM_MNTNS_MAX_KEEP)
+	if (out->n_keep == VMM_MNTNS_MAX_KEEP ||
+	    (size_t)snprintf(path, sizeof(path), "%s", file ? file : dir) >= sizeof(path))
 		return;
+	if (file) {
+		slash = strrchr(path, '/');
+		if (!slash)
+			snprintf(path, sizeof(path), ".");
+		else
+			*slash = '\0';
+	}
+	if (path[0] != '/') {
+		char real[PATH_MAX];
+
+		if (!realpath(path[0] ? path : "/", real))
+			return;
+		snprintf(path, sizeof(path), "%s", real);
+	}
+	for (n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
+		path[n - 1] = '\0';
+	if (!path[1])
+		return; /* "/": nothing to keep apart */
 	for (size_t i = 0; i < out->n_ro; i++)
-		if (under(real, out->ro[i]))
+		if (under(path, out->ro[i]))
 			return;
 	for (size_t i = 0; i < out->n_keep; i++)
-		if (under(real, out->keep[i]))
+		if (under(path, out->keep[i]))
 			return;
-	snprintf(out->keep[out->n_keep++], sizeof(out->keep[0]), "%s", real);
+	snprintf(out->keep[out->n_keep++], sizeof(out->keep[0]), "%s", path);
 }
 
 /* The mount namespace's paths: the images and templates dirs that exist
@@ -342,7 +356,8 @@ static void keep_dir(struct vmm_guest_jail *out, const char *dir, const char *fi
  * template guest's RAM file when it lies in one of them, and what QEMU
  * opens by name elsewhere, kept where the host's places are hidden: its
  * run dir, and the image, template disk or RAM file of a spec that names
- * them by a path of their own. */
+ * them by a path of their own; the images and templates too by the names
+ * QEMU gets under them, where those are not their real paths. */
 static void mntns_paths(const struct vmm_spec *spec, const char *run_dir,
 			struct vmm_guest_jail *out)
 {
@@ -355,6 +370,8 @@ static void mntns_paths(const struct vmm_spec *spec, const char *run_dir,
 		    S_ISDIR(st.st_mode))
 			out->n_ro++;
 	keep_dir(out, run_dir, NULL);
+	for (size_t i = 0; i < VMM_MNTNS_MAX_RO; i++)
+		keep_dir(out, dirs[i], NULL);
 	if (spec->image && spec->image->kernel[0])
 		keep_dir(out, NULL, spec->image->kernel);
 	if (spec->backing_disk)

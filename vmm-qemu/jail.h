@@ -86,7 +86,7 @@ struct vmm_guest_jail {
 	size_t n_ro;
 	char rw[VMM_MNTNS_MAX_RW][PATH_MAX]; /* a template guest's RAM file among them */
 	size_t n_rw;
-	char keep[VMM_MNTNS_MAX_KEEP][PATH_MAX]; /* real paths: the run dir, what lies elsewhere */
+	char keep[VMM_MNTNS_MAX_KEEP][PATH_MAX]; /* as QEMU names them: its run dir, ... */
 	size_t n_keep;
 	unsigned long long fsize;
 	unsigned long nofile, nproc;

@@ -93,8 +93,8 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
-/* Hides the places; what must stay of paths (every one of them a mount or
- * a dir, resolved) goes back at its own path on top. */
+/* Hides the places; what must stay of paths (dirs: a link on the way is
+ * followed to what is cloned) goes back on top at the path as named. */
 static int hide_places(const char *const paths[], size_t n)
 {
 	int fds[MAX_MOVED];
@@ -105,8 +105,7 @@ static int hide_places(const char *const paths[], size_t n)
 		if (!must_move(paths, n, i))
 			continue;
 		fds[n_fds] = open_tree(AT_FDCWD, paths[i],
-				       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-					       AT_SYMLINK_NOFOLLOW);
+				       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		if (fds[n_fds] < 0)
 			goto out;
 		n_fds++;

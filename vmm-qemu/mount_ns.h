@@ -21,7 +21,7 @@
  * place. */
 #define VMM_MNTNS_MAX_RO 2
 #define VMM_MNTNS_MAX_RW 1
-#define VMM_MNTNS_MAX_KEEP 4
+#define VMM_MNTNS_MAX_KEEP 6
 
 /* The size of each private /tmp, /var/tmp and /dev/shm (QEMU needs none:
  * its RAM is anonymous, a memfd or a template's file). */
@@ -35,7 +35,9 @@
  * the host's places (above) under tmpfs mounts, after which each of ro
  * and keep that lay under one is mounted back at its own path (a clone
  * of it taken before, its read-only flag and mounts inside it included).
- * Paths must be absolute and free of symlinks (jail.c resolves them).
+ * Paths must be absolute; ro and rw free of symlinks (jail.c resolves
+ * them), keep as QEMU names them (a link on the way is followed to what
+ * is cloned, and the name made of directories in the tmpfs).
  * Returns 0, or -1 with errno; the namespace is then half made, and the
  * caller must not exec. Async-signal-safe: only system calls, for a child
  * of a threaded process. */
