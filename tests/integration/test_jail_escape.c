@@ -33,7 +33,7 @@
 
 #include <cmocka.h>
 
-static char run_base[64], run_dir[96], run_socks[64];
+static char run_base[64], run_dir[96], run_socks[64], tmp_sock[64];
 static int self_fd = -1; /* this binary, for the probe's exec */
 static struct vmm_guest_jail jail;
 
@@ -148,6 +148,8 @@ static int teardown(void **state)
 	vmm_guest_jail_release(&jail);
 	fs_rm_rf(run_base);
 	fs_rm_rf(run_socks);
+	if (tmp_sock[0])
+		unlink(tmp_sock); /* left by an assert that failed */
 	if (self_fd >= 0)
 		close(self_fd);
 	return 0;
@@ -180,8 +182,7 @@ static void test_tmp_private(void **state)
 /* Host sockets are out of reach; the run dir's are not. */
 static void test_host_sockets_hidden(void **state)
 {
-	char tmp_sock[PATH_MAX], run_sock[PATH_MAX], own_sock[PATH_MAX], abstract[64],
-		own_file[PATH_MAX];
+	char run_sock[PATH_MAX], own_sock[PATH_MAX], abstract[64], own_file[PATH_MAX];
 	int fds[4];
 
 	(void)state;
