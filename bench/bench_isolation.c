@@ -244,9 +244,10 @@ static long step_us(int step)
 		int st;
 
 		if (pid == 0)
-			_exit(step == CLONE_NEWNET  ? (unshare(CLONE_NEWNET) < 0)
-			      : step == CLONE_NEWNS ? (vmm_mntns_enter(dirs, n, NULL, 0) < 0)
-						    : 0);
+			_exit(step == CLONE_NEWNET ? (unshare(CLONE_NEWNET) < 0)
+			      : step == CLONE_NEWNS
+				      ? (vmm_mntns_enter(dirs, n, NULL, 0, NULL, 0) < 0)
+				      : 0);
 		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
 			return -1;
 		us[i] = (long)(now_us() - t0);

@@ -28,6 +28,8 @@ static struct vmm_jail_config config;
 static bool configured;
 /* What the jail could not do, for vmm_jail_report (under config_lock). */
 static char config_note[160], cgroup_note[320], ns_note[2][200];
+/* What the last cgroup made said: 1 made, 0 never asked, or -errno. */
+static int cgroup_last;
 
 int vmm_uid_range_parse(const char *s, uid_t *first, uid_t *last)
 {
@@ -114,6 +116,13 @@ int vmm_uid_range_check(uid_t first, uid_t last, char *err, size_t errlen)
 	return rc;
 }
 
+static bool env_yes(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, "1");
+}
+
 void vmm_jail_configure(const struct vmm_jail_config *cfg)
 {
 	pthread_mutex_lock(&config_lock);
@@ -138,6 +147,7 @@ void vmm_jail_config_get(struct vmm_jail_config *out)
 			config.first = config.last = 0;
 		}
 		config.allow_root = root && !strcmp(root, "1");
+		config.allow_no_cgroup = env_yes("VITRINE_ALLOW_NO_CGROUP");
 		configured = true;
 	}
 	*out = config;
@@ -214,9 +224,13 @@ static int try_netns(void)
 	return unshare(CLONE_NEWNET) == 0 ? 0 : errno;
 }
 
+/* Kept: /tmp itself, so that the probe clones a tree and moves it back
+ * as a guest's run dir there would be. */
 static int try_mntns(void)
 {
-	return vmm_mntns_enter(NULL, 0, NULL, 0) == 0 ? 0 : errno;
+	static const char *const keep[] = { "/tmp" };
+
+	return vmm_mntns_enter(NULL, 0, NULL, 0, keep, 1) == 0 ? 0 : errno;
 }
 
 /* Can this process give a child a namespace of this kind? (Not in a
@@ -264,16 +278,24 @@ static bool mntns_works(void)
 			ns_note[1], sizeof(ns_note[1]));
 }
 
-/* Notes what a cgroup that could not be made (rc, why) means for guests:
- * without cgroups (-ENOTSUP) they run unbounded; else every guest's start
- * fails. */
-static void note_cgroup(int rc, const char *why)
+/* Notes what a cgroup made (rc 0) or not (rc, why) means for guests:
+ * without cgroups (-ENOTSUP) they run unbounded where allow says so, else
+ * they are refused; another error fails every guest's start. */
+static void note_cgroup(int rc, const char *why, bool allow)
 {
 	pthread_mutex_lock(&config_lock);
-	if (rc == -ENOTSUP)
+	cgroup_last = rc == 0 ? 1 : rc;
+	if (rc == 0)
+		cgroup_note[0] = '\0';
+	else if (rc == -ENOTSUP && allow)
 		snprintf(cgroup_note, sizeof(cgroup_note),
 			 "no cgroup per guest: %.200s; guests' memory, CPU and processes are not "
-			 "bounded apart",
+			 "bounded apart (--allow-no-cgroup)",
+			 why);
+	else if (rc == -ENOTSUP)
+		snprintf(cgroup_note, sizeof(cgroup_note),
+			 "no cgroup per guest: %.200s; guests are refused (--allow-no-cgroup runs "
+			 "them without)",
 			 why);
 	else
 		snprintf(cgroup_note, sizeof(cgroup_note),
@@ -289,10 +311,55 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
 }
 
+/* Adds the dir of file (or dir itself when file is NULL) to out's kept
+ * dirs, by the name QEMU is given (the name is what it opens: a link on
+ * the way, as a test's VITRINE_HOME/images may be, must lead there in its
+ * namespace too; a relative name is resolved), unless one of the
+ * read-only or kept ones holds that name already. */
+static void keep_dir(struct vmm_guest_jail *out, const char *dir, const char *file)
+{
+	char path[PATH_MAX], *slash;
+	size_t n;
+
+	if (out->n_keep == VMM_MNTNS_MAX_KEEP ||
+	    (size_t)snprintf(path, sizeof(path), "%s", file ? file : dir) >= sizeof(path))
+		return;
+	if (file) {
+		slash = strrchr(path, '/');
+		if (!slash)
+			snprintf(path, sizeof(path), ".");
+		else
+			*slash = '\0';
+	}
+	if (path[0] != '/') {
+		char real[PATH_MAX];
+
+		if (!realpath(path[0] ? path : "/", real))
+			return;
+		snprintf(path, sizeof(path), "%s", real);
+	}
+	for (n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
+		path[n - 1] = '\0';
+	if (!path[1])
+		return; /* "/": nothing to keep apart */
+	for (size_t i = 0; i < out->n_ro; i++)
+		if (under(path, out->ro[i]))
+			return;
+	for (size_t i = 0; i < out->n_keep; i++)
+		if (under(path, out->keep[i]))
+			return;
+	snprintf(out->keep[out->n_keep++], sizeof(out->keep[0]), "%s", path);
+}
+
 /* The mount namespace's paths: the images and templates dirs that exist
- * (resolved: a bind mount follows links, the check below must too), and a
- * template guest's RAM file when it lies in one of them. */
-static void mntns_paths(const struct vmm_spec *spec, struct vmm_guest_jail *out)
+ * (resolved: a bind mount follows links, the check below must too), a
+ * template guest's RAM file when it lies in one of them, and what QEMU
+ * opens by name elsewhere, kept where the host's places are hidden: its
+ * run dir, and the image, template disk or RAM file of a spec that names
+ * them by a path of their own; the images and templates too by the names
+ * QEMU gets under them, where those are not their real paths. */
+static void mntns_paths(const struct vmm_spec *spec, const char *run_dir,
+			struct vmm_guest_jail *out)
 {
 	const char *dirs[VMM_MNTNS_MAX_RO] = { vmm_images_dir(), vmm_templates_dir() };
 	char ram[PATH_MAX];
@@ -302,6 +369,16 @@ static void mntns_paths(const struct vmm_spec *spec, struct vmm_guest_jail *out)
 		if (realpath(dirs[i], out->ro[out->n_ro]) && stat(out->ro[out->n_ro], &st) == 0 &&
 		    S_ISDIR(st.st_mode))
 			out->n_ro++;
+	keep_dir(out, run_dir, NULL);
+	for (size_t i = 0; i < VMM_MNTNS_MAX_RO; i++)
+		keep_dir(out, dirs[i], NULL);
+	if (spec->image && spec->image->kernel[0])
+		keep_dir(out, NULL, spec->image->kernel);
+	if (spec->backing_disk)
+		keep_dir(out, NULL, spec->backing_disk);
+	/* A clone's RAM is /proc/self/fd/N: a memfd, nowhere to keep. */
+	if (spec->ram_path && strncmp(spec->ram_path, "/proc/", 6))
+		keep_dir(out, NULL, spec->ram_path);
 	if (!spec->ram_path || !spec->ram_share || !realpath(spec->ram_path, ram))
 		return;
 	for (size_t i = 0; i < out->n_ro; i++)
@@ -321,9 +398,10 @@ static unsigned long long rootfs_size(const struct vmm_spec *spec)
 	return (unsigned long long)st.st_size;
 }
 
-int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl_gid,
+int vmm_guest_jail_make(const struct vmm_spec *spec, const char *run_dir, gid_t tpl_gid,
 			struct vmm_guest_jail *out, char *err, size_t errlen)
 {
+	const char *name = strrchr(run_dir, '/') ? strrchr(run_dir, '/') + 1 : run_dir;
 	struct vmm_jail_config cfg;
 	struct vmm_cgroup_limits lim;
 	char why[1024] = "";
@@ -367,7 +445,7 @@ int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl
 	out->netns = !cfg.no_netns && netns_works();
 	out->mntns = !cfg.no_mntns && mntns_works();
 	if (out->mntns)
-		mntns_paths(spec, out);
+		mntns_paths(spec, run_dir, out);
 	if (!cfg.no_cgroup) {
 		vmm_cgroup_limits_for(spec->memory_mib, spec->vcpus,
 				      spec->accel == VMM_ACCEL_KVM ? 0
@@ -375,9 +453,16 @@ int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl
 								   : 256,
 				      &lim);
 		rc = vmm_cgroup_create(name, &lim, &out->cg, why, sizeof(why));
-		if (rc == -ENOTSUP) {
-			note_cgroup(rc, why);
-		} else if (rc < 0) {
+		if (rc == 0 || rc == -ENOTSUP)
+			note_cgroup(rc, why, cfg.allow_no_cgroup);
+		if (rc == -ENOTSUP && !cfg.allow_no_cgroup) {
+			snprintf(err, errlen,
+				 "no cgroup for the guest (%.900s): refused, as it would run "
+				 "unbounded (--allow-no-cgroup runs guests without one)",
+				 why);
+			vmm_guest_jail_release(out);
+			return rc;
+		} else if (rc < 0 && rc != -ENOTSUP) {
 			snprintf(err, errlen, "%s", why);
 			vmm_guest_jail_release(out);
 			return rc;
@@ -398,6 +483,9 @@ void vmm_guest_jail_view(const struct vmm_guest_jail *j, struct vmm_jail *out)
 	for (size_t i = 0; i < j->n_rw; i++)
 		out->rw_paths[i] = j->rw[i];
 	out->n_rw = j->n_rw;
+	for (size_t i = 0; i < j->n_keep; i++)
+		out->keep_paths[i] = j->keep[i];
+	out->n_keep = j->n_keep;
 	out->fsize = j->fsize;
 	out->nofile = j->nofile;
 	out->nproc = j->nproc;
@@ -412,6 +500,22 @@ void vmm_guest_jail_release(struct vmm_guest_jail *j)
 	if (j->lease_fd >= 0)
 		close(j->lease_fd);
 	j->lease_fd = -1;
+}
+
+enum vmm_jail_cgroups vmm_jail_cgroups(void)
+{
+	struct vmm_jail_config cfg;
+	int last;
+
+	vmm_jail_config_get(&cfg);
+	if (geteuid() != 0 || cfg.no_cgroup)
+		return VMM_JAIL_CGROUPS_NONE;
+	pthread_mutex_lock(&config_lock);
+	last = cgroup_last;
+	pthread_mutex_unlock(&config_lock);
+	if (last != -ENOTSUP)
+		return VMM_JAIL_CGROUPS_YES;
+	return cfg.allow_no_cgroup ? VMM_JAIL_CGROUPS_NONE : VMM_JAIL_CGROUPS_REFUSED;
 }
 
 int vmm_jail_report(char *out, size_t len)
@@ -435,9 +539,9 @@ int vmm_jail_report(char *out, size_t len)
 		vmm_cgroup_limits_for(64, 1, 0, &lim);
 		if (!cfg.no_cgroup) {
 			int rc = vmm_cgroup_create(name, &lim, &cg, why, sizeof(why));
-			if (rc < 0)
-				note_cgroup(rc, why);
-			else
+
+			note_cgroup(rc, why, cfg.allow_no_cgroup);
+			if (rc == 0)
 				vmm_cgroup_release(&cg);
 		}
 	}

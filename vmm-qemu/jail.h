@@ -14,7 +14,10 @@
  * (the gid is the uid's number) need no passwd entry.
  *
  * Without root, QEMU runs as the caller (as before), with the rlimits. As
- * root with no usable range QEMU is refused unless root was allowed. */
+ * root with no usable range QEMU is refused unless root was allowed, and
+ * where no cgroup can be made guests are refused unless that was allowed
+ * (--allow-no-cgroup): they would run unconfined, their memory, CPU and
+ * processes bounded by nothing. */
 #ifndef VITRINE_VMM_JAIL_H
 #define VITRINE_VMM_JAIL_H
 
@@ -35,10 +38,12 @@
 
 /* Process-wide, set once before any guest starts (vitrine serve's flags).
  * Unset, a first use reads $VITRINE_QEMU_UIDS (FIRST-LAST or "none",
- * default VMM_QEMU_UIDS_DEFAULT) and $VITRINE_ALLOW_ROOT_QEMU=1. */
+ * default VMM_QEMU_UIDS_DEFAULT), $VITRINE_ALLOW_ROOT_QEMU=1 and
+ * $VITRINE_ALLOW_NO_CGROUP=1. */
 struct vmm_jail_config {
 	uid_t first, last; /* 0, 0: no range */
 	bool allow_root; /* QEMU may run as root when there is no range */
+	bool allow_no_cgroup; /* guests may run without a cgroup when none can be made */
 	bool no_cgroup; /* no cgroup per guest (tests that measure without) */
 	bool no_netns; /* no network namespace (the same) */
 	bool no_mntns; /* no mount namespace (the same) */
@@ -81,22 +86,28 @@ struct vmm_guest_jail {
 	size_t n_ro;
 	char rw[VMM_MNTNS_MAX_RW][PATH_MAX]; /* a template guest's RAM file among them */
 	size_t n_rw;
+	char keep[VMM_MNTNS_MAX_KEEP][PATH_MAX]; /* as QEMU names them: its run dir, ... */
+	size_t n_keep;
 	unsigned long long fsize;
 	unsigned long nofile, nproc;
 	struct vmm_cgroup cg; /* n_dirs 0: none */
 	int lease_fd; /* owned: the flock on the uid; -1 */
 };
 
-/* The jail for a guest of spec whose run dir is called name: a uid leased
- * (root), the cgroup made (a warning once when the host has none writable),
+/* The jail for a guest of spec whose run dir is run_dir (its last part
+ * names the cgroup): a uid leased (root), the cgroup made (where the host
+ * has none writable: -ENOTSUP, or a warning once and none when that is
+ * allowed),
  * the namespaces asked for (a warning once for each the host cannot make:
  * guests then go without), the limits computed. The mount namespace makes
  * vmm_images_dir() and vmm_templates_dir() read-only where they exist,
- * except spec's RAM file when it is shared (a template's own guest). tpl_gid: a group for the clone's template RAM file
+ * except spec's RAM file when it is shared (a template's own guest), hides
+ * the host's /tmp, /var/tmp, /dev/shm and /run, and keeps the run dir and
+ * spec's files that lie elsewhere where they are. tpl_gid: a group for the clone's template RAM file
  * (-1 for none), added to its groups. Returns 0, -EPERM when QEMU would run
  * as root without leave, -EAGAIN when every uid of the range is leased, or
  * another -errno; err says which. Nothing is held on failure. */
-int vmm_guest_jail_make(const struct vmm_spec *spec, const char *name, gid_t tpl_gid,
+int vmm_guest_jail_make(const struct vmm_spec *spec, const char *run_dir, gid_t tpl_gid,
 			struct vmm_guest_jail *out, char *err, size_t errlen);
 
 /* The jail as proc.h's spawn takes it (pointing into j). */
@@ -105,6 +116,16 @@ void vmm_guest_jail_view(const struct vmm_guest_jail *j, struct vmm_jail *out);
 /* Gives the uid back (closes the lease) and removes the cgroup. Accepts a
  * zeroed j with lease_fd -1. */
 void vmm_guest_jail_release(struct vmm_guest_jail *j);
+
+/* Whether guests get a cgroup, as this process last found (the probe of
+ * vmm_jail_report, then each guest's start); never asks the host itself,
+ * so an event loop may call it. Not root, or cgroups turned off: NONE. */
+enum vmm_jail_cgroups {
+	VMM_JAIL_CGROUPS_YES, /* made per guest (or not asked yet) */
+	VMM_JAIL_CGROUPS_NONE, /* guests run without one: unconfined */
+	VMM_JAIL_CGROUPS_REFUSED, /* none can be made and that is not allowed */
+};
+enum vmm_jail_cgroups vmm_jail_cgroups(void);
 
 /* What the jail cannot do on this host, for the gateway to say at start-up
  * (this layer logs nothing): a bad $VITRINE_QEMU_UIDS, a namespace kind

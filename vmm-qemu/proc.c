@@ -53,7 +53,8 @@ static int enter_jail(const struct vmm_jail *j)
 			return -1;
 	if (j->netns && unshare(CLONE_NEWNET) < 0)
 		return -1;
-	if (j->mntns && vmm_mntns_enter(j->ro_paths, j->n_ro, j->rw_paths, j->n_rw) < 0)
+	if (j->mntns && vmm_mntns_enter(j->ro_paths, j->n_ro, j->rw_paths, j->n_rw, j->keep_paths,
+					j->n_keep) < 0)
 		return -1;
 	if (j->fsize) {
 		r = (struct rlimit){ j->fsize, j->fsize };

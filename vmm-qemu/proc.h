@@ -35,11 +35,13 @@ int vmm_cred_lookup(const char *user, struct vmm_cred *cred);
 struct vmm_jail {
 	const struct vmm_cred *cred; /* NULL: the caller's */
 	bool netns; /* unshare(CLONE_NEWNET): no interface but lo (down) */
-	bool mntns; /* a mount namespace (mount_ns.h) with ro_paths read-only */
+	bool mntns; /* a mount namespace (mount_ns.h): ro_paths read-only, host places hidden */
 	const char *ro_paths[VMM_MNTNS_MAX_RO];
 	size_t n_ro;
 	const char *rw_paths[VMM_MNTNS_MAX_RW]; /* writable again inside those */
 	size_t n_rw;
+	const char *keep_paths[VMM_MNTNS_MAX_KEEP]; /* kept where the host's places are hidden */
+	size_t n_keep;
 	unsigned long long fsize; /* RLIMIT_FSIZE in bytes; 0: unchanged */
 	unsigned long nofile, nproc; /* RLIMIT_NOFILE, RLIMIT_NPROC; 0: unchanged */
 	const char *cgroups[VMM_JAIL_MAX_CGROUPS]; /* dirs whose cgroup.procs it joins */

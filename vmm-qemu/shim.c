@@ -476,6 +476,9 @@ static int start(struct shim *s, char *err, size_t errlen)
 	for (size_t i = 0; i < s->args.n_rw; i++)
 		jail.rw_paths[i] = s->args.rw[i];
 	jail.n_rw = s->args.n_rw;
+	for (size_t i = 0; i < s->args.n_keep; i++)
+		jail.keep_paths[i] = s->args.keep[i];
+	jail.n_keep = s->args.n_keep;
 	jail.fsize = s->args.fsize;
 	jail.nofile = s->args.nofile;
 	jail.nproc = s->args.nproc;

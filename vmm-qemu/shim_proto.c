@@ -13,7 +13,8 @@ int vmm_shim_args_build(const char *bin, const struct vmm_shim_args *a, struct s
 			size_t errlen)
 {
 	if (a->n_keep_fds > VMM_SHIM_MAX_KEEP_FDS || a->n_cgroups > VMM_JAIL_MAX_CGROUPS ||
-	    a->n_ro > VMM_MNTNS_MAX_RO || a->n_rw > VMM_MNTNS_MAX_RW || a->cred.n_groups < 0 ||
+	    a->n_ro > VMM_MNTNS_MAX_RO || a->n_rw > VMM_MNTNS_MAX_RW ||
+	    a->n_keep > VMM_MNTNS_MAX_KEEP || a->cred.n_groups < 0 ||
 	    a->cred.n_groups > (int)(sizeof(a->cred.groups) / sizeof(a->cred.groups[0]))) {
 		snprintf(err, errlen, "shim: too many inherited fds, groups or paths");
 		return -EINVAL;
@@ -63,6 +64,10 @@ int vmm_shim_args_build(const char *bin, const struct vmm_shim_args *a, struct s
 		for (size_t i = 0; i < a->n_rw; i++) {
 			strv_push(out, "--rw");
 			strv_push(out, a->rw[i]);
+		}
+		for (size_t i = 0; i < a->n_keep; i++) {
+			strv_push(out, "--keep-dir");
+			strv_push(out, a->keep[i]);
 		}
 	}
 	if (a->fsize) {
@@ -142,6 +147,7 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 		{ "mntns", no_argument, NULL, 'm' },
 		{ "ro", required_argument, NULL, 'O' },
 		{ "rw", required_argument, NULL, 'W' },
+		{ "keep-dir", required_argument, NULL, 'K' },
 		{ "fsize", required_argument, NULL, 'f' },
 		{ "nofile", required_argument, NULL, 'o' },
 		{ "nproc", required_argument, NULL, 'p' },
@@ -222,6 +228,11 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 				goto bad;
 			a->rw[a->n_rw++] = optarg;
 			break;
+		case 'K':
+			if (a->n_keep == VMM_MNTNS_MAX_KEEP || optarg[0] != '/')
+				goto bad;
+			a->keep[a->n_keep++] = optarg;
+			break;
 		case 'f':
 			errno = 0;
 			big = strtoull(optarg, &end, 10);
@@ -254,11 +265,12 @@ int vmm_shim_args_parse(int argc, char **argv, struct vmm_shim_args *a, char *er
 		}
 	}
 	if (!a->run_dir || a->grace_s < 0 || uid != gid || optind >= argc ||
-	    ((a->n_ro || a->n_rw) && !a->mntns) || strcmp(argv[optind - 1], "--")) {
+	    ((a->n_ro || a->n_rw || a->n_keep) && !a->mntns) || strcmp(argv[optind - 1], "--")) {
 		snprintf(err, errlen,
 			 "usage: vitrine shim --run-dir DIR --grace-s N --on-abandon pause|kill "
 			 "[--record PATH] [--uid U --gid G --groups G1,G2] [--keep-fd N]... "
-			 "[--lease-fd N] [--netns] [--mntns [--ro DIR]... [--rw PATH]...] "
+			 "[--lease-fd N] [--netns] [--mntns [--ro DIR]... [--rw PATH]... "
+			 "[--keep-dir DIR]...] "
 			 "[--fsize BYTES] [--nofile N] [--nproc N] "
 			 "[--cgroup DIR]... [--log-cap BYTES] -- QEMU-ARGV...");
 		return -EINVAL;

@@ -21,7 +21,7 @@
 
 /* `vitrine shim --run-dir DIR --grace-s N --on-abandon pause|kill
  * [--record PATH] [--uid U --gid G --groups G1,G2] [--keep-fd N]...
- * [--lease-fd N] [--netns] [--mntns [--ro DIR]... [--rw PATH]...]
+ * [--lease-fd N] [--netns] [--mntns [--ro DIR]... [--rw PATH]... [--keep-dir DIR]...]
  * [--fsize BYTES] [--nofile N] [--nproc N] [--cgroup DIR]...
  * [--log-cap BYTES] -- QEMU-ARGV...` (the jail's parts: jail.h) */
 struct vmm_shim_args {
@@ -35,11 +35,13 @@ struct vmm_shim_args {
 	size_t n_keep_fds;
 	int lease_fd; /* inherited, kept by the shim for QEMU's life (its uid's lease); <= 2: none */
 	bool netns; /* QEMU in a network namespace of its own */
-	bool mntns; /* and a mount namespace (mount_ns.h), ro read-only, rw not */
+	bool mntns; /* and a mount namespace (mount_ns.h), ro read-only, rw not, keep kept */
 	const char *ro[VMM_MNTNS_MAX_RO];
 	size_t n_ro;
 	const char *rw[VMM_MNTNS_MAX_RW];
 	size_t n_rw;
+	const char *keep[VMM_MNTNS_MAX_KEEP]; /* kept where the host's places are hidden */
+	size_t n_keep;
 	unsigned long long fsize; /* QEMU's rlimits; 0: unchanged */
 	unsigned long nofile, nproc;
 	const char *cgroups[VMM_JAIL_MAX_CGROUPS]; /* QEMU joins them; removed at the end */

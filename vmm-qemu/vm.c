@@ -242,7 +242,6 @@ static gid_t template_group(void)
  * which no other guest's uid may enter (0700). */
 static int jail_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 {
-	const char *name = strrchr(vm->run_dir, '/') + 1;
 	/* Only a template's own guest opens its RAM file (read-write: it is
 	 * the guest's RAM); clones map a sealed memfd of it (tpl_ram.h). */
 	bool ram_file = vm->spec.ram_path && vm->spec.ram_share;
@@ -252,7 +251,7 @@ static int jail_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 	gid_t gid;
 	int rc;
 
-	rc = vmm_guest_jail_make(&vm->spec, name, tpl, &vm->jail, err, errlen);
+	rc = vmm_guest_jail_make(&vm->spec, vm->run_dir, tpl, &vm->jail, err, errlen);
 	if (rc < 0 || !vm->jail.drop)
 		return rc;
 	uid = vm->jail.cred.uid;

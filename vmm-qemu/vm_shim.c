@@ -159,6 +159,9 @@ int vm_shim_spawn(struct vmm_vm *vm, const struct vmm_shim_opts *shim, char *con
 	for (size_t i = 0; i < vm->jail.n_rw; i++)
 		a.rw[i] = vm->jail.rw[i];
 	a.n_rw = vm->jail.n_rw;
+	for (size_t i = 0; i < vm->jail.n_keep; i++)
+		a.keep[i] = vm->jail.keep[i];
+	a.n_keep = vm->jail.n_keep;
 	a.fsize = vm->jail.fsize;
 	a.nofile = vm->jail.nofile;
 	a.nproc = vm->jail.nproc;

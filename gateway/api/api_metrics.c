@@ -15,6 +15,7 @@
 #include "gateway/session/session.h"
 #include "gateway/session/session_usage.h"
 #include "gateway/stream/stream_hub.h"
+#include "vmm-qemu/jail.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ static void scrape(struct http_req *r, bool per_session)
 	}
 	now.memory_in_use_bytes = (uint64_t)r->gw->memory_used_mib << 20;
 	now.memory_budget_bytes = (uint64_t)r->gw->memory_budget_mib << 20;
+	now.unconfined = vmm_jail_cgroups() == VMM_JAIL_CGROUPS_NONE;
 	encode_pool_stats(r->gw->encoders, &now.queues[METRICS_QUEUE_ENCODE]);
 	work_queue_stats(r->gw->guest_work, &now.queues[METRICS_QUEUE_GUEST]);
 	work_queue_stats(r->gw->bulk_work, &now.queues[METRICS_QUEUE_BULK]);

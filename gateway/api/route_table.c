@@ -11,6 +11,7 @@
 #include "gateway/api/stream.h"
 
 #include "gateway/core/auth.h"
+#include "vmm-qemu/jail.h"
 
 _Static_assert((AUTH_RIGHTS_OPERATOR & (ROUTE_NO_TOKEN | ROUTE_OPERATOR_KEY | ROUTE_OWN_AUTH)) == 0,
 	       "routes.h's flags are no token's right");
@@ -26,10 +27,12 @@ static void method_not_allowed(struct http_req *r)
 	http_reply_error(r, 405, "method_not_allowed", "this path does not take that method");
 }
 
+/* unconfined: guests run without a cgroup (vmm-qemu/jail.h). */
 static void health(struct http_req *r)
 {
 	http_reply_json(r, 200,
-			json_pack("{s:s, s:i}", "status", "ok", "sessions", r->gw->n_sessions));
+			json_pack("{s:s, s:i, s:b}", "status", "ok", "sessions", r->gw->n_sessions,
+				  "unconfined", vmm_jail_cgroups() == VMM_JAIL_CGROUPS_NONE));
 }
 
 static void root(struct http_req *r)

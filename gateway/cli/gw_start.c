@@ -395,6 +395,7 @@ static int configure_jail(const struct serve_config *cfg, char *err, size_t errl
 		jail.last = cfg->qemu_uid_last;
 	}
 	jail.allow_root |= cfg->allow_root_qemu;
+	jail.allow_no_cgroup |= cfg->allow_no_cgroup;
 	if (geteuid() == 0 && jail.first &&
 	    vmm_uid_range_check(jail.first, jail.last, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "%s: choose another --qemu-uids", why);

@@ -259,6 +259,10 @@ static const struct opt serve_opts[] = {
 	  CALL(set_qemu_uids) },
 	{ "allow-root-qemu", 0, NULL, "run QEMU as root when there is no range (else refused)",
 	  FLAG(allow_root_qemu) },
+	{ "allow-no-cgroup", 0, NULL,
+	  "run guests without a cgroup where none can be made\n"
+	  "(else refused: 503 no_cgroup)",
+	  FLAG(allow_no_cgroup) },
 	{ "demo", 0, "FILE",
 	  "start a desktop session showing this HTML page and\n"
 	  "print how to drive it",

@@ -53,6 +53,7 @@ struct serve_config {
 	bool qemu_uids_given; /* else $VITRINE_QEMU_UIDS's range, or the default */
 	uid_t qemu_uid_first, qemu_uid_last; /* 0, 0: none */
 	bool allow_root_qemu;
+	bool allow_no_cgroup; /* guests unconfined where no cgroup can be made (else refused) */
 	const char *demo_page, *demo_template;
 };
 

@@ -292,6 +292,10 @@ static void render_egress_stream(struct out *o, const struct metrics_now *now)
 
 static void render_now(struct out *o, const struct metrics_now *now)
 {
+	family(o, "vitrine_unconfined", "gauge",
+	       "1 when guests run without a cgroup (--allow-no-cgroup, or no root): their memory, "
+	       "CPU and processes bounded by nothing.");
+	put(o, "vitrine_unconfined %d\n", now->unconfined ? 1 : 0);
 	family(o, "vitrine_sessions", "gauge", "Sessions now, by state.");
 	put(o, "vitrine_sessions{state=\"starting\"} %d\n", now->sessions_starting);
 	put(o, "vitrine_sessions{state=\"ready\"} %d\n", now->sessions_ready);

@@ -70,6 +70,7 @@ struct metrics_now {
 		sessions_failed;
 	int viewers;
 	uint64_t memory_budget_bytes, memory_in_use_bytes; /* budget 0: none */
+	bool unconfined; /* guests run without a cgroup (vmm-qemu/jail.h) */
 	/* The gateway's background queues (common/work_queue.h): the
 	 * encoders', the guest round trips', the bulk work's. */
 	struct work_queue_stats queues[METRICS_QUEUES];

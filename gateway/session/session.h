@@ -262,8 +262,10 @@ void sess_screen_said(struct sess *s, int width, int height);
 void sess_set_pointer(struct sess *s, int x, int y);
 /* A click action ended now (the next one waits out the click sequence). */
 void sess_note_click(struct sess *s);
-/* Refuses vcpus/memory_mib beyond the operator's per-session limits (400)
- * or beyond the memory budget left (503). Returns 0 or -errno with *e. */
+/* Refuses any guest where none may run without a cgroup and none can be
+ * made (503 no_cgroup: vmm-qemu/jail.h), vcpus/memory_mib beyond the
+ * operator's per-session limits (400) or beyond the memory budget left
+ * (503). Every guest's start asks it first. Returns 0 or -errno with *e. */
 int sess_check_resources(struct gw *gw, int vcpus, int memory_mib, struct api_error *e);
 /* Appends an event to the session's log and wakes requests waiting on it. */
 void sess_event(struct sess *s, const char *type, json_t *data);

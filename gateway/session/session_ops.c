@@ -12,6 +12,7 @@
 #include "gateway/session/session_int.h"
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/snapshot.h"
+#include "vmm-qemu/jail.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +24,13 @@ int sess_check_resources(struct gw *gw, int vcpus, int memory_mib, struct api_er
 {
 	char msg[200];
 
+	if (vmm_jail_cgroups() == VMM_JAIL_CGROUPS_REFUSED) {
+		api_error_set(e, 503, "no_cgroup",
+			      "no cgroup can be made for a guest on this host, and guests without "
+			      "one are refused (vitrine serve --allow-no-cgroup runs them "
+			      "unbounded)");
+		return -ENOTSUP;
+	}
 	if (gw->max_vcpus && vcpus > gw->max_vcpus) {
 		snprintf(msg, sizeof(msg), "vcpus %d is over this gateway's limit of %d", vcpus,
 			 gw->max_vcpus);

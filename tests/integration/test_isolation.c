@@ -11,7 +11,9 @@
  * still read after the truncation; each QEMU has a mount namespace of its
  * own where the images and templates are read-only mounts (root there
  * gets EROFS), except the RAM file of a template being built, which its
- * own guest writes; links an escaped QEMU plants in its run dir (its uid
+ * own guest writes, and the host's /tmp and /run are hidden under mounts
+ * of its own (while its run dir, under /tmp here, works); links an
+ * escaped QEMU plants in its run dir (its uid
  * owns it) are not followed by root: a template saved from a guest whose
  * page.html became a link to a root-only file fails and leaves that file's
  * mode and bytes as they were, and a socket name linked to another socket
@@ -232,6 +234,12 @@ static void assert_mounts(pid_t pid)
 	assert_ro_mount(pid, vmm_templates_dir());
 	assert_non_null(realpath(vmm_images_dir(), real));
 	assert_false(mount_opts(getpid(), real, opts, sizeof(opts)));
+	/* The host's /tmp and /run hidden under mounts of its own
+	 * (test_jail_escape tries them as QEMU's uid); its run dir, under
+	 * /tmp here, kept (QEMU got to ready through its sockets). */
+	assert_true(mount_opts(pid, "/tmp", opts, sizeof(opts)));
+	assert_true(has_opt(opts, "noexec"));
+	assert_true(mount_opts(pid, "/run", opts, sizeof(opts)));
 }
 
 static void assert_jailed(struct vmm_vm *vm)

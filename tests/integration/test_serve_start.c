@@ -5,8 +5,11 @@
  * port taken) exits 1 with one clear line and leaves nothing behind: no
  * lock on the state dir, no listening socket, no run dir, and under ASan
  * no leak (which would change the exit status). A clean start and SIGTERM
- * exit 0 through the same teardown. No guest. */
+ * exit 0 through the same teardown. Where no cgroup can be made, guests
+ * are refused with 503 no_cgroup unless --allow-no-cgroup, and /healthz
+ * and /metrics say whether they run unconfined. No guest. */
 #include "common/fsutil.h"
+#include "common/http_client.h"
 #include "tests/lib/gateway_proc.h"
 #include "tests/lib/net.h"
 #include "tests/lib/shell.h"
@@ -276,6 +279,65 @@ static void test_clean_start_and_stop(void **state)
 	assert_int_equal(gateway_proc_stop(&g), 0);
 }
 
+/* method path on g with its key: the status, the answer in *out (owned). */
+static int get(const struct gateway_proc *g, const char *method, const char *path, const char *body,
+	       struct http_resp *out)
+{
+	assert_int_equal(http_request("127.0.0.1", g->port, method, path, g->key, body,
+				      body ? strlen(body) : 0, 30, out),
+			 0);
+	return out->status;
+}
+
+/* A host where no cgroup can be made (VITRINE_CGROUP_V2_ROOT at a folder
+ * that is no cgroup: cgroup.c then never looks at v1): guests are refused
+ * before anything starts (503 no_cgroup), and /healthz says they do not
+ * run unconfined; with --allow-no-cgroup they would, which /healthz and
+ * /metrics say. No guest is started either way. */
+static struct gateway_proc no_cgroup_gw; /* stopped by its teardown when an assert fails */
+
+static void test_no_cgroup(void **state)
+{
+	struct gateway_proc *g = &no_cgroup_gw;
+	struct http_resp r;
+	char fake[96];
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* no jail, no cgroup asked for */
+	snprintf(fake, sizeof(fake), "%s/not-a-cgroup", home);
+	assert_int_equal(fs_mkdir_p(fake, 0755), 0);
+	setenv("VITRINE_CGROUP_V2_ROOT", fake, 1);
+	assert_int_equal(gateway_proc_start(g, NULL), 0);
+	assert_int_equal(get(g, "GET", "/healthz", NULL, &r), 200);
+	assert_non_null(r.json);
+	assert_true(json_is_false(json_object_get(r.json, "unconfined")));
+	http_resp_free(&r);
+	assert_int_equal(get(g, "POST", "/v1/sessions", "{\"image\":\"tiny\"}", &r), 503);
+	assert_string_equal(http_error_code(&r), "no_cgroup");
+	http_resp_free(&r);
+	assert_int_equal(gateway_proc_guests(g), 0);
+	assert_int_equal(gateway_proc_stop(g), 0);
+
+	assert_int_equal(gateway_proc_start(g, (const char *const[]){ "--allow-no-cgroup", NULL }),
+			 0);
+	assert_int_equal(get(g, "GET", "/healthz", NULL, &r), 200);
+	assert_true(json_is_true(json_object_get(r.json, "unconfined")));
+	http_resp_free(&r);
+	assert_int_equal(get(g, "GET", "/metrics", NULL, &r), 200);
+	assert_non_null(strstr(r.body, "\nvitrine_unconfined 1\n"));
+	http_resp_free(&r);
+	assert_int_equal(gateway_proc_stop(g), 0);
+}
+
+static int teardown_no_cgroup(void **state)
+{
+	if (no_cgroup_gw.run_base[0]) /* started once */
+		gateway_proc_stop(&no_cgroup_gw);
+	unsetenv("VITRINE_CGROUP_V2_ROOT");
+	return teardown(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +348,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_port_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_port_taken, setup, teardown),
 		cmocka_unit_test(test_clean_start_and_stop),
+		cmocka_unit_test_setup_teardown(test_no_cgroup, setup, teardown_no_cgroup),
 	};
 
 	return cmocka_run_group_tests_name("vitrine serve's start and its failures", tests, NULL,

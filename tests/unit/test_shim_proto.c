@@ -34,6 +34,8 @@ static void test_args_round_trip(void **state)
 		      .n_ro = 2,
 		      .rw = { "/var/lib/vitrine/templates/t/ram" },
 		      .n_rw = 1,
+		      .keep = { "/run/v/vm-abc", "/tmp/t" },
+		      .n_keep = 2,
 		      .fsize = 5ULL << 30,
 		      .nofile = 1024,
 		      .nproc = 256,
@@ -69,6 +71,8 @@ static void test_args_round_trip(void **state)
 	assert_string_equal(b.ro[1], "/var/lib/vitrine/templates");
 	assert_int_equal(b.n_rw, 1);
 	assert_string_equal(b.rw[0], "/var/lib/vitrine/templates/t/ram");
+	assert_int_equal(b.n_keep, 2);
+	assert_string_equal(b.keep[1], "/tmp/t");
 	assert_true(b.fsize == 5ULL << 30);
 	assert_int_equal(b.nofile, 1024);
 	assert_int_equal(b.nproc, 256);
@@ -103,6 +107,7 @@ static void test_args_round_trip(void **state)
 	assert_false(b.mntns);
 	assert_int_equal(b.n_ro, 0);
 	assert_int_equal(b.n_rw, 0);
+	assert_int_equal(b.n_keep, 0);
 	assert_true(b.fsize == 0);
 	assert_int_equal(b.nofile, 0);
 	assert_int_equal(b.n_cgroups, 0);
@@ -148,6 +153,10 @@ static void test_bad_args(void **state)
 			     "--ro", "/images",	  "--", "q",	     NULL };
 	char *rel_ro[] = { "shim", "--run-dir", "/r", "--grace-s", "3", "--mntns",
 			   "--ro", "images",	"--", "q",	   NULL };
+	char *keep_alone[] = { "shim",	     "--run-dir", "/r", "--grace-s", "3",
+			       "--keep-dir", "/tmp/r",	  "--", "q",	     NULL };
+	char *rel_keep[] = { "shim",	   "--run-dir", "/r", "--grace-s", "3", "--mntns",
+			     "--keep-dir", "r",		"--", "q",	   NULL };
 	char *three_ro[] = { "shim",	"--run-dir", "/r", "--grace-s", "3",
 			     "--mntns", "--ro",	     "/a", "--ro",	"/b",
 			     "--ro",	"/c",	     "--", "q",		NULL };
@@ -170,6 +179,8 @@ static void test_bad_args(void **state)
 	/* Paths for a mount namespace only with one, absolute, as many as fit. */
 	assert_int_equal(parse(ro_alone, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(rel_ro, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(keep_alone, err, sizeof(err)), -EINVAL);
+	assert_int_equal(parse(rel_keep, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(three_ro, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(zero_fsize, err, sizeof(err)), -EINVAL);
 	assert_int_equal(parse(neg_fsize, err, sizeof(err)), -EINVAL);
