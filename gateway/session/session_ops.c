@@ -11,8 +11,8 @@
 #include "gateway/session/job_kind.h"
 #include "gateway/session/session_int.h"
 #include "vmm-qemu/checkpoint.h"
-#include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/jail.h"
+#include "vmm-qemu/snapshot.h"
 
 #include <errno.h>
 #include <stdio.h>
