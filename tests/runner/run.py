@@ -83,12 +83,25 @@ def ours(shims, qemus):
             {p for p in qemus if of_ours(_ppid(p)) or (_ppid(p) == "1" and _marked(p))})
 
 
+# What a gateway leaves in the run base by design: its lock (an flock's
+# file; vmm-qemu/run_lock.h), no run dir.
+RUN_BASE_FILES = {".gateway.lock"}
+
+
+def left_in_run_base(run_base):
+    """The run dirs (and anything else) the tests left in run_base, the
+    gateways' lock file aside."""
+    if not os.path.isdir(run_base):
+        return []
+    return sorted(n for n in os.listdir(run_base) if n not in RUN_BASE_FILES)
+
+
 def hygiene(preexisting, run_base):
     """The last check: no QEMU, guest supervisor or run dir of the tests
     outlived them (what is left is killed and named)."""
     shims, qemu = ours(pgrep("vitrine shim --run-dir") - preexisting,
                        pgrep("qemu-system-x86_64 -name vitrine-") - preexisting)
-    dirs = sorted(os.listdir(run_base)) if os.path.isdir(run_base) else []
+    dirs = left_in_run_base(run_base)
     if not (qemu or shims or dirs):
         return schedule.Result(passed=1, output="none")
     for pid in qemu | shims:

@@ -295,6 +295,16 @@ class Hygiene(unittest.TestCase):
             else:
                 os.environ["VITRINE_TEST_CHECKOUT"] = saved
 
+    def test_the_run_base_lock_is_no_leftover(self):
+        import tempfile
+        import run
+        with tempfile.TemporaryDirectory() as base:
+            self.assertEqual(run.left_in_run_base(base + "/missing"), [])
+            open(os.path.join(base, ".gateway.lock"), "w").close()
+            self.assertEqual(run.left_in_run_base(base), [])
+            os.mkdir(os.path.join(base, "vm-abc123"))
+            self.assertEqual(run.left_in_run_base(base), ["vm-abc123"])
+
 
 class CommittedBudget(unittest.TestCase):
     """tests/budget.txt against the tree as it is."""
