@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -344,4 +345,23 @@ int64_t fs_unix_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int fs_lock_file(const char *path, int extra_flags, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | extra_flags, 0600), rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "open %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (rc != -EBUSY)
+			snprintf(err, errlen, "lock %s: %s", path, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	return fd;
 }

@@ -8,6 +8,12 @@
 
 /* Creates path and its parents with mode. Returns 0 or -errno. */
 int fs_mkdir_p(const char *path, mode_t mode);
+/* Opens path (made 0600 when missing; with extra_flags, e.g. O_NOFOLLOW)
+ * and takes its flock without waiting: one process at a time holds it,
+ * and it goes with the descriptor. Returns the descriptor, -EBUSY when
+ * another process holds it (err untouched: the caller says who), or
+ * another -errno with err naming path ("open PATH: ...", "lock PATH: ..."). */
+int fs_lock_file(const char *path, int extra_flags, char *err, size_t errlen);
 /* How deep fs_rm_rf() goes below its top (one descriptor a level). */
 #define FS_RM_MAX_DEPTH 128
 /* Removes path and everything below it; a missing path is success. By

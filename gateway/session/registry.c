@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #define RECORD_MAX (1u << 20)
@@ -43,20 +42,13 @@ int registry_open(struct registry *r, const char *dir, char *err, size_t errlen)
 		return rc;
 	}
 	snprintf(lock, sizeof(lock), "%s/.lock", dir);
-	r->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (r->lock_fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "open %s: %s", lock, strerror(errno));
+	if ((rc = fs_lock_file(lock, 0, err, errlen)) < 0) {
+		if (rc == -EBUSY)
+			snprintf(err, errlen, "%s is in use by another gateway (it holds .lock)",
+				 dir);
 		return rc;
 	}
-	if (flock(r->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		snprintf(err, errlen, "%s is in use by another gateway (%s)", dir,
-			 rc == -EBUSY ? "it holds .lock" : strerror(errno));
-		close(r->lock_fd);
-		r->lock_fd = -1;
-		return rc;
-	}
+	r->lock_fd = rc;
 	r->locked = true;
 	return 0;
 }

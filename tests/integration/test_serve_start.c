@@ -78,6 +78,30 @@ static int listen_somewhere(int *port)
 	return fd;
 }
 
+/* Holds dir/name's lock as another gateway would; the descriptor. */
+static int hold_lock(const char *dir, const char *name)
+{
+	char lock[128];
+	int fd;
+
+	snprintf(lock, sizeof(lock), "%s/%s", dir, name);
+	fd = open(lock, O_RDWR | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	return fd;
+}
+
+/* The lock file at path, if there is one, is held by nobody. */
+static void assert_unlocked(const char *path)
+{
+	int fd = open(path, O_RDWR);
+
+	if (fd >= 0) {
+		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+		close(fd);
+	}
+}
+
 /* What a failed start must not leave: the state dir's or the run base's
  * lock held, a socket on port, a run dir. */
 static void assert_nothing_left(int port)
@@ -89,17 +113,9 @@ static void assert_nothing_left(int port)
 	int fd;
 
 	snprintf(lock, sizeof(lock), "%s/.lock", state_dir);
-	fd = open(lock, O_RDWR);
-	if (fd >= 0) {
-		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
-		close(fd);
-	}
+	assert_unlocked(lock);
 	snprintf(lock, sizeof(lock), "%s/.gateway.lock", run_base);
-	fd = open(lock, O_RDWR);
-	if (fd >= 0) {
-		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
-		close(fd);
-	}
+	assert_unlocked(lock);
 	if (port) {
 		fd = socket(AF_INET, SOCK_STREAM, 0);
 		assert_true(fd >= 0);
@@ -177,15 +193,12 @@ static void test_state_dir_unusable(void **state)
 
 static void test_state_dir_held(void **state)
 {
-	char args[512], want[256], lock[128];
+	char args[512], want[256];
 	int port = net_free_port(), fd;
 
 	(void)state;
 	assert_int_equal(fs_mkdir_p(state_dir, 0700), 0);
-	snprintf(lock, sizeof(lock), "%s/.lock", state_dir);
-	fd = open(lock, O_RDWR | O_CREAT, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	fd = hold_lock(state_dir, ".lock");
 	snprintf(args, sizeof(args), "--listen 127.0.0.1:%d --api-key-file %s --state-dir %s", port,
 		 key_file, state_dir);
 	snprintf(want, sizeof(want),
@@ -201,7 +214,7 @@ static void test_state_dir_held(void **state)
 static void test_run_base_held(void **state)
 {
 	const char *bin = getenv("VITRINE_BIN") ? getenv("VITRINE_BIN") : "build/vitrine";
-	char args[512], want[512], lock[128], keep[128], cmd[1024], out[4096];
+	char args[512], want[512], keep[128], cmd[1024], out[4096];
 	int port = net_free_port(), fd;
 
 	(void)state;
@@ -209,10 +222,7 @@ static void test_run_base_held(void **state)
 	/* what the other gateway's sweep would take if it ran */
 	snprintf(keep, sizeof(keep), "%s/vm-ckpt-other", run_base);
 	assert_int_equal(fs_mkdir_p(keep, 0700), 0);
-	snprintf(lock, sizeof(lock), "%s/.gateway.lock", run_base);
-	fd = open(lock, O_RDWR | O_CREAT, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	fd = hold_lock(run_base, ".gateway.lock");
 	snprintf(args, sizeof(args), "--listen 127.0.0.1:%d --api-key-file %s --state-dir %s", port,
 		 key_file, state_dir);
 	snprintf(want, sizeof(want),

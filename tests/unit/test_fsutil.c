@@ -196,6 +196,27 @@ static void test_space_check(void **state)
 	unsetenv("VITRINE_TEST_SPACE_NEED_MIB");
 }
 
+/* One holder at a time: a second open of the lock is refused with -EBUSY
+ * until the first descriptor goes; a path that cannot be opened says so. */
+static void test_lock_file(void **state)
+{
+	char dir[] = "/tmp/vitrine-lock-XXXXXX", path[64], err[256] = "";
+	int a, b;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/.lock", dir);
+	assert_true((a = fs_lock_file(path, 0, err, sizeof(err))) >= 0);
+	assert_int_equal(fs_lock_file(path, O_NOFOLLOW, err, sizeof(err)), -EBUSY);
+	close(a);
+	assert_true((b = fs_lock_file(path, 0, err, sizeof(err))) >= 0);
+	close(b);
+	snprintf(path, sizeof(path), "%s/none/.lock", dir);
+	assert_int_equal(fs_lock_file(path, 0, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "open "));
+	assert_int_equal(fs_rm_rf(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +224,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_existing_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directory_refused, setup, teardown),
 		cmocka_unit_test(test_parent_dir),
+		cmocka_unit_test(test_lock_file),
 		cmocka_unit_test(test_space_decide),
 		cmocka_unit_test(test_space_check),
 	};
