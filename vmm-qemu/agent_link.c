@@ -4,6 +4,7 @@
  * moves the bytes and acts on its verdicts. */
 #include "vmm-qemu/agent_link.h"
 
+#include "common/fsutil.h"
 #include "common/timedwait.h"
 #include "common/unixsock.h"
 #include "vmm-qemu/agent_frame.h"
@@ -63,7 +64,7 @@ struct chan {
 	char close_reason[128];
 	/* a dial (agent_chan_dial): a socket connecting for the owner */
 	int dial_fd; /* owned, -1 when none */
-	int64_t dial_until_ms; /* CLOCK_MONOTONIC */
+	int64_t dial_until_ms; /* fs_now_ms() */
 	/* relay */
 	int fd; /* owned, -1 when not a relay */
 	struct q to_fd;
@@ -543,14 +544,6 @@ static void housekeeping(struct agent_link *l)
 	}
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Under mu: a dial's end (its socket writable or in error: revents; or
  * its time up: 0). The socket goes back to the owner, connected or not. */
 static void dial_end(struct agent_link *l, struct chan *c, short revents)
@@ -582,7 +575,7 @@ static void dial_end(struct agent_link *l, struct chan *c, short revents)
  * the next one's (at most 1000 ms). */
 static int dials_due(struct agent_link *l)
 {
-	int64_t now = mono_ms(), next = now + 1000;
+	int64_t now = fs_now_ms(), next = now + 1000;
 
 	for (bool again = true; again;) {
 		again = false;
@@ -1045,7 +1038,7 @@ int agent_chan_dial(struct agent_link *l, uint32_t chan, int fd, int timeout_ms)
 		rc = -ENOENT;
 	} else {
 		c->dial_fd = fd;
-		c->dial_until_ms = mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+		c->dial_until_ms = fs_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	}
 	pthread_mutex_unlock(&l->mu);
 	wake(l);
