@@ -93,6 +93,20 @@ bool api_template_user(struct gw *gw, const char *name, char *who, size_t len)
 	return found || template_build_uses(gw, name, who, len);
 }
 
+/* Whether a template called name is there, or being built. */
+static bool template_exists(struct gw *gw, const char *name)
+{
+	char path[PATH_MAX];
+	json_t *build = template_build_json(gw, name);
+	struct stat st;
+
+	if (!build)
+		build = recipe_build_json(gw, name);
+	json_decref(build);
+	snprintf(path, sizeof(path), "%s/%s/template.json", vmm_templates_dir(), name);
+	return build || stat(path, &st) == 0;
+}
+
 bool api_template_visible(struct http_req *r, const char *name)
 {
 	if (project_sees_template(&r->gw->projects, api_project(r), name))
@@ -114,6 +128,10 @@ bool api_template_own(struct http_req *r, const char *name)
 		return true;
 	if (!api_template_visible(r, name))
 		return false;
+	if (!template_exists(r->gw, name)) {
+		http_reply_error(r, 404, "unknown_template", "no such template");
+		return false;
+	}
 	snprintf(msg, sizeof(msg),
 		 "a project's key changes its own templates alone, named %.32s_...: this one is "
 		 "the operator's",
