@@ -19,8 +19,8 @@
 #include "vmm-qemu/jail.h"
 
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* The series of each project (per_session scrapes alone: they name the
@@ -60,7 +60,7 @@ static int render_projects(struct gw *gw, struct bytebuf *out)
 						     p, cpu)
 				    : bytebuf_printf(out, "%s{project=\"%s\"} %lld\n", fam[f].name,
 						     p,
-						     (long long)(f == 0   ? t.sessions
+						     (long long)(f == 0	  ? t.sessions
 								 : f == 1 ? t.vcpus
 									  : t.memory_mib << 20));
 		}
@@ -73,11 +73,12 @@ static int render_projects(struct gw *gw, struct bytebuf *out)
 			int64_t v = project_quota_get(&gw->projects.p[i].quota, k);
 
 			if (v != PROJECT_NO_LIMIT)
-				rc = bytebuf_printf(out,
-						    "vitrine_project_quota{project=\"%s\",quota=\"%s\"} "
-						    "%lld\n",
-						    gw->projects.p[i].name, project_quota_names[k],
-						    (long long)v);
+				rc = bytebuf_printf(
+					out,
+					"vitrine_project_quota{project=\"%s\",quota=\"%s\"} "
+					"%lld\n",
+					gw->projects.p[i].name, project_quota_names[k],
+					(long long)v);
 		}
 	return rc;
 }

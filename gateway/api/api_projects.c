@@ -103,7 +103,8 @@ static void create(struct http_req *r)
 	}
 	p.created_unix_ms = fs_unix_ms();
 	if ((rc = projects_add(t, &p)) < 0) {
-		http_reply_error(r, 409, "too_many_projects", "there are too many projects already");
+		http_reply_error(r, 409, "too_many_projects",
+				 "there are too many projects already");
 		return;
 	}
 	if (!saved(r, "the project could not be saved")) {
@@ -136,7 +137,7 @@ static void update(struct http_req *r, struct project *p)
 	http_reply_json(r, 200, project_full_json(r->gw, p));
 }
 
-static void delete(struct http_req *r, struct project *p)
+static void delete (struct http_req *r, struct project *p)
 {
 	struct projects *t = &r->gw->projects;
 	struct project gone = *p;
@@ -167,8 +168,8 @@ static void delete(struct http_req *r, struct project *p)
 	log_info("projects", "%s removed with %d keys", gone.name, keys);
 	api_audit_set(r, "project", json_string(gone.name));
 	http_reply_json(r, 200,
-			json_pack("{s:s, s:b, s:i}", "name", gone.name, "deleted", 1, "keys_revoked",
-				  keys));
+			json_pack("{s:s, s:b, s:i}", "name", gone.name, "deleted", 1,
+				  "keys_revoked", keys));
 }
 
 void api_projects(struct http_req *r)

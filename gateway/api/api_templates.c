@@ -175,7 +175,7 @@ void api_list_templates(struct http_req *r)
 		char err[512];
 
 		int rc = e->d_name[0] == '.' ||
-				 !project_sees_template(&r->gw->projects, own, e->d_name)
+					 !project_sees_template(&r->gw->projects, own, e->d_name)
 				 ? -ENOENT
 				 : vmm_template_load(e->d_name, &t, err, sizeof(err));
 
@@ -191,9 +191,10 @@ void api_list_templates(struct http_req *r)
 		size_t i = json_array_size(arr);
 
 		while (i-- > 0)
-			if (!project_sees_template(
-				    &r->gw->projects, own,
-				    json_string_value(json_object_get(json_array_get(arr, i), "name"))))
+			if (!project_sees_template(&r->gw->projects, own,
+						   json_string_value(
+							   json_object_get(json_array_get(arr, i),
+									   "name"))))
 				json_array_remove(arr, i);
 	}
 	http_reply_json(r, 200, json_pack("{s:o}", "templates", arr));

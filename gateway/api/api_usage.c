@@ -73,8 +73,8 @@ static void only_project(json_t *list, const char *project)
 	size_t i = json_array_size(list);
 
 	while (project && i-- > 0) {
-		const char *p =
-			json_string_value(json_object_get(json_array_get(list, i), "project"));
+		const char *p = json_string_value(
+			json_object_get(json_array_get(list, i), "project"));
 
 		if (strcmp(p ? p : "", project))
 			json_array_remove(list, i);
@@ -99,8 +99,9 @@ json_t *api_usage_by_project(const json_t *list)
 		if (!g)
 			continue;
 		json_object_set_new(g, "sessions",
-				    json_integer(json_integer_value(json_object_get(g, "sessions")) +
-						 1));
+				    json_integer(
+					    json_integer_value(json_object_get(g, "sessions")) +
+					    1));
 		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
 			const json_t *v = json_object_get(u, fields[f]);
 			json_t *sum = json_object_get(json_object_get(g, "usage"), fields[f]);

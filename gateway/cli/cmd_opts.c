@@ -590,8 +590,9 @@ int cli_key_parse(struct key_config *c, int argc, char *const *argv, char *err, 
 		return say(OPT_BAD_LINE, err, errlen,
 			   "vitrine key %s: --json goes with key ls only", sub);
 	if (c->project && c->sub == CLI_KEY_RM)
-		return say(OPT_BAD_LINE, err, errlen,
-			   "vitrine key rm: --project goes with create and ls (rm takes any key's id)");
+		return say(
+			OPT_BAD_LINE, err, errlen,
+			"vitrine key rm: --project goes with create and ls (rm takes any key's id)");
 	if (c->project && !project_name_ok(c->project))
 		return say(OPT_BAD_LINE, err, errlen,
 			   "vitrine key %s: --project: not a project's name ([a-z0-9-], from a "
@@ -618,7 +619,8 @@ static const struct opt project_rows[] = {
 	  STR(quota[2]) },
 	{ "disk-gib", 0, "N|none", "create, set: disk its sessions and templates take at most",
 	  STR(quota[3]) },
-	{ "allow-root", 0, NULL, "create, set: its keys may run commands as root", FLAG(allow_root) },
+	{ "allow-root", 0, NULL, "create, set: its keys may run commands as root",
+	  FLAG(allow_root) },
 	{ "deny-root", 0, NULL, "set: its keys may not run commands as root", FLAG(deny_root) },
 	{ "json", 0, NULL, "ls, show: print the gateway's answer as JSON", FLAG(json) },
 	CLIENT_ROWS,
@@ -716,8 +718,11 @@ json_t *cli_project_body(const struct project_config *c, char *err, size_t errle
 		}
 		v = strtoll(c->quota[q], &end, 10);
 		if (!*c->quota[q] || *end || v < 0) {
-			snprintf(err, errlen, "vitrine project: --%s takes a whole number or \"none\"",
-				 q == 2 ? "memory-mib" : q == 3 ? "disk-gib" : names[q]);
+			snprintf(err, errlen,
+				 "vitrine project: --%s takes a whole number or \"none\"",
+				 q == 2	  ? "memory-mib"
+				 : q == 3 ? "disk-gib"
+					  : names[q]);
 			json_decref(body);
 			json_decref(quota);
 			return NULL;

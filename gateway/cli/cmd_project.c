@@ -37,8 +37,8 @@ static void print_line(const json_t *p)
 	figure(json_object_get(quota, "disk_gib"), lim, sizeof(lim));
 	snprintf(cols[3], sizeof(cols[3]), "%.1f/%s",
 		 (double)json_integer_value(json_object_get(use, "disk_bytes")) / (1 << 30), lim);
-	printf("%-20s %-12s %-12s %-14s %-14s %s\n",
-	       json_string_value(json_object_get(p, "name")), cols[0], cols[1], cols[2], cols[3],
+	printf("%-20s %-12s %-12s %-14s %-14s %s\n", json_string_value(json_object_get(p, "name")),
+	       cols[0], cols[1], cols[2], cols[3],
 	       json_is_true(json_object_get(p, "allow_root")) ? "yes" : "no");
 }
 
@@ -90,7 +90,8 @@ int cmd_project(int argc, char **argv)
 	if (cfg.json || cfg.sub == CLI_PROJECT_RM) {
 		if (cfg.sub == CLI_PROJECT_RM)
 			printf("removed %s (%lld keys revoked)\n", cfg.name,
-			       (long long)json_integer_value(json_object_get(r.json, "keys_revoked")));
+			       (long long)json_integer_value(
+				       json_object_get(r.json, "keys_revoked")));
 		else
 			cli_print_json(r.json);
 	} else if (cfg.sub == CLI_PROJECT_LS) {

@@ -144,11 +144,13 @@ json_t *api_keys_to_json(const struct api_keys *t)
 	json_t *a = json_array();
 
 	for (int i = 0; a && i < t->n; i++)
-		if (json_array_append_new(
-			    a, json_pack("{s:s, s:s, s:s, s:I, s:s*}", "id", t->k[i].id, "name",
-					 t->k[i].name, "hash", t->k[i].hash, "created_at",
-					 (json_int_t)t->k[i].created_unix_ms, "project",
-					 t->k[i].project[0] ? t->k[i].project : NULL)) < 0) {
+		if (json_array_append_new(a,
+					  json_pack("{s:s, s:s, s:s, s:I, s:s*}", "id", t->k[i].id,
+						    "name", t->k[i].name, "hash", t->k[i].hash,
+						    "created_at",
+						    (json_int_t)t->k[i].created_unix_ms, "project",
+						    t->k[i].project[0] ? t->k[i].project : NULL)) <
+		    0) {
 			json_decref(a);
 			return NULL;
 		}

@@ -112,7 +112,8 @@ json_t *project_quota_json(const struct project_quota *q)
 		int64_t v = project_quota_get(q, k);
 
 		if (json_object_set_new(o, project_quota_names[k],
-					v == PROJECT_NO_LIMIT ? json_null() : json_integer(v)) < 0) {
+					v == PROJECT_NO_LIMIT ? json_null() : json_integer(v)) <
+		    0) {
 			json_decref(o);
 			return NULL;
 		}
@@ -168,13 +169,13 @@ int project_body_parse(const char *body, size_t len, bool create, struct project
 		json_decref(o);
 		return -EINVAL;
 	}
-	json_object_foreach(o, key, v)
-		if (strcmp(key, "quota") && strcmp(key, "allow_root") &&
-		    (!create || strcmp(key, "name"))) {
-			snprintf(err, errlen, "unknown field \"%.64s\"", key);
-			rc = -EINVAL;
-			break;
-		}
+	json_object_foreach(o, key, v) if (strcmp(key, "quota") && strcmp(key, "allow_root") &&
+					   (!create || strcmp(key, "name")))
+	{
+		snprintf(err, errlen, "unknown field \"%.64s\"", key);
+		rc = -EINVAL;
+		break;
+	}
 	if (!rc)
 		rc = fields_parse(o, create, &out, err, errlen);
 	json_decref(o);
@@ -273,7 +274,7 @@ int projects_from_json(const json_t *j, struct projects *t, char *err, size_t er
 		    !project_name_ok(name) ||
 		    project_quota_parse(quota, &p.quota, why, sizeof(why)) < 0) {
 			snprintf(err, errlen, "project %zu: %s", i,
-				 why[0]	       ? why
+				 why[0]	      ? why
 				 : je.text[0] ? je.text
 					      : "bad name");
 			t->n = 0;

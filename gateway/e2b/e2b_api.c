@@ -57,12 +57,10 @@ struct e2b_call *e2b_call_of(const struct http_req *r)
  * X-API-KEY or X-Access-Token (the door's claim). */
 static void claim(struct http_req *r)
 {
-	static const char *methods[] = { [M_GET] = "GET",
-					 [M_POST] = "POST",
-					 [M_DELETE] = "DELETE",
-					 [M_PUT] = "PUT",
-					 [M_PATCH] = "PATCH",
-					 [M_OTHER] = "OTHER" };
+	static const char *methods[] = {
+		[M_GET] = "GET", [M_POST] = "POST",   [M_DELETE] = "DELETE",
+		[M_PUT] = "PUT", [M_PATCH] = "PATCH", [M_OTHER] = "OTHER"
+	};
 	char id[E2B_ID_MAX], host[256] = "", key[160];
 	struct e2b_route route = { 0 };
 	struct e2b_call *c;

@@ -218,8 +218,8 @@ static void test_every_route_has_a_call(void **state)
 		if ((route_calls[i].need & row) != row ||
 		    (route_calls[i].need & ~row & ~(unsigned)(AUTH_R_ROOT | AUTH_R_SHARE)))
 			fail_msg("%s %s: its row (%s) says rights 0x%x, the call needs 0x%x",
-				 route_calls[i].method, route_calls[i].path, route_kind_names[rt.kind], row,
-				 route_calls[i].need);
+				 route_calls[i].method, route_calls[i].path,
+				 route_kind_names[rt.kind], row, route_calls[i].need);
 	}
 	for (int k = 0; k < R_KIND_COUNT; k++)
 		for (int m = M_GET; m < M_OTHER; m++) {
@@ -229,8 +229,10 @@ static void test_every_route_has_a_call(void **state)
 				continue;
 			routes++;
 			for (size_t i = 0; i < route_calls_n && !found; i++)
-				found = route_call_method(route_calls[i].method) == (enum route_method)m &&
-					route_call_route(&route_calls[i], a.id).kind == (enum route_kind)k;
+				found = route_call_method(route_calls[i].method) ==
+						(enum route_method)m &&
+					route_call_route(&route_calls[i], a.id).kind ==
+						(enum route_kind)k;
 			if (!found) {
 				print_error("route %s (%s method %d) has no call in calls[]\n",
 					    route_kind_names[k], route_table[k].pattern, m);

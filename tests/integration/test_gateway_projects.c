@@ -59,8 +59,7 @@ static int status_of(const char *method, const char *path, const char *token, co
 }
 
 /* An E2B call with X-API-KEY. */
-static struct http_resp e2b(const char *method, const char *path, const char *key,
-			    const char *body)
+static struct http_resp e2b(const char *method, const char *path, const char *key, const char *body)
 {
 	char headers[160];
 	struct http_resp r;
@@ -157,8 +156,8 @@ static void test_every_route_has_a_call(void **state)
 					route_call_route(&route_calls[i], "x").kind ==
 						(enum route_kind)k;
 			if (!found) {
-				print_error("route %s (method %d) has no call\n", route_kind_names[k],
-					    m);
+				print_error("route %s (method %d) has no call\n",
+					    route_kind_names[k], m);
 				missing++;
 			}
 		}
@@ -236,9 +235,9 @@ static int run_calls(const struct gateway_session *s, const char *key, enum who 
 		 * (a missing token, file, frame or recording may be 404) */
 		if (want ? got != want
 			 : got == 401 || got == 403 ||
-				   (got == 404 && strstr(c->path, "%s") &&
-				    !strstr(c->path, "nosuch") && !strstr(c->path, "none") &&
-				    !strstr(c->path, "recording"))) {
+				    (got == 404 && strstr(c->path, "%s") &&
+				     !strstr(c->path, "nosuch") && !strstr(c->path, "none") &&
+				     !strstr(c->path, "recording"))) {
 			print_error("%s %s with %s: %d (want %s%d)\n", c->method, c->path, name,
 				    got, want ? "" : "anything but 401/403/404, e.g. ",
 				    want ? want : 200);
@@ -313,8 +312,8 @@ static void test_lists(void **state)
 	assert_int_equal(json_array_size(list), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "id")),
 			    sa.id);
-	assert_string_equal(
-		json_string_value(json_object_get(json_array_get(list, 0), "project")), "pa");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "project")),
+			    "pa");
 	http_resp_free(&r);
 	r = call("GET", "/v1/sessions?project=pb", gw.key, NULL);
 	list = json_object_get(r.json, "sessions");
@@ -373,7 +372,8 @@ static void wait_template(const char *name, const char *key)
 
 		if (!building) {
 			if (r.status != 200 || !st || strcmp(st, "ready"))
-				fail_msg("template %s: %d %s", name, r.status, r.body ? r.body : "");
+				fail_msg("template %s: %d %s", name, r.status,
+					 r.body ? r.body : "");
 			http_resp_free(&r);
 			return;
 		}
@@ -412,14 +412,14 @@ static void test_templates(void **state)
 	assert_int_equal(status_of("GET", "/v1/templates/pa_t", gw.key, NULL), 200);
 	r = call("GET", "/v1/templates", key_b, NULL);
 	listed = false;
-	json_array_foreach(json_object_get(r.json, "templates"), i, t) listed |= !strcmp(
-		json_string_value(json_object_get(t, "name")) ?: "", "pa_t");
+	json_array_foreach(json_object_get(r.json, "templates"), i, t)
+		listed |= !strcmp(json_string_value(json_object_get(t, "name")) ?: "", "pa_t");
 	assert_false(listed);
 	http_resp_free(&r);
 	r = call("GET", "/v1/templates", key_a, NULL);
 	listed = false;
-	json_array_foreach(json_object_get(r.json, "templates"), i, t) listed |= !strcmp(
-		json_string_value(json_object_get(t, "name")) ?: "", "pa_t");
+	json_array_foreach(json_object_get(r.json, "templates"), i, t)
+		listed |= !strcmp(json_string_value(json_object_get(t, "name")) ?: "", "pa_t");
 	assert_true(listed);
 	http_resp_free(&r);
 	/* a project with a template is not removed */
@@ -432,7 +432,7 @@ static void test_templates(void **state)
 static void test_e2b(void **state)
 {
 	static const char *const calls[][2] = {
-		{ "GET", "" },		  { "DELETE", "" },	  { "POST", "/timeout" },
+		{ "GET", "" },	      { "DELETE", "" },	      { "POST", "/timeout" },
 		{ "POST", "/pause" }, { "POST", "/connect" },
 	};
 	struct http_resp r;
@@ -452,7 +452,8 @@ static void test_e2b(void **state)
 	r = e2b("GET", "/sandboxes", key_a, NULL);
 	list = r.json;
 	assert_int_equal(json_array_size(list), 1);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "sandboxID")),
+	assert_string_equal(json_string_value(
+				    json_object_get(json_array_get(list, 0), "sandboxID")),
 			    sa.id);
 	http_resp_free(&r);
 	r = e2b("GET", "/sandboxes/x", key_revoked, NULL);
@@ -551,8 +552,7 @@ static void test_quotas(void **state)
 	{
 		struct http_resp r = call("GET", path, key_q, NULL);
 
-		assert_string_equal(json_string_value(json_object_get(r.json, "status")),
-				    "paused");
+		assert_string_equal(json_string_value(json_object_get(r.json, "status")), "paused");
 		http_resp_free(&r);
 	}
 	set_quota("{\"quota\":{\"vcpus\":null}}");
@@ -585,8 +585,8 @@ static void test_usage(void **state)
 	r = call("GET", "/v1/usage", key_a, NULL);
 	sessions = json_object_get(r.json, "sessions");
 	assert_true(json_array_size(sessions) >= 1);
-	json_array_foreach(sessions, i, e) assert_string_equal(
-		json_string_value(json_object_get(e, "project")) ?: "", "pa");
+	json_array_foreach(sessions, i, e)
+		assert_string_equal(json_string_value(json_object_get(e, "project")) ?: "", "pa");
 	http_resp_free(&r);
 	r = call("GET", "/v1/usage", gw.key, NULL);
 	sessions = json_object_get(r.json, "sessions");
@@ -595,9 +595,9 @@ static void test_usage(void **state)
 	json_array_foreach(groups, i, g)
 	{
 		const char *p = json_string_value(json_object_get(g, "project"));
-		double run = 0, want = json_number_value(
-					json_object_get(json_object_get(g, "usage"),
-							"seconds_running"));
+		double run = 0,
+		       want = json_number_value(
+			       json_object_get(json_object_get(g, "usage"), "seconds_running"));
 		int n = 0;
 
 		json_array_foreach(sessions, j, e)

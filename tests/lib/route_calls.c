@@ -81,8 +81,10 @@ const size_t route_calls_n = sizeof(route_calls) / sizeof(route_calls[0]);
 
 enum route_method route_call_method(const char *name)
 {
-	static const char *const names[] = { [M_GET] = "GET",	    [M_POST] = "POST",
-					     [M_DELETE] = "DELETE", [M_PUT] = "PUT",
+	static const char *const names[] = { [M_GET] = "GET",
+					     [M_POST] = "POST",
+					     [M_DELETE] = "DELETE",
+					     [M_PUT] = "PUT",
 					     [M_PATCH] = "PATCH" };
 
 	for (int m = M_GET; m < M_OTHER; m++)
