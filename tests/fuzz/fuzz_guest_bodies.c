@@ -207,8 +207,7 @@ static void project_body(const char *b, size_t n, json_t *body, bool create)
 	if (!json_is_object(body))
 		__builtin_trap();
 	json_object_foreach(body, key, v) if (strcmp(key, "quota") && strcmp(key, "allow_root") &&
-					      (!create || strcmp(key, "name")))
-		__builtin_trap();
+					      (!create || strcmp(key, "name"))) __builtin_trap();
 	if (!project_name_ok(p.name) ||
 	    (create ? !same(json_object_get(body, "name"), p.name, strlen(p.name))
 		    : strcmp(p.name, "acme")))
