@@ -63,6 +63,23 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+long long vmm_template_bytes(const char *dir)
+{
+	static const char *const files[] = { "ram",	  "state",	"disk.qcow2",
+					     "page.html", "screen.ppm", "template.json" };
+	long long sum = 0;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[PATH_MAX + 16];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (stat(path, &st) == 0)
+			sum += (long long)st.st_blocks * 512;
+	}
+	return sum;
+}
+
 int vmm_template_prepare(const char *dir, struct vmm_spec *spec, char *ram_path_buf, size_t buflen,
 			 char *err, size_t errlen)
 {

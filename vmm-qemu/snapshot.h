@@ -102,6 +102,11 @@ int vmm_template_save_as(struct vmm_vm *vm, const char *template_dir,
  * is gone or was rebuilt since; err says which. */
 int vmm_template_load(const char *name, struct vmm_template *t, char *err, size_t errlen);
 
+/* The disk space the files of the template in dir take (blocks
+ * allocated: its RAM file has holes where the guest's memory was zero). A
+ * handful of stat calls; 0 for what is not there. */
+long long vmm_template_bytes(const char *dir);
+
 /* Removes the template called name (clones running from it keep their
  * mappings and open files: that is safe). Returns 0, -ENOENT when there is
  * none, or -errno with a reason in err. */

@@ -52,6 +52,11 @@ bool api_authorise(struct http_req *r, const struct sess *s, unsigned need)
 
 	if ((got & need) == need)
 		return true;
+	/* A project's key on another project's session: as if there were none. */
+	if (!got && s && api_project(r)) {
+		http_reply_error(r, 404, "not_found", "no such session");
+		return false;
+	}
 	if (!r->token[0])
 		http_reply_error(r, 401, "unauthorized",
 				 "send an API key or session token as Authorization: Bearer TOKEN");
@@ -80,6 +85,11 @@ bool api_authorise_route(struct http_req *r)
 	return api_authorise(r, NULL, route_need(r));
 }
 
+const char *api_project(struct http_req *r)
+{
+	return sess_project_of(r->gw, r->token);
+}
+
 /* The session of the route, answering 404 when there is none. Tokens of
  * other sessions are checked only after the lookup, so a probe with a wrong
  * token cannot tell existing ids from missing ones: both get 401 or 404. */
@@ -88,7 +98,7 @@ struct sess *api_route_session(struct http_req *r)
 	struct sess *s = sess_find(r->gw, r->route.id);
 
 	if (!s) {
-		if (sess_rights(r->gw, NULL, r->token, NULL) & AUTH_R_ADMIN)
+		if (sess_rights(r->gw, NULL, r->token, NULL) & (AUTH_R_ADMIN | AUTH_R_MANAGE))
 			http_reply_error(r, 404, "not_found", "no such session");
 		else
 			http_reply_error(r, 401, "unauthorized", "the token is not valid here");
@@ -119,6 +129,8 @@ void api_refuse_early(struct http_req *r)
 	if (!r->token[0])
 		http_reply_error(r, 401, "unauthorized",
 				 "send an API key or session token as Authorization: Bearer TOKEN");
+	else if (s && api_project(r)) /* another project's session */
+		http_reply_error(r, 404, "not_found", "no such session");
 	else
 		http_reply_error(r, 401, "unauthorized", "the token is not valid here");
 }
@@ -276,6 +288,7 @@ void api_create_session(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
+	snprintf(req.project, sizeof(req.project), "%s", api_project(r) ? api_project(r) : "");
 	rc = sess_create(r->gw, &req, &s, &e);
 	session_request_free(&req);
 	if (rc < 0) {
@@ -305,13 +318,21 @@ void api_create_session(struct http_req *r)
 void api_list_sessions(struct http_req *r)
 {
 	json_t *arr = json_array();
+	const char *project;
+	char only[PROJECT_NAME_MAX + 2];
 
 	if (!api_authorise_route(r)) {
 		json_decref(arr);
 		return;
 	}
+	/* a project's key sees its own; the operator may ask for one project
+	 * (?project=, "" for the operator's own sessions) */
+	project = api_project(r);
+	if (!project && http_query(r, "project=", only, sizeof(only)))
+		project = only;
 	for (struct sess *s = sess_first(r->gw); s; s = sess_next(s))
-		json_array_append_new(arr, api_session_json(s, false));
+		if (sess_in_project(s, project))
+			json_array_append_new(arr, api_session_json(s, false));
 	http_reply_json(r, 200, json_pack("{s:o}", "sessions", arr));
 }
 

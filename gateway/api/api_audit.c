@@ -29,14 +29,25 @@ const char *api_method_name(enum route_method method)
 		return "DELETE";
 	case M_PUT:
 		return "PUT";
+	case M_PATCH:
+		return "PATCH";
 	default:
 		return "OTHER";
 	}
 }
 
+/* p's project, when it is a project's key (hash: its SHA-256). */
+static void who_project(struct gw *gw, const char *hash, struct audit_principal *p)
+{
+	const char *project = hash && hash[0] ? sess_project_of_hash(gw, hash) : NULL;
+
+	snprintf(p->project, sizeof(p->project), "%s", project ? project : "");
+}
+
 void api_audit_who(struct http_req *r, const char *hash, const char *which, bool share)
 {
 	audit_principal_set(&r->who, hash, which, share);
+	who_project(r->gw, hash, &r->who);
 }
 
 void api_audit_set(struct http_req *r, const char *key, json_t *value)
@@ -81,6 +92,7 @@ static void who_unchecked(struct gw *gw, const char *token, struct audit_princip
 			    : k				     ? k->id
 							     : "",
 			    false);
+	who_project(gw, h, p);
 }
 
 static void access_line(struct http_req *r, const char *remote)

@@ -23,6 +23,15 @@ bool api_authorise(struct http_req *r, const struct sess *s, unsigned need);
  * 401/403 unless the token has the rights the route's row says
  * (route_right) on it. */
 struct sess *api_route_session(struct http_req *r);
+/* The project r's credential is held to (a project key's), NULL for any
+ * other credential (core/project_table.h). */
+const char *api_project(struct http_req *r);
+/* Whether r's credential sees template name (the operator's templates and
+ * its project's), answering 404 as for a missing one when not. */
+bool api_template_visible(struct http_req *r, const char *name);
+/* Whether it may change or export it (the operator any, a project's key
+ * its project's), answering 404 or 403 when not. */
+bool api_template_own(struct http_req *r, const char *name);
 /* For a route without a session: answers 401/403 and returns false
  * unless the token has the rights its row says. */
 bool api_authorise_route(struct http_req *r);
@@ -194,8 +203,16 @@ void api_keys(struct http_req *r);
  * ("" when none). Pure. Returns 0, or -EINVAL with *e filled (400). */
 int api_keys_parse(const char *body, size_t len, char *name, size_t name_size, struct api_error *e);
 
-/* api_usage.c: GET /v1/usage (operator). */
+/* api_projects.c: GET|POST /v1/projects, GET|PATCH|DELETE
+ * /v1/projects/{name} (docs/api.md "Projects"). */
+void api_projects(struct http_req *r);
+
+/* api_usage.c: GET /v1/usage (the operator: every project's, or one; a
+ * project's key: its own). */
 void api_usage(struct http_req *r);
+/* The entries of sessions (GET /v1/usage's) summed by project: [{"project"
+ * (null: the operator's), "sessions", "usage": {field: sum}}]. Pure. */
+json_t *api_usage_by_project(const json_t *sessions);
 /* The rows of GET /v1/usage's CSV: a header, then one line per entry of
  * sessions (the JSON answer's array). Pure. NULL when out of memory. */
 char *api_usage_csv(const json_t *sessions);

@@ -1,10 +1,11 @@
-/* gateway/api/api_keys.c: the routes of the operator's API keys
- * (core/key_table.h): GET /v1/keys lists them (never a secret or a hash),
- * POST /v1/keys {"name"?} makes one and shows its secret this once, DELETE
- * /v1/keys/{id} revokes it (live sockets it opened close within a second,
- * as for revoked tokens). Only the operator key itself manages keys: a key
- * made here may do everything else the operator key does. Every change is
- * on disk before it is answered. */
+/* gateway/api/api_keys.c: the routes of API keys (core/key_table.h): GET
+ * /v1/keys lists them all (never a secret or a hash), POST /v1/keys
+ * {"name"?} makes an admin key and shows its secret this once, GET and POST
+ * /v1/projects/{name}/keys do the same for a project's keys, DELETE
+ * /v1/keys/{id} revokes any (live sockets it opened close within a second,
+ * as for revoked tokens). Only the operator key itself manages keys: an
+ * admin key may do everything else the operator key does, a project's key
+ * what its project may. Every change is on disk before it is answered. */
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/api/api_audit.h"
@@ -16,6 +17,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* The operator key itself, or an answer (401 or 403) and false. */
 static bool operator_only(struct http_req *r)
@@ -32,16 +36,19 @@ static bool operator_only(struct http_req *r)
 	return false;
 }
 
-static void list_keys(struct http_req *r)
+/* project: the keys of that project alone (NULL: every key). */
+static void list_keys(struct http_req *r, const char *project)
 {
 	json_t *a = json_array();
 
 	for (int i = 0; a && i < r->gw->api_keys.n; i++)
-		json_array_append_new(a, api_key_json(&r->gw->api_keys.k[i]));
+		if (!project || !strcmp(r->gw->api_keys.k[i].project, project))
+			json_array_append_new(a, api_key_json(&r->gw->api_keys.k[i]));
 	http_reply_json(r, 200, json_pack("{s:o}", "keys", a ? a : json_array()));
 }
 
-static void make_key(struct http_req *r)
+/* project: a key of that project ("" an admin key). */
+static void make_key(struct http_req *r, const char *project)
 {
 	char name[API_KEY_NAME_MAX + 1], secret[API_KEY_SECRET_LEN + 1], err[PATH_MAX + 64];
 	const struct api_key *k;
@@ -52,10 +59,11 @@ static void make_key(struct http_req *r)
 		http_reply_api_error(r, &e);
 		return;
 	}
-	if (!(k = api_keys_add(&r->gw->api_keys, name, fs_unix_ms(), secret))) {
+	if (!(k = api_keys_add(&r->gw->api_keys, name, project, fs_unix_ms(), secret))) {
 		if (errno == ENOSPC)
 			http_reply_error(r, 409, "too_many_keys",
-					 "there are 64 API keys already: revoke one first");
+					 "there are " STR(API_KEYS_MAX) " API keys already: revoke "
+									"one first");
 		else
 			http_reply_error(r, 500, "internal", "no randomness for a key");
 		return;
@@ -69,8 +77,9 @@ static void make_key(struct http_req *r)
 	log_info("api keys", "%s made (%s)", k->id, k->name[0] ? k->name : "no name");
 	j = api_key_json(k);
 	api_audit_set(r, "key",
-		      json_pack("{s:s, s:s, s:s%}", "id", k->id, "name", k->name, "token_id",
-				k->hash, (size_t)AUDIT_TOKEN_ID_LEN));
+		      json_pack("{s:s, s:s, s:s%, s:s*}", "id", k->id, "name", k->name, "token_id",
+				k->hash, (size_t)AUDIT_TOKEN_ID_LEN, "project",
+				k->project[0] ? k->project : NULL));
 	json_object_set_new(j, "key", json_string(secret));
 	http_reply_json(r, 201, j);
 }
@@ -105,12 +114,21 @@ static void revoke_key(struct http_req *r)
 
 void api_keys(struct http_req *r)
 {
+	const char *project = NULL;
+
 	if (!operator_only(r))
 		return;
+	if (r->route.kind == R_PROJECT_KEYS) {
+		if (!projects_find(&r->gw->projects, r->route.id)) {
+			http_reply_error(r, 404, "unknown_project", "no such project");
+			return;
+		}
+		project = r->route.id;
+	}
 	if (r->route.kind == R_KEY_DELETE)
 		revoke_key(r);
 	else if (r->method == M_POST)
-		make_key(r);
+		make_key(r, project ? project : "");
 	else
-		list_keys(r);
+		list_keys(r, project);
 }

@@ -13,13 +13,75 @@
 #include "gateway/core/metrics.h"
 #include "gateway/core/metrics_proc.h"
 #include "gateway/session/session.h"
+#include "gateway/session/session_quota.h"
 #include "gateway/session/session_usage.h"
 #include "gateway/stream/stream_hub.h"
 #include "vmm-qemu/jail.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+/* The series of each project (per_session scrapes alone: they name the
+ * tenants): its sessions, the vCPUs and memory its guests hold, the CPU
+ * time of its live guests' QEMUs, and its quotas. 0, or -ENOMEM. */
+static int render_projects(struct gw *gw, struct bytebuf *out)
+{
+	static const struct {
+		const char *name, *help;
+	} fam[] = {
+		{ "vitrine_project_sessions", "Sessions of the project, in every state." },
+		{ "vitrine_project_vcpus", "vCPUs its guests hold (running or paused in memory)." },
+		{ "vitrine_project_memory_bytes", "Guest memory its guests hold." },
+		{ "vitrine_project_qemu_cpu_seconds", "CPU time of its live guests' QEMUs." },
+	};
+	long hz = sysconf(_SC_CLK_TCK);
+	int rc = 0;
+
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]) && !rc; f++) {
+		rc = bytebuf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", fam[f].name,
+				    fam[f].help, fam[f].name);
+		for (int i = 0; i < gw->projects.n && !rc; i++) {
+			const char *p = gw->projects.p[i].name;
+			struct project_tally t;
+			double cpu = 0;
+
+			sess_project_tally(gw, p, false, &t);
+			if (f == 3)
+				for (struct sess *s = sess_first(gw); s; s = sess_next(s))
+					if (!strcmp(sess_project(s), p)) {
+						struct usage_totals u;
+
+						sess_usage_totals(s, hz, &u);
+						cpu += u.qemu_cpu_seconds;
+					}
+			rc = f == 3 ? bytebuf_printf(out, "%s{project=\"%s\"} %.3f\n", fam[f].name,
+						     p, cpu)
+				    : bytebuf_printf(out, "%s{project=\"%s\"} %lld\n", fam[f].name,
+						     p,
+						     (long long)(f == 0	  ? t.sessions
+								 : f == 1 ? t.vcpus
+									  : t.memory_mib << 20));
+		}
+	}
+	if (!rc)
+		rc = bytebuf_printf(out, "# HELP vitrine_project_quota A project's quota (absent: "
+					 "none).\n# TYPE vitrine_project_quota gauge\n");
+	for (int i = 0; i < gw->projects.n && !rc; i++)
+		for (int k = 0; k < QUOTA_N && !rc; k++) {
+			int64_t v = project_quota_get(&gw->projects.p[i].quota, k);
+
+			if (v != PROJECT_NO_LIMIT)
+				rc = bytebuf_printf(
+					out,
+					"vitrine_project_quota{project=\"%s\",quota=\"%s\"} "
+					"%lld\n",
+					gw->projects.p[i].name, project_quota_names[k],
+					(long long)v);
+		}
+	return rc;
+}
 
 /* The scrape; the per-session series (which name each session) only
  * when per_session. */
@@ -73,7 +135,7 @@ static void scrape(struct http_req *r, bool per_session)
 	work_queue_stats(r->gw->bulk_work, &now.queues[METRICS_QUEUE_BULK]);
 	work_queue_stats(r->gw->net_work, &now.queues[METRICS_QUEUE_NET]);
 	metrics_proc_sync(list, n);
-	if (metrics_render(&now, &out) < 0) {
+	if (metrics_render(&now, &out) < 0 || (per_session && render_projects(r->gw, &out) < 0)) {
 		bytebuf_free(&out);
 		http_reply_error(r, 500, "internal", "out of memory");
 		return;

@@ -47,7 +47,7 @@ void api_recipe_create(struct http_req *r, const char *name, json_t *recipe)
 	struct vmm_template t;
 	char err[1024];
 	json_t *j;
-	int rc = recipe_build_start(r->gw, name, recipe, &e);
+	int rc = recipe_build_start(r->gw, name, recipe, api_project(r), &e);
 
 	if (rc < 0) {
 		http_reply_api_error(r, &e);

@@ -175,7 +175,7 @@ void api_template_export(struct http_req *r)
 	struct move_op *op;
 	json_t *build;
 
-	if (!api_authorise_route(r))
+	if (!api_authorise_route(r) || !api_template_own(r, r->route.id))
 		return;
 	build = template_build_json(r->gw, r->route.id);
 	if (build && !strcmp(json_string_value(json_object_get(build, "status")), "building")) {

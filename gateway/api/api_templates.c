@@ -5,6 +5,7 @@
 #include "gateway/api/api_recipe.h"
 #include "gateway/api/bodies.h"
 #include "gateway/session/session.h"
+#include "gateway/session/session_quota.h"
 #include "gateway/template/recipe_build.h"
 #include "gateway/template/template_build.h"
 #include "vmm-qemu/snapshot.h"
@@ -15,32 +16,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The disk space t's own files take (blocks allocated: its RAM file has
- * holes where the guest's memory was zero). A handful of stat calls. */
-static long long template_bytes(const struct vmm_template *t)
-{
-	static const char *const files[] = { "ram",	  "state",	"disk.qcow2",
-					     "page.html", "screen.ppm", "template.json" };
-	long long sum = 0;
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char path[PATH_MAX + 16];
-		struct stat st;
-
-		snprintf(path, sizeof(path), "%s/%s", t->dir, files[i]);
-		if (stat(path, &st) == 0)
-			sum += (long long)st.st_blocks * 512;
-	}
-	return sum;
-}
-
 /* What t and the templates under its disk take: its own bytes and those
  * of each template its disk's backing chain goes through (the image's
  * rootfs not counted). A broken chain counts as far as it goes. */
 static long long chain_bytes(const struct vmm_template *t)
 {
 	struct vmm_template cur = *t;
-	long long sum = template_bytes(t);
+	long long sum = vmm_template_bytes(t->dir);
 
 	for (int i = 0; i < 64 && cur.backing[0]; i++) {
 		char name[sizeof(cur.backing)], err[256];
@@ -50,7 +32,7 @@ static long long chain_bytes(const struct vmm_template *t)
 		rc = vmm_template_load(name, &cur, err, sizeof(err));
 		if (rc < 0 && rc != -ESTALE)
 			break;
-		sum += template_bytes(&cur);
+		sum += vmm_template_bytes(cur.dir);
 	}
 	return sum;
 }
@@ -69,7 +51,7 @@ json_t *api_template_json(const char *name, const struct vmm_template *t, const 
 			  (json_int_t)t->created_at, "parent", t->parent[0] ? t->parent : NULL,
 			  "backing", t->backing[0] ? t->backing : NULL, "depth", t->depth,
 			  "from_session", t->from_session[0] ? t->from_session : NULL, "size_bytes",
-			  (json_int_t)template_bytes(t));
+			  (json_int_t)vmm_template_bytes(t->dir));
 
 	if (j)
 		json_object_set_new(j, "chain_bytes", json_integer(chain_bytes(t)));
@@ -111,8 +93,73 @@ bool api_template_user(struct gw *gw, const char *name, char *who, size_t len)
 	return found || template_build_uses(gw, name, who, len);
 }
 
+/* Whether a template called name is there, or being built. */
+static bool template_exists(struct gw *gw, const char *name)
+{
+	char path[PATH_MAX];
+	json_t *build = template_build_json(gw, name);
+	struct stat st;
+
+	if (!build)
+		build = recipe_build_json(gw, name);
+	json_decref(build);
+	snprintf(path, sizeof(path), "%s/%s/template.json", vmm_templates_dir(), name);
+	return build || stat(path, &st) == 0;
+}
+
+bool api_template_visible(struct http_req *r, const char *name)
+{
+	if (project_sees_template(&r->gw->projects, api_project(r), name))
+		return true;
+	http_reply_error(r, 404, "unknown_template", "no such template");
+	return false;
+}
+
+bool api_template_own(struct http_req *r, const char *name)
+{
+	const char *own = api_project(r);
+	const struct project *owner;
+	char msg[160];
+
+	if (!own)
+		return true;
+	owner = project_of_template(&r->gw->projects, name);
+	if (owner && !strcmp(owner->name, own))
+		return true;
+	if (!api_template_visible(r, name))
+		return false;
+	if (!template_exists(r->gw, name)) {
+		http_reply_error(r, 404, "unknown_template", "no such template");
+		return false;
+	}
+	snprintf(msg, sizeof(msg),
+		 "a project's key changes its own templates alone, named %.32s_...: this one is "
+		 "the operator's",
+		 own);
+	http_reply_error(r, 403, "forbidden", msg);
+	return false;
+}
+
+/* Whether r's credential may make a template called name: a project's
+ * templates are named "PROJECT_..." (400 otherwise). */
+static bool name_allowed(struct http_req *r, const char *name)
+{
+	const char *own = api_project(r);
+	const struct project *owner = project_of_template(&r->gw->projects, name);
+	char msg[160];
+
+	if (!own || (owner && !strcmp(owner->name, own)))
+		return true;
+	snprintf(msg, sizeof(msg), "a project's templates are named %.32s_... (its name, '_')",
+		 own);
+	http_reply_error(r, 400, "invalid_argument", msg);
+	return false;
+}
+
 void api_list_templates(struct http_req *r)
 {
+	const char *own;
+
 	json_t *arr = json_array();
 	DIR *d;
 	struct dirent *e;
@@ -121,13 +168,16 @@ void api_list_templates(struct http_req *r)
 		json_decref(arr);
 		return;
 	}
+	own = api_project(r);
 	d = opendir(vmm_templates_dir());
 	while (d && (e = readdir(d))) {
 		struct vmm_template t;
 		char err[512];
 
-		int rc = e->d_name[0] == '.' ? -ENOENT
-					     : vmm_template_load(e->d_name, &t, err, sizeof(err));
+		int rc = e->d_name[0] == '.' ||
+					 !project_sees_template(&r->gw->projects, own, e->d_name)
+				 ? -ENOENT
+				 : vmm_template_load(e->d_name, &t, err, sizeof(err));
 
 		if (rc == 0 || rc == -ESTALE)
 			json_array_append_new(arr,
@@ -137,6 +187,16 @@ void api_list_templates(struct http_req *r)
 		closedir(d);
 	template_build_list(r->gw, arr);
 	recipe_build_list(r->gw, arr);
+	if (own) { /* the builds of others' templates out */
+		size_t i = json_array_size(arr);
+
+		while (i-- > 0)
+			if (!project_sees_template(&r->gw->projects, own,
+						   json_string_value(
+							   json_object_get(json_array_get(arr, i),
+									   "name"))))
+				json_array_remove(arr, i);
+	}
 	http_reply_json(r, 200, json_pack("{s:o}", "templates", arr));
 }
 
@@ -148,7 +208,7 @@ void api_get_template(struct http_req *r)
 
 	json_t *build;
 
-	if (!api_authorise_route(r))
+	if (!api_authorise_route(r) || !api_template_visible(r, r->route.id))
 		return;
 	build = template_build_json(r->gw, r->route.id);
 	if (!build)
@@ -173,7 +233,7 @@ void api_delete_template(struct http_req *r)
 
 	json_t *build;
 
-	if (!api_authorise_route(r))
+	if (!api_authorise_route(r) || !api_template_own(r, r->route.id))
 		return;
 	if (api_template_user(r->gw, r->route.id, err, sizeof(err))) {
 		http_reply_error(r, 409, "template_in_use", err);
@@ -202,6 +262,19 @@ void api_delete_template(struct http_req *r)
 		http_reply_json(r, 200, json_pack("{s:s, s:b}", "name", r->route.id, "deleted", 1));
 }
 
+/* A build writes a template: refused (429) when r's project is at its disk
+ * quota. (A save from a session is held to it by sess_save_template.) */
+static bool quota_allows(struct http_req *r)
+{
+	struct quota_ask ask = { .disk = true };
+	struct api_error e;
+
+	if (sess_check_quota(r->gw, api_project(r), &ask, &e) == 0)
+		return true;
+	http_reply_api_error(r, &e);
+	return false;
+}
+
 /* POST /v1/templates {"name", "from_session"}: 202 once the session's
  * save has started (it is busy "saving" meanwhile); the template is
  * "building" until it is made. */
@@ -211,6 +284,8 @@ static void create_from_session(struct http_req *r, const char *name, const char
 	struct api_error e;
 	json_t *j;
 
+	if (s && !sess_in_project(s, api_project(r)))
+		s = NULL; /* another project's: as if there were none */
 	if (!s) {
 		http_reply_error(r, 404, "not_found", "no such session");
 		return;
@@ -235,6 +310,10 @@ void api_create_template(struct http_req *r)
 	if (!api_authorise_route(r))
 		return;
 	rc = api_recipe_body_parse(r->body, r->body_len, name, sizeof(name), &recipe, &e);
+	if (rc > 0 && (!name_allowed(r, name) || !quota_allows(r))) {
+		json_decref(recipe);
+		return;
+	}
 	if (rc != 0) {
 		if (rc > 0)
 			api_recipe_create(r, name, recipe);
@@ -244,6 +323,8 @@ void api_create_template(struct http_req *r)
 		return;
 	}
 	rc = api_template_save_parse(r->body, r->body_len, name, sizeof(name), id, sizeof(id), &e);
+	if (rc > 0 && !name_allowed(r, name))
+		return;
 	if (rc != 0) {
 		if (rc > 0)
 			create_from_session(r, name, id);
@@ -254,6 +335,10 @@ void api_create_template(struct http_req *r)
 	if (template_request_parse(r->body ? r->body : "", r->body_len, name, sizeof(name), &req,
 				   &e) < 0) {
 		http_reply_api_error(r, &e);
+		return;
+	}
+	if (!name_allowed(r, name) || !quota_allows(r)) {
+		session_request_free(&req);
 		return;
 	}
 	if (template_build_start(r->gw, name, &req, &e) < 0) {

@@ -118,6 +118,9 @@ static void mint(struct http_req *r, struct sess *s)
 
 	if (mint_args(r, &rights, &ttl_s) < 0)
 		return;
+	/* No more than the minter holds (a project's key may lack "root"). */
+	if (!api_authorise(r, s, rights))
+		return;
 	if (!(g = sess_grant_add(s, rights, ttl_s, token, &e))) {
 		http_reply_api_error(r, &e);
 		return;

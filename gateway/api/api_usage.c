@@ -67,9 +67,64 @@ char *api_usage_csv(const json_t *sessions)
 	return b.data;
 }
 
+/* Drops the entries of list that are not project's (NULL: keeps all). */
+static void only_project(json_t *list, const char *project)
+{
+	size_t i = json_array_size(list);
+
+	while (project && i-- > 0) {
+		const char *p = json_string_value(
+			json_object_get(json_array_get(list, i), "project"));
+
+		if (strcmp(p ? p : "", project))
+			json_array_remove(list, i);
+	}
+}
+
+json_t *api_usage_by_project(const json_t *list)
+{
+	json_t *groups = json_object(), *out = json_array(), *e, *g;
+	const char *name;
+	size_t i;
+
+	json_array_foreach(list, i, e)
+	{
+		const char *p = json_string_value(json_object_get(e, "project"));
+		const json_t *u = json_object_get(e, "usage");
+
+		if (!(g = json_object_get(groups, p ? p : ""))) {
+			g = json_pack("{s:s?, s:i, s:{}}", "project", p, "sessions", 0, "usage");
+			json_object_set_new(groups, p ? p : "", g);
+		}
+		if (!g)
+			continue;
+		json_object_set_new(g, "sessions",
+				    json_integer(
+					    json_integer_value(json_object_get(g, "sessions")) +
+					    1));
+		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+			const json_t *v = json_object_get(u, fields[f]);
+			json_t *sum = json_object_get(json_object_get(g, "usage"), fields[f]);
+
+			if (json_is_integer(v))
+				json_object_set_new(json_object_get(g, "usage"), fields[f],
+						    json_integer(json_integer_value(v) +
+								 json_integer_value(sum)));
+			else if (json_is_real(v))
+				json_object_set_new(json_object_get(g, "usage"), fields[f],
+						    json_real(json_real_value(v) +
+							      json_number_value(sum)));
+		}
+	}
+	json_object_foreach(groups, name, g) json_array_append(out, g);
+	json_decref(groups);
+	return out;
+}
+
 void api_usage(struct http_req *r)
 {
-	char accept[128] = "";
+	char accept[128] = "", only[PROJECT_NAME_MAX + 2];
+	const char *project;
 	int from_s, to_s;
 	json_t *list;
 
@@ -93,6 +148,12 @@ void api_usage(struct http_req *r)
 			json_array_append(list, e);
 		json_decref(e);
 	}
+	/* a project's key sees its own; the operator may ask for one
+	 * (?project=, "" for its own sessions) */
+	project = api_project(r);
+	if (!project && http_query(r, "project=", only, sizeof(only)))
+		project = only;
+	only_project(list, project);
 	lws_hdr_copy(r->wsi, accept, sizeof(accept), WSI_TOKEN_HTTP_ACCEPT);
 	if (strstr(accept, "text/csv")) {
 		char *csv = api_usage_csv(list);
@@ -106,5 +167,7 @@ void api_usage(struct http_req *r)
 		free(csv);
 		return;
 	}
-	http_reply_json(r, 200, json_pack("{s:o}", "sessions", list));
+	http_reply_json(r, 200,
+			json_pack("{s:o, s:o}", "projects", api_usage_by_project(list), "sessions",
+				  list));
 }

@@ -172,7 +172,7 @@ static enum route_method method_of(struct lws *wsi, char *path, size_t len)
 	} methods[] = {
 		{ WSI_TOKEN_GET_URI, M_GET },	    { WSI_TOKEN_POST_URI, M_POST },
 		{ WSI_TOKEN_DELETE_URI, M_DELETE }, { WSI_TOKEN_PUT_URI, M_PUT },
-		{ WSI_TOKEN_PATCH_URI, M_OTHER },   { WSI_TOKEN_OPTIONS_URI, M_OTHER },
+		{ WSI_TOKEN_PATCH_URI, M_PATCH },   { WSI_TOKEN_OPTIONS_URI, M_OTHER },
 	};
 
 	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
@@ -297,7 +297,7 @@ bool http_begin(struct http_req *r, struct lws *wsi, const char *path_in,
 		r->close_after = true;
 	}
 	/* HTTP/1.1: with neither a length nor chunks there is no body */
-	return (r->method != M_POST && r->method != M_PUT) ||
+	return (r->method != M_POST && r->method != M_PUT && r->method != M_PATCH) ||
 	       (!r->chunked && lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0);
 }
 

@@ -17,7 +17,7 @@
  * random characters (gateway/core/gw.h, sess_alloc). */
 #define ROUTE_SESSION_ID_MAX 36
 
-enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
+enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_PATCH, M_OTHER };
 
 /* Every kind of request, with its name (a metrics label, the access log's
  * "route"). What each one is, its row, is in gateway/api/route_table.c;
@@ -74,6 +74,9 @@ enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
 	X(R_TEMPLATE_EXPORT, "template_export")                                                    \
 	X(R_TEMPLATE_IMPORT, "template_import")                                                    \
 	X(R_TEMPLATES_GC, "templates_gc")                                                          \
+	X(R_PROJECTS, "projects")                                                                  \
+	X(R_PROJECT, "project")                                                                    \
+	X(R_PROJECT_KEYS, "project_keys")                                                          \
 	X(R_DOOR, "door")
 
 enum route_kind {
@@ -97,6 +100,7 @@ struct route {
 #define ROUTE_POST (1u << M_POST)
 #define ROUTE_DELETE (1u << M_DELETE)
 #define ROUTE_PUT (1u << M_PUT)
+#define ROUTE_PATCH (1u << M_PATCH)
 
 /* A row's right, besides the AUTH_R_* bits (gateway/core/auth.h) a token
  * must hold: answered to anyone, without a token; the operator key itself

@@ -41,6 +41,7 @@ int cmd_screenshot(int argc, char **argv);
 int cmd_act(int argc, char **argv);
 /* cmd_key.c: `vitrine key create|ls|rm`, the operator's API keys. */
 int cmd_key(int argc, char **argv);
+int cmd_project(int argc, char **argv);
 
 /* Parses a whole decimal int in [min, max]; prints a CLI error naming opt
  * and returns -1 when s is not one. */

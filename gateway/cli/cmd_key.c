@@ -1,5 +1,6 @@
-/* gateway/cli/cmd_key.c: `vitrine key create|ls|rm`: the operator's API
- * keys (POST, GET /v1/keys, DELETE /v1/keys/ID; core/key_table.h), for E2B's
+/* gateway/cli/cmd_key.c: `vitrine key create|ls|rm`: API keys (POST, GET
+ * /v1/keys, or /v1/projects/NAME/keys with --project; DELETE /v1/keys/ID;
+ * core/key_table.h), for E2B's
  * SDKs (E2B_API_KEY: they want `e2b_` + hex) and for a key per agent or
  * pipeline that can be revoked alone. Asks the gateway with the operator
  * key; create prints the new key alone on stdout, so that
@@ -22,6 +23,15 @@ static const char *field(json_t *o, const char *k)
 	return s ? s : "";
 }
 
+/* /v1/keys, or a project's /v1/projects/NAME/keys. */
+static void keys_path(const struct key_config *cfg, char *path, size_t len)
+{
+	if (cfg->project)
+		snprintf(path, len, "/v1/projects/%.40s/keys", cfg->project);
+	else
+		snprintf(path, len, "/v1/keys");
+}
+
 int cmd_key(int argc, char **argv)
 {
 	struct key_config cfg;
@@ -42,8 +52,9 @@ int cmd_key(int argc, char **argv)
 		char *text = json_dumps(body, JSON_COMPACT);
 
 		json_decref(body);
-		rc = cli_client_request(&cfg.cl, "POST", "/v1/keys", text, strlen(text),
-					KEY_TIMEOUT_S, &r);
+		keys_path(&cfg, path, sizeof(path));
+		rc = cli_client_request(&cfg.cl, "POST", path, text, strlen(text), KEY_TIMEOUT_S,
+					&r);
 		free(text);
 		if (rc)
 			return rc;
@@ -58,13 +69,14 @@ int cmd_key(int argc, char **argv)
 			return rc;
 		printf("revoked %s\n", cfg.id);
 	} else {
-		if ((rc = cli_client_request(&cfg.cl, "GET", "/v1/keys", NULL, 0, KEY_TIMEOUT_S,
-					     &r)))
+		keys_path(&cfg, path, sizeof(path));
+		if ((rc = cli_client_request(&cfg.cl, "GET", path, NULL, 0, KEY_TIMEOUT_S, &r)))
 			return rc;
 		if (cfg.json) {
 			cli_print_json(r.json);
 		} else {
-			printf("%-13s %-9s %-20s %s\n", "ID", "PREFIX", "CREATED (UTC)", "NAME");
+			printf("%-13s %-9s %-20s %-16s %s\n", "ID", "PREFIX", "CREATED (UTC)",
+			       "PROJECT", "NAME");
 			json_array_foreach(json_object_get(r.json, "keys"), i, k)
 			{
 				time_t t = (time_t)(json_integer_value(
@@ -75,8 +87,10 @@ int cmd_key(int argc, char **argv)
 
 				if (gmtime_r(&t, &tm))
 					strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-				printf("%-13s %-9s %-20s %s\n", field(k, "id"), field(k, "prefix"),
-				       when, field(k, "name"));
+				printf("%-13s %-9s %-20s %-16s %s\n", field(k, "id"),
+				       field(k, "prefix"), when,
+				       field(k, "project")[0] ? field(k, "project") : "(admin)",
+				       field(k, "name"));
 			}
 		}
 	}

@@ -7,6 +7,8 @@
  * before they had tables. */
 #include "gateway/cli/cmd_opts.h"
 
+#include "gateway/core/project_table.h"
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -537,6 +539,8 @@ int cli_act_parse(struct act_config *c, int argc, char *const *argv, char *err, 
 #define CONF struct key_config
 static const struct opt key_rows[] = {
 	{ "name", 0, "NAME", "create: the key's name, for people (ls shows it)", STR(name) },
+	{ "project", 0, "NAME", "create, ls: a key of that project (vitrine project)",
+	  STR(project) },
 	{ "json", 0, NULL, "ls: print the gateway's answer as JSON", FLAG(json) },
 	CLIENT_ROWS,
 	HELP_ROW,
@@ -545,11 +549,12 @@ static const struct opt key_rows[] = {
 
 const struct cli_cmd cli_key_cmd = {
 	"vitrine key",
-	"usage: vitrine key create [--name NAME]\n"
-	"       vitrine key ls [--json]\n"
+	"usage: vitrine key create [--name NAME] [--project NAME]\n"
+	"       vitrine key ls [--project NAME] [--json]\n"
 	"       vitrine key rm ID\n"
-	"API keys with the operator key's rights (but managing keys), shaped e2b_ + hex\n"
-	"as E2B's SDKs want them; create prints the key once, on stdout.\n",
+	"API keys, shaped e2b_ + hex as E2B's SDKs want them: an admin key has the\n"
+	"operator key's rights (but managing keys), a project's key its project's;\n"
+	"create prints the key once, on stdout.\n",
 	key_rows,
 	N_ROWS(key_rows),
 	NULL,
@@ -584,6 +589,15 @@ int cli_key_parse(struct key_config *c, int argc, char *const *argv, char *err, 
 	if (c->json && c->sub != CLI_KEY_LS)
 		return say(OPT_BAD_LINE, err, errlen,
 			   "vitrine key %s: --json goes with key ls only", sub);
+	if (c->project && c->sub == CLI_KEY_RM)
+		return say(
+			OPT_BAD_LINE, err, errlen,
+			"vitrine key rm: --project goes with create and ls (rm takes any key's id)");
+	if (c->project && !project_name_ok(c->project))
+		return say(OPT_BAD_LINE, err, errlen,
+			   "vitrine key %s: --project: not a project's name ([a-z0-9-], from a "
+			   "letter)",
+			   sub);
 	want = c->sub == CLI_KEY_RM ? 1 : 0;
 	if (args.n - 1 < want)
 		return say(OPT_BAD_LINE, err, errlen, "vitrine key %s: a key id is required", sub);
@@ -592,6 +606,143 @@ int cli_key_parse(struct key_config *c, int argc, char *const *argv, char *err, 
 			   sub, args.v[1 + want]);
 	c->id = want ? args.v[1] : NULL;
 	return OPT_OK;
+}
+
+/* ---- vitrine project ---- */
+
+#define CONF struct project_config
+static const struct opt project_rows[] = {
+	{ "sessions", 0, "N|none", "create, set: its sessions at most", STR(quota[0]) },
+	{ "vcpus", 0, "N|none", "create, set: vCPUs its running guests hold at most",
+	  STR(quota[1]) },
+	{ "memory-mib", 0, "N|none", "create, set: memory its running guests hold at most",
+	  STR(quota[2]) },
+	{ "disk-gib", 0, "N|none", "create, set: disk its sessions and templates take at most",
+	  STR(quota[3]) },
+	{ "allow-root", 0, NULL, "create, set: its keys may run commands as root",
+	  FLAG(allow_root) },
+	{ "deny-root", 0, NULL, "set: its keys may not run commands as root", FLAG(deny_root) },
+	{ "json", 0, NULL, "ls, show: print the gateway's answer as JSON", FLAG(json) },
+	CLIENT_ROWS,
+	HELP_ROW,
+};
+#undef CONF
+
+const struct cli_cmd cli_project_cmd = {
+	"vitrine project",
+	"usage: vitrine project create NAME [--sessions N] [--vcpus N] [--memory-mib N]\n"
+	"                              [--disk-gib N] [--allow-root]\n"
+	"       vitrine project ls [--json]\n"
+	"       vitrine project show NAME [--json]\n"
+	"       vitrine project set NAME [--sessions N|none] [--vcpus N|none] ...\n"
+	"                                [--allow-root|--deny-root]\n"
+	"       vitrine project rm NAME\n"
+	"Projects (tenants): their keys (vitrine key create --project NAME) see their\n"
+	"own sessions and templates alone, held to the project's quotas.\n",
+	project_rows,
+	N_ROWS(project_rows),
+	NULL,
+};
+
+int cli_project_parse(struct project_config *c, int argc, char *const *argv, char *err,
+		      size_t errlen)
+{
+	static const char *const subs[] = { [CLI_PROJECT_CREATE] = "create",
+					    [CLI_PROJECT_LS] = "ls",
+					    [CLI_PROJECT_SHOW] = "show",
+					    [CLI_PROJECT_SET] = "set",
+					    [CLI_PROJECT_RM] = "rm" };
+	const char *sub = argc > 1 ? argv[1] : "";
+	bool quota = false;
+	struct opt_args args;
+	int rc, i = 0;
+
+	*c = (struct project_config){ .cl.cmd = cli_project_cmd.name };
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help"))
+		return OPT_HELP;
+	if (!*sub)
+		return say(OPT_BAD_LINE, err, errlen, "vitrine project: a subcommand is required");
+	while (i <= CLI_PROJECT_RM && strcmp(sub, subs[i]))
+		i++;
+	if (i > CLI_PROJECT_RM)
+		return say(OPT_BAD_LINE, err, errlen, "vitrine project: unknown subcommand '%s'",
+			   sub);
+	c->sub = (enum cli_project_sub)i;
+	if ((rc = parse_rows(&cli_project_cmd, c, argc, argv, &args, err, errlen)) != OPT_OK)
+		return rc;
+	for (int q = 0; q < 4; q++)
+		quota = quota || c->quota[q];
+	if ((quota || c->allow_root) && c->sub != CLI_PROJECT_CREATE && c->sub != CLI_PROJECT_SET)
+		return say(OPT_BAD_LINE, err, errlen,
+			   "vitrine project %s: quotas and --allow-root go with create and set",
+			   sub);
+	if (c->deny_root && (c->sub != CLI_PROJECT_SET || c->allow_root))
+		return say(OPT_BAD_LINE, err, errlen,
+			   "vitrine project %s: --deny-root goes with set, without --allow-root",
+			   sub);
+	if (c->json && c->sub != CLI_PROJECT_LS && c->sub != CLI_PROJECT_SHOW)
+		return say(OPT_BAD_LINE, err, errlen,
+			   "vitrine project %s: --json goes with ls and show", sub);
+	if (c->sub == CLI_PROJECT_SET && !quota && !c->allow_root && !c->deny_root)
+		return say(OPT_BAD_LINE, err, errlen,
+			   "vitrine project set: say what changes (a quota, --allow-root or "
+			   "--deny-root)");
+	if (c->sub == CLI_PROJECT_LS ? args.n > 1 : args.n != 2)
+		return say(OPT_BAD_LINE, err, errlen, "vitrine project %s: %s", sub,
+			   c->sub == CLI_PROJECT_LS ? "takes no argument"
+			   : args.n < 2		    ? "a project name is required"
+						    : "one project name only");
+	c->name = c->sub == CLI_PROJECT_LS ? NULL : args.v[1];
+	if (c->name && !project_name_ok(c->name))
+		return say(OPT_BAD_LINE, err, errlen,
+			   "vitrine project %s: '%s' is not a project's name (1..%d of [a-z0-9-], "
+			   "from a letter)",
+			   sub, c->name, PROJECT_NAME_MAX);
+	return OPT_OK;
+}
+
+json_t *cli_project_body(const struct project_config *c, char *err, size_t errlen)
+{
+	static const char *const names[4] = { "sessions", "vcpus", "memory_mib", "disk_gib" };
+	json_t *body = json_object(), *quota = json_object();
+
+	for (int q = 0; body && quota && q < 4; q++) {
+		char *end;
+		long long v;
+
+		if (!c->quota[q])
+			continue;
+		if (!strcmp(c->quota[q], "none")) {
+			json_object_set_new(quota, names[q], json_null());
+			continue;
+		}
+		v = strtoll(c->quota[q], &end, 10);
+		if (!*c->quota[q] || *end || v < 0) {
+			snprintf(err, errlen,
+				 "vitrine project: --%s takes a whole number or \"none\"",
+				 q == 2	  ? "memory-mib"
+				 : q == 3 ? "disk-gib"
+					  : names[q]);
+			json_decref(body);
+			json_decref(quota);
+			return NULL;
+		}
+		json_object_set_new(quota, names[q], json_integer(v));
+	}
+	if (!body || !quota) {
+		json_decref(body);
+		json_decref(quota);
+		snprintf(err, errlen, "vitrine project: out of memory");
+		return NULL;
+	}
+	if (c->sub == CLI_PROJECT_CREATE)
+		json_object_set_new(body, "name", json_string(c->name));
+	if (json_object_size(quota))
+		json_object_set(body, "quota", quota);
+	json_decref(quota);
+	if (c->allow_root || c->deny_root)
+		json_object_set_new(body, "allow_root", json_boolean(c->allow_root));
+	return body;
 }
 
 /* ---- vitrine template save, build, export, import, gc ---- */

@@ -17,6 +17,7 @@
 #include "gateway/cli/cli.h"
 #include "vmm-qemu/spec.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -125,10 +126,34 @@ struct key_config {
 	struct cli_client cl;
 	enum cli_key_sub sub;
 	const char *name, *id; /* create --name; rm's ID */
+	const char *project; /* create, ls --project: a project's keys */
 	bool json; /* ls --json */
 };
 extern const struct cli_cmd cli_key_cmd;
 int cli_key_parse(struct key_config *c, int argc, char *const *argv, char *err, size_t errlen);
+
+/* `vitrine project create|ls|show|set|rm` (cmd_project.c); argv[1] is the
+ * subcommand. A quota's text is a whole number or "none" (no limit). */
+enum cli_project_sub {
+	CLI_PROJECT_CREATE,
+	CLI_PROJECT_LS,
+	CLI_PROJECT_SHOW,
+	CLI_PROJECT_SET,
+	CLI_PROJECT_RM
+};
+struct project_config {
+	struct cli_client cl;
+	enum cli_project_sub sub;
+	const char *name; /* all but ls */
+	const char *quota[4]; /* --sessions, --vcpus, --memory-mib, --disk-gib; NULL: not given */
+	bool allow_root, deny_root, json;
+};
+extern const struct cli_cmd cli_project_cmd;
+int cli_project_parse(struct project_config *c, int argc, char *const *argv, char *err,
+		      size_t errlen);
+/* The body of create (with c->name) or set: {"name"?, "quota"?, "allow_root"?}.
+ * NULL with a reason in err for a quota that is not a number or "none". */
+json_t *cli_project_body(const struct project_config *c, char *err, size_t errlen);
 
 /* `vitrine template save ID NAME` (cmd_template_save.c). */
 struct template_save_config {

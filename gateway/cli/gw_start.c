@@ -457,9 +457,14 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 	/* Before anything in the run base is swept, adopted or started. */
 	if ((gw->run_lock_fd = vmm_run_base_lock(vmm_run_base(NULL), err, errlen)) < 0)
 		goto fail;
-	snprintf(path, sizeof(path), "%s/api-keys.json", state_dir);
+	snprintf(path, sizeof(path), "%s/" REGISTRY_KEYS_FILE, state_dir);
 	if (api_keys_load(&gw->api_keys, path, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "the API keys: %s", why);
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/" REGISTRY_PROJECTS_FILE, state_dir);
+	if (projects_load(&gw->projects, path, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "the projects: %s", why);
 		goto fail;
 	}
 	if (self_path(gw->self_bin, sizeof(gw->self_bin)) < 0) {

@@ -48,6 +48,7 @@ static const struct {
 	{ "screenshot", cmd_screenshot, "save a session's screen to a file" },
 	{ "act", cmd_act, "send one action (click, type, key...) to a session" },
 	{ "key", cmd_key, "make, list and revoke API keys (e2b_ + hex, for E2B's SDKs too)" },
+	{ "project", cmd_project, "make, list, change and remove projects (tenants, quotas)" },
 	{ "shim", vmm_shim_main, "hold a guest's QEMU so that it outlives the gateway (internal)" },
 };
 

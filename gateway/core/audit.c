@@ -71,8 +71,9 @@ char *audit_format(int64_t unix_ms, const char *event, const char *session,
 	json_object_set_new(j, "session", str_or_null(session));
 	if (p && p->kind)
 		json_object_set_new(j, "principal",
-				    json_pack("{s:s, s:s}", "kind", p->kind, "token_id",
-					      p->token_id));
+				    json_pack("{s:s, s:s, s:s*}", "kind", p->kind, "token_id",
+					      p->token_id, "project",
+					      p->project[0] ? p->project : NULL));
 	else
 		json_object_set_new(j, "principal", json_null());
 	json_object_set_new(j, "remote", str_or_null(remote));

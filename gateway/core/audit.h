@@ -9,6 +9,8 @@
 #ifndef VITRINE_GATEWAY_AUDIT_H
 #define VITRINE_GATEWAY_AUDIT_H
 
+#include "gateway/core/project_table.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,6 +26,7 @@ struct gw;
 struct audit_principal {
 	const char *kind; /* static string or NULL */
 	char token_id[AUDIT_TOKEN_ID_LEN + 1]; /* "" with kind NULL */
+	char project[PROJECT_NAME_MAX + 1]; /* a project's key: its project; else "" */
 };
 
 /* The principal of the token whose SHA-256 (hex) is hash ("" or NULL: none),

@@ -68,15 +68,15 @@ void auth_token_hash(const char *token, char out[AUTH_HASH_LEN + 1])
 	sha256_hex(token, strlen(token), out);
 }
 
-static const char *const right_names[] = { "view", "act",   "exec", "root", "egress",
-					   "fork", "share", "vnc",  "admin" };
+static const char *const right_names[] = { "view", "act",   "exec", "root",   "egress",
+					   "fork", "share", "vnc",  "manage", "admin" };
 
 enum auth_scope auth_scope_from_rights(unsigned rights)
 {
-	return rights & AUTH_R_ADMIN  ? AUTH_OPERATOR
-	       : rights & AUTH_R_ACT  ? AUTH_CONTROL
-	       : rights & AUTH_R_VIEW ? AUTH_VIEW
-				      : AUTH_NONE;
+	return rights & (AUTH_R_ADMIN | AUTH_R_MANAGE) ? AUTH_OPERATOR
+	       : rights & AUTH_R_ACT		       ? AUTH_CONTROL
+	       : rights & AUTH_R_VIEW		       ? AUTH_VIEW
+						       : AUTH_NONE;
 }
 
 const char *auth_right_name(unsigned right)

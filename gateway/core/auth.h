@@ -30,19 +30,27 @@ enum auth_right {
 	AUTH_R_FORK = 1u << 5, /* fork the session */
 	AUTH_R_SHARE = 1u << 6, /* mint sharing links (view links need ACT too) */
 	AUTH_R_VNC = 1u << 7, /* open the VNC door */
-	AUTH_R_ADMIN = 1u << 8, /* the operator's alone: create, list, delete, tokens, templates */
+	AUTH_R_MANAGE = 1u << 8, /* create, list and delete sessions, their tokens, templates,
+				  * usage: a project key's within its project, the operator's
+				  * everywhere */
+	AUTH_R_ADMIN = 1u << 9, /* the operator's alone: projects, keys, metrics, template import
+				 * and gc, every project */
 };
 #define AUTH_RIGHTS_VIEW ((unsigned)AUTH_R_VIEW)
 #define AUTH_RIGHTS_CONTROL ((unsigned)(AUTH_R_VIEW | AUTH_R_ACT | AUTH_R_EXEC))
-#define AUTH_RIGHTS_MINTABLE (AUTH_RIGHTS_OPERATOR & ~(unsigned)AUTH_R_ADMIN)
+#define AUTH_RIGHTS_MINTABLE (AUTH_RIGHTS_OPERATOR & ~(unsigned)(AUTH_R_ADMIN | AUTH_R_MANAGE))
 #define AUTH_RIGHTS_OPERATOR ((unsigned)(AUTH_R_ADMIN << 1) - 1u)
+/* A project key's (but "root" unless its project allows it). */
+#define AUTH_RIGHTS_PROJECT (AUTH_RIGHTS_OPERATOR & ~(unsigned)AUTH_R_ADMIN)
 
 /* The live view's names for what rights allow there: AUTH_OPERATOR with
- * ADMIN, AUTH_CONTROL with ACT (may take control), AUTH_VIEW with VIEW. */
+ * ADMIN or MANAGE, AUTH_CONTROL with ACT (may take control), AUTH_VIEW
+ * with VIEW. */
 enum auth_scope auth_scope_from_rights(unsigned rights);
 
 /* The scope name of one right ("view", "act", "exec", "root", "egress",
- * "fork", "share", "vnc"; "admin" for AUTH_R_ADMIN), or NULL. */
+ * "fork", "share", "vnc"; "manage" and "admin" for the two no token is
+ * minted with), or NULL. */
 const char *auth_right_name(unsigned right);
 /* The right named name among the mintable ones, or 0. */
 unsigned auth_right_by_name(const char *name);

@@ -41,7 +41,8 @@ struct gw {
 	int port; /* the port actually listened on */
 	char operator_key[128];
 	char operator_hash[AUTH_HASH_LEN + 1]; /* of operator_key, what requests are held to */
-	struct api_keys api_keys; /* `vitrine key create`'s keys: the operator's rights */
+	struct api_keys api_keys; /* `vitrine key create`'s keys: admin's, or a project's */
+	struct projects projects; /* the tenants (core/project_table.h) */
 	char origins[512]; /* WebSocket Origin allowlist, comma-separated */
 	char public_url[256]; /* base of the URLs handed out, e.g. http://127.0.0.1:8080 */
 	struct sess *sessions; /* owned list, linked by sess::next */

@@ -1,7 +1,7 @@
 /* gateway/core/key_table.c: see key_table.h. */
 #include "gateway/core/key_table.h"
 
-#include "common/fsutil.h"
+#include "gateway/core/json_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -64,15 +64,15 @@ static const struct api_key *find_id(const struct api_keys *t, const char *id)
 	return NULL;
 }
 
-const struct api_key *api_keys_add(struct api_keys *t, const char *name, int64_t now_unix_ms,
-				   char *secret)
+const struct api_key *api_keys_add(struct api_keys *t, const char *name, const char *project,
+				   int64_t now_unix_ms, char *secret)
 {
 	static const char hex[] = "0123456789abcdef",
 			  alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 	unsigned char raw[20], idraw[8];
 	struct api_key *k;
 
-	if (!api_keys_name_ok(name)) {
+	if (!api_keys_name_ok(name) || (project && *project && !project_name_ok(project))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -103,6 +103,7 @@ const struct api_key *api_keys_add(struct api_keys *t, const char *name, int64_t
 	}
 	secret[API_KEY_SECRET_LEN] = '\0';
 	snprintf(k->name, sizeof(k->name), "%s", name);
+	snprintf(k->project, sizeof(k->project), "%s", project ? project : "");
 	auth_token_hash(secret, k->hash);
 	k->created_unix_ms = now_unix_ms;
 	t->n++;
@@ -120,9 +121,21 @@ int api_keys_remove(struct api_keys *t, const char *id)
 	return -ENOENT;
 }
 
+int api_keys_remove_project(struct api_keys *t, const char *project)
+{
+	int kept = 0, n = t->n;
+
+	for (int i = 0; i < t->n; i++)
+		if (strcmp(t->k[i].project, project))
+			t->k[kept++] = t->k[i];
+	t->n = kept;
+	return n - kept;
+}
+
 json_t *api_key_json(const struct api_key *k)
 {
-	return json_pack("{s:s, s:s, s:I, s:s%}", "id", k->id, "name", k->name, "created_at",
+	return json_pack("{s:s, s:s, s:s*, s:I, s:s%}", "id", k->id, "name", k->name, "project",
+			 k->project[0] ? k->project : NULL, "created_at",
 			 (json_int_t)k->created_unix_ms, "prefix", k->hash, (size_t)8);
 }
 
@@ -131,10 +144,13 @@ json_t *api_keys_to_json(const struct api_keys *t)
 	json_t *a = json_array();
 
 	for (int i = 0; a && i < t->n; i++)
-		if (json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:I}", "id", t->k[i].id,
-						       "name", t->k[i].name, "hash", t->k[i].hash,
-						       "created_at",
-						       (json_int_t)t->k[i].created_unix_ms)) < 0) {
+		if (json_array_append_new(a,
+					  json_pack("{s:s, s:s, s:s, s:I, s:s*}", "id", t->k[i].id,
+						    "name", t->k[i].name, "hash", t->k[i].hash,
+						    "created_at",
+						    (json_int_t)t->k[i].created_unix_ms, "project",
+						    t->k[i].project[0] ? t->k[i].project : NULL)) <
+		    0) {
 			json_decref(a);
 			return NULL;
 		}
@@ -153,14 +169,16 @@ int api_keys_from_json(const json_t *j, struct api_keys *t, char *err, size_t er
 	}
 	json_array_foreach(j, i, e)
 	{
-		const char *id = NULL, *name = NULL, *hash = NULL;
+		const char *id = NULL, *name = NULL, *hash = NULL, *project = NULL;
 		json_int_t created = 0;
 		json_error_t je;
 		struct api_key *k = &t->k[t->n];
 
-		if (json_unpack_ex((json_t *)e, &je, JSON_STRICT, "{s:s, s:s, s:s, s:I}", "id", &id,
-				   "name", &name, "hash", &hash, "created_at", &created) < 0 ||
-		    !id_ok(id) || !api_keys_name_ok(name) || !hash_ok(hash) || find_id(t, id)) {
+		if (json_unpack_ex((json_t *)e, &je, JSON_STRICT, "{s:s, s:s, s:s, s:I, s?s}", "id",
+				   &id, "name", &name, "hash", &hash, "created_at", &created,
+				   "project", &project) < 0 ||
+		    !id_ok(id) || !api_keys_name_ok(name) || !hash_ok(hash) || find_id(t, id) ||
+		    (project && !project_name_ok(project))) {
 			snprintf(err, errlen, "key %zu: %s", i,
 				 je.text[0] ? je.text
 					    : "bad id, name or hash, or a second of an id");
@@ -171,6 +189,7 @@ int api_keys_from_json(const json_t *j, struct api_keys *t, char *err, size_t er
 		snprintf(k->id, sizeof(k->id), "%s", id);
 		snprintf(k->name, sizeof(k->name), "%s", name);
 		snprintf(k->hash, sizeof(k->hash), "%s", hash);
+		snprintf(k->project, sizeof(k->project), "%s", project ? project : "");
 		k->created_unix_ms = created;
 		t->n++;
 	}
@@ -179,27 +198,16 @@ int api_keys_from_json(const json_t *j, struct api_keys *t, char *err, size_t er
 
 int api_keys_load(struct api_keys *t, const char *path, char *err, size_t errlen)
 {
-	char *data = NULL;
-	size_t len = 0;
-	json_error_t je;
 	json_t *j;
 	int rc;
 
 	t->n = 0;
 	snprintf(t->path, sizeof(t->path), "%s", path);
-	rc = fs_read_file(path, API_KEYS_FILE_MAX, &data, &len);
+	rc = json_file_read(path, API_KEYS_FILE_MAX, &j, err, errlen);
 	if (rc == -ENOENT)
 		return 0;
-	if (rc < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	if (rc < 0)
 		return rc;
-	}
-	j = json_loadb(data, len, 0, &je);
-	free(data);
-	if (!j) {
-		snprintf(err, errlen, "%s: line %d: %s", path, je.line, je.text);
-		return -EINVAL;
-	}
 	rc = api_keys_from_json(j, t, err, errlen);
 	json_decref(j);
 	if (rc < 0) {
@@ -214,12 +222,8 @@ int api_keys_load(struct api_keys *t, const char *path, char *err, size_t errlen
 int api_keys_save(const struct api_keys *t, char *err, size_t errlen)
 {
 	json_t *j = api_keys_to_json(t);
-	char *text = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
-	int rc = text ? fs_write_file_atomic(t->path, text, strlen(text), 0600) : -ENOMEM;
+	int rc = json_file_write(t->path, j, err, errlen);
 
-	if (rc < 0)
-		snprintf(err, errlen, "%s: %s", t->path, strerror(-rc));
-	free(text);
 	json_decref(j);
 	return rc;
 }

@@ -57,11 +57,10 @@ struct e2b_call *e2b_call_of(const struct http_req *r)
  * X-API-KEY or X-Access-Token (the door's claim). */
 static void claim(struct http_req *r)
 {
-	static const char *methods[] = { [M_GET] = "GET",
-					 [M_POST] = "POST",
-					 [M_DELETE] = "DELETE",
-					 [M_PUT] = "PUT",
-					 [M_OTHER] = "OTHER" };
+	static const char *methods[] = {
+		[M_GET] = "GET", [M_POST] = "POST",   [M_DELETE] = "DELETE",
+		[M_PUT] = "PUT", [M_PATCH] = "PATCH", [M_OTHER] = "OTHER"
+	};
 	char id[E2B_ID_MAX], host[256] = "", key[160];
 	struct e2b_route route = { 0 };
 	struct e2b_call *c;
@@ -152,17 +151,21 @@ static bool operator_ok(struct http_req *r)
 
 	if (id[0])
 		snprintf(r->audit_session, sizeof(r->audit_session), "%s", id);
-	if (e2b_rights(r, NULL) & AUTH_R_ADMIN)
+	/* the operator's keys, or a project's (E2B's team) on its own */
+	if (e2b_rights(r, NULL) & (AUTH_R_ADMIN | AUTH_R_MANAGE))
 		return true;
 	e2b_error(r, 401, r->token[0] ? "Invalid API key" : "send the API key as X-API-KEY");
 	return false;
 }
 
-/* The route's session, answering 404 when there is none. */
+/* The route's session, answering 404 when there is none (or it is
+ * another project's). */
 static struct sess *route_sess(struct http_req *r)
 {
 	struct sess *s = sess_find(r->gw, e2b_call_of(r)->route.id);
 
+	if (s && !sess_in_project(s, sess_project_of(r->gw, r->token)))
+		s = NULL;
 	if (!s)
 		e2b_error(r, 404, "sandbox not found");
 	return s;
@@ -310,6 +313,8 @@ static int create_for(struct http_req *r, const struct e2b_create *c, struct ses
 
 	req.timeout_s = c->timeout_s;
 	req.expire_pause = c->auto_pause;
+	snprintf(req.project, sizeof(req.project), "%s",
+		 sess_project_of(r->gw, r->token) ? sess_project_of(r->gw, r->token) : "");
 	for (int attempt = 0; attempt < 4; attempt++) {
 		/* name as a template, name as an image, the default template,
 		 * the default image */
@@ -372,6 +377,7 @@ static void create(struct http_req *r)
 static void list(struct http_req *r)
 {
 	char meta[1024], state[64], buf[32];
+	const char *project;
 	json_t *arr;
 	int limit = 100, skip = 0, i = 0, n = 0;
 	bool v2 = !strncmp(r->path, "/v2/", 4), more = false;
@@ -385,10 +391,13 @@ static void list(struct http_req *r)
 	if (e2b_query(r, "nextToken=", buf, sizeof(buf)))
 		skip = atoi(buf) > 0 ? atoi(buf) : 0;
 	arr = json_array();
+	project = sess_project_of(r->gw, r->token);
 	for (struct sess *s = sess_first(r->gw); arr && s; s = sess_next(s)) {
 		struct e2b_sandbox *sb = e2b_sandbox_of(s);
 		const char *st = sess_state_of(s) == SESS_PAUSED ? "paused" : "running";
 
+		if (!sess_in_project(s, project))
+			continue;
 		if (!e2b_metadata_match(sb ? sb->metadata : NULL, meta) && meta[0])
 			continue;
 		if ((state[0] && !strstr(state, st)) || (!v2 && sess_state_of(s) == SESS_PAUSED))
@@ -508,7 +517,8 @@ static void refuse_early(struct http_req *r)
 	if (kind == E2B_BAD_METHOD || kind == E2B_ENVD_NOT_FOUND || kind == E2B_ENVD_HEALTH ||
 	    kind == E2B_LIVE_VIEW || kind == E2B_LIVE_SOCKET)
 		return; /* answered after the body, without a token */
-	if (envd ? s && (e2b_rights(r, s) & AUTH_R_EXEC) : (e2b_rights(r, NULL) & AUTH_R_ADMIN))
+	if (envd ? s && (e2b_rights(r, s) & AUTH_R_EXEC)
+		 : (e2b_rights(r, NULL) & (AUTH_R_ADMIN | AUTH_R_MANAGE)))
 		return;
 	r->close_after = true; /* the body is not read */
 	if (envd)

@@ -14,6 +14,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The state dir's files that hold no session's record: the tables of API
+ * keys (core/key_table.h) and projects (core/project_table.h), which the
+ * listing passes by. */
+#define REGISTRY_KEYS_FILE "api-keys.json"
+#define REGISTRY_PROJECTS_FILE "projects.json"
+
 struct registry {
 	char dir[PATH_MAX - 64];
 	int lock_fd; /* owned while locked: flock of dir/.lock while this gateway runs */

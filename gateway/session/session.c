@@ -14,6 +14,7 @@
 #include "gateway/session/job_kind.h"
 #include "gateway/session/registry.h"
 #include "gateway/session/session_int.h"
+#include "gateway/session/session_quota.h"
 #include "gateway/session/session_usage.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/vm.h"
@@ -125,7 +126,14 @@ static int restore_template(struct sess *s, const struct session_request *req, s
 
 	if (!j)
 		return api_error_set(e, 500, "internal", "out of memory");
-	rc = vmm_template_load(req->image, &j->tpl, err, sizeof(err));
+	/* Another project's template is answered as one that is not there. */
+	if (!project_sees_template(&s->gw->projects, req->project[0] ? req->project : NULL,
+				   req->image)) {
+		snprintf(err, sizeof(err), "no template %s (no %s/%s/template.json)", req->image,
+			 vmm_templates_dir(), req->image);
+		rc = -ENOENT;
+	} else
+		rc = vmm_template_load(req->image, &j->tpl, err, sizeof(err));
 	if (rc < 0) {
 		job_free(j);
 		api_error_set(e,
@@ -166,7 +174,13 @@ static int restore_template(struct sess *s, const struct session_request *req, s
 				     "this template's guest has no X display to set a keyboard "
 				     "layout on");
 	}
-	rc = sess_check_resources(s->gw, j->tpl.vcpus, j->tpl.memory_mib, e);
+	{
+		struct quota_ask ask = { 1, j->tpl.vcpus, j->tpl.memory_mib, true };
+
+		rc = sess_check_quota(s->gw, req->project, &ask, e);
+	}
+	if (rc == 0)
+		rc = sess_check_resources(s->gw, j->tpl.vcpus, j->tpl.memory_mib, e);
 	if (rc < 0) {
 		job_free(j);
 		return rc;
@@ -242,7 +256,13 @@ static int boot_image(struct sess *s, const struct session_request *req, struct 
 				     "this image's guest has no X display to set a keyboard layout "
 				     "on");
 	}
-	rc = sess_check_resources(s->gw, spec->vcpus, spec->memory_mib, e);
+	{
+		struct quota_ask ask = { 1, spec->vcpus, spec->memory_mib, true };
+
+		rc = sess_check_quota(s->gw, req->project, &ask, e);
+	}
+	if (rc == 0)
+		rc = sess_check_resources(s->gw, spec->vcpus, spec->memory_mib, e);
 	if (rc < 0) {
 		job_free(j);
 		return rc;

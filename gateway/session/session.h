@@ -123,6 +123,8 @@ bool sess_has_guest_agent(const struct sess *s);
 void sess_pointer(const struct sess *s, int *x, int *y);
 /* The template it was restored from, "" for none. */
 const char *sess_template(const struct sess *s);
+/* The project it belongs to, "" for the operator's (core/project_table.h). */
+const char *sess_project(const struct sess *s);
 /* The sessions of gw, in no particular order: for (s = sess_first(gw); s;
  * s = sess_next(s)). */
 struct sess *sess_first(struct gw *gw);
@@ -286,6 +288,14 @@ unsigned sess_rights(struct gw *gw, const struct sess *s, const char *token, con
 /* The same for a token known by its hash (a live connection re-checks). */
 unsigned sess_rights_of_hash(struct gw *gw, const struct sess *s, const char *hash,
 			     const char **which);
+/* The project a credential is held to: a project key's project, NULL for
+ * any other (the operator key, an admin key, a session's token, nothing).
+ * By the credential's hash, or by the credential itself. */
+const char *sess_project_of_hash(struct gw *gw, const char *hash);
+const char *sess_project_of(struct gw *gw, const char *token);
+/* Whether s is seen by a credential held to project (NULL: every session
+ * is). */
+bool sess_in_project(const struct sess *s, const char *project);
 /* Mints a token with rights (AUTH_RIGHTS_MINTABLE bits) for ttl_s seconds
  * (0: as long as the session); the secret goes to token (AUTH_TOKEN_LEN +
  * 1 bytes) and is kept only as its hash. Recorded before it returns: NULL

@@ -35,6 +35,8 @@ json_t *sess_describe(const struct sess *s, bool with_tokens)
 		json_object_set_new(j, "busy", json_string(job_kind_name(s->job->kind)));
 	if (s->template_name[0])
 		json_object_set_new(j, "template", json_string(s->template_name));
+	if (s->req.project[0])
+		json_object_set_new(j, "project", json_string(s->req.project));
 	json_object_set_new(j, "keyboard_layout",
 			    json_string(s->keyboard_layout[0] ? s->keyboard_layout : "us"));
 	if (s->parent_id[0])

@@ -15,6 +15,18 @@
 #include <string.h>
 #include <time.h>
 
+/* A project key's rights on s (NULL: no session, its project's routes):
+ * nothing on another project's session, nothing once its project is gone;
+ * "root" only where its project allows it. */
+static unsigned project_key_rights(struct gw *gw, const struct api_key *k, const struct sess *s)
+{
+	const struct project *p = projects_find_const(&gw->projects, k->project);
+
+	if (!p || (s && strcmp(s->req.project, p->name)))
+		return 0;
+	return AUTH_RIGHTS_PROJECT & ~(p->allow_root ? 0u : (unsigned)AUTH_R_ROOT);
+}
+
 unsigned sess_rights_of_hash(struct gw *gw, const struct sess *s, const char *hash,
 			     const char **which)
 {
@@ -23,14 +35,36 @@ unsigned sess_rights_of_hash(struct gw *gw, const struct sess *s, const char *ha
 					      s ? s->n_grants : 0, fs_unix_ms(), which);
 	const struct api_key *k = api_keys_match(&gw->api_keys, hash);
 
-	/* An API key has the operator key's rights (not to manage keys: that
-	 * asks for which == "operator"). */
+	/* An admin key has the operator key's rights (not to manage keys: that
+	 * asks for which == "operator"); a project's key its project's. */
 	if (k && !(rights & AUTH_R_ADMIN)) {
-		rights = AUTH_RIGHTS_OPERATOR;
+		rights = k->project[0] ? project_key_rights(gw, k, s) : AUTH_RIGHTS_OPERATOR;
 		if (which)
 			*which = k->id;
 	}
 	return rights;
+}
+
+const char *sess_project_of_hash(struct gw *gw, const char *hash)
+{
+	const struct api_key *k = api_keys_match(&gw->api_keys, hash);
+
+	return k && k->project[0] ? k->project : NULL;
+}
+
+const char *sess_project_of(struct gw *gw, const char *token)
+{
+	char h[AUTH_HASH_LEN + 1];
+
+	if (!token || !*token)
+		return NULL;
+	auth_token_hash(token, h);
+	return sess_project_of_hash(gw, h);
+}
+
+bool sess_in_project(const struct sess *s, const char *project)
+{
+	return !project || !strcmp(s->req.project, project);
 }
 
 unsigned sess_rights(struct gw *gw, const struct sess *s, const char *token, const char **which)

@@ -51,6 +51,7 @@ struct sess {
 	 * create asked for, else its template's, else "us" */
 	char keyboard_layout[VMM_KEYMAP_MAX_NAME];
 	struct sess_usage usage; /* what it used (usage.h, session_usage.h) */
+	int64_t recording_bytes; /* its recording's on disk (sess_note_recording_bytes) */
 	struct progress boot; /* its guest's last start, once over (session_boot.c) */
 	bool has_agent; /* the guest runs qemu-ga (images with a rootfs): clock, page probes */
 	struct sess_agent

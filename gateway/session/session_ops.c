@@ -10,6 +10,7 @@
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job_kind.h"
 #include "gateway/session/session_int.h"
+#include "gateway/session/session_quota.h"
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/jail.h"
 #include "vmm-qemu/snapshot.h"
@@ -175,6 +176,12 @@ int sess_resume(struct sess *s, struct api_error *e)
 			return -ENOMEM;
 		return launch_with_guest(s, j, false, e);
 	}
+	{
+		struct quota_ask ask = { .vcpus = s->vcpus, .memory_mib = s->memory_mib };
+
+		if ((rc = sess_check_quota(s->gw, s->req.project, &ask, e)) < 0)
+			return rc;
+	}
 	if (!(j = start_job(s, &job_kind_resume_disk, e)))
 		return -ENOMEM;
 	snprintf(j->ckpt, sizeof(j->ckpt), "%s", s->ckpt);
@@ -200,6 +207,12 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	if (s->job ||
 	    (s->state != SESS_READY && !(s->state == SESS_PAUSED && s->pause == SESS_PAUSE_MEMORY)))
 		return busy_error(s, e);
+	{
+		struct quota_ask ask = { 1, s->vcpus, s->memory_mib, true };
+
+		if ((rc = sess_check_quota(s->gw, s->req.project, &ask, e)) < 0)
+			return rc;
+	}
 	child = sess_alloc(s->gw, &s->req, e);
 	if (!child)
 		return -EBUSY;
@@ -280,6 +293,12 @@ int sess_save_template(struct sess *s, const char *tpl_name, sess_saved_fn saved
 	}
 	if (check_save_space(s, e) < 0)
 		return -ENOSPC;
+	{
+		struct quota_ask ask = { .disk = true };
+
+		if ((rc = sess_check_quota(s->gw, s->req.project, &ask, e)) < 0)
+			return rc;
+	}
 	if (!(j = start_job(s, &job_kind_save, e)))
 		return -ENOMEM;
 	snprintf(j->tpl_name, sizeof(j->tpl_name), "%s", tpl_name);

@@ -119,6 +119,8 @@ json_t *sess_record(const struct sess *s)
 			    json_integer(to_unix(s->usage.since_ms, off)));
 	if (s->template_name[0])
 		json_object_set_new(j, "template", json_string(s->template_name));
+	if (s->req.project[0])
+		json_object_set_new(j, "project", json_string(s->req.project));
 	if (s->parent_id[0])
 		json_object_set_new(j, "forked_from", json_string(s->parent_id));
 	json_object_set_new(j, "keyboard_layout",
@@ -267,6 +269,7 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 	}
 	if (get_str(rec, "error", s->error, sizeof(s->error), why, whylen) < 0 ||
 	    get_str(rec, "template", s->template_name, sizeof(s->template_name), why, whylen) < 0 ||
+	    get_str(rec, "project", s->req.project, sizeof(s->req.project), why, whylen) < 0 ||
 	    get_str(rec, "forked_from", s->parent_id, sizeof(s->parent_id), why, whylen) < 0 ||
 	    get_str(rec, "checkpoint", s->ckpt, sizeof(s->ckpt), why, whylen) < 0 ||
 	    get_str(rec, "keyboard_layout", s->keyboard_layout, sizeof(s->keyboard_layout), why,

@@ -4,6 +4,7 @@
 #define VITRINE_GATEWAY_SESSION_SPEC_H
 
 #include "gateway/core/api_error.h"
+#include "gateway/core/project_table.h"
 #include "gateway/egress/egress_rules.h"
 #include "vmm-qemu/keymap.h"
 #include "vmm-qemu/spec.h"
@@ -26,6 +27,9 @@ struct session_request {
 	char keyboard_layout[VMM_KEYMAP_MAX_NAME]; /* canonical; "" when not given */
 	char *page; /* owned: HTML handed to the guest (opened when url is empty); NULL: none */
 	struct egress_rules *egress; /* owned: where the guest may connect (NULL: nowhere) */
+	/* the project it belongs to, "" for the operator's: the API sets it
+	 * from the credential (a fork keeps its parent's), never a body */
+	char project[PROJECT_NAME_MAX + 1];
 };
 
 #define SESSION_MAX_PAGE (256u << 10)

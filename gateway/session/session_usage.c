@@ -110,6 +110,8 @@ json_t *sess_usage_entry(const struct sess *s, bool ended)
 
 	if (j && s->template_name[0])
 		json_object_set_new(j, "template", json_string(s->template_name));
+	if (j && s->req.project[0])
+		json_object_set_new(j, "project", json_string(s->req.project));
 	return j;
 }
 

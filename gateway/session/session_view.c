@@ -102,6 +102,11 @@ const char *sess_template(const struct sess *s)
 	return s->template_name;
 }
 
+const char *sess_project(const struct sess *s)
+{
+	return s->req.project;
+}
+
 struct sess *sess_first(struct gw *gw)
 {
 	return gw->sessions;

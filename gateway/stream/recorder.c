@@ -8,6 +8,7 @@
 #include "display/encode_pool.h"
 #include "gateway/session/registry.h"
 #include "gateway/session/session.h"
+#include "gateway/session/session_quota.h"
 #include "gateway/stream/rec_export.h"
 #include "gateway/stream/rec_index.h"
 
@@ -208,8 +209,10 @@ static bool index_entry(struct recorder *rec, const json_t *entry)
 	}
 	free(line);
 	free(text);
-	if (rc == 0)
+	if (rc == 0) {
 		rec->bytes += (int64_t)n + 3;
+		sess_note_recording_bytes(rec->s, rec->bytes);
+	}
 	return rc == 0;
 }
 
@@ -343,6 +346,7 @@ static void shot_done(void *ud, int status)
 	rec->frames[rec->n_frames++] = f;
 	rec->frames_bytes += f.bytes;
 	rec->bytes += (int64_t)f.bytes + n;
+	sess_note_recording_bytes(rec->s, rec->bytes);
 	shot_free(j);
 	poke(rec);
 }
@@ -499,6 +503,7 @@ int rec_start(struct sess *s, struct api_error *e)
 	rec->n_frames = 0;
 	rec->frames_bytes = 0;
 	rec->bytes = 0;
+	sess_note_recording_bytes(s, 0);
 	rec->dropped = 0;
 	rec->width = sess_screen(s).width;
 	rec->height = sess_screen(s).height;

@@ -575,7 +575,8 @@ static int check_names(struct gw *gw, const char *name, const char *stage, const
 	return 0;
 }
 
-int recipe_build_start(struct gw *gw, const char *name, json_t *recipe, struct api_error *e)
+int recipe_build_start(struct gw *gw, const char *name, json_t *recipe, const char *project,
+		       struct api_error *e)
 {
 	struct session_request req;
 	struct recipe_build *b, *old;
@@ -614,6 +615,7 @@ int recipe_build_start(struct gw *gw, const char *name, json_t *recipe, struct a
 	free(text);
 	if (rc < 0)
 		goto bad;
+	snprintf(req.project, sizeof(req.project), "%s", project ? project : "");
 	rc = sess_create(gw, &req, &s, e);
 	session_request_free(&req);
 	if (rc < 0)

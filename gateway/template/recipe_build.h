@@ -31,8 +31,10 @@
  * (up to date: nothing runs), or -errno with *e: 400 for a bad recipe or
  * name, 404 for an unknown base, 409 when the name is taken by a template
  * not made from a recipe, being built, in use, or the base is stale; 429 or
- * 503 as for a session. */
-int recipe_build_start(struct gw *gw, const char *name, json_t *recipe, struct api_error *e);
+ * 503 as for a session. The build's session is project's (NULL or "": the
+ * operator's), held to its quotas and seeing its templates. */
+int recipe_build_start(struct gw *gw, const char *name, json_t *recipe, const char *project,
+		       struct api_error *e);
 /* {"name", "status": "building"|"failed", "error"?, "age_ms", "recipe_hash",
  * "session"?, "build": {"phase", "phase_ms", "elapsed_ms"}, "steps": [{"name",
  * "kind", "status", "ms"?, "exit_code"?, "stdout"?, "stderr"?, "stdout_bytes"?,

@@ -18,10 +18,18 @@
  *     session id of [a-z0-9], both whole;
  *   - a key's body is taken only empty or as an object with at most a
  *     "name", kept whole and valid (api_keys_name_ok);
+ *   - a project's body (POST /v1/projects, PATCH /v1/projects/{name}:
+ *     core/project_table.c) is taken only as an object of name (a create's
+ *     alone, valid, whole), quota and allow_root, each quota the number
+ *     given or none for null (a PATCH keeps what it does not name), and the
+ *     project round-trips through the projects file's form; a refusal
+ *     leaves the project as it was, and the owner of a template named by
+ *     the body's bytes is a project of the table or none;
  *   - a refusal is a 400 with a code and a message, and leaves nothing
  *     owned behind (ASan's leak check). */
 #include "gateway/api/bodies.h"
 #include "gateway/core/key_table.h"
+#include "gateway/core/project_table.h"
 #include "vmm-qemu/snapshot.h"
 
 #include <stdbool.h>
@@ -182,6 +190,53 @@ static void key_body(const char *b, size_t n, json_t *body)
 		__builtin_trap();
 }
 
+static void project_body(const char *b, size_t n, json_t *body, bool create)
+{
+	static struct projects t, back;
+	struct project p = { .name = "acme", .quota = { 1, 2, 3, 4 }, .allow_root = true },
+		       before = p;
+	char err[256], tname[80];
+	const char *key;
+	json_t *v, *quota, *j;
+
+	if (project_body_parse(b, n, create, &p, err, sizeof(err)) < 0) {
+		if (memcmp(&p, &before, sizeof(p)) || !err[0])
+			__builtin_trap();
+		return;
+	}
+	if (!json_is_object(body))
+		__builtin_trap();
+	json_object_foreach(body, key, v) if (strcmp(key, "quota") && strcmp(key, "allow_root") &&
+					      (!create || strcmp(key, "name"))) __builtin_trap();
+	if (!project_name_ok(p.name) ||
+	    (create ? !same(json_object_get(body, "name"), p.name, strlen(p.name))
+		    : strcmp(p.name, "acme")))
+		__builtin_trap();
+	v = json_object_get(body, "allow_root");
+	if (p.allow_root != (v ? json_is_true(v) : !create))
+		__builtin_trap();
+	quota = json_object_get(body, "quota");
+	for (int k = 0; k < QUOTA_N; k++) {
+		int64_t got = project_quota_get(&p.quota, k);
+
+		v = json_object_get(quota, project_quota_names[k]);
+		if (v ? got != (json_is_null(v) ? PROJECT_NO_LIMIT : json_integer_value(v))
+		      : got != (create ? PROJECT_NO_LIMIT : project_quota_get(&before.quota, k)))
+			__builtin_trap();
+	}
+	t.n = 0;
+	if (projects_add(&t, &p) < 0 || !(j = projects_to_json(&t)) ||
+	    projects_from_json(j, &back, err, sizeof(err)) < 0 || back.n != 1 ||
+	    memcmp(&back.p[0], &p, sizeof(p)))
+		__builtin_trap();
+	json_decref(j);
+	/* a template named by the body's bytes belongs to p or to no one */
+	snprintf(tname, sizeof(tname), "%.*s", (int)(n < 79 ? n : 79), b);
+	if (project_of_template(&t, tname) &&
+	    (strncmp(tname, p.name, strlen(p.name)) || tname[strlen(p.name)] != '_'))
+		__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *b = (const char *)data + 1;
@@ -192,7 +247,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* what the parsers read, read independently */
 	body = json_loadb(b, n, JSON_REJECT_DUPLICATES, NULL);
-	switch (data[0] % 7) {
+	switch (data[0] % 9) {
 	case 0:
 		clipboard(b, n, body);
 		break;
@@ -210,6 +265,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 6:
 		key_body(b, n, body);
+		break;
+	case 7:
+	case 8:
+		project_body(b, n, body, data[0] % 9 == 7);
 		break;
 	default:
 		empty(b, n, body);

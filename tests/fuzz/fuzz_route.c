@@ -82,8 +82,8 @@ static void check_id(const struct route *r, const char *path)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	enum route_method methods[] = { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
-	struct route r[5];
+	enum route_method methods[] = { M_GET, M_POST, M_DELETE, M_PUT, M_PATCH, M_OTHER };
+	struct route r[M_OTHER + 1];
 	char *path;
 	int handled = 0, unknown = 0;
 
@@ -94,17 +94,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(path, data + 1, size - 1);
 	path[size - 1] = '\0';
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i <= M_OTHER; i++) {
 		r[i] = route_parse(methods[i], path);
 		check_id(&r[i], path);
 		handled += r[i].kind != R_NOT_FOUND && r[i].kind != R_METHOD_NOT_ALLOWED;
 		unknown += r[i].kind == R_NOT_FOUND;
 	}
-	if ((unknown != 0 && unknown != 5) || (unknown == 0 && handled == 0) ||
+	if ((unknown != 0 && unknown != M_OTHER + 1) || (unknown == 0 && handled == 0) ||
 	    (r[M_OTHER].kind != R_NOT_FOUND && r[M_OTHER].kind != R_METHOD_NOT_ALLOWED))
 		__builtin_trap();
 	/* The same answer twice: no state. */
-	if (route_parse(methods[data[0] % 5], path).kind != r[data[0] % 5].kind)
+	if (route_parse(methods[data[0] % (M_OTHER + 1)], path).kind !=
+	    r[data[0] % (M_OTHER + 1)].kind)
 		__builtin_trap();
 	free(path);
 	return 0;

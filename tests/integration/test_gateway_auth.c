@@ -20,6 +20,7 @@
 #include "gateway/api/routes.h"
 #include "gateway/core/auth.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/route_calls.h"
 #include "tests/lib/ws_client.h"
 
 #include <arpa/inet.h>
@@ -165,128 +166,23 @@ static int teardown(void **state)
 	return gateway_proc_stop(&gw) == 0 ? 0 : -1;
 }
 
-/* One call of a route: method, path ("%s" is session a's id), body, and
- * the rights it needs as docs/api.md says (AUTH_R_*, or routes.h's
- * ROUTE_NO_TOKEN and ROUTE_OPERATOR_KEY). A body or query that is wrong on
- * purpose makes an allowed call answer 400 without doing anything. Every
- * route and method of gateway/api/route_table.c must have a call here, and
- * its row must say the rights the call needs (but "root" or "share" that a
- * body asks for): test_every_route_has_a_call. */
-struct call {
-	const char *method, *path, *body;
-	unsigned need;
-};
+/* tmpl with its "%s" replaced by session a's id. */
+static void expand(char *out, size_t len, const char *tmpl)
+{
+	route_call_path(tmpl, a.id, out, len);
+}
 
 /* Paths without a session (any valid token is known there: one that lacks
- * "admin" gets 403), and one naming a session that does not exist (401 to
- * all but the operator, so that ids cannot be probed). */
+ * "manage" or "admin" gets 403), and one naming a session that does not
+ * exist (401 to all but the operator, so that ids cannot be probed). */
 static bool global_path(const char *path)
 {
 	return !strstr(path, "%s") && !strstr(path, "nosuchsession");
 }
 
-static const struct call calls[] = {
-	{ "GET", "/healthz", NULL, ROUTE_NO_TOKEN },
-	{ "GET", "/", NULL, ROUTE_NO_TOKEN },
-	{ "GET", "/v1/sessions", NULL, AUTH_R_ADMIN },
-	{ "POST", "/v1/sessions", "{\"bogus\":1}", AUTH_R_ADMIN },
-	{ "GET", "/v1/templates", NULL, AUTH_R_ADMIN },
-	{ "POST", "/v1/templates", "{\"bogus\":1}", AUTH_R_ADMIN },
-	{ "GET", "/v1/templates/nosuchtemplate", NULL, AUTH_R_ADMIN },
-	{ "DELETE", "/v1/templates/nosuchtemplate", NULL, AUTH_R_ADMIN },
-	{ "GET", "/v1/templates/nosuchtemplate/export", NULL, AUTH_R_ADMIN },
-	{ "POST", "/v1/templates/import", "not a template", AUTH_R_ADMIN }, /* no ?name= */
-	{ "POST", "/v1/templates/gc", NULL, AUTH_R_ADMIN }, /* no ?older_than_s= */
-	{ "GET", "/metrics", NULL, AUTH_R_ADMIN },
-	{ "GET", "/v1/usage", NULL, AUTH_R_ADMIN },
-	{ "GET", "/v1/sessions/%s", NULL, AUTH_R_VIEW },
-	{ "GET", "/v1/sessions/%s/screenshot?format=png", NULL, AUTH_R_VIEW },
-	{ "GET", "/v1/sessions/%s/thumbnail", NULL, AUTH_R_VIEW },
-	{ "GET", "/v1/sessions/%s/events", NULL, AUTH_R_VIEW },
-	{ "POST", "/v1/sessions/%s/actions", "{\"action\":\"no_such_action\"}", AUTH_R_ACT },
-	/* WebSocket routes asked without an upgrade: 426 when allowed */
-	{ "GET", "/v1/sessions/%s/control", NULL, AUTH_R_ACT },
-	{ "GET", "/v1/sessions/%s/stream", NULL, AUTH_R_VIEW },
-	{ "GET", "/v1/sessions/%s/exec/stream", NULL, AUTH_R_EXEC },
-	{ "GET", "/v1/sessions/%s/cdp", NULL, AUTH_R_ACT },
-	{ "GET", "/v1/sessions/%s/cdp/json/version", NULL, AUTH_R_ACT },
-	{ "POST", "/v1/sessions/%s/pause", "{\"mode\":\"bogus\"}", AUTH_R_ACT },
-	{ "POST", "/v1/sessions/%s/resume", "{\"bogus\":1}", AUTH_R_ACT },
-	{ "POST", "/v1/sessions/%s/open", "{}", AUTH_R_ACT },
-	{ "POST", "/v1/sessions/%s/launch", "{}", AUTH_R_ACT },
-	{ "GET", "/v1/sessions/%s/clipboard", NULL, AUTH_R_ACT },
-	{ "PUT", "/v1/sessions/%s/clipboard", "{}", AUTH_R_ACT },
-	{ "GET", "/v1/sessions/%s/egress", NULL, AUTH_R_ACT },
-	{ "GET", "/v1/sessions/%s/egress/log", NULL, AUTH_R_ACT },
-	{ "PUT", "/v1/sessions/%s/egress", "[]", AUTH_R_EGRESS },
-	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\"}", AUTH_R_EXEC },
-	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\",\"user\":\"root\"}",
-	  AUTH_R_EXEC | AUTH_R_ROOT },
-	{ "GET", "/v1/sessions/%s/files?path=/tmp/none", NULL, AUTH_R_EXEC },
-	{ "PUT", "/v1/sessions/%s/files?path=/etc/none", "x",
-	  AUTH_R_EXEC }, /* a path not allowed */
-	{ "POST", "/v1/sessions/%s/fork", "{\"bogus\":1}", AUTH_R_FORK },
-	{ "POST", "/v1/sessions/%s/share", "{\"scope\":\"view\"}", AUTH_R_ACT },
-	{ "POST", "/v1/sessions/%s/share", "{\"scope\":\"control\"}", AUTH_R_ACT | AUTH_R_SHARE },
-	{ "DELETE", "/v1/sessions/%s/share", NULL, AUTH_R_ACT | AUTH_R_SHARE },
-	{ "POST", "/v1/sessions/%s/vnc", NULL, AUTH_R_VNC }, /* opened, then closed below */
-	{ "DELETE", "/v1/sessions/%s/vnc", NULL, AUTH_R_VNC },
-	{ "GET", "/v1/sessions/%s/trajectory", NULL, AUTH_R_VIEW },
-	/* asked before a recording exists (404), which is then started and
-	 * stopped */
-	{ "GET", "/v1/sessions/%s/recording", NULL, AUTH_R_VIEW },
-	{ "GET", "/v1/sessions/%s/recording/frames/0", NULL, AUTH_R_VIEW },
-	{ "GET", "/v1/sessions/%s/recording.webm", NULL, AUTH_R_VIEW },
-	{ "POST", "/v1/sessions/%s/recording/start", NULL, AUTH_R_ACT },
-	{ "POST", "/v1/sessions/%s/recording/stop", NULL, AUTH_R_ACT },
-	{ "GET", "/v1/sessions/%s/tokens", NULL, AUTH_R_ADMIN },
-	{ "POST", "/v1/sessions/%s/tokens", "{\"scopes\":[]}", AUTH_R_ADMIN },
-	{ "DELETE", "/v1/sessions/%s/tokens/tnosuch000", NULL, AUTH_R_ADMIN },
-	{ "POST", "/v1/sessions/%s/tokens/control/rotate", "{}", AUTH_R_ADMIN },
-	{ "DELETE", "/v1/sessions/nosuchsession", NULL, AUTH_R_ADMIN },
-	{ "GET", "/v1/keys", NULL, AUTH_R_ADMIN | ROUTE_OPERATOR_KEY },
-	{ "POST", "/v1/keys", "{\"bogus\":1}", AUTH_R_ADMIN | ROUTE_OPERATOR_KEY },
-	{ "DELETE", "/v1/keys/key_nosuch00", NULL, AUTH_R_ADMIN | ROUTE_OPERATOR_KEY },
-};
-
-static enum route_method method_of(const char *name)
-{
-	static const char *const names[] = {
-		[M_GET] = "GET", [M_POST] = "POST", [M_DELETE] = "DELETE", [M_PUT] = "PUT"
-	};
-
-	for (int m = M_GET; m < M_OTHER; m++)
-		if (!strcmp(name, names[m]))
-			return (enum route_method)m;
-	return M_OTHER;
-}
-
-static void expand(char *out, size_t len, const char *tmpl);
-
-/* The route a call is, from the route table's parser. */
-static struct route route_of(const struct call *c)
-{
-	char path[256];
-
-	expand(path, sizeof(path), c->path);
-	path[strcspn(path, "?")] = '\0';
-	return route_parse(method_of(c->method), path);
-}
-
-/* tmpl with its "%s" replaced by session a's id. */
-static void expand(char *out, size_t len, const char *tmpl)
-{
-	const char *at = strstr(tmpl, "%s");
-
-	if (!at)
-		snprintf(out, len, "%s", tmpl);
-	else
-		snprintf(out, len, "%.*s%s%s", (int)(at - tmpl), tmpl, a.id, at + 2);
-}
-
 /* The status a call with kind must get: 0 for "allowed" (anything but
  * 401/403), else 401 or 403. */
-static int want_status(const struct call *c, enum kind k)
+static int want_status(const struct route_call *c, enum kind k)
 {
 	unsigned have = rights[k], need = c->need;
 
@@ -311,19 +207,19 @@ static void test_every_route_has_a_call(void **state)
 	int missing = 0, routes = 0;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
-		struct route rt = route_of(&calls[i]);
+	for (size_t i = 0; i < route_calls_n; i++) {
+		struct route rt = route_call_route(&route_calls[i], a.id);
 
 		unsigned row;
 
 		if (rt.kind == R_NOT_FOUND || rt.kind == R_METHOD_NOT_ALLOWED)
-			fail_msg("%s %s is no route", calls[i].method, calls[i].path);
-		row = route_right(rt.kind, method_of(calls[i].method));
-		if ((calls[i].need & row) != row ||
-		    (calls[i].need & ~row & ~(unsigned)(AUTH_R_ROOT | AUTH_R_SHARE)))
+			fail_msg("%s %s is no route", route_calls[i].method, route_calls[i].path);
+		row = route_right(rt.kind, route_call_method(route_calls[i].method));
+		if ((route_calls[i].need & row) != row ||
+		    (route_calls[i].need & ~row & ~(unsigned)(AUTH_R_ROOT | AUTH_R_SHARE)))
 			fail_msg("%s %s: its row (%s) says rights 0x%x, the call needs 0x%x",
-				 calls[i].method, calls[i].path, route_kind_names[rt.kind], row,
-				 calls[i].need);
+				 route_calls[i].method, route_calls[i].path,
+				 route_kind_names[rt.kind], row, route_calls[i].need);
 	}
 	for (int k = 0; k < R_KIND_COUNT; k++)
 		for (int m = M_GET; m < M_OTHER; m++) {
@@ -332,9 +228,11 @@ static void test_every_route_has_a_call(void **state)
 			if (!route_table[k].pattern || !(route_table[k].methods & (1u << m)))
 				continue;
 			routes++;
-			for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]) && !found; i++)
-				found = method_of(calls[i].method) == (enum route_method)m &&
-					route_of(&calls[i]).kind == (enum route_kind)k;
+			for (size_t i = 0; i < route_calls_n && !found; i++)
+				found = route_call_method(route_calls[i].method) ==
+						(enum route_method)m &&
+					route_call_route(&route_calls[i], a.id).kind ==
+						(enum route_kind)k;
 			if (!found) {
 				print_error("route %s (%s method %d) has no call in calls[]\n",
 					    route_kind_names[k], route_table[k].pattern, m);
@@ -350,9 +248,9 @@ static void test_route_table(void **state)
 	int checked = 0, failed = 0;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+	for (size_t i = 0; i < route_calls_n; i++)
 		for (int k = 0; k < K_N; k++) {
-			const struct call *c = &calls[i];
+			const struct route_call *c = &route_calls[i];
 			char path[256];
 			struct http_resp r;
 			int want = want_status(c, k);

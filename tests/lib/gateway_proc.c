@@ -271,12 +271,18 @@ int gateway_proc_make_template(const struct gateway_proc *g, const char *body, i
 int gateway_proc_create_session(const struct gateway_proc *g, const char *body, int timeout_s,
 				struct gateway_session *out)
 {
+	return gateway_proc_create_session_as(g, g->key, body, timeout_s, out);
+}
+
+int gateway_proc_create_session_as(const struct gateway_proc *g, const char *key, const char *body,
+				   int timeout_s, struct gateway_session *out)
+{
 	struct http_resp r;
 	json_t *tokens;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (http_request("127.0.0.1", g->port, "POST", "/v1/sessions?wait=ready", g->key, body,
+	if (http_request("127.0.0.1", g->port, "POST", "/v1/sessions?wait=ready", key, body,
 			 strlen(body), timeout_s, &r) < 0 ||
 	    r.status != 201 ||
 	    strcmp(json_string_value(json_object_get(r.json, "status")) ?: "", "ready")) {

@@ -67,6 +67,9 @@ struct gateway_session {
  * printing why. */
 int gateway_proc_create_session(const struct gateway_proc *g, const char *body, int timeout_s,
 				struct gateway_session *out);
+/* The same with another API key (a project's). */
+int gateway_proc_create_session_as(const struct gateway_proc *g, const char *key, const char *body,
+				   int timeout_s, struct gateway_session *out);
 
 /* What another client of a busy gateway does: a screenshot, a click and a
  * command on s with its control token, each of which must answer 200

@@ -1,7 +1,8 @@
 /* tests/unit/test_api_keys.c: the operator's API keys (gateway/core/
  * api_keys.c) and POST /v1/keys's body (api_keys_parse): keys shaped e2b_ +
  * 40 hex with ids key_ + 8, only hashes kept, matched among all, removed,
- * bounded at 64; names checked; the file's form round-trips and refuses
+ * bounded at API_KEYS_MAX; names checked; a project's keys carry it and
+ * go with it; the file's form round-trips and refuses
  * what it did not write (bad ids, hashes, names, extra fields, a second
  * of an id); a missing file is no keys; the file is 0600. */
 #include "gateway/api/bodies.h"
@@ -38,10 +39,10 @@ static void test_add_match_remove(void **state)
 	char id_a[API_KEY_ID_LEN + 1];
 
 	(void)state;
-	assert_non_null(a = api_keys_add(&t, "ci", 1000, s1));
+	assert_non_null(a = api_keys_add(&t, "ci", NULL, 1000, s1));
 	assert_shape(s1, a);
 	snprintf(id_a, sizeof(id_a), "%s", a->id);
-	assert_non_null(b = api_keys_add(&t, "", 2000, s2));
+	assert_non_null(b = api_keys_add(&t, "", NULL, 2000, s2));
 	assert_shape(s2, b);
 	assert_string_not_equal(s1, s2);
 	assert_string_not_equal(id_a, b->id);
@@ -86,12 +87,12 @@ static void test_bounds_and_names(void **state)
 	assert_false(api_keys_name_ok("caf\xc3\xa9"));
 	assert_false(api_keys_name_ok(NULL));
 	errno = 0;
-	assert_null(api_keys_add(&t, "bad/name", 0, s));
+	assert_null(api_keys_add(&t, "bad/name", NULL, 0, s));
 	assert_int_equal(errno, EINVAL);
 	for (int i = 0; i < API_KEYS_MAX; i++)
-		assert_non_null(api_keys_add(&t, "k", i, s));
+		assert_non_null(api_keys_add(&t, "k", NULL, i, s));
 	errno = 0;
-	assert_null(api_keys_add(&t, "one more", 0, s));
+	assert_null(api_keys_add(&t, "one more", NULL, 0, s));
 	assert_int_equal(errno, ENOSPC);
 	assert_int_equal(t.n, API_KEYS_MAX);
 	/* Every id differs. */
@@ -118,8 +119,8 @@ static void test_json_round_trip_and_refusals(void **state)
 	json_t *j;
 
 	(void)state;
-	assert_non_null(api_keys_add(&t, "a", 11, s));
-	assert_non_null(api_keys_add(&t, "b c", 22, s));
+	assert_non_null(api_keys_add(&t, "a", NULL, 11, s));
+	assert_non_null(api_keys_add(&t, "b c", NULL, 22, s));
 	j = api_keys_to_json(&t);
 	assert_int_equal(api_keys_from_json(j, &back, err, sizeof(err)), 0);
 	json_decref(j);
@@ -161,6 +162,51 @@ static void test_json_round_trip_and_refusals(void **state)
 	}
 }
 
+/* A project's key: made with its project, kept in the file, shown by the
+ * API; a key of a file from before projects has none (an admin key); a
+ * project's removal takes its keys alone; a bad project name is refused. */
+static void test_project_keys(void **state)
+{
+	char err[256], s[API_KEY_SECRET_LEN + 1];
+	struct api_keys t = { 0 }, back = { 0 };
+	const struct api_key *k;
+	json_t *j;
+
+	(void)state;
+	assert_non_null(api_keys_add(&t, "admin", NULL, 1, s));
+	assert_non_null(k = api_keys_add(&t, "agent", "acme", 2, s));
+	assert_string_equal(k->project, "acme");
+	assert_ptr_equal(api_keys_match(&t, k->hash), k);
+	assert_non_null(api_keys_add(&t, "other", "beta-2", 3, s));
+	errno = 0;
+	assert_null(api_keys_add(&t, "x", "Bad_Name", 4, s));
+	assert_int_equal(errno, EINVAL);
+	j = api_keys_to_json(&t);
+	assert_null(json_object_get(json_array_get(j, 0), "project"));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(j, 1), "project")),
+			    "acme");
+	assert_int_equal(api_keys_from_json(j, &back, err, sizeof(err)), 0);
+	json_decref(j);
+	assert_int_equal(back.n, 3);
+	assert_memory_equal(back.k, t.k, sizeof(t.k[0]) * 3);
+	j = api_key_json(&t.k[0]);
+	assert_true(json_is_null(json_object_get(j, "project")) || !json_object_get(j, "project"));
+	json_decref(j);
+	j = api_key_json(&t.k[1]);
+	assert_string_equal(json_string_value(json_object_get(j, "project")), "acme");
+	json_decref(j);
+	/* a project name the table could not have made */
+	j = json_pack("[{s:s, s:s, s:s, s:I, s:s}]", "id", "key_abcdefgh", "name", "x", "hash",
+		      t.k[0].hash, "created_at", (json_int_t)1, "project", "../etc");
+	assert_int_equal(api_keys_from_json(j, &back, err, sizeof(err)), -EINVAL);
+	json_decref(j);
+	assert_int_equal(api_keys_remove_project(&t, "acme"), 1);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.k[0].name, "admin");
+	assert_string_equal(t.k[1].project, "beta-2");
+	assert_int_equal(api_keys_remove_project(&t, "acme"), 0);
+}
+
 static void test_file(void **state)
 {
 	char dir[] = "/tmp/vitrine-api-keys-XXXXXX", path[96], err[256], s[API_KEY_SECRET_LEN + 1];
@@ -173,7 +219,7 @@ static void test_file(void **state)
 	snprintf(path, sizeof(path), "%s/api-keys.json", dir);
 	assert_int_equal(api_keys_load(&t, path, err, sizeof(err)), 0); /* missing: none */
 	assert_int_equal(t.n, 0);
-	assert_non_null(api_keys_add(&t, "saved", 5, s));
+	assert_non_null(api_keys_add(&t, "saved", NULL, 5, s));
 	assert_int_equal(api_keys_save(&t, err, sizeof(err)), 0);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
@@ -219,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_add_match_remove),
 		cmocka_unit_test(test_bounds_and_names),
 		cmocka_unit_test(test_json_round_trip_and_refusals),
+		cmocka_unit_test(test_project_keys),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_post_body),
 	};
