@@ -125,8 +125,7 @@ int main(int argc, char **argv)
 	}
 	if (gateway_proc_start(&gw, NULL) < 0 || project("one", key_one) < 0)
 		return 1;
-	printf("bench_tenants: %d tiny sessions in one project against %d projects of one\n", n,
-	       n);
+	printf("bench_tenants: %d tiny sessions in one project against %d projects of one\n", n, n);
 	for (int i = 0; i < n; i++) {
 		char name[16];
 
@@ -138,8 +137,9 @@ int main(int argc, char **argv)
 	}
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < n; i++) {
-			double a = shot(one[i].s.id, one[i].key), b = shot(many[i].s.id, many[i].key),
-			       c = shot(one[i].s.id, gw.key), d = shot(many[i].s.id, gw.key);
+			double a = shot(one[i].s.id, one[i].key),
+			       b = shot(many[i].s.id, many[i].key), c = shot(one[i].s.id, gw.key),
+			       d = shot(many[i].s.id, gw.key);
 
 			if (a < 0 || b < 0 || c < 0 || d < 0)
 				goto fail;
