@@ -74,8 +74,9 @@ int qcow2_hdr_parse(const void *buf, size_t n, struct qcow2_hdr *h, char *err, s
 
 	memset(h, 0, sizeof(*h));
 	if (n < 72) {
-		snprintf(err, errlen, "%s", n >= 4 && !memcmp(b, "QFI\xfb", 4) ? "a short header"
-									   : "not a qcow2 image");
+		snprintf(err, errlen, "%s",
+			 n >= 4 && !memcmp(b, "QFI\xfb", 4) ? "a short header"
+							    : "not a qcow2 image");
 		return n >= 4 && !memcmp(b, "QFI\xfb", 4) ? -ENODATA : -EPROTO;
 	}
 	if (memcmp(b, "QFI\xfb", 4)) {
@@ -139,8 +140,8 @@ int qcow2_hdr_parse(const void *buf, size_t n, struct qcow2_hdr *h, char *err, s
 int qcow2_hdr_check(const struct qcow2_hdr *h, const char *backing, const char *backing_fmt,
 		    char *err, size_t errlen)
 {
-	const uint64_t known =
-		QCOW2_INCOMPAT_DIRTY | QCOW2_INCOMPAT_COMPRESSION | QCOW2_INCOMPAT_EXTL2;
+	const uint64_t known = QCOW2_INCOMPAT_DIRTY | QCOW2_INCOMPAT_COMPRESSION |
+			       QCOW2_INCOMPAT_EXTL2;
 
 	if (h->data_file) {
 		snprintf(err, errlen, "it names an external data file");

@@ -40,7 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (h.backing[0]) {
 		uint64_t off = be64(data + 8);
 
-		if (off + strlen(h.backing) > size || memcmp(data + off, h.backing, strlen(h.backing)))
+		if (off + strlen(h.backing) > size ||
+		    memcmp(data + off, h.backing, strlen(h.backing)))
 			__builtin_trap();
 	}
 	/* Trailing bytes change nothing. */
@@ -54,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	free(more);
 	if (qcow2_hdr_check(&h, NULL, NULL, err, sizeof(err)) == 0 &&
-	    (h.data_file || h.crypt_method || h.crypto_ext || (h.incompat & QCOW2_INCOMPAT_CORRUPT)))
+	    (h.data_file || h.crypt_method || h.crypto_ext ||
+	     (h.incompat & QCOW2_INCOMPAT_CORRUPT)))
 		__builtin_trap();
 	return 0;
 }
