@@ -62,14 +62,20 @@ const char *vmm_run_owner_gateway(void)
 	return gateway_id;
 }
 
-/* RUN_DIR.owner into out (PATH_MAX). */
+/* RUN_BASE/owner-NAME for RUN_BASE/NAME into out (PATH_MAX). */
 static int record_path(const char *run_dir, char *out)
 {
 	size_t n = strlen(run_dir);
+	const char *slash;
 
 	while (n > 1 && run_dir[n - 1] == '/')
 		n--;
-	if (snprintf(out, PATH_MAX, "%.*s.owner", (int)n, run_dir) >= PATH_MAX)
+	for (slash = run_dir + n - 1; slash > run_dir && *slash != '/'; slash--)
+		;
+	if (*slash != '/' || slash == run_dir + n - 1)
+		return -EINVAL;
+	if (snprintf(out, PATH_MAX, "%.*s/owner-%.*s", (int)(slash - run_dir), run_dir,
+		     (int)(run_dir + n - slash - 1), slash + 1) >= PATH_MAX)
 		return -ENAMETOOLONG;
 	return 0;
 }

@@ -3,7 +3,7 @@
  * the guest's to delete or forge; what decides whether the run dir lives
  * (the sweep removes it once its owner is gone) and which gateway it
  * belongs to is kept beside it instead, in the run base, which is root's:
- * RUN_BASE/vm-XXXXXX.owner, root's, 0644, written atomically, one line
+ * RUN_BASE/owner-vm-XXXXXX, root's, 0644, written atomically, one line
  *
  *   PID START_TIME GATEWAY
  *

@@ -81,21 +81,21 @@ static bool describe(const char *run_base, const char *name, char *path, size_t 
 			   time(NULL) - st.st_mtime > VMM_SHIM_LOG_KEEP_S;
 		return true;
 	}
-	if (strncmp(name, "vm-", 3))
-		return false;
-	if (n > 9 && !strcmp(name + n - 6, ".owner")) {
+	if (!strncmp(name, "owner-vm-", 9)) {
 		char dir[PATH_MAX];
 		struct stat st;
 
 		/* A run dir's record (run_owner.h): listed only once its run
 		 * dir is gone, which its remover follows with it. */
-		snprintf(dir, sizeof(dir), "%s/%.*s", run_base, (int)(n - 6), name);
+		snprintf(dir, sizeof(dir), "%s/%s", run_base, name + 6);
 		if (lstat(dir, &st) == 0)
 			return false;
 		e->kind = VMM_SWEEP_OWNER_RECORD;
 		e->stale = true;
 		return true;
 	}
+	if (strncmp(name, "vm-", 3))
+		return false;
 	if (!strncmp(name, "vm-ckpt-", 8)) {
 		e->kind = VMM_SWEEP_CHECKPOINT;
 		e->owner = read_owner(path);

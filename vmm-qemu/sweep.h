@@ -1,6 +1,6 @@
 /* vmm-qemu/sweep.h: what a run base holds, and removing what nobody owns
  * any more. A run dir (vm-XXXXXX) is kept while the owner its record names
- * lives (run_owner.h: vm-XXXXXX.owner beside it, root's; never a file in
+ * lives (run_owner.h: owner-vm-XXXXXX beside it, root's; never a file in
  * the run dir, which its guest's uid may delete or forge): the guest's
  * shim when it has one (shim.h), else the vitrine process whose child QEMU
  * is. A run dir without a record (one made before records, or being made)
@@ -22,7 +22,7 @@ enum vmm_sweep_kind {
 	VMM_SWEEP_RUN_DIR, /* vm-XXXXXX */
 	VMM_SWEEP_CHECKPOINT, /* vm-ckpt-XXXXXX */
 	VMM_SWEEP_SHIM_LOG, /* shim-vm-XXXXXX.log */
-	VMM_SWEEP_OWNER_RECORD, /* vm-XXXXXX.owner whose run dir is gone */
+	VMM_SWEEP_OWNER_RECORD, /* owner-vm-XXXXXX whose run dir is gone */
 };
 
 struct vmm_sweep_entry {

@@ -79,6 +79,14 @@ static void shim_log_of(const char *run_dir, char *out, size_t len)
 	snprintf(out, len, "%.*s/shim-%s.log", (int)(slash - run_dir), run_dir, slash + 1);
 }
 
+/* A run dir's record beside it (run_owner.h). */
+static void record_of(const char *run_dir, char *out, size_t len)
+{
+	const char *slash = strrchr(run_dir, '/');
+
+	snprintf(out, len, "%.*s/owner-%s", (int)(slash - run_dir), run_dir, slash + 1);
+}
+
 /* Boots the tiny guest held by a shim and waits for ready. */
 static void start_guest(const struct vmm_shim_opts *so, struct vmm_vm **vm)
 {
@@ -128,7 +136,7 @@ static struct vmm_vm *adopt_ok(const struct vmm_identity *id)
 /* Destroys vm and checks that nothing of it is left. */
 static void destroy_leaves_nothing(struct vmm_vm *vm)
 {
-	char dir[PATH_MAX + 8], log[PATH_MAX];
+	char dir[PATH_MAX], log[PATH_MAX];
 	pid_t shim = vmm_vm_proc(vm)->pid, qemu = vmm_vm_qemu_pid(vm);
 
 	snprintf(dir, sizeof(dir), "%s", vmm_vm_run_dir(vm));
@@ -138,8 +146,8 @@ static void destroy_leaves_nothing(struct vmm_vm *vm)
 	assert_true(gone_within(qemu, 5000));
 	assert_false(exists(dir));
 	assert_false(exists(log));
-	strcat(dir, ".owner"); /* its record (run_owner.h) */
-	assert_false(exists(dir));
+	record_of(dir, log, sizeof(log));
+	assert_false(exists(log));
 }
 
 static int setup(void **state)
@@ -593,7 +601,7 @@ static void make_dir_owned_by(const char *name, pid_t pid)
 	snprintf(path, sizeof(path), "%s/%s", run_base, name);
 	assert_int_equal(fs_mkdir_p(path, 0700), 0);
 	if (strncmp(name, "vm-ckpt-", 8)) {
-		snprintf(file, sizeof(file), "%s.owner", path);
+		record_of(path, file, sizeof(file));
 		snprintf(text, sizeof(text), "%d 1 \n", (int)pid);
 		if (alive(pid))
 			assert_int_equal(vmm_run_owner_write(path, pid, ""), 0);
@@ -669,7 +677,7 @@ static void test_run_dir_of_another_gateway(void **state)
 	struct vmm_shim_opts so = { .bin = shim_bin, .grace_s = 30 };
 	struct foreign_tally t = { 0 };
 	struct vmm_run_owner o;
-	char other[PATH_MAX];
+	char other[PATH_MAX], path[PATH_MAX];
 	struct vmm_vm *vm;
 	pid_t sleeper;
 	int st;
@@ -698,8 +706,8 @@ static void test_run_dir_of_another_gateway(void **state)
 	/* Its owner gone, it goes with its record. */
 	assert_int_equal(vmm_sweep_stale(run_base), 1);
 	assert_false(exists(other));
-	strcat(other, ".owner");
-	assert_false(exists(other));
+	record_of(other, path, sizeof(path));
+	assert_false(exists(path));
 	vmm_run_owner_set_gateway(NULL);
 	destroy_leaves_nothing(vm);
 }
@@ -739,7 +747,7 @@ static void test_sweep_keeps_what_lives(void **state)
 	assert_int_equal(fs_write_file(path, "x\n", 2), 0);
 
 	/* A record whose run dir is gone. */
-	snprintf(path, sizeof(path), "%s/vm-gonedir.owner", run_base);
+	snprintf(path, sizeof(path), "%s/owner-vm-gonedir", run_base);
 	assert_int_equal(fs_write_file(path, "1 1 \n", 5), 0);
 
 	assert_int_equal(vmm_sweep_list(run_base, tally, &t), n0 + 8);
@@ -766,9 +774,9 @@ static void test_sweep_keeps_what_lives(void **state)
 	assert_false(exists(path));
 	snprintf(path, sizeof(path), "%s/vm-deadrun", run_base);
 	assert_false(exists(path));
-	snprintf(path, sizeof(path), "%s/vm-deadrun.owner", run_base);
+	snprintf(path, sizeof(path), "%s/owner-vm-deadrun", run_base);
 	assert_false(exists(path));
-	snprintf(path, sizeof(path), "%s/vm-gonedir.owner", run_base);
+	snprintf(path, sizeof(path), "%s/owner-vm-gonedir", run_base);
 	assert_false(exists(path));
 
 	/* Unheld, it is its owner's again: this process. */
