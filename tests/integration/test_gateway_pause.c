@@ -707,23 +707,9 @@ static void test_events_long_poll(void **state)
 	delete_session(id);
 }
 
-/* Checkpoint folders in dir. */
-static int checkpoints(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		n += !strncmp(e->d_name, "vm-ckpt-", 8);
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /* Pauses id to disk on cur, which has no room for it: 507, and the session
  * is ready, its guest answers, no checkpoint is left. */
-static void pause_refused(const char *id, const char *run_base, const char *says)
+static void pause_refused(const char *id, const char *says)
 {
 	char path[128];
 	struct http_resp r;
@@ -740,7 +726,7 @@ static void pause_refused(const char *id, const char *run_base, const char *says
 	assert_string_equal(str(r.json, "status"), "ready");
 	assert_null(json_object_get(r.json, "busy"));
 	http_resp_free(&r);
-	assert_int_equal(checkpoints(run_base), 0);
+	assert_int_equal(gateway_proc_checkpoints(cur), 0);
 	assert_int_equal(gateway_proc_guests(cur), 1);
 	click(id, 300, 300, &img); /* the guest runs, and takes actions */
 	assert_int_equal(ppm_pixel(&img, 300, 300), MARK);
@@ -750,7 +736,7 @@ static void pause_refused(const char *id, const char *run_base, const char *says
 
 /* Forks id on cur, which has no room for its checkpoint: 507 before
  * anything starts, no copy, no checkpoint, the original ready. */
-static void fork_refused(const char *id, const char *run_base)
+static void fork_refused(const char *id)
 {
 	char path[128];
 	struct http_resp r;
@@ -769,7 +755,7 @@ static void fork_refused(const char *id, const char *run_base)
 	assert_string_equal(str(r.json, "status"), "ready");
 	assert_null(json_object_get(r.json, "busy"));
 	http_resp_free(&r);
-	assert_int_equal(checkpoints(run_base), 0);
+	assert_int_equal(gateway_proc_checkpoints(cur), 0);
 	assert_int_equal(gateway_proc_guests(cur), 1);
 	assert_sh(id, "echo alive", "alive\n");
 }
@@ -838,8 +824,8 @@ static void test_pause_disk_no_room(void **state)
 			assert_int_equal(fwrite(block, sizeof(block), 1, f), 1);
 	}
 	assert_int_equal(fclose(f), 0);
-	pause_refused(id, small_base, "not enough free space: pausing to disk needs about 1 MiB");
-	fork_refused(id, small_base);
+	pause_refused(id, "not enough free space: pausing to disk needs about 1 MiB");
+	fork_refused(id);
 	unlink(fill);
 
 	/* Room by the check, none for the guest's RAM: fails half way. */
@@ -847,7 +833,7 @@ static void test_pause_disk_no_room(void **state)
 		  "cd /tmp && dd if=/dev/urandom of=b bs=1048576 count=1 2>/dev/null && "
 		  "cat b b b b b b b b > c && cat c c c c c > fill && rm b c && echo ok",
 		  "ok\n");
-	pause_refused(id, small_base, "pause to disk failed");
+	pause_refused(id, "pause to disk failed");
 	sess_path(path, sizeof(path), id, "/events");
 	r = req("GET", path, NULL, 200, NULL);
 	{
