@@ -28,6 +28,7 @@
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/jail.h"
 #include "vmm-qemu/run_lock.h"
+#include "vmm-qemu/run_owner.h"
 #include "vmm-qemu/vm.h"
 
 #include <ctype.h>
@@ -457,6 +458,9 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 	/* Before anything in the run base is swept, adopted or started. */
 	if ((gw->run_lock_fd = vmm_run_base_lock(vmm_run_base(NULL), err, errlen)) < 0)
 		goto fail;
+	/* Its run dirs carry its id (vmm-qemu/run_owner.h): the state dir's
+	 * real path. */
+	vmm_run_owner_set_gateway(realpath(state_dir, path) ? path : state_dir);
 	snprintf(path, sizeof(path), "%s/" REGISTRY_KEYS_FILE, state_dir);
 	if (api_keys_load(&gw->api_keys, path, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "the API keys: %s", why);
