@@ -144,9 +144,11 @@ const struct route_def route_table[R_KIND_COUNT] = {
 	[R_SESSION_EXEC] = { ROUTE_POST, SESSION "/exec", .right = AUTH_R_EXEC, .body_max = BODY,
 			     .handle = api_exec, .resume = api_exec_resume,
 			     .audit = { [M_POST] = "command" } },
+	/* a PUT's body goes to the guest as it comes (--files-max-bytes) */
 	[R_SESSION_FILES] = { ROUTE_GET | ROUTE_PUT, SESSION "/files", .right = AUTH_R_EXEC,
-			      .body_max = BODY, .state_size = sizeof(struct api_path_state),
-			      .handle = api_files, .resume = api_files_resume,
+			      .body_max_of = api_files_body_max, .begin = api_files_begin,
+			      .state_size = sizeof(struct api_files_state),
+			      .state_release = api_files_release, .handle = api_files,
 			      .audit = { [M_GET] = "file_get", [M_PUT] = "file_put" } },
 	[R_SESSION_EXEC_WS] = { ROUTE_GET, SESSION "/exec/stream", .right = AUTH_R_EXEC,
 				.body_max = BODY, .handle = upgrade_required,
