@@ -22,6 +22,7 @@ extern const struct api_door_ops e2b_door;
  * carries back (gateway/guest/exec.c), so what is written can be read. */
 #define E2B_MAX_FILE_BODY (4u << 20)
 
+struct e2b_files;
 struct e2b_stream;
 struct job_ticket;
 
@@ -45,6 +46,7 @@ struct e2b_call {
 	 * guest path, a filesystem call under way (1 + its enum e2b_fs_call,
 	 * else 0) */
 	struct e2b_stream *stream;
+	struct e2b_files *files; /* owned: /files' transfers (e2b_files.c) */
 	char files_path[1200];
 	int fs;
 };

@@ -186,7 +186,9 @@ static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
 	(void)in;
 	(void)out;
 	pthread_mutex_lock(&x->mu);
-	end_locked(x, x->end.exited ? "" : reason[0] ? reason : "the command ended without a status");
+	end_locked(x, x->end.exited ? ""
+		      : reason[0]   ? reason
+				    : "the command ended without a status");
 	pthread_mutex_unlock(&x->mu);
 	wake(x);
 	release_ref(x);
@@ -247,12 +249,12 @@ static void poll_link(lws_sorted_usec_list_t *sul)
 }
 
 struct file_xfer *file_xfer_start(struct lws_context *ctx, struct sess_agent *agent,
-				  const char *const *argv,
-				  bool as_root, void (*woken)(void *ud), void *ud)
+				  const char *const *argv, bool as_root, void (*woken)(void *ud),
+				  void *ud)
 {
 	static const char *const user_env[] = { "HOME=/home/vitrine", "USER=vitrine",
-						"PATH=/usr/local/bin:/usr/bin:/bin",
-						"LANG=C.UTF-8", NULL };
+						"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
+						NULL };
 	static const char *const root_env[] = {
 		"HOME=/root", "USER=root",
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
