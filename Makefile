@@ -50,7 +50,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe demo fuzz fuzz-long format format-check
+.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe bench-files demo fuzz fuzz-long format format-check
 all: test-bin $(BENCHES)
 # What the suite runs (tests/run.sh builds it in both builds): all but the benches.
 test-bin: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS)
@@ -236,6 +236,13 @@ bench-isolation: all images
 # hand). The recording's figures were test_gateway_recording's printout.
 bench-observe: all image-tiny
 	$(O)/bench/bench_observe
+
+# Large files: upload and download MiB/s of 100 MiB and 1 GiB through the
+# gateway's files route against the same bytes through the egress proxy
+# (a host HTTP server, the guest's client), and the gateway's peak RSS
+# (tiny guest; --image desktop by hand).
+bench-files: all image-tiny
+	$(O)/bench/bench_files
 
 # Boots the demo desktop session and saves its screen (deploy/demo.sh).
 demo:

@@ -131,9 +131,10 @@ static int add_file(struct e2b_files *f, const char *path, bool gz)
 	}
 	for (int i = 0; i < f->n; i++)
 		if (!strcmp(f->paths[i], path)) {
-			plain_error(f->r, 400,
-				    "you cannot upload multiple files to the same path in one upload "
-				    "request");
+			plain_error(
+				f->r, 400,
+				"you cannot upload multiple files to the same path in one upload "
+				"request");
 			return -EEXIST;
 		}
 	file_xfer_put_argv(argv, path, gz);
@@ -391,8 +392,9 @@ static bool begin(struct http_req *r, struct sess *s, bool root)
 	}
 	if (!strncasecmp(ctype, "multipart/", 10)) {
 		if (gz) { /* the SDKs gzip raw bodies only */
-			plain_error(r, 400, "a gzipped multipart body is not supported: send "
-					    "application/octet-stream");
+			plain_error(r, 400,
+				    "a gzipped multipart body is not supported: send "
+				    "application/octet-stream");
 			return false;
 		}
 		if (multipart_init(&f->mp, ctype) < 0) {
@@ -420,7 +422,8 @@ void e2b_files(struct http_req *r, struct sess *s, bool root)
 		return; /* a GET that came with a body: begun already */
 	if (f) { /* the upload's body came whole */
 		if (f->multipart && !multipart_done(&f->mp)) {
-			plain_error(r, 400, "the multipart/form-data body ended before its last part");
+			plain_error(r, 400,
+				    "the multipart/form-data body ended before its last part");
 			return;
 		}
 		f->body_done = true;

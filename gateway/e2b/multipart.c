@@ -93,7 +93,8 @@ static int headers(struct multipart *m, const struct multipart_ops *ops, void *u
 		if (nl)
 			*nl = '\0';
 		if (!strncasecmp(line, "content-disposition:", 20)) {
-			if (multipart_param(line + 20, "name", m->name, sizeof(m->name)) == -E2BIG ||
+			if (multipart_param(line + 20, "name", m->name, sizeof(m->name)) ==
+				    -E2BIG ||
 			    multipart_param(line + 20, "filename", m->filename,
 					    sizeof(m->filename)) == -E2BIG)
 				return -EPROTO;
