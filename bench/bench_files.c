@@ -143,11 +143,12 @@ int main(int argc, char **argv)
 		printf("%4ld M %-28s %10.1f %12ld\n", mib, "gateway PUT /files", mib / up_gw, h1);
 		printf("%4ld M %-28s %10.1f %12ld\n", mib, "gateway GET /files", mib / down_gw, h2);
 		/* the same bytes through the egress proxy: the guest's client */
-		snprintf(line, sizeof(line),
-			 "if command -v curl >/dev/null; then curl -sf -o /dev/null -T /tmp/bench.bin "
-			 "http://files.test:%d/up; else wget -q -O /dev/null --post-file "
-			 "/tmp/bench.bin http://files.test:%d/up; fi",
-			 port, port);
+		snprintf(
+			line, sizeof(line),
+			"if command -v curl >/dev/null; then curl -sf -o /dev/null -T /tmp/bench.bin "
+			"http://files.test:%d/up; else wget -q -O /dev/null --post-file "
+			"/tmp/bench.bin http://files.test:%d/up; fi",
+			port, port);
 		t0 = now_s();
 		if (guest_sh(&g, &s, line) == 0)
 			up_eg = now_s() - t0;

@@ -146,7 +146,8 @@ const struct route_def route_table[R_KIND_COUNT] = {
 			     .audit = { [M_POST] = "command" } },
 	/* a PUT's body goes to the guest as it comes (--files-max-bytes) */
 	[R_SESSION_FILES] = { ROUTE_GET | ROUTE_PUT, SESSION "/files", .right = AUTH_R_EXEC,
-			      .body_max_of = api_files_body_max, .begin = api_files_begin,
+			      .body_max = BODY, .body_max_of = api_files_body_max,
+			      .begin = api_files_begin,
 			      .state_size = sizeof(struct api_files_state),
 			      .state_release = api_files_release, .handle = api_files,
 			      .audit = { [M_GET] = "file_get", [M_PUT] = "file_put" } },

@@ -155,8 +155,11 @@ static long search(struct multipart *m, const unsigned char *p, size_t n,
 		m->al = 0;
 		return (long)((size_t)(hit - p) + m->dl);
 	}
-	/* the last bytes may start a delimiter */
-	take = n < m->dl - 1 ? n : m->dl - 1;
+	/* the longest end of p that starts a delimiter is held (so the same
+	 * bytes are held however the body is cut) */
+	for (take = n < m->dl - 1 ? n : m->dl - 1; take; take--)
+		if (!memcmp(p + n - take, m->delim, take))
+			break;
 	if ((rc = emit(m, p, n - take, ops, u)) < 0)
 		return rc;
 	memcpy(m->tail, p + n - take, take);

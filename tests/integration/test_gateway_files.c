@@ -15,8 +15,8 @@
 #include "common/http_client.h"
 
 #include <setjmp.h>
-#include <stdbool.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,8 +97,7 @@ static void test_over_the_limit(void **state)
 
 	(void)state;
 	/* declared: refused before a byte of it is sent */
-	assert_int_equal(files_put_head_only(gw.port, s.control, s.id, "/tmp/over.bin",
-					     LIMIT + 1),
+	assert_int_equal(files_put_head_only(gw.port, s.control, s.id, "/tmp/over.bin", LIMIT + 1),
 			 413);
 	assert_int_equal(files_get(gw.port, s.control, s.id, "/tmp/over.bin", &len, got), 404);
 	assert_false(guest_tmp_has(".vitrine-upload"));

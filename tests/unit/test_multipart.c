@@ -1,7 +1,8 @@
 /* tests/unit/test_multipart.c: gateway/e2b/multipart.c, the streaming
  * multipart/form-data parser of E2B's uploads: the parts, names, filenames
  * and bytes of a body are the same fed whole, in every split in two and a
- * byte at a time; a delimiter's prefix inside content is content; the
+ * byte at a time (and so are the bytes held back of a body cut short);
+ * a delimiter's prefix inside content is content; the
  * boundary's forms; malformed bodies fail and stay failed; the
  * Content-Disposition parameters (quoted with escapes, tokens, too long). */
 #include "common/bytebuf.h"
@@ -97,6 +98,31 @@ static void test_splits(void **state)
 	bytebuf_free(&whole);
 }
 
+/* fuzz_multipart's find: content that ends in bytes that start no
+ * delimiter ("--") before ones that may ("\r\n") was held back more when
+ * fed whole than a byte at a time; only the delimiter's possible start is. */
+static void test_held_back(void **state)
+{
+	static const char cut[] = "--B\r\n\r\nab\r\n--x--\r\n";
+	struct bytebuf whole, bytes;
+	bool done;
+
+	(void)state;
+	assert_int_equal(parse("multipart/form-data; boundary=B", cut, sizeof(cut) - 1, 0, &whole,
+			       &done),
+			 0);
+	assert_false(done);
+	assert_int_equal(parse("multipart/form-data; boundary=B", cut, sizeof(cut) - 1, 1, &bytes,
+			       &done),
+			 0);
+	assert_int_equal(whole.len, strlen("P|:ab\r\n--x--"));
+	assert_memory_equal(whole.data, "P|:ab\r\n--x--", whole.len);
+	assert_int_equal(bytes.len, whole.len);
+	assert_memory_equal(bytes.data, whole.data, whole.len);
+	bytebuf_free(&whole);
+	bytebuf_free(&bytes);
+}
+
 static void test_refused(void **state)
 {
 	struct bytebuf out;
@@ -151,6 +177,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_splits),
+		cmocka_unit_test(test_held_back),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_param),
 	};
