@@ -18,8 +18,10 @@
 /* The door's ops table. */
 extern const struct api_door_ops e2b_door;
 
-/* E2B's file uploads (POST /files to envd): as much as a command's output
- * carries back (gateway/guest/exec.c), so what is written can be read. */
+/* The body limit of envd's /files requests the door does not stream: an
+ * upload streams its body to the guest as it comes (e2b_files.c, up to
+ * --files-max-bytes) once begun, so this bounds only a body kept for a
+ * request refused before it. */
 #define E2B_MAX_FILE_BODY (4u << 20)
 
 struct e2b_files;
