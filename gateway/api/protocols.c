@@ -14,6 +14,7 @@
 #include "gateway/api/web.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/guest/exec.h"
+#include "gateway/guest/file_xfer.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job.h"
 #include "gateway/session/session.h"
@@ -127,6 +128,7 @@ static void woken(struct gw *gw)
 	stream_poke_all(gw);
 	rec_poke_all(gw); /* new frames to record, a video made */
 	guest_ws_poke_all();
+	file_xfer_poke_all(); /* files moving to and from guests */
 	sess_agent_poke_all(); /* lost agent links: connect again */
 	api_door_poke_all(gw);
 }

@@ -354,6 +354,7 @@ static void take_config(struct gw *gw, const struct serve_config *cfg)
 	gw->trajectory_max_bytes = cfg->trajectory_max_bytes;
 	gw->record_fps = cfg->record_fps;
 	gw->record_max_bytes = cfg->record_max_bytes;
+	gw->files_max_bytes = cfg->files_max_bytes;
 	gw->egress_cfg = cfg->egress;
 	if (!gw->egress_cfg.max_total)
 		gw->egress_cfg.max_total = EGRESS_DEFAULT_MAX_TOTAL;

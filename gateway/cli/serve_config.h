@@ -42,6 +42,7 @@ struct serve_config {
 	int64_t trajectory_max_bytes;
 	int record_fps;
 	int64_t record_max_bytes;
+	int64_t files_max_bytes; /* a files upload's body at most */
 	int usage_retention;
 	struct egress_config
 		egress; /* --egress-map, --egress-allow-private, --egress-max-connections */

@@ -71,6 +71,7 @@ struct gw {
 	struct egress_config egress_cfg; /* the operator's part of every session's egress */
 	int record_fps; /* recordings: frames a second at most (serve --record-fps) */
 	int64_t record_max_bytes; /* recordings: bytes per session (--record-max-bytes) */
+	int64_t files_max_bytes; /* a files upload's body at most (--files-max-bytes) */
 	struct encode_pool *encoders; /* owned: every screenshot and stream encode, off the loop
 				       * (serve does not start without it) */
 	/* owned (cli/gw_start.c): the gateway's background work, each job's

@@ -518,8 +518,11 @@ static void refuse_early(struct http_req *r)
 	    kind == E2B_LIVE_VIEW || kind == E2B_LIVE_SOCKET)
 		return; /* answered after the body, without a token */
 	if (envd ? s && (e2b_rights(r, s) & AUTH_R_EXEC)
-		 : (e2b_rights(r, NULL) & (AUTH_R_ADMIN | AUTH_R_MANAGE)))
+		 : (e2b_rights(r, NULL) & (AUTH_R_ADMIN | AUTH_R_MANAGE))) {
+		if (kind == E2B_ENVD_FILES)
+			e2b_envd(r); /* an upload starts now: its body goes on as it comes */
 		return;
+	}
 	r->close_after = true; /* the body is not read */
 	if (envd)
 		e2b_envd(r); /* its own refusal, in its call's form */
