@@ -4,6 +4,7 @@
  * body limit, the route's state and a WebSocket's callback all read the row. docs/api.md is the
  * API's reference. */
 #include "gateway/api/api_int.h"
+#include "gateway/api/api_ports.h"
 #include "gateway/api/control.h"
 #include "gateway/api/door.h"
 #include "gateway/api/guest_ws.h"
@@ -240,6 +241,20 @@ const struct route_def route_table[R_KIND_COUNT] = {
 				.state_release = api_move_req_release, .audit = NO_AUDIT },
 	[R_TEMPLATES_GC] = { ROUTE_POST, "/v1/templates/gc", .right = AUTH_R_ADMIN,
 			     .body_max = BODY, .handle = api_templates_gc, .audit = NO_AUDIT },
+	/* a guest's port (api/api_ports.h): by path, any method, any rest of
+	 * the path; by host name ({port}-{id}.{domain}: no path of its own,
+	 * set by api_ports_claim). The body goes to the guest as it comes. */
+	[R_SESSION_PORT] = { ROUTE_ANY, SESSION "/ports/{n}{rest}", .right = AUTH_R_ACT,
+			     .body_max = BODY, .refuse_early = api_ports_begin,
+			     .handle = api_ports_handle, .state_size = sizeof(void *),
+			     .state_release = api_ports_state_release, .audit = NO_AUDIT },
+	[R_SESSION_PORT_HOST] = { .right = AUTH_R_ACT,
+				  .body_max = BODY,
+				  .refuse_early = api_ports_begin,
+				  .handle = api_ports_handle,
+				  .state_size = sizeof(void *),
+				  .state_release = api_ports_state_release,
+				  .audit = NO_AUDIT },
 	/* a door's requests (api/door.h): its own paths, keys, errors, state
 	 * and audit events */
 	[R_DOOR] = { .right = ROUTE_OWN_AUTH,

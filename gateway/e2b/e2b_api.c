@@ -587,6 +587,13 @@ static void poke_all(struct gw *gw)
 	e2b_sandbox_reap_all(gw);
 }
 
+/* envd's (49983) and the desktop SDK's stream (6080: its live view and
+ * /websockify, and the gateway's web viewer on that host) */
+static bool owns_port(int port)
+{
+	return port == E2B_ENVD_PORT || port == E2B_STREAM_PORT;
+}
+
 const struct api_door_ops e2b_door = {
 	.name = "e2b",
 	.claim = claim,
@@ -603,4 +610,5 @@ const struct api_door_ops e2b_door = {
 	.ws_callback = e2b_websockify_callback,
 	.raw_callback = e2b_websockify_door_callback,
 	.stream_origin = e2b_live_stream_origin,
+	.owns_port = owns_port,
 };
