@@ -167,8 +167,10 @@ static const enum lws_token_indexes pass_tokens[] = {
 	WSI_TOKEN_X_AUTH_TOKEN,
 };
 static const char *const pass_custom[] = {
-	"x-requested-with:", "x-csrf-token:", "x-xsrf-token:", "access-control-request-method:",
-	"accept-patch:",     "dnt:",	       "x-api-key:",   "sec-fetch-mode:",
+	"x-requested-with:", "x-csrf-token:",
+	"x-xsrf-token:",     "access-control-request-method:",
+	"accept-patch:",     "dnt:",
+	"x-api-key:",	     "sec-fetch-mode:",
 	"sec-fetch-site:",   "sec-fetch-dest:",
 };
 
@@ -178,9 +180,9 @@ static const char *method_name(struct lws *wsi, enum lws_token_indexes *tok)
 		enum lws_token_indexes tok;
 		const char *name;
 	} m[] = {
-		{ WSI_TOKEN_GET_URI, "GET" },	      { WSI_TOKEN_POST_URI, "POST" },
-		{ WSI_TOKEN_PUT_URI, "PUT" },	      { WSI_TOKEN_DELETE_URI, "DELETE" },
-		{ WSI_TOKEN_PATCH_URI, "PATCH" },     { WSI_TOKEN_OPTIONS_URI, "OPTIONS" },
+		{ WSI_TOKEN_GET_URI, "GET" },	  { WSI_TOKEN_POST_URI, "POST" },
+		{ WSI_TOKEN_PUT_URI, "PUT" },	  { WSI_TOKEN_DELETE_URI, "DELETE" },
+		{ WSI_TOKEN_PATCH_URI, "PATCH" }, { WSI_TOKEN_OPTIONS_URI, "OPTIONS" },
 		{ WSI_TOKEN_HEAD_URI, "HEAD" },
 	};
 
@@ -274,8 +276,9 @@ static int request_head(struct http_req *r, bool forward_auth, bool *chunked, st
 	    bytebuf_printf(b, "x-forwarded-prefix: /v1/sessions/%s/ports/%s\r\n", r->route.id,
 			   r->route.sub) < 0)
 		goto out;
-	if (bytebuf_printf(b, "x-forwarded-proto: http\r\nx-forwarded-for: %s\r\n"
-			      "connection: close\r\n\r\n",
+	if (bytebuf_printf(b,
+			   "x-forwarded-proto: http\r\nx-forwarded-for: %s\r\n"
+			   "connection: close\r\n\r\n",
 			   audit_peer(r->wsi, peer, sizeof(peer)) ? peer : "") < 0)
 		goto out;
 	rc = 0;
@@ -448,7 +451,7 @@ static int fail_early(struct http_req *r, int status, const char *code, const ch
 static int write_head(struct port_conn *c, struct http_req *r, const struct port_head *h)
 {
 	unsigned char buf[LWS_PRE + PORT_HEAD_MAX + 512], *start = buf + LWS_PRE, *p = start,
-							     *end = buf + sizeof(buf) - 1;
+							  *end = buf + sizeof(buf) - 1;
 	bool no_body = c->is_head || h->status == 204 || h->status == 304;
 
 	if (lws_add_http_header_status(r->wsi, (unsigned)h->status, &p, end))

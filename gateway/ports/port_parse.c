@@ -238,9 +238,11 @@ long port_head_parse(const char *buf, size_t len, struct port_head *out)
 
 bool port_header_hop(const char *name, size_t len)
 {
-	static const char *const hop[] = { "connection", "keep-alive",	      "proxy-connection",
-					   "upgrade",	 "proxy-authenticate", "proxy-authorization",
-					   "te" };
+	static const char *const hop[] = {
+		"connection", "keep-alive",	    "proxy-connection",
+		"upgrade",    "proxy-authenticate", "proxy-authorization",
+		"te"
+	};
 
 	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
 		if (len == strlen(hop[i]) && !strncasecmp(name, hop[i], len))

@@ -2,13 +2,19 @@
  * driven over HTTP on loopback with tiny guests: session create (at once and
  * ?wait=ready), get, list, delete and expiry; auth negatives (no key, wrong
  * key, a view token acting as operator, another session's token); every
- * malformed request gets its status and error code; SIGTERM leaves no QEMU. */
+ * malformed request gets its status and error code; a guest's ports (busybox
+ * httpd and an nc server in the tiny guest) by path and by host name, with
+ * their refusals (a wrong token, a port out of range, nothing listening);
+ * SIGTERM leaves no QEMU. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
+#include "common/sha256.h"
 #include "tests/lib/gateway_proc.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +40,8 @@ static int qemu_running(void)
 
 static int setup(void **state)
 {
-	static const char *const args[] = { "--max-sessions", "3", NULL };
+	static const char *const args[] = { "--max-sessions", "3", "--public-domain", "ports.test",
+					    NULL };
 
 	(void)state;
 	if (gateway_proc_start(&gw, args) < 0)
@@ -331,6 +340,192 @@ static void test_boot_phases(void **state)
 	http_resp_free(&b);
 }
 
+/* One request on a fresh connection with Host host (and Authorization:
+ * Bearer token unless NULL); the status, and the body (malloc'd) in *body.
+ * The gateway closes after it (Connection: close). */
+static int raw_get(const char *host, const char *path, const char *token, char **body)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval tv = { .tv_sec = 60 };
+	char req[1024], *buf = NULL, *p;
+	size_t len = 0, cap = 0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), status = -1;
+	ssize_t n;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	n = snprintf(req, sizeof(req),
+		     "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n%s%s%s\r\n", path, host,
+		     token ? "Authorization: Bearer " : "", token ? token : "",
+		     token ? "\r\n" : "");
+	assert_int_equal(write(fd, req, (size_t)n), n);
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			assert_non_null(buf = realloc(buf, cap));
+		}
+		if ((n = read(fd, buf + len, 4096)) <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	assert_non_null(buf);
+	buf[len] = '\0';
+	if (sscanf(buf, "HTTP/1.1 %d", &status) != 1)
+		fail_msg("GET %s (Host %s): no answer: %s", path, host, buf);
+	p = strstr(buf, "\r\n\r\n");
+	*body = strdup(p ? p + 4 : "");
+	free(buf);
+	return status;
+}
+
+/* The SHA-256 of data in hex into hex[65]. */
+static void hex_sha256(const void *data, size_t len, char *hex)
+{
+	struct sha256_ctx c;
+	uint8_t d[SHA256_LEN];
+
+	sha256_init(&c);
+	sha256_update(&c, data, len);
+	sha256_final(&c, d);
+	for (int i = 0; i < SHA256_LEN; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* Runs sh -c cmd in the guest as root; its stdout (malloc'd). */
+static char *guest_sh(const char *id, const char *cmd)
+{
+	json_t *req = json_pack("{s:s, s:[s, s], s:s}", "cmd", "sh", "args", "-c", cmd, "user",
+				"root");
+	char *text = json_dumps(req, JSON_COMPACT), path[128], *out;
+	struct http_resp r;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s/exec", id);
+	r = expect("POST", path, key, text, 200, NULL);
+	if (json_integer_value(json_object_get(r.json, "exit_code")))
+		fail_msg("%s: %s", cmd, r.body);
+	out = strdup(json_string_value(json_object_get(r.json, "stdout")));
+	http_resp_free(&r);
+	json_decref(req);
+	free(text);
+	return out;
+}
+
+/* The guest's ports: busybox httpd on 8080 (a page and 4 MiB of random
+ * bytes) and an nc server on 9091 that answers with the request's head
+ * and the SHA-256 of its body (Content-Length bytes), reached by path and
+ * by host name ({port}-{id}.ports.test); a wrong token, a view token, none,
+ * ports out of range and a port nobody listens on are refused. */
+static void test_guest_ports(void **state)
+{
+	static const char srv[] =
+		"#!/bin/sh\n"
+		"len=0; head=''\n"
+		"while IFS= read -r line; do\n"
+		"  line=$(printf '%s' \"$line\" | tr -d '\\r')\n"
+		"  [ -z \"$line\" ] && break\n"
+		"  head=\"$head$line|\"\n"
+		"  case \"$line\" in [Cc]ontent-[Ll]ength:*) len=${line#*: };; esac\n"
+		"done\n"
+		"sum=$(head -c \"$len\" | sha256sum | cut -d' ' -f1)\n"
+		"body=\"$head$sum\"\n"
+		"printf 'HTTP/1.1 201 Made\\r\\nContent-Type: text/plain\\r\\nContent-Length: "
+		"%d\\r\\n\\r\\n%s' \"${#body}\" \"$body\"\n";
+	char base[160], path[256], host[128], *out, *body, *upload, *cmd, want[65], hex[65];
+	struct gateway_session s;
+	struct http_resp r;
+	size_t up_len = 300 * 1000;
+
+	(void)state;
+	assert_int_equal(gateway_proc_create_session(&gw, "{\"image\":\"tiny\"}", 300, &s), 0);
+	snprintf(base, sizeof(base), "/v1/sessions/%s/ports", s.id);
+	/* the servers */
+	out = guest_sh(s.id, "mkdir -p /tmp/www && echo hello-port > /tmp/www/index.html && "
+			     "dd if=/dev/urandom of=/tmp/www/big bs=1M count=4 2>/dev/null && "
+			     "httpd -p 127.0.0.1:8080 -h /tmp/www && sha256sum /tmp/www/big");
+	snprintf(want, sizeof(want), "%.64s", out);
+	free(out);
+	assert_non_null(cmd = malloc(sizeof(srv) + 256));
+	snprintf(cmd, sizeof(srv) + 256,
+		 "cat > /tmp/srv.sh <<'EOF'\n%sEOF\nchmod +x /tmp/srv.sh && "
+		 "(nc -ll -p 9091 -e /tmp/srv.sh </dev/null >/dev/null 2>&1 &) && echo ok",
+		 srv);
+	free(guest_sh(s.id, cmd));
+	free(cmd);
+
+	/* by path: a page, then 4 MiB whole */
+	snprintf(path, sizeof(path), "%s/8080/index.html", base);
+	r = expect("GET", path, s.control, NULL, 200, NULL);
+	assert_string_equal(r.body, "hello-port\n");
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "%s/8080/big", base);
+	r = expect("GET", path, s.control, NULL, 200, NULL);
+	assert_int_equal(r.body_len, 4 << 20);
+	hex_sha256(r.body, r.body_len, hex);
+	assert_string_equal(hex, want);
+	http_resp_free(&r);
+	/* a body through to the guest; the session's token stays here */
+	assert_non_null(upload = malloc(up_len));
+	for (size_t i = 0; i < up_len; i++)
+		upload[i] = (char)('a' + i % 26);
+	snprintf(path, sizeof(path), "%s/9091/echo?x=1&y=a%%20b", base);
+	assert_int_equal(http_request("127.0.0.1", port, "POST", path, s.control, upload, up_len,
+				      120, &r),
+			 0);
+	assert_int_equal(r.status, 201);
+	assert_non_null(strstr(r.body, "POST /echo?x=1&y=a%20b HTTP/1.1|"));
+	assert_non_null(strstr(r.body, "x-forwarded-prefix: /v1/sessions/"));
+	assert_null(strstr(r.body, s.control));
+	assert_null(strcasestr(r.body, "authorization"));
+	hex_sha256(upload, up_len, hex);
+	assert_non_null(strstr(r.body, hex));
+	http_resp_free(&r);
+	free(upload);
+	/* by host name, any path */
+	snprintf(host, sizeof(host), "8080-%s.ports.test:%d", s.id, port);
+	assert_int_equal(raw_get(host, "/index.html", s.control, &body), 200);
+	assert_string_equal(body, "hello-port\n");
+	free(body);
+	snprintf(host, sizeof(host), "8080-%s.PORTS.test", s.id);
+	assert_int_equal(raw_get(host, "/", s.control, &body), 200);
+	free(body);
+	/* refusals: no token, a wrong one, a view token */
+	assert_int_equal(raw_get(host, "/index.html", NULL, &body), 401);
+	free(body);
+	assert_int_equal(raw_get(host, "/index.html", "nosuchtoken", &body), 401);
+	free(body);
+	assert_int_equal(raw_get(host, "/index.html", s.view, &body), 403);
+	free(body);
+	snprintf(path, sizeof(path), "%s/8080/index.html", base);
+	r = expect("GET", path, "nosuchtoken", NULL, 401, "unauthorized");
+	http_resp_free(&r);
+	/* ports out of range; nobody listening */
+	snprintf(path, sizeof(path), "%s/0/", base);
+	r = expect("GET", path, s.control, NULL, 400, "bad_port");
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "%s/65536/x", base);
+	r = expect("GET", path, s.control, NULL, 400, "bad_port");
+	http_resp_free(&r);
+	snprintf(host, sizeof(host), "70000-%s.ports.test", s.id);
+	assert_int_equal(raw_get(host, "/", s.control, &body), 400);
+	assert_non_null(strstr(body, "bad_port"));
+	free(body);
+	snprintf(path, sizeof(path), "%s/8099/", base);
+	r = expect("GET", path, s.control, NULL, 502, "bad_gateway");
+	assert_non_null(strstr(r.body, "Connection refused"));
+	http_resp_free(&r);
+	/* another domain's name is no port's: the gateway's own answer */
+	snprintf(host, sizeof(host), "8080-%s.other.test", s.id);
+	assert_int_equal(raw_get(host, "/healthz", NULL, &body), 200);
+	assert_non_null(strstr(body, "\"status\""));
+	free(body);
+	snprintf(path, sizeof(path), "/v1/sessions/%s", s.id);
+	r = expect("DELETE", path, key, NULL, 200, NULL);
+	http_resp_free(&r);
+}
+
 static void test_limits_and_expiry(void **state)
 {
 	struct http_resp s[3], r;
@@ -390,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_requests),
 		cmocka_unit_test(test_session_lifecycle_and_tokens),
 		cmocka_unit_test(test_boot_phases),
+		cmocka_unit_test(test_guest_ports),
 		cmocka_unit_test(test_limits_and_expiry),
 		cmocka_unit_test(test_sigterm_stops_every_guest),
 	};

@@ -218,6 +218,11 @@ static const struct call calls[] = {
 	{ "PUT", "/v1/sessions/%s/clipboard", "{}", AUTH_R_ACT },
 	{ "GET", "/v1/sessions/%s/egress", NULL, AUTH_R_ACT },
 	{ "GET", "/v1/sessions/%s/egress/log", NULL, AUTH_R_ACT },
+	/* a guest's port (nothing listens on 1: 502 when let through) */
+	{ "GET", "/v1/sessions/%s/ports/1/", NULL, AUTH_R_ACT },
+	{ "POST", "/v1/sessions/%s/ports/1/x", "{}", AUTH_R_ACT },
+	{ "PUT", "/v1/sessions/%s/ports/1/x", "{}", AUTH_R_ACT },
+	{ "DELETE", "/v1/sessions/%s/ports/1/x", NULL, AUTH_R_ACT },
 	{ "PUT", "/v1/sessions/%s/egress", "[]", AUTH_R_EGRESS },
 	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\"}", AUTH_R_EXEC },
 	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\",\"user\":\"root\"}",

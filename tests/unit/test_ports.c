@@ -207,8 +207,7 @@ static void test_routes(void **state)
 		assert_string_equal(r.sub, "8080");
 	}
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/vmabc/ports/8080").kind, R_SESSION_PORT);
-	assert_int_equal(route_parse(M_GET, "/v1/sessions/vmabc/ports/8080/").kind,
-			 R_SESSION_PORT);
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/vmabc/ports/8080/").kind, R_SESSION_PORT);
 	/* a port out of range is the handler's 400; no number is no route */
 	r = route_parse(M_GET, "/v1/sessions/vmabc/ports/99999999/");
 	assert_int_equal(r.kind, R_SESSION_PORT);
