@@ -7,6 +7,7 @@
 
 #include "common/bytebuf.h"
 #include "common/log.h"
+#include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/door.h"
 #include "gateway/guest/sess_agent.h"
@@ -14,6 +15,7 @@
 #include "gateway/session/session.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -327,10 +329,11 @@ static int body_sink(struct http_req *r, const void *p, size_t n)
 	return 0;
 }
 
-/* The connection of r, made (with its channel opened and the request
+/* The connection of r, made (forward_auth: its Authorization header goes
+ * to the guest) (with its channel opened and the request
  * head sent) and kept in r's state. NULL when answered instead. */
 static struct port_conn *conn_new(struct http_req *r, struct sess *s, struct agent_link *l,
-				  int port)
+				  int port, bool forward_auth)
 {
 	struct port_conn **slot = http_route_state(r), *c = NULL;
 	struct bytebuf head = { 0 };
@@ -342,7 +345,7 @@ static struct port_conn *conn_new(struct http_req *r, struct sess *s, struct age
 
 	if (!slot)
 		return NULL; /* answered 500 */
-	rc = request_head(r, false, &chunked, &head);
+	rc = request_head(r, forward_auth, &chunked, &head);
 	if (rc == -ENAMETOOLONG) {
 		http_reply_error(r, 414, "too_long", "the request's path or a header is too long");
 		goto fail;
@@ -382,14 +385,50 @@ fail:
 	return NULL;
 }
 
-/* Starts r's connection to the guest's port: 0, or -1 when answered. */
+/* Whether the session's owner made port public (its record's "ports"). */
+static bool is_public(const struct sess *s, int port)
+{
+	const json_t *pub = json_object_get(sess_ext_get(s, "ports"), "public"), *v;
+	size_t i;
+
+	json_array_foreach(pub, i, v) if (json_integer_value(v) == port) return true;
+	return false;
+}
+
+/* Makes port public or not in s's record. 0, or -ENOMEM. */
+static int set_public(struct sess *s, int port, bool pub)
+{
+	const json_t *old = json_object_get(sess_ext_get(s, "ports"), "public"), *v;
+	json_t *list = json_array();
+	size_t i;
+
+	if (!list)
+		return -ENOMEM;
+	json_array_foreach(old, i, v) if (json_integer_value(v) != port &&
+					  json_array_append(list, (json_t *)v) < 0) goto oom;
+	if (pub && json_array_append_new(list, json_integer(port)) < 0)
+		goto oom;
+	if (!json_array_size(list)) {
+		json_decref(list);
+		return sess_ext_set(s, "ports", NULL);
+	}
+	return sess_ext_set(s, "ports", json_pack("{s:o}", "public", list));
+oom:
+	json_decref(list);
+	return -ENOMEM;
+}
+
+/* Starts r's connection to the guest's port: 0, or -1 when answered. A
+ * public port takes any request (an Authorization header that is none of
+ * the session's goes on to the guest); others need the route's right. */
 static int start(struct http_req *r)
 {
-	struct sess *s = api_route_session(r);
+	struct sess *s = sess_find(r->gw, r->route.id);
 	int port = port_number_parse(r->route.sub);
+	bool pub = s && port > 0 && is_public(s, port);
 	struct agent_link *l;
 
-	if (!s)
+	if (!pub && !(s = api_route_session(r)))
 		return -1;
 	if (port < 0) {
 		http_reply_error(r, 400, "bad_port", "a port is a number in 1..65535");
@@ -408,7 +447,7 @@ static int start(struct http_req *r)
 		http_reply_error(r, 503, "agent_unavailable", "the guest agent is not connected");
 		return -1;
 	}
-	if (!conn_new(r, s, l, port))
+	if (!conn_new(r, s, l, port, pub && !sess_rights(r->gw, s, r->token, NULL)))
 		return -1;
 	r->body_sink = body_sink;
 	r->own_write = own_write;
@@ -637,4 +676,36 @@ void api_ports_claim(struct http_req *r)
 		snprintf(r->route.sub, sizeof(r->route.sub), "%d", port);
 	else
 		snprintf(r->route.sub, sizeof(r->route.sub), "0"); /* answered 400 */
+}
+
+void api_ports_settings(struct http_req *r)
+{
+	struct sess *s = api_route_session(r);
+	int port = port_number_parse(r->route.sub), pub;
+	json_error_t je;
+	json_t *body;
+
+	if (!s)
+		return;
+	if (port < 0) {
+		http_reply_error(r, 400, "bad_port", "a port is a number in 1..65535");
+		return;
+	}
+	if (r->method == M_PUT) {
+		body = r->body ? json_loadb(r->body, r->body_len, 0, &je) : NULL;
+		if (!body || json_unpack_ex(body, &je, JSON_STRICT, "{s:b}", "public", &pub) < 0) {
+			json_decref(body);
+			http_reply_error(r, 400, "bad_request",
+					 "the body is {\"public\": true|false}");
+			return;
+		}
+		json_decref(body);
+		if (set_public(s, port, pub) < 0) {
+			http_reply_error(r, 500, "internal", "out of memory");
+			return;
+		}
+		api_audit_set(r, "port", json_pack("{s:i, s:b}", "port", port, "public", pub));
+	}
+	http_reply_json(r, 200,
+			json_pack("{s:i, s:b}", "port", port, "public", is_public(s, port)));
 }

@@ -35,6 +35,10 @@ void api_ports_claim(struct http_req *r);
 void api_ports_begin(struct http_req *r);
 void api_ports_handle(struct http_req *r);
 void api_ports_state_release(void *state);
+/* R_SESSION_PORT_SETTINGS: GET {"port", "public"}, PUT {"public": bool}
+ * (kept in the session's record: public ports take requests without a
+ * token). */
+void api_ports_settings(struct http_req *r);
 /* On the loop's wake-up: connections the guest's side moved. */
 void api_ports_poke_all(void);
 

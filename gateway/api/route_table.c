@@ -248,6 +248,11 @@ const struct route_def route_table[R_KIND_COUNT] = {
 			     .body_max = BODY, .refuse_early = api_ports_begin,
 			     .handle = api_ports_handle, .state_size = sizeof(void *),
 			     .state_release = api_ports_state_release, .audit = NO_AUDIT },
+	/* a port's own settings: GET says them, PUT {"public": bool} */
+	[R_SESSION_PORT_SETTINGS] = { ROUTE_GET | ROUTE_PUT, SESSION "/ports/{n}",
+				      .right = AUTH_R_ACT, .right_of = { [M_PUT] = AUTH_R_SHARE },
+				      .body_max = BODY, .handle = api_ports_settings,
+				      .audit = { [M_GET] = NONE, [M_PUT] = "port_public_set" } },
 	[R_SESSION_PORT_HOST] = { .right = AUTH_R_ACT,
 				  .body_max = BODY,
 				  .refuse_early = api_ports_begin,

@@ -61,8 +61,8 @@ bool route_pattern_match(const char *pattern, const char *path, struct route *ou
 			path += *path == '/';
 			break;
 		}
-		if (!strcmp(pattern, "{rest}")) { /* nothing, or a '/' and the rest */
-			if (*path && *path != '/')
+		if (!strcmp(pattern, "{rest}")) { /* a '/' and the rest */
+			if (*path != '/')
 				return false;
 			path += strlen(path);
 			break;

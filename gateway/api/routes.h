@@ -75,6 +75,7 @@ enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_OTHER };
 	X(R_TEMPLATE_IMPORT, "template_import")                                                    \
 	X(R_TEMPLATES_GC, "templates_gc")                                                          \
 	X(R_SESSION_PORT, "session_port")                                                          \
+	X(R_SESSION_PORT_SETTINGS, "session_port_settings")                                        \
 	X(R_SESSION_PORT_HOST, "session_port_host")                                                \
 	X(R_DOOR, "door")
 
@@ -123,7 +124,7 @@ struct sess;
  * (1..ROUTE_ID_MAX, into id), {tid} a token's (1..ROUTE_SUB_MAX, into
  * sub), {n} a number (1..9 digits, into sub); a pattern ending in "/?"
  * takes the path with or without its last slash, one ending in {rest}
- * nothing more or a '/' and anything after it (not copied). A row without a pattern
+ * a '/' and anything after it (not copied). A row without a pattern
  * is no path of the API's (not found, not allowed, a door's). */
 struct route_def {
 	unsigned methods; /* ROUTE_GET | ... */

@@ -77,14 +77,15 @@ static void check_id(const struct route *r, const char *path)
 		if (strncmp(path + skip + n, "/recording/frames/", 18) || m == 0 || m > 9 ||
 		    strspn(r->sub, "0123456789") != m || strcmp(sub, r->sub))
 			__builtin_trap();
-	} else if (r->kind == R_SESSION_PORT) {
-		/* a port's number: 1 to 9 digits, then the path's end or a '/' */
+	} else if (r->kind == R_SESSION_PORT || r->kind == R_SESSION_PORT_SETTINGS) {
+		/* a port's number: 1 to 9 digits, then a '/' (the port) or the
+		 * path's end (its settings) */
 		const char *sub = path + skip + n + strlen("/ports/");
 		size_t m = strlen(r->sub);
 
 		if (strncmp(path + skip + n, "/ports/", 7) || m == 0 || m > 9 ||
 		    strspn(r->sub, "0123456789") != m || strncmp(sub, r->sub, m) ||
-		    (sub[m] && sub[m] != '/'))
+		    sub[m] != (r->kind == R_SESSION_PORT ? '/' : '\0'))
 			__builtin_trap();
 	} else if (r->sub[0] && r->kind != R_METHOD_NOT_ALLOWED) {
 		__builtin_trap();

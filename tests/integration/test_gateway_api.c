@@ -4,7 +4,8 @@
  * key, a view token acting as operator, another session's token); every
  * malformed request gets its status and error code; a guest's ports (busybox
  * httpd and an nc server in the tiny guest) by path and by host name, with
- * their refusals (a wrong token, a port out of range, nothing listening);
+ * their refusals (a wrong token, a port out of range, nothing listening)
+ * and a port its owner made public;
  * SIGTERM leaves no QEMU. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
@@ -516,6 +517,36 @@ static void test_guest_ports(void **state)
 	r = expect("GET", path, s.control, NULL, 502, "bad_gateway");
 	assert_non_null(strstr(r.body, "Connection refused"));
 	http_resp_free(&r);
+	/* a public port takes requests without a token (the owner says so:
+	 * "share"; the control token has it not), until it is not again */
+	snprintf(path, sizeof(path), "%s/8080", base);
+	r = expect("PUT", path, s.control, "{\"public\":true}", 403, "forbidden");
+	http_resp_free(&r);
+	r = expect("PUT", path, key, "{\"public\":1}", 400, "bad_request");
+	http_resp_free(&r);
+	r = expect("PUT", path, key, "{\"public\":true}", 200, NULL);
+	http_resp_free(&r);
+	r = expect("GET", path, s.view, NULL, 403, "forbidden");
+	http_resp_free(&r);
+	r = expect("GET", path, s.control, NULL, 200, NULL);
+	assert_true(json_is_true(json_object_get(r.json, "public")));
+	http_resp_free(&r);
+	snprintf(host, sizeof(host), "8080-%s.ports.test", s.id);
+	assert_int_equal(raw_get(host, "/index.html", NULL, &body), 200);
+	assert_string_equal(body, "hello-port\n");
+	free(body);
+	snprintf(path, sizeof(path), "%s/8080/index.html", base);
+	r = expect("GET", path, NULL, NULL, 200, NULL);
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "%s/9091/x", base); /* another port stays closed */
+	r = expect("GET", path, NULL, NULL, 401, "unauthorized");
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "%s/8080", base);
+	r = expect("PUT", path, key, "{\"public\":false}", 200, NULL);
+	assert_true(json_is_false(json_object_get(r.json, "public")));
+	http_resp_free(&r);
+	assert_int_equal(raw_get(host, "/index.html", NULL, &body), 401);
+	free(body);
 	/* another domain's name is no port's: the gateway's own answer */
 	snprintf(host, sizeof(host), "8080-%s.other.test", s.id);
 	assert_int_equal(raw_get(host, "/healthz", NULL, &body), 200);

@@ -223,6 +223,8 @@ static const struct call calls[] = {
 	{ "POST", "/v1/sessions/%s/ports/1/x", "{}", AUTH_R_ACT },
 	{ "PUT", "/v1/sessions/%s/ports/1/x", "{}", AUTH_R_ACT },
 	{ "DELETE", "/v1/sessions/%s/ports/1/x", NULL, AUTH_R_ACT },
+	{ "GET", "/v1/sessions/%s/ports/1", NULL, AUTH_R_ACT },
+	{ "PUT", "/v1/sessions/%s/ports/1", "{\"public\":false}", AUTH_R_SHARE },
 	{ "PUT", "/v1/sessions/%s/egress", "[]", AUTH_R_EGRESS },
 	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\"}", AUTH_R_EXEC },
 	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\",\"user\":\"root\"}",

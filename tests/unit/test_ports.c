@@ -206,8 +206,15 @@ static void test_routes(void **state)
 		assert_string_equal(r.id, "vmabc");
 		assert_string_equal(r.sub, "8080");
 	}
-	assert_int_equal(route_parse(M_GET, "/v1/sessions/vmabc/ports/8080").kind, R_SESSION_PORT);
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/vmabc/ports/8080/").kind, R_SESSION_PORT);
+	/* without the slash: the port's settings */
+	r = route_parse(M_PUT, "/v1/sessions/vmabc/ports/8080");
+	assert_int_equal(r.kind, R_SESSION_PORT_SETTINGS);
+	assert_string_equal(r.sub, "8080");
+	assert_int_equal(route_parse(M_GET, "/v1/sessions/vmabc/ports/8080").kind,
+			 R_SESSION_PORT_SETTINGS);
+	assert_int_equal(route_parse(M_POST, "/v1/sessions/vmabc/ports/8080").kind,
+			 R_METHOD_NOT_ALLOWED);
 	/* a port out of range is the handler's 400; no number is no route */
 	r = route_parse(M_GET, "/v1/sessions/vmabc/ports/99999999/");
 	assert_int_equal(r.kind, R_SESSION_PORT);
