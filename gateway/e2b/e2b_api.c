@@ -205,6 +205,9 @@ static json_t *sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_to
 		if (token && token[0])
 			json_object_set_new(j, "envdAccessToken", json_string(token));
 	}
+	/* getHost(port) names {port}-{id}.{domain}: the gateway's guest ports */
+	if (j && sess_gw(s)->public_domain[0])
+		json_object_set_new(j, "domain", json_string(sess_gw(s)->public_domain));
 	if (j && !sb) /* json_object() above was a new reference */
 		json_decref(json_object_get(j, "metadata"));
 	return j;
