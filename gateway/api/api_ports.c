@@ -531,7 +531,8 @@ static size_t take(struct port_conn *c, void *dst, size_t n, bool *ended, char *
 	got = c->in.len - c->in_off;
 	if (got > n)
 		got = n;
-	memcpy(dst, c->in.data + c->in_off, got);
+	if (got)
+		memcpy(dst, c->in.data + c->in_off, got);
 	c->in_off += got;
 	if (c->in_off == c->in.len)
 		c->in.len = c->in_off = 0;
@@ -543,8 +544,22 @@ static size_t take(struct port_conn *c, void *dst, size_t n, bool *ended, char *
 
 /* The answer is whole (or cut short): the channel goes; the connection
  * goes on to its next request, or closes (-1). */
+static void unlink_conn(struct port_conn *c)
+{
+	struct port_conn **pp;
+
+	for (pp = &all; *pp && *pp != c; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = c->next;
+	c->r = NULL;
+}
+
 static int finish(struct port_conn *c, struct http_req *r, bool cut)
 {
+	unlink_conn(c); /* a kept-alive connection is none of the session's any more */
+	if (!c->body_done)
+		cut = true; /* answered before the client's body was in: not read any more */
 	if (c->chan)
 		agent_chan_close(c->link, c->chan, "");
 	c->chan = 0;
@@ -643,15 +658,11 @@ void api_ports_poke_all(void)
 
 void api_ports_state_release(void *state)
 {
-	struct port_conn *c = *(struct port_conn **)state, **pp;
+	struct port_conn *c = *(struct port_conn **)state;
 
 	if (!c)
 		return;
-	for (pp = &all; *pp && *pp != c; pp = &(*pp)->next)
-		;
-	if (*pp)
-		*pp = c->next;
-	c->r = NULL;
+	unlink_conn(c);
 	if (c->chan)
 		agent_chan_close(c->link, c->chan, "the client went away");
 	conn_release(c);

@@ -180,10 +180,13 @@ static int64_t length_of(const char *v, size_t len)
 
 long port_head_parse(const char *buf, size_t len, struct port_head *out)
 {
-	const char *end = buf + (len < PORT_HEAD_MAX ? len : PORT_HEAD_MAX), *p = buf, *le, *next;
+	const char *end, *p = buf, *le, *next;
 
 	memset(out, 0, sizeof(*out));
 	out->content_length = -1;
+	if (!len) /* buf may be NULL */
+		return 0;
+	end = buf + (len < PORT_HEAD_MAX ? len : PORT_HEAD_MAX);
 	if (!(le = line_end(p, end, &next)))
 		return len >= PORT_HEAD_MAX ? -1 : 0;
 	/* HTTP/1.x SSS[ reason] */
