@@ -11,6 +11,7 @@
 #include "gateway/api/api_int.h"
 #include "gateway/api/door.h"
 #include "gateway/guest/sess_agent.h"
+#include "gateway/ports/port_link.h"
 #include "gateway/ports/port_parse.h"
 #include "gateway/session/session.h"
 
@@ -21,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 /* What one writable sends the client of the guest's bytes. */
 #define WRITE_CHUNK (64 * 1024)
@@ -57,6 +60,20 @@ struct port_conn {
 };
 
 static struct port_conn *all; /* loop thread */
+/* The key of the links (port_link.h), made on first use: links die with
+ * the process. */
+static uint8_t link_secret[PORT_LINK_SECRET];
+static bool link_secret_made;
+
+static const uint8_t *secret(void)
+{
+	if (!link_secret_made &&
+	    getrandom(link_secret, sizeof(link_secret), 0) == (ssize_t)sizeof(link_secret))
+		link_secret_made = true;
+	return link_secret_made ? link_secret : NULL;
+}
+
+#define LINK_TTL_S 3600
 
 static void conn_release(struct port_conn *c)
 {
@@ -262,8 +279,18 @@ static int request_head(struct http_req *r, bool forward_auth, bool *chunked, st
 			goto out;
 	if (forward_auth && pass_header(r->wsi, b, WSI_TOKEN_HTTP_AUTHORIZATION, v) < 0)
 		goto out;
-	if (pass_header(r->wsi, b, WSI_TOKEN_HTTP_COOKIE, v) < 0)
-		goto out;
+	if (lws_hdr_copy(r->wsi, v, VALUE_MAX, WSI_TOKEN_HTTP_COOKIE) > 0) {
+		char *kept = malloc(VALUE_MAX); /* without the gateway's own */
+
+		if (!kept)
+			goto out;
+		if (port_link_cookie_strip(v, kept, VALUE_MAX) &&
+		    bytebuf_printf(b, "cookie: %s\r\n", kept) < 0) {
+			free(kept);
+			goto out;
+		}
+		free(kept);
+	}
 	for (size_t i = 0; i < sizeof(pass_custom) / sizeof(pass_custom[0]); i++) {
 		int n = (int)strlen(pass_custom[i]);
 
@@ -418,6 +445,58 @@ oom:
 	return -ENOMEM;
 }
 
+/* Whether r's Cookie holds a link's value for its session's port. */
+static bool by_link(struct http_req *r, int port)
+{
+	char *h = malloc(VALUE_MAX), v[PORT_LINK_VALUE_MAX];
+	bool ok = false;
+
+	if (h && secret() && lws_hdr_copy(r->wsi, h, VALUE_MAX, WSI_TOKEN_HTTP_COOKIE) > 0 &&
+	    port_link_cookie(h, v, sizeof(v)))
+		ok = port_link_check(secret(), r->route.id, port, (int64_t)time(NULL), v);
+	free(h);
+	return ok;
+}
+
+/* Whether r asks for the link's own path (PORT_LINK_PATH on the port). */
+static bool is_link_path(struct http_req *r)
+{
+	enum lws_token_indexes tok;
+	char uri[512];
+
+	return method_name(r->wsi, &tok) && !strcmp(method_name(r->wsi, &tok), "GET") &&
+	       lws_hdr_copy(r->wsi, uri, sizeof(uri), tok) > 0 &&
+	       !strcmp(guest_path(r, uri), PORT_LINK_PATH);
+}
+
+/* Opens a link: its value (?t=) becomes the cookie, scoped to the port's
+ * host or path, and the browser goes to the port's root. 401 for a value
+ * that is not good (any more). */
+static void open_link(struct http_req *r, struct sess *s, int port)
+{
+	char v[PORT_LINK_VALUE_MAX + 8], cookie[256], root[96];
+
+	if (!http_query(r, "t=", v, sizeof(v)) || !secret() ||
+	    !port_link_check(secret(), sess_id(s), port, (int64_t)time(NULL), v)) {
+		http_reply_error(r, 401, "unauthorized", "the link is not valid (or has expired)");
+		return;
+	}
+	if (r->route.kind == R_SESSION_PORT_HOST)
+		snprintf(root, sizeof(root), "/");
+	else
+		snprintf(root, sizeof(root), "/v1/sessions/%s/ports/%d/", sess_id(s), port);
+	/* a cookie of the browser's session (the value holds its own expiry),
+	 * within http_add_header's 192 bytes */
+	if (snprintf(cookie, sizeof(cookie), "%s=%s; Path=%s; HttpOnly", PORT_LINK_COOKIE, v,
+		     root) >= 192) {
+		http_reply_error(r, 500, "internal", "the link's cookie is too long");
+		return;
+	}
+	http_add_header(r, "set-cookie", cookie);
+	http_add_header(r, "location", root);
+	http_reply_json(r, 302, json_pack("{s:s}", "location", root));
+}
+
 /* Starts r's connection to the guest's port: 0, or -1 when answered. A
  * public port takes any request (an Authorization header that is none of
  * the session's goes on to the guest); others need the route's right. */
@@ -425,9 +504,13 @@ static int start(struct http_req *r)
 {
 	struct sess *s = sess_find(r->gw, r->route.id);
 	int port = port_number_parse(r->route.sub);
-	bool pub = s && port > 0 && is_public(s, port);
+	bool pub = s && port > 0 && (is_public(s, port) || by_link(r, port));
 	struct agent_link *l;
 
+	if (s && port > 0 && is_link_path(r)) {
+		open_link(r, s, port);
+		return -1;
+	}
 	if (!pub && !(s = api_route_session(r)))
 		return -1;
 	if (port < 0) {
@@ -689,6 +772,39 @@ void api_ports_claim(struct http_req *r)
 		snprintf(r->route.sub, sizeof(r->route.sub), "0"); /* answered 400 */
 }
 
+/* POST .../ports/{port}: a link for a browser, good for LINK_TTL_S: by
+ * path on the gateway's URL, and by host name with --public-domain. */
+static void reply_link(struct http_req *r, struct sess *s, int port)
+{
+	char v[PORT_LINK_VALUE_MAX], url[512], host_url[512] = "";
+	int64_t expiry = (int64_t)time(NULL) + LINK_TTL_S;
+	const char *pu = r->gw->public_url, *rest;
+	json_t *j;
+
+	if (!secret()) {
+		http_reply_error(r, 500, "internal", "no randomness for the link's key");
+		return;
+	}
+	port_link_sign(secret(), sess_id(s), port, expiry, v);
+	snprintf(url, sizeof(url), "%s/v1/sessions/%s/ports/%d%s?t=%s", pu, sess_id(s), port,
+		 PORT_LINK_PATH, v);
+	if (r->gw->public_domain[0]) {
+		/* the public URL's scheme and port, the port's host name */
+		const char *hp = strstr(pu, "://") ? strstr(pu, "://") + 3 : pu, *colon;
+
+		rest = hp + strcspn(hp, "/");
+		colon = memchr(hp, ':', (size_t)(rest - hp));
+		snprintf(host_url, sizeof(host_url), "%.*s%d-%s.%s%.*s%s?t=%s", (int)(hp - pu), pu,
+			 port, sess_id(s), r->gw->public_domain, colon ? (int)(rest - colon) : 0,
+			 colon ? colon : "", PORT_LINK_PATH, v);
+	}
+	j = json_pack("{s:i, s:s, s:I}", "port", port, "url", url, "expires_unix",
+		      (json_int_t)expiry);
+	if (j && host_url[0])
+		json_object_set_new(j, "host_url", json_string(host_url));
+	http_reply_json(r, 201, j);
+}
+
 void api_ports_settings(struct http_req *r)
 {
 	struct sess *s = api_route_session(r);
@@ -700,6 +816,10 @@ void api_ports_settings(struct http_req *r)
 		return;
 	if (port < 0) {
 		http_reply_error(r, 400, "bad_port", "a port is a number in 1..65535");
+		return;
+	}
+	if (r->method == M_POST) {
+		reply_link(r, s, port);
 		return;
 	}
 	if (r->method == M_PUT) {

@@ -248,11 +248,16 @@ const struct route_def route_table[R_KIND_COUNT] = {
 			     .body_max = BODY, .refuse_early = api_ports_begin,
 			     .handle = api_ports_handle, .state_size = sizeof(void *),
 			     .state_release = api_ports_state_release, .audit = NO_AUDIT },
-	/* a port's own settings: GET says them, PUT {"public": bool} */
-	[R_SESSION_PORT_SETTINGS] = { ROUTE_GET | ROUTE_PUT, SESSION "/ports/{n}",
-				      .right = AUTH_R_ACT, .right_of = { [M_PUT] = AUTH_R_SHARE },
+	/* a port's own settings: GET says them, PUT {"public": bool}, POST a
+	 * link for a browser */
+	[R_SESSION_PORT_SETTINGS] = { ROUTE_GET | ROUTE_PUT | ROUTE_POST, SESSION "/ports/{n}",
+				      .right = AUTH_R_ACT,
+				      .right_of = { [M_PUT] = AUTH_R_SHARE,
+						    [M_POST] = AUTH_R_SHARE },
 				      .body_max = BODY, .handle = api_ports_settings,
-				      .audit = { [M_GET] = NONE, [M_PUT] = "port_public_set" } },
+				      .audit = { [M_GET] = NONE,
+						 [M_PUT] = "port_public_set",
+						 [M_POST] = "port_link_minted" } },
 	[R_SESSION_PORT_HOST] = { .right = AUTH_R_ACT,
 				  .body_max = BODY,
 				  .refuse_early = api_ports_begin,

@@ -64,8 +64,7 @@ function getVia(host, path, headers = {}) {
 }
 
 test('getHost: a server in the sandbox answers at {port}-{id}.{domain} (the create answer names the domain)', async () => {
-  await sbx.commands.run('mkdir -p /tmp/gh && echo from-guest > /tmp/gh/index.html && httpd -p 127.0.0.1:8123 -h /tmp/gh',
-    { user: 'root' });
+  await sbx.commands.run('mkdir -p /tmp/gh && echo from-guest > /tmp/gh/index.html && httpd -p 127.0.0.1:8123 -h /tmp/gh');
   const host = sbx.getHost(8123);
   assert.equal(host, `8123-${sbx.sandboxId}.vitrine.test`);
   assert.equal((await getVia(host, '/index.html')).status, 401, 'a port is closed without a token');

@@ -5,7 +5,7 @@
  * malformed request gets its status and error code; a guest's ports (busybox
  * httpd and an nc server in the tiny guest) by path and by host name, with
  * their refusals (a wrong token, a port out of range, nothing listening)
- * and a port its owner made public;
+ * a port its owner made public, and a signed link's cookie;
  * SIGTERM leaves no QEMU. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
@@ -344,7 +344,8 @@ static void test_boot_phases(void **state)
 /* One request on a fresh connection with Host host (and Authorization:
  * Bearer token unless NULL); the status, and the body (malloc'd) in *body.
  * The gateway closes after it (Connection: close). */
-static int raw_get(const char *host, const char *path, const char *token, char **body)
+static int raw_get_with(const char *host, const char *path, const char *token, const char *extra,
+			char **body, char **head)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	struct timeval tv = { .tv_sec = 60 };
@@ -358,9 +359,9 @@ static int raw_get(const char *host, const char *path, const char *token, char *
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	n = snprintf(req, sizeof(req),
-		     "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n%s%s%s\r\n", path, host,
-		     token ? "Authorization: Bearer " : "", token ? token : "",
-		     token ? "\r\n" : "");
+		     "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n%s%s%s%s\r\n", path, host,
+		     token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "",
+		     extra ? extra : "");
 	assert_int_equal(write(fd, req, (size_t)n), n);
 	for (;;) {
 		if (len + 4096 + 1 > cap) {
@@ -378,8 +379,18 @@ static int raw_get(const char *host, const char *path, const char *token, char *
 		fail_msg("GET %s (Host %s): no answer: %s", path, host, buf);
 	p = strstr(buf, "\r\n\r\n");
 	*body = strdup(p ? p + 4 : "");
+	if (head) {
+		if (p)
+			*p = '\0';
+		*head = strdup(buf);
+	}
 	free(buf);
 	return status;
+}
+
+static int raw_get(const char *host, const char *path, const char *token, char **body)
+{
+	return raw_get_with(host, path, token, NULL, body, NULL);
 }
 
 /* The SHA-256 of data in hex into hex[65]. */
@@ -547,6 +558,52 @@ static void test_guest_ports(void **state)
 	http_resp_free(&r);
 	assert_int_equal(raw_get(host, "/index.html", NULL, &body), 401);
 	free(body);
+	/* a link for a browser: it sets a cookie for the port alone, which
+	 * the guest never sees */
+	snprintf(path, sizeof(path), "%s/9091", base);
+	r = expect("POST", path, s.control, NULL, 403, "forbidden");
+	http_resp_free(&r);
+	r = expect("POST", path, key, NULL, 201, NULL);
+	{
+		const char *url = json_string_value(json_object_get(r.json, "url")),
+			   *hurl = json_string_value(json_object_get(r.json, "host_url"));
+		char link[512], cookie[256], *head, *c;
+
+		assert_non_null(url);
+		assert_non_null(hurl);
+		assert_non_null(strstr(hurl, ".ports.test:"));
+		snprintf(link, sizeof(link), "%s", strstr(url, "/v1/"));
+		snprintf(host, sizeof(host), "127.0.0.1:%d", port);
+		assert_int_equal(raw_get_with(host, link, NULL, NULL, &body, &head), 302);
+		assert_non_null(c = strcasestr(head, "set-cookie: vitrine_port="));
+		assert_non_null(strstr(c, "HttpOnly"));
+		snprintf(cookie, sizeof(cookie), "Cookie: a=1; %.*s; b=2\r\n",
+			 (int)strcspn(c + 12, ";"), c + 12);
+		free(body);
+		free(head);
+		snprintf(path, sizeof(path), "%s/9091/x", base);
+		assert_int_equal(raw_get_with(host, path, NULL, cookie, &body, NULL), 201);
+		assert_non_null(strstr(body, "cookie: a=1; b=2|"));
+		assert_null(strstr(body, "vitrine_port"));
+		free(body);
+		/* by host name, the same cookie */
+		snprintf(host, sizeof(host), "9091-%s.ports.test", s.id);
+		assert_int_equal(raw_get_with(host, "/y", NULL, cookie, &body, NULL), 201);
+		free(body);
+		/* another port's, or a forged one, is nothing */
+		snprintf(host, sizeof(host), "8080-%s.ports.test", s.id);
+		assert_int_equal(raw_get_with(host, "/", NULL, cookie, &body, NULL), 401);
+		free(body);
+		snprintf(host, sizeof(host), "9091-%s.ports.test", s.id);
+		assert_int_equal(raw_get_with(host, "/", NULL,
+					      "Cookie: vitrine_port=9999999999.00\r\n", &body,
+					      NULL),
+				 401);
+		free(body);
+		assert_int_equal(raw_get(host, "/.vitrine-port-auth?t=1.2", NULL, &body), 401);
+		free(body);
+	}
+	http_resp_free(&r);
 	/* another domain's name is no port's: the gateway's own answer */
 	snprintf(host, sizeof(host), "8080-%s.other.test", s.id);
 	assert_int_equal(raw_get(host, "/healthz", NULL, &body), 200);

@@ -225,6 +225,7 @@ static const struct call calls[] = {
 	{ "DELETE", "/v1/sessions/%s/ports/1/x", NULL, AUTH_R_ACT },
 	{ "GET", "/v1/sessions/%s/ports/1", NULL, AUTH_R_ACT },
 	{ "PUT", "/v1/sessions/%s/ports/1", "{\"public\":false}", AUTH_R_SHARE },
+	{ "POST", "/v1/sessions/%s/ports/1", NULL, AUTH_R_SHARE },
 	{ "PUT", "/v1/sessions/%s/egress", "[]", AUTH_R_EGRESS },
 	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\"}", AUTH_R_EXEC },
 	{ "POST", "/v1/sessions/%s/exec", "{\"cmd\":\"true\",\"cwd\":\"/\",\"user\":\"root\"}",

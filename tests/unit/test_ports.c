@@ -3,8 +3,11 @@
  * out of range, other names), port numbers, request targets that read
  * back as lws decoded them, and the head of a guest server's answer
  * (lengths, chunked, bounds, a smuggler's both lengths); and the route
- * table's ports rows: any method, any rest of the path. */
+ * table's ports rows: any method, any rest of the path; links: signed
+ * values good for their session's port until their expiry only, the
+ * cookie found in a Cookie header and stripped from it. */
 #include "gateway/api/routes.h"
+#include "gateway/ports/port_link.h"
 #include "gateway/ports/port_parse.h"
 
 #include <errno.h>
@@ -214,6 +217,8 @@ static void test_routes(void **state)
 	assert_int_equal(route_parse(M_GET, "/v1/sessions/vmabc/ports/8080").kind,
 			 R_SESSION_PORT_SETTINGS);
 	assert_int_equal(route_parse(M_POST, "/v1/sessions/vmabc/ports/8080").kind,
+			 R_SESSION_PORT_SETTINGS);
+	assert_int_equal(route_parse(M_DELETE, "/v1/sessions/vmabc/ports/8080").kind,
 			 R_METHOD_NOT_ALLOWED);
 	/* a port out of range is the handler's 400; no number is no route */
 	r = route_parse(M_GET, "/v1/sessions/vmabc/ports/99999999/");
@@ -228,12 +233,51 @@ static void test_routes(void **state)
 			 R_METHOD_NOT_ALLOWED);
 }
 
+static void test_link(void **state)
+{
+	uint8_t key[PORT_LINK_SECRET], other[PORT_LINK_SECRET];
+	char v[PORT_LINK_VALUE_MAX], bad[PORT_LINK_VALUE_MAX], out[128];
+
+	(void)state;
+	memset(key, 7, sizeof(key));
+	memset(other, 8, sizeof(other));
+	port_link_sign(key, "vmabc", 8080, 2000000000, v);
+	assert_int_equal(strlen(v), 10 + 1 + 64);
+	assert_true(port_link_check(key, "vmabc", 8080, 1999999999, v));
+	assert_false(port_link_check(key, "vmabc", 8080, 2000000000, v)); /* expired */
+	assert_false(port_link_check(key, "vmabd", 8080, 0, v));
+	assert_false(port_link_check(key, "vmabc", 8081, 0, v));
+	assert_false(port_link_check(other, "vmabc", 8080, 0, v));
+	strcpy(bad, v);
+	bad[20] = bad[20] == 'a' ? 'b' : 'a';
+	assert_false(port_link_check(key, "vmabc", 8080, 0, bad));
+	strcpy(bad, v);
+	bad[0] = '3'; /* a later expiry under the same MAC */
+	assert_false(port_link_check(key, "vmabc", 8080, 0, bad));
+	assert_false(port_link_check(key, "vmabc", 8080, 0, ""));
+	assert_false(port_link_check(key, "vmabc", 8080, 0, ".abc"));
+	/* the cookie among others, and without it */
+	assert_true(port_link_cookie("a=1; vitrine_port=xyz; b=2", out, sizeof(out)));
+	assert_string_equal(out, "xyz");
+	assert_true(port_link_cookie("vitrine_port=", out, sizeof(out)));
+	assert_string_equal(out, "");
+	assert_false(port_link_cookie("a=1; xvitrine_port=1; vitrine_portx=2", out, sizeof(out)));
+	assert_false(port_link_cookie("vitrine_port=toolong", out, 4));
+	assert_int_equal(port_link_cookie_strip("a=1; vitrine_port=xyz;b=2", out, sizeof(out)), 8);
+	assert_string_equal(out, "a=1; b=2");
+	assert_int_equal(port_link_cookie_strip("vitrine_port=xyz", out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(port_link_cookie_strip("a=1; bb=2", out, 6), 3);
+	assert_string_equal(out, "a=1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_port_number), cmocka_unit_test(test_host),
 		cmocka_unit_test(test_target),	    cmocka_unit_test(test_head),
 		cmocka_unit_test(test_hop),	    cmocka_unit_test(test_routes),
+		cmocka_unit_test(test_link),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
