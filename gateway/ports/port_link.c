@@ -34,8 +34,7 @@ void port_link_sign(const uint8_t secret[PORT_LINK_SECRET], const char *id, int 
 {
 	char msg[160];
 	uint8_t mac[SHA256_LEN];
-	int n = snprintf(msg, sizeof(msg), "vitrine-port\n%s\n%d\n%" PRId64, id, port, expiry),
-	    at;
+	int n = snprintf(msg, sizeof(msg), "vitrine-port\n%s\n%d\n%" PRId64, id, port, expiry), at;
 
 	hmac(secret, msg, n < (int)sizeof(msg) ? (size_t)n : sizeof(msg) - 1, mac);
 	at = snprintf(out, PORT_LINK_VALUE_MAX, "%" PRId64 ".", expiry);
@@ -43,8 +42,8 @@ void port_link_sign(const uint8_t secret[PORT_LINK_SECRET], const char *id, int 
 		at += snprintf(out + at, PORT_LINK_VALUE_MAX - (size_t)at, "%02x", mac[i]);
 }
 
-bool port_link_check(const uint8_t secret[PORT_LINK_SECRET], const char *id, int port,
-		     int64_t now, const char *value)
+bool port_link_check(const uint8_t secret[PORT_LINK_SECRET], const char *id, int port, int64_t now,
+		     const char *value)
 {
 	char want[PORT_LINK_VALUE_MAX];
 	int64_t expiry = 0;

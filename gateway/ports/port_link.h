@@ -25,8 +25,8 @@ void port_link_sign(const uint8_t secret[PORT_LINK_SECRET], const char *id, int 
 		    int64_t expiry, char *out);
 /* Whether value is one port_link_sign made for id's port with an expiry
  * after now (unix seconds). Compares in constant time. */
-bool port_link_check(const uint8_t secret[PORT_LINK_SECRET], const char *id, int port,
-		     int64_t now, const char *value);
+bool port_link_check(const uint8_t secret[PORT_LINK_SECRET], const char *id, int port, int64_t now,
+		     const char *value);
 /* The value of cookie PORT_LINK_COOKIE in a Cookie header into out
  * (len bytes): true when there is one that fits. */
 bool port_link_cookie(const char *header, char *out, size_t len);

@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_ports.c: libFuzzer target for gateway/ports/port_parse.c,
  * whose inputs are a client's Host header and path (any client, before
  * its token is looked at) and a guest server's answer head (the guest's).
- * The first byte picks the parser. Checked besides "no crash":
+ * The first byte picks the parser (mod 4: host, target, head, cookie). Checked besides "no crash":
  *   - host: an accepted name has its port in 1..65535 and its id of
  *     [a-z0-9], both found in the name as given (the id in any case), and
  *     the name ends in the domain; the same with the name in upper case;
@@ -11,7 +11,12 @@
  *   - head: an accepted head's length lies in the input, every header
  *     name and value lies inside the head, status in 100..999; the same
  *     head parses the same when given with more bytes after it; a
- *     shorter prefix never parses as complete past its end. */
+ *     shorter prefix never parses as complete past its end;
+ *   - cookie (a Cookie header, and a link's value in it): a found value
+ *     holds no ';', the stripped header has no such pair left and is no
+ *     longer than the header; a value is good only as port_link_sign made
+ *     it. */
+#include "gateway/ports/port_link.h"
 #include "gateway/ports/port_parse.h"
 
 #include <ctype.h>
@@ -164,13 +169,38 @@ static void fuzz_head(const uint8_t *data, size_t size)
 	free(more);
 }
 
+static void fuzz_cookie(const char *s)
+{
+	static const uint8_t key[PORT_LINK_SECRET] = { 1, 2, 3 };
+	char v[PORT_LINK_VALUE_MAX], good[PORT_LINK_VALUE_MAX], *out = malloc(strlen(s) + 1);
+	const char *p;
+	size_t n;
+
+	if (!out)
+		return;
+	if (port_link_cookie(s, v, sizeof(v))) {
+		if (strchr(v, ';'))
+			__builtin_trap();
+		port_link_sign(key, "vmx", 80, 4000000000, good);
+		if (port_link_check(key, "vmx", 80, 0, v) != !strcmp(v, good))
+			__builtin_trap();
+	}
+	n = port_link_cookie_strip(s, out, strlen(s) + 1);
+	if (n != strlen(out) || n > strlen(s))
+		__builtin_trap();
+	for (p = out; (p = strstr(p, PORT_LINK_COOKIE "=")); p++)
+		if (p == out || (p >= out + 2 && p[-2] == ';' && p[-1] == ' '))
+			__builtin_trap();
+	free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
 
 	if (size < 1)
 		return 0;
-	if (data[0] % 3 == 2) {
+	if (data[0] % 4 == 2) {
 		fuzz_head(data + 1, size - 1);
 		return 0;
 	}
@@ -178,10 +208,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data + 1, size - 1);
 	s[size - 1] = '\0';
-	if (data[0] % 3 == 0)
+	if (data[0] % 4 == 0)
 		fuzz_host(s);
-	else
+	else if (data[0] % 4 == 1)
 		fuzz_target(s);
+	else
+		fuzz_cookie(s);
 	free(s);
 	return 0;
 }
