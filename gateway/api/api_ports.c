@@ -31,6 +31,10 @@
 #define TARGET_MAX 8192
 #define VALUE_MAX 4096
 #define ARGS_MAX 64
+/* How long a request may go without the guest's server or the client
+ * moving (lws would close it after a few seconds otherwise): the wait for
+ * the answer, and each write of it (a client that reads nothing). */
+#define IDLE_S 120
 
 struct port_conn {
 	atomic_int refs; /* the request + the channel */
@@ -534,6 +538,7 @@ static int start(struct http_req *r)
 		return -1;
 	r->body_sink = body_sink;
 	r->own_write = own_write;
+	api_hold(r, IDLE_S);
 	sess_touch(s);
 	return 0;
 }
@@ -716,6 +721,7 @@ static int own_write(struct http_req *r)
 			return -1;
 		if (c->body_left > 0)
 			c->body_left -= (int64_t)n;
+		api_hold(r, IDLE_S);
 		lws_callback_on_writable(r->wsi);
 		return 0;
 	}

@@ -5,7 +5,8 @@
  * malformed request gets its status and error code; a guest's ports (busybox
  * httpd and an nc server in the tiny guest) by path and by host name, with
  * their refusals (a wrong token, a port out of range, nothing listening)
- * a port its owner made public, and a signed link's cookie;
+ * a port its owner made public, and a signed link's cookie; a client that
+ * does not read 64 MiB holds the gateway's memory to about the window;
  * SIGTERM leaves no QEMU. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
@@ -478,6 +479,38 @@ static void test_guest_ports(void **state)
 	hex_sha256(r.body, r.body_len, hex);
 	assert_string_equal(hex, want);
 	http_resp_free(&r);
+	/* a client that does not read 64 MiB: the gateway holds about the
+	 * agent's window of it, not the rest; then all of it arrives */
+	{
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+					  .sin_port = htons((uint16_t)port) };
+		long before = gateway_proc_rss_kib(&gw), during;
+		char req[512], buf[65536];
+		uint64_t got = 0;
+		ssize_t n;
+		int fd;
+
+		free(guest_sh(s.id, "dd if=/dev/zero of=/tmp/www/huge bs=1M count=64 2>/dev/null"));
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_true((fd = socket(AF_INET, SOCK_STREAM, 0)) >= 0);
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_sec = 120 },
+			   sizeof(struct timeval));
+		assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		n = snprintf(req, sizeof(req),
+			     "GET %s/8080/huge HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+			     "Authorization: Bearer %s\r\n\r\n",
+			     base, s.control);
+		assert_int_equal(write(fd, req, (size_t)n), n);
+		sleep(4); /* the guest sends what the window lets it */
+		during = gateway_proc_rss_kib(&gw);
+		print_message("gateway RSS %ld KiB, %ld KiB with 64 MiB unread\n", before, during);
+		assert_true(before > 0 && during - before < 32 * 1024);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			got += (uint64_t)n;
+		close(fd);
+		assert_true(got > 64u << 20 && got < (64u << 20) + 4096); /* and its head */
+		free(guest_sh(s.id, "rm /tmp/www/huge"));
+	}
 	/* a body through to the guest; the session's token stays here */
 	assert_non_null(upload = malloc(up_len));
 	for (size_t i = 0; i < up_len; i++)
