@@ -50,7 +50,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe bench-tenants bench-files test-large-files demo fuzz fuzz-long format format-check
+.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-ports bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe bench-tenants bench-files test-large-files demo fuzz fuzz-long format format-check
 all: test-bin $(BENCHES)
 # What the suite runs (tests/run.sh builds it in both builds): all but the benches.
 test-bin: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS)
@@ -194,6 +194,12 @@ bench-stream: all images
 # guest-exec polling (desktop guest).
 bench-exec: all images
 	$(O)/bench/bench_exec
+
+# A guest's web page through the port route (tiny guest, busybox httpd):
+# p50, p95 and requests/s one at a time and from 4 clients, and 1 MiB's
+# throughput (docs/api.md, "Ports").
+bench-ports: all images
+	$(O)/bench/bench_ports
 
 # Typing through the gateway against `xdotool type` in the guest (ASCII and
 # mixed-script text: the request's time, and end to end until the page

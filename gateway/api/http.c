@@ -449,8 +449,19 @@ bool http_body_ok(struct http_req *r)
 	return false;
 }
 
+void http_answered(struct http_req *r, int status)
+{
+	r->status = status;
+	r->headers_sent = true;
+	metrics_http((int)r->route.kind, status, (int64_t)(lws_now_usecs() - r->t0_us));
+	if (r->answered)
+		r->answered(r);
+}
+
 int http_write(struct http_req *r)
 {
+	if (r->own_write)
+		return r->own_write(r);
 	if (!r->have_response && r->waiting)
 		r->waiting(r);
 	return r->have_response ? write_response(r->wsi, r) : 0;

@@ -86,6 +86,12 @@ struct http_req {
 	 * coming from a guest): called on each writable until it is
 	 * answered. */
 	void (*waiting)(struct http_req *r);
+	/* An answer the route writes whole itself, headers included (a
+	 * guest's port: gateway/ports/port_proxy.c): called on each writable
+	 * instead of the above, whatever have_response says, until it is
+	 * NULL again; 0, or -1 to close. It calls http_answered once its
+	 * headers are out. */
+	int (*own_write)(struct http_req *r);
 };
 
 /* Sets the response to body (stolen) with status. This function can't fail:
@@ -139,6 +145,10 @@ const char *http_query(struct http_req *r, const char *name, char *buf, int len)
  * not call up into them); http_write on HTTP_WRITEABLE (0, or -1 to
  * close), http_release when lws drops the request (accepts a zeroed or
  * NULL r; releases the route's state). */
+/* For an own_write answer: its headers with status are out (the
+ * metrics, then answered). */
+void http_answered(struct http_req *r, int status);
+
 bool http_begin(struct http_req *r, struct lws *wsi, const char *path,
 		void (*answered)(struct http_req *r));
 int http_add_body(struct http_req *r, const void *in, size_t len);

@@ -6,6 +6,7 @@
 #include "gateway/action/run.h"
 #include "gateway/api/api.h"
 #include "gateway/api/api_audit.h"
+#include "gateway/api/api_ports.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/door.h"
 #include "gateway/api/guest_ws.h"
@@ -67,6 +68,7 @@ static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_r
 		bool whole = http_begin(r, wsi, in, api_audit_answered);
 
 		api_door_claim(r); /* a door takes its paths and hosts */
+		api_ports_claim(r); /* then a guest's ports their hosts */
 		if (r->have_response) /* a door's, answered: no memory for its state */
 			return 0;
 		if (whole)
@@ -129,6 +131,7 @@ static void woken(struct gw *gw)
 	rec_poke_all(gw); /* new frames to record, a video made */
 	guest_ws_poke_all();
 	file_xfer_poke_all(); /* files moving to and from guests */
+	api_ports_poke_all(); /* the guest's ports' answers */
 	sess_agent_poke_all(); /* lost agent links: connect again */
 	api_door_poke_all(gw);
 }

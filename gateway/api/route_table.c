@@ -4,6 +4,7 @@
  * body limit, the route's state and a WebSocket's callback all read the row. docs/api.md is the
  * API's reference. */
 #include "gateway/api/api_int.h"
+#include "gateway/api/api_ports.h"
 #include "gateway/api/control.h"
 #include "gateway/api/door.h"
 #include "gateway/api/guest_ws.h"
@@ -258,6 +259,30 @@ const struct route_def route_table[R_KIND_COUNT] = {
 			     .right = AUTH_R_ADMIN | ROUTE_OPERATOR_KEY, .body_max = BODY,
 			     .handle = api_keys,
 			     .audit = { [M_GET] = NONE, [M_POST] = "key_created" } },
+	/* a guest's port (api/api_ports.h): by path, any method, any rest of
+	 * the path; by host name ({port}-{id}.{domain}: no path of its own,
+	 * set by api_ports_claim). The body goes to the guest as it comes. */
+	[R_SESSION_PORT] = { ROUTE_ANY, SESSION "/ports/{n}{rest}", .right = AUTH_R_ACT,
+			     .body_max = BODY, .refuse_early = api_ports_begin,
+			     .handle = api_ports_handle, .state_size = sizeof(void *),
+			     .state_release = api_ports_state_release, .audit = NO_AUDIT },
+	/* a port's own settings: GET says them, PUT {"public": bool}, POST a
+	 * link for a browser */
+	[R_SESSION_PORT_SETTINGS] = { ROUTE_GET | ROUTE_PUT | ROUTE_POST, SESSION "/ports/{n}",
+				      .right = AUTH_R_ACT,
+				      .right_of = { [M_PUT] = AUTH_R_SHARE,
+						    [M_POST] = AUTH_R_SHARE },
+				      .body_max = BODY, .handle = api_ports_settings,
+				      .audit = { [M_GET] = NONE,
+						 [M_PUT] = "port_public_set",
+						 [M_POST] = "port_link_minted" } },
+	[R_SESSION_PORT_HOST] = { .right = AUTH_R_ACT,
+				  .body_max = BODY,
+				  .refuse_early = api_ports_begin,
+				  .handle = api_ports_handle,
+				  .state_size = sizeof(void *),
+				  .state_release = api_ports_state_release,
+				  .audit = NO_AUDIT },
 	/* a door's requests (api/door.h): its own paths, keys, errors, state
 	 * and audit events */
 	[R_DOOR] = { .right = ROUTE_OWN_AUTH,

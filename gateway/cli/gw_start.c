@@ -538,6 +538,8 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 	gw->vhost = lws_get_vhost_by_name(gw->ctx, "default");
 	gw->port = gw->vhost ? lws_get_vhost_listen_port(gw->vhost) : cfg->port;
 	gw->egress_cfg.gateway_port = gw->port;
+	snprintf(gw->public_domain, sizeof(gw->public_domain), "%s",
+		 cfg->public_domain ? cfg->public_domain : "");
 	if (cfg->public_url)
 		snprintf(gw->public_url, sizeof(gw->public_url), "%s", cfg->public_url);
 	else

@@ -169,6 +169,10 @@ static const struct opt serve_opts[] = {
 	  INT(template_chain_max, 1, 64) },
 	{ "public-url", 0, "URL", "base of the URLs handed out (default http://HOST:PORT)",
 	  STR(public_url) },
+	{ "public-domain", 0, "DOMAIN",
+	  "requests to host names PORT-ID.DOMAIN reach port PORT\n"
+	  "of session ID's guest (docs/api.md, \"Ports\")",
+	  STR(public_domain) },
 	{ "web-dir", 0, "DIR",
 	  "the web viewer's files (default: BIN/../web, /usr/share/vitrine/web)", STR(web_dir) },
 	{ "audit-log", 0, "FILE",

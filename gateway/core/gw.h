@@ -45,6 +45,8 @@ struct gw {
 	struct projects projects; /* the tenants (core/project_table.h) */
 	char origins[512]; /* WebSocket Origin allowlist, comma-separated */
 	char public_url[256]; /* base of the URLs handed out, e.g. http://127.0.0.1:8080 */
+	/* {port}-{id}.{public_domain} host names reach a guest's port ("": none) */
+	char public_domain[192];
 	struct sess *sessions; /* owned list, linked by sess::next */
 	struct build *builds; /* owned list of template builds (template_build.h) */
 	struct recipe_build *recipes; /* owned list of recipe builds (recipe_build.h) */

@@ -18,6 +18,8 @@
 #define E2B_DEFAULT_TIMEOUT_S 300
 #define E2B_MAX_TIMEOUT_S (24 * 3600)
 #define E2B_ENVD_PORT 49983
+/* the desktop SDK's stream (noVNC's port in E2B's desktop image) */
+#define E2B_STREAM_PORT 6080
 #define E2B_TAG_MAX 64
 #define E2B_MAX_ENV 256 /* entries of envVars or envs */
 

@@ -29,7 +29,7 @@ const watchersInGuest = async () =>
 const auditLog = join(tmpdir(), `vitrine-e2b-audit-${process.pid}.jsonl`);
 
 before(async () => {
-  g = await startGateway('e2b', ['--audit-log', auditLog]);
+  g = await startGateway('e2b', ['--audit-log', auditLog, '--public-domain', 'vitrine.test']);
   process.env.E2B_API_URL = g.base;
   process.env.E2B_SANDBOX_URL = g.base;
   process.env.E2B_API_KEY = g.key;
@@ -45,6 +45,38 @@ after(async () => {
   assert.equal(await stopGateway(g), 0, 'the gateway exits cleanly');
   rmSync(auditLog, { force: true });
   if (runBase) assert.deepEqual(qemuUnder(runBase), [], 'no QEMU left');
+});
+
+// One GET to the gateway's address with Host host (no DNS for it here);
+// resolves {status, body}.
+function getVia(host, path, headers = {}) {
+  const { hostname, port } = new URL(g.base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, path, headers: { ...headers, Host: host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('getHost: a server in the sandbox answers at {port}-{id}.{domain} (the create answer names the domain)', async () => {
+  await sbx.commands.run('mkdir -p /tmp/gh && echo from-guest > /tmp/gh/index.html && httpd -p 127.0.0.1:8123 -h /tmp/gh');
+  const host = sbx.getHost(8123);
+  assert.equal(host, `8123-${sbx.sandboxId}.vitrine.test`);
+  assert.equal((await getVia(host, '/index.html')).status, 401, 'a port is closed without a token');
+  const withKey = await getVia(host, '/index.html', { Authorization: `Bearer ${g.key}` });
+  assert.deepEqual(withKey, { status: 200, body: 'from-guest\n' });
+  // made public by its owner: the URL alone reaches it, as E2B's does
+  const put = await fetch(`${g.base}/v1/sessions/${sbx.sandboxId}/ports/8123`, {
+    method: 'PUT', headers: { Authorization: `Bearer ${g.key}` }, body: '{"public":true}',
+  });
+  assert.equal(put.status, 200);
+  assert.deepEqual(await getVia(host, '/index.html'), { status: 200, body: 'from-guest\n' });
+  assert.equal((await getVia(sbx.getHost(8124), '/')).status, 401, 'another port stays closed');
 });
 
 test('a wrong key gets 401', async () => {
