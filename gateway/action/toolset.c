@@ -127,7 +127,8 @@ static int add_call(struct toolset_turn *t, const json_t *e, size_t i, struct ac
 
 	if (!json_is_string(name))
 		return actions_fail(err, ACTIONS_E_MISSING_FIELD, "name",
-				    "call %zu: field \"name\" (a computer tool's name) is required", i);
+				    "call %zu: field \"name\" (a computer tool's name) is required",
+				    i);
 	if (ts && !is_str(ts, TOOLSET_NAME))
 		return actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "toolset_name",
 				    "call %zu: \"toolset_name\" must be \"" TOOLSET_NAME "\"", i);
@@ -143,8 +144,8 @@ static int add_call(struct toolset_turn *t, const json_t *e, size_t i, struct ac
 		return actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "id",
 				    "call %zu: field \"id\" must be a string or an integer", i);
 	if (json_is_string(id) && json_string_length(id) > 128)
-		return actions_fail(err, ACTIONS_E_TOO_LONG, "id", "call %zu: \"id\" is over 128 bytes",
-				    i);
+		return actions_fail(err, ACTIONS_E_TOO_LONG, "id",
+				    "call %zu: \"id\" is over 128 bytes", i);
 	c->input = input ? json_incref((json_t *)input) : json_object();
 	c->id = id ? json_incref((json_t *)id) : NULL;
 	if (!c->input)
@@ -228,14 +229,15 @@ static int parse_limits(struct toolset_turn *t, const json_t *obj, struct action
 		long long max = edge ? TOOLSET_MAX_LONG_EDGE : TOOLSET_MAX_VISUAL_TOKENS;
 
 		if (!edge && strcmp(key, "max_visual_tokens"))
-			return actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "image_limits",
-					    "image_limits takes max_long_edge and max_visual_tokens, "
-					    "not \"%.40s\"",
-					    key);
-		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-		    json_integer_value(v) > max)
+			return actions_fail(
+				err, ACTIONS_E_INVALID_ARGUMENT, "image_limits",
+				"image_limits takes max_long_edge and max_visual_tokens, "
+				"not \"%.40s\"",
+				key);
+		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max)
 			return actions_fail(err, ACTIONS_E_OUT_OF_RANGE, "image_limits",
-					    "image_limits.%s must be an integer in 1..%lld", key, max);
+					    "image_limits.%s must be an integer in 1..%lld", key,
+					    max);
 		if (edge)
 			t->limits.long_edge = (int)json_integer_value(v);
 		else
@@ -267,7 +269,8 @@ struct toolset_turn *toolset_parse_turn(const json_t *obj, struct actions_error 
 		n = json_array_size(content);
 	if (n > TOOLSET_MAX_CALLS && list) {
 		actions_fail(err, ACTIONS_E_TOO_LONG, "actions",
-			     "a turn has at most %d calls (this one has %zu)", TOOLSET_MAX_CALLS, n);
+			     "a turn has at most %d calls (this one has %zu)", TOOLSET_MAX_CALLS,
+			     n);
 		goto fail;
 	}
 	if (!(t->calls = calloc(n ? n : 1, sizeof(*t->calls)))) {
@@ -330,8 +333,8 @@ static long long tokens(int w, int h)
 	       ((h + TOOLSET_PATCH - 1) / TOOLSET_PATCH);
 }
 
-void toolset_fit(int w, int h, const struct toolset_limits *lim, int *out_w, int *out_h,
-		 int *enc_w, int *enc_h)
+void toolset_fit(int w, int h, const struct toolset_limits *lim, int *out_w, int *out_h, int *enc_w,
+		 int *enc_h)
 {
 	bool wide = w >= h;
 	int longest = wide ? w : h;
@@ -531,8 +534,8 @@ json_t *toolset_result_image(const struct toolset_call *c, json_t *data, const c
 
 	if (!data)
 		return NULL;
-	block = json_pack("[{s:s, s:{s:s, s:s, s:o}}]", "type", "image", "source", "type",
-			  "base64", "media_type", media_type, "data", data);
+	block = json_pack("[{s:s, s:{s:s, s:s, s:o}}]", "type", "image", "source", "type", "base64",
+			  "media_type", media_type, "data", data);
 	return result(c, block, false);
 }
 
@@ -547,7 +550,8 @@ json_t *toolset_results_stopped(const struct toolset_turn *t, const json_t *done
 	json_t *all = done ? json_copy((json_t *)done) : json_array();
 
 	for (size_t i = index; all && i < t->n; i++) {
-		json_t *e = toolset_result_error(&t->calls[i], i == index ? msg : TOOLSET_NOT_EXECUTED);
+		json_t *e = toolset_result_error(&t->calls[i],
+						 i == index ? msg : TOOLSET_NOT_EXECUTED);
 
 		if (json_array_append_new(all, e) < 0) {
 			json_decref(all);

@@ -111,8 +111,8 @@ void toolset_turn_destroy(struct toolset_turn *t);
  * display_scale_fit (display/encode.h) makes it from the encoder limits
  * *enc_w x *enc_h (one of them 0), which are what to ask the encoder for.
  * Sizes must be positive. */
-void toolset_fit(int w, int h, const struct toolset_limits *lim, int *out_w, int *out_h,
-		 int *enc_w, int *enc_h);
+void toolset_fit(int w, int h, const struct toolset_limits *lim, int *out_w, int *out_h, int *enc_w,
+		 int *enc_h);
 
 /* The frame of a session whose screen is screen_w x screen_h, under lim. */
 void toolset_frame_init(struct toolset_frame *f, int screen_w, int screen_h,

@@ -49,8 +49,8 @@ static struct action_batch *turn_at(const char *body, int screen_w, int screen_h
 	if (b->turn->has_limits)
 		lim = b->turn->limits;
 	toolset_frame_init(frame, screen_w, screen_h, &lim);
-	ctx.default_space =
-		(struct actions_space){ ACTIONS_SPACE_SCREENSHOT, frame->shot_w, frame->shot_h };
+	ctx.default_space = (struct actions_space){ ACTIONS_SPACE_SCREENSHOT, frame->shot_w,
+						    frame->shot_h };
 	assert_int_equal(batch_resolve_toolset(b, &ctx, b->turn->disabled), 0);
 	return b;
 }
@@ -97,8 +97,8 @@ static void test_members(void **state)
 		enum action_kind kind;
 		const char *ack; /* NULL: an image or a point */
 	} cases[] = {
-		{ "{\"name\": \"key\", \"input\": {\"text\": \"ctrl+s\", \"repeat\": 2}}", ACTION_KEY,
-		  "Pressed ctrl+s." },
+		{ "{\"name\": \"key\", \"input\": {\"text\": \"ctrl+s\", \"repeat\": 2}}",
+		  ACTION_KEY, "Pressed ctrl+s." },
 		{ "{\"name\": \"hold_key\", \"input\": {\"text\": \"shift\", \"duration\": 2}}",
 		  ACTION_HOLD_KEY, "Held shift for 2s." },
 		{ "{\"name\": \"type\", \"input\": {\"text\": \"hello\"}}", ACTION_TYPE, "Typed." },
@@ -127,7 +127,8 @@ static void test_members(void **state)
 		{ "{\"name\": \"wait\", \"input\": {\"duration\": 0.5}}", ACTION_WAIT,
 		  "Waited 0.5s." },
 		{ "{\"name\": \"screenshot\", \"input\": {}}", ACTION_SCREENSHOT, NULL },
-		{ "{\"name\": \"zoom\", \"input\": {\"region\": [0, 0, 640, 400]}}", ACTION_ZOOM, NULL },
+		{ "{\"name\": \"zoom\", \"input\": {\"region\": [0, 0, 640, 400]}}", ACTION_ZOOM,
+		  NULL },
 	};
 
 	(void)state;
@@ -139,11 +140,13 @@ static void test_members(void **state)
 
 		assert_int_equal(b->n, 1);
 		assert_int_equal(b->actions[0]->kind, cases[i].kind);
-		assert_string_equal(b->actions[0]->name, toolset_member_name(b->turn->calls[0].member));
+		assert_string_equal(b->actions[0]->name,
+				    toolset_member_name(b->turn->calls[0].member));
 		if (cases[i].ack) {
 			res = toolset_result_ack(&b->turn->calls[0]);
 			assert_string_equal(json_string_value(json_object_get(
-						    json_array_get(json_object_get(res, "content"), 0),
+						    json_array_get(json_object_get(res, "content"),
+								   0),
 						    "text")),
 					    cases[i].ack);
 			assert_string_equal(json_string_value(json_object_get(res, "toolset_name")),
@@ -164,19 +167,20 @@ static void test_turn_stops(void **state)
 	struct toolset_frame f;
 	struct action_batch *b;
 	json_t *done, *all;
-	static const char *const expect[] = { NULL, "field \"coordinate\"",
-					      TOOLSET_NOT_EXECUTED, TOOLSET_NOT_EXECUTED };
+	static const char *const expect[] = { NULL, "field \"coordinate\"", TOOLSET_NOT_EXECUTED,
+					      TOOLSET_NOT_EXECUTED };
 
 	(void)state;
-	b = turn_at("{\"actions\": ["
-		    "{\"type\": \"tool_use\", \"id\": \"t1\", \"name\": \"left_click\", "
-		    "\"input\": {\"coordinate\": [10, 10]}},"
-		    "{\"type\": \"tool_use\", \"id\": \"t2\", \"name\": \"left_click\", "
-		    "\"input\": {\"coordinate\": [5000, 10]}},"
-		    "{\"type\": \"tool_use\", \"id\": \"t3\", \"name\": \"type\", "
-		    "\"input\": {\"text\": \"secret on screen\"}},"
-		    "{\"type\": \"tool_use\", \"id\": \"t4\", \"name\": \"screenshot\", \"input\": {}}]}",
-		    1280, 800, &f);
+	b = turn_at(
+		"{\"actions\": ["
+		"{\"type\": \"tool_use\", \"id\": \"t1\", \"name\": \"left_click\", "
+		"\"input\": {\"coordinate\": [10, 10]}},"
+		"{\"type\": \"tool_use\", \"id\": \"t2\", \"name\": \"left_click\", "
+		"\"input\": {\"coordinate\": [5000, 10]}},"
+		"{\"type\": \"tool_use\", \"id\": \"t3\", \"name\": \"type\", "
+		"\"input\": {\"text\": \"secret on screen\"}},"
+		"{\"type\": \"tool_use\", \"id\": \"t4\", \"name\": \"screenshot\", \"input\": {}}]}",
+		1280, 800, &f);
 	assert_int_equal(b->n, 1);
 	assert_true(b->refused);
 	assert_int_equal(b->refusal.code, ACTIONS_E_OUT_OF_RANGE);
@@ -203,8 +207,8 @@ static void test_turn_stops(void **state)
 					    "Not executed: an earlier computer action in this turn "
 					    "failed.");
 		else
-			assert_non_null(
-				strstr(json_string_value(json_object_get(r, "content")), expect[i]));
+			assert_non_null(strstr(json_string_value(json_object_get(r, "content")),
+					       expect[i]));
 	}
 	json_decref(all);
 	json_decref(done);
@@ -216,15 +220,16 @@ static void test_fit(void **state)
 {
 	static const struct {
 		int w, h, sw, sh;
-	} cases[] = {
-		{ 1280, 800, 1280, 800 }, /* fits: 1:1 */
-		{ 1920, 1080, 1920, 1080 },
-		{ 2560, 1600, 2419, 1512 }, /* the tokens bind: 2420x1513 would be 4785 */
-		{ 3840, 2160, 2576, 1449 }, /* the long edge binds (4784 tokens exactly) */
-		{ 800, 1280, 800, 1280 },
-		{ 1440, 3200, 1159, 2576 },
-		{ 5120, 1440, 2576, 725 },
-	};
+	} cases
+		[] = {
+			{ 1280, 800, 1280, 800 }, /* fits: 1:1 */
+			{ 1920, 1080, 1920, 1080 },
+			{ 2560, 1600, 2419, 1512 }, /* the tokens bind: 2420x1513 would be 4785 */
+			{ 3840, 2160, 2576, 1449 }, /* the long edge binds (4784 tokens exactly) */
+			{ 800, 1280, 800, 1280 },
+			{ 1440, 3200, 1159, 2576 },
+			{ 5120, 1440, 2576, 725 },
+		};
 	struct toolset_limits lim = toolset_default_limits();
 
 	(void)state;
@@ -261,7 +266,7 @@ static void test_fit(void **state)
  * corners map to corners, at several sizes. */
 static void test_round_trips(void **state)
 {
-	static const int sizes[][2] = { { 1280, 800 }, { 1920, 1080 }, { 2560, 1600 },
+	static const int sizes[][2] = { { 1280, 800 },	{ 1920, 1080 }, { 2560, 1600 },
 					{ 3840, 2160 }, { 1440, 3200 }, { 5120, 1440 },
 					{ 1, 1 },	{ 640, 1 } };
 	struct toolset_limits lim = toolset_default_limits();
@@ -293,7 +298,8 @@ static void test_round_trips(void **state)
 			assert_true(abs(p.x - X) * (f.shot_w > 1 ? f.shot_w - 1 : 1) <= W);
 			assert_true(abs(p.y - Y) * (f.shot_h > 1 ? f.shot_h - 1 : 1) <= H);
 		}
-		assert_int_equal(actions_map_point(&space, W, H, f.shot_w - 1, f.shot_h - 1, &p), 0);
+		assert_int_equal(actions_map_point(&space, W, H, f.shot_w - 1, f.shot_h - 1, &p),
+				 0);
 		if (f.shot_w > 1) {
 			assert_int_equal(p.x, W - 1);
 			assert_int_equal(p.y, H > 1 && f.shot_h > 1 ? H - 1 : p.y);
@@ -326,8 +332,10 @@ static void test_cursor_position(void **state)
 	c.input = json_object();
 	c.id = json_string("toolu_c");
 	res = toolset_result_point(&c, sx, sy);
-	assert_string_equal(json_string_value(json_object_get(
-				    json_array_get(json_object_get(res, "content"), 0), "text")),
+	assert_string_equal(json_string_value(
+				    json_object_get(json_array_get(json_object_get(res, "content"),
+								   0),
+						    "text")),
 			    "X=1288,Y=724");
 	assert_string_equal(json_string_value(json_object_get(res, "tool_use_id")), "toolu_c");
 	json_decref(res);
@@ -385,8 +393,8 @@ static void test_scaled_click(void **state)
 	assert_int_equal(b->actions[0]->point.x, 3839);
 	assert_int_equal(b->actions[0]->point.y, 2159);
 	batch_destroy(b);
-	b = turn_at("{\"name\": \"left_click\", \"input\": {\"coordinate\": [2576, 0]}}", 3840, 2160,
-		    &f);
+	b = turn_at("{\"name\": \"left_click\", \"input\": {\"coordinate\": [2576, 0]}}", 3840,
+		    2160, &f);
 	assert_true(b->refused); /* past the screenshot: refused, not clamped */
 	assert_int_equal(b->refusal.code, ACTIONS_E_OUT_OF_RANGE);
 	batch_destroy(b);
@@ -466,8 +474,10 @@ static void test_image_result(void **state)
 	c.input = json_object();
 	res = toolset_result_image(&c, json_string("iVBORw0KGgo="), "image/png");
 	src = json_object_get(json_array_get(json_object_get(res, "content"), 0), "source");
-	assert_string_equal(json_string_value(json_object_get(
-				    json_array_get(json_object_get(res, "content"), 0), "type")),
+	assert_string_equal(json_string_value(
+				    json_object_get(json_array_get(json_object_get(res, "content"),
+								   0),
+						    "type")),
 			    "image");
 	assert_string_equal(json_string_value(json_object_get(src, "type")), "base64");
 	assert_string_equal(json_string_value(json_object_get(src, "media_type")), "image/png");
@@ -484,9 +494,10 @@ static void test_openai_single_action(void **state)
 	struct actions_ctx ctx = { .screen_width = 1280, .screen_height = 800 };
 	struct actions_error err;
 	long index;
-	json_t *j = load("{\"type\": \"computer_call\", \"id\": \"cu_1\", \"call_id\": \"call_1\", "
-			 "\"status\": \"completed\", \"pending_safety_checks\": [], "
-			 "\"action\": {\"type\": \"click\", \"button\": \"left\", \"x\": 3, \"y\": 4}}");
+	json_t *j = load(
+		"{\"type\": \"computer_call\", \"id\": \"cu_1\", \"call_id\": \"call_1\", "
+		"\"status\": \"completed\", \"pending_safety_checks\": [], "
+		"\"action\": {\"type\": \"click\", \"button\": \"left\", \"x\": 3, \"y\": 4}}");
 	struct action_batch *b = batch_parse(j, &ctx, &err, &index);
 
 	(void)state;
@@ -502,11 +513,16 @@ static void test_openai_single_action(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_forms),	      cmocka_unit_test(test_members),
-		cmocka_unit_test(test_turn_stops),    cmocka_unit_test(test_fit),
-		cmocka_unit_test(test_round_trips),   cmocka_unit_test(test_cursor_position),
-		cmocka_unit_test(test_zoom),	      cmocka_unit_test(test_scaled_click),
-		cmocka_unit_test(test_refusals),      cmocka_unit_test(test_image_result),
+		cmocka_unit_test(test_forms),
+		cmocka_unit_test(test_members),
+		cmocka_unit_test(test_turn_stops),
+		cmocka_unit_test(test_fit),
+		cmocka_unit_test(test_round_trips),
+		cmocka_unit_test(test_cursor_position),
+		cmocka_unit_test(test_zoom),
+		cmocka_unit_test(test_scaled_click),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_image_result),
 		cmocka_unit_test(test_openai_single_action),
 	};
 
