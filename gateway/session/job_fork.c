@@ -29,7 +29,7 @@ static void run(struct job *j)
 /* The copy is running: hand it to its session (if it still exists). */
 static void adopt_child(struct sess *s, struct job *j)
 {
-	struct sess *child = sess_find(s->gw, j->child_id);
+	struct sess *child = sess_find_any(s->gw, j->child_id);
 
 	if (!child) {
 		log_info("session", "%s: fork %s was deleted before it ran", s->id, j->child_id);
