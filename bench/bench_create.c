@@ -186,7 +186,8 @@ int main(int argc, char **argv)
 	       "others)\n",
 	       image, n);
 	for (int i = 0; i < members; i++)
-		printf("  pool member %d holds %ld MiB resident (QEMU's VmRSS)\n", i, rss[i] / 1024);
+		printf("  pool member %d holds %ld MiB resident (QEMU's VmRSS)\n", i,
+		       rss[i] / 1024);
 	for (int i = 0; i < n; i++) {
 		/* each round in another order */
 		for (int k = 0; k < 3; k++) {

@@ -115,8 +115,7 @@ static bool tend_members(struct sess_pools *p, int64_t now)
 			drop(s, "it was paused to disk");
 			return true;
 		}
-		if (s->state == SESS_READY && !s->job &&
-		    sess_pause(s, SESS_PAUSE_MEMORY, &err) < 0)
+		if (s->state == SESS_READY && !s->job && sess_pause(s, SESS_PAUSE_MEMORY, &err) < 0)
 			log_warn("pool", "%s: member %s not paused: %s", s->pool_of, s->id,
 				 err.message);
 		if (member_ready(s) && !s->pool_counted) {
@@ -219,7 +218,8 @@ static int load(struct sess_pools *p, char *err, size_t errlen)
 		json_decref(j);
 		return -EINVAL;
 	}
-	json_object_foreach (pools, name, v) {
+	json_object_foreach(pools, name, v)
+	{
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 		    json_integer_value(v) > POOL_SIZE_MAX || strlen(name) >= sizeof(p->e[0].name) ||
 		    p->n >= POOL_TEMPLATES_MAX) {
@@ -317,8 +317,7 @@ json_t *sess_pool_json(struct gw *gw, const char *tpl)
 	count(gw, tpl, &all, &ready);
 	if (!size && !all)
 		return NULL;
-	return json_pack("{s:i, s:i, s:i}", "size", size, "ready", ready, "refilling",
-			 all - ready);
+	return json_pack("{s:i, s:i, s:i}", "size", size, "ready", ready, "refilling", all - ready);
 }
 
 void sess_pool_forget(struct gw *gw, const char *tpl)
@@ -350,10 +349,10 @@ void sess_pool_totals(struct gw *gw, int *ready, int *refilling)
 bool sess_pool_make_room(struct gw *gw, int memory_mib)
 {
 	for (;;) {
-		bool fits = memory_mib ? !gw->memory_budget_mib ||
-						 gw->memory_used_mib + memory_mib <=
-							 gw->memory_budget_mib
-				       : gw->n_sessions < gw->max_sessions;
+		bool fits = memory_mib
+				    ? !gw->memory_budget_mib || gw->memory_used_mib + memory_mib <=
+									gw->memory_budget_mib
+				    : gw->n_sessions < gw->max_sessions;
 		struct sess *victim = NULL;
 
 		if (fits)
@@ -434,8 +433,8 @@ static int claim(struct sess *m, const struct session_request *req, struct api_e
 	return 0;
 }
 
-int sess_pool_claim(struct gw *gw, const struct session_request *req, struct sess **out,
-		    char *why, size_t whylen, struct api_error *e)
+int sess_pool_claim(struct gw *gw, const struct session_request *req, struct sess **out, char *why,
+		    size_t whylen, struct api_error *e)
 {
 	struct pool_entry *ent = entry(gw->pools, req->image);
 	struct sess *m = NULL;

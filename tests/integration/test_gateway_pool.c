@@ -5,9 +5,9 @@
  * shows; three creates sent at once are two hits and one miss ("boot":
  * {"pool"}); the hits are ready and usable, the pool refills, and no id
  * or token is ever handed out twice (a claimed member keeps its unseen
- * id, its tokens are new); an E2B create is served from the pool; a
- * gateway killed with -9 adopts its members, which are still claimed;
- * under a memory budget a real create drops a member and succeeds. */
+ * id, its tokens are new); an E2B create is served from the pool; under
+ * the memory budget a real create drops a member and succeeds; a gateway
+ * killed with -9 adopts its members, which are still claimed. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "gateway/core/auth.h"
@@ -30,6 +30,7 @@
 
 static struct gateway_proc gw;
 static char tpl[64];
+static int mem; /* a member's memory_mib (the template's) */
 /* every session id and token hash seen so far: none may come twice */
 static char seen[MAX_IDS][72];
 static int n_seen;
@@ -43,18 +44,34 @@ static int vitrine(const char *args)
 	return system(cmd);
 }
 
+/* The gateway runs with a memory budget of 5.5 members: room for every
+ * test's sessions and members at once, but not for a session of 4 members'
+ * memory beside a full pool of 2 (test_memory_budget). */
 static int setup(void **state)
 {
-	char args[256];
+	static char budget[16];
+	static const char *args[] = { "--memory-budget-mib", budget, NULL };
+	char cmd[256], path[512];
+	json_t *t;
 
 	(void)state;
 	snprintf(tpl, sizeof(tpl), "test-pool-%d", (int)getpid());
-	snprintf(args, sizeof(args), "template create %s --image tiny --settle 1", tpl);
-	if (vitrine(args) != 0) {
-		fprintf(stderr, "vitrine %s failed\n", args);
+	snprintf(cmd, sizeof(cmd), "template create %s --image tiny --settle 1", tpl);
+	if (vitrine(cmd) != 0) {
+		fprintf(stderr, "vitrine %s failed\n", cmd);
 		return -1;
 	}
-	return gateway_proc_start(&gw, NULL);
+	snprintf(path, sizeof(path), "%s/templates/%s/template.json",
+		 getenv("VITRINE_HOME") ? getenv("VITRINE_HOME") : "/var/lib/vitrine", tpl);
+	if (!(t = json_load_file(path, 0, NULL)) ||
+	    (mem = (int)json_integer_value(json_object_get(t, "memory_mib"))) <= 0) {
+		fprintf(stderr, "%s: no memory_mib\n", path);
+		json_decref(t);
+		return -1;
+	}
+	json_decref(t);
+	snprintf(budget, sizeof(budget), "%d", 5 * mem + mem / 2);
+	return gateway_proc_start(&gw, args);
 }
 
 static int teardown(void **state)
@@ -100,7 +117,8 @@ static void set_pool(int n)
 	snprintf(path, sizeof(path), "/v1/templates/%s", tpl);
 	snprintf(body, sizeof(body), "{\"pool\":%d}", n);
 	r = req("PATCH", path, body, 200, NULL);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r.json, "pool"), "size")),
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_object_get(r.json, "pool"), "size")),
 			 n);
 	http_resp_free(&r);
 }
@@ -340,7 +358,7 @@ static void test_kill9_adopts_members(void **state)
 	n = members(before, hashes, 8);
 	assert_int_equal(n, 2);
 	assert_true(gateway_proc_kill(&gw, SIGKILL) >= 0);
-	assert_int_equal(gateway_proc_restart(&gw, NULL), 0);
+	assert_int_equal(gateway_proc_restart(&gw, NULL), 0); /* no budget from here on */
 	wait_pool(2); /* adopted, still paused: the same two */
 	assert_int_equal(members(after, hashes, 8), 2);
 	for (int i = 0; i < 2; i++)
@@ -353,38 +371,29 @@ static void test_kill9_adopts_members(void **state)
 	http_resp_free(&s);
 	http_resp_free(&r);
 	gateway_proc_delete_sessions(&gw);
+	set_pool(0);
 }
 
 static void test_memory_budget(void **state)
 {
-	char path[128], budget[16], body[128];
-	const char *args[] = { "--memory-budget-mib", budget, NULL };
+	char body[128];
 	struct http_resp r, s;
-	int mem, ready, refilling;
+	int ready, refilling;
 
 	(void)state;
-	snprintf(path, sizeof(path), "/v1/templates/%s", tpl);
-	r = req("GET", path, NULL, 200, NULL);
-	mem = (int)json_integer_value(json_object_get(r.json, "memory_mib"));
-	http_resp_free(&r);
-	assert_true(mem > 0);
-	/* room for the two members and half a session more */
-	snprintf(budget, sizeof(budget), "%d", 2 * mem + mem / 2);
 	wait_pool(2);
-	assert_int_equal(gateway_proc_restart(&gw, args), 0);
-	wait_pool(2);
-	snprintf(body, sizeof(body), "{\"image\":\"tiny\",\"memory_mib\":%d}", mem);
+	/* 2 members + 4 more is over 5.5: one member goes, the create runs */
+	snprintf(body, sizeof(body), "{\"image\":\"tiny\",\"memory_mib\":%d}", 4 * mem);
 	r = req("POST", "/v1/sessions?wait=ready", body, 201, NULL);
 	assert_string_equal(json_string_value(json_object_get(r.json, "status")), "ready");
 	http_resp_free(&r);
-	/* one member went for it, and none comes back while it runs */
+	/* and none comes back while it runs */
 	pool_now(&ready, &refilling);
 	assert_int_equal(ready + refilling, 1);
 	s = req("GET", "/metrics", NULL, 200, NULL);
 	assert_non_null(strstr(s.body, "vitrine_pool_evictions_total 1"));
 	http_resp_free(&s);
 	gateway_proc_delete_sessions(&gw);
-	set_pool(0);
 }
 
 int main(void)
@@ -393,8 +402,8 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_hits_misses_refill),
 		cmocka_unit_test(test_e2b_from_pool),
-		cmocka_unit_test(test_kill9_adopts_members),
 		cmocka_unit_test(test_memory_budget),
+		cmocka_unit_test(test_kill9_adopts_members),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
