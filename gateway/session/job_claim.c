@@ -1,40 +1,43 @@
 /* gateway/session/job_claim.c: the job that hands a warm pool's member
  * (pool.h) to its creator: the guest paused in memory runs again (QMP
- * cont), its clock is set, the URL asked for is opened; then the session
- * is ready. */
+ * cont); with a URL its clock is set and the page opened before it is
+ * ready, without one its clock is set beside (as a resume from memory's). */
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "gateway/core/metrics.h"
 #include "gateway/session/job_int.h"
 #include "gateway/session/session_int.h"
-#include "vmm-qemu/qga_client.h"
 
-#include <limits.h>
+#include <unistd.h>
+
+/* How long a claim with a URL keeps asking for its page. */
+#define CLAIM_NAV_MS 60000
 
 static void run(struct job *j)
 {
 	struct guest_prep prep = { .has_agent = true, .set_clock = true, .keep_agent = &j->agent };
 	struct guest_prep_report rep;
-	struct qga_client *c = NULL;
-	char path[PATH_MAX];
 
 	job_phase(j, PROGRESS_GUEST_PREP);
 	j->rc = vmm_vm_qmp(j->vm, "cont", NULL, NULL, 10000, j->err, sizeof(j->err));
-	if (j->rc < 0 || !j->has_agent)
+	if (j->rc < 0 || !j->has_agent || !j->url[0])
 		return;
-	if (j->url[0]) { /* the clock first, then the page, over the job's own link */
-		prep.url = j->url;
+	/* The clock first, then the page, over the job's own link. A guest
+	 * just resumed under TCG re-translates its code: its Chromium has been
+	 * seen to leave DevTools unanswered for a while on a loaded host, so
+	 * the page is asked for again until CLAIM_NAV_MS have gone by. */
+	prep.url = j->url;
+	for (int64_t until = fs_now_ms() + CLAIM_NAV_MS;;) {
 		j->rc = guest_prep_run(j->vm, &prep, &rep, j->err, sizeof(j->err));
 		job_log_prep(j, &rep);
-		return;
+		if (j->rc == 0 || fs_now_ms() > until || job_orphaned(j))
+			return;
+		log_info("job", "a claimed member's page not opened (%s): trying again", j->err);
+		agent_link_destroy(j->agent);
+		j->agent = NULL;
+		prep.set_clock = false; /* set already */
+		usleep(500 * 1000);
 	}
-	/* It lags by the time it was in the pool: set before it is ready. */
-	if (vmm_vm_socket(j->vm, VMM_SOCKET_QGA, path, sizeof(path)) == 0 &&
-	    (qga_client_connect(path, 5000, &c, j->err, sizeof(j->err)) < 0 ||
-	     guest_prep_set_clock(c, 5000, j->err, sizeof(j->err)) < 0))
-		log_warn("job", "a claimed member's clock not set: %s", j->err);
-	j->err[0] = '\0';
-	qga_client_destroy(c);
 }
 
 static void finish(struct sess *s, struct job *j)
@@ -44,6 +47,11 @@ static void finish(struct sess *s, struct job *j)
 	if (j->agent) { /* the link the page was opened through */
 		sess_start_agent(s, j->agent);
 		j->agent = NULL;
+	} else if (s->has_agent) {
+		/* It lags by its time in the pool: set as a resume from memory
+		 * sets it, beside the first actions (a round trip through
+		 * qemu-ga of a guest just resumed is seconds under TCG). */
+		job_set_clock_async(s->gw->guest_work, s->vm);
 	}
 	s->ready_ms = s->active_ms = fs_now_ms();
 	sess_set_state(s, SESS_READY);

@@ -134,8 +134,9 @@ static void refill(struct sess_pools *p, int64_t now)
 	struct gw *gw = p->gw;
 
 	for (struct sess *s = gw->sessions; s; s = s->next)
-		if (s->pool_of[0] && !member_ready(s))
-			return; /* one at a time */
+		if ((s->pool_of[0] && !member_ready(s)) ||
+		    (s->job && s->job->kind == &job_kind_claim))
+			return; /* one at a time, and never beside a claim's resume */
 	for (int i = 0; i < p->n; i++) {
 		struct pool_entry *e = &p->e[i];
 		struct api_error err;
@@ -299,6 +300,8 @@ int sess_pool_set(struct gw *gw, const char *tpl, int n, struct api_error *e)
 		return api_error_set(e, 500, "internal", err);
 	}
 	log_info("pool", "%s: pool of %d", tpl, n);
+	if (n == 0) /* its members go at the next look (they have no entry) */
+		*ent = p->e[--p->n];
 	schedule(p, 0);
 	return 0;
 }
@@ -325,6 +328,8 @@ void sess_pool_forget(struct gw *gw, const char *tpl)
 	struct api_error e;
 	bool again = true;
 
+	if (!gw->pools)
+		return;
 	if (sess_pool_set(gw, tpl, 0, &e) < 0)
 		log_warn("pool", "%s: pool not forgotten on disk: %s", tpl, e.message);
 	while (again) {
@@ -386,6 +391,7 @@ static int claim(struct sess *m, const struct session_request *req, struct api_e
 		return api_error_set(e, 500, "internal", "out of memory");
 	}
 	snprintf(j->url, sizeof(j->url), "%s", req->url);
+	snprintf(j->label, sizeof(j->label), "%s", m->id); /* its logs name it */
 	j->has_agent = m->has_agent;
 	/* From here on m is the creator's: nothing of its time in the pool
 	 * (its tokens, events, usage, boot) goes with it. */
@@ -479,7 +485,7 @@ int sess_pool_claim(struct gw *gw, const struct session_request *req, struct ses
 		return rc;
 	metrics_pool_hit();
 	log_info("pool", "%s: member %s claimed", req->image, m->id);
-	schedule(gw->pools, 0); /* the refill */
+	schedule(gw->pools, POOL_TICK_MS); /* the refill, once the claim is over */
 	*out = m;
 	return 1;
 }
