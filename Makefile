@@ -50,7 +50,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-ports bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe bench-tenants bench-files test-large-files demo fuzz fuzz-long format format-check
+.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-ports bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe bench-tenants bench-create bench-files test-large-files demo fuzz fuzz-long format format-check
 all: test-bin $(BENCHES)
 # What the suite runs (tests/run.sh builds it in both builds): all but the benches.
 test-bin: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS)
@@ -260,6 +260,12 @@ bench-files: all image-tiny
 # test_gateway_files moves 48 MiB: its time budget), plain build.
 test-large-files: test-bin image-tiny
 	VITRINE_TEST_FILE_MIB=512 build/tests/integration/test_gateway_files
+
+# Create to ready from a template's warm pool, from a template without
+# one and by cold boot, 10 each interleaved, and what a pool member holds
+# (tiny guest; `build/bench/bench_create --desktop` for the desktop).
+bench-create: all image-tiny
+	$(O)/bench/bench_create
 
 # Boots the demo desktop session and saves its screen (deploy/demo.sh).
 demo:

@@ -268,5 +268,7 @@ void api_list_templates(struct http_req *r);
 void api_get_template(struct http_req *r);
 void api_create_template(struct http_req *r);
 void api_delete_template(struct http_req *r);
+/* PATCH /v1/templates/{name} {"pool": N}: the template's warm pool. */
+void api_patch_template(struct http_req *r);
 
 #endif

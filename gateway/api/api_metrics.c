@@ -12,6 +12,7 @@
 #include "gateway/api/api_int.h"
 #include "gateway/core/metrics.h"
 #include "gateway/core/metrics_proc.h"
+#include "gateway/session/pool.h"
 #include "gateway/session/session.h"
 #include "gateway/session/session_quota.h"
 #include "gateway/session/session_usage.h"
@@ -129,6 +130,7 @@ static void scrape(struct http_req *r, bool per_session)
 	}
 	now.memory_in_use_bytes = (uint64_t)r->gw->memory_used_mib << 20;
 	now.memory_budget_bytes = (uint64_t)r->gw->memory_budget_mib << 20;
+	sess_pool_totals(r->gw, &now.pool_ready, &now.pool_refilling);
 	now.unconfined = vmm_jail_cgroups() == VMM_JAIL_CGROUPS_NONE;
 	encode_pool_stats(r->gw->encoders, &now.queues[METRICS_QUEUE_ENCODE]);
 	work_queue_stats(r->gw->guest_work, &now.queues[METRICS_QUEUE_GUEST]);

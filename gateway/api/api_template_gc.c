@@ -6,6 +6,7 @@
  * removed goes in the same call. A handful of stat calls and unlinks per
  * template, as DELETE does, on the loop. */
 #include "gateway/api/api_int.h"
+#include "gateway/session/pool.h"
 #include "gateway/template/template_build.h"
 #include "vmm-qemu/snapshot.h"
 
@@ -35,7 +36,10 @@ static int gc_pass(struct gw *gw, int64_t cutoff, json_t *removed)
 
 		if ((rc < 0 && rc != -ESTALE) || t.created_at > cutoff)
 			continue;
-		if (api_template_user(gw, e->d_name, err, sizeof(err)))
+		/* a warm pool's template is in use too (its members are no one's
+		 * sessions: api_template_user does not see them) */
+		if (api_template_user(gw, e->d_name, err, sizeof(err)) ||
+		    sess_pool_size(gw, e->d_name) > 0)
 			continue;
 		build = template_build_json(gw, e->d_name);
 		if (build &&

@@ -1,9 +1,12 @@
 /* gateway/api/api_templates.c: the template routes: list, inspect, create (a
  * build on a thread, or a running session saved: template_build.h), delete
- * (refused while a session or another template depends on the template). */
+ * (refused while a session or another template depends on the template),
+ * and its warm pool's size (PATCH: session/pool.h). */
+#include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/api_recipe.h"
 #include "gateway/api/bodies.h"
+#include "gateway/session/pool.h"
 #include "gateway/session/session.h"
 #include "gateway/session/session_quota.h"
 #include "gateway/template/recipe_build.h"
@@ -200,6 +203,16 @@ void api_list_templates(struct http_req *r)
 	http_reply_json(r, 200, json_pack("{s:o}", "templates", arr));
 }
 
+/* 200 with t's JSON and its warm pool (session/pool.h), if it has one. */
+static void reply_template(struct http_req *r, const struct vmm_template *t, const char *stale)
+{
+	json_t *j = api_template_json(r->route.id, t, stale), *pool;
+
+	if (j && (pool = sess_pool_json(r->gw, r->route.id)))
+		json_object_set_new(j, "pool", pool);
+	http_reply_json(r, 200, j);
+}
+
 void api_get_template(struct http_req *r)
 {
 	struct vmm_template t;
@@ -223,7 +236,38 @@ void api_get_template(struct http_req *r)
 	else if (rc < 0 && rc != -ESTALE)
 		http_reply_error(r, 500, "internal", err);
 	else
-		http_reply_json(r, 200, api_template_json(r->route.id, &t, rc ? err : NULL));
+		reply_template(r, &t, rc ? err : NULL);
+}
+
+void api_patch_template(struct http_req *r)
+{
+	struct vmm_template t;
+	struct api_error e;
+	char err[1024];
+	int rc, n;
+
+	if (!api_authorise_route(r) || !api_template_visible(r, r->route.id))
+		return;
+	if (api_template_patch_parse(r->body, r->body_len, POOL_SIZE_MAX, &n, &e) < 0) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	rc = vmm_template_load(r->route.id, &t, err, sizeof(err));
+	if (rc == -ENOENT) {
+		http_reply_error(r, 404, "unknown_template", "no such template");
+		return;
+	}
+	if (rc < 0) { /* a stale template's members could not be restored */
+		http_reply_error(r, rc == -ESTALE ? 409 : 500,
+				 rc == -ESTALE ? "template_stale" : "internal", err);
+		return;
+	}
+	if (sess_pool_set(r->gw, r->route.id, n, &e) < 0) {
+		http_reply_api_error(r, &e);
+		return;
+	}
+	api_audit_set(r, "pool", json_integer(n));
+	reply_template(r, &t, NULL);
 }
 
 void api_delete_template(struct http_req *r)
@@ -252,6 +296,7 @@ void api_delete_template(struct http_req *r)
 	}
 	recipe_build_forget(r->gw, r->route.id);
 	template_build_forget(r->gw, r->route.id);
+	sess_pool_forget(r->gw, r->route.id); /* its members restore from it */
 	rc = vmm_template_remove(r->route.id, err, sizeof(err));
 	if (rc == -ENOENT)
 		http_reply_error(r, 404, "unknown_template", "no such template");

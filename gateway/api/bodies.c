@@ -141,6 +141,25 @@ int api_pause_parse(const char *body, size_t len, enum sess_pause *how, struct a
 	return rc;
 }
 
+int api_template_patch_parse(const char *body, size_t len, int max, int *pool, struct api_error *e)
+{
+	json_t *j = api_body_object(body, len, e), *n;
+	char msg[96];
+	int rc = 0;
+
+	if (!j)
+		return -EINVAL;
+	n = json_object_get(j, "pool");
+	snprintf(msg, sizeof(msg), "the body is {\"pool\": N}, N an integer 0..%d", max);
+	if (!n || json_object_size(j) != 1 || !json_is_integer(n) || json_integer_value(n) < 0 ||
+	    json_integer_value(n) > max)
+		rc = api_error_set(e, 400, "invalid_argument", msg);
+	else
+		*pool = (int)json_integer_value(n);
+	json_decref(j);
+	return rc;
+}
+
 int api_template_save_parse(const char *body, size_t len, char *name, size_t name_len,
 			    char *session, size_t session_len, struct api_error *e)
 {

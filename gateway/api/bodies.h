@@ -9,6 +9,7 @@
  *   POST .../resume, .../fork: no body    api_empty_body_parse
  *   POST /v1/templates {name, from_session}
  *                                         api_template_save_parse
+ *   PATCH /v1/templates/{name} {pool}     api_template_patch_parse
  *   POST /v1/keys {name?}                 api_keys_parse
  *   one action (POST .../actions, and each message of WS .../control)
  *                                         api_action_parse
@@ -81,6 +82,11 @@ int api_keys_parse(const char *body, size_t len, char *name, size_t name_size, s
  * image: session_spec.h parses it), or -EINVAL with *e. */
 int api_template_save_parse(const char *body, size_t len, char *name, size_t name_len,
 			    char *session, size_t session_len, struct api_error *e);
+
+/* PATCH /v1/templates/{name}: exactly {"pool": N}, N an integer 0..max
+ * (the members of the template's warm pool, session/pool.h). Returns 0
+ * with *pool, or -EINVAL with *e (400). */
+int api_template_patch_parse(const char *body, size_t len, int max, int *pool, struct api_error *e);
 
 /* An empty body or {} only. Returns 0, or -EINVAL with *e (400). */
 int api_empty_body_parse(const char *body, size_t len, struct api_error *e);

@@ -189,6 +189,10 @@ const struct route_def route_table[R_KIND_COUNT] = {
 	[R_TEMPLATE_DELETE] = { ROUTE_DELETE, "/v1/templates/{name}", .right = AUTH_R_MANAGE,
 				.body_max = BODY, .handle = api_delete_template,
 				.audit = { [M_DELETE] = "template_delete" } },
+	/* the operator's: a pool's members hold the gateway's memory */
+	[R_TEMPLATE_PATCH] = { ROUTE_PATCH, "/v1/templates/{name}", .right = AUTH_R_ADMIN,
+			       .body_max = BODY, .handle = api_patch_template,
+			       .audit = { [M_PATCH] = "template_pool" } },
 	[R_SESSION_TOKENS] = { ROUTE_GET | ROUTE_POST, SESSION "/tokens", .right = AUTH_R_MANAGE,
 			       .body_max = BODY, .handle = api_tokens,
 			       .audit = { [M_GET] = NONE, [M_POST] = "token_minted" } },

@@ -57,6 +57,7 @@ enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_PATCH, M_OTHER };
 	X(R_TEMPLATES_CREATE, "templates_create")                                                  \
 	X(R_TEMPLATE_GET, "template_get")                                                          \
 	X(R_TEMPLATE_DELETE, "template_delete")                                                    \
+	X(R_TEMPLATE_PATCH, "template_patch")                                                      \
 	X(R_SESSION_TOKENS, "session_tokens")                                                      \
 	X(R_SESSION_TOKEN, "session_token")                                                        \
 	X(R_SESSION_TOKEN_ROTATE, "session_token_rotate")                                          \

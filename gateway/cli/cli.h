@@ -17,6 +17,8 @@ extern volatile sig_atomic_t cli_interrupted;
 int cmd_boot(int argc, char **argv);
 /* cmd_template.c: `vitrine template`, and `boot` with or without --template. */
 int cmd_template(int argc, char **argv);
+/* cmd_template_pool.c: `vitrine template pool NAME N`, a gateway client. */
+int cmd_template_pool(int argc, char **argv);
 /* cmd_template_save.c: `vitrine template save ID NAME`, a gateway client. */
 int cmd_template_save(int argc, char **argv);
 /* cmd_template_build.c: `vitrine template build -f FILE`, a gateway client. */

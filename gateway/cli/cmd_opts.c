@@ -783,6 +783,53 @@ int cli_template_save_parse(struct template_save_config *c, int argc, char *cons
 	return check_session_id(cmd, c->id, err, errlen);
 }
 
+static bool template_name_ok(const char *name);
+
+#define CONF struct template_pool_config
+static const struct opt template_pool_rows[] = {
+	CLIENT_ROWS,
+	HELP_ROW,
+};
+#undef CONF
+
+const struct cli_cmd cli_template_pool_cmd = {
+	"vitrine template pool",
+	"usage: vitrine template pool NAME N\n"
+	"  keeps N sessions of template NAME restored and paused, for creates to take\n"
+	"  (0 drops the pool; docs/templates.md \"Warm pools\")\n",
+	template_pool_rows,
+	N_ROWS(template_pool_rows),
+	NULL,
+};
+
+int cli_template_pool_parse(struct template_pool_config *c, int argc, char *const *argv, char *err,
+			    size_t errlen)
+{
+	const struct cli_cmd *cmd = &cli_template_pool_cmd;
+	struct opt_args args;
+	char *end;
+	long n;
+	int rc;
+
+	*c = (struct template_pool_config){ .cl.cmd = cmd->name };
+	if ((rc = parse_rows(cmd, c, argc, argv, &args, err, errlen)) != OPT_OK)
+		return rc;
+	if (args.n != 2)
+		return say(OPT_BAD_LINE, err, errlen, "%s: a template name and a size are required",
+			   cmd->name);
+	c->name = args.v[0];
+	if (!template_name_ok(c->name))
+		return say(OPT_BAD_VALUE, err, errlen,
+			   "%s: bad template name '%s' (1-63 of a-z, 0-9, '_', '-')", cmd->name,
+			   c->name);
+	n = strtol(args.v[1], &end, 10);
+	if (end == args.v[1] || *end || n < 0 || n > 1000)
+		return say(OPT_BAD_VALUE, err, errlen, "%s: bad size '%s' (a number, 0 for none)",
+			   cmd->name, args.v[1]);
+	c->size = (int)n;
+	return OPT_OK;
+}
+
 #define CONF struct template_build_config
 static const struct opt template_build_rows[] = {
 	{ "file", 'f', "FILE", "the recipe (docs/templates.md)", STR(file) },

@@ -165,6 +165,16 @@ extern const struct cli_cmd cli_template_save_cmd;
 int cli_template_save_parse(struct template_save_config *c, int argc, char *const *argv, char *err,
 			    size_t errlen);
 
+/* `vitrine template pool NAME N` (cmd_template_pool.c). */
+struct template_pool_config {
+	struct cli_client cl;
+	const char *name;
+	int size;
+};
+extern const struct cli_cmd cli_template_pool_cmd;
+int cli_template_pool_parse(struct template_pool_config *c, int argc, char *const *argv, char *err,
+			    size_t errlen);
+
 /* `vitrine template build -f FILE` (cmd_template_build.c). */
 struct template_build_config {
 	struct cli_client cl;

@@ -23,6 +23,7 @@ static void template_usage(FILE *f)
 	fprintf(f,
 		"usage: vitrine template create NAME --image IMAGE [options]   (boots IMAGE here)\n"
 		"       vitrine template save ID NAME [--no-wait]   (a session of the gateway)\n"
+		"       vitrine template pool NAME N            (of the gateway: N warm sessions)\n"
 		"       vitrine template build -f FILE [--name NAME] [--no-wait]   (a recipe, by the gateway)\n"
 		"       vitrine template export NAME FILE       (of the gateway: one file)\n"
 		"       vitrine template import FILE [--name N] (a file export made)\n"
@@ -149,6 +150,8 @@ int cmd_template(int argc, char **argv)
 		return template_create(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "save"))
 		return cmd_template_save(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "pool"))
+		return cmd_template_pool(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "build"))
 		return cmd_template_build(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))

@@ -20,6 +20,7 @@
 #include "gateway/guest/exec.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job.h"
+#include "gateway/session/pool.h"
 #include "gateway/session/registry.h"
 #include "gateway/session/session.h"
 #include "gateway/session/usage_log.h"
@@ -531,6 +532,11 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	/* The warm pools' sizes (their members are adopted as sessions). */
+	if (sess_pool_open(gw, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "the warm pools: %s", why);
+		goto fail;
+	}
 	if (cfg->metrics_listen && open_metrics_door(gw->ctx, cfg->metrics_listen, gw, metrics_url,
 						     sizeof(metrics_url), err, errlen) < 0)
 		goto fail;
@@ -575,6 +581,7 @@ int gw_serve(struct gw *gw, const struct serve_config *cfg)
 			break;
 	/* Every session and build ends here, while the loop can still run
 	 * their jobs; gw_stop then waits for the threads they started. */
+	sess_pool_close(gw); /* no refill starts while the sessions stop */
 	recipe_build_stop_all(gw); /* its sessions go, whatever --on-stop says */
 	stop_sessions(gw);
 	template_build_stop_all(gw);
@@ -606,6 +613,7 @@ void gw_stop(struct gw *gw)
 	gw->net_work = NULL;
 	encode_pool_destroy(gw->encoders); /* its workers wake the context too */
 	gw->encoders = NULL;
+	sess_pool_close(gw); /* a start that failed after opening them */
 	audit_stop(gw); /* the refusals still only counted are written */
 	if (gw->ctx)
 		lws_context_destroy(gw->ctx);

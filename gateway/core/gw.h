@@ -21,6 +21,7 @@ struct work_queue;
 struct exec_runs;
 struct registry;
 struct usage_log;
+struct sess_pools;
 
 /* A session id: the node name and 16 random lowercase letters and digits
  * (docs/durability.md), with its NUL. */
@@ -89,6 +90,7 @@ struct gw {
 	struct exec_runs *execs;
 	char node[GW_NODE_MAX + 1]; /* prefix of every session id (serve --node) */
 	struct registry *registry; /* cli/gw_start.c's: the session records on disk */
+	struct sess_pools *pools; /* owned by session/pool.c: the warm pools (sess_pool_open) */
 	int run_lock_fd; /* owned: the run base's lock (vmm-qemu/run_lock.h); -1: none */
 	char self_bin[4096]; /* this executable, which the guests' supervisors run */
 	int adopt_grace_s; /* how long a guest waits for a gateway once none is attached */

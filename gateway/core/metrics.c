@@ -45,6 +45,10 @@ static struct hist act_hist[METRICS_ACT_COUNT];
 static atomic_ullong cmd_count[METRICS_CMD_COUNT];
 static struct hist cmd_hist;
 static atomic_ullong frames, frame_bytes;
+static const char *const pool_miss_names[] = { "empty", "keyboard_layout", "other" };
+#define N_POOL_MISS (sizeof(pool_miss_names) / sizeof(pool_miss_names[0]))
+static atomic_ullong pool_hits, pool_misses[N_POOL_MISS], pool_evictions, pool_refills[2];
+static struct hist pool_refill_hist;
 
 static void observe(struct hist *h, int64_t micros)
 {
@@ -113,8 +117,39 @@ void metrics_stream_frame(uint64_t bytes)
 	atomic_fetch_add(&frame_bytes, bytes);
 }
 
+void metrics_pool_hit(void)
+{
+	atomic_fetch_add(&pool_hits, 1);
+}
+
+void metrics_pool_miss(const char *why)
+{
+	size_t i = 0;
+
+	while (i < N_POOL_MISS - 1 && strcmp(pool_miss_names[i], why))
+		i++;
+	atomic_fetch_add(&pool_misses[i], 1);
+}
+
+void metrics_pool_evicted(void)
+{
+	atomic_fetch_add(&pool_evictions, 1);
+}
+
+void metrics_pool_refill(bool ok, int64_t millis)
+{
+	atomic_fetch_add(&pool_refills[ok], 1);
+	if (ok)
+		observe(&pool_refill_hist, millis * 1000);
+}
+
 void metrics_reset(void)
 {
+	atomic_store(&pool_hits, 0);
+	memset(pool_misses, 0, sizeof(pool_misses));
+	atomic_store(&pool_evictions, 0);
+	memset(pool_refills, 0, sizeof(pool_refills));
+	memset(&pool_refill_hist, 0, sizeof(pool_refill_hist));
 	memset(http_count, 0, sizeof(http_count));
 	memset(http_hist, 0, sizeof(http_hist));
 	memset(op_count, 0, sizeof(op_count));
@@ -314,6 +349,31 @@ static void render_now(struct out *o, const struct metrics_now *now)
 	}
 }
 
+static void render_pools(struct out *o, const struct metrics_now *now)
+{
+	family(o, "vitrine_pool_members", "gauge",
+	       "Warm pools' members now: ready (paused, claimable) or refilling.");
+	put(o, "vitrine_pool_members{state=\"ready\"} %d\n", now->pool_ready);
+	put(o, "vitrine_pool_members{state=\"refilling\"} %d\n", now->pool_refilling);
+	family(o, "vitrine_pool_claims_total", "counter",
+	       "Creates from a template with a warm pool: hit (a member taken) or miss, by "
+	       "why.");
+	put(o, "vitrine_pool_claims_total{result=\"hit\"} %llu\n", atomic_load(&pool_hits));
+	for (size_t i = 0; i < N_POOL_MISS; i++)
+		put(o, "vitrine_pool_claims_total{result=\"miss\",reason=\"%s\"} %llu\n",
+		    pool_miss_names[i], atomic_load(&pool_misses[i]));
+	family(o, "vitrine_pool_evictions_total", "counter",
+	       "Warm pools' members dropped to make room for a session.");
+	put(o, "vitrine_pool_evictions_total %llu\n", atomic_load(&pool_evictions));
+	family(o, "vitrine_pool_refills_total", "counter", "Warm pools' refills, by result.");
+	put(o, "vitrine_pool_refills_total{result=\"ok\"} %llu\n", atomic_load(&pool_refills[1]));
+	put(o, "vitrine_pool_refills_total{result=\"error\"} %llu\n",
+	    atomic_load(&pool_refills[0]));
+	family(o, "vitrine_pool_refill_duration_seconds", "histogram",
+	       "From a refill's start to its member paused and ready.");
+	hist_series(o, "vitrine_pool_refill_duration_seconds", "", &pool_refill_hist);
+}
+
 static const char *const queue_names[METRICS_QUEUES] = { "encode", "guest", "bulk", "net" };
 
 static void render_queues(struct out *o, const struct metrics_now *now)
@@ -353,6 +413,7 @@ int metrics_render(const struct metrics_now *now, struct bytebuf *out)
 	render_now(&o, now);
 	render_queues(&o, now);
 	render_ops(&o);
+	render_pools(&o, now);
 	render_acts(&o);
 	render_egress_stream(&o, now);
 	render_http(&o);

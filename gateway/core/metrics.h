@@ -54,6 +54,14 @@ void metrics_op(enum metrics_op op, bool ok, int64_t millis);
 void metrics_act(enum metrics_act kind, bool ok, int64_t micros);
 void metrics_cmd(enum metrics_cmd how, int64_t millis);
 void metrics_stream_frame(uint64_t bytes);
+/* The warm pools (session/pool.h): a create served by a member; one that
+ * found none fitting (why: "empty", "keyboard_layout"; any other counts as
+ * "other"); a member dropped for a real session's room; a refill ended
+ * (ok: the member is ready, after millis). */
+void metrics_pool_hit(void);
+void metrics_pool_miss(const char *why);
+void metrics_pool_evicted(void);
+void metrics_pool_refill(bool ok, int64_t millis);
 
 /* The gauges of now, which the caller (the loop) knows. */
 /* The queues metrics_now counts, in its order, as their label says them. */
@@ -70,6 +78,7 @@ struct metrics_now {
 		sessions_failed;
 	int viewers;
 	uint64_t memory_budget_bytes, memory_in_use_bytes; /* budget 0: none */
+	int pool_ready, pool_refilling; /* the warm pools' members (session/pool.h) */
 	bool unconfined; /* guests run without a cgroup (vmm-qemu/jail.h) */
 	/* The gateway's background queues (common/work_queue.h): the
 	 * encoders', the guest round trips', the bulk work's. */

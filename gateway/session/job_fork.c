@@ -50,7 +50,7 @@ int job_fork_check_space(const struct sess *s, struct api_error *e)
 /* The copy is running: hand it to its session (if it still exists). */
 static void adopt_child(struct sess *s, struct job *j)
 {
-	struct sess *child = sess_find(s->gw, j->child_id);
+	struct sess *child = sess_find_any(s->gw, j->child_id);
 
 	if (!child) {
 		log_info("session", "%s: fork %s was deleted before it ran", s->id, j->child_id);

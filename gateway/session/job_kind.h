@@ -1,6 +1,6 @@
 /* gateway/session/job_kind.h: what a kind of job is, one row per kind in a
  * file of its own (job_boot.c, job_restore.c, job_memory.c, job_pause_disk.c,
- * job_resume_disk.c, job_fork.c, job_adopt.c, job_save.c; job_kind_dispose in
+ * job_resume_disk.c, job_fork.c, job_adopt.c, job_save.c, job_claim.c; job_kind_dispose in
  * job.c, which is the free path). job.c runs any kind and
  * session_ops.c ends any kind through its row: a new kind is a new file
  * and a row here, with no `case` anywhere. Session-internal. */
@@ -30,7 +30,7 @@ struct job_kind {
 
 extern const struct job_kind job_kind_boot, job_kind_restore, job_kind_pause_memory,
 	job_kind_resume_memory, job_kind_pause_disk, job_kind_resume_disk, job_kind_fork,
-	job_kind_adopt, job_kind_save, job_kind_dispose;
+	job_kind_adopt, job_kind_save, job_kind_dispose, job_kind_claim;
 
 /* Whether a fork of s fits in the run base (its RAM and its disk overlay,
  * plus common/space.h's margin), checked on the loop before anything

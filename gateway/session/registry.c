@@ -146,7 +146,8 @@ int registry_each(const struct registry *r, registry_each_fn fn, void *ud)
 			continue;
 		}
 		if (len < 6 || strcmp(*name + len - 5, ".json") || len - 5 >= sizeof(id) ||
-		    !strcmp(*name, REGISTRY_KEYS_FILE) || !strcmp(*name, REGISTRY_PROJECTS_FILE))
+		    !strcmp(*name, REGISTRY_KEYS_FILE) || !strcmp(*name, REGISTRY_PROJECTS_FILE) ||
+		    !strcmp(*name, REGISTRY_POOLS_FILE))
 			continue;
 		snprintf(id, sizeof(id), "%.*s", (int)(len - 5), *name);
 		n++;

@@ -15,10 +15,12 @@
 #include <stddef.h>
 
 /* The state dir's files that hold no session's record: the tables of API
- * keys (core/key_table.h) and projects (core/project_table.h), which the
+ * keys (core/key_table.h), projects (core/project_table.h) and warm pools
+ * (pool.h), which the
  * listing passes by. */
 #define REGISTRY_KEYS_FILE "api-keys.json"
 #define REGISTRY_PROJECTS_FILE "projects.json"
+#define REGISTRY_POOLS_FILE "pools.json" /* the warm pools' sizes (pool.h) */
 
 struct registry {
 	char dir[PATH_MAX - 64];

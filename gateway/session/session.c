@@ -179,8 +179,9 @@ static int restore_template(struct sess *s, const struct session_request *req, s
 
 		rc = sess_check_quota(s->gw, req->project, &ask, e);
 	}
+	/* A pool's member never makes room by dropping another. */
 	if (rc == 0)
-		rc = sess_check_resources(s->gw, j->tpl.vcpus, j->tpl.memory_mib, e);
+		rc = sess_check_room(s->gw, j->tpl.vcpus, j->tpl.memory_mib, !s->pool_of[0], e);
 	if (rc < 0) {
 		job_free(j);
 		return rc;
@@ -392,29 +393,63 @@ void sess_link(struct sess *s)
 int sess_create(struct gw *gw, const struct session_request *req, struct sess **out,
 		struct api_error *e)
 {
-	struct sess *s = sess_alloc(gw, req, e);
-	int rc;
+	char miss[32];
+	struct sess *s;
+	int rc = sess_pool_claim(gw, req, out, miss, sizeof(miss), e);
 
-	if (!s)
+	if (rc != 0) /* a warm member taken, or the creator's quota refused it */
+		return rc < 0 ? rc : 0;
+	/* A slot held by a pool's member is the creator's. */
+	sess_pool_make_room(gw, 0);
+	if (!(s = sess_alloc(gw, req, e)))
 		return -EBUSY;
+	snprintf(s->pool_note, sizeof(s->pool_note), "%s", miss);
 	rc = req->from_template ? restore_template(s, req, e) : boot_image(s, req, e);
 	if (rc < 0) {
 		sess_free_unlinked(s);
 		return rc;
 	}
 	sess_link(s);
-	log_info("session", "%s starting: %s %s %dx%d", s->id,
-		 req->from_template ? "template" : "image", req->image, s->width, s->height);
+	log_info("session", "%s starting: %s %s %dx%d%s%s", s->id,
+		 req->from_template ? "template" : "image", req->image, s->width, s->height,
+		 miss[0] ? ", pool miss: " : "", miss);
 	*out = s;
 	return 0;
 }
 
-struct sess *sess_find(struct gw *gw, const char *id)
+int sess_create_member(struct gw *gw, const char *tpl, struct sess **out, struct api_error *e)
+{
+	struct session_request req = { .from_template = true };
+	struct sess *s;
+	int rc;
+
+	snprintf(req.image, sizeof(req.image), "%s", tpl);
+	if (!(s = sess_alloc(gw, &req, e)))
+		return -EBUSY;
+	snprintf(s->pool_of, sizeof(s->pool_of), "%s", tpl);
+	if ((rc = restore_template(s, &req, e)) < 0) {
+		sess_free_unlinked(s);
+		return rc;
+	}
+	sess_link(s);
+	log_info("session", "%s starting: a member of %s's pool", s->id, tpl);
+	*out = s;
+	return 0;
+}
+
+struct sess *sess_find_any(struct gw *gw, const char *id)
 {
 	for (struct sess *s = gw->sessions; s; s = s->next)
 		if (!strcmp(s->id, id))
 			return s;
 	return NULL;
+}
+
+struct sess *sess_find(struct gw *gw, const char *id)
+{
+	struct sess *s = sess_find_any(gw, id);
+
+	return s && !s->pool_of[0] ? s : NULL; /* a member is no one's yet */
 }
 
 /* Takes s out of the registry in memory and tells its listeners. */
@@ -469,14 +504,17 @@ void sess_destroy(struct sess *s, struct job_ticket *ticket)
 
 	if (!s)
 		return;
-	metrics_op(METRICS_OP_DELETE, true, 0);
-	sess_usage_ended(s);
+	/* A pool's member was no one's session: nothing to bill or count. */
+	if (!s->pool_of[0]) {
+		metrics_op(METRICS_OP_DELETE, true, 0);
+		sess_usage_ended(s);
+	}
 	/* First: a crash from here on must not bring the session back. */
 	if (s->gw->registry && (rc = registry_remove(s->gw->registry, s->id)) < 0)
 		log_error("session", "%s: cannot remove its record: %s", s->id, strerror(-rc));
 	unlink_session(s);
 	if (s->job && s->job->kind == &job_kind_fork) {
-		struct sess *child = sess_find(s->gw, s->job->child_id);
+		struct sess *child = sess_find_any(s->gw, s->job->child_id);
 
 		if (child)
 			sess_set_failed(child, "the session it was forked from was deleted");

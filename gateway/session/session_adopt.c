@@ -146,7 +146,7 @@ static void adopt_one(struct gw *gw, struct sess *s)
  * or a resume from disk (the record still says paused). */
 static struct sess *pending(struct gw *gw, const char *label)
 {
-	struct sess *s = sess_find(gw, label);
+	struct sess *s = sess_find_any(gw, label);
 
 	if (!s || s->job)
 		return NULL;
@@ -198,7 +198,7 @@ static void on_record(void *ud, const char *id, json_t *rec, const char *why)
 	char err[600];
 	struct sess *s;
 
-	if (sess_find(gw, id))
+	if (sess_find_any(gw, id))
 		return; /* seen already */
 	if (!registry_id_ok(id)) {
 		/* Not a name this gateway makes (ids from before the registry). */

@@ -20,11 +20,25 @@ static struct job *starting_job(const struct sess *s)
 		return s->job->kind->starts_guest ? s->job : NULL;
 	if (s->state != SESS_STARTING || !s->parent_id[0])
 		return NULL;
-	parent = sess_find(s->gw, s->parent_id);
+	parent = sess_find_any(s->gw, s->parent_id);
 	if (parent && parent->job && parent->job->kind == &job_kind_fork &&
 	    !strcmp(parent->job->child_id, s->id))
 		return parent->job;
 	return NULL;
+}
+
+/* j (a timeline, may be NULL) with what the warm pool did for s's create
+ * (pool.h): "pool": "hit" or "miss", and a miss's "pool_miss". */
+static json_t *with_pool(const struct sess *s, json_t *j)
+{
+	bool hit = !strcmp(s->pool_note, "hit");
+
+	if (j && s->pool_note[0]) {
+		json_object_set_new(j, "pool", json_string(hit ? "hit" : "miss"));
+		if (!hit)
+			json_object_set_new(j, "pool_miss", json_string(s->pool_note));
+	}
+	return j;
 }
 
 json_t *sess_boot_json(const struct sess *s)
@@ -35,9 +49,9 @@ json_t *sess_boot_json(const struct sess *s)
 	if (j) {
 		job_progress(j, &p);
 		if (progress_begun(&p))
-			return progress_json(&p, fs_now_ms());
+			return with_pool(s, progress_json(&p, fs_now_ms()));
 	}
-	return progress_json(&s->boot, fs_now_ms());
+	return with_pool(s, progress_json(&s->boot, fs_now_ms()));
 }
 
 void sess_boot_end(struct sess *s, struct job *j, bool ok)

@@ -47,6 +47,13 @@ struct sess {
 	char ckpt[PATH_MAX]; /* paused on disk: the checkpoint folder, else "" */
 	struct job *job; /* owned: the slow operation under way, NULL for none */
 	char template_name[64]; /* "" unless restored from a template */
+	/* a warm pool's member (pool.h): the template whose pool it is in, ""
+	 * for a session of someone's; hidden from the API until claimed */
+	char pool_of[64];
+	/* what the pool did for this session's create (pool.h): "" none (no
+	 * pool), "hit", or a miss's reason */
+	char pool_note[32];
+	bool pool_counted; /* a member's refill was counted (metrics) once it was ready */
 	/* the guest's keyboard layout, canonical (vmm-qemu/keymap.h): what the
 	 * create asked for, else its template's, else "us" */
 	char keyboard_layout[VMM_KEYMAP_MAX_NAME];
@@ -139,5 +146,27 @@ void sess_adopt_finished(struct sess *s, struct job *j);
 void sess_boot_end(struct sess *s, struct job *j, bool ok);
 /* s->job has ended: takes its results. */
 void sess_job_finished(struct sess *s);
+/* The session with id, pool members too (sess_find passes them by). */
+struct sess *sess_find_any(struct gw *gw, const char *id);
+/* sess_check_resources, but a pool's members are dropped to make room
+ * only when may_evict (never for another member). */
+int sess_check_room(struct gw *gw, int vcpus, int memory_mib, bool may_evict, struct api_error *e);
+/* Starts a member of template tpl's pool (pool.c): a session of the
+ * operator's restored from tpl, hidden, never evicting. 0, or -errno with
+ * *e. */
+int sess_create_member(struct gw *gw, const char *tpl, struct sess **out, struct api_error *e);
+
+/* ---- pool.c's hooks (pool.h) ---- */
+/* sess_create's hook: takes a member of req's template's pool for req when
+ * one fits. Returns 1 with *out the claimed session (starting: resuming),
+ * 0 when none was taken (why: the miss's reason, "empty" or
+ * "keyboard_layout"; "" when the template has no pool, or when the create
+ * is one a restore refuses anyway: another size, a page, a data: URL), or
+ * -errno with *e (the creator's project is over its quota). */
+int sess_pool_claim(struct gw *gw, const struct session_request *req, struct sess **out, char *why,
+		    size_t whylen, struct api_error *e);
+/* Drops members until memory_mib more fits the memory budget (0: until one
+ * more session fits max_sessions): ready ones first. True when it fits. */
+bool sess_pool_make_room(struct gw *gw, int memory_mib);
 
 #endif

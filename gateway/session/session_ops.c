@@ -23,6 +23,11 @@
 
 int sess_check_resources(struct gw *gw, int vcpus, int memory_mib, struct api_error *e)
 {
+	return sess_check_room(gw, vcpus, memory_mib, true, e);
+}
+
+int sess_check_room(struct gw *gw, int vcpus, int memory_mib, bool may_evict, struct api_error *e)
+{
 	char msg[200];
 
 	if (vmm_jail_cgroups() == VMM_JAIL_CGROUPS_REFUSED) {
@@ -42,6 +47,10 @@ int sess_check_resources(struct gw *gw, int vcpus, int memory_mib, struct api_er
 			 memory_mib, gw->max_memory_mib);
 		return api_error_set(e, 400, "limit_exceeded", msg);
 	}
+	/* The warm pools' members go first (pool.h). */
+	if (gw->memory_budget_mib && gw->memory_used_mib + memory_mib > gw->memory_budget_mib &&
+	    may_evict)
+		sess_pool_make_room(gw, memory_mib);
 	if (gw->memory_budget_mib && gw->memory_used_mib + memory_mib > gw->memory_budget_mib) {
 		snprintf(msg, sizeof(msg),
 			 "not enough memory left: %d MiB of %d in use, %d MiB asked for",

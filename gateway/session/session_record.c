@@ -121,6 +121,8 @@ json_t *sess_record(const struct sess *s)
 		json_object_set_new(j, "template", json_string(s->template_name));
 	if (s->req.project[0])
 		json_object_set_new(j, "project", json_string(s->req.project));
+	if (s->pool_of[0]) /* a warm pool's member (pool.h), adopted as one */
+		json_object_set_new(j, "pool", json_string(s->pool_of));
 	if (s->parent_id[0])
 		json_object_set_new(j, "forked_from", json_string(s->parent_id));
 	json_object_set_new(j, "keyboard_layout",
@@ -271,6 +273,7 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 	    get_str(rec, "template", s->template_name, sizeof(s->template_name), why, whylen) < 0 ||
 	    get_str(rec, "project", s->req.project, sizeof(s->req.project), why, whylen) < 0 ||
 	    get_str(rec, "forked_from", s->parent_id, sizeof(s->parent_id), why, whylen) < 0 ||
+	    get_str(rec, "pool", s->pool_of, sizeof(s->pool_of), why, whylen) < 0 ||
 	    get_str(rec, "checkpoint", s->ckpt, sizeof(s->ckpt), why, whylen) < 0 ||
 	    get_str(rec, "keyboard_layout", s->keyboard_layout, sizeof(s->keyboard_layout), why,
 		    whylen) < 0)
@@ -287,6 +290,7 @@ static int fill(struct sess *s, const json_t *rec, int64_t off, char *why, size_
 			return -ENOMEM;
 		}
 	}
+	s->pool_counted = s->pool_of[0] != '\0'; /* its refill was counted by its gateway */
 	/* A record from before layouts: the guest runs the image's US layout. */
 	if (!s->keyboard_layout[0])
 		snprintf(s->keyboard_layout, sizeof(s->keyboard_layout), "%s", VMM_KEYMAP_DEFAULT);

@@ -107,14 +107,23 @@ const char *sess_project(const struct sess *s)
 	return s->req.project;
 }
 
+/* s or the first after it that is not a pool's member (pool.h: no one
+ * outside session/ sees those). */
+static struct sess *visible(struct sess *s)
+{
+	while (s && s->pool_of[0])
+		s = s->next;
+	return s;
+}
+
 struct sess *sess_first(struct gw *gw)
 {
-	return gw->sessions;
+	return visible(gw->sessions);
 }
 
 struct sess *sess_next(const struct sess *s)
 {
-	return s->next;
+	return visible(s->next);
 }
 
 void sess_count_use(struct sess *s, int actions, int screenshots, int commands)

@@ -2,8 +2,9 @@
  * .../clipboard (api_clipboard_parse), POST .../open (api_open_parse),
  * POST .../launch (api_launch_parse), POST .../pause (api_pause_parse),
  * the empty bodies of resume and fork (api_empty_body_parse), POST
- * /v1/templates from a session (api_template_save_parse) and POST /v1/keys
- * (api_keys_parse), all in
+ * /v1/templates from a session (api_template_save_parse), PATCH
+ * /v1/templates/{name} (api_template_patch_parse: the first byte % 9 == 4
+ * with its high bit set) and POST /v1/keys (api_keys_parse), all in
  * gateway/api/bodies.c. The first byte picks the parser, the rest is the
  * body. Checked besides "no crash":
  *   - accepted strings are the ones the body gave, whole: the clipboard
@@ -16,6 +17,8 @@
  *     nothing or {};
  *   - a template save is taken only with exactly a valid name and a
  *     session id of [a-z0-9], both whole;
+ *   - a template's PATCH only as exactly {"pool": N}, N the integer given,
+ *     0..POOL_SIZE_MAX;
  *   - a key's body is taken only empty or as an object with at most a
  *     "name", kept whole and valid (api_keys_name_ok);
  *   - a project's body (POST /v1/projects, PATCH /v1/projects/{name}:
@@ -169,6 +172,24 @@ static void template_save(const char *b, size_t n, json_t *body)
 		__builtin_trap();
 }
 
+static void template_patch(const char *b, size_t n, json_t *body)
+{
+	struct api_error e = { 0 };
+	json_t *given;
+	int pool = -1;
+
+	if (api_template_patch_parse(b, n, 16, &pool, &e) < 0) {
+		check_error(&e);
+		if (pool != -1)
+			__builtin_trap(); /* nothing taken from a refusal */
+		return;
+	}
+	given = json_object_get(body, "pool");
+	if (!json_is_object(body) || json_object_size(body) != 1 || !json_is_integer(given) ||
+	    json_integer_value(given) != pool || pool < 0 || pool > 16)
+		__builtin_trap();
+}
+
 static void key_body(const char *b, size_t n, json_t *body)
 {
 	char name[API_KEY_NAME_MAX + 1];
@@ -271,7 +292,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		project_body(b, n, body, data[0] % 9 == 7);
 		break;
 	default:
-		empty(b, n, body);
+		if (data[0] % 9 == 4 && (data[0] & 0x80))
+			template_patch(b, n, body);
+		else
+			empty(b, n, body);
 		break;
 	}
 	json_decref(body);

@@ -15,6 +15,7 @@ const struct route_call route_calls[] = {
 	{ "POST", "/v1/templates", "{\"bogus\":1}", AUTH_R_MANAGE },
 	{ "GET", "/v1/templates/nosuchtemplate", NULL, AUTH_R_MANAGE },
 	{ "DELETE", "/v1/templates/nosuchtemplate", NULL, AUTH_R_MANAGE },
+	{ "PATCH", "/v1/templates/nosuchtemplate", "{\"pool\":0}", AUTH_R_ADMIN },
 	{ "GET", "/v1/templates/nosuchtemplate/export", NULL, AUTH_R_MANAGE },
 	{ "POST", "/v1/templates/import", "not a template", AUTH_R_ADMIN }, /* no ?name= */
 	{ "POST", "/v1/templates/gc", NULL, AUTH_R_ADMIN }, /* no ?older_than_s= */

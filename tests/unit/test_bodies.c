@@ -288,6 +288,43 @@ static void test_template_save(void **state)
 			 -EINVAL);
 }
 
+#define BAD_POOL "the body is {\"pool\": N}, N an integer 0..16"
+
+static void test_template_patch(void **state)
+{
+	static const char *const bad[] = {
+		"{}",
+		"{\"pool\": -1}",
+		"{\"pool\": 17}",
+		"{\"pool\": 1.5}",
+		"{\"pool\": \"2\"}",
+		"{\"pool\": null}",
+		"{\"pool\": 2, \"x\": 1}",
+		"{\"size\": 2}",
+		"{\"pool\": 99999999999999}",
+	};
+	struct api_error e;
+	int n = -1;
+
+	(void)state;
+	assert_int_equal(api_template_patch_parse(S("{\"pool\": 2}"), 16, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(api_template_patch_parse(S("{\"pool\": 0}"), 16, &n, &e), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(api_template_patch_parse(S("{\"pool\": 16}"), 16, &n, &e), 0);
+	assert_int_equal(n, 16);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = -1;
+		assert_int_equal(api_template_patch_parse(bad[i], strlen(bad[i]), 16, &n, &e),
+				 -EINVAL);
+		expect_error(&e, "invalid_argument", BAD_POOL, bad[i]);
+		assert_int_equal(n, -1); /* nothing taken from a refused body */
+	}
+	assert_int_equal(api_template_patch_parse(S("[1]"), 16, &n, &e), -EINVAL);
+	assert_int_equal(api_template_patch_parse(S("not json"), 16, &n, &e), -EINVAL);
+	assert_int_equal(e.status, 400);
+}
+
 static void test_empty_body(void **state)
 {
 	struct api_error e;
@@ -418,10 +455,11 @@ static void test_action_error_utf8(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_clipboard),     cmocka_unit_test(test_open),
-		cmocka_unit_test(test_launch),	      cmocka_unit_test(test_pause),
-		cmocka_unit_test(test_empty_body),    cmocka_unit_test(test_action),
-		cmocka_unit_test(test_template_save), cmocka_unit_test(test_action_error_utf8),
+		cmocka_unit_test(test_clipboard),      cmocka_unit_test(test_open),
+		cmocka_unit_test(test_launch),	       cmocka_unit_test(test_pause),
+		cmocka_unit_test(test_empty_body),     cmocka_unit_test(test_action),
+		cmocka_unit_test(test_template_save),  cmocka_unit_test(test_action_error_utf8),
+		cmocka_unit_test(test_template_patch),
 	};
 
 	return cmocka_run_group_tests_name("request bodies", tests, NULL, NULL);
