@@ -3,9 +3,9 @@
  * any authentication. The first byte picks the method, the rest is the
  * path. Checked besides "no crash":
  *   - an id is 1..ROUTE_SESSION_ID_MAX (a session) or 1..ROUTE_ID_MAX (a
- *     template, an API key) characters of [A-Za-z0-9_-], copied from the
- *     path right after "/v1/sessions/", "/v1/templates/" or "/v1/keys/",
- *     and ends there;
+ *     template, an API key, a project) characters of [A-Za-z0-9_-], copied
+ *     from the path right after "/v1/sessions/", "/v1/templates/",
+ *     "/v1/keys/" or "/v1/projects/", and ends there;
  *     a token's id likewise after ".../tokens/" (1..ROUTE_SUB_MAX), and no
  *     other route has one;
  *   - the methods agree: a path is either unknown to every method, or known
@@ -39,11 +39,16 @@ static void check_id(const struct route *r, const char *path)
 {
 	size_t n = strlen(r->id), skip;
 
-	bool nma = r->kind == R_METHOD_NOT_ALLOWED;
-	bool tmpl = r->kind == R_TEMPLATE_GET || r->kind == R_TEMPLATE_DELETE ||
-		    r->kind == R_TEMPLATE_EXPORT || (nma && !strncmp(path, "/v1/templates/", 14));
-	bool key = r->kind == R_KEY_DELETE || (nma && !strncmp(path, "/v1/keys/", 9));
-	const char *prefix = tmpl ? "/v1/templates/" : key ? "/v1/keys/" : "/v1/sessions/";
+	/* the id follows the name of what it is: a session's is the shorter */
+	static const char *const named[] = { "/v1/templates/", "/v1/keys/", "/v1/projects/" };
+	const char *prefix = "/v1/sessions/";
+	bool named_id = false;
+
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (!strncmp(path, named[i], strlen(named[i]))) {
+			prefix = named[i];
+			named_id = true;
+		}
 
 	if (r->kind == R_METHOD_NOT_ALLOWED && n == 0)
 		return; /* a route without an id */
@@ -52,7 +57,7 @@ static void check_id(const struct route *r, const char *path)
 			__builtin_trap();
 		return;
 	}
-	if (n == 0 || n > (tmpl || key ? ROUTE_ID_MAX : ROUTE_SESSION_ID_MAX))
+	if (n == 0 || n > (named_id ? ROUTE_ID_MAX : ROUTE_SESSION_ID_MAX))
 		__builtin_trap();
 	for (size_t i = 0; i < n; i++)
 		if (!id_char(r->id[i]))
