@@ -32,6 +32,27 @@ int json_file_read(const char *path, size_t max, json_t **out, char *err, size_t
 	return 0;
 }
 
+int json_file_load(const char *path, size_t max, json_file_parse_fn parse, void *table, char *err,
+		   size_t errlen)
+{
+	json_t *j;
+	int rc = json_file_read(path, max, &j, err, errlen);
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	rc = parse(j, table, err, errlen);
+	json_decref(j);
+	if (rc < 0) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "%s: %s", path, why);
+	}
+	return rc;
+}
+
 int json_file_write(const char *path, const json_t *j, char *err, size_t errlen)
 {
 	char *text = j ? json_dumps(j, JSON_INDENT(1)) : NULL;

@@ -196,27 +196,17 @@ int api_keys_from_json(const json_t *j, struct api_keys *t, char *err, size_t er
 	return 0;
 }
 
+/* json_file_load's parse: api_keys_from_json. */
+static int parse(const json_t *j, void *table, char *err, size_t errlen)
+{
+	return api_keys_from_json(j, table, err, errlen);
+}
+
 int api_keys_load(struct api_keys *t, const char *path, char *err, size_t errlen)
 {
-	json_t *j;
-	int rc;
-
 	t->n = 0;
 	snprintf(t->path, sizeof(t->path), "%s", path);
-	rc = json_file_read(path, API_KEYS_FILE_MAX, &j, err, errlen);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc < 0)
-		return rc;
-	rc = api_keys_from_json(j, t, err, errlen);
-	json_decref(j);
-	if (rc < 0) {
-		char why[256];
-
-		snprintf(why, sizeof(why), "%s", err);
-		snprintf(err, errlen, "%s: %s", path, why);
-	}
-	return rc;
+	return json_file_load(path, API_KEYS_FILE_MAX, parse, t, err, errlen);
 }
 
 int api_keys_save(const struct api_keys *t, char *err, size_t errlen)

@@ -292,27 +292,17 @@ int projects_from_json(const json_t *j, struct projects *t, char *err, size_t er
 	return 0;
 }
 
+/* json_file_load's parse: projects_from_json. */
+static int parse(const json_t *j, void *table, char *err, size_t errlen)
+{
+	return projects_from_json(j, table, err, errlen);
+}
+
 int projects_load(struct projects *t, const char *path, char *err, size_t errlen)
 {
-	json_t *j;
-	int rc;
-
 	t->n = 0;
 	snprintf(t->path, sizeof(t->path), "%s", path);
-	rc = json_file_read(path, PROJECTS_FILE_MAX, &j, err, errlen);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc < 0)
-		return rc;
-	rc = projects_from_json(j, t, err, errlen);
-	json_decref(j);
-	if (rc < 0) {
-		char why[256];
-
-		snprintf(why, sizeof(why), "%s", err);
-		snprintf(err, errlen, "%s: %s", path, why);
-	}
-	return rc;
+	return json_file_load(path, PROJECTS_FILE_MAX, parse, t, err, errlen);
 }
 
 int projects_save(const struct projects *t, char *err, size_t errlen)
