@@ -50,7 +50,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe bench-tenants bench-create demo fuzz fuzz-long format format-check
+.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-ports bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe bench-tenants bench-create bench-files test-large-files demo fuzz fuzz-long format format-check
 all: test-bin $(BENCHES)
 # What the suite runs (tests/run.sh builds it in both builds): all but the benches.
 test-bin: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS)
@@ -195,6 +195,12 @@ bench-stream: all images
 bench-exec: all images
 	$(O)/bench/bench_exec
 
+# A guest's web page through the port route (tiny guest, busybox httpd):
+# p50, p95 and requests/s one at a time and from 4 clients, and 1 MiB's
+# throughput (docs/api.md, "Ports").
+bench-ports: all images
+	$(O)/bench/bench_ports
+
 # Typing through the gateway against `xdotool type` in the guest (ASCII and
 # mixed-script text: the request's time, and end to end until the page
 # holds the text; what arrived), and a batch of 5 actions against 5
@@ -242,6 +248,18 @@ bench-observe: all image-tiny
 # key (the owner check), on tiny guests (--sessions N, --rounds R).
 bench-tenants: all image-tiny
 	$(O)/bench/bench_tenants
+
+# Large files: upload and download MiB/s of 100 MiB and 1 GiB through the
+# gateway's files route against the same bytes through the egress proxy
+# (a host HTTP server, the guest's client), and the gateway's peak RSS
+# (tiny guest; --image desktop by hand).
+bench-files: all image-tiny
+	$(O)/bench/bench_files
+
+# The files route with a 512 MiB file up and down (the suite's
+# test_gateway_files moves 48 MiB: its time budget), plain build.
+test-large-files: test-bin image-tiny
+	VITRINE_TEST_FILE_MIB=512 build/tests/integration/test_gateway_files
 
 # Create to ready from a template's warm pool, from a template without
 # one and by cold boot, 10 each interleaved, and what a pool member holds

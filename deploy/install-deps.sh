@@ -23,6 +23,10 @@ packages=(
 	cpio e2fsprogs kmod procps xz-utils grep
 	clang libclang-rt-14-dev clang-format
 	python3
+	# clients/python installs into a fresh venv offline: venv's pip and
+	# setuptools, with Debian's wheel seen through --system-site-packages
+	# (tests/clients/test_python_client.py).
+	python3-venv python3-pip python3-setuptools python3-wheel
 	chromium xvfb x11-apps xdotool nodejs
 	prometheus
 	ffmpeg

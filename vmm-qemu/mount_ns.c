@@ -28,6 +28,12 @@ static const struct {
 	{ "/var/run", "mode=0755,nr_inodes=256,size=64k" }, /* where it is not a link to /run */
 };
 #define N_HIDDEN (sizeof(hidden) / sizeof(hidden[0]))
+
+/* What QEMU opens of /dev, made again in a /dev of its own: the rest of
+ * the host's (disks, loop and fuse devices, kmsg, ptys, the syslog socket
+ * /dev/log, the host's /dev/shm) is not there. kvm where the host has it. */
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "kvm" };
+#define N_DEV (sizeof(dev_nodes) / sizeof(dev_nodes[0]))
 #define MAX_MOVED (VMM_MNTNS_MAX_RO + VMM_MNTNS_MAX_KEEP)
 
 /* path bound onto itself, then remounted with flags (MS_RDONLY or not). */
@@ -63,6 +69,7 @@ static bool must_move(const char *const paths[], size_t n, size_t i)
 
 	for (size_t h = 0; h < N_HIDDEN; h++)
 		hid = hid || (under(paths[i], hidden[h].path) && place_exists(hidden[h].path));
+	hid = hid || under(paths[i], "/dev"); /* a /dev of its own (private_dev) */
 	if (!hid)
 		return false;
 	for (size_t j = 0; j < n; j++)
@@ -93,6 +100,52 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
+/* "/dev/" name into buf (32 bytes). */
+static void dev_path(char *buf, const char *name)
+{
+	size_t n = strlen(name);
+
+	memcpy(buf, "/dev/", 5);
+	memcpy(buf + 5, name, n + 1);
+}
+
+/* A tmpfs over /dev with the nodes of dev_nodes the host has (its modes,
+ * owners and numbers), an empty shm (a tmpfs of its own goes on it: hidden
+ * above) and the usual links into /proc/self/fd. */
+static int private_dev(void)
+{
+	static const char *const links[][2] = { { "/proc/self/fd", "/dev/fd" },
+						{ "/proc/self/fd/0", "/dev/stdin" },
+						{ "/proc/self/fd/1", "/dev/stdout" },
+						{ "/proc/self/fd/2", "/dev/stderr" } };
+	struct stat st[N_DEV];
+	bool have[N_DEV];
+	char path[32];
+
+	for (size_t i = 0; i < N_DEV; i++) {
+		dev_path(path, dev_nodes[i]);
+		have[i] = stat(path, &st[i]) == 0 && S_ISCHR(st[i].st_mode);
+	}
+	if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
+		  "mode=0755,nr_inodes=64,size=64k") < 0)
+		return -1;
+	for (size_t i = 0; i < N_DEV; i++) {
+		if (!have[i])
+			continue;
+		dev_path(path, dev_nodes[i]);
+		if (mknod(path, S_IFCHR | 0600, st[i].st_rdev) < 0 ||
+		    chown(path, st[i].st_uid, st[i].st_gid) < 0 ||
+		    chmod(path, st[i].st_mode & 07777) < 0)
+			return -1;
+	}
+	if (mkdir("/dev/shm", 01777) < 0 || chmod("/dev/shm", 01777) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (symlink(links[i][0], links[i][1]) < 0)
+			return -1;
+	return 0;
+}
+
 /* Hides the places; what must stay of paths (dirs: a link on the way is
  * followed to what is cloned) goes back on top at the path as named. */
 static int hide_places(const char *const paths[], size_t n)
@@ -110,6 +163,8 @@ static int hide_places(const char *const paths[], size_t n)
 			goto out;
 		n_fds++;
 	}
+	if (place_exists("/dev") && private_dev() < 0)
+		goto out;
 	for (size_t h = 0; h < N_HIDDEN; h++)
 		if (place_exists(hidden[h].path) &&
 		    mount("tmpfs", hidden[h].path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,

@@ -5,7 +5,10 @@
  * when it is not a link to it) an empty one, so no host daemon's socket
  * (D-Bus, X11's /tmp/.X11-unix, containerd, ...) is there to connect to.
  * Abstract Unix sockets are per network namespace: QEMU's own (jail.h)
- * holds none of the host's. Entered by the child between fork and exec
+ * holds none of the host's. /dev is a tmpfs of its own with only the
+ * nodes QEMU opens (null, zero, full, random, urandom, and kvm where the
+ * host has it): no /dev/log (the host's syslog socket), no disks, no
+ * host /dev/shm. Entered by the child between fork and exec
  * (proc.c), while it is still root; jail.c decides which paths and asks
  * once whether the host lets us make one at all. */
 #ifndef VITRINE_VMM_MOUNT_NS_H

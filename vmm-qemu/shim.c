@@ -9,6 +9,7 @@
 #include "vmm-qemu/checkpoint.h"
 #include "vmm-qemu/qmp_client.h"
 #include "vmm-qemu/run_dir.h"
+#include "vmm-qemu/run_owner.h"
 #include "vmm-qemu/shim_proto.h"
 #include "vmm-qemu/shim_record.h"
 #include "vmm-qemu/vm.h"
@@ -204,7 +205,7 @@ static _Noreturn void on_sigterm(struct shim *s)
 	log_info("shim", "%s: SIGTERM: stopping the guest", s->args.run_dir);
 	stop_listening(s);
 	quit_qemu(s);
-	fs_rm_rf(s->args.run_dir);
+	vmm_run_dir_remove(s->args.run_dir);
 	shim_exit(s, 0);
 }
 
@@ -323,7 +324,7 @@ static void on_abandoned(struct shim *s)
 			 s->args.grace_s);
 	}
 	quit_qemu(s);
-	fs_rm_rf(s->args.run_dir);
+	vmm_run_dir_remove(s->args.run_dir);
 	a.error = sentence;
 	patch_record(s, &a);
 	shim_exit(s, 0);
@@ -441,11 +442,11 @@ static int detach_signals(struct shim *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* owner.pid, QEMU, shim.sock, in that order: a gateway that sees the
+/* The owner record, QEMU, shim.sock, in that order: a gateway that sees the
  * socket may rely on the rest. */
 static int start(struct shim *s, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 16], pid[32];
+	char path[PATH_MAX + 16];
 	const char *slash = strrchr(s->args.run_dir, '/');
 	struct vmm_jail jail = { 0 };
 	int rc;
@@ -459,11 +460,10 @@ static int start(struct shim *s, char *err, size_t errlen)
 			 s->args.run_dir);
 		return -EINVAL;
 	}
-	snprintf(path, sizeof(path), "%s/owner.pid", s->args.run_dir);
-	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	rc = fs_write_file_atomic(path, pid, strlen(pid), 0644);
+	/* The run dir's record names us now, for the gateway it named. */
+	rc = vmm_run_owner_write(s->args.run_dir, getpid(), NULL);
 	if (rc < 0) {
-		snprintf(err, errlen, "write %s: %s", path, strerror(-rc));
+		snprintf(err, errlen, "write the owner of %s: %s", s->args.run_dir, strerror(-rc));
 		return rc;
 	}
 	snprintf(path, sizeof(path), "%s/qemu.log", s->args.run_dir);

@@ -8,6 +8,7 @@
 #include "vmm-qemu/snapshot.h"
 
 #include "common/fsutil.h"
+#include "vmm-qemu/disk_check.h"
 #include "vmm-qemu/migrate.h"
 #include "vmm-qemu/tpl_ram.h"
 
@@ -230,6 +231,11 @@ int vmm_template_save_as(struct vmm_vm *vm, const char *template_dir,
 		if ((rc = join(from, sizeof(from), vmm_vm_run_dir(vm), "disk.qcow2", err, errlen)) <
 			    0 ||
 		    (rc = move(from, disk, err, errlen)) < 0)
+			return rc;
+		/* Its header was the guest's uid's to write: a template's disk
+		 * names exactly the backing file it was given (disk_check.h). */
+		if ((rc = vmm_disk_check_chain(disk, lin ? lin->backing : NULL, spec->image, err,
+					       errlen)) < 0)
 			return rc;
 		freeze(disk);
 	}

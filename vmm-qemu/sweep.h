@@ -1,7 +1,11 @@
 /* vmm-qemu/sweep.h: what a run base holds, and removing what nobody owns
- * any more. A run dir (vm-XXXXXX) is kept while the process in its
- * owner.pid lives: the guest's shim when it has one (shim.h), else the
- * vitrine process whose child QEMU is. A checkpoint folder (vm-ckpt-XXXXXX)
+ * any more. A run dir (vm-XXXXXX) is kept while the owner its record names
+ * lives (run_owner.h: owner-vm-XXXXXX beside it, root's; never a file in
+ * the run dir, which its guest's uid may delete or forge): the guest's
+ * shim when it has one (shim.h), else the vitrine process whose child QEMU
+ * is. A run dir without a record (one made before records, or being made)
+ * is kept while it is younger than VMM_SWEEP_YOUNG_S or the pid in its
+ * owner.pid lives. A checkpoint folder (vm-ckpt-XXXXXX, root's)
  * is kept while its owner.pid lives or, held (checkpoint.h:
  * vmm_checkpoint_hold), for good. A shim's log (shim-vm-XXXXXX.log) is
  * kept while its run dir is there and for VMM_SHIM_LOG_KEEP_S after. */
@@ -12,18 +16,23 @@
 #include <sys/types.h>
 
 #define VMM_SHIM_LOG_KEEP_S (24 * 3600)
+#define VMM_SWEEP_YOUNG_S 60
 
 enum vmm_sweep_kind {
 	VMM_SWEEP_RUN_DIR, /* vm-XXXXXX */
 	VMM_SWEEP_CHECKPOINT, /* vm-ckpt-XXXXXX */
 	VMM_SWEEP_SHIM_LOG, /* shim-vm-XXXXXX.log */
+	VMM_SWEEP_OWNER_RECORD, /* owner-vm-XXXXXX whose run dir is gone */
 };
 
 struct vmm_sweep_entry {
 	enum vmm_sweep_kind kind;
 	const char *path;
-	pid_t owner; /* from owner.pid; 0 when there is none */
-	bool owner_alive; /* and not a zombie */
+	pid_t owner; /* from the run dir's record (a checkpoint's owner.pid); 0: none */
+	bool owner_alive; /* with its start time, and not a zombie */
+	const char *gateway; /* a run dir's gateway id (run_owner.h); NULL: none known */
+	bool foreign; /* a run dir of another gateway than this process's */
+	bool being_made; /* a run dir without a record, younger than VMM_SWEEP_YOUNG_S */
 	const char *held_by; /* a held checkpoint's holder; NULL otherwise */
 	bool stale; /* what vmm_sweep_stale() removes */
 };

@@ -2,6 +2,7 @@
 #include "vmm-qemu/template_from.h"
 
 #include "common/fsutil.h"
+#include "vmm-qemu/disk_check.h"
 #include "vmm-qemu/migrate.h"
 #include "vmm-qemu/proc.h"
 #include "vmm-qemu/spec_json.h"
@@ -57,7 +58,7 @@ int vmm_template_from_checkpoint(const struct vmm_template_from *p, bool *flatte
 	struct vmm_vm *vm = NULL;
 	struct vmm_image img;
 	struct vmm_spec spec;
-	const char *image_dir;
+	const char *image_dir, *on = NULL; /* on: the template the overlay stands on */
 	json_error_t jerr;
 	bool has_disk = false, flat = false, made = false;
 	json_t *j = NULL; /* spec.url points into it */
@@ -108,11 +109,17 @@ int vmm_template_from_checkpoint(const struct vmm_template_from *p, bool *flatte
 		lin.depth = vmm_template_chain_depth(parent_depth, p->max_depth, &flat);
 		flat = flat && parent_depth > 0;
 		lin.backing = parent_depth > 0 && !flat ? p->parent : NULL;
+		on = parent_depth > 0 ? p->parent : NULL;
 	}
 	if (cancelled(p, err, errlen)) {
 		rc = -EINTR;
 		goto out;
 	}
+	/* The overlay was the guest's uid's to write: its header must name
+	 * the backing file the session was given, and the chain below it its
+	 * own, before qemu-img (root) opens any of it. */
+	if (has_disk && (rc = vmm_disk_check_chain(disk, on, &img, err, errlen)) < 0)
+		goto out;
 	if (flat && (rc = flatten(disk, img.rootfs, err, errlen)) < 0)
 		goto out;
 	rc = vmm_template_prepare(dir, &spec, ram, sizeof(ram), err, errlen);

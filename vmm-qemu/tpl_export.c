@@ -5,6 +5,7 @@
 #include "vmm-qemu/tpl_export.h"
 
 #include "common/fsutil.h"
+#include "vmm-qemu/disk_check.h"
 #include "vmm-qemu/proc.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/tpl_archive.h"
@@ -126,9 +127,14 @@ int tpl_export_open(const char *name, struct tpl_export **out, char *err, size_t
 		if ((f == TPL_FILE_DISK && !t.has_disk) || (f == TPL_FILE_PAGE && !t.has_page))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", t.dir, tpl_file_names[f]);
+		/* The disk was a guest's to write once: its chain is checked
+		 * before qemu-img reads it, or another host imports it. */
+		if (f == TPL_FILE_DISK &&
+		    ((rc = vmm_image_load(t.image_dir, &img, err, errlen)) < 0 ||
+		     (rc = vmm_disk_check_chain(path, t.backing, &img, err, errlen)) < 0))
+			goto fail;
 		if (f == TPL_FILE_DISK && t.depth > 1) {
-			rc = vmm_image_load(t.image_dir, &img, err, errlen);
-			if (rc < 0 || (rc = flat_disk(path, img.rootfs, err, errlen)) < 0)
+			if ((rc = flat_disk(path, img.rootfs, err, errlen)) < 0)
 				goto fail;
 			x->fd[f] = rc;
 		} else if ((x->fd[f] = fs_open_regular(path, O_RDONLY, 0)) < 0) {

@@ -6,6 +6,7 @@
 
 #include "common/fsutil.h"
 #include "vmm-qemu/accel.h"
+#include "vmm-qemu/disk_check.h"
 #include "vmm-qemu/proc.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/tpl_archive.h"
@@ -166,32 +167,6 @@ const char *tpl_import_name(const struct tpl_import *im)
 	return im->name;
 }
 
-/* A qcow2 with an external data file (incompatible feature bit 2) would
- * have QEMU open a file the header names: refused. -EPROTO for anything
- * but a qcow2 header. */
-static int check_qcow2(const char *path, char *err, size_t errlen)
-{
-	unsigned char h[80];
-	uint64_t incompat = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	ssize_t n = fd >= 0 ? pread(fd, h, sizeof(h), 0) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n < 72 || memcmp(h, "QFI\xfb", 4)) {
-		snprintf(err, errlen, "disk.qcow2 is not a qcow2 image");
-		return -EPROTO;
-	}
-	if (h[7] >= 3 && n >= 80)
-		for (int i = 0; i < 8; i++)
-			incompat = incompat << 8 | h[72 + i];
-	if (incompat & 4) {
-		snprintf(err, errlen, "disk.qcow2 names an external data file: refused");
-		return -EPROTO;
-	}
-	return 0;
-}
-
 /* Reads the staged template.json, checks it against this host and writes
  * it back with this host's image dir. */
 static int check_meta(struct tpl_import *im, char *err, size_t errlen)
@@ -264,10 +239,13 @@ static int check_meta(struct tpl_import *im, char *err, size_t errlen)
 
 		snprintf(disk, sizeof(disk), "%s/disk.qcow2", im->stage);
 		snprintf(log, sizeof(log), "%s/rebase.log", im->stage);
-		if ((rc = check_qcow2(disk, err, errlen)) == 0 &&
-		    (chmod(disk, 0644) < 0 ||
-		     (rc = vmm_proc_run(argv, log, 60000, err, errlen)) != 0 ||
-		     chmod(disk, 0444) < 0)) {
+		/* rebase -u never opens the backing file the header names,
+		 * but qemu-img would open an external data file. */
+		if ((rc = vmm_disk_check(disk, NULL, NULL, err, errlen)) < 0)
+			rc = -EPROTO;
+		else if ((chmod(disk, 0644) < 0 ||
+			  (rc = vmm_proc_run(argv, log, 60000, err, errlen)) != 0 ||
+			  chmod(disk, 0444) < 0)) {
 			if (rc > 0)
 				snprintf(err, errlen, "qemu-img rebase of disk.qcow2 failed (%d)",
 					 rc);

@@ -4,6 +4,7 @@
 #include "common/fsutil.h"
 #include "common/strv.h"
 #include "vmm-qemu/argv.h"
+#include "vmm-qemu/run_owner.h"
 #include "vmm-qemu/vm_find.h"
 #include "vmm-qemu/vm_int.h"
 
@@ -284,7 +285,7 @@ static int jail_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 static int prepare_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 {
 	const char *base = vmm_run_base(vm->opts.run_base);
-	char path[PATH_MAX + 32], pid[32];
+	char path[PATH_MAX + 32];
 	int rc;
 
 	rc = fs_mkdir_p(base, 0755);
@@ -305,9 +306,11 @@ static int prepare_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 		vm->run_dir[0] = '\0';
 		return rc;
 	}
-	snprintf(path, sizeof(path), "%s/owner.pid", vm->run_dir);
-	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	fs_write_file(path, pid, strlen(pid));
+	/* Its owner, beside it where its guest's uid cannot write (run_owner.h). */
+	if ((rc = vmm_run_owner_write(vm->run_dir, getpid(), vmm_run_owner_gateway())) < 0) {
+		snprintf(err, errlen, "write the owner of %s: %s", vm->run_dir, strerror(-rc));
+		return rc;
+	}
 	if (vm->opts.label && (rc = vmm_run_dir_set_label(vm->run_dir, vm->opts.label)) < 0) {
 		snprintf(err, errlen, "write the label in %s: %s", vm->run_dir, strerror(-rc));
 		return rc;
@@ -676,7 +679,7 @@ void vmm_vm_destroy(struct vmm_vm *vm)
 		/* An adopted guest's cgroup is its shim's to remove; a shim that
 		 * had to be killed left it, empty. */
 		vmm_cgroup_sweep(strrchr(vm->run_dir, '/') + 1);
-		fs_rm_rf(vm->run_dir);
+		vmm_run_dir_remove(vm->run_dir);
 	}
 	if (vm->shim_log[0])
 		unlink(vm->shim_log);

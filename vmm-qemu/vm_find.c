@@ -3,6 +3,7 @@
 
 #include "common/fsutil.h"
 #include "vmm-qemu/proc.h"
+#include "vmm-qemu/run_owner.h"
 #include "vmm-qemu/vm_int.h"
 
 #include <errno.h>
@@ -96,32 +97,29 @@ bool vmm_identity_wait_gone(const struct vmm_identity *id, int timeout_ms)
 	return !still(id->pid, id->start_time);
 }
 
-/* The shim of run_dir from its owner.pid, for a guest whose vm.json was
- * not written yet (its owner died right after spawning the shim): only a
- * process whose command line is this run dir's shim (`BIN shim --run-dir
- * RUN_DIR ...`) counts, so a reused pid is never taken for it. */
+/* The shim of run_dir from its record (run_owner.h: root's, beside the
+ * run dir), for a guest whose vm.json was not written yet (its owner died
+ * right after spawning the shim): only the process the record names, with
+ * its start time, whose command line is this run dir's shim (`BIN shim
+ * --run-dir RUN_DIR ...`) counts, so a reused pid is never taken for it. */
 static int identity_from_owner(const char *run_dir, struct vmm_identity *id, char *err,
 			       size_t errlen)
 {
-	char path[PATH_MAX + 16], *text = NULL, *cmd = NULL;
 	const char *want[] = { "shim", "--run-dir", run_dir };
+	struct vmm_run_owner o;
+	char path[64], *cmd = NULL;
 	size_t len = 0;
-	long pid;
 	int rc;
 
 	memset(id, 0, sizeof(*id));
-	snprintf(path, sizeof(path), "%s/owner.pid", run_dir);
-	rc = fs_read_file_nofollow(path, 64, &text, NULL);
-	pid = rc == 0 ? strtol(text, NULL, 10) : 0;
-	free(text);
-	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-	if (pid <= 0 || fs_read_file(path, 1 << 16, &cmd, &len) < 0) {
+	if (vmm_run_owner_read(run_dir, &o) < 0 || !vmm_run_owner_alive(&o)) {
 		snprintf(err, errlen, "%s has no vm.json and no live owner", run_dir);
 		return -ESRCH;
 	}
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)o.pid);
+	rc = fs_read_file(path, 1 << 16, &cmd, &len);
 	/* NUL-separated: skip argv[0], then compare the next three. */
-	rc = 0;
-	for (size_t off = strnlen(cmd, len) + 1, i = 0; i < 3; i++) {
+	for (size_t off = rc == 0 ? strnlen(cmd, len) + 1 : len, i = 0; i < 3; i++) {
 		if (off >= len || strcmp(cmd + off, want[i])) {
 			rc = -ESRCH;
 			break;
@@ -129,11 +127,13 @@ static int identity_from_owner(const char *run_dir, struct vmm_identity *id, cha
 		off += strlen(cmd + off) + 1;
 	}
 	free(cmd);
-	if (rc < 0 || vmm_proc_start_time((pid_t)pid, &id->start_time) < 0) {
-		snprintf(err, errlen, "%s: pid %ld in its owner.pid is not its shim", run_dir, pid);
+	if (rc < 0 || !vmm_run_owner_alive(&o)) {
+		snprintf(err, errlen, "%s: pid %d, its owner, is not its shim", run_dir,
+			 (int)o.pid);
 		return -ESRCH;
 	}
-	id->pid = (pid_t)pid;
+	id->pid = o.pid;
+	id->start_time = o.start_time;
 	snprintf(id->run_dir, sizeof(id->run_dir), "%s", run_dir);
 	return 0;
 }

@@ -27,6 +27,10 @@
  * null). Vendor dialects ignore fields they do not know, so newer vendor
  * inputs still parse; the Vitrine dialect rejects them.
  *
+ * Claude's computer toolset (computer_toolset_20260801) names its calls
+ * after these Anthropic actions, with their fields and no "action":
+ * toolset.h turns each into one, in the session's screenshot space.
+ *
  * Anthropic (computer_20250124, computer_20251124), coordinates [x, y]:
  *   key {text: xdotool keys, "ctrl+a Delete"; repeat: 1..100}
  *   hold_key {text, duration: seconds}   type {text}   mouse_move {coordinate}

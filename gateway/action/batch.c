@@ -23,6 +23,8 @@ void batch_destroy(struct action_batch *b)
 	json_decref(b->id);
 	json_decref(b->screenshot_opts);
 	json_decref(b->refused_id);
+	toolset_turn_destroy(b->turn);
+	json_decref(b->call_id);
 	free(b);
 }
 
@@ -39,7 +41,8 @@ static int check_fields(const json_t *obj, struct action_batch *b, struct action
 	json_object_foreach((json_t *)obj, key, v)
 	{
 		bool known = !strcmp(key, "actions") || !strcmp(key, "id") ||
-			     !strcmp(key, "screenshot") || (call && !strcmp(key, "type"));
+			     !strcmp(key, "screenshot") ||
+			     (call && (!strcmp(key, "type") || !strcmp(key, "action")));
 
 		for (size_t i = 0; !known && inherited[i]; i++)
 			known = !strcmp(key, inherited[i]);
@@ -156,12 +159,69 @@ static struct action_batch *one_action(const json_t *obj, const struct actions_c
 	return b;
 }
 
+static struct action_batch *batch_of(const json_t *obj, const json_t *list,
+				     const struct actions_ctx *ctx, struct actions_error *err,
+				     long *index);
+
+/* A toolset turn: its envelope now, its calls at the run's start. */
+static struct action_batch *toolset_turn(const json_t *obj, struct actions_error *err, long *index)
+{
+	struct toolset_turn *t = toolset_parse_turn(obj, err, index);
+	struct action_batch *b;
+	const json_t *shot = json_object_get(obj, "screenshot");
+
+	if (!t)
+		return NULL;
+	if (!(b = calloc(1, sizeof(*b))) || !(b->actions = calloc(t->n, sizeof(*b->actions)))) {
+		free(b);
+		toolset_turn_destroy(t);
+		actions_fail(err, ACTIONS_E_NO_MEMORY, "", "out of memory");
+		return NULL;
+	}
+	b->is_batch = true;
+	b->turn = t;
+	/* One call alone: its id is the turn's too. */
+	if (json_object_get(obj, "id") && !json_is_null(json_object_get(obj, "id")))
+		b->id = json_incref(json_object_get(obj, "id"));
+	/* The images of the turn are its results: options pick their format. */
+	if (json_is_object(shot)) {
+		b->screenshot_opts = json_incref((json_t *)shot);
+	} else if (shot && !json_is_null(shot) && !json_is_boolean(shot)) {
+		batch_destroy(b);
+		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "screenshot",
+			     "field \"screenshot\" must be an object of options");
+		return NULL;
+	}
+	return b;
+}
+
+int batch_resolve_toolset(struct action_batch *b, const struct actions_ctx *ctx, uint32_t disabled)
+{
+	for (size_t i = b->n; b->turn && !b->refused && i < b->turn->n; i++) {
+		const struct toolset_call *c = &b->turn->calls[i];
+		struct action *a = toolset_call_parse(c, ctx, disabled, &b->refusal);
+
+		if (!a) {
+			b->refused = true;
+			if (c->id)
+				b->refused_id = json_incref(c->id);
+			return b->refusal.code == ACTIONS_E_NO_MEMORY ? -1 : 0;
+		}
+		b->actions[b->n++] = a;
+	}
+	return 0;
+}
+
 struct action_batch *batch_parse(const json_t *obj, const struct actions_ctx *ctx,
 				 struct actions_error *err, long *index)
 {
-	const json_t *list = json_object_get(obj, "actions");
+	const json_t *list = json_object_get(obj, "actions"),
+		     *single = json_object_get(obj, "action");
+	const json_t *type = json_object_get(obj, "type"),
+		     *call_id = json_object_get(obj, "call_id");
+	bool call = json_is_string(type) && !strcmp(json_string_value(type), "computer_call");
+	json_t *one = NULL;
 	struct action_batch *b;
-	size_t n;
 
 	*index = -1;
 	if (!json_is_object(obj)) {
@@ -169,8 +229,35 @@ struct action_batch *batch_parse(const json_t *obj, const struct actions_ctx *ct
 			     "an action must be a JSON object");
 		return NULL;
 	}
+	if (toolset_is_turn(obj))
+		return toolset_turn(obj, err, index);
+	/* The computer call of OpenAI's preview: one "action" object. */
+	if (call && json_is_object(single) && (!list || json_is_null(list))) {
+		if (!(one = json_pack("[O]", single))) {
+			actions_fail(err, ACTIONS_E_NO_MEMORY, "", "out of memory");
+			return NULL;
+		}
+		list = one;
+	}
 	if (!list || json_is_null(list))
 		return one_action(obj, ctx, err);
+	b = batch_of(obj, list, ctx, err, index);
+	json_decref(one);
+	if (b && call && json_is_string(call_id)) {
+		b->call_id = json_incref((json_t *)call_id);
+		b->want_screenshot = true; /* computer_call_output is a screenshot */
+	}
+	return b;
+}
+
+/* obj's list of actions (the batch's fields in obj) as a batch. */
+static struct action_batch *batch_of(const json_t *obj, const json_t *list,
+				     const struct actions_ctx *ctx, struct actions_error *err,
+				     long *index)
+{
+	struct action_batch *b;
+	size_t n;
+
 	n = json_is_array(list) ? json_array_size(list) : 0;
 	if (!json_is_array(list) || n == 0) {
 		actions_fail(err, ACTIONS_E_INVALID_ARGUMENT, "actions",

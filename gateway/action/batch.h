@@ -25,11 +25,20 @@
  *                 the three takes none of the batch's); checked as each
  *                 action's own, so a bad one refuses the first action
  * Elements are parsed in order; the first that is refused stops the parse:
- * the ones before it run, and the answer names its index and error. */
+ * the ones before it run, and the answer names its index and error.
+ *
+ * An OpenAI computer call with the preview's single "action" object is a
+ * batch of that one; a computer call's answer carries the
+ * computer_call_output item (call_id kept, a screenshot always taken).
+ *
+ * A turn of Claude's computer toolset (toolset.h) is a batch too: its
+ * envelope is checked here, and its calls are parsed at the run's start
+ * (batch_resolve_toolset), against the session's fixed screenshot size. */
 #ifndef VITRINE_GATEWAY_BATCH_H
 #define VITRINE_GATEWAY_BATCH_H
 
 #include "gateway/action/actions.h"
+#include "gateway/action/toolset.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -48,6 +57,10 @@ struct action_batch {
 	bool refused;
 	struct actions_error refusal;
 	json_t *refused_id; /* owned reference: the refused element's "id" */
+	/* Owned: a toolset turn; actions[] (room for its n calls) is filled by
+	 * batch_resolve_toolset, n counting the calls parsed. */
+	struct toolset_turn *turn;
+	json_t *call_id; /* owned reference: an OpenAI computer call's "call_id" */
 };
 
 /* Parses obj (borrowed) against ctx. Returns the batch (batch_destroy), or
@@ -57,6 +70,12 @@ struct action_batch {
  * object that was refused, or when out of memory. */
 struct action_batch *batch_parse(const json_t *obj, const struct actions_ctx *ctx,
 				 struct actions_error *err, long *index);
+
+/* Parses the calls of b's toolset turn not parsed yet, in order, against
+ * ctx (its default space the turn's screenshot), members in disabled
+ * refused: the first refused sets b->refused (those before it run). Returns
+ * 0, or -1 when out of memory (b->refused set too). */
+int batch_resolve_toolset(struct action_batch *b, const struct actions_ctx *ctx, uint32_t disabled);
 
 /* Frees a batch and everything it owns. Accepts NULL. */
 void batch_destroy(struct action_batch *b);

@@ -11,6 +11,8 @@
 #include "display/settle.h"
 #include "gateway/action/batch.h"
 #include "gateway/action/plan.h"
+#include "gateway/action/toolset.h"
+#include "gateway/action/toolset_session.h"
 #include "gateway/action/trajectory.h"
 #include "gateway/action/xsync.h"
 #include "gateway/core/metrics.h"
@@ -82,7 +84,18 @@ struct run {
 	run_done_fn done;
 	void *ud;
 	struct traj_step *traj; /* owned: the action's step in the trajectory, or NULL */
+	/* A toolset turn (batch->turn): each call's image is taken as the call
+	 * runs (mid_shot), and every call answers with a tool_result. */
+	struct toolset_frame frame;
+	json_t *tool_results; /* owned: the answers of the calls that ran */
+	json_t *shot_block; /* owned: the tool_result of the call under way's image */
+	bool mid_shot;
 };
+
+static bool is_turn(const struct run *r)
+{
+	return r->batch && r->batch->turn;
+}
 
 void shot_opts_default(struct shot_opts *o)
 {
@@ -320,6 +333,8 @@ static void free_run(struct run *r)
 	plan_destroy(r->plan);
 	json_decref(r->result);
 	json_decref(r->done_list);
+	json_decref(r->tool_results);
+	json_decref(r->shot_block);
 	free(r);
 }
 
@@ -339,6 +354,8 @@ static enum metrics_act act_kind(const struct run *r)
 {
 	if (!r->batch)
 		return METRICS_ACT_SCREENSHOT;
+	if (!r->batch->n)
+		return METRICS_ACT_ANTHROPIC; /* a toolset turn refused at its first call */
 	switch (r->batch->actions[0]->dialect) {
 	case ACTIONS_DIALECT_ANTHROPIC:
 		return METRICS_ACT_ANTHROPIC;
@@ -392,6 +409,17 @@ static json_t *batch_error(struct run *r, size_t index, const char *code, const 
 	return j;
 }
 
+/* A toolset turn stopped at call index with msg: the answers of the calls
+ * before it, its error, and the fixed words for every later call. */
+static void add_failed_results(struct run *r, json_t *reply, size_t index, const char *msg)
+{
+	json_t *all = toolset_results_stopped(r->batch->turn, r->tool_results, index, msg);
+
+	if (reply && all)
+		json_object_set(reply, "tool_results", all);
+	json_decref(all);
+}
+
 static void fail(struct run *r, int status, const char *code, const char *msg)
 {
 	struct run_outcome out = { .failed = true };
@@ -399,7 +427,11 @@ static void fail(struct run *r, int status, const char *code, const char *msg)
 	api_error_set(&out.err, status, code, msg);
 	if (r->batch && r->batch->is_batch)
 		out.reply = batch_error(r, r->ran_all ? BATCH_NO_INDEX : r->cur, code, msg, NULL,
-					r->ran_all ? NULL : r->batch->actions[r->cur]->id);
+					r->ran_all || r->cur >= r->batch->n
+						? NULL
+						: r->batch->actions[r->cur]->id);
+	if (is_turn(r))
+		add_failed_results(r, out.reply, r->ran_all ? r->batch->turn->n : r->cur, msg);
 	finish(r, &out);
 }
 
@@ -427,6 +459,49 @@ static json_t *b64_of(const struct display_image *img)
 	return j;
 }
 
+/* A toolset call's image (a reference it takes) of frame f (the same) is
+ * made: it is kept for the call's answer, and the turn goes on. */
+static void shot_taken(struct run *r, struct display_frame *f, struct display_image *img)
+{
+	const char *media = img->format == DISPLAY_FORMAT_PNG ? "image/png" : "image/jpeg";
+
+	json_decref(r->shot_block);
+	r->shot_block = toolset_result_image(&r->batch->turn->calls[r->cur], b64_of(img), media);
+	display_image_unref(img);
+	display_frame_unref(f);
+	r->mid_shot = false;
+	r->want_shot = false;
+	r->sent_input = false;
+	memset(&r->shot.enc.region, 0, sizeof(r->shot.enc.region));
+	r->phase = RUN_STEPS;
+	if (!r->shot_block) {
+		fail(r, 500, "internal", "out of memory for the screenshot");
+		return;
+	}
+	steps(r);
+}
+
+/* OpenAI's computer_call_output item for the call answered with img. */
+static json_t *call_output(const struct run *r, const struct display_image *img)
+{
+	bool png = img->format == DISPLAY_FORMAT_PNG;
+	const char *pre = png ? "data:image/png;base64," : "data:image/jpeg;base64,";
+	size_t n, plen = strlen(pre);
+	char *b64 = base64_encode(img->data, img->len, &n), *url;
+	json_t *j = NULL;
+
+	if (b64 && (url = malloc(plen + n + 1))) {
+		memcpy(url, pre, plen);
+		memcpy(url + plen, b64, n + 1);
+		j = json_pack("{s:s, s:O, s:{s:s, s:o}}", "type", "computer_call_output", "call_id",
+			      r->batch->call_id, "output", "type", "computer_screenshot",
+			      "image_url", json_stringn_nocheck(url, plen + n));
+		free(url);
+	}
+	free(b64);
+	return j;
+}
+
 /* The reply with image (a reference it takes; NULL: none) of frame f (a
  * reference it takes; NULL when no screenshot was wanted); ends the run. */
 static void reply(struct run *r, struct display_frame *f, struct display_image *image)
@@ -435,6 +510,10 @@ static void reply(struct run *r, struct display_frame *f, struct display_image *
 				   .waited_ms = r->waited_ms,
 				   .image = image };
 
+	if (r->mid_shot) {
+		shot_taken(r, f, image);
+		return;
+	}
 	if (r->batch) {
 		json_t *body = json_pack("{s:b, s:s, s:I}", "ok", 1, "action",
 					 r->batch->is_batch ? "batch" : r->batch->actions[0]->name,
@@ -450,6 +529,13 @@ static void reply(struct run *r, struct display_frame *f, struct display_image *
 		} else if (r->result) {
 			json_object_set(body, "result", r->result);
 		}
+		if (is_turn(r))
+			json_object_set_new(body, "tool_results",
+					    r->tool_results ? json_incref(r->tool_results)
+							    : json_array());
+		if (out.image && r->batch->call_id)
+			json_object_set_new(body, "computer_call_output",
+					    call_output(r, out.image));
 		if (out.image &&
 		    json_object_set_new(
 			    body, "screenshot",
@@ -659,6 +745,29 @@ static lws_usec_t click_wait_us(const struct sess *s, const struct action *a)
 	return wait > 0 ? (lws_usec_t)wait * LWS_US_PER_MS : 0;
 }
 
+/* The tool_result of the toolset call under way, which a has carried out,
+ * added to the turn's answers. Returns 0 or -1 when out of memory. */
+static int toolset_answer(struct run *r, const struct action *a)
+{
+	const struct toolset_call *c = &r->batch->turn->calls[r->cur];
+	json_t *res;
+
+	if (a->kind == ACTION_SCREENSHOT || a->kind == ACTION_ZOOM) {
+		res = r->shot_block;
+		r->shot_block = NULL;
+	} else if (a->kind == ACTION_CURSOR_POSITION) {
+		res = toolset_result_point(c,
+					   (int)json_integer_value(json_object_get(r->result, "x")),
+					   (int)json_integer_value(
+						   json_object_get(r->result, "y")));
+	} else {
+		res = toolset_result_ack(c);
+	}
+	if (!r->tool_results)
+		r->tool_results = json_array();
+	return res && r->tool_results && json_array_append_new(r->tool_results, res) == 0 ? 0 : -1;
+}
+
 /* The current action has been carried out: the session's pointer and click
  * time follow it, and a batch notes its answer. Returns 0 or -1 (out of
  * memory, the run failed). */
@@ -672,6 +781,10 @@ static int action_done(struct run *r)
 		sess_set_pointer(r->s, a->point.x, a->point.y);
 	if (a->path_len)
 		sess_set_pointer(r->s, a->path[a->path_len - 1].x, a->path[a->path_len - 1].y);
+	if (is_turn(r) && toolset_answer(r, a) < 0) {
+		fail(r, 500, "internal", "out of memory");
+		return -1;
+	}
 	if (r->batch->is_batch) {
 		json_t *e = json_pack("{s:I, s:s}", "index", (json_int_t)r->cur, "action", a->name);
 
@@ -734,7 +847,9 @@ again:
 			break;
 		case PLAN_DELAY:
 		case PLAN_WAIT:
-			if (st->kind == PLAN_WAIT)
+			/* A wait ends with a screenshot, but a toolset call's: its
+			 * answer is words. */
+			if (st->kind == PLAN_WAIT && !is_turn(r))
 				r->want_shot = true;
 			schedule(r, (lws_usec_t)st->ms * LWS_US_PER_MS);
 			return;
@@ -752,11 +867,20 @@ again:
 			return; /* type_done goes on */
 		case PLAN_SCREENSHOT:
 			r->want_shot = true;
+			if (is_turn(r)) /* the session's fixed screenshot size */
+				toolset_frame_encode_size(&r->frame, &r->shot.enc.max_width,
+							  &r->shot.enc.max_height);
 			break;
 		case PLAN_ZOOM:
 			r->want_shot = true;
 			r->shot.enc.region = (struct display_rect){ st->region.x, st->region.y,
 								    st->region.w, st->region.h };
+			if (is_turn(r)) { /* at display resolution, within the limits */
+				int w, h;
+
+				toolset_fit(st->region.w, st->region.h, &r->frame.limits, &w, &h,
+					    &r->shot.enc.max_width, &r->shot.enc.max_height);
+			}
 			break;
 		case PLAN_X_SYNC:
 		case PLAN_GUEST_SYNC:
@@ -770,12 +894,21 @@ again:
 				int px, py;
 
 				sess_pointer(r->s, &px, &py);
+				if (is_turn(r)) /* in the screenshot's pixels */
+					toolset_to_shot(&r->frame, sess_screen(r->s).width,
+							sess_screen(r->s).height, px, py, &px, &py);
 				r->result = json_pack("{s:i, s:i}", "x", px, "y", py);
 			}
 			break;
 		}
 	}
-	if (r->batch && (more = next_action(r, &wait_us)) != 0) {
+	/* A toolset call's image is taken as the call ends, before the next. */
+	if (is_turn(r) && r->want_shot && r->batch->n) {
+		r->mid_shot = true;
+		start_settle(r);
+		return;
+	}
+	if (r->batch && r->batch->n && (more = next_action(r, &wait_us)) != 0) {
 		if (more < 0)
 			return;
 		if (!wait_us)
@@ -791,6 +924,8 @@ again:
 			      actions_errc_name(e->code), e->message);
 		out.reply = batch_error(r, r->batch->n, actions_errc_name(e->code), e->message,
 					e->field, r->batch->refused_id);
+		if (is_turn(r))
+			add_failed_results(r, out.reply, r->batch->n, e->message);
 		finish(r, &out);
 		return;
 	}
@@ -824,6 +959,25 @@ void run_poke_all(void)
 	}
 }
 
+/* A toolset turn's frame from its session, and its calls parsed in it.
+ * Returns 0 or -1 with *e. */
+static int toolset_start(struct sess *s, struct action_batch *b, struct toolset_frame *f,
+			 struct api_error *e)
+{
+	struct actions_ctx ctx = { .screen_width = sess_screen(s).width,
+				   .screen_height = sess_screen(s).height,
+				   .keymap = sess_keymap(s) };
+	uint32_t disabled;
+
+	if (toolset_session_frame(s, b->turn, f, &disabled, e) < 0)
+		return -1;
+	ctx.default_space = (struct actions_space){ ACTIONS_SPACE_SCREENSHOT, f->shot_w,
+						    f->shot_h };
+	if (batch_resolve_toolset(b, &ctx, disabled) < 0)
+		return api_error_set(e, 500, "internal", "out of memory");
+	return 0;
+}
+
 struct run *run_start(struct sess *s, struct action_batch *batch, const struct shot_opts *shot,
 		      run_done_fn done, void *ud, struct api_error *e)
 {
@@ -833,11 +987,17 @@ struct run *run_start(struct sess *s, struct action_batch *batch, const struct s
 		batch_destroy(batch);
 		return NULL;
 	}
+	r = calloc(1, sizeof(*r));
+	if (r && batch && batch->turn && toolset_start(s, batch, &r->frame, e) < 0) {
+		free(r);
+		batch_destroy(batch);
+		return NULL;
+	}
 	if (!shot->preview)
 		sess_touch(s);
-	r = calloc(1, sizeof(*r));
-	if (!r || (batch && !(r->plan = plan_build(batch->actions[0], sess_screen(s).width,
-						   sess_screen(s).height)))) {
+	if (!r || (batch && batch->n &&
+		   !(r->plan = plan_build(batch->actions[0], sess_screen(s).width,
+					  sess_screen(s).height)))) {
 		free(r);
 		batch_destroy(batch);
 		api_error_set(e, 500, "internal", "out of memory");
@@ -856,7 +1016,7 @@ struct run *run_start(struct sess *s, struct action_batch *batch, const struct s
 	all_runs = r;
 	/* Start from the loop, never inside the caller: done must come later. */
 	{
-		lws_usec_t wait = batch ? click_wait_us(s, batch->actions[0]) : 0;
+		lws_usec_t wait = batch && batch->n ? click_wait_us(s, batch->actions[0]) : 0;
 
 		schedule(r, wait > 0 ? wait : 1);
 	}

@@ -66,7 +66,8 @@ void api_audit_set(struct http_req *r, const char *key, json_t *value)
  * a door's (the id of the native path, if any, that the door took over). */
 static bool route_has_session(enum route_kind kind)
 {
-	return route_names_session(kind) || kind == R_TEMPLATE_EXPORT || kind == R_DOOR;
+	return route_names_session(kind) || kind == R_TEMPLATE_EXPORT || kind == R_DOOR ||
+	       kind == R_SESSION_PORT_HOST;
 }
 
 static const char *remote_of(struct lws *wsi, char *buf, size_t len)

@@ -4,6 +4,7 @@
 #ifndef VITRINE_GATEWAY_API_INT_H
 #define VITRINE_GATEWAY_API_INT_H
 
+#include "common/bytebuf.h"
 #include "gateway/api/http.h"
 #include "gateway/core/auth.h"
 
@@ -85,7 +86,19 @@ struct api_op_state {
 struct api_clip_state {
 	size_t len; /* the text a PUT sets */
 };
-/* files: the guest path; open: the URL */
+/* files: the guest path, the transfer (owned), a directory's lines */
+struct file_xfer;
+struct api_files_state {
+	struct http_req *r;
+	char path[1200];
+	struct file_xfer *x;
+	bool rx_stopped; /* its client is not read (the guest's side is blocked) */
+	bool body_done; /* a PUT's body came whole */
+	bool listing_on;
+	struct bytebuf listing;
+	lws_sorted_usec_list_t sul_hold; /* api_hold once lws set its own body timeout */
+};
+/* open: the URL */
 struct api_path_state {
 	char path[1200];
 };
@@ -165,7 +178,11 @@ void api_egress_log(struct http_req *r);
 
 /* api_files.c */
 void api_files(struct http_req *r);
-void api_files_resume(struct http_req *r, struct sess *s, bool timed_out);
+/* A PUT's start before its body (the row's begin); its body limit
+ * (--files-max-bytes); what its state holds let go of. */
+void api_files_begin(struct http_req *r);
+size_t api_files_body_max(const struct http_req *r);
+void api_files_release(void *state);
 /* The guest path for ?path=in: under /home/vitrine (relative paths start
  * there) or /tmp, no ".." part. Returns 0, or -1 when not allowed. Pure. */
 int api_files_path(const char *in, char *out, size_t outlen);

@@ -49,6 +49,11 @@ bool api_door_stream_origin(struct gw *gw, struct lws *wsi, struct sess *s, cons
 	return door && door->stream_origin(gw, wsi, s, origin);
 }
 
+bool api_door_owns_port(int port)
+{
+	return door && door->owns_port(port);
+}
+
 int api_door_ws_confirm(struct gw *gw, struct lws *wsi)
 {
 	return door ? door->ws_confirm(gw, wsi) : 0;

@@ -61,6 +61,10 @@ struct api_door_ops {
 	 * browsers to on a host name of its own for s), to be let in all the
 	 * same. */
 	bool (*stream_origin)(struct gw *gw, struct lws *wsi, struct sess *s, const char *origin);
+	/* Whether the {port}-{id}.{domain} host names of port are the door's
+	 * (its own servers at a guest's port, by host name), so that a
+	 * guest's ports (api/api_ports.h) leave them to it. */
+	bool (*owns_port)(int port);
 	/* The LWS_CALLBACK_RAW_* of the raw sockets it adopted (the only raw
 	 * sockets on the vhost). */
 	int (*raw_callback)(struct lws *wsi, enum lws_callback_reasons reason, void *in,
@@ -86,6 +90,7 @@ int api_door_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void
 			 size_t len);
 int api_door_raw_callback(struct lws *wsi, enum lws_callback_reasons reason, void *in, size_t len);
 bool api_door_stream_origin(struct gw *gw, struct lws *wsi, struct sess *s, const char *origin);
+bool api_door_owns_port(int port);
 
 /* R_DOOR's row (api/route_table.c): the door's own, called only for
  * requests it took. */

@@ -103,6 +103,58 @@ void http_reply_until_close(struct http_req *r, int status, const char *content_
 	lws_callback_on_writable(r->wsi);
 }
 
+void http_reply_pull(struct http_req *r, int status, const char *content_type, int64_t len,
+		     long (*pull)(struct http_req *r, unsigned char *buf, size_t cap))
+{
+	drop_source(r);
+	free(r->resp);
+	r->resp = malloc(LWS_PRE + HTTP_STREAM_CHUNK);
+	if (!r->resp) {
+		http_reply_json(r, 500, NULL);
+		return;
+	}
+	r->pull = pull;
+	r->pull_len = len;
+	r->pull_off = 0;
+	r->resp_len = len > 0 ? (size_t)len : 0;
+	if (len < 0)
+		r->close_after = true;
+	r->status = status;
+	r->content_type = content_type;
+	r->have_response = true;
+	lws_callback_on_writable(r->wsi);
+}
+
+/* What the pull source has of the body now. Returns 0 while more is to
+ * come, 1 at the end, -1 to close. */
+static int write_pulled(struct lws *wsi, struct http_req *r)
+{
+	uint64_t left = r->pull_len >= 0 ? (uint64_t)r->pull_len - r->pull_off : HTTP_STREAM_CHUNK;
+	size_t want = left < HTTP_STREAM_CHUNK ? (size_t)left : HTTP_STREAM_CHUNK;
+	long got = want ? r->pull(r, r->resp + LWS_PRE, want) : 0;
+	bool last;
+
+	if (r->pull_len >= 0 && r->pull_off == (uint64_t)r->pull_len)
+		return 1; /* (an empty body) */
+	if (got == HTTP_PULL_END && r->pull_len < 0)
+		return -1; /* the connection's end is the body's */
+	if (got < 0 || (size_t)got > want)
+		return -1;
+	if (got == 0)
+		return 0; /* the source wakes us */
+	last = r->pull_len >= 0 && r->pull_off + (uint64_t)got == (uint64_t)r->pull_len;
+	if (lws_write(wsi, r->resp + LWS_PRE, (size_t)got,
+		      last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int)got)
+		return -1;
+	r->pull_off += (uint64_t)got;
+	if (last)
+		return 1;
+	/* A client that reads nothing for this long loses the connection. */
+	lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 120);
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
 /* One chunk of a made body; the last one ends the answer (1). Returns 0
  * while more is to come, 1 at the end, -1 to close. */
 static int write_chunk(struct lws *wsi, struct http_req *r)
@@ -202,8 +254,9 @@ static int write_response(struct lws *wsi, struct http_req *r)
 
 	if (!r->headers_sent) {
 		if (lws_add_http_common_headers(wsi, (unsigned int)r->status, r->content_type,
-						r->stream_write ? LWS_ILLEGAL_HTTP_CONTENT_LEN
-								: r->resp_len,
+						r->stream_write || (r->pull && r->pull_len < 0)
+							? LWS_ILLEGAL_HTTP_CONTENT_LEN
+							: r->resp_len,
 						&p, end) ||
 		    lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
 						(const unsigned char *)"no-store", 8, &p, end))
@@ -214,7 +267,7 @@ static int write_response(struct lws *wsi, struct http_req *r)
 							(int)strlen(r->hdrs[i].value), &p, end))
 				return -1;
 		/* (lws says close itself for a body of no length) */
-		if (r->close_after && !r->stream_write &&
+		if (r->close_after && !r->stream_write && !r->pull &&
 		    lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:",
 						(const unsigned char *)"close", 5, &p, end))
 			return -1;
@@ -224,12 +277,17 @@ static int write_response(struct lws *wsi, struct http_req *r)
 		metrics_http((int)r->route.kind, r->status, (int64_t)(lws_now_usecs() - r->t0_us));
 		if (r->answered)
 			r->answered(r);
-		if (r->resp_len || r->close_after) {
+		if (r->resp_len || r->close_after || r->pull) {
 			lws_callback_on_writable(wsi);
 			return 0;
 		}
 	} else if (r->src_read) {
 		int rc = write_chunk(wsi, r);
+
+		if (rc <= 0)
+			return rc;
+	} else if (r->pull) {
+		int rc = write_pulled(wsi, r);
 
 		if (rc <= 0)
 			return rc;
@@ -391,7 +449,20 @@ bool http_body_ok(struct http_req *r)
 	return false;
 }
 
+void http_answered(struct http_req *r, int status)
+{
+	r->status = status;
+	r->headers_sent = true;
+	metrics_http((int)r->route.kind, status, (int64_t)(lws_now_usecs() - r->t0_us));
+	if (r->answered)
+		r->answered(r);
+}
+
 int http_write(struct http_req *r)
 {
+	if (r->own_write)
+		return r->own_write(r);
+	if (!r->have_response && r->waiting)
+		r->waiting(r);
 	return r->have_response ? write_response(r->wsi, r) : 0;
 }

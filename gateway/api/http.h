@@ -76,6 +76,22 @@ struct http_req {
 	/* A streamed answer (http_reply_until_close): writes the next part of the
 	 * body on each writable after the headers; 0, or -1 to close. */
 	int (*stream_write)(struct http_req *r);
+	/* A body handed over as it comes (http_reply_pull): its source, the
+	 * Content-Length (-1: the body ends with the connection) and how much
+	 * went out. */
+	long (*pull)(struct http_req *r, unsigned char *buf, size_t cap);
+	int64_t pull_len;
+	uint64_t pull_off;
+	/* A request waiting for something other than its session (a file
+	 * coming from a guest): called on each writable until it is
+	 * answered. */
+	void (*waiting)(struct http_req *r);
+	/* An answer the route writes whole itself, headers included (a
+	 * guest's port: gateway/ports/port_proxy.c): called on each writable
+	 * instead of the above, whatever have_response says, until it is
+	 * NULL again; 0, or -1 to close. It calls http_answered once its
+	 * headers are out. */
+	int (*own_write)(struct http_req *r);
 };
 
 /* Sets the response to body (stolen) with status. This function can't fail:
@@ -96,6 +112,16 @@ void http_reply_stream(struct http_req *r, int status, const char *content_type,
  * part (no Content-Length: the connection closes after it). */
 void http_reply_until_close(struct http_req *r, int status, const char *content_type,
 			    int (*stream_write)(struct http_req *r));
+/* What a pull source returns at the end of a body of no Content-Length. */
+#define HTTP_PULL_END (-2L)
+/* Answers with headers now and a body that pull hands over as it has it:
+ * on each writable after the headers pull copies up to cap bytes into buf
+ * and returns how many, 0 when it has none now (its source makes the
+ * connection writable again when it has), HTTP_PULL_END when the body of
+ * no length (len -1) is whole, -1 to close (a body of length len that
+ * ended short is cut, so the client sees it was). */
+void http_reply_pull(struct http_req *r, int status, const char *content_type, int64_t len,
+		     long (*pull)(struct http_req *r, unsigned char *buf, size_t cap));
 /* The state of r's route (its row's state_size bytes, or what its
  * state_size_of says, zeroed), made on first use and kept until the
  * request goes; NULL when out of memory (then r is answered 500). */
@@ -119,6 +145,10 @@ const char *http_query(struct http_req *r, const char *name, char *buf, int len)
  * not call up into them); http_write on HTTP_WRITEABLE (0, or -1 to
  * close), http_release when lws drops the request (accepts a zeroed or
  * NULL r; releases the route's state). */
+/* For an own_write answer: its headers with status are out (the
+ * metrics, then answered). */
+void http_answered(struct http_req *r, int status);
+
 bool http_begin(struct http_req *r, struct lws *wsi, const char *path,
 		void (*answered)(struct http_req *r));
 int http_add_body(struct http_req *r, const void *in, size_t len);

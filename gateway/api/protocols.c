@@ -6,6 +6,7 @@
 #include "gateway/action/run.h"
 #include "gateway/api/api.h"
 #include "gateway/api/api_audit.h"
+#include "gateway/api/api_ports.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/door.h"
 #include "gateway/api/guest_ws.h"
@@ -14,6 +15,7 @@
 #include "gateway/api/web.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/guest/exec.h"
+#include "gateway/guest/file_xfer.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job.h"
 #include "gateway/session/session.h"
@@ -66,6 +68,7 @@ static int http(struct lws *wsi, enum lws_callback_reasons reason, struct http_r
 		bool whole = http_begin(r, wsi, in, api_audit_answered);
 
 		api_door_claim(r); /* a door takes its paths and hosts */
+		api_ports_claim(r); /* then a guest's ports their hosts */
 		if (r->have_response) /* a door's, answered: no memory for its state */
 			return 0;
 		if (whole)
@@ -127,6 +130,8 @@ static void woken(struct gw *gw)
 	stream_poke_all(gw);
 	rec_poke_all(gw); /* new frames to record, a video made */
 	guest_ws_poke_all();
+	file_xfer_poke_all(); /* files moving to and from guests */
+	api_ports_poke_all(); /* the guest's ports' answers */
 	sess_agent_poke_all(); /* lost agent links: connect again */
 	api_door_poke_all(gw);
 }

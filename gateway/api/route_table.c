@@ -4,6 +4,7 @@
  * body limit, the route's state and a WebSocket's callback all read the row. docs/api.md is the
  * API's reference. */
 #include "gateway/api/api_int.h"
+#include "gateway/api/api_ports.h"
 #include "gateway/api/control.h"
 #include "gateway/api/door.h"
 #include "gateway/api/guest_ws.h"
@@ -149,9 +150,12 @@ const struct route_def route_table[R_KIND_COUNT] = {
 	[R_SESSION_EXEC] = { ROUTE_POST, SESSION "/exec", .right = AUTH_R_EXEC, .body_max = BODY,
 			     .handle = api_exec, .resume = api_exec_resume,
 			     .audit = { [M_POST] = "command" } },
+	/* a PUT's body goes to the guest as it comes (--files-max-bytes) */
 	[R_SESSION_FILES] = { ROUTE_GET | ROUTE_PUT, SESSION "/files", .right = AUTH_R_EXEC,
-			      .body_max = BODY, .state_size = sizeof(struct api_path_state),
-			      .handle = api_files, .resume = api_files_resume,
+			      .body_max = BODY, .body_max_of = api_files_body_max,
+			      .begin = api_files_begin,
+			      .state_size = sizeof(struct api_files_state),
+			      .state_release = api_files_release, .handle = api_files,
 			      .audit = { [M_GET] = "file_get", [M_PUT] = "file_put" } },
 	[R_SESSION_EXEC_WS] = { ROUTE_GET, SESSION "/exec/stream", .right = AUTH_R_EXEC,
 				.body_max = BODY, .handle = upgrade_required,
@@ -264,6 +268,30 @@ const struct route_def route_table[R_KIND_COUNT] = {
 			     .right = AUTH_R_ADMIN | ROUTE_OPERATOR_KEY, .body_max = BODY,
 			     .handle = api_keys,
 			     .audit = { [M_GET] = NONE, [M_POST] = "key_created" } },
+	/* a guest's port (api/api_ports.h): by path, any method, any rest of
+	 * the path; by host name ({port}-{id}.{domain}: no path of its own,
+	 * set by api_ports_claim). The body goes to the guest as it comes. */
+	[R_SESSION_PORT] = { ROUTE_ANY, SESSION "/ports/{n}{rest}", .right = AUTH_R_ACT,
+			     .body_max = BODY, .refuse_early = api_ports_begin,
+			     .handle = api_ports_handle, .state_size = sizeof(void *),
+			     .state_release = api_ports_state_release, .audit = NO_AUDIT },
+	/* a port's own settings: GET says them, PUT {"public": bool}, POST a
+	 * link for a browser */
+	[R_SESSION_PORT_SETTINGS] = { ROUTE_GET | ROUTE_PUT | ROUTE_POST, SESSION "/ports/{n}",
+				      .right = AUTH_R_ACT,
+				      .right_of = { [M_PUT] = AUTH_R_SHARE,
+						    [M_POST] = AUTH_R_SHARE },
+				      .body_max = BODY, .handle = api_ports_settings,
+				      .audit = { [M_GET] = NONE,
+						 [M_PUT] = "port_public_set",
+						 [M_POST] = "port_link_minted" } },
+	[R_SESSION_PORT_HOST] = { .right = AUTH_R_ACT,
+				  .body_max = BODY,
+				  .refuse_early = api_ports_begin,
+				  .handle = api_ports_handle,
+				  .state_size = sizeof(void *),
+				  .state_release = api_ports_state_release,
+				  .audit = NO_AUDIT },
 	/* a door's requests (api/door.h): its own paths, keys, errors, state
 	 * and audit events */
 	[R_DOOR] = { .right = ROUTE_OWN_AUTH,

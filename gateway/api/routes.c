@@ -61,6 +61,12 @@ bool route_pattern_match(const char *pattern, const char *path, struct route *ou
 			path += *path == '/';
 			break;
 		}
+		if (!strcmp(pattern, "{rest}")) { /* a '/' and the rest */
+			if (*path != '/')
+				return false;
+			path += strlen(path);
+			break;
+		}
 		if (!ph) {
 			if (*path++ != *pattern++)
 				return false;
@@ -92,7 +98,7 @@ struct route route_parse(enum route_method m, const char *path)
 
 		if (!d->pattern || !route_pattern_match(d->pattern, path, &r))
 			continue;
-		if (m != M_OTHER && (d->methods & (1u << m))) {
+		if (d->methods & (1u << m)) {
 			r.kind = (enum route_kind)k;
 			return r;
 		}

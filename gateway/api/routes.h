@@ -78,6 +78,9 @@ enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_PATCH, M_OTHER };
 	X(R_PROJECTS, "projects")                                                                  \
 	X(R_PROJECT, "project")                                                                    \
 	X(R_PROJECT_KEYS, "project_keys")                                                          \
+	X(R_SESSION_PORT, "session_port")                                                          \
+	X(R_SESSION_PORT_SETTINGS, "session_port_settings")                                        \
+	X(R_SESSION_PORT_HOST, "session_port_host")                                                \
 	X(R_DOOR, "door")
 
 enum route_kind {
@@ -102,6 +105,9 @@ struct route {
 #define ROUTE_DELETE (1u << M_DELETE)
 #define ROUTE_PUT (1u << M_PUT)
 #define ROUTE_PATCH (1u << M_PATCH)
+/* every method, those of no name here (OPTIONS, HEAD) too */
+#define ROUTE_ANY                                                                                  \
+	(ROUTE_GET | ROUTE_POST | ROUTE_DELETE | ROUTE_PUT | ROUTE_PATCH | (1u << M_OTHER))
 
 /* A row's right, besides the AUTH_R_* bits (gateway/core/auth.h) a token
  * must hold: answered to anyone, without a token; the operator key itself
@@ -123,7 +129,8 @@ struct sess;
  * characters, into id), {name} a template's and {key} an API key's
  * (1..ROUTE_ID_MAX, into id), {tid} a token's (1..ROUTE_SUB_MAX, into
  * sub), {n} a number (1..9 digits, into sub); a pattern ending in "/?"
- * takes the path with or without its last slash. A row without a pattern
+ * takes the path with or without its last slash, one ending in {rest}
+ * a '/' and anything after it (not copied). A row without a pattern
  * is no path of the API's (not found, not allowed, a door's). */
 struct route_def {
 	unsigned methods; /* ROUTE_GET | ... */
@@ -172,7 +179,7 @@ extern const char *route_kind_names[R_KIND_COUNT];
 
 /* Parses path (no query string) for method by walking route_table: the
  * first row whose pattern takes the path and whose methods include
- * method. An id is [A-Za-z0-9_-] of the lengths above; anything else is
+ * method (M_OTHER: only a ROUTE_ANY row's). An id is [A-Za-z0-9_-] of the lengths above; anything else is
  * R_NOT_FOUND. (Session ids are only [a-z0-9], 17 or more: other ids of the
  * right length name no session and are refused later, as an unknown session
  * is.) A known path with the wrong method is R_METHOD_NOT_ALLOWED, with the

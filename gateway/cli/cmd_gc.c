@@ -10,6 +10,7 @@
 #include "gateway/cli/cmd_opts.h"
 #include "gateway/session/registry.h"
 #include "vmm-qemu/run_lock.h"
+#include "vmm-qemu/run_owner.h"
 #include "vmm-qemu/sweep.h"
 #include "vmm-qemu/vm.h"
 #include "vmm-qemu/vm_find.h"
@@ -74,6 +75,8 @@ static void on_entry(void *ud, const struct vmm_sweep_entry *e)
 		       g->dry_run ? "would remove" : "removing", e->path, e->held_by);
 		if (!g->dry_run && fs_rm_rf(e->path) == 0)
 			g->checkpoints++;
+	} else if (e->kind == VMM_SWEEP_RUN_DIR && e->owner_alive && e->foreign) {
+		printf("leaving guest %s: another gateway's (%s)\n", e->path, e->gateway);
 	} else if (e->kind == VMM_SWEEP_RUN_DIR && e->owner_alive &&
 		   !referenced(g->refs, e->path)) {
 		printf("%s guest %s (its supervisor, pid %d, runs; no record names it)\n",
@@ -119,7 +122,7 @@ static int sweep_recordings(const char *state_dir, bool dry_run)
 int cmd_gc(int argc, char **argv)
 {
 	const char *home = getenv("VITRINE_HOME"), *base = vmm_run_base(NULL);
-	char state_dir[PATH_MAX], err[512];
+	char state_dir[PATH_MAX], real[PATH_MAX], err[512];
 	struct registry reg = { 0 };
 	struct refs refs = { 0 };
 	struct gc g = { .refs = &refs };
@@ -156,6 +159,7 @@ int cmd_gc(int argc, char **argv)
 		registry_close(&reg);
 		return 1;
 	}
+	vmm_run_owner_set_gateway(realpath(state_dir, real) ? real : state_dir);
 	n = registry_each(&reg, on_record, &refs);
 	if (n < 0) {
 		fprintf(stderr, "vitrine gc: cannot read %s\n", state_dir);

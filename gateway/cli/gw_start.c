@@ -29,6 +29,7 @@
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/jail.h"
 #include "vmm-qemu/run_lock.h"
+#include "vmm-qemu/run_owner.h"
 #include "vmm-qemu/vm.h"
 
 #include <ctype.h>
@@ -354,6 +355,7 @@ static void take_config(struct gw *gw, const struct serve_config *cfg)
 	gw->trajectory_max_bytes = cfg->trajectory_max_bytes;
 	gw->record_fps = cfg->record_fps;
 	gw->record_max_bytes = cfg->record_max_bytes;
+	gw->files_max_bytes = cfg->files_max_bytes;
 	gw->egress_cfg = cfg->egress;
 	if (!gw->egress_cfg.max_total)
 		gw->egress_cfg.max_total = EGRESS_DEFAULT_MAX_TOTAL;
@@ -458,6 +460,9 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 	/* Before anything in the run base is swept, adopted or started. */
 	if ((gw->run_lock_fd = vmm_run_base_lock(vmm_run_base(NULL), err, errlen)) < 0)
 		goto fail;
+	/* Its run dirs carry its id (vmm-qemu/run_owner.h): the state dir's
+	 * real path. */
+	vmm_run_owner_set_gateway(realpath(state_dir, path) ? path : state_dir);
 	snprintf(path, sizeof(path), "%s/" REGISTRY_KEYS_FILE, state_dir);
 	if (api_keys_load(&gw->api_keys, path, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "the API keys: %s", why);
@@ -539,6 +544,8 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 	gw->vhost = lws_get_vhost_by_name(gw->ctx, "default");
 	gw->port = gw->vhost ? lws_get_vhost_listen_port(gw->vhost) : cfg->port;
 	gw->egress_cfg.gateway_port = gw->port;
+	snprintf(gw->public_domain, sizeof(gw->public_domain), "%s",
+		 cfg->public_domain ? cfg->public_domain : "");
 	if (cfg->public_url)
 		snprintf(gw->public_url, sizeof(gw->public_url), "%s", cfg->public_url);
 	else

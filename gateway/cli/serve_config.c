@@ -8,6 +8,7 @@
 #include "gateway/api/conn_gate.h"
 #include "gateway/core/audit_refusals.h"
 #include "gateway/core/logfile.h"
+#include "gateway/guest/file_xfer.h"
 #include "gateway/session/usage_log.h"
 #include "gateway/stream/recorder.h"
 #include "vmm-qemu/jail.h"
@@ -168,6 +169,10 @@ static const struct opt serve_opts[] = {
 	  INT(template_chain_max, 1, 64) },
 	{ "public-url", 0, "URL", "base of the URLs handed out (default http://HOST:PORT)",
 	  STR(public_url) },
+	{ "public-domain", 0, "DOMAIN",
+	  "requests to host names PORT-ID.DOMAIN reach port PORT\n"
+	  "of session ID's guest (docs/api.md, \"Ports\")",
+	  STR(public_domain) },
 	{ "web-dir", 0, "DIR",
 	  "the web viewer's files (default: BIN/../web, /usr/share/vitrine/web)", STR(web_dir) },
 	{ "audit-log", 0, "FILE",
@@ -241,6 +246,10 @@ static const struct opt serve_opts[] = {
 	  "recordings: bytes per session (default 512 MiB; then\n"
 	  "the recording stops)",
 	  BYTES(record_max_bytes) },
+	{ "files-max-bytes", 0, "N",
+	  "an upload's body at most, native and E2B's /files\n"
+	  "(default 2147483648; larger is refused 413)",
+	  BYTES(files_max_bytes) },
 	{ "on-stop", 0, "MODE",
 	  "on SIGTERM/SIGINT: keep (default: guests run on for the\n"
 	  "next gateway), pause (running sessions go to disk first)\n"
@@ -289,6 +298,7 @@ static void set_defaults(struct serve_config *cfg)
 	cfg->trajectory_max_bytes = TRAJECTORY_DEFAULT_MAX_BYTES;
 	cfg->record_fps = REC_DEFAULT_FPS;
 	cfg->record_max_bytes = REC_DEFAULT_MAX_BYTES;
+	cfg->files_max_bytes = FILE_XFER_DEFAULT_MAX_BYTES;
 	cfg->usage_retention = USAGE_LOG_DEFAULT_RETENTION;
 	cfg->on_stop = GW_STOP_KEEP;
 	cfg->adopt_grace_s = 300;

@@ -24,6 +24,7 @@ struct serve_config {
 	const char *api_key_file; /* NULL: $VITRINE_HOME/api-key */
 	const char *origins; /* NULL: the public URL */
 	const char *public_url; /* NULL: http://HOST:PORT */
+	const char *public_domain; /* NULL: no {port}-{id}.DOMAIN host names */
 	const char *web_dir;
 	const char *state_dir; /* NULL: $VITRINE_HOME/sessions */
 	const char *node; /* NULL: the host name's letters and digits */
@@ -42,6 +43,7 @@ struct serve_config {
 	int64_t trajectory_max_bytes;
 	int record_fps;
 	int64_t record_max_bytes;
+	int64_t files_max_bytes; /* a files upload's body at most */
 	int usage_retention;
 	struct egress_config
 		egress; /* --egress-map, --egress-allow-private, --egress-max-connections */

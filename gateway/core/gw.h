@@ -46,6 +46,8 @@ struct gw {
 	struct projects projects; /* the tenants (core/project_table.h) */
 	char origins[512]; /* WebSocket Origin allowlist, comma-separated */
 	char public_url[256]; /* base of the URLs handed out, e.g. http://127.0.0.1:8080 */
+	/* {port}-{id}.{public_domain} host names reach a guest's port ("": none) */
+	char public_domain[192];
 	struct sess *sessions; /* owned list, linked by sess::next */
 	struct build *builds; /* owned list of template builds (template_build.h) */
 	struct recipe_build *recipes; /* owned list of recipe builds (recipe_build.h) */
@@ -72,6 +74,7 @@ struct gw {
 	struct egress_config egress_cfg; /* the operator's part of every session's egress */
 	int record_fps; /* recordings: frames a second at most (serve --record-fps) */
 	int64_t record_max_bytes; /* recordings: bytes per session (--record-max-bytes) */
+	int64_t files_max_bytes; /* a files upload's body at most (--files-max-bytes) */
 	struct encode_pool *encoders; /* owned: every screenshot and stream encode, off the loop
 				       * (serve does not start without it) */
 	/* owned (cli/gw_start.c): the gateway's background work, each job's

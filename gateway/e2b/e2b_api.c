@@ -208,6 +208,9 @@ static json_t *sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_to
 		if (token && token[0])
 			json_object_set_new(j, "envdAccessToken", json_string(token));
 	}
+	/* getHost(port) names {port}-{id}.{domain}: the gateway's guest ports */
+	if (j && sess_gw(s)->public_domain[0])
+		json_object_set_new(j, "domain", json_string(sess_gw(s)->public_domain));
 	if (j && !sb) /* json_object() above was a new reference */
 		json_decref(json_object_get(j, "metadata"));
 	return j;
@@ -518,8 +521,11 @@ static void refuse_early(struct http_req *r)
 	    kind == E2B_LIVE_VIEW || kind == E2B_LIVE_SOCKET)
 		return; /* answered after the body, without a token */
 	if (envd ? s && (e2b_rights(r, s) & AUTH_R_EXEC)
-		 : (e2b_rights(r, NULL) & (AUTH_R_ADMIN | AUTH_R_MANAGE)))
+		 : (e2b_rights(r, NULL) & (AUTH_R_ADMIN | AUTH_R_MANAGE))) {
+		if (kind == E2B_ENVD_FILES)
+			e2b_envd(r); /* an upload starts now: its body goes on as it comes */
 		return;
+	}
 	r->close_after = true; /* the body is not read */
 	if (envd)
 		e2b_envd(r); /* its own refusal, in its call's form */
@@ -597,6 +603,13 @@ static void poke_all(struct gw *gw)
 	e2b_sandbox_reap_all(gw);
 }
 
+/* envd's (49983) and the desktop SDK's stream (6080: its live view and
+ * /websockify, and the gateway's web viewer on that host) */
+static bool owns_port(int port)
+{
+	return port == E2B_ENVD_PORT || port == E2B_STREAM_PORT;
+}
+
 const struct api_door_ops e2b_door = {
 	.name = "e2b",
 	.claim = claim,
@@ -613,4 +626,5 @@ const struct api_door_ops e2b_door = {
 	.ws_callback = e2b_websockify_callback,
 	.raw_callback = e2b_websockify_door_callback,
 	.stream_origin = e2b_live_stream_origin,
+	.owns_port = owns_port,
 };

@@ -18,10 +18,13 @@
 /* The door's ops table. */
 extern const struct api_door_ops e2b_door;
 
-/* E2B's file uploads (POST /files to envd): as much as a command's output
- * carries back (gateway/guest/exec.c), so what is written can be read. */
+/* The body limit of envd's /files requests the door does not stream: an
+ * upload streams its body to the guest as it comes (e2b_files.c, up to
+ * --files-max-bytes) once begun, so this bounds only a body kept for a
+ * request refused before it. */
 #define E2B_MAX_FILE_BODY (4u << 20)
 
+struct e2b_files;
 struct e2b_stream;
 struct job_ticket;
 
@@ -45,6 +48,7 @@ struct e2b_call {
 	 * guest path, a filesystem call under way (1 + its enum e2b_fs_call,
 	 * else 0) */
 	struct e2b_stream *stream;
+	struct e2b_files *files; /* owned: /files' transfers (e2b_files.c) */
 	char files_path[1200];
 	int fs;
 };

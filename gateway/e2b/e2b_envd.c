@@ -13,6 +13,7 @@
 #include "gateway/e2b/connect.h"
 #include "gateway/e2b/desktop_serve.h"
 #include "gateway/e2b/e2b_api.h"
+#include "gateway/e2b/e2b_files.h"
 #include "gateway/e2b/e2b_fs.h"
 #include "gateway/e2b/e2b_msg.h"
 #include "gateway/e2b/e2b_req.h"
@@ -201,6 +202,7 @@ void e2b_envd_release(struct e2b_call *c)
 {
 	struct e2b_stream *st = c->stream;
 
+	e2b_files_release(c);
 	if (!st)
 		return;
 	for (struct e2b_stream **pp = &streams; *pp; pp = &(*pp)->next)
@@ -657,97 +659,18 @@ static void rpc(struct http_req *r, struct sess *s, bool root)
 		unary_error(r, CONNECT_UNIMPLEMENTED, "this method is not implemented by Vitrine");
 }
 
-/* ---- /files ---- */
-
-static int files_path(struct http_req *r, bool root)
-{
-	struct e2b_call *c = e2b_call_of(r);
-	char p[1024];
-
-	if (!e2b_query(r, "path=", p, sizeof(p)) || !p[0])
-		return -EINVAL;
-	if (p[0] == '/')
-		snprintf(c->files_path, sizeof(c->files_path), "%s", p);
-	else
-		snprintf(c->files_path, sizeof(c->files_path), "%s/%s",
-			 root ? "/root" : "/home/vitrine", p);
-	return 0;
-}
-
-static void files(struct http_req *r, struct sess *s, bool root)
-{
-	static const char *write_sh = "mkdir -p -- \"$(dirname -- \"$1\")\" && cat > \"$1\"";
-	struct e2b_call *c = e2b_call_of(r);
-	char ctype[256];
-	const char *data = r->body ? r->body : "";
-	size_t len = r->body_len;
-
-	if (files_path(r, root) < 0) {
-		plain_error(r, 400, "path is required");
-		return;
-	}
-	if (r->method == M_GET) {
-		struct display_image *img;
-
-		if (desktop_held_take(s, c->files_path, &img) == 0) {
-			/* a served scrot's file: the gateway holds it */
-			http_reply_bytes(r, 200, "application/octet-stream", img->data, img->len);
-			display_image_unref(img);
-			return;
-		}
-	} else {
-		desktop_held_remove(s, c->files_path); /* the guest's new file wins */
-	}
-	if (!api_exec_ready(r, s))
-		return;
-	if (r->method == M_GET) {
-		const char *argv[] = { "cat", "--", c->files_path, NULL };
-
-		api_exec_start(r, s, argv, NULL, 0, FILES_TIMEOUT_S);
-		return;
-	}
-	if (lws_hdr_copy(r->wsi, ctype, sizeof(ctype), WSI_TOKEN_HTTP_CONTENT_TYPE) <= 0)
-		ctype[0] = '\0';
-	if (!strncmp(ctype, "multipart/", 10) &&
-	    e2b_multipart_file(ctype, r->body, r->body_len, &data, &len) < 0) {
-		plain_error(r, 400, "the body must be multipart/form-data with a part named file");
-		return;
-	}
-	{
-		const char *argv[] = { "sh", "-c", write_sh, "sh", c->files_path, NULL };
-
-		api_exec_start(r, s, argv, data, len, FILES_TIMEOUT_S);
-	}
-}
-
 void e2b_envd_resume(struct http_req *r, struct sess *s, bool timed_out)
 {
-	struct e2b_call *c = e2b_call_of(r);
 	const struct agent_exec_result *res;
-	const char *err, *slash;
+	const char *err;
 
-	if (!api_exec_finished(r, s, timed_out))
+	/* only filesystem calls park (/files streams: e2b_files.c) */
+	if (!e2b_call_of(r)->fs || !api_exec_finished(r, s, timed_out))
 		return;
-	if (exec_result(r->exec, &res, &err) < 0) {
-		if (c->fs)
-			unary_error(r, CONNECT_UNAVAILABLE, err);
-		else
-			plain_error(r, 502, err);
-	} else if (c->fs) {
+	if (exec_result(r->exec, &res, &err) < 0)
+		unary_error(r, CONNECT_UNAVAILABLE, err);
+	else
 		fs_answer(r, res);
-	} else if (res->exit_code != 0) {
-		plain_error(r, 404, res->err_len ? res->err : "no such file");
-	} else if (r->method == M_GET && res->out_truncated) {
-		plain_error(r, 413, "the file is over 4 MiB, more than Vitrine's envd reads");
-	} else if (r->method == M_GET) {
-		http_reply_bytes(r, 200, "application/octet-stream", res->out, res->out_len);
-	} else {
-		slash = strrchr(c->files_path, '/');
-		http_reply_json(r, 200,
-				json_pack("[{s:s, s:s, s:s}]", "name",
-					  slash ? slash + 1 : c->files_path, "type", "file", "path",
-					  c->files_path));
-	}
 	exec_release(r->exec);
 	r->exec = NULL;
 }
@@ -792,7 +715,7 @@ void e2b_envd(struct http_req *r)
 		return;
 	}
 	if (kind == E2B_ENVD_FILES)
-		files(r, s, root);
+		e2b_files(r, s, root);
 	else
 		rpc(r, s, root);
 }

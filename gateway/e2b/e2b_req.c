@@ -489,51 +489,87 @@ bool e2b_metadata_match(const json_t *metadata, const char *filter)
 	return true;
 }
 
-static const char *memmem_at(const char *h, size_t hl, const char *n, size_t nl)
+/* One "coding;q=X" of an encoding list: its name (lower case, trimmed) into
+ * name[cap] and its quality (1 when none is given, 0 for a bad one). */
+static void coding_of(const char *p, size_t n, char *name, size_t cap, double *q)
 {
-	if (nl == 0 || hl < nl)
-		return NULL;
-	for (size_t i = 0; i + nl <= hl; i++)
-		if (h[i] == n[0] && !memcmp(h + i, n, nl))
-			return h + i;
-	return NULL;
+	const char *semi = memchr(p, ';', n);
+	size_t nl = semi ? (size_t)(semi - p) : n, k = 0;
+
+	*q = 1.0;
+	while (nl && (*p == ' ' || *p == '\t'))
+		p++, nl--, n--;
+	while (nl && (p[nl - 1] == ' ' || p[nl - 1] == '\t'))
+		nl--;
+	for (; k < nl && k + 1 < cap; k++)
+		name[k] = (char)tolower((unsigned char)p[k]);
+	name[k] = '\0';
+	for (const char *a = semi; a && a < p + n;) {
+		const char *next = memchr(a + 1, ';', (size_t)(p + n - a - 1));
+		const char *v = a + 1;
+
+		while (v < p + n && (*v == ' ' || *v == '\t'))
+			v++;
+		if (p + n - v >= 2 && (v[0] == 'q' || v[0] == 'Q') && v[1] == '=') {
+			char num[16];
+			size_t vl = (size_t)((next ? next : p + n) - v - 2);
+			char *end;
+
+			snprintf(num, sizeof(num), "%.*s", (int)(vl < 15 ? vl : 15), v + 2);
+			*q = strtod(num, &end);
+			if (end == num || *q < 0 || *q > 1)
+				*q = 1.0; /* as envd: an unparsable q is ignored */
+		}
+		a = next;
+	}
 }
 
-int e2b_multipart_file(const char *content_type, const char *body, size_t len, const char **data,
-		       size_t *dlen)
+int e2b_accept_gzip(const char *hv, bool *gzip)
 {
-	const char *b = content_type ? strstr(content_type, "boundary=") : NULL;
-	char delim[80];
-	size_t bl, dl;
-	const char *p = body, *end = body + len;
+	bool identity_refused = false;
+	double best_q = -1;
+	int best = 0; /* 1 identity, 2 gzip */
+	const char *p = hv;
 
-	if (!b || strncmp(content_type, "multipart/form-data", 19))
-		return -EINVAL;
-	b += 9;
-	if (*b == '"')
-		b++;
-	bl = strcspn(b, "\";, ");
-	if (bl == 0 || bl > 70)
-		return -EINVAL;
-	dl = (size_t)snprintf(delim, sizeof(delim), "--%.*s", (int)bl, b);
-	while ((p = memmem_at(p, (size_t)(end - p), delim, dl))) {
-		const char *hdr = p + dl, *hend, *next;
+	*gzip = false;
+	for (int pass = 0; pass < 2; pass++) {
+		for (p = hv; *p;) {
+			size_t n = strcspn(p, ",");
+			char name[32];
+			double q;
 
-		if (end - hdr < 2 || memcmp(hdr, "\r\n", 2))
-			return -EINVAL; /* "--" after the last part, or garbage */
-		hdr += 2;
-		hend = memmem_at(hdr, (size_t)(end - hdr), "\r\n\r\n", 4);
-		if (!hend)
-			return -EINVAL;
-		next = memmem_at(hend + 4, (size_t)(end - hend - 4), delim, dl);
-		if (!next || next - (hend + 4) < 2 || memcmp(next - 2, "\r\n", 2))
-			return -EINVAL;
-		if (memmem_at(hdr, (size_t)(hend - hdr), "name=\"file\"", 11)) {
-			*data = hend + 4;
-			*dlen = (size_t)(next - 2 - (hend + 4));
-			return 0;
+			coding_of(p, n, name, sizeof(name), &q);
+			if (pass == 0) {
+				if (!strcmp(name, "identity") && q == 0)
+					identity_refused = true;
+			} else if (q > 0 && q > best_q) {
+				int w = !strcmp(name, "identity") ? 1
+					: !strcmp(name, "gzip")	  ? 2
+					: !strcmp(name, "*")	  ? (identity_refused ? 2 : 1)
+								  : 0;
+
+				if (w) {
+					best = w;
+					best_q = q;
+				}
+			}
+			p += n;
+			if (*p == ',')
+				p++;
 		}
-		p = next;
 	}
-	return -EINVAL;
+	if (best == 0 && identity_refused)
+		return -EINVAL;
+	*gzip = best == 2;
+	return 0;
+}
+
+int e2b_content_gzip(const char *hv, bool *gzip)
+{
+	char name[32];
+	double q;
+
+	coding_of(hv, strlen(hv), name, sizeof(name), &q);
+	*gzip = !strcmp(name, "gzip");
+	return *gzip || !name[0] || !strcmp(name, "identity") ? 0 : -EINVAL;
 }

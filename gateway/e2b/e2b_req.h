@@ -18,6 +18,8 @@
 #define E2B_DEFAULT_TIMEOUT_S 300
 #define E2B_MAX_TIMEOUT_S (24 * 3600)
 #define E2B_ENVD_PORT 49983
+/* the desktop SDK's stream (noVNC's port in E2B's desktop image) */
+#define E2B_STREAM_PORT 6080
 #define E2B_TAG_MAX 64
 #define E2B_MAX_ENV 256 /* entries of envVars or envs */
 
@@ -99,10 +101,13 @@ void e2b_proc_req_free(struct e2b_proc_req *r);
  * SDK). NULL or "" matches all. */
 bool e2b_metadata_match(const json_t *metadata, const char *filter);
 
-/* The first part named "file" of a multipart/form-data body whose
- * Content-Type is content_type: *data and *dlen point into body. Returns
- * 0, or -EINVAL. */
-int e2b_multipart_file(const char *content_type, const char *body, size_t len, const char **data,
-		       size_t *dlen);
+/* envd's /files encodings (gzip the only one besides identity): whether
+ * an Accept-Encoding value hv asks for gzip (by quality, "*" and an
+ * identity refused with q=0 as RFC 7231 says), -EINVAL when it accepts
+ * nothing envd has; whether a Content-Encoding value asks to gunzip,
+ * -EINVAL for any encoding but gzip and identity. Case-insensitive. 0
+ * with *gzip set. */
+int e2b_accept_gzip(const char *hv, bool *gzip);
+int e2b_content_gzip(const char *hv, bool *gzip);
 
 #endif

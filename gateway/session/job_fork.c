@@ -3,10 +3,14 @@
  * runs on) and the two sessions that take the original and the copy. */
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/space.h"
 #include "gateway/core/metrics.h"
 #include "gateway/session/job_int.h"
 #include "gateway/session/session_int.h"
 #include "vmm-qemu/checkpoint.h"
+
+#include <stdio.h>
+#include <sys/stat.h>
 
 static void run(struct job *j)
 {
@@ -24,6 +28,23 @@ static void run(struct job *j)
 	if (j->ckpt[0])
 		fs_rm_rf(j->ckpt);
 	j->ckpt[0] = '\0';
+}
+
+int job_fork_check_space(const struct sess *s, struct api_error *e)
+{
+	uint64_t need = (uint64_t)s->memory_mib << 20;
+	char disk[PATH_MAX], err[1024];
+	struct stat st;
+
+	/* The checkpoint takes the guest's RAM and a copy of its overlay in
+	 * the run base (the copy's run dir then links that disk in). */
+	if (s->vm &&
+	    snprintf(disk, sizeof(disk), "%s/disk.qcow2", vmm_vm_run_dir(s->vm)) < PATH_MAX &&
+	    lstat(disk, &st) == 0 && S_ISREG(st.st_mode))
+		need += (uint64_t)st.st_size;
+	if (space_check(vmm_run_base(NULL), need, "forking", err, sizeof(err)) < 0)
+		return api_error_set(e, 507, "insufficient_storage", err);
+	return 0;
 }
 
 /* The copy is running: hand it to its session (if it still exists). */

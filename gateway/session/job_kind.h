@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+struct api_error;
 struct job;
 struct sess;
 
@@ -30,5 +31,11 @@ struct job_kind {
 extern const struct job_kind job_kind_boot, job_kind_restore, job_kind_pause_memory,
 	job_kind_resume_memory, job_kind_pause_disk, job_kind_resume_disk, job_kind_fork,
 	job_kind_adopt, job_kind_save, job_kind_dispose, job_kind_claim;
+
+/* Whether a fork of s fits in the run base (its RAM and its disk overlay,
+ * plus common/space.h's margin), checked on the loop before anything
+ * starts: 0, or -EINVAL with a 507 insufficient_storage in e
+ * (job_fork.c). */
+int job_fork_check_space(const struct sess *s, struct api_error *e);
 
 #endif

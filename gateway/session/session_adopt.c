@@ -174,6 +174,10 @@ static void claim_labelled(void *ud, const struct vmm_sweep_entry *e)
 
 	if (e->kind != VMM_SWEEP_RUN_DIR || !e->owner_alive || guest_of_some_session(gw, e->path))
 		return;
+	if (e->foreign) { /* vmm-qemu/run_owner.h: another state dir's gateway */
+		log_info("adopt", "leaving guest %s: another gateway's (%s)", e->path, e->gateway);
+		return;
+	}
 	if (vmm_run_dir_label(e->path, label, sizeof(label)) == 0 && (s = pending(gw, label)) &&
 	    vmm_vm_identity_read(e->path, &id, err, sizeof(err)) == 0) {
 		log_info("adopt", "%s: its interrupted %s had a running guest: adopting %s", s->id,

@@ -226,6 +226,8 @@ int sess_fork(struct sess *s, struct sess **out, struct api_error *e)
 	if (!child)
 		return -EBUSY;
 	rc = sess_check_resources(s->gw, s->vcpus, s->memory_mib, e);
+	if (rc == 0)
+		rc = job_fork_check_space(s, e);
 	if (rc < 0) {
 		sess_free_unlinked(child);
 		return rc;

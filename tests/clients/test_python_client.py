@@ -1,14 +1,24 @@
-"""tests/clients/test_python_client.py: the Python client
-(clients/python/vitrine_client.py) and the agent loop example against a real
+"""tests/clients/test_python_client.py: the Python client package
+(clients/python, vitrine_client) and the agent loop example against a real
 `vitrine serve` that this test starts on loopback with tiny guests, one at a
-time: every call, the errors it raises, and the loop fed recorded Anthropic
-and OpenAI tool calls, whose results must be in each vendor's format.
+time: every call, the errors it raises, a turn of Claude's computer toolset
+(scaled screenshots, cursor_position, zoom, a failure in the middle and the
+fixed words after it, member configs), and the loop fed recorded Anthropic
+(toolset and older computer tool) and OpenAI tool calls, whose results must
+be in each vendor's format.
+
+The package is installed first, offline, into a fresh venv (Debian's python3
+with --system-site-packages, for its setuptools and wheel: pip install
+--no-build-isolation --no-index, from a copy of clients/python so the tree
+stays clean), and what is tested is that installed package.
 
 Run from the repository root after `make` (VITRINE_BIN picks the binary):
     python3 -m unittest discover -s tests/clients -v
 """
 
+import atexit
 import base64
+import glob
 import json
 import os
 import shutil
@@ -22,9 +32,36 @@ import unittest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLIENT_DIR = os.path.join(ROOT, "clients", "python")
 EXAMPLES = os.path.join(CLIENT_DIR, "examples")
-sys.path.insert(0, CLIENT_DIR)
+
+
+def install_package():
+    """A fresh venv with clients/python installed in it, offline; returns
+    (the venv's python, its site-packages). Raises on any failure."""
+    venv = tempfile.mkdtemp(prefix="vitrine-py-venv-")
+    atexit.register(shutil.rmtree, venv, True)
+    # Debian's python3 has setuptools and wheel (python3-setuptools,
+    # python3-wheel: deploy/install-deps.sh) for an offline build.
+    base = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+    subprocess.run([base, "-m", "venv", "--system-site-packages", os.path.join(venv, "env")],
+                   check=True, capture_output=True)
+    src = os.path.join(venv, "src")
+    shutil.copytree(CLIENT_DIR, src, ignore=shutil.ignore_patterns(
+        "build", "*.egg-info", "__pycache__"))
+    py = os.path.join(venv, "env", "bin", "python")
+    p = subprocess.run([py, "-m", "pip", "install", "--no-build-isolation", "--no-index",
+                        "--disable-pip-version-check", "--quiet", src],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"pip install ./clients/python failed:\n{p.stdout}{p.stderr}")
+    site = glob.glob(os.path.join(venv, "env", "lib", "python3*", "site-packages"))[0]
+    return py, site
+
+
+VENV_PYTHON, SITE = install_package()
+sys.path.insert(0, SITE)
 
 from vitrine_client import VitrineClient, VitrineError  # noqa: E402
+from vitrine_client.toolset import NOT_EXECUTED, TOOLSET_TYPE, answer_turn  # noqa: E402
 
 JPEG_MAGIC = b"\xff\xd8\xff"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -275,11 +312,86 @@ class ClientTest(GatewayTest):
                                                              "coordinate": [6, 6]}))
 
 
+def text_of(result):
+    """The text of a tool_result: its string content or first text block."""
+    c = result["content"]
+    return c if isinstance(c, str) else c[0]["text"]
+
+
+def image_of(result):
+    """(media_type, bytes) of a tool_result's image block."""
+    src = result["content"][0]["source"]
+    return src["media_type"], base64.b64decode(src["data"])
+
+
+class ToolsetTest(GatewayTest):
+    """A turn of Claude's computer toolset through the installed client."""
+
+    def test_installed_and_typed(self):
+        import vitrine_client
+        self.assertTrue(vitrine_client.__file__.startswith(SITE), vitrine_client.__file__)
+        self.assertTrue(os.path.exists(os.path.join(os.path.dirname(vitrine_client.__file__),
+                                                    "py.typed")))
+
+    def test_toolset_turn(self):
+        sid = self.new_session()["id"]  # tiny: 800x600
+        call = lambda i, name, **inp: {"type": "tool_use", "id": f"toolu_{i}", "name": name,
+                                        "toolset_name": "computer", "input": inp}
+        turn = {"role": "assistant", "content": [
+            {"type": "text", "text": "Looking, then clicking."},
+            call(1, "screenshot"),
+            call(2, "left_click", coordinate=[399, 299]),
+            call(3, "cursor_position"),
+            call(4, "left_click", coordinate=[5000, 5]),
+            call(5, "type", text="not typed"),
+            call(6, "zoom", region=[0, 0, 200, 150]),
+            {"type": "tool_use", "id": "toolu_bash", "name": "bash", "input": {"command": "ls"}},
+        ]}
+        # The model sees 400x300 screenshots of the 800x600 screen.
+        msg = answer_turn(self.vc, sid, turn, image_limits={"max_long_edge": 400},
+                          image_format="png")
+        self.assertEqual(msg["role"], "user")
+        results = msg["content"]
+        self.assertEqual([r["tool_use_id"] for r in results],
+                         [f"toolu_{i}" for i in range(1, 7)])
+        for r in results:
+            self.assertEqual((r["type"], r["toolset_name"]), ("tool_result", "computer"))
+        media, data = image_of(results[0])
+        self.assertEqual(media, "image/png")
+        self.assertEqual(png_size(data), (400, 300))
+        self.assertEqual(text_of(results[1]), "Clicked.")
+        self.assertEqual(text_of(results[2]), "X=399,Y=299")  # in screenshot pixels
+        self.assertTrue(results[3]["is_error"])
+        self.assertIn("coordinate", text_of(results[3]))
+        for r in results[4:]:
+            self.assertTrue(r["is_error"])
+            self.assertEqual(r["content"], NOT_EXECUTED)
+        # zoom: [0, 0, 200, 150) of the 400x300 screenshot, its last pixel
+        # (199, 149) being screen pixel (398, 298) (corners map to corners),
+        # is the screen's top-left 399x299, captured at display resolution
+        results = self.vc.toolset_turn(sid, [call(7, "zoom", region=[0, 0, 200, 150])],
+                                       image_format="png")
+        self.assertEqual(png_size(image_of(results[0])[1]), (399, 299))
+        # the screenshot size is fixed for the session
+        with self.assertRaises(VitrineError) as cm:
+            self.vc.toolset_turn(sid, [call(8, "screenshot")],
+                                 image_limits={"max_long_edge": 800})
+        self.assertEqual((cm.exception.status, cm.exception.code), (409, "capture_fixed"))
+        # a member the tool entry turns off is refused as that call's error
+        results = self.vc.toolset_turn(sid, [call(9, "zoom", region=[0, 0, 10, 10]),
+                                             call(10, "screenshot")],
+                                       tool={"type": TOOLSET_TYPE,
+                                             "configs": {"zoom": {"enabled": False}}})
+        self.assertTrue(results[0]["is_error"])
+        self.assertIn("disabled", text_of(results[0]))
+        self.assertEqual(results[1]["content"], NOT_EXECUTED)
+
+
 class AgentLoopTest(GatewayTest):
     """examples/agent_loop.py fed the recorded tool calls next to it."""
 
     def run_loop(self, recorded, *extra, stdin=None):
-        cmd = [sys.executable, os.path.join(EXAMPLES, "agent_loop.py"), "--gateway", self.url,
+        cmd = [VENV_PYTHON, os.path.join(EXAMPLES, "agent_loop.py"), "--gateway", self.url,
                "--api-key-file", self.key_file, *extra]
         if recorded:
             cmd.append(os.path.join(EXAMPLES, recorded))
@@ -303,6 +415,23 @@ class AgentLoopTest(GatewayTest):
             self.assertEqual(image["source"]["media_type"], "image/jpeg")
             self.assertEqual(base64.b64decode(image["source"]["data"])[:3], JPEG_MAGIC)
         self.assertEqual(self.vc.list_sessions(), [])  # the loop deleted its session
+
+    def test_toolset_turn(self):
+        rc, results, err = self.run_loop("anthropic_toolset_turn.json", "--image", "tiny")
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(EXAMPLES, "anthropic_toolset_turn.json"), encoding="utf-8") as f:
+            ids = [b["id"] for b in json.load(f)["content"] if b["type"] == "tool_use"]
+        self.assertEqual([r["tool_use_id"] for r in results], ids)
+        for r in results:
+            self.assertEqual((r["type"], r["toolset_name"]), ("tool_result", "computer"))
+            self.assertNotIn("is_error", r)
+        self.assertEqual(image_of(results[0])[0], "image/jpeg")
+        self.assertEqual(jpeg_size(image_of(results[0])[1]), (1280, 800))  # 1:1
+        self.assertEqual([text_of(r) for r in results[1:6]],
+                         ["Clicked.", "Typed.", "Pressed Return.", "Scrolled down.",
+                          "X=400,Y=300"])
+        self.assertEqual(jpeg_size(image_of(results[6])[1]), (320, 200))
+        self.assertEqual(self.vc.list_sessions(), [])
 
     def test_openai_computer_call(self):
         rc, results, err = self.run_loop("openai_tool_calls.json", "--image", "tiny",

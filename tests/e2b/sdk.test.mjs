@@ -29,7 +29,7 @@ const watchersInGuest = async () =>
 const auditLog = join(tmpdir(), `vitrine-e2b-audit-${process.pid}.jsonl`);
 
 before(async () => {
-  g = await startGateway('e2b', ['--audit-log', auditLog]);
+  g = await startGateway('e2b', ['--audit-log', auditLog, '--public-domain', 'vitrine.test']);
   process.env.E2B_API_URL = g.base;
   process.env.E2B_SANDBOX_URL = g.base;
   process.env.E2B_API_KEY = g.key;
@@ -45,6 +45,38 @@ after(async () => {
   assert.equal(await stopGateway(g), 0, 'the gateway exits cleanly');
   rmSync(auditLog, { force: true });
   if (runBase) assert.deepEqual(qemuUnder(runBase), [], 'no QEMU left');
+});
+
+// One GET to the gateway's address with Host host (no DNS for it here);
+// resolves {status, body}.
+function getVia(host, path, headers = {}) {
+  const { hostname, port } = new URL(g.base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, path, headers: { ...headers, Host: host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('getHost: a server in the sandbox answers at {port}-{id}.{domain} (the create answer names the domain)', async () => {
+  await sbx.commands.run('mkdir -p /tmp/gh && echo from-guest > /tmp/gh/index.html && httpd -p 127.0.0.1:8123 -h /tmp/gh');
+  const host = sbx.getHost(8123);
+  assert.equal(host, `8123-${sbx.sandboxId}.vitrine.test`);
+  assert.equal((await getVia(host, '/index.html')).status, 401, 'a port is closed without a token');
+  const withKey = await getVia(host, '/index.html', { Authorization: `Bearer ${g.key}` });
+  assert.deepEqual(withKey, { status: 200, body: 'from-guest\n' });
+  // made public by its owner: the URL alone reaches it, as E2B's does
+  const put = await fetch(`${g.base}/v1/sessions/${sbx.sandboxId}/ports/8123`, {
+    method: 'PUT', headers: { Authorization: `Bearer ${g.key}` }, body: '{"public":true}',
+  });
+  assert.equal(put.status, 200);
+  assert.deepEqual(await getVia(host, '/index.html'), { status: 200, body: 'from-guest\n' });
+  assert.equal((await getVia(sbx.getHost(8124), '/')).status, 401, 'another port stays closed');
 });
 
 test('a wrong key gets 401', async () => {
@@ -148,12 +180,48 @@ test('files: every byte value written and read back', async () => {
   const home = await sbx.commands.run('cat /home/vitrine/notes/hello.txt');
   assert.equal(home.stdout, 'Grüße ✓\n');
   await assert.rejects(sbx.files.read('/tmp/no-such-file'));
-  // over the 1 MiB of other request bodies, up to the 4 MiB envd carries
-  const big = new Uint8Array(3 << 20).map((_, i) => (i * 7) & 255);
+  // a multipart upload (the SDK's default) streamed through the gateway, of
+  // several MiB, past the 1 MiB of other request bodies and the 4 MiB of old
+  const big = new Uint8Array(12 << 20).map((_, i) => (i * 7 + (i >> 13)) & 255);
   await sbx.files.write('/tmp/big.bin', big);
   assert.ok(Buffer.from(await sbx.files.read('/tmp/big.bin', { format: 'bytes' })).equals(Buffer.from(big)));
   await sbx.commands.run('head -c 5000000 /dev/zero > /tmp/huge.bin');
-  await assert.rejects(sbx.files.read('/tmp/huge.bin'), /4 MiB/, 'never cut short silently');
+  assert.equal((await sbx.files.read('/tmp/huge.bin', { format: 'bytes' })).length, 5000000);
+});
+
+test('files: several files in one multipart upload, each to its path', async () => {
+  const written = await sbx.files.write([
+    { path: '/tmp/multi/a.txt', data: 'first' },
+    { path: 'multi/b.bin', data: new Uint8Array(3 << 20).fill(0x5a) },
+    { path: '/tmp/multi/c.txt', data: '' },
+  ]);
+  assert.deepEqual(written.map((w) => w.path), ['/tmp/multi/a.txt', '/home/vitrine/multi/b.bin', '/tmp/multi/c.txt']);
+  assert.equal(await sbx.files.read('/tmp/multi/a.txt'), 'first');
+  assert.equal((await sbx.files.read('multi/b.bin', { format: 'bytes' })).length, 3 << 20);
+  assert.equal(await sbx.files.read('/tmp/multi/c.txt'), '');
+});
+
+test('files: gzip both ways (Content-Encoding and Accept-Encoding, as envd)', async () => {
+  const text = 'gzip round trip ✓\n'.repeat(200_000); // ~4 MiB, compresses well
+  const w = await sbx.files.write('/tmp/gz.txt', text, { gzip: true });
+  assert.equal(w.path, '/tmp/gz.txt');
+  assert.equal((await sbx.commands.run('wc -c < /tmp/gz.txt')).stdout.trim(), String(Buffer.byteLength(text)));
+  assert.equal(await sbx.files.read('/tmp/gz.txt', { gzip: true }), text);
+  // on the wire: the gateway says gzip, and the bytes are gzip's
+  const res = await fetch(`${g.base}/files?path=/tmp/gz.txt`, {
+    headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken ?? '', 'Accept-Encoding': 'gzip' },
+  });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-encoding'), 'gzip');
+  // a body that is not gzip is refused (400, as envd), the file left as it was
+  const bad = await fetch(`${g.base}/files?path=/tmp/gz.txt`, {
+    method: 'POST',
+    headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken ?? '',
+      'Content-Type': 'application/octet-stream', 'Content-Encoding': 'gzip' },
+    body: 'not gzip at all',
+  });
+  assert.equal(bad.status, 400);
+  assert.equal(await sbx.files.read('/tmp/gz.txt'), text);
 });
 
 test('files: list, exists, getInfo, makeDir, rename, remove (filesystem.Filesystem)', async () => {

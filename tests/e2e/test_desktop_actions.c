@@ -9,8 +9,12 @@
  * drag-and-drop (a draggable=true element onto a drop zone) runs a whole
  * drag session with its data in every dialect, and the pointer-event drag
  * of the box still sees its pointer events; a batch of five
- * clicks lands in order and a bad third one stops it at its index. One
- * session, restored from the shared desktop template, serves the group. */
+ * clicks lands in order and a bad third one stops it at its index; a turn of
+ * Claude's computer toolset taken from a recorded response
+ * (fixtures/claude_toolset_turn.json) clicks, types and zooms exactly, in
+ * 1024x640 screenshots of the 1280x800 screen, and cursor_position answers
+ * in them. One session, restored from the shared desktop template, serves
+ * the group. */
 #include "common/base64.h"
 #include "common/fsutil.h"
 #include "common/http_client.h"
@@ -217,6 +221,7 @@ static void test_find_viewport(void **state)
 	assert_int_equal(x1 - ox + 1, 20);
 	assert_int_equal(y1 - oy + 1, 20);
 	assert_int_equal(ox, 0); /* the window is maximised: the viewport spans the width */
+	print_message("the viewport starts at (%d, %d)\n", ox, oy);
 	ppm_free(&img);
 	free(raw);
 	json_decref(j);
@@ -519,6 +524,96 @@ static void test_batches(void **state)
 	}
 }
 
+/* The text of tool_result r's first content block. */
+static const char *result_text(const json_t *r)
+{
+	return json_string_value(
+		json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
+}
+
+/* A recorded Claude turn of the computer toolset, sent as the API returned
+ * it, with the session's image limits (1024 pixels on the long edge: the
+ * 1280x800 screen is seen at 1024x640) and the tool entry. */
+static void test_toolset_turn(void **state)
+{
+	json_t *msg, *reply, *results, *src, *pos;
+	json_error_t jerr;
+	char *body, expr[200];
+	const char *b64;
+	unsigned char *raw;
+	size_t n, cap;
+	struct ppm img;
+	int x, y, b, d, x0, y0, x1, y1, before = clicks_seen();
+
+	(void)state;
+	msg = json_load_file("tests/e2e/fixtures/claude_toolset_turn.json", 0, &jerr);
+	assert_non_null(msg);
+	json_object_set_new(msg, "image_limits", json_pack("{s:i}", "max_long_edge", 1024));
+	json_object_set_new(msg, "tool",
+			    json_pack("{s:s, s:{s:{s:b}}}", "type", "computer_toolset_20260801",
+				      "configs", "zoom", "enabled", 1));
+	json_object_set_new(msg, "screenshot", json_pack("{s:s}", "format", "png"));
+	body = json_dumps(msg, JSON_COMPACT);
+	reply = act(body);
+	free(body);
+	results = json_object_get(reply, "tool_results");
+	assert_int_equal(json_array_size(results), 3);
+	for (size_t i = 0; i < 3; i++) {
+		const json_t *r = json_array_get(results, i);
+
+		assert_string_equal(json_string_value(json_object_get(r, "tool_use_id")),
+				    json_string_value(json_object_get(
+					    json_array_get(json_object_get(msg, "content"), i + 1),
+					    "id")));
+		assert_string_equal(json_string_value(json_object_get(r, "toolset_name")),
+				    "computer");
+		assert_null(json_object_get(r, "is_error"));
+	}
+	assert_string_equal(result_text(json_array_get(results, 0)), "Clicked.");
+	assert_string_equal(result_text(json_array_get(results, 1)), "Typed.");
+	/* the click: (240, 320) of 1024x640 is screen (round(240 * 1279 / 1023),
+	 * round(320 * 799 / 639)) = (300, 400), exactly */
+	wait_clicks(before);
+	last_click(&x, &y, &b, &d);
+	assert_int_equal(x, 300 - ox);
+	assert_int_equal(y, 400 - oy);
+	/* the text, exactly, in the field clicked */
+	snprintf(expr, sizeof(expr), "document.getElementById('in').value");
+	expect_eval_str(expr,
+			json_string_value(json_object_get(
+				json_object_get(json_array_get(json_object_get(msg, "content"), 2),
+						"input"),
+				"text")));
+	/* the zoom: [0, 0, 200, 160] of the screenshot is screen [0, 0, 250,
+	 * 200), captured at display resolution: 250x200, the 20 px marker 20 px */
+	src = json_object_get(json_array_get(json_object_get(json_array_get(results, 2), "content"),
+					     0),
+			      "source");
+	assert_string_equal(json_string_value(json_object_get(src, "media_type")), "image/png");
+	b64 = json_string_value(json_object_get(src, "data"));
+	cap = strlen(b64);
+	raw = malloc(cap);
+	assert_int_equal(base64_decode(b64, cap, raw, cap, &n), 0);
+	assert_int_equal(png_decode(raw, n, &img), 0);
+	assert_int_equal(img.width, 250);
+	assert_int_equal(img.height, 200);
+	assert_true(ppm_find_bbox(&img, 0xFF00AA, 2, &x0, &y0, &x1, &y1));
+	assert_int_equal(x0, ox);
+	assert_int_equal(y0, oy);
+	assert_int_equal(x1 - x0 + 1, 20);
+	assert_int_equal(y1 - y0 + 1, 20);
+	ppm_free(&img);
+	free(raw);
+	json_decref(reply);
+	/* cursor_position in the screenshot's pixels: where the click was */
+	reply = act("{\"type\": \"tool_use\", \"id\": \"toolu_cp\", \"name\": \"cursor_position\", "
+		    "\"toolset_name\": \"computer\", \"input\": {}}");
+	pos = json_array_get(json_object_get(reply, "tool_results"), 0);
+	assert_string_equal(result_text(pos), "X=240,Y=320");
+	json_decref(reply);
+	json_decref(msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_shift_drag),
 		cmocka_unit_test(test_native_drag_drop),
 		cmocka_unit_test(test_batches),
+		cmocka_unit_test(test_toolset_turn),
 	};
 
 	return cmocka_run_group_tests_name("desktop actions through the gateway", tests, setup,

@@ -19,11 +19,21 @@
  *   - screenshot coordinates (actions_map_point, sizes and a point from
  *     the input's last 12 bytes) land inside the screen, within half a
  *     pixel of the exact scaling, corners on corners, in order, and on
- *     distinct pixels when the screenshot is no larger than the screen. */
+ *     distinct pixels when the screenshot is no larger than the screen;
+ *   - a turn of Claude's computer toolset (toolset.c, the JSON as a body):
+ *     1..TOOLSET_MAX_CALLS known members; its screenshot size is within the
+ *     image limits (the turn's or the default), no larger than the screen,
+ *     and exactly what the encoder makes of what it is asked; its calls
+ *     parse in order against that size into actions that pass the checks
+ *     above, up to the first refused; a screenshot pixel mapped to the
+ *     screen and back is itself; the answers of a turn stopped there are
+ *     one per call, each later one exactly the fixed "Not executed" words. */
+#include "display/encode.h"
 #include "gateway/action/actions.h"
 #include "gateway/action/batch.h"
 #include "gateway/action/keys.h"
 #include "gateway/action/plan.h"
+#include "gateway/action/toolset.h"
 #include "vmm-qemu/input.h"
 
 #include <errno.h>
@@ -262,14 +272,77 @@ static bool element_refused(const json_t *j, const json_t *e, const struct actio
 	return refused;
 }
 
-static void check_batch(const json_t *j, const struct actions_ctx *ctx)
+/* A toolset turn's batch b (unresolved) of body j on ctx's screen; d: bytes
+ * for a screenshot pixel. */
+static void check_turn(struct action_batch *b, const struct actions_ctx *ctx, const uint8_t *d)
 {
-	struct actions_error err;
-	long index;
-	struct action_batch *b = batch_parse(j, ctx, &err, &index);
-	const json_t *list = json_object_get(j, "actions");
-	size_t n = json_array_size(list);
+	const struct toolset_turn *t = b->turn;
+	struct toolset_limits lim = t->has_limits ? t->limits : toolset_default_limits();
+	struct actions_ctx c = *ctx;
+	struct toolset_frame f;
+	struct action_point p;
+	json_t *done = json_array(), *all;
+	int ew, eh, w2, h2, sx, sy, x, y;
+	double scale;
 
+	if (t->n < 1 || t->n > TOOLSET_MAX_CALLS || b->n != 0 || !b->is_batch)
+		__builtin_trap();
+	for (size_t i = 0; i < t->n; i++)
+		if (!toolset_member_name(t->calls[i].member) || !json_is_object(t->calls[i].input))
+			__builtin_trap();
+	toolset_frame_init(&f, ctx->screen_width, ctx->screen_height, &lim);
+	if (f.shot_w < 1 || f.shot_h < 1 || f.shot_w > ctx->screen_width ||
+	    f.shot_h > ctx->screen_height || f.shot_w > lim.long_edge || f.shot_h > lim.long_edge ||
+	    (long long)((f.shot_w + 27) / 28) * ((f.shot_h + 27) / 28) > lim.visual_tokens)
+		__builtin_trap();
+	toolset_frame_encode_size(&f, &ew, &eh);
+	display_scale_fit(ctx->screen_width, ctx->screen_height, ew, eh, &w2, &h2, &scale);
+	if (w2 != f.shot_w || h2 != f.shot_h)
+		__builtin_trap();
+	x = u16(d, f.shot_w);
+	y = u16(d + 2, f.shot_h);
+	c.default_space = (struct actions_space){ ACTIONS_SPACE_SCREENSHOT, f.shot_w, f.shot_h };
+	if (actions_map_point(&c.default_space, c.screen_width, c.screen_height, x, y, &p) < 0)
+		__builtin_trap();
+	toolset_to_shot(&f, c.screen_width, c.screen_height, p.x, p.y, &sx, &sy);
+	if (sx != x || sy != y)
+		__builtin_trap();
+	if (batch_resolve_toolset(b, &c, t->disabled) < 0)
+		return; /* out of memory */
+	if (b->n > t->n || b->refused != (b->n < t->n) ||
+	    (b->refused && (!b->refusal.message[0] || b->refusal.code == ACTIONS_OK)))
+		__builtin_trap();
+	for (size_t i = 0; i < b->n; i++) {
+		check_one(b->actions[i], c.screen_width, c.screen_height);
+		json_array_append_new(done, toolset_result_ack(&t->calls[i]));
+	}
+	all = toolset_results_stopped(t, done, b->n, b->refused ? b->refusal.message : "x");
+	if (!all || json_array_size(all) != t->n)
+		__builtin_trap();
+	for (size_t i = b->n + 1; i < t->n; i++)
+		if (strcmp(json_string_value(json_object_get(json_array_get(all, i), "content")),
+			   TOOLSET_NOT_EXECUTED))
+			__builtin_trap();
+	json_decref(all);
+	json_decref(done);
+}
+
+/* The checks of a batch b (NULL: refused with *err at index) of the
+ * actions in list (n of them), which b does not free. */
+static void check_plain(const json_t *j, const struct actions_ctx *ctx, struct action_batch *b,
+			const struct actions_error *perr, long index, const json_t *list, size_t n)
+{
+	struct actions_error err = *perr;
+	const json_t *type = json_object_get(j, "type"), *single = json_object_get(j, "action");
+	json_t *one = NULL;
+
+	/* OpenAI's preview computer call: its one "action" is the list */
+	if ((!list || json_is_null(list)) && json_is_string(type) &&
+	    !strcmp(json_string_value(type), "computer_call") && json_is_object(single)) {
+		one = json_pack("[O]", single);
+		list = one;
+		n = 1;
+	}
 	if (!b) {
 		if (err.code == ACTIONS_OK || !err.message[0] || index < -1 ||
 		    (index >= 0 && (!json_is_array(list) || (size_t)index >= n ||
@@ -277,7 +350,7 @@ static void check_batch(const json_t *j, const struct actions_ctx *ctx)
 			__builtin_trap();
 		if (json_is_array(list) && n > ACTIONS_MAX_BATCH && index != -1)
 			__builtin_trap();
-		return;
+		goto out;
 	}
 	if (b->n < 1 || b->n > ACTIONS_MAX_BATCH ||
 	    (!b->is_batch && (b->n != 1 || json_is_array(list))) ||
@@ -291,9 +364,31 @@ static void check_batch(const json_t *j, const struct actions_ctx *ctx)
 	if (b->refused && (!b->refusal.message[0] || b->refusal.code == ACTIONS_OK ||
 			   !element_refused(j, json_array_get(list, b->n), ctx)))
 		__builtin_trap();
-	batch_destroy(b);
+out:
+	json_decref(one);
 }
 
+static void check_batch(const json_t *j, const struct actions_ctx *ctx, const uint8_t *d)
+{
+	struct actions_error err = { 0 };
+	long index;
+	struct action_batch *b = batch_parse(j, ctx, &err, &index);
+	const json_t *list = json_object_get(j, "actions");
+	size_t n = json_array_size(list);
+
+	if (toolset_is_turn(j)) {
+		if (b && b->turn)
+			check_turn(b, ctx, d);
+		else if (b || err.code == ACTIONS_OK || !err.message[0] || index < -1)
+			__builtin_trap();
+		batch_destroy(b);
+		return;
+	}
+	if (b && b->turn)
+		__builtin_trap();
+	check_plain(j, ctx, b, &err, index, list, n);
+	batch_destroy(b);
+}
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct actions_ctx ctx = { 0 };
@@ -318,7 +413,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!j)
 		return 0;
 	a = actions_parse(j, &ctx, &err);
-	check_batch(j, &ctx);
+	check_batch(j, &ctx, data);
 	json_decref(j);
 	if (!a) {
 		if (err.code == ACTIONS_OK || !err.message[0] || !actions_errc_name(err.code))

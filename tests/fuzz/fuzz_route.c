@@ -10,7 +10,9 @@
  *     other route has one;
  *   - the methods agree: a path is either unknown to every method, or known
  *     to every one (each gives a handler or "method not allowed"), and
- *     "method not allowed" means some other method has a handler. */
+ *     "method not allowed" means some other method has a handler, and only
+ *     a guest's port (any method) takes the methods of no name;
+ *   - a port's number is the digits right after ".../ports/". */
 #include "gateway/api/routes.h"
 
 #include <stdbool.h>
@@ -75,6 +77,16 @@ static void check_id(const struct route *r, const char *path)
 		if (strncmp(path + skip + n, "/recording/frames/", 18) || m == 0 || m > 9 ||
 		    strspn(r->sub, "0123456789") != m || strcmp(sub, r->sub))
 			__builtin_trap();
+	} else if (r->kind == R_SESSION_PORT || r->kind == R_SESSION_PORT_SETTINGS) {
+		/* a port's number: 1 to 9 digits, then a '/' (the port) or the
+		 * path's end (its settings) */
+		const char *sub = path + skip + n + strlen("/ports/");
+		size_t m = strlen(r->sub);
+
+		if (strncmp(path + skip + n, "/ports/", 7) || m == 0 || m > 9 ||
+		    strspn(r->sub, "0123456789") != m || strncmp(sub, r->sub, m) ||
+		    sub[m] != (r->kind == R_SESSION_PORT ? '/' : '\0'))
+			__builtin_trap();
 	} else if (r->sub[0] && r->kind != R_METHOD_NOT_ALLOWED) {
 		__builtin_trap();
 	}
@@ -101,7 +113,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unknown += r[i].kind == R_NOT_FOUND;
 	}
 	if ((unknown != 0 && unknown != M_OTHER + 1) || (unknown == 0 && handled == 0) ||
-	    (r[M_OTHER].kind != R_NOT_FOUND && r[M_OTHER].kind != R_METHOD_NOT_ALLOWED))
+	    (r[M_OTHER].kind != R_NOT_FOUND && r[M_OTHER].kind != R_METHOD_NOT_ALLOWED &&
+	     r[M_OTHER].kind != R_SESSION_PORT))
 		__builtin_trap();
 	/* The same answer twice: no state. */
 	if (route_parse(methods[data[0] % (M_OTHER + 1)], path).kind !=

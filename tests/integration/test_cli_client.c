@@ -244,6 +244,44 @@ static void test_api_keys(void **state)
 	expect("key create --name 'bad/name'", 1, "invalid_argument");
 }
 
+/* vitrine project create|ls|show|set|rm and key create --project: a
+ * project's key lists its own (none), cannot manage projects; an empty
+ * project goes with its key. */
+static void test_projects(void **state)
+{
+	char key[256];
+	json_t *j;
+
+	(void)state;
+	expect("project create cli-p --sessions 2 --vcpus 4", 0, "cli-p");
+	assert_int_equal(vitrine("key create --project cli-p --name agent", false, key,
+				 sizeof(key)),
+			 0);
+	key[strcspn(key, "\n")] = '\0';
+	assert_memory_equal(key, "e2b_", 4);
+	expect("project ls", 0, "0/2");
+	expect("key ls --project cli-p", 0, "cli-p");
+	j = expect_json("project show cli-p --json");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "quota"), "vcpus")),
+			 4);
+	assert_int_equal(json_integer_value(json_object_get(j, "keys")), 1);
+	json_decref(j);
+	expect("project set cli-p --vcpus none --allow-root", 0, "yes");
+	setenv("VITRINE_API_KEY", key, 1);
+	j = expect_json("ls --json");
+	assert_int_equal(json_array_size(json_object_get(j, "sessions")), 0);
+	json_decref(j);
+	expect("project ls", 1, "forbidden");
+	setenv("VITRINE_API_KEY", gw.key, 1);
+	expect("project create cli-p", 1, "project_exists");
+	expect("project set cli-p --sessions many", 2, "--sessions takes a whole number");
+	expect("project rm cli-p", 0, "removed cli-p (1 keys revoked)");
+	setenv("VITRINE_API_KEY", key, 1);
+	expect("ls", 1, "unauthorized");
+	setenv("VITRINE_API_KEY", gw.key, 1);
+	expect("project show cli-p", 1, "unknown_project");
+}
+
 static void test_session_lifecycle(void **state)
 {
 	const char *id;
@@ -517,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_no_server_and_bad_keys),
 		cmocka_unit_test(test_api_keys),
+		cmocka_unit_test(test_projects),
 		cmocka_unit_test(test_session_lifecycle),
 		cmocka_unit_test(test_pause_resume_fork),
 		cmocka_unit_test(test_screenshots),

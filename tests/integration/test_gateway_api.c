@@ -2,13 +2,21 @@
  * driven over HTTP on loopback with tiny guests: session create (at once and
  * ?wait=ready), get, list, delete and expiry; auth negatives (no key, wrong
  * key, a view token acting as operator, another session's token); every
- * malformed request gets its status and error code; SIGTERM leaves no QEMU. */
+ * malformed request gets its status and error code; a guest's ports (busybox
+ * httpd and an nc server in the tiny guest) by path and by host name, with
+ * their refusals (a wrong token, a port out of range, nothing listening)
+ * a port its owner made public, and a signed link's cookie; a client that
+ * does not read 64 MiB holds the gateway's memory to about the window;
+ * SIGTERM leaves no QEMU. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
+#include "common/sha256.h"
 #include "tests/lib/gateway_proc.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +42,8 @@ static int qemu_running(void)
 
 static int setup(void **state)
 {
-	static const char *const args[] = { "--max-sessions", "3", NULL };
+	static const char *const args[] = { "--max-sessions", "3", "--public-domain", "ports.test",
+					    NULL };
 
 	(void)state;
 	if (gateway_proc_start(&gw, args) < 0)
@@ -331,6 +342,311 @@ static void test_boot_phases(void **state)
 	http_resp_free(&b);
 }
 
+/* One request on a fresh connection with Host host (and Authorization:
+ * Bearer token unless NULL); the status, and the body (malloc'd) in *body.
+ * The gateway closes after it (Connection: close). */
+static int raw_get_with(const char *host, const char *path, const char *token, const char *extra,
+			char **body, char **head)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval tv = { .tv_sec = 60 };
+	char req[1024], *buf = NULL, *p;
+	size_t len = 0, cap = 0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), status = -1;
+	ssize_t n;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	n = snprintf(req, sizeof(req),
+		     "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n%s%s%s%s\r\n", path, host,
+		     token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "",
+		     extra ? extra : "");
+	assert_int_equal(write(fd, req, (size_t)n), n);
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			assert_non_null(buf = realloc(buf, cap));
+		}
+		if ((n = read(fd, buf + len, 4096)) <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	assert_non_null(buf);
+	buf[len] = '\0';
+	if (sscanf(buf, "HTTP/1.1 %d", &status) != 1)
+		fail_msg("GET %s (Host %s): no answer: %s", path, host, buf);
+	p = strstr(buf, "\r\n\r\n");
+	*body = strdup(p ? p + 4 : "");
+	if (head) {
+		if (p)
+			*p = '\0';
+		*head = strdup(buf);
+	}
+	free(buf);
+	return status;
+}
+
+static int raw_get(const char *host, const char *path, const char *token, char **body)
+{
+	return raw_get_with(host, path, token, NULL, body, NULL);
+}
+
+/* The SHA-256 of data in hex into hex[65]. */
+static void hex_sha256(const void *data, size_t len, char *hex)
+{
+	struct sha256_ctx c;
+	uint8_t d[SHA256_LEN];
+
+	sha256_init(&c);
+	sha256_update(&c, data, len);
+	sha256_final(&c, d);
+	for (int i = 0; i < SHA256_LEN; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* Runs sh -c cmd in the guest as root; its stdout (malloc'd). */
+static char *guest_sh(const char *id, const char *cmd)
+{
+	json_t *req = json_pack("{s:s, s:[s, s], s:s}", "cmd", "sh", "args", "-c", cmd, "user",
+				"root");
+	char *text = json_dumps(req, JSON_COMPACT), path[128], *out;
+	struct http_resp r;
+
+	snprintf(path, sizeof(path), "/v1/sessions/%s/exec", id);
+	r = expect("POST", path, key, text, 200, NULL);
+	if (json_integer_value(json_object_get(r.json, "exit_code")))
+		fail_msg("%s: %s", cmd, r.body);
+	out = strdup(json_string_value(json_object_get(r.json, "stdout")));
+	http_resp_free(&r);
+	json_decref(req);
+	free(text);
+	return out;
+}
+
+/* The guest's ports: busybox httpd on 8080 (a page and 4 MiB of random
+ * bytes) and an nc server on 9091 that answers with the request's head
+ * and the SHA-256 of its body (Content-Length bytes), reached by path and
+ * by host name ({port}-{id}.ports.test); a wrong token, a view token, none,
+ * ports out of range and a port nobody listens on are refused. */
+static void test_guest_ports(void **state)
+{
+	static const char srv[] =
+		"#!/bin/sh\n"
+		"len=0; head=''\n"
+		"while IFS= read -r line; do\n"
+		"  line=$(printf '%s' \"$line\" | tr -d '\\r')\n"
+		"  [ -z \"$line\" ] && break\n"
+		"  head=\"$head$line|\"\n"
+		"  case \"$line\" in [Cc]ontent-[Ll]ength:*) len=${line#*: };; esac\n"
+		"done\n"
+		"sum=$(head -c \"$len\" | sha256sum | cut -d' ' -f1)\n"
+		"body=\"$head$sum\"\n"
+		"printf 'HTTP/1.1 201 Made\\r\\nContent-Type: text/plain\\r\\nContent-Length: "
+		"%d\\r\\n\\r\\n%s' \"${#body}\" \"$body\"\n";
+	char base[160], path[256], host[128], *out, *body, *upload, *cmd, want[65], hex[65];
+	struct gateway_session s;
+	struct http_resp r;
+	size_t up_len = 300 * 1000;
+
+	(void)state;
+	assert_int_equal(gateway_proc_create_session(&gw, "{\"image\":\"tiny\"}", 300, &s), 0);
+	snprintf(base, sizeof(base), "/v1/sessions/%s/ports", s.id);
+	/* the servers */
+	out = guest_sh(s.id, "mkdir -p /tmp/www && echo hello-port > /tmp/www/index.html && "
+			     "dd if=/dev/urandom of=/tmp/www/big bs=1M count=4 2>/dev/null && "
+			     "httpd -p 127.0.0.1:8080 -h /tmp/www && sha256sum /tmp/www/big");
+	snprintf(want, sizeof(want), "%.64s", out);
+	free(out);
+	assert_non_null(cmd = malloc(sizeof(srv) + 256));
+	snprintf(cmd, sizeof(srv) + 256,
+		 "cat > /tmp/srv.sh <<'EOF'\n%sEOF\nchmod +x /tmp/srv.sh && "
+		 "(nc -ll -p 9091 -e /tmp/srv.sh </dev/null >/dev/null 2>&1 &) && echo ok",
+		 srv);
+	free(guest_sh(s.id, cmd));
+	free(cmd);
+
+	/* by path: a page, then 4 MiB whole */
+	snprintf(path, sizeof(path), "%s/8080/index.html", base);
+	r = expect("GET", path, s.control, NULL, 200, NULL);
+	assert_string_equal(r.body, "hello-port\n");
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "%s/8080/big", base);
+	r = expect("GET", path, s.control, NULL, 200, NULL);
+	assert_int_equal(r.body_len, 4 << 20);
+	hex_sha256(r.body, r.body_len, hex);
+	assert_string_equal(hex, want);
+	http_resp_free(&r);
+	/* a client that does not read 64 MiB: the gateway holds about the
+	 * agent's window of it, not the rest; then all of it arrives */
+	{
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+					  .sin_port = htons((uint16_t)port) };
+		long before = gateway_proc_rss_kib(&gw), during;
+		char req[512], buf[65536];
+		uint64_t got = 0;
+		ssize_t n;
+		int fd;
+
+		free(guest_sh(s.id, "dd if=/dev/zero of=/tmp/www/huge bs=1M count=64 2>/dev/null"));
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_true((fd = socket(AF_INET, SOCK_STREAM, 0)) >= 0);
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_sec = 120 },
+			   sizeof(struct timeval));
+		assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		n = snprintf(req, sizeof(req),
+			     "GET %s/8080/huge HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+			     "Authorization: Bearer %s\r\n\r\n",
+			     base, s.control);
+		assert_int_equal(write(fd, req, (size_t)n), n);
+		sleep(4); /* the guest sends what the window lets it */
+		during = gateway_proc_rss_kib(&gw);
+		print_message("gateway RSS %ld KiB, %ld KiB with 64 MiB unread\n", before, during);
+		assert_true(before > 0 && during - before < 32 * 1024);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			got += (uint64_t)n;
+		close(fd);
+		assert_true(got > 64u << 20 && got < (64u << 20) + 4096); /* and its head */
+		free(guest_sh(s.id, "rm /tmp/www/huge"));
+	}
+	/* a body through to the guest; the session's token stays here */
+	assert_non_null(upload = malloc(up_len));
+	for (size_t i = 0; i < up_len; i++)
+		upload[i] = (char)('a' + i % 26);
+	snprintf(path, sizeof(path), "%s/9091/echo?x=1&y=a%%20b", base);
+	assert_int_equal(http_request("127.0.0.1", port, "POST", path, s.control, upload, up_len,
+				      120, &r),
+			 0);
+	assert_int_equal(r.status, 201);
+	assert_non_null(strstr(r.body, "POST /echo?x=1&y=a%20b HTTP/1.1|"));
+	assert_non_null(strstr(r.body, "x-forwarded-prefix: /v1/sessions/"));
+	assert_null(strstr(r.body, s.control));
+	assert_null(strcasestr(r.body, "authorization"));
+	hex_sha256(upload, up_len, hex);
+	assert_non_null(strstr(r.body, hex));
+	http_resp_free(&r);
+	free(upload);
+	/* by host name, any path */
+	snprintf(host, sizeof(host), "8080-%s.ports.test:%d", s.id, port);
+	assert_int_equal(raw_get(host, "/index.html", s.control, &body), 200);
+	assert_string_equal(body, "hello-port\n");
+	free(body);
+	snprintf(host, sizeof(host), "8080-%s.PORTS.test", s.id);
+	assert_int_equal(raw_get(host, "/", s.control, &body), 200);
+	free(body);
+	/* refusals: no token, a wrong one, a view token */
+	assert_int_equal(raw_get(host, "/index.html", NULL, &body), 401);
+	free(body);
+	assert_int_equal(raw_get(host, "/index.html", "nosuchtoken", &body), 401);
+	free(body);
+	assert_int_equal(raw_get(host, "/index.html", s.view, &body), 403);
+	free(body);
+	snprintf(path, sizeof(path), "%s/8080/index.html", base);
+	r = expect("GET", path, "nosuchtoken", NULL, 401, "unauthorized");
+	http_resp_free(&r);
+	/* ports out of range; nobody listening */
+	snprintf(path, sizeof(path), "%s/0/", base);
+	r = expect("GET", path, s.control, NULL, 400, "bad_port");
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "%s/65536/x", base);
+	r = expect("GET", path, s.control, NULL, 400, "bad_port");
+	http_resp_free(&r);
+	snprintf(host, sizeof(host), "70000-%s.ports.test", s.id);
+	assert_int_equal(raw_get(host, "/", s.control, &body), 400);
+	assert_non_null(strstr(body, "bad_port"));
+	free(body);
+	snprintf(path, sizeof(path), "%s/8099/", base);
+	r = expect("GET", path, s.control, NULL, 502, "bad_gateway");
+	assert_non_null(strstr(r.body, "Connection refused"));
+	http_resp_free(&r);
+	/* a public port takes requests without a token (the owner says so:
+	 * "share"; the control token has it not), until it is not again */
+	snprintf(path, sizeof(path), "%s/8080", base);
+	r = expect("PUT", path, s.control, "{\"public\":true}", 403, "forbidden");
+	http_resp_free(&r);
+	r = expect("PUT", path, key, "{\"public\":1}", 400, "bad_request");
+	http_resp_free(&r);
+	r = expect("PUT", path, key, "{\"public\":true}", 200, NULL);
+	http_resp_free(&r);
+	r = expect("GET", path, s.view, NULL, 403, "forbidden");
+	http_resp_free(&r);
+	r = expect("GET", path, s.control, NULL, 200, NULL);
+	assert_true(json_is_true(json_object_get(r.json, "public")));
+	http_resp_free(&r);
+	snprintf(host, sizeof(host), "8080-%s.ports.test", s.id);
+	assert_int_equal(raw_get(host, "/index.html", NULL, &body), 200);
+	assert_string_equal(body, "hello-port\n");
+	free(body);
+	snprintf(path, sizeof(path), "%s/8080/index.html", base);
+	r = expect("GET", path, NULL, NULL, 200, NULL);
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "%s/9091/x", base); /* another port stays closed */
+	r = expect("GET", path, NULL, NULL, 401, "unauthorized");
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "%s/8080", base);
+	r = expect("PUT", path, key, "{\"public\":false}", 200, NULL);
+	assert_true(json_is_false(json_object_get(r.json, "public")));
+	http_resp_free(&r);
+	assert_int_equal(raw_get(host, "/index.html", NULL, &body), 401);
+	free(body);
+	/* a link for a browser: it sets a cookie for the port alone, which
+	 * the guest never sees */
+	snprintf(path, sizeof(path), "%s/9091", base);
+	r = expect("POST", path, s.control, NULL, 403, "forbidden");
+	http_resp_free(&r);
+	r = expect("POST", path, key, NULL, 201, NULL);
+	{
+		const char *url = json_string_value(json_object_get(r.json, "url")),
+			   *hurl = json_string_value(json_object_get(r.json, "host_url"));
+		char link[512], cookie[256], *head, *c;
+
+		assert_non_null(url);
+		assert_non_null(hurl);
+		assert_non_null(strstr(hurl, ".ports.test:"));
+		snprintf(link, sizeof(link), "%s", strstr(url, "/v1/"));
+		snprintf(host, sizeof(host), "127.0.0.1:%d", port);
+		assert_int_equal(raw_get_with(host, link, NULL, NULL, &body, &head), 302);
+		assert_non_null(c = strcasestr(head, "set-cookie: vitrine_port="));
+		assert_non_null(strstr(c, "HttpOnly"));
+		snprintf(cookie, sizeof(cookie), "Cookie: a=1; %.*s; b=2\r\n",
+			 (int)strcspn(c + 12, ";"), c + 12);
+		free(body);
+		free(head);
+		snprintf(path, sizeof(path), "%s/9091/x", base);
+		assert_int_equal(raw_get_with(host, path, NULL, cookie, &body, NULL), 201);
+		assert_non_null(strstr(body, "cookie: a=1; b=2|"));
+		assert_null(strstr(body, "vitrine_port"));
+		free(body);
+		/* by host name, the same cookie */
+		snprintf(host, sizeof(host), "9091-%s.ports.test", s.id);
+		assert_int_equal(raw_get_with(host, "/y", NULL, cookie, &body, NULL), 201);
+		free(body);
+		/* another port's, or a forged one, is nothing */
+		snprintf(host, sizeof(host), "8080-%s.ports.test", s.id);
+		assert_int_equal(raw_get_with(host, "/", NULL, cookie, &body, NULL), 401);
+		free(body);
+		snprintf(host, sizeof(host), "9091-%s.ports.test", s.id);
+		assert_int_equal(raw_get_with(host, "/", NULL,
+					      "Cookie: vitrine_port=9999999999.00\r\n", &body,
+					      NULL),
+				 401);
+		free(body);
+		assert_int_equal(raw_get(host, "/.vitrine-port-auth?t=1.2", NULL, &body), 401);
+		free(body);
+	}
+	http_resp_free(&r);
+	/* another domain's name is no port's: the gateway's own answer */
+	snprintf(host, sizeof(host), "8080-%s.other.test", s.id);
+	assert_int_equal(raw_get(host, "/healthz", NULL, &body), 200);
+	assert_non_null(strstr(body, "\"status\""));
+	free(body);
+	snprintf(path, sizeof(path), "/v1/sessions/%s", s.id);
+	r = expect("DELETE", path, key, NULL, 200, NULL);
+	http_resp_free(&r);
+}
+
 static void test_limits_and_expiry(void **state)
 {
 	struct http_resp s[3], r;
@@ -390,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_requests),
 		cmocka_unit_test(test_session_lifecycle_and_tokens),
 		cmocka_unit_test(test_boot_phases),
+		cmocka_unit_test(test_guest_ports),
 		cmocka_unit_test(test_limits_and_expiry),
 		cmocka_unit_test(test_sigterm_stops_every_guest),
 	};

@@ -707,23 +707,9 @@ static void test_events_long_poll(void **state)
 	delete_session(id);
 }
 
-/* Checkpoint folders in dir. */
-static int checkpoints(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		n += !strncmp(e->d_name, "vm-ckpt-", 8);
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /* Pauses id to disk on cur, which has no room for it: 507, and the session
  * is ready, its guest answers, no checkpoint is left. */
-static void pause_refused(const char *id, const char *run_base, const char *says)
+static void pause_refused(const char *id, const char *says)
 {
 	char path[128];
 	struct http_resp r;
@@ -740,11 +726,37 @@ static void pause_refused(const char *id, const char *run_base, const char *says
 	assert_string_equal(str(r.json, "status"), "ready");
 	assert_null(json_object_get(r.json, "busy"));
 	http_resp_free(&r);
-	assert_int_equal(checkpoints(run_base), 0);
+	assert_int_equal(gateway_proc_checkpoints(cur), 0);
 	assert_int_equal(gateway_proc_guests(cur), 1);
 	click(id, 300, 300, &img); /* the guest runs, and takes actions */
 	assert_int_equal(ppm_pixel(&img, 300, 300), MARK);
 	ppm_free(&img);
+	assert_sh(id, "echo alive", "alive\n");
+}
+
+/* Forks id on cur, which has no room for its checkpoint: 507 before
+ * anything starts, no copy, no checkpoint, the original ready. */
+static void fork_refused(const char *id)
+{
+	char path[128];
+	struct http_resp r;
+
+	sess_path(path, sizeof(path), id, "/fork");
+	r = req("POST", path, NULL, 507, "insufficient_storage");
+	print_message("fork: %.300s\n", r.body);
+	if (!strstr(r.body, "not enough free space: forking needs about 1 MiB"))
+		fail_msg("the error does not say what forking needs: %s", r.body);
+	http_resp_free(&r);
+	r = req("GET", "/v1/sessions", NULL, 200, NULL);
+	assert_int_equal(json_array_size(json_object_get(r.json, "sessions")), 1);
+	http_resp_free(&r);
+	sess_path(path, sizeof(path), id, "");
+	r = req("GET", path, NULL, 200, NULL);
+	assert_string_equal(str(r.json, "status"), "ready");
+	assert_null(json_object_get(r.json, "busy"));
+	http_resp_free(&r);
+	assert_int_equal(gateway_proc_checkpoints(cur), 0);
+	assert_int_equal(gateway_proc_guests(cur), 1);
 	assert_sh(id, "echo alive", "alive\n");
 }
 
@@ -770,8 +782,8 @@ static int small_gone(void **state)
 
 /* A gateway of its own whose run base (where checkpoints go) is a 96 MiB
  * tmpfs; VITRINE_TEST_SPACE_NEED_MIB=1 makes its checks want 1 + 64 MiB
- * free. First the tmpfs is filled to 32 MiB free: refused before anything
- * stops. Then with 95 MiB free the check passes, and the guest's RAM (80
+ * free. First the tmpfs is filled to 32 MiB free: a pause to disk and a
+ * fork are refused before anything stops. Then with 95 MiB free the check passes, and the guest's RAM (80
  * MiB of state here, 40 MiB of random bytes more) does not fit: the save
  * fails with ENOSPC half way, and
  * the guest runs on (it was stopped, its session failed and its guest
@@ -812,7 +824,8 @@ static void test_pause_disk_no_room(void **state)
 			assert_int_equal(fwrite(block, sizeof(block), 1, f), 1);
 	}
 	assert_int_equal(fclose(f), 0);
-	pause_refused(id, small_base, "not enough free space: pausing to disk needs about 1 MiB");
+	pause_refused(id, "not enough free space: pausing to disk needs about 1 MiB");
+	fork_refused(id);
 	unlink(fill);
 
 	/* Room by the check, none for the guest's RAM: fails half way. */
@@ -820,7 +833,7 @@ static void test_pause_disk_no_room(void **state)
 		  "cd /tmp && dd if=/dev/urandom of=b bs=1048576 count=1 2>/dev/null && "
 		  "cat b b b b b b b b > c && cat c c c c c > fill && rm b c && echo ok",
 		  "ok\n");
-	pause_refused(id, small_base, "pause to disk failed");
+	pause_refused(id, "pause to disk failed");
 	sess_path(path, sizeof(path), id, "/events");
 	r = req("GET", path, NULL, 200, NULL);
 	{

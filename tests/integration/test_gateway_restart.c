@@ -266,19 +266,6 @@ static int recordings(void)
 	return n;
 }
 
-static int checkpoints(void)
-{
-	DIR *d = opendir(gw.run_base);
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		n += !strncmp(e->d_name, "vm-ckpt-", 8);
-	if (d)
-		closedir(d);
-	return n;
-}
-
 static void restart(const char *const *args)
 {
 	assert_int_equal(gateway_proc_restart(&gw, args ? args : keep_args), 0);
@@ -403,7 +390,7 @@ static void test_kill9_three_sessions(void **state)
 	delete (&c);
 	assert_int_equal(gateway_proc_guests(&gw), 0);
 	assert_int_equal(guest_processes(), 0);
-	assert_int_equal(checkpoints(), 0);
+	assert_int_equal(gateway_proc_checkpoints(&gw), 0);
 }
 
 /* Sends a request and does not wait for its answer. */
@@ -512,7 +499,7 @@ static void test_kills_at_random_moments(void **state)
 		delete (&all[i]);
 	assert_int_equal(gateway_proc_guests(&gw), 0);
 	assert_int_equal(guest_processes(), 0);
-	assert_int_equal(checkpoints(), 0); /* no half-made one either */
+	assert_int_equal(gateway_proc_checkpoints(&gw), 0); /* no half-made one either */
 }
 
 /* Waits up to 60 s for s's record to leave state "running". */
@@ -762,10 +749,10 @@ static void test_gc_removes_what_no_record_knows(void **state)
 	assert_int_equal(unlink(path), 0);
 	snprintf(path, sizeof(path), "%s/%s.json", gw.state_dir, orphan.id);
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(checkpoints(), 2);
+	assert_int_equal(gateway_proc_checkpoints(&gw), 2);
 	assert_int_equal(run_gc(out, sizeof(out)), 0);
 	print_message("%s", out);
-	assert_int_equal(checkpoints(), 1); /* kept's stays */
+	assert_int_equal(gateway_proc_checkpoints(&gw), 1); /* kept's stays */
 	assert_int_equal(recordings(), 0);
 	assert_non_null(strstr(out, "1 recordings"));
 	assert_int_equal(guest_processes(), 0); /* the orphan was stopped */
@@ -773,7 +760,7 @@ static void test_gc_removes_what_no_record_knows(void **state)
 	expect_state(&kept, "paused", "disk");
 	op(&kept, "/resume", NULL, "ready");
 	delete (&kept);
-	assert_int_equal(checkpoints(), 0);
+	assert_int_equal(gateway_proc_checkpoints(&gw), 0);
 }
 
 int main(void)

@@ -8,8 +8,13 @@
  * connect to a host socket the test makes in /tmp, in /run or in the
  * abstract namespace (the latter is its network namespace's); its run dir
  * (here under /tmp, as tests' run bases are) is still there for it, file
- * and socket alike, and the images still read-only. Run as root (skipped
- * otherwise: without root there is no jail). No guest. */
+ * and socket alike, and the images still read-only. Its /dev is its own:
+ * the test runs in a mount namespace of its own whose /dev (a tmpfs it
+ * makes: the host's is never touched) holds what a host's does, a syslog
+ * socket at /dev/log, a disk and a device node QEMU has no use for; the
+ * probe cannot connect to /dev/log and sees no node but those QEMU opens,
+ * which work. Run as root (skipped otherwise: without root there is no
+ * jail). No guest. */
 #include "common/fsutil.h"
 #include "vmm-qemu/image.h"
 #include "vmm-qemu/jail.h"
@@ -17,15 +22,18 @@
 #include "vmm-qemu/proc.h"
 #include "vmm-qemu/spec.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -37,15 +45,50 @@ static char run_base[64], run_dir[96], run_socks[64], tmp_sock[64];
 static int self_fd = -1; /* this binary, for the probe's exec */
 static struct vmm_guest_jail jail;
 
+/* What the jail's /dev may hold (mount_ns.c). */
+static const char *const dev_allowed[] = { ".",	     "..",	"null",	 "zero", "full",
+					   "random", "urandom", "kvm",	 "shm",	 "fd",
+					   "stdin",  "stdout",	"stderr" };
+
+/* Entries of dir not in dev_allowed. */
+static int unexpected_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 255;
+	while ((e = readdir(d))) {
+		bool ok = false;
+
+		for (size_t i = 0; i < sizeof(dev_allowed) / sizeof(dev_allowed[0]); i++)
+			ok = ok || !strcmp(e->d_name, dev_allowed[i]);
+		n += !ok;
+	}
+	closedir(d);
+	return n;
+}
+
 /* The probe's side: one operation, its errno as the exit status (0: it
  * worked). "write PATH", "fill PATH" (VMM_MNTNS_TMP_MIB + 1 MiB),
- * "connect PATH" ("@NAME": abstract). */
+ * "connect PATH" ("@NAME": abstract), "read PATH" (16 bytes), "lsdev DIR"
+ * (the count of entries QEMU's /dev should not have). */
 static int probe(const char *op, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	static char chunk[1 << 20];
 	socklen_t len;
 	int fd;
+
+	if (!strcmp(op, "lsdev"))
+		return unexpected_entries(path);
+	if (!strcmp(op, "read")) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return errno;
+		return read(fd, chunk, 16) == 16 ? 0 : errno ? errno : EIO;
+	}
 
 	if (!strcmp(op, "connect")) {
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -109,6 +152,40 @@ static int listener(const char *path)
 	return fd;
 }
 
+static int dev_log = -1; /* the fake host's syslog socket */
+
+/* This test's own mount namespace (nothing of it reaches the host), with a
+ * /dev of the test's making standing for a host's: the nodes QEMU opens
+ * (made from the host's), and what it must not see: a syslog socket at
+ * /dev/log, a device node and a "disk" of no use to it, a shm dir. */
+static int host_dev(void)
+{
+	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "kvm" };
+	struct stat st[6];
+	bool have[6];
+	char path[64];
+
+	for (size_t i = 0; i < 6; i++) {
+		snprintf(path, sizeof(path), "/dev/%s", nodes[i]);
+		have[i] = stat(path, &st[i]) == 0 && S_ISCHR(st[i].st_mode);
+	}
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("vt-jail-dev", "/dev", "tmpfs", MS_NOSUID, "mode=0755,size=1m") < 0)
+		return -1;
+	for (size_t i = 0; i < 6; i++) {
+		snprintf(path, sizeof(path), "/dev/%s", nodes[i]);
+		if (have[i] && (mknod(path, st[i].st_mode, st[i].st_rdev) < 0 ||
+				chmod(path, st[i].st_mode & 07777) < 0))
+			return -1;
+	}
+	if (mknod("/dev/hostonly", S_IFCHR | 0666, st[0].st_rdev) < 0 ||
+	    chmod("/dev/hostonly", 0666) < 0 || fs_write_file("/dev/disk0", "disk", 4) < 0 ||
+	    mkdir("/dev/shm", 01777) < 0 || chmod("/dev/shm", 01777) < 0)
+		return -1;
+	dev_log = listener("/dev/log");
+	return 0;
+}
+
 static int setup(void **state)
 {
 	struct vmm_jail_config cfg;
@@ -118,6 +195,8 @@ static int setup(void **state)
 	(void)state;
 	if (geteuid() != 0)
 		return 0;
+	if (host_dev() < 0)
+		return -1;
 	self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	snprintf(run_base, sizeof(run_base), "/tmp/vt-jail-%d", (int)getpid());
 	snprintf(run_dir, sizeof(run_dir), "%s/vm-XXXXXX", run_base);
@@ -152,6 +231,8 @@ static int teardown(void **state)
 		unlink(tmp_sock); /* left by an assert that failed */
 	if (self_fd >= 0)
 		close(self_fd);
+	if (dev_log >= 0)
+		close(dev_log);
 	return 0;
 }
 
@@ -215,11 +296,28 @@ static void test_host_sockets_hidden(void **state)
 	unlink(tmp_sock);
 }
 
+/* The jail's /dev is its own: no /dev/log, nothing but what QEMU opens,
+ * and that works. */
+static void test_private_dev(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(access("/dev/hostonly", F_OK), 0); /* the fake host's /dev */
+	assert_int_equal(jailed("connect", "/dev/log"), ENOENT);
+	assert_int_equal(jailed("lsdev", "/dev"), 0);
+	assert_int_equal(jailed("write", "/dev/null"), 0);
+	assert_int_equal(jailed("read", "/dev/urandom"), 0);
+	assert_int_equal(jailed("read", "/dev/zero"), 0);
+	assert_int_equal(jailed("read", "/dev/disk0"), ENOENT);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tmp_private),
 		cmocka_unit_test(test_host_sockets_hidden),
+		cmocka_unit_test(test_private_dev),
 	};
 
 	if (argc == 4 && !strcmp(argv[1], "--probe"))

@@ -10,6 +10,8 @@
 #include "common/fsutil.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/checkpoint.h"
+#include "vmm-qemu/run_owner.h"
+#include "vmm-qemu/sweep.h"
 #include "vmm-qemu/vm.h"
 #include "vmm-qemu/vm_find.h"
 
@@ -77,6 +79,14 @@ static void shim_log_of(const char *run_dir, char *out, size_t len)
 	snprintf(out, len, "%.*s/shim-%s.log", (int)(slash - run_dir), run_dir, slash + 1);
 }
 
+/* A run dir's record beside it (run_owner.h). */
+static void record_of(const char *run_dir, char *out, size_t len)
+{
+	const char *slash = strrchr(run_dir, '/');
+
+	snprintf(out, len, "%.*s/owner-%s", (int)(slash - run_dir), run_dir, slash + 1);
+}
+
 /* Boots the tiny guest held by a shim and waits for ready. */
 static void start_guest(const struct vmm_shim_opts *so, struct vmm_vm **vm)
 {
@@ -135,6 +145,8 @@ static void destroy_leaves_nothing(struct vmm_vm *vm)
 	assert_true(gone_within(shim, 5000));
 	assert_true(gone_within(qemu, 5000));
 	assert_false(exists(dir));
+	assert_false(exists(log));
+	record_of(dir, log, sizeof(log));
 	assert_false(exists(log));
 }
 
@@ -399,25 +411,27 @@ static void test_terminate_orphans(void **state)
 	assert_false(exists(dir));
 	waitpid(id.pid, &st, WNOHANG); /* our child: the detach left it to us */
 
-	/* Without vm.json: found by owner.pid and its command line. */
+	/* Without vm.json: found by its record (run_owner.h) and its command line. */
 	start_guest(&so, &vm);
 	vmm_vm_identity(vm, &id);
 	snprintf(dir, sizeof(dir), "%s", vmm_vm_run_dir(vm));
 	vmm_vm_detach(vm);
 	snprintf(path, sizeof(path), "%s/vm.json", dir);
 	assert_int_equal(unlink(path), 0);
-	/* First a stranger's pid in owner.pid: refused, and it lives on. */
+	/* A stranger's pid in the run dir's owner.pid (its guest's to
+	 * write) means nothing: a stranger's in its record is refused, and
+	 * it lives on. */
 	snprintf(path, sizeof(path), "%s/owner.pid", dir);
 	stranger = sleeping_child();
 	snprintf(pid_text, sizeof(pid_text), "%d\n", (int)stranger);
 	assert_int_equal(fs_write_file(path, pid_text, strlen(pid_text)), 0);
+	assert_int_equal(vmm_run_owner_write(dir, stranger, NULL), 0);
 	assert_int_equal(vmm_shim_terminate(dir, 2000, err, sizeof(err)), -ESRCH);
 	assert_true(alive(stranger));
 	kill(stranger, SIGKILL);
 	waitpid(stranger, &st, 0);
 	/* Then the shim's own. */
-	snprintf(pid_text, sizeof(pid_text), "%d\n", (int)id.pid);
-	assert_int_equal(fs_write_file(path, pid_text, strlen(pid_text)), 0);
+	assert_int_equal(vmm_run_owner_write(dir, id.pid, NULL), 0);
 	if (vmm_shim_terminate(dir, 10000, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
 	assert_true(gone_within(id.pid, 5000));
@@ -549,7 +563,7 @@ static void test_qemu_exit_is_reported(void **state)
 }
 
 struct tally {
-	int run_dirs, live_run_dirs, checkpoints, held, logs, stale;
+	int run_dirs, live_run_dirs, checkpoints, held, logs, records, stale;
 };
 
 static void tally(void *ud, const struct vmm_sweep_entry *e)
@@ -572,18 +586,130 @@ static void tally(void *ud, const struct vmm_sweep_entry *e)
 	case VMM_SWEEP_SHIM_LOG:
 		t->logs++;
 		break;
+	case VMM_SWEEP_OWNER_RECORD:
+		t->records++;
+		break;
 	}
 }
 
+/* A run dir with its record naming pid (a live one: a record keeps the
+ * start time) or a dead one, or a checkpoint with its owner.pid. */
 static void make_dir_owned_by(const char *name, pid_t pid)
 {
 	char path[PATH_MAX], file[PATH_MAX + 16], text[32];
 
 	snprintf(path, sizeof(path), "%s/%s", run_base, name);
 	assert_int_equal(fs_mkdir_p(path, 0700), 0);
+	if (strncmp(name, "vm-ckpt-", 8)) {
+		record_of(path, file, sizeof(file));
+		snprintf(text, sizeof(text), "%d 1 \n", (int)pid);
+		if (alive(pid))
+			assert_int_equal(vmm_run_owner_write(path, pid, ""), 0);
+		else
+			assert_int_equal(fs_write_file(file, text, strlen(text)), 0);
+		return;
+	}
 	snprintf(file, sizeof(file), "%s/owner.pid", path);
 	snprintf(text, sizeof(text), "%d\n", (int)pid);
 	assert_int_equal(fs_write_file(file, text, strlen(text)), 0);
+}
+
+/* The run dir is its guest's uid's: its owner.pid, deleted or forged, or
+ * any other file planted there, never decides whether it lives. A guest
+ * whose run dir lost its owner.pid and got one naming a dead pid keeps
+ * its run dir (and its shim, QEMU) through a sweep. */
+static void test_sweep_ignores_run_dir_contents(void **state)
+{
+	struct vmm_shim_opts so = { .bin = shim_bin, .grace_s = 30 };
+	char path[PATH_MAX + 16], text[32], err[512];
+	const char *dir;
+	struct vmm_vm *vm;
+	pid_t dead;
+	int st;
+
+	(void)state;
+	dead = fork();
+	assert_true(dead >= 0);
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, &st, 0);
+	start_guest(&so, &vm);
+	dir = vmm_vm_run_dir(vm);
+	/* Deleted (and whatever the guest's uid left of it). */
+	snprintf(path, sizeof(path), "%s/owner.pid", dir);
+	unlink(path);
+	assert_int_equal(vmm_sweep_stale(run_base), 0);
+	assert_true(exists(dir));
+	/* Forged: a dead pid. */
+	snprintf(text, sizeof(text), "%d\n", (int)dead);
+	assert_int_equal(fs_write_file(path, text, strlen(text)), 0);
+	assert_int_equal(vmm_sweep_stale(run_base), 0);
+	assert_true(exists(dir));
+	assert_true(alive(vmm_vm_proc(vm)->pid));
+	assert_int_equal(vmm_vm_status(vm, text, sizeof(text), err, sizeof(err)), 0);
+	assert_string_equal(text, "running");
+	destroy_leaves_nothing(vm);
+}
+
+struct foreign_tally {
+	int ours, foreign;
+	char gateway[PATH_MAX];
+};
+
+static void tally_foreign(void *ud, const struct vmm_sweep_entry *e)
+{
+	struct foreign_tally *t = ud;
+
+	if (e->kind != VMM_SWEEP_RUN_DIR || !e->owner_alive)
+		return;
+	if (e->foreign) {
+		t->foreign++;
+		snprintf(t->gateway, sizeof(t->gateway), "%s", e->gateway);
+	} else {
+		t->ours++;
+	}
+}
+
+/* A run dir carries its gateway's id in its record: this process as a
+ * gateway of one state dir knows another's run dir for what it is. */
+static void test_run_dir_of_another_gateway(void **state)
+{
+	struct vmm_shim_opts so = { .bin = shim_bin, .grace_s = 30 };
+	struct foreign_tally t = { 0 };
+	struct vmm_run_owner o;
+	char other[PATH_MAX], path[PATH_MAX];
+	struct vmm_vm *vm;
+	pid_t sleeper;
+	int st;
+
+	(void)state;
+	vmm_run_owner_set_gateway("/var/lib/vitrine-test/this-state");
+	start_guest(&so, &vm);
+	/* The shim rewrote the record with its own pid, the gateway kept. */
+	assert_int_equal(vmm_run_owner_read(vmm_vm_run_dir(vm), &o), 0);
+	assert_int_equal(o.pid, vmm_vm_proc(vm)->pid);
+	assert_string_equal(o.gateway, "/var/lib/vitrine-test/this-state");
+	/* Another gateway's, alive. */
+	sleeper = sleeping_child();
+	snprintf(other, sizeof(other), "%s/vm-othergw", run_base);
+	assert_int_equal(fs_mkdir_p(other, 0700), 0);
+	assert_int_equal(vmm_run_owner_write(other, sleeper, "/srv/other-state"), 0);
+	vmm_sweep_list(run_base, tally_foreign, &t);
+	assert_int_equal(t.ours, 1);
+	assert_int_equal(t.foreign, 1);
+	assert_string_equal(t.gateway, "/srv/other-state");
+	/* Neither is swept while its owner lives. */
+	assert_int_equal(vmm_sweep_stale(run_base), 0);
+	assert_true(exists(other));
+	kill(sleeper, SIGKILL);
+	waitpid(sleeper, &st, 0);
+	/* Its owner gone, it goes with its record. */
+	assert_int_equal(vmm_sweep_stale(run_base), 1);
+	assert_false(exists(other));
+	record_of(other, path, sizeof(path));
+	assert_false(exists(path));
+	vmm_run_owner_set_gateway(NULL);
+	destroy_leaves_nothing(vm);
 }
 
 static void test_sweep_keeps_what_lives(void **state)
@@ -620,13 +746,18 @@ static void test_sweep_keeps_what_lives(void **state)
 	snprintf(path, sizeof(path), "%s/shim-vm-gone2.log", run_base);
 	assert_int_equal(fs_write_file(path, "x\n", 2), 0);
 
-	assert_int_equal(vmm_sweep_list(run_base, tally, &t), n0 + 7);
+	/* A record whose run dir is gone. */
+	snprintf(path, sizeof(path), "%s/owner-vm-gonedir", run_base);
+	assert_int_equal(fs_write_file(path, "1 1 \n", 5), 0);
+
+	assert_int_equal(vmm_sweep_list(run_base, tally, &t), n0 + 8);
+	assert_int_equal(t.records, 1);
 	assert_int_equal(t.run_dirs, 2);
 	assert_int_equal(t.live_run_dirs, 1);
 	assert_int_equal(t.checkpoints, 2);
 	assert_int_equal(t.held, 1);
 	assert_int_equal(t.logs, n0 + 3);
-	assert_int_equal(t.stale, 3);
+	assert_int_equal(t.stale, 4);
 
 	assert_int_equal(vmm_sweep_stale(run_base), 2);
 	assert_true(exists(vmm_vm_run_dir(vm)));
@@ -642,6 +773,10 @@ static void test_sweep_keeps_what_lives(void **state)
 	snprintf(path, sizeof(path), "%s/vm-ckpt-dead", run_base);
 	assert_false(exists(path));
 	snprintf(path, sizeof(path), "%s/vm-deadrun", run_base);
+	assert_false(exists(path));
+	snprintf(path, sizeof(path), "%s/owner-vm-deadrun", run_base);
+	assert_false(exists(path));
+	snprintf(path, sizeof(path), "%s/owner-vm-gonedir", run_base);
 	assert_false(exists(path));
 
 	/* Unheld, it is its owner's again: this process. */
@@ -667,6 +802,8 @@ int main(void)
 		cmocka_unit_test(test_sigterm_to_the_shim),
 		cmocka_unit_test(test_qemu_exit_is_reported),
 		cmocka_unit_test(test_sweep_keeps_what_lives),
+		cmocka_unit_test(test_sweep_ignores_run_dir_contents),
+		cmocka_unit_test(test_run_dir_of_another_gateway),
 	};
 
 	return cmocka_run_group_tests_name("shim-held guests", tests, setup, teardown);

@@ -206,6 +206,19 @@ int gateway_proc_guests(const struct gateway_proc *g)
 	return n;
 }
 
+int gateway_proc_checkpoints(const struct gateway_proc *g)
+{
+	DIR *d = opendir(g->run_base);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "vm-ckpt-", 8);
+	if (d)
+		closedir(d);
+	return n;
+}
+
 int gateway_proc_delete_sessions(const struct gateway_proc *g)
 {
 	struct http_resp r;

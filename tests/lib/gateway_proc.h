@@ -46,6 +46,8 @@ long gateway_proc_rss_kib(const struct gateway_proc *g);
 /* Guests of the server still running (its run dirs; checkpoint folders
  * of sessions paused on disk are not guests). */
 int gateway_proc_guests(const struct gateway_proc *g);
+/* Checkpoint folders (vm-ckpt-*) in the server's run base. */
+int gateway_proc_checkpoints(const struct gateway_proc *g);
 
 /* The qga socket of the server's guest (the last run dir found when there
  * are several: for a server with one guest). Returns 0, or -1. */

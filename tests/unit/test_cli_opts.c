@@ -458,6 +458,82 @@ static void test_key(void **state)
 	/* the messages of the line name "key", as they did */
 	assert_refused(key("create --bogus", &c), OPT_BAD_LINE,
 		       "key: unrecognized option '--bogus'");
+	/* a project's keys */
+	assert_int_equal(key("create --project acme --name a1", &c), OPT_OK);
+	assert_string_equal(c.project, "acme");
+	assert_int_equal(key("ls --project acme", &c), OPT_OK);
+	assert_string_equal(c.project, "acme");
+	assert_refused(key("rm k1 --project acme", &c), OPT_BAD_LINE,
+		       "vitrine key rm: --project goes with create and ls (rm takes any key's id)");
+	assert_refused(key("create --project ../x", &c), OPT_BAD_LINE,
+		       "vitrine key create: --project: not a project's name ([a-z0-9-], from a "
+		       "letter)");
+}
+
+static int project(const char *line, struct project_config *c)
+{
+	return cli_project_parse(c, split("project", line), words, err, sizeof(err));
+}
+
+/* The body of create or set, as text. */
+static void expect_body(const struct project_config *c, const char *want)
+{
+	json_t *b = cli_project_body(c, err, sizeof(err));
+	char *text;
+
+	assert_non_null(b);
+	text = json_dumps(b, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(text, want);
+	free(text);
+	json_decref(b);
+}
+
+static void test_project(void **state)
+{
+	struct project_config c;
+
+	(void)state;
+	assert_int_equal(project("create acme --sessions 3 --memory-mib 4096 --allow-root", &c),
+			 OPT_OK);
+	assert_int_equal(c.sub, CLI_PROJECT_CREATE);
+	assert_string_equal(c.name, "acme");
+	expect_body(&c, "{\"allow_root\":true,\"name\":\"acme\",\"quota\":{\"memory_mib\":4096,"
+			"\"sessions\":3}}");
+	assert_int_equal(project("set acme --vcpus none --deny-root", &c), OPT_OK);
+	expect_body(&c, "{\"allow_root\":false,\"quota\":{\"vcpus\":null}}");
+	assert_int_equal(project("set acme --disk-gib 20", &c), OPT_OK);
+	expect_body(&c, "{\"quota\":{\"disk_gib\":20}}");
+	assert_int_equal(project("set acme --disk-gib lots", &c), OPT_OK);
+	assert_null(cli_project_body(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "--disk-gib takes a whole number or \"none\""));
+	assert_int_equal(project("ls --json", &c), OPT_OK);
+	assert_int_equal(c.sub, CLI_PROJECT_LS);
+	assert_null(c.name);
+	assert_int_equal(project("show acme", &c), OPT_OK);
+	assert_int_equal(project("rm acme", &c), OPT_OK);
+	assert_int_equal(c.sub, CLI_PROJECT_RM);
+	assert_int_equal(project("--help", &c), OPT_HELP);
+	assert_refused(project("", &c), OPT_BAD_LINE, "vitrine project: a subcommand is required");
+	assert_refused(project("make acme", &c), OPT_BAD_LINE,
+		       "vitrine project: unknown subcommand 'make'");
+	assert_refused(project("create", &c), OPT_BAD_LINE,
+		       "vitrine project create: a project name is required");
+	assert_refused(project("create a b", &c), OPT_BAD_LINE,
+		       "vitrine project create: one project name only");
+	assert_refused(project("ls acme", &c), OPT_BAD_LINE,
+		       "vitrine project ls: takes no argument");
+	assert_refused(project("create Acme", &c), OPT_BAD_LINE,
+		       "vitrine project create: 'Acme' is not a project's name (1..32 of "
+		       "[a-z0-9-], from a letter)");
+	assert_refused(project("set acme", &c), OPT_BAD_LINE,
+		       "vitrine project set: say what changes (a quota, --allow-root or "
+		       "--deny-root)");
+	assert_refused(project("rm acme --sessions 1", &c), OPT_BAD_LINE,
+		       "vitrine project rm: quotas and --allow-root go with create and set");
+	assert_refused(project("create acme --deny-root", &c), OPT_BAD_LINE,
+		       "vitrine project create: --deny-root goes with set, without --allow-root");
+	assert_refused(project("create acme --json", &c), OPT_BAD_LINE,
+		       "vitrine project create: --json goes with ls and show");
 }
 
 static void test_template_save_build(void **state)
@@ -747,6 +823,7 @@ int main(void)
 		cmocka_unit_test(test_screenshot),
 		cmocka_unit_test(test_act),
 		cmocka_unit_test(test_key),
+		cmocka_unit_test(test_project),
 		cmocka_unit_test(test_template_save_build),
 		cmocka_unit_test(test_template_move),
 		cmocka_unit_test(test_template_pool),

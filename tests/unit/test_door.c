@@ -116,6 +116,11 @@ static int fake_raw(struct lws *wsi, enum lws_callback_reasons reason, void *in,
 	return 9;
 }
 
+static bool fake_owns_port(int port)
+{
+	return port == 7;
+}
+
 static const struct api_door_ops fake = {
 	.name = "fake",
 	.claim = fake_claim,
@@ -131,6 +136,7 @@ static const struct api_door_ops fake = {
 	.ws_confirm = fake_ws_confirm,
 	.ws_callback = fake_ws_callback,
 	.raw_callback = fake_raw,
+	.owns_port = fake_owns_port,
 };
 
 static const struct api_door_ops other = { .name = "other" };

@@ -3,7 +3,7 @@
  * message; the events envd streams; the control plane's bodies and
  * routes; the sandbox of a Host, the live view's Origin; the user of an envd call; Process.Start
  * and the calls on a running process; the list's metadata filter; a
- * multipart upload's file; chunked request bodies; watching: the
+ * /files' encodings (gzip); chunked request bodies; watching: the
  * requests, the guest watcher's lines, its end, envd's watch messages. */
 #include "common/base64.h"
 #include "common/chunked.h"
@@ -446,33 +446,35 @@ static void test_metadata(void **state)
 	json_decref(m);
 }
 
-static void test_multipart(void **state)
+static void test_encodings(void **state)
 {
-	static const char body[] =
-		"--XyZ\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\n"
-		"no\r\n--XyZ\r\nContent-Disposition: form-data; name=\"file\"; "
-		"filename=\"a\"\r\nContent-Type: application/octet-stream\r\n\r\n"
-		"\0\r\n--X\r\n--XyZ--\r\n";
-	const char *data;
-	size_t len;
+	bool gz = true;
 
 	(void)state;
-	assert_int_equal(e2b_multipart_file("multipart/form-data; boundary=XyZ", body,
-					    sizeof(body) - 1, &data, &len),
-			 0);
-	assert_int_equal(len, 6); /* a delimiter's prefix inside the data is data */
-	assert_memory_equal(data, "\0\r\n--X", 6);
-	assert_int_equal(e2b_multipart_file("multipart/form-data; boundary=\"XyZ\"", body,
-					    sizeof(body) - 1, &data, &len),
-			 0);
-	assert_int_equal(e2b_multipart_file("multipart/form-data; boundary=Other", body,
-					    sizeof(body) - 1, &data, &len),
-			 -EINVAL);
-	assert_int_equal(e2b_multipart_file("text/plain", body, sizeof(body) - 1, &data, &len),
-			 -EINVAL);
-	assert_int_equal(e2b_multipart_file("multipart/form-data; boundary=XyZ", body, 40, &data,
-					    &len),
-			 -EINVAL); /* cut short */
+	/* as envd's parseAcceptEncoding */
+	assert_int_equal(e2b_accept_gzip("gzip", &gz), 0);
+	assert_true(gz);
+	assert_int_equal(e2b_accept_gzip("GZIP;q=0.5, identity;q=0.9", &gz), 0);
+	assert_false(gz);
+	assert_int_equal(e2b_accept_gzip("br, gzip;q=0.8", &gz), 0);
+	assert_true(gz);
+	assert_int_equal(e2b_accept_gzip("gzip;q=0", &gz), 0);
+	assert_false(gz);
+	assert_int_equal(e2b_accept_gzip("*", &gz), 0);
+	assert_false(gz);
+	assert_int_equal(e2b_accept_gzip("*, identity;q=0", &gz), 0);
+	assert_true(gz);
+	assert_int_equal(e2b_accept_gzip("br, identity;q=0", &gz), -EINVAL);
+	assert_int_equal(e2b_accept_gzip("", &gz), 0);
+	assert_false(gz);
+	/* as envd's parseContentEncoding */
+	assert_int_equal(e2b_content_gzip("gzip", &gz), 0);
+	assert_true(gz);
+	assert_int_equal(e2b_content_gzip(" Gzip ", &gz), 0);
+	assert_true(gz);
+	assert_int_equal(e2b_content_gzip("identity", &gz), 0);
+	assert_false(gz);
+	assert_int_equal(e2b_content_gzip("br", &gz), -EINVAL);
 }
 
 static void test_routes(void **state)
@@ -882,7 +884,7 @@ int main(void)
 		cmocka_unit_test(test_timeout),	    cmocka_unit_test(test_host),
 		cmocka_unit_test(test_user),	    cmocka_unit_test(test_start),
 		cmocka_unit_test(test_proc_calls),  cmocka_unit_test(test_metadata),
-		cmocka_unit_test(test_multipart),   cmocka_unit_test(test_routes),
+		cmocka_unit_test(test_encodings),   cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_chunked),	    cmocka_unit_test(test_fs),
 		cmocka_unit_test(test_watch_req),   cmocka_unit_test(test_watch_lines),
 		cmocka_unit_test(test_watch_line),  cmocka_unit_test(test_watch_messages),

@@ -4,8 +4,10 @@
  * line naming the same paths. */
 #include "vmm-qemu/argv.h"
 #include "vmm-qemu/run_dir.h"
+#include "vmm-qemu/run_owner.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,13 +101,45 @@ static void test_argv_uses_them(void **state)
 	assert_non_null(strstr(err, "too long"));
 }
 
+/* The owner record's line (run_owner.h): a round trip, and what is not
+ * one line of a pid, a start time and a gateway id. */
+static void test_owner_record(void **state)
+{
+	struct vmm_run_owner o = { .pid = 4242, .start_time = 987654321 }, back;
+	char line[PATH_MAX + 64];
+	int n;
+
+	(void)state;
+	snprintf(o.gateway, sizeof(o.gateway), "/var/lib/vitrine/sessions");
+	n = vmm_run_owner_format(&o, line, sizeof(line));
+	assert_int_equal(n, (int)strlen("4242 987654321 /var/lib/vitrine/sessions\n"));
+	assert_int_equal(vmm_run_owner_parse(line, (size_t)n, &back), 0);
+	assert_int_equal(back.pid, 4242);
+	assert_true(back.start_time == 987654321ull);
+	assert_string_equal(back.gateway, "/var/lib/vitrine/sessions");
+	/* No gateway; a gateway with a space. */
+	assert_int_equal(vmm_run_owner_parse("7 1 \n", 5, &back), 0);
+	assert_string_equal(back.gateway, "");
+	assert_int_equal(vmm_run_owner_parse("7 1 /a b\n", 9, &back), 0);
+	assert_string_equal(back.gateway, "/a b");
+	assert_int_equal(vmm_run_owner_format(&o, line, 10), -ENAMETOOLONG);
+	/* Refused. */
+	const char *bad[] = {
+		"",	    "\n",	"7 1 x",     "0 1 x\n",	   "-7 1 x\n",
+		"7 x\n",    "7\n",	"x 1 y\n",   "7 1 a\nb\n", "99999999999 1 x\n",
+		"7  1 x\n", "07 1 x\n", "7 1 a\tb\n"
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(vmm_run_owner_parse(bad[i], strlen(bad[i]), &back), -EPROTO);
+	assert_int_equal(vmm_run_owner_parse("7 1 a\0b\n", 8, &back), -EPROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_each_socket),
-		cmocka_unit_test(test_too_long),
-		cmocka_unit_test(test_unknown_socket),
-		cmocka_unit_test(test_argv_uses_them),
+		cmocka_unit_test(test_each_socket),    cmocka_unit_test(test_too_long),
+		cmocka_unit_test(test_unknown_socket), cmocka_unit_test(test_argv_uses_them),
+		cmocka_unit_test(test_owner_record),
 	};
 
 	return cmocka_run_group_tests_name("run dir sockets", tests, NULL, NULL);

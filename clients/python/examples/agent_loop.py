@@ -2,21 +2,27 @@
 """agent_loop.py: the tool-execution half of a computer-use agent loop.
 
 A real loop alternates: call the model, execute the computer-use tool calls it
-returns, send the results back, repeat. This example does the middle step
+returns, send the results back, repeat (vitrine_client.toolset's docstring and
+the README show the whole loop with Claude). This example does the middle step
 against a Vitrine session, without calling any model: it reads recorded model
-output -- an Anthropic Messages response (or its content blocks) with
-`tool_use` blocks for the `computer` tool, and/or an OpenAI Responses response
-(or its output items) with `computer_call` items -- from a JSON file or stdin,
-executes each call through the gateway, asking for the settled screenshot,
-and prints one tool result per call, one JSON object per line, in the
-vendor's own format:
+output from a JSON file or stdin and prints one tool result per call, one JSON
+object per line, in the vendor's own format:
 
-  Anthropic: {"type": "tool_result", "tool_use_id": ..., "content": [{"type":
-             "image", "source": {"type": "base64", "media_type": "image/jpeg",
-             "data": ...}}]}
-  OpenAI:    {"type": "computer_call_output", "call_id": ..., "output":
-             {"type": "computer_screenshot", "image_url":
-             "data:image/jpeg;base64,..."}}
+  - an Anthropic Messages response (or its content blocks) with tool_use
+    blocks of Claude's computer toolset (computer_toolset_20260801: named
+    after its members, "left_click", "zoom", ..., toolset_name "computer"):
+    each response's calls go to the gateway as one turn, which runs them in
+    order, stops at the first failure, scales screenshots to the model's
+    image limits and maps coordinates back; its tool_result blocks are
+    printed as they are;
+  - tool_use blocks of the older `computer` tool (computer_20251124, with
+    "action"): each runs with a settled screenshot, printed as
+    {"type": "tool_result", "tool_use_id": ..., "content": [{"type":
+    "image", "source": {"type": "base64", "media_type": "image/jpeg",
+    "data": ...}}]};
+  - OpenAI Responses output (or its items) with computer_call items:
+    {"type": "computer_call_output", "call_id": ..., "output":
+    {"type": "computer_screenshot", "image_url": "data:image/jpeg;base64,..."}}
 
 Those lines are what goes into the next model request (Anthropic: the content
 of a user message; OpenAI: input items). Action inputs are passed to the
@@ -37,9 +43,13 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from vitrine_client import VitrineClient, VitrineError  # noqa: E402
+try:  # the installed package (pip install ./clients/python) ...
+    from vitrine_client import VitrineClient, VitrineError
+    from vitrine_client.toolset import TOOLSET_NAME, MEMBERS
+except ImportError:  # ... or the source tree next to this example
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from vitrine_client import VitrineClient, VitrineError
+    from vitrine_client.toolset import TOOLSET_NAME, MEMBERS
 
 MEDIA_TYPES = {"jpeg": "image/jpeg", "png": "image/png"}
 
@@ -55,7 +65,10 @@ def tool_calls(doc):
     if not isinstance(doc, dict):
         return
     if doc.get("type") == "tool_use":
-        if doc.get("name") == "computer":
+        ts = doc.get("toolset_name")
+        if ts == TOOLSET_NAME or (ts is None and doc.get("name") in MEMBERS):
+            yield "toolset", doc
+        elif doc.get("name") == "computer":
             yield "anthropic", doc
         else:
             print(f"agent_loop: skipping tool_use of tool {doc.get('name')!r}", file=sys.stderr)
@@ -65,6 +78,24 @@ def tool_calls(doc):
         for key in ("content", "output"):  # a Messages or a Responses response
             if isinstance(doc.get(key), list):
                 yield from tool_calls(doc[key])
+                yield "end_of_turn", None
+
+
+def turns(doc):
+    """tool_calls(doc) with each response's toolset calls gathered into one
+    ("toolset", [blocks]) turn, in place of its first call."""
+    turn = []
+    for vendor, call in tool_calls(doc):
+        if vendor == "toolset":
+            turn.append(call)
+            continue
+        if turn:
+            yield "toolset", turn
+            turn = []
+        if vendor != "end_of_turn":
+            yield vendor, call
+    if turn:
+        yield "toolset", turn
 
 
 class Executor:
@@ -158,7 +189,10 @@ def main(argv=None):
     p.add_argument("--url", help="page the new session opens")
     p.add_argument("--keep", action="store_true", help="do not delete the session created")
     p.add_argument("--format", choices=["jpeg", "png"], default="jpeg")
-    p.add_argument("--screenshot-size", type=parse_size, metavar="WxH")
+    p.add_argument("--screenshot-size", type=parse_size, metavar="WxH",
+                   help="the older computer tool's display size")
+    p.add_argument("--max-long-edge", type=int, metavar="PX",
+                   help="the toolset's image limit (default the gateway's: 2576)")
     p.add_argument("--ack-safety-checks", action="store_true",
                    help="acknowledge OpenAI pending safety checks (only after a person confirmed)")
     args = p.parse_args(argv)
@@ -183,7 +217,13 @@ def main(argv=None):
                                    f"{created.get('error', '')}")
             print(f"agent_loop: session {session_id} ready", file=sys.stderr)
         ex = Executor(vc, session_id, args.format, args.screenshot_size)
-        for vendor, call in tool_calls(doc):
+        for vendor, call in turns(doc):
+            if vendor == "toolset":
+                limits = {"max_long_edge": args.max_long_edge} if args.max_long_edge else None
+                for result in vc.toolset_turn(session_id, call, image_limits=limits,
+                                              image_format=args.format):
+                    print(json.dumps(result), flush=True)
+                continue
             if vendor == "anthropic":
                 result = anthropic_result(ex, call)
             else:
