@@ -102,9 +102,17 @@ static double create(const char *body, const char *want_pool)
 	return ms;
 }
 
-/* The resident memory (KiB) of each pool member's QEMU, from the records
- * of the state dir ("pool", "guest": {"pid"}); their count. */
-static int member_rss(long *kib, int max)
+/* What each pool member's QEMU holds (KiB, from /proc/PID/status: its
+ * resident set, of which private and of which file-backed: the template's
+ * RAM file, shared) and its name, from the records of the state dir
+ * ("pool", "guest": {"pid"}: its supervisor, whose child QEMU is); their
+ * count. */
+struct member_mem {
+	char name[32];
+	long rss, anon, file;
+};
+
+static int member_mem(struct member_mem *m, int max)
 {
 	DIR *d = opendir(gw.state_dir);
 	struct dirent *e;
@@ -123,12 +131,26 @@ static int member_rss(long *kib, int max)
 			continue;
 		pid = json_integer_value(json_object_get(json_object_get(rec, "guest"), "pid"));
 		if (json_object_get(rec, "pool") && pid > 0) {
-			snprintf(path, sizeof(path), "/proc/%lld/status", (long long)pid);
-			kib[n] = -1;
+			long long child = 0;
+
+			/* the record names its supervisor: QEMU is its child */
+			snprintf(path, sizeof(path), "/proc/%lld/task/%lld/children",
+				 (long long)pid, (long long)pid);
 			if ((f = fopen(path, "r"))) {
-				while (fgets(line, sizeof(line), f))
-					if (sscanf(line, "VmRSS: %ld", &kib[n]) == 1)
-						break;
+				if (fscanf(f, "%lld", &child) != 1)
+					child = 0;
+				fclose(f);
+			}
+			snprintf(path, sizeof(path), "/proc/%lld/status",
+				 child > 0 ? child : (long long)pid);
+			m[n] = (struct member_mem){ .rss = -1, .anon = -1, .file = -1 };
+			if ((f = fopen(path, "r"))) {
+				while (fgets(line, sizeof(line), f)) {
+					sscanf(line, "Name: %31s", m[n].name);
+					sscanf(line, "VmRSS: %ld", &m[n].rss);
+					sscanf(line, "RssAnon: %ld", &m[n].anon);
+					sscanf(line, "RssFile: %ld", &m[n].file);
+				}
 				fclose(f);
 			}
 			n++;
@@ -151,7 +173,7 @@ int main(int argc, char **argv)
 	const char *image = "tiny";
 	double pool_ms[MAX_N], plain_ms[MAX_N], cold_ms[MAX_N];
 	char args[256], body[128], path[128];
-	long rss[8];
+	struct member_mem mm[8];
 	int n = 10, rc = 1, members;
 
 	for (int i = 1; i < argc; i++) {
@@ -182,13 +204,14 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "/v1/templates/%s", tpl_pool);
 	if (call("PATCH", path, "{\"pool\":1}", 200, NULL) < 0 || pool_full(1) < 0)
 		goto out;
-	members = member_rss(rss, 8);
+	members = member_mem(mm, 8);
 	printf("bench_create: %s guest, %d of each, interleaved (the host may be loaded by "
 	       "others)\n",
 	       image, n);
 	for (int i = 0; i < members; i++)
-		printf("  pool member %d holds %ld MiB resident (QEMU's VmRSS)\n", i,
-		       rss[i] / 1024);
+		printf("  pool member %d (%s): %ld MiB resident, %ld MiB of it private, %ld MiB "
+		       "file-backed (the template's RAM file, QEMU's own: shared)\n",
+		       i, mm[i].name, mm[i].rss / 1024, mm[i].anon / 1024, mm[i].file / 1024);
 	for (int i = 0; i < n; i++) {
 		/* each round in another order */
 		for (int k = 0; k < 3; k++) {

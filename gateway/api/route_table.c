@@ -12,6 +12,7 @@
 #include "gateway/api/stream.h"
 
 #include "gateway/core/auth.h"
+#include "gateway/session/pool.h"
 #include "vmm-qemu/jail.h"
 
 _Static_assert((AUTH_RIGHTS_OPERATOR & (ROUTE_NO_TOKEN | ROUTE_OPERATOR_KEY | ROUTE_OWN_AUTH)) == 0,
@@ -31,9 +32,13 @@ static void method_not_allowed(struct http_req *r)
 /* unconfined: guests run without a cgroup (vmm-qemu/jail.h). */
 static void health(struct http_req *r)
 {
+	int ready, refilling; /* the warm pools' members are no one's sessions */
+
+	sess_pool_totals(r->gw, &ready, &refilling);
 	http_reply_json(r, 200,
-			json_pack("{s:s, s:i, s:b}", "status", "ok", "sessions", r->gw->n_sessions,
-				  "unconfined", vmm_jail_cgroups() == VMM_JAIL_CGROUPS_NONE));
+			json_pack("{s:s, s:i, s:b}", "status", "ok", "sessions",
+				  r->gw->n_sessions - ready - refilling, "unconfined",
+				  vmm_jail_cgroups() == VMM_JAIL_CGROUPS_NONE));
 }
 
 static void root(struct http_req *r)

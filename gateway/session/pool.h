@@ -14,7 +14,7 @@
  * names one before its claim. Its id is kept at the claim (its run dir,
  * supervisor and record are tied to it): nobody saw it before, and its
  * tokens are minted afresh. Members are the first to go when a real
- * create, fork or resume needs the memory or a session slot.
+ * create, fork or template build needs the memory (or a create a session slot).
  *
  * The wanted sizes are kept in the state dir (REGISTRY_POOLS_FILE), so a
  * restarted gateway keeps its pools. Loop thread. */

@@ -584,6 +584,34 @@ static void test_template_save_build(void **state)
 		       OPT_BAD_LINE, "vitrine template build: unexpected argument 'more'");
 }
 
+static void test_template_pool(void **state)
+{
+	struct template_pool_config c;
+
+	(void)state;
+	assert_int_equal(cli_template_pool_parse(&c, split("pool", "shop 2"), words, err,
+						 sizeof(err)),
+			 OPT_OK);
+	assert_string_equal(c.cl.cmd, "vitrine template pool");
+	assert_string_equal(c.name, "shop");
+	assert_int_equal(c.size, 2);
+	assert_int_equal(cli_template_pool_parse(&c, split("pool", "shop 0"), words, err,
+						 sizeof(err)),
+			 OPT_OK);
+	assert_int_equal(c.size, 0);
+	assert_refused(cli_template_pool_parse(&c, split("pool", "shop"), words, err, sizeof(err)),
+		       OPT_BAD_LINE,
+		       "vitrine template pool: a template name and a size are required");
+	assert_refused(cli_template_pool_parse(&c, split("pool", "shop two"), words, err,
+					       sizeof(err)),
+		       OPT_BAD_VALUE,
+		       "vitrine template pool: bad size 'two' (a number, 0 for none)");
+	assert_refused(
+		cli_template_pool_parse(&c, split("pool", "Shop 1"), words, err, sizeof(err)),
+		OPT_BAD_VALUE,
+		"vitrine template pool: bad template name 'Shop' (1-63 of a-z, 0-9, '_', '-')");
+}
+
 static void test_template_move(void **state)
 {
 	struct template_move_config c;
@@ -798,6 +826,7 @@ int main(void)
 		cmocka_unit_test(test_project),
 		cmocka_unit_test(test_template_save_build),
 		cmocka_unit_test(test_template_move),
+		cmocka_unit_test(test_template_pool),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_usage_lines),
 	};
