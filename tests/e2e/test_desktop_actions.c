@@ -553,6 +553,8 @@ static void test_toolset_turn(void **state)
 			    json_pack("{s:s, s:{s:{s:b}}}", "type", "computer_toolset_20260801",
 				      "configs", "zoom", "enabled", 1));
 	json_object_set_new(msg, "screenshot", json_pack("{s:s}", "format", "png"));
+	/* earlier cases typed into the field: the turn's text goes into an empty one */
+	json_decref(eval("(document.getElementById('in').value = '')"));
 	body = json_dumps(msg, JSON_COMPACT);
 	reply = act(body);
 	free(body);
