@@ -4,6 +4,7 @@
 #include "common/fsutil.h"
 #include "common/strv.h"
 #include "vmm-qemu/argv.h"
+#include "vmm-qemu/priv.h"
 #include "vmm-qemu/run_owner.h"
 #include "vmm-qemu/vm_find.h"
 #include "vmm-qemu/vm_int.h"
@@ -293,7 +294,7 @@ static int prepare_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 		snprintf(err, errlen, "create %s: %s", base, strerror(-rc));
 		return rc;
 	}
-	vmm_sweep_stale(base);
+	vmm_priv_sweep(base);
 	if ((size_t)snprintf(vm->run_dir, sizeof(vm->run_dir), "%s/vm-XXXXXX", base) >= 80) {
 		/* sockaddr_un holds 108 bytes: leave room for "/qmp.sock". */
 		snprintf(err, errlen, "run dir base %s is too long for unix sockets", base);
@@ -675,14 +676,11 @@ void vmm_vm_destroy(struct vmm_vm *vm)
 	}
 	vmm_proc_release(&vm->proc);
 	vmm_guest_jail_release(&vm->jail); /* QEMU is gone: its cgroup and uid */
-	if (vm->run_dir[0]) {
-		/* An adopted guest's cgroup is its shim's to remove; a shim that
-		 * had to be killed left it, empty. */
-		vmm_cgroup_sweep(strrchr(vm->run_dir, '/') + 1);
-		vmm_run_dir_remove(vm->run_dir);
-	}
-	if (vm->shim_log[0])
-		unlink(vm->shim_log);
+	/* An adopted guest's cgroup is its shim's to remove; a shim that had
+	 * to be killed left it, empty: it goes with the run dir, its record
+	 * and the shim's log (privd.h). */
+	if (vm->run_dir[0])
+		vmm_priv_run_dir_remove(vm->run_dir);
 	vm_free(vm);
 }
 
