@@ -20,7 +20,8 @@ static int ctl_fd = -1;
 static struct vmm_proc helper = { .pidfd = -1 };
 static char helper_base[PATH_MAX];
 
-int vmm_priv_start(const char *bin, const char *run_base, const char *gateway, char *err, size_t errlen)
+int vmm_priv_start(const char *bin, const char *run_base, const char *gateway, char *err,
+		   size_t errlen)
 {
 	char fd_text[16];
 	int sv[2], rc;
@@ -39,9 +40,9 @@ int vmm_priv_start(const char *bin, const char *run_base, const char *gateway, c
 	}
 	snprintf(fd_text, sizeof(fd_text), "%d", sv[1]);
 	{
-		char *argv[] = { (char *)bin,	   "privd",	  "--fd",	    fd_text,
-				 "--run-base",	   (char *)run_base, "--gateway", (char *)gateway,
-				 NULL };
+		char *argv[] = { (char *)bin, "privd",	       "--fd",
+				 fd_text,     "--run-base",    (char *)run_base,
+				 "--gateway", (char *)gateway, NULL };
 
 		rc = vmm_proc_spawn(argv, NULL, &sv[1], 1, NULL, &helper, err, errlen);
 	}
@@ -85,7 +86,9 @@ static int send_request(const char *req, size_t n, int reply_fd)
 		struct cmsghdr align;
 	} ctl = { 0 };
 	struct iovec iov = { .iov_base = (void *)req, .iov_len = n };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
 			    .msg_controllen = sizeof(ctl.buf) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 

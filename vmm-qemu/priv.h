@@ -19,7 +19,8 @@
  * `BIN privd` (bin: the absolute path of the vitrine binary), dying with
  * this process. Once per process.
  * Returns 0, or -errno with why in err. */
-int vmm_priv_start(const char *bin, const char *run_base, const char *gateway, char *err, size_t errlen);
+int vmm_priv_start(const char *bin, const char *run_base, const char *gateway, char *err,
+		   size_t errlen);
 
 /* Whether a helper runs, and its pid (0: none). */
 bool vmm_priv_running(void);

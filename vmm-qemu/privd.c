@@ -110,7 +110,9 @@ static ssize_t receive(int fd, char *buf, size_t len, bool *cut, int *reply_fd)
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
 			    .msg_controllen = sizeof(ctl.buf) };
 	ssize_t n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
 

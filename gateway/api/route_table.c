@@ -268,6 +268,9 @@ const struct route_def route_table[R_KIND_COUNT] = {
 			     .right = AUTH_R_ADMIN | ROUTE_OPERATOR_KEY, .body_max = BODY,
 			     .handle = api_keys,
 			     .audit = { [M_GET] = NONE, [M_POST] = "key_created" } },
+	[R_PROJECT_KEY] = { ROUTE_DELETE, "/v1/projects/{name}/keys/{kid}",
+			    .right = AUTH_R_ADMIN | ROUTE_OPERATOR_KEY, .body_max = BODY,
+			    .handle = api_keys, .audit = { [M_DELETE] = "key_revoked" } },
 	/* a guest's port (api/api_ports.h): by path, any method, any rest of
 	 * the path; by host name ({port}-{id}.{domain}: no path of its own,
 	 * set by api_ports_claim). The body goes to the guest as it comes. */

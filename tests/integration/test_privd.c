@@ -115,7 +115,8 @@ static void test_removes_a_run_dir_and_what_goes_with_it(void **state)
 
 static void test_refuses_other_paths(void **state)
 {
-	static const char *rel[] = { "", "/vm-aB3xYz/..", "/../victim", "/vm-aB3x", "/x/vm-aB3xYz" };
+	static const char *rel[] = { "", "/vm-aB3xYz/..", "/../victim", "/vm-aB3x",
+				     "/x/vm-aB3xYz" };
 	char victim[PATH_MAX], keep[PATH_MAX], path[PATH_MAX], msg[PRIV_MSG_MAX];
 	const char *argv[1] = { path };
 
@@ -188,7 +189,9 @@ static void test_raw_datagrams(void **state)
 			struct cmsghdr align;
 		} ctl = { 0 };
 		struct iovec iov;
-		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+		struct msghdr m = { .msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = ctl.buf,
 				    .msg_controllen = sizeof(ctl.buf) };
 		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 

@@ -81,8 +81,7 @@ static void test_request_refusals(void **state)
 	assert_int_equal(priv_req_parse(big, sizeof(big), &q, err, sizeof(err)), -EINVAL);
 
 	assert_int_equal(priv_req_format(PRIV_RUN_DIR_REMOVE, nl, 1, buf, sizeof(buf)), -EINVAL);
-	assert_int_equal(priv_req_format(PRIV_RUN_DIR_REMOVE, empty, 1, buf, sizeof(buf)),
-			 -EINVAL);
+	assert_int_equal(priv_req_format(PRIV_RUN_DIR_REMOVE, empty, 1, buf, sizeof(buf)), -EINVAL);
 	assert_int_equal(priv_req_format(PRIV_RUN_DIR_REMOVE, none, 1, buf, sizeof(buf)), -EINVAL);
 	assert_int_equal(priv_req_format(PRIV_SWEEP, nl, 1, buf, sizeof(buf)), -EINVAL);
 	assert_int_equal(priv_req_format(PRIV_OP_COUNT, NULL, 0, buf, sizeof(buf)), -EINVAL);
@@ -125,10 +124,10 @@ static void test_replies(void **state)
 		const char *data;
 		size_t n;
 	} bad[] = {
-		{ "0", 1 },	       { "0\0", 2 },	      { "1\0\0", 3 },	   { "-0\0\0", 4 },
-		{ "00\0\0", 4 },       { "+1\0\0", 4 },	      { " -1\0\0", 5 },	   { "-01\0\0", 5 },
-		{ "-4096\0\0", 7 },    { "-12345\0\0", 8 },   { "-1\0a\0b\0", 7 }, { "-1\0ab", 5 },
-		{ "\0\0", 2 },	       { "-1x\0\0", 5 },      { "", 0 },
+		{ "0", 1 },	    { "0\0", 2 },	 { "1\0\0", 3 },      { "-0\0\0", 4 },
+		{ "00\0\0", 4 },    { "+1\0\0", 4 },	 { " -1\0\0", 5 },    { "-01\0\0", 5 },
+		{ "-4096\0\0", 7 }, { "-12345\0\0", 8 }, { "-1\0a\0b\0", 7 }, { "-1\0ab", 5 },
+		{ "\0\0", 2 },	    { "-1x\0\0", 5 },	 { "", 0 },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (priv_reply_parse(bad[i].data, bad[i].n, &rc, msg, sizeof(msg)) != -EPROTO)
