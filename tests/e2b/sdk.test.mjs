@@ -156,6 +156,21 @@ test('PTYs: create, sendInput, resize, kill, on a real terminal in the guest', a
   const end = await pty.wait().catch((e) => e);
   assert.equal(end.exitCode, -1, 'killed');
   assert.equal(await sbx.pty.kill(pty.pid), false, 'gone');
+  // E2B's own cases: envs and exit 0; a terminal disconnected and connected again.
+  let out2 = '', out3 = '';
+  const t2 = await sbx.pty.create({ cols: 80, rows: 24, envs: { ABC: '123' },
+    onData: (d) => { out2 += dec.decode(d); } });
+  await sbx.pty.sendInput(t2.pid, enc('echo "[$ABC]"\nexit\n'));
+  await t2.wait();
+  assert.equal(t2.exitCode, 0);
+  assert.ok(out2.includes('[123]'), out2);
+  const t3 = await sbx.pty.create({ cols: 80, rows: 24, timeoutMs: 0, onData: () => {} });
+  await t3.disconnect();
+  const again = await sbx.pty.connect(t3.pid, { onData: (d) => { out3 += dec.decode(d); } });
+  await sbx.pty.sendInput(t3.pid, enc('echo "[again]"\nexit\n'));
+  await again.wait();
+  assert.equal(again.exitCode, 0);
+  assert.ok(out3.includes('[again]'), out3);
   // A process without a terminal has no size to change.
   const plain = await sbx.commands.run('sleep 60', { background: true });
   await assert.rejects(sbx.pty.resize(plain.pid, { cols: 10, rows: 10 }), /no terminal/);
