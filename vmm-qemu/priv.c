@@ -5,6 +5,7 @@
 #include "vmm-qemu/privd.h"
 #include "vmm-qemu/proc.h"
 #include "vmm-qemu/sweep.h"
+#include "vmm-qemu/vm_find.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -182,4 +183,15 @@ int vmm_priv_sweep(const char *run_base)
 		return rc;
 	}
 	return atoi(msg);
+}
+
+int vmm_priv_shim_terminate(const char *run_dir, int ms, char *err, size_t errlen)
+{
+	char text[16];
+	const char *argv[] = { run_dir, text };
+
+	if (!helpers(run_dir))
+		return vmm_shim_terminate(run_dir, ms, err, errlen);
+	snprintf(text, sizeof(text), "%d", ms);
+	return vmm_priv_call(PRIV_SHIM_TERMINATE, argv, 2, err, errlen);
 }

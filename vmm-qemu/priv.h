@@ -44,4 +44,10 @@ int vmm_priv_run_dir_remove(const char *run_dir);
  * Returns how many it removed, or -errno. */
 int vmm_priv_sweep(const char *run_base);
 
+/* vmm_shim_terminate(run_dir, ms): by the helper for a run dir of its run
+ * base, which knows the shim from the run dir's record alone
+ * (vmm_shim_terminate_owned). Returns 0, -ESRCH (no such shim), or -errno,
+ * with why in err. */
+int vmm_priv_shim_terminate(const char *run_dir, int ms, char *err, size_t errlen);
+
 #endif

@@ -13,6 +13,7 @@ static const struct {
 } ops[PRIV_OP_COUNT] = {
 	[PRIV_RUN_DIR_REMOVE] = { "run-dir-remove", 1 },
 	[PRIV_SWEEP] = { "sweep", 0 },
+	[PRIV_SHIM_TERMINATE] = { "shim-terminate", 2 },
 };
 
 const char *priv_op_name(enum priv_op op)

@@ -29,6 +29,7 @@
 enum priv_op {
 	PRIV_RUN_DIR_REMOVE, /* RUN_DIR: one of the helper's run base's vm-XXXXXX */
 	PRIV_SWEEP, /* (none): the helper's run base's stale run dirs removed */
+	PRIV_SHIM_TERMINATE, /* RUN_DIR MS: its shim stopped (SIGTERM, SIGKILL past MS) */
 	PRIV_OP_COUNT
 };
 

@@ -6,6 +6,7 @@
 #include "vmm-qemu/priv_proto.h"
 #include "vmm-qemu/run_owner.h"
 #include "vmm-qemu/sweep.h"
+#include "vmm-qemu/vm_find.h"
 #include "vmm-qemu/vm_int.h"
 
 #include <errno.h>
@@ -74,11 +75,32 @@ static int sweep(const char *run_base, const struct priv_req *q, char *msg, size
 	return 0;
 }
 
+/* The shim a run dir's record names (and only if it is that run dir's
+ * shim, vm_find.h), stopped within MS (0..60000) milliseconds. */
+static int shim_terminate(const char *run_base, const struct priv_req *q, char *msg, size_t len)
+{
+	char *end;
+	long ms;
+
+	if (!vmm_privd_run_dir_ok(run_base, q->argv[0])) {
+		snprintf(msg, len, "%.200s is not a run dir of %.200s", q->argv[0], run_base);
+		return -EPERM;
+	}
+	errno = 0;
+	ms = strtol(q->argv[1], &end, 10);
+	if (errno || *end || end == q->argv[1] || ms < 0 || ms > 60000) {
+		snprintf(msg, len, "a wait of 0 to 60000 ms, not %.32s", q->argv[1]);
+		return -EINVAL;
+	}
+	return vmm_shim_terminate_owned(q->argv[0], (int)ms, msg, len);
+}
+
 /* What the helper does for each operation of priv_proto.h: one row each. */
 static int (*const handlers[PRIV_OP_COUNT])(const char *, const struct priv_req *, char *,
 					    size_t) = {
 	[PRIV_RUN_DIR_REMOVE] = run_dir_remove,
 	[PRIV_SWEEP] = sweep,
+	[PRIV_SHIM_TERMINATE] = shim_terminate,
 };
 
 /* In a child: one request of n bytes, answered on reply_fd. */

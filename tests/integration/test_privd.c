@@ -7,8 +7,10 @@
  * removes a run dir whose owner is gone and keeps one whose owner lives;
  * raw datagrams, as a process that lost its mind could send them (garbage,
  * no socket to answer on, too long), are refused or dropped and the helper
- * goes on answering; fifty requests at once are all answered; and the
- * helper exits when its socket closes. No guest boots. */
+ * goes on answering; shim-terminate stops a real `vitrine shim` (holding a
+ * sleep) its run dir's record names and never a stranger the record names;
+ * fifty requests at once are all answered; and the helper exits when its
+ * socket closes. No guest boots. */
 #include "common/fsutil.h"
 #include "vmm-qemu/priv.h"
 #include "vmm-qemu/priv_proto.h"
@@ -27,6 +29,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -230,6 +233,84 @@ static void test_raw_datagrams(void **state)
 	vmm_proc_release(&p);
 }
 
+static pid_t sleeping_child(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		for (;;)
+			pause();
+	return pid;
+}
+
+/* shim-terminate stops the shim a run dir's record names, and only a
+ * shim of that run dir: a stranger the record names is never signalled. A
+ * real `vitrine shim` holds a sleep as its "QEMU" here. */
+static void test_shim_terminate(void **state)
+{
+	char dir[PATH_MAX], rec[PATH_MAX], line[PATH_MAX], msg[PRIV_MSG_MAX];
+	struct vmm_run_owner o = { 0 };
+	struct vmm_proc shim = { .pidfd = -1 };
+	const char *argv[2] = { dir, "1000" };
+	pid_t stranger = sleeping_child();
+	int st;
+
+	(void)state;
+	/* a stranger in the record: refused, alive */
+	snprintf(dir, sizeof(dir), "%s/vm-5trang", base);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	o.pid = stranger;
+	assert_int_equal(vmm_proc_start_time(stranger, &o.start_time), 0);
+	snprintf(rec, sizeof(rec), "%s/owner-vm-5trang", base);
+	assert_true(vmm_run_owner_format(&o, line, sizeof(line)) > 0);
+	assert_int_equal(fs_write_file(rec, line, strlen(line)), 0);
+	assert_int_equal(vmm_priv_call(PRIV_SHIM_TERMINATE, argv, 2, msg, sizeof(msg)), -ESRCH);
+	assert_non_null(strstr(msg, "is not its shim"));
+	assert_int_equal(waitpid(stranger, &st, WNOHANG), 0);
+	kill(stranger, SIGKILL);
+	waitpid(stranger, &st, 0);
+	assert_int_equal(vmm_priv_run_dir_remove(dir), 0);
+
+	/* bad waits and paths */
+	argv[1] = "60001";
+	assert_int_equal(vmm_priv_call(PRIV_SHIM_TERMINATE, argv, 2, msg, sizeof(msg)), -EINVAL);
+	argv[1] = "-1";
+	assert_int_equal(vmm_priv_call(PRIV_SHIM_TERMINATE, argv, 2, msg, sizeof(msg)), -EINVAL);
+	argv[1] = "12x";
+	assert_int_equal(vmm_priv_call(PRIV_SHIM_TERMINATE, argv, 2, msg, sizeof(msg)), -EINVAL);
+	argv[0] = root;
+	argv[1] = "1000";
+	assert_int_equal(vmm_priv_call(PRIV_SHIM_TERMINATE, argv, 2, msg, sizeof(msg)), -EPERM);
+
+	/* a real shim: stopped, its "QEMU" with it, its run dir removed */
+	snprintf(dir, sizeof(dir), "%s/vm-5h1m00", base);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	{
+		char *sargv[] = { (char *)bin(), "shim",       "--run-dir",    dir,
+				  "--grace-s",	 "60",	       "--on-abandon", "kill",
+				  "--",		 "/bin/sleep", "1000",	       NULL };
+
+		assert_int_equal(vmm_proc_spawn_detached(sargv, NULL, NULL, 0, &shim, msg,
+							 sizeof(msg)),
+				 0);
+	}
+	/* it names itself in the record once it runs */
+	for (int i = 0; i < 200; i++) {
+		if (vmm_run_owner_read(dir, &o) == 0 && o.pid == shim.pid)
+			break;
+		usleep(50 * 1000);
+	}
+	assert_int_equal(o.pid, shim.pid);
+	assert_int_equal(vmm_priv_shim_terminate(dir, 5000, msg, sizeof(msg)), 0);
+	assert_true(vmm_proc_wait(&shim, 10000));
+	vmm_proc_release(&shim);
+	assert_false(exists(dir));
+	/* gone already: said so */
+	assert_int_equal(vmm_priv_shim_terminate(dir, 1000, msg, sizeof(msg)), -ESRCH);
+	vmm_priv_run_dir_remove(dir);
+}
+
 static void *sweeps(void *arg)
 {
 	int *bad = arg;
@@ -276,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_refuses_other_paths),
 		cmocka_unit_test(test_sweep_removes_the_stale_only),
 		cmocka_unit_test(test_raw_datagrams),
+		cmocka_unit_test(test_shim_terminate),
 		cmocka_unit_test(test_requests_at_once),
 		cmocka_unit_test(test_exits_when_its_socket_closes),
 	};

@@ -38,6 +38,17 @@ static void test_request_round_trip(void **state)
 	assert_int_equal(q.op, PRIV_SWEEP);
 	assert_int_equal(q.argc, 0);
 	assert_string_equal(priv_op_name(PRIV_SWEEP), "sweep");
+
+	{
+		const char *two[] = { "/r/vm-aB3xYz", "3000" };
+
+		n = priv_req_format(PRIV_SHIM_TERMINATE, two, 2, buf, sizeof(buf));
+		assert_int_equal(priv_req_parse(buf, (size_t)n, &q, err, sizeof(err)), 0);
+		assert_int_equal(q.op, PRIV_SHIM_TERMINATE);
+		assert_string_equal(q.argv[1], "3000");
+		assert_int_equal(priv_req_format(PRIV_SHIM_TERMINATE, two, 1, buf, sizeof(buf)),
+				 -EINVAL);
+	}
 	assert_null(priv_op_name(PRIV_OP_COUNT));
 }
 
@@ -58,6 +69,7 @@ static void test_request_refusals(void **state)
 		{ "run-dir-remove\0/a\nb\0", 20 }, /* a newline */
 		{ "run-dir-remove\0/a\0\0\0\0", 22 }, /* empty fields after */
 		{ "sweep\0\0", 7 },
+		{ "shim-terminate\0/a\0", 18 }, /* its wait missing */
 	};
 	const char *nl[] = { "/a\nb" }, *empty[] = { "" }, *none[] = { NULL };
 	static char big[PRIV_REQ_MAX + 64];
