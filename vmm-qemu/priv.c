@@ -150,6 +150,20 @@ int vmm_priv_call(enum priv_op op, const char *const *argv, int argc, char *msg,
 	return answer;
 }
 
+/* Whether a call failed because the helper is gone (killed, crashed):
+ * a gateway that is root itself then does the work in-process, after
+ * saying so once. */
+static bool helper_lost(int rc)
+{
+	static int said;
+
+	if ((rc != -EPIPE && rc != -ECONNRESET && rc != -ECONNREFUSED) || geteuid() != 0)
+		return false;
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		log_error("privd", "the root helper is gone: its work is done in the gateway");
+	return true;
+}
+
 /* Whether path is in the helper's run base (and so its to act on). */
 static bool helpers(const char *path)
 {
@@ -165,6 +179,9 @@ int vmm_priv_run_dir_remove(const char *run_dir)
 	int rc = helpers(run_dir) ? vmm_priv_call(PRIV_RUN_DIR_REMOVE, argv, 1, msg, sizeof(msg))
 				  : vmm_privd_remove_run_dir(run_dir, msg, sizeof(msg));
 
+	if (helper_lost(rc))
+		rc = vmm_privd_remove_run_dir(run_dir, msg, sizeof(msg));
+
 	if (rc < 0)
 		log_warn("vmm", "%s", msg);
 	return rc;
@@ -178,6 +195,8 @@ int vmm_priv_sweep(const char *run_base)
 	if (!helpers(run_base) || strcmp(run_base, helper_base))
 		return vmm_sweep_stale(run_base);
 	rc = vmm_priv_call(PRIV_SWEEP, NULL, 0, msg, sizeof(msg));
+	if (helper_lost(rc))
+		return vmm_sweep_stale(run_base);
 	if (rc < 0) {
 		log_warn("vmm", "%s", msg);
 		return rc;
@@ -189,9 +208,11 @@ int vmm_priv_shim_terminate(const char *run_dir, int ms, char *err, size_t errle
 {
 	char text[16];
 	const char *argv[] = { run_dir, text };
+	int rc;
 
 	if (!helpers(run_dir))
 		return vmm_shim_terminate(run_dir, ms, err, errlen);
 	snprintf(text, sizeof(text), "%d", ms);
-	return vmm_priv_call(PRIV_SHIM_TERMINATE, argv, 2, err, errlen);
+	rc = vmm_priv_call(PRIV_SHIM_TERMINATE, argv, 2, err, errlen);
+	return helper_lost(rc) ? vmm_shim_terminate(run_dir, ms, err, errlen) : rc;
 }

@@ -3,7 +3,9 @@
  * needs root. Every caller goes through the functions below, which ask the
  * helper when there is one and the request is within its run base, and
  * otherwise do the work in this process as before (`vitrine boot`, `gc`,
- * the shim, tests that drive the vmm directly, run as root themselves). */
+ * the shim, tests that drive the vmm directly, run as root themselves).
+ * A helper that died (killed, crashed: its socket refuses) leaves its work
+ * to a gateway that is root itself, said once in the log. */
 #ifndef VITRINE_VMM_PRIV_H
 #define VITRINE_VMM_PRIV_H
 

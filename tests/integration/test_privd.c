@@ -10,7 +10,8 @@
  * goes on answering; shim-terminate stops a real `vitrine shim` (holding a
  * sleep) its run dir's record names and never a stranger the record names;
  * fifty requests at once are all answered; and the helper exits when its
- * socket closes. No guest boots. */
+ * socket closes, and a helper killed leaves its work to the gateway (root
+ * itself). No guest boots. */
 #include "common/fsutil.h"
 #include "vmm-qemu/priv.h"
 #include "vmm-qemu/priv_proto.h"
@@ -337,13 +338,23 @@ static void test_requests_at_once(void **state)
 static void test_exits_when_its_socket_closes(void **state)
 {
 	int pid = vmm_priv_pid();
-	char err[512];
+	char err[512], path[PATH_MAX];
 
 	(void)state;
 	assert_true(pid > 0);
 	vmm_priv_stop();
 	assert_false(vmm_priv_running());
 	assert_int_equal(kill(pid, 0), -1);
+	/* a helper killed under the gateway: the work is done here (as root) */
+	assert_int_equal(vmm_priv_start(bin(), base, "", err, sizeof(err)), 0);
+	kill(vmm_priv_pid(), SIGKILL);
+	make_run_dir("vm-K1lled", true);
+	assert_int_equal(vmm_priv_sweep(base), 1);
+	make_run_dir("vm-K1lle2", false);
+	snprintf(path, sizeof(path), "%s/vm-K1lle2", base);
+	assert_int_equal(vmm_priv_run_dir_remove(path), 0);
+	assert_false(exists(path));
+	vmm_priv_stop();
 	/* and without one, the work is done here, as before */
 	make_run_dir("vm-L0ca10", true);
 	assert_int_equal(vmm_priv_sweep(base), 1);
