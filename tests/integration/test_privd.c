@@ -4,7 +4,8 @@
  * goes with it (the owner record, the shim's log) and nothing outside; it
  * refuses every other path, a run dir's name that is a link to a folder of
  * the test's is removed as a link (the folder's files stay); its sweep
- * removes a run dir whose owner is gone and keeps one whose owner lives;
+ * removes a run dir whose owner is gone and keeps one whose owner lives,
+ * and leaves a record being written (a start beside the sweep) alone;
  * raw datagrams, as a process that lost its mind could send them (garbage,
  * no socket to answer on, too long), are refused or dropped and the helper
  * goes on answering; shim-terminate stops a real `vitrine shim` (holding a
@@ -19,6 +20,7 @@
 #include "vmm-qemu/run_owner.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -31,6 +33,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -153,16 +156,30 @@ static void test_refuses_other_paths(void **state)
 
 static void test_sweep_removes_the_stale_only(void **state)
 {
-	char live[PATH_MAX], stale[PATH_MAX];
+	char live[PATH_MAX], stale[PATH_MAX], fresh_tmp[PATH_MAX], old_tmp[PATH_MAX];
 
 	(void)state;
 	make_run_dir("vm-L1ve00", false);
 	make_run_dir("vm-5tale0", true);
 	snprintf(live, sizeof(live), "%s/vm-L1ve00", base);
 	snprintf(stale, sizeof(stale), "%s/vm-5tale0", base);
+	/* a record being written beside a start (fs_write_file_atomic's
+	 * temporary file) is left to its writer; one left old is removed */
+	snprintf(fresh_tmp, sizeof(fresh_tmp), "%s/owner-vm-N3w000.tmp-a1b2c3", base);
+	snprintf(old_tmp, sizeof(old_tmp), "%s/owner-vm-0ld000.tmp-a1b2c3", base);
+	assert_int_equal(fs_write_file(fresh_tmp, "1 2 \n", 5), 0);
+	assert_int_equal(fs_write_file(old_tmp, "1 2 \n", 5), 0);
+	assert_int_equal(utimensat(AT_FDCWD, old_tmp,
+				   (const struct timespec[]){ { .tv_sec = time(NULL) - 600 },
+							      { .tv_sec = time(NULL) - 600 } },
+				   0),
+			 0);
 	assert_int_equal(vmm_priv_sweep(base), 1);
 	assert_false(exists(stale));
 	assert_true(exists(live));
+	assert_true(exists(fresh_tmp));
+	assert_false(exists(old_tmp));
+	assert_int_equal(unlink(fresh_tmp), 0);
 	assert_int_equal(vmm_priv_sweep(base), 0);
 	assert_int_equal(vmm_priv_run_dir_remove(live), 0);
 	assert_false(exists(live));
