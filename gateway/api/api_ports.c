@@ -4,6 +4,7 @@
  * thread only queues the guest's bytes under the connection's lock and
  * wakes the loop, which writes them and returns their credit. */
 #include "gateway/api/api_ports.h"
+#include "gateway/api/api_ports_ws.h"
 
 #include "common/bytebuf.h"
 #include "common/log.h"
@@ -231,11 +232,11 @@ static int pass_header(struct lws *wsi, struct bytebuf *b, enum lws_token_indexe
 
 /* The path the guest gets: all of it by host name; by path, what follows
  * /v1/sessions/{id}/ports/{port}. */
-static const char *guest_path(const struct http_req *r, const char *uri)
+static const char *guest_path(bool by_host, const char *uri)
 {
 	const char *p;
 
-	if (r->route.kind == R_SESSION_PORT_HOST)
+	if (by_host)
 		return uri;
 	p = strstr(uri, "/ports/");
 	if (!p)
@@ -245,32 +246,53 @@ static const char *guest_path(const struct http_req *r, const char *uri)
 	return *p ? p : "/";
 }
 
-/* The request head for the guest into b. 0, -ENAMETOOLONG (too long: 414), or
- * -ENOMEM. */
-static int request_head(struct http_req *r, bool forward_auth, bool *chunked, struct bytebuf *b)
+int api_ports_target(struct lws *wsi, enum lws_token_indexes tok, bool by_host, char *target,
+		     size_t cap)
 {
-	enum lws_token_indexes tok;
-	const char *method = method_name(r->wsi, &tok), *args[ARGS_MAX];
-	char *uri = malloc(TARGET_MAX), *target = malloc(TARGET_MAX), *v = malloc(VALUE_MAX),
-	     *argbuf = malloc(TARGET_MAX), peer[64];
+	char *uri = malloc(TARGET_MAX), *argbuf = malloc(TARGET_MAX);
+	const char *args[ARGS_MAX];
 	size_t nargs = 0, used = 0;
 	int len, rc = -ENOMEM;
 
-	if (!uri || !target || !v || !argbuf)
+	if (!uri || !argbuf)
 		goto out;
 	rc = -ENAMETOOLONG;
-	if (!method || lws_hdr_copy(r->wsi, uri, TARGET_MAX, tok) < 0)
+	if (lws_hdr_copy(wsi, uri, TARGET_MAX, tok) < 0)
 		goto out;
-	for (int i = 0; (len = lws_hdr_fragment_length(r->wsi, WSI_TOKEN_HTTP_URI_ARGS, i)) > 0;
-	     i++) {
+	for (int i = 0; (len = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i)) > 0; i++) {
 		if (nargs == ARGS_MAX || used + (size_t)len + 1 > TARGET_MAX ||
-		    lws_hdr_copy_fragment(r->wsi, argbuf + used, (int)(TARGET_MAX - used),
+		    lws_hdr_copy_fragment(wsi, argbuf + used, (int)(TARGET_MAX - used),
 					  WSI_TOKEN_HTTP_URI_ARGS, i) < 0)
 			goto out;
 		args[nargs++] = argbuf + used;
 		used += (size_t)len + 1;
 	}
-	if (port_target(target, TARGET_MAX, guest_path(r, uri), args, nargs) < 0)
+	if (port_target(target, cap, guest_path(by_host, uri), args, nargs) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(uri);
+	free(argbuf);
+	return rc;
+}
+
+/* The request head for the guest into b. 0, -ENAMETOOLONG (too long: 414), or
+ * -ENOMEM. */
+static int request_head(struct http_req *r, bool forward_auth, bool *chunked, struct bytebuf *b)
+{
+	enum lws_token_indexes tok;
+	const char *method = method_name(r->wsi, &tok);
+	char *target = malloc(TARGET_MAX), *v = malloc(VALUE_MAX), peer[64];
+	int rc = -ENOMEM;
+
+	if (!target || !v)
+		goto out;
+	if (!method) {
+		rc = -ENAMETOOLONG;
+		goto out;
+	}
+	if ((rc = api_ports_target(r->wsi, tok, r->route.kind == R_SESSION_PORT_HOST, target,
+				   TARGET_MAX)) < 0)
 		goto out;
 	rc = -ENOMEM;
 	if (bytebuf_printf(b, "%s %s HTTP/1.1\r\n", method, target) < 0)
@@ -316,14 +338,12 @@ static int request_head(struct http_req *r, bool forward_auth, bool *chunked, st
 		goto out;
 	rc = 0;
 out:
-	free(uri);
 	free(target);
 	free(v);
-	free(argbuf);
 	return rc;
 }
 
-static int count_of(const char *sess_id)
+int api_ports_count(const char *sess_id)
 {
 	int n = 0;
 
@@ -416,8 +436,7 @@ fail:
 	return NULL;
 }
 
-/* Whether the session's owner made port public (its record's "ports"). */
-static bool is_public(const struct sess *s, int port)
+bool api_ports_public(const struct sess *s, int port)
 {
 	const json_t *pub = json_object_get(sess_ext_get(s, "ports"), "public"), *v;
 	size_t i;
@@ -449,15 +468,14 @@ oom:
 	return -ENOMEM;
 }
 
-/* Whether r's Cookie holds a link's value for its session's port. */
-static bool by_link(struct http_req *r, int port)
+bool api_ports_link_ok(struct lws *wsi, const char *id, int port)
 {
 	char *h = malloc(VALUE_MAX), v[PORT_LINK_VALUE_MAX];
 	bool ok = false;
 
-	if (h && secret() && lws_hdr_copy(r->wsi, h, VALUE_MAX, WSI_TOKEN_HTTP_COOKIE) > 0 &&
+	if (h && secret() && lws_hdr_copy(wsi, h, VALUE_MAX, WSI_TOKEN_HTTP_COOKIE) > 0 &&
 	    port_link_cookie(h, v, sizeof(v)))
-		ok = port_link_check(secret(), r->route.id, port, (int64_t)time(NULL), v);
+		ok = port_link_check(secret(), id, port, (int64_t)time(NULL), v);
 	free(h);
 	return ok;
 }
@@ -470,7 +488,7 @@ static bool is_link_path(struct http_req *r)
 
 	return method_name(r->wsi, &tok) && !strcmp(method_name(r->wsi, &tok), "GET") &&
 	       lws_hdr_copy(r->wsi, uri, sizeof(uri), tok) > 0 &&
-	       !strcmp(guest_path(r, uri), PORT_LINK_PATH);
+	       !strcmp(guest_path(r->route.kind == R_SESSION_PORT_HOST, uri), PORT_LINK_PATH);
 }
 
 /* Opens a link: its value (?t=) becomes the cookie, scoped to the port's
@@ -508,7 +526,8 @@ static int start(struct http_req *r)
 {
 	struct sess *s = sess_find(r->gw, r->route.id);
 	int port = port_number_parse(r->route.sub);
-	bool pub = s && port > 0 && (is_public(s, port) || by_link(r, port));
+	bool pub = s && port > 0 &&
+		   (api_ports_public(s, port) || api_ports_link_ok(r->wsi, r->route.id, port));
 	struct agent_link *l;
 
 	if (s && port > 0 && is_link_path(r)) {
@@ -525,7 +544,8 @@ static int start(struct http_req *r)
 		http_reply_error(r, 409, "not_running", "the session is not running");
 		return -1;
 	}
-	if (count_of(sess_id(s)) >= API_PORTS_MAX_PER_SESSION) {
+	if (api_ports_count(sess_id(s)) + api_ports_ws_count(sess_id(s)) >=
+	    API_PORTS_MAX_PER_SESSION) {
 		http_reply_error(r, 429, "too_many_connections",
 				 "the session has as many port connections as it may");
 		return -1;
@@ -844,5 +864,5 @@ void api_ports_settings(struct http_req *r)
 		api_audit_set(r, "port", json_pack("{s:i, s:b}", "port", port, "public", pub));
 	}
 	http_reply_json(r, 200,
-			json_pack("{s:i, s:b}", "port", port, "public", is_public(s, port)));
+			json_pack("{s:i, s:b}", "port", port, "public", api_ports_public(s, port)));
 }

@@ -261,8 +261,7 @@ static size_t data(struct port_ws_rx *rx, const uint8_t *buf, size_t len, size_t
 	return used + n;
 }
 
-size_t port_ws_rx_step(struct port_ws_rx *rx, const uint8_t *buf, size_t len,
-		       struct port_ws_ev *ev)
+size_t port_ws_rx_step(struct port_ws_rx *rx, const uint8_t *buf, size_t len, struct port_ws_ev *ev)
 {
 	size_t used = 0;
 	const char *why;

@@ -10,13 +10,17 @@
  * Returns the socket, or -1 when the upgrade was refused (status in *status
  * when not NULL). */
 int ws_connect(int port, const char *path, const char *token, const char *origin, int *status);
+/* The same with a Host header of its own (NULL: 127.0.0.1:port) and extra
+ * header lines (each ending in CRLF; NULL: none). */
+int ws_connect_with(int port, const char *host, const char *path, const char *extra, int *status);
 #define WS_TEXT 1
 #define WS_BINARY 2
 #define WS_CLOSE 8
 
-/* One message received. */
+/* One frame received (a message, unless the sender fragmented it). */
 struct ws_msg {
-	int opcode; /* WS_TEXT, WS_BINARY or WS_CLOSE; 0 when nothing came */
+	int opcode; /* WS_TEXT, WS_BINARY or WS_CLOSE; 0: a continuation */
+	int fin; /* the frame ends its message */
 	unsigned char *data; /* owned, NUL-terminated */
 	size_t len;
 	int close_code; /* close: the code (1005 when none) */
