@@ -1,7 +1,7 @@
-/* gateway/api/api_ports.c: see api_ports.h. A connection is held twice:
- * by its request (until lws lets go of it: api_ports_state_release) and
- * by its agent channel (until the channel's closed callback). The link's
- * thread only queues the guest's bytes under the connection's lock and
+/* gateway/api/api_ports.c: see api_ports.h. A connection is held twice
+ * (port_chan.h): by its request (until lws lets go of it:
+ * api_ports_state_release) and by its agent channel (until the channel's
+ * closed callback). The link's thread only queues the guest's bytes and
  * wakes the loop, which writes them and returns their credit. */
 #include "gateway/api/api_ports.h"
 #include "gateway/api/api_ports_ws.h"
@@ -11,6 +11,7 @@
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/door.h"
+#include "gateway/api/port_chan.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/ports/port_link.h"
 #include "gateway/ports/port_parse.h"
@@ -18,8 +19,6 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +37,9 @@
 #define IDLE_S 120
 
 struct port_conn {
-	atomic_int refs; /* the request + the channel */
+	struct port_chan pc; /* the guest's side; held by the request + the channel */
 	struct port_conn *next; /* all (loop thread only) */
 	struct http_req *r; /* NULL once the request is gone (loop) */
-	struct lws_context *ctx;
-	struct agent_link *link; /* held */
-	uint32_t chan; /* 0: none (loop) */
 	char sess_id[SESS_ID_MAX];
 	/* the request (loop) */
 	bool chunked_body; /* sent on in chunks (the client's were decoded) */
@@ -55,13 +51,6 @@ struct port_conn {
 	bool head_sent, framed, must_close;
 	int64_t body_left; /* Content-Length still to send; -1: not counted */
 	unsigned char *out; /* LWS_PRE + WRITE_CHUNK */
-	/* shared with the link's thread, under mu */
-	pthread_mutex_t mu;
-	struct bytebuf in; /* the guest's bytes not written yet (at most its window) */
-	size_t in_off;
-	bool ended; /* the channel is gone */
-	char reason[160]; /* why, when it failed ("" : the guest closed it) */
-	atomic_bool pending, resume;
 };
 
 static struct port_conn *all; /* loop thread */
@@ -80,83 +69,15 @@ static const uint8_t *secret(void)
 
 #define LINK_TTL_S 3600
 
-static void conn_release(struct port_conn *c)
+/* The last hold of the connection went (port_chan_release). */
+static void conn_free(struct port_chan *pc)
 {
-	if (atomic_fetch_sub(&c->refs, 1) != 1)
-		return;
+	struct port_conn *c = lws_container_of(pc, struct port_conn, pc);
+
 	bytebuf_free(&c->head);
-	bytebuf_free(&c->in);
 	free(c->out);
-	agent_link_release(c->link);
-	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
-
-static void wake(struct port_conn *c)
-{
-	atomic_store(&c->pending, true);
-	lws_cancel_service(c->ctx);
-}
-
-/* ---- the channel's side (link thread) ---- */
-
-static void on_opened(void *u, const char *info)
-{
-	(void)u;
-	(void)info;
-}
-
-static void on_data(void *u, uint8_t flags, const void *p, size_t n)
-{
-	struct port_conn *c = u;
-
-	(void)flags;
-	pthread_mutex_lock(&c->mu);
-	/* At most the window is here: the loop returns credit as it writes. */
-	if (!c->ended && bytebuf_append(&c->in, p, n) < 0) {
-		c->ended = true;
-		snprintf(c->reason, sizeof(c->reason), "out of memory");
-	}
-	pthread_mutex_unlock(&c->mu);
-	wake(c);
-}
-
-static void on_eof(void *u, uint8_t stream)
-{
-	(void)u;
-	(void)stream; /* the guest's server is done sending: its close follows */
-}
-
-static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
-{
-	struct port_conn *c = u;
-
-	(void)in;
-	(void)out;
-	pthread_mutex_lock(&c->mu);
-	if (!c->ended && reason[0])
-		snprintf(c->reason, sizeof(c->reason), "%s", reason);
-	c->ended = true;
-	pthread_mutex_unlock(&c->mu);
-	wake(c);
-	conn_release(c);
-}
-
-static void on_writable(void *u)
-{
-	struct port_conn *c = u;
-
-	atomic_store(&c->resume, true);
-	wake(c);
-}
-
-static const struct agent_chan_ops port_ops = {
-	.opened = on_opened,
-	.data = on_data,
-	.eof = on_eof,
-	.closed = on_closed,
-	.writable = on_writable,
-};
 
 /* ---- the request towards the guest (loop) ---- */
 
@@ -361,16 +282,16 @@ static int body_sink(struct http_req *r, const void *p, size_t n)
 	char size[24];
 	int rc;
 
-	if (!c->chan)
+	if (!c->pc.chan)
 		return 0;
 	if (c->chunked_body) {
 		int sl = snprintf(size, sizeof(size), "%zx\r\n", n);
 
-		agent_chan_send(c->link, c->chan, AGENT_DATA, 0, size, (size_t)sl);
+		agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, size, (size_t)sl);
 	}
-	rc = agent_chan_send(c->link, c->chan, AGENT_DATA, 0, p, n);
+	rc = agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, p, n);
 	if (c->chunked_body && rc >= 0)
-		rc = agent_chan_send(c->link, c->chan, AGENT_DATA, 0, "\r\n", 2);
+		rc = agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, "\r\n", 2);
 	if (rc == AGENT_SEND_FULL) {
 		c->rx_stopped = true;
 		lws_rx_flow_control(r->wsi, 0);
@@ -391,7 +312,6 @@ static struct port_conn *conn_new(struct http_req *r, struct sess *s, struct age
 	enum lws_token_indexes tok;
 	const char *method = method_name(r->wsi, &tok);
 	bool chunked = false;
-	char ps[16];
 	int rc;
 
 	if (!slot)
@@ -405,11 +325,8 @@ static struct port_conn *conn_new(struct http_req *r, struct sess *s, struct age
 		http_reply_error(r, 500, "internal", "out of memory");
 		goto fail;
 	}
-	atomic_init(&c->refs, 2); /* the request's, the channel's */
-	pthread_mutex_init(&c->mu, NULL);
+	port_chan_init(&c->pc, r->gw->ctx, l, conn_free);
 	c->r = r;
-	c->ctx = r->gw->ctx;
-	c->link = l;
 	c->chunked_body = chunked;
 	c->is_head = method && !strcmp(method, "HEAD");
 	c->body_left = -1;
@@ -417,14 +334,12 @@ static struct port_conn *conn_new(struct http_req *r, struct sess *s, struct age
 	*slot = c;
 	c->next = all;
 	all = c;
-	snprintf(ps, sizeof(ps), "%d", port);
-	if (!(c->chan = agent_chan_open(l, AGENT_TCP, ps, strlen(ps), &port_ops, c))) {
-		atomic_fetch_sub(&c->refs, 1); /* no channel: no closed() */
+	if (port_chan_open(&c->pc, port) < 0) {
 		http_reply_error(r, 503, "agent_unavailable", "the guest agent is not connected");
 		bytebuf_free(&head);
 		return NULL; /* c is the request's: freed with its state */
 	}
-	agent_chan_send(l, c->chan, AGENT_DATA, 0, head.data, head.len);
+	agent_chan_send(l, c->pc.chan, AGENT_DATA, 0, head.data, head.len);
 	bytebuf_free(&head);
 	return c;
 fail:
@@ -578,8 +493,8 @@ void api_ports_handle(struct http_req *r)
 	if (c->body_done)
 		return;
 	c->body_done = true;
-	if (c->chunked_body && c->chan)
-		agent_chan_send(c->link, c->chan, AGENT_DATA, 0, "0\r\n\r\n", 5);
+	if (c->chunked_body && c->pc.chan)
+		agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, "0\r\n\r\n", 5);
 }
 
 /* ---- the answer towards the client (loop) ---- */
@@ -629,27 +544,6 @@ static int write_head(struct port_conn *c, struct http_req *r, const struct port
 	return 0;
 }
 
-/* Moves up to n of the guest's bytes into dst; *ended and the reason when
- * the channel is gone and nothing is left. Returns how many. */
-static size_t take(struct port_conn *c, void *dst, size_t n, bool *ended, char *why, size_t whylen)
-{
-	size_t got;
-
-	pthread_mutex_lock(&c->mu);
-	got = c->in.len - c->in_off;
-	if (got > n)
-		got = n;
-	if (got)
-		memcpy(dst, c->in.data + c->in_off, got);
-	c->in_off += got;
-	if (c->in_off == c->in.len)
-		c->in.len = c->in_off = 0;
-	*ended = c->ended && !c->in.len;
-	snprintf(why, whylen, "%s", c->reason);
-	pthread_mutex_unlock(&c->mu);
-	return got;
-}
-
 /* The answer is whole (or cut short): the channel goes; the connection
  * goes on to its next request, or closes (-1). */
 static void unlink_conn(struct port_conn *c)
@@ -668,9 +562,9 @@ static int finish(struct port_conn *c, struct http_req *r, bool cut)
 	unlink_conn(c); /* a kept-alive connection is none of the session's any more */
 	if (!c->body_done)
 		cut = true; /* answered before the client's body was in: not read any more */
-	if (c->chan)
-		agent_chan_close(c->link, c->chan, "");
-	c->chan = 0;
+	if (c->pc.chan)
+		agent_chan_close(c->pc.link, c->pc.chan, "");
+	c->pc.chan = 0;
 	r->own_write = NULL;
 	if (c->must_close || cut)
 		return -1;
@@ -684,11 +578,10 @@ static int own_write_head(struct port_conn *c, struct http_req *r, unsigned char
 	struct port_head h;
 	char why[160], msg[224];
 	bool ended;
-	size_t n = take(c, b, WRITE_CHUNK, &ended, why, sizeof(why));
+	size_t n = port_chan_take(&c->pc, b, WRITE_CHUNK, &ended, why, sizeof(why));
 	long hl;
 
-	if (n && c->chan)
-		agent_chan_ack(c->link, c->chan, n); /* held here: bounded below */
+	/* given back already, held here: bounded by PORT_HEAD_MAX below */
 	if (bytebuf_append(&c->head, b, n) < 0)
 		return -1;
 	hl = port_head_parse(c->head.data, c->head.len, &h);
@@ -730,9 +623,7 @@ static int own_write(struct http_req *r)
 		memmove(c->head.data, c->head.data + n, c->head.len - n);
 		c->head.len -= n;
 	} else {
-		n = take(c, b, WRITE_CHUNK, &ended, why, sizeof(why));
-		if (n && c->chan)
-			agent_chan_ack(c->link, c->chan, n);
+		n = port_chan_take(&c->pc, b, WRITE_CHUNK, &ended, why, sizeof(why));
 	}
 	if (c->body_left >= 0 && (int64_t)n > c->body_left)
 		n = (size_t)c->body_left; /* past its length: not the client's */
@@ -755,9 +646,9 @@ static int own_write(struct http_req *r)
 void api_ports_poke_all(void)
 {
 	for (struct port_conn *c = all; c; c = c->next) {
-		if (!atomic_exchange(&c->pending, false) || !c->r)
+		if (!atomic_exchange(&c->pc.pending, false) || !c->r)
 			continue;
-		if (atomic_exchange(&c->resume, false) && c->rx_stopped) {
+		if (atomic_exchange(&c->pc.resume, false) && c->rx_stopped) {
 			c->rx_stopped = false;
 			lws_rx_flow_control(c->r->wsi, 1);
 		}
@@ -772,9 +663,9 @@ void api_ports_state_release(void *state)
 	if (!c)
 		return;
 	unlink_conn(c);
-	if (c->chan)
-		agent_chan_close(c->link, c->chan, "the client went away");
-	conn_release(c);
+	if (c->pc.chan)
+		agent_chan_close(c->pc.link, c->pc.chan, "the client went away");
+	port_chan_release(&c->pc);
 }
 
 void api_ports_claim(struct http_req *r)

@@ -1,6 +1,6 @@
 /* gateway/api/api_ports_ws.c: see api_ports_ws.h. A connection is held
- * twice: by lws (until CLOSED) and by its agent channel (until the
- * channel's closed callback). The link's thread only queues the guest's
+ * twice (port_chan.h): by lws (until CLOSED) and by its agent channel
+ * (until the channel's closed callback). The link's thread only queues the guest's
  * bytes under the connection's lock and wakes the loop, which reads the
  * guest's frames from them, writes them on and returns their credit. */
 #include "gateway/api/api_ports_ws.h"
@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "gateway/api/api_ports.h"
 #include "gateway/api/door.h"
+#include "gateway/api/port_chan.h"
 #include "gateway/api/routes.h"
 #include "gateway/api/ws_upgrade.h"
 #include "gateway/core/audit.h"
@@ -21,8 +22,6 @@
 #include "gateway/session/session.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +35,9 @@
 #define REASON_MAX 123 /* a close frame's reason */
 
 struct port_ws {
-	atomic_int refs; /* lws + the channel */
+	struct port_chan pc; /* the guest's side; held by lws + the channel */
 	struct port_ws *next; /* all (loop thread only) */
 	struct lws *wsi; /* NULL once lws closed it (loop) */
-	struct lws_context *ctx;
-	struct agent_link *link; /* held */
-	uint32_t chan;
 	char sess_id[SESS_ID_MAX];
 	char accept[PORT_WS_ACCEPT_LEN]; /* what the guest's 101 must say */
 	/* loop */
@@ -55,13 +51,6 @@ struct port_ws {
 	bool rx_stopped;
 	struct live_auth la; /* a token's connection: closes when it loses "act" */
 	char revoked_why[96];
-	/* shared with the link's thread, under mu */
-	pthread_mutex_t mu;
-	struct bytebuf in; /* the guest's bytes not taken yet (at most its window) */
-	size_t in_off;
-	bool ended; /* the channel is gone */
-	char reason[160];
-	atomic_bool pending, resume;
 };
 
 static struct port_ws *all; /* loop thread */
@@ -80,85 +69,17 @@ int api_ports_ws_count(const char *sess_id)
 	return n;
 }
 
-static void release(struct port_ws *c)
+/* The last hold of the connection went (port_chan_release). */
+static void ws_free(struct port_chan *pc)
 {
-	if (atomic_fetch_sub(&c->refs, 1) != 1)
-		return;
+	struct port_ws *c = lws_container_of(pc, struct port_ws, pc);
+
 	bytebuf_free(&c->head);
-	bytebuf_free(&c->in);
 	bytebuf_free(&c->held);
 	free(c->pend);
 	free(c->out);
-	agent_link_release(c->link);
-	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
-
-static void wake(struct port_ws *c)
-{
-	atomic_store(&c->pending, true);
-	lws_cancel_service(c->ctx);
-}
-
-/* ---- the channel's side (link thread) ---- */
-
-static void on_opened(void *u, const char *info)
-{
-	(void)u;
-	(void)info;
-}
-
-static void on_data(void *u, uint8_t flags, const void *p, size_t n)
-{
-	struct port_ws *c = u;
-
-	(void)flags;
-	pthread_mutex_lock(&c->mu);
-	/* At most the window is here: the loop returns credit as it takes. */
-	if (!c->ended && bytebuf_append(&c->in, p, n) < 0) {
-		c->ended = true;
-		snprintf(c->reason, sizeof(c->reason), "out of memory");
-	}
-	pthread_mutex_unlock(&c->mu);
-	wake(c);
-}
-
-static void on_eof(void *u, uint8_t stream)
-{
-	(void)u;
-	(void)stream; /* the guest's server is done sending: its close follows */
-}
-
-static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
-{
-	struct port_ws *c = u;
-
-	(void)in;
-	(void)out;
-	pthread_mutex_lock(&c->mu);
-	if (!c->ended && reason[0])
-		snprintf(c->reason, sizeof(c->reason), "%s", reason);
-	c->ended = true;
-	pthread_mutex_unlock(&c->mu);
-	wake(c);
-	release(c);
-}
-
-static void on_writable(void *u)
-{
-	struct port_ws *c = u;
-
-	atomic_store(&c->resume, true);
-	wake(c);
-}
-
-static const struct agent_chan_ops ws_ops = {
-	.opened = on_opened,
-	.data = on_data,
-	.eof = on_eof,
-	.closed = on_closed,
-	.writable = on_writable,
-};
 
 /* ---- who may: the upgrade's checks (loop) ---- */
 
@@ -295,28 +216,11 @@ static int admit(struct gw *gw, struct lws *wsi, struct admit *a)
 
 int api_ports_ws_confirm(struct gw *gw, struct lws *wsi)
 {
-	unsigned char buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start,
-					   *end = buf + sizeof(buf);
-	char body[384], clen[16];
 	struct admit a;
-	int status = admit(gw, wsi, &a), n, m;
+	int status = admit(gw, wsi, &a);
 
 	explicit_bzero(a.token, sizeof(a.token));
-	if (!status)
-		return 0;
-	n = snprintf(body, sizeof(body), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n",
-		     a.code, a.msg);
-	m = snprintf(clen, sizeof(clen), "%d", n);
-	if (lws_add_http_header_status(wsi, (unsigned)status, &p, end) ||
-	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
-					 (const unsigned char *)"application/json", 16, &p, end) ||
-	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH,
-					 (const unsigned char *)clen, m, &p, end) ||
-	    lws_finalize_http_header(wsi, &p, end) || end - p < n)
-		return -1;
-	memcpy(p, body, (size_t)n);
-	p += n;
-	return lws_write(wsi, start, (size_t)(p - start), LWS_WRITE_HTTP) == p - start ? 1 : -1;
+	return status ? ws_upgrade_refuse(wsi, status, a.code, a.msg) : 0;
 }
 
 /* ---- towards the guest (loop) ---- */
@@ -348,7 +252,7 @@ static int send_frame(struct port_ws *c, enum port_ws_opcode op, bool fin, const
 	if (c->held.len) { /* behind what waits already */
 		rc = bytebuf_append(&c->held, f, hl + n);
 	} else {
-		int sent = agent_chan_send(c->link, c->chan, AGENT_DATA, 0, f, hl + n);
+		int sent = agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, f, hl + n);
 
 		if (sent == -ENOBUFS)
 			rc = bytebuf_append(&c->held, f, hl + n);
@@ -368,7 +272,8 @@ static void resume(struct port_ws *c)
 	int sent = 0;
 
 	if (c->held.len) {
-		sent = agent_chan_send(c->link, c->chan, AGENT_DATA, 0, c->held.data, c->held.len);
+		sent = agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, c->held.data,
+				       c->held.len);
 		if (sent == -ENOBUFS)
 			return; /* writable comes again */
 		c->held.len = 0;
@@ -384,8 +289,11 @@ static int upgrade_head(struct port_ws *c, struct lws *wsi, const struct admit *
 			struct bytebuf *b)
 {
 	static const enum lws_token_indexes pass[] = {
-		WSI_TOKEN_ORIGIN, WSI_TOKEN_HTTP_USER_AGENT, WSI_TOKEN_HTTP_ACCEPT_LANGUAGE,
-		WSI_TOKEN_HTTP_CACHE_CONTROL, WSI_TOKEN_HTTP_PRAGMA,
+		WSI_TOKEN_ORIGIN,
+		WSI_TOKEN_HTTP_USER_AGENT,
+		WSI_TOKEN_HTTP_ACCEPT_LANGUAGE,
+		WSI_TOKEN_HTTP_CACHE_CONTROL,
+		WSI_TOKEN_HTTP_PRAGMA,
 	};
 	char *target = malloc(TARGET_MAX), *v = malloc(VALUE_MAX), *kept = malloc(VALUE_MAX),
 	     peer[64];
@@ -447,7 +355,7 @@ static struct port_ws *ports_ws_open(struct gw *gw, struct lws *wsi)
 {
 	struct bytebuf head = { 0 };
 	uint8_t nonce[16];
-	char key[PORT_WS_KEY_LEN], ps[16];
+	char key[PORT_WS_KEY_LEN];
 	struct agent_link *l;
 	struct port_ws *c;
 	struct admit a;
@@ -459,24 +367,17 @@ static struct port_ws *ports_ws_open(struct gw *gw, struct lws *wsi)
 		agent_link_release(l);
 		goto fail_token;
 	}
-	atomic_init(&c->refs, 1); /* lws's; the channel's below */
-	pthread_mutex_init(&c->mu, NULL);
+	port_chan_init(&c->pc, gw->ctx, l, ws_free); /* lws's hold; the channel's below */
 	c->wsi = wsi;
-	c->ctx = gw->ctx;
-	c->link = l;
 	snprintf(c->sess_id, sizeof(c->sess_id), "%s", sess_id(a.s));
 	port_ws_key(nonce, key);
 	port_ws_accept(key, sha1, c->accept);
 	if (!(c->pend = malloc(WRITE_CHUNK)) || !(c->out = malloc(LWS_PRE + WRITE_CHUNK)) ||
 	    upgrade_head(c, wsi, &a, key, &head) < 0)
 		goto fail;
-	snprintf(ps, sizeof(ps), "%d", a.port);
-	atomic_fetch_add(&c->refs, 1);
-	if (!(c->chan = agent_chan_open(l, AGENT_TCP, ps, strlen(ps), &ws_ops, c))) {
-		atomic_fetch_sub(&c->refs, 1);
+	if (port_chan_open(&c->pc, a.port) < 0)
 		goto fail;
-	}
-	agent_chan_send(l, c->chan, AGENT_DATA, 0, head.data, head.len);
+	agent_chan_send(l, c->pc.chan, AGENT_DATA, 0, head.data, head.len);
 	bytebuf_free(&head);
 	/* the client's frames wait in its socket until the guest's 101 */
 	stop_client(c);
@@ -491,7 +392,7 @@ static struct port_ws *ports_ws_open(struct gw *gw, struct lws *wsi)
 	return c;
 fail:
 	bytebuf_free(&head);
-	release(c);
+	port_chan_release(&c->pc);
 fail_token:
 	explicit_bzero(a.token, sizeof(a.token));
 	return NULL;
@@ -510,30 +411,6 @@ static int close_client(struct port_ws *c, int code, const char *why)
 	return -1;
 }
 
-/* Moves up to n of the guest's bytes into dst (and returns them to the
- * window); *ended and the reason when the channel is gone and nothing is
- * left. Returns how many. */
-static size_t take(struct port_ws *c, void *dst, size_t n, bool *ended, char *why, size_t whylen)
-{
-	size_t got;
-
-	pthread_mutex_lock(&c->mu);
-	got = c->in.len - c->in_off;
-	if (got > n)
-		got = n;
-	if (got)
-		memcpy(dst, c->in.data + c->in_off, got);
-	c->in_off += got;
-	if (c->in_off == c->in.len)
-		c->in.len = c->in_off = 0;
-	*ended = c->ended && !c->in.len;
-	snprintf(why, whylen, "%s", c->reason);
-	pthread_mutex_unlock(&c->mu);
-	if (got && c->chan)
-		agent_chan_ack(c->link, c->chan, got);
-	return got;
-}
-
 /* Before the guest's 101: its answer head. 1 when the upgrade is taken
  * (the rest of the bytes wait in pend), 0 when more must come, -1 to
  * close. */
@@ -543,7 +420,7 @@ static int handshake(struct port_ws *c)
 	struct port_head h;
 	const char *bad;
 	bool ended;
-	size_t n = take(c, c->pend, WRITE_CHUNK, &ended, why, sizeof(why));
+	size_t n = port_chan_take(&c->pc, c->pend, WRITE_CHUNK, &ended, why, sizeof(why));
 	long hl;
 
 	if (bytebuf_append(&c->head, c->pend, n) < 0)
@@ -593,9 +470,11 @@ static int pump(struct port_ws *c)
 	for (;;) {
 		if (c->pend_off == c->pend_len) {
 			c->pend_off = 0;
-			c->pend_len = take(c, c->pend, WRITE_CHUNK, &ended, why, sizeof(why));
+			c->pend_len = port_chan_take(&c->pc, c->pend, WRITE_CHUNK, &ended, why,
+						     sizeof(why));
 			if (!c->pend_len)
-				return ended ? close_client(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
+				return ended ? close_client(c,
+							    LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
 							    why[0] ? why
 								   : "the guest's server closed "
 								     "the connection")
@@ -634,7 +513,8 @@ static int pump(struct port_ws *c)
 				 ev.why ? ev.why : "?");
 			(void)send_frame(c, PORT_WS_CLOSE, true, "\x03\xea", 2); /* 1002 */
 			return close_client(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
-					    ev.why ? ev.why : "the guest's server broke the protocol");
+					    ev.why ? ev.why
+						   : "the guest's server broke the protocol");
 		}
 	}
 }
@@ -643,7 +523,7 @@ static int pump(struct port_ws *c)
 static int from_client(struct port_ws *c, const void *in, size_t len)
 {
 	bool first = lws_is_first_fragment(c->wsi), final = lws_is_final_fragment(c->wsi);
-	enum port_ws_opcode op = !first		     ? PORT_WS_CONT
+	enum port_ws_opcode op = !first			       ? PORT_WS_CONT
 				 : lws_frame_is_binary(c->wsi) ? PORT_WS_BINARY
 							       : PORT_WS_TEXT;
 
@@ -658,21 +538,21 @@ static void ports_ws_closed(struct port_ws *c)
 			break;
 		}
 	live_auth_unwatch(&c->la);
-	if (c->chan) {
+	if (c->pc.chan) {
 		if (c->open) /* a close for the guest's server, then the channel goes */
 			(void)send_frame(c, PORT_WS_CLOSE, true, "\x03\xe8", 2);
-		agent_chan_close(c->link, c->chan, "the client went away");
+		agent_chan_close(c->pc.link, c->pc.chan, "the client went away");
 	}
 	c->wsi = NULL;
-	release(c);
+	port_chan_release(&c->pc);
 }
 
 void api_ports_ws_poke_all(void)
 {
 	for (struct port_ws *c = all; c; c = c->next) {
-		if (!atomic_exchange(&c->pending, false) || !c->wsi)
+		if (!atomic_exchange(&c->pc.pending, false) || !c->wsi)
 			continue;
-		if (atomic_exchange(&c->resume, false))
+		if (atomic_exchange(&c->pc.resume, false))
 			resume(c);
 		lws_callback_on_writable(c->wsi);
 	}

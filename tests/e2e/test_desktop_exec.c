@@ -286,43 +286,20 @@ static void test_files(void **state)
 	http_resp_free(&r);
 }
 
-/* A whole message from fd (its frames joined): 0 with *m, or -1. */
-static int recv_message(int fd, struct ws_msg *m)
-{
-	struct ws_msg f;
-
-	if (ws_recv(fd, 120000, m) < 0)
-		return -1;
-	while (!m->fin && m->opcode != WS_CLOSE) {
-		if (ws_recv(fd, 120000, &f) < 0 || f.opcode != 0) {
-			ws_msg_free(&f);
-			ws_msg_free(m);
-			return -1;
-		}
-		assert_non_null(m->data = realloc(m->data, m->len + f.len + 1));
-		memcpy(m->data + m->len, f.data, f.len + 1);
-		m->len += f.len;
-		m->fin = f.fin;
-		ws_msg_free(&f);
-	}
-	return 0;
-}
-
-/* One echo through fd: text, then 200 KB of binary (in pieces both ways). */
 static void echo_round(int fd, const char *text)
 {
 	static unsigned char big[200 * 1000];
 	struct ws_msg m;
 
 	assert_int_equal(ws_send_text(fd, text), 0);
-	assert_int_equal(recv_message(fd, &m), 0);
+	assert_int_equal(ws_recv_message(fd, 120000, &m), 0);
 	assert_int_equal(m.opcode, WS_TEXT);
 	assert_string_equal((char *)m.data, text);
 	ws_msg_free(&m);
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (unsigned char)(i * 7 + i / 251);
 	assert_int_equal(ws_send(fd, WS_BINARY, big, sizeof(big)), 0);
-	assert_int_equal(recv_message(fd, &m), 0);
+	assert_int_equal(ws_recv_message(fd, 120000, &m), 0);
 	assert_int_equal(m.opcode, WS_BINARY);
 	assert_int_equal(m.len, sizeof(big));
 	assert_memory_equal(m.data, big, sizeof(big));
@@ -423,7 +400,7 @@ static void test_guest_ports(void **state)
 		struct ws_msg m;
 
 		assert_true((fd = ws_connect(gw.port, path, ctl, NULL, &st)) >= 0);
-		if (ws_send_text(fd, "probe") == 0 && recv_message(fd, &m) == 0) {
+		if (ws_send_text(fd, "probe") == 0 && ws_recv_message(fd, 120000, &m) == 0) {
 			int op = m.opcode;
 
 			ws_msg_free(&m);

@@ -650,35 +650,11 @@ static void test_guest_ports(void **state)
 	http_resp_free(&r);
 }
 
-/* A whole message from fd (its frames joined): 0 with *m (opcode of its
- * first frame), or -1. */
-static int recv_message(int fd, struct ws_msg *m)
-{
-	struct ws_msg f;
-
-	if (ws_recv(fd, 60000, m) < 0)
-		return -1;
-	while (!m->fin && m->opcode != WS_CLOSE) {
-		if (ws_recv(fd, 60000, &f) < 0 || f.opcode != 0) {
-			ws_msg_free(&f);
-			ws_msg_free(m);
-			return -1;
-		}
-		assert_non_null(m->data = realloc(m->data, m->len + f.len + 1));
-		memcpy(m->data + m->len, f.data, f.len + 1);
-		m->len += f.len;
-		m->fin = f.fin;
-		ws_msg_free(&f);
-	}
-	return 0;
-}
-
-/* Expects the next message to be text. */
 static void expect_text(int fd, const char *text)
 {
 	struct ws_msg m;
 
-	assert_int_equal(recv_message(fd, &m), 0);
+	assert_int_equal(ws_recv_message(fd, 60000, &m), 0);
 	assert_int_equal(m.opcode, WS_TEXT);
 	assert_string_equal((char *)m.data, text);
 	ws_msg_free(&m);
@@ -689,7 +665,7 @@ static void expect_close(int fd, int code)
 {
 	struct ws_msg m;
 
-	assert_int_equal(recv_message(fd, &m), 0);
+	assert_int_equal(ws_recv_message(fd, 60000, &m), 0);
 	assert_int_equal(m.opcode, WS_CLOSE);
 	if (m.close_code != code)
 		fail_msg("closed with %d (%s), not %d", m.close_code,
@@ -779,7 +755,7 @@ static void test_guest_port_websockets(void **state)
 	assert_int_equal(ws_send_text(fd, "ping-1"), 0);
 	expect_text(fd, "ping-1");
 	assert_int_equal(ws_send(fd, WS_BINARY, "\0\1\377\0", 4), 0);
-	assert_int_equal(recv_message(fd, &m), 0);
+	assert_int_equal(ws_recv_message(fd, 60000, &m), 0);
 	assert_int_equal(m.opcode, WS_BINARY);
 	assert_int_equal(m.len, 4);
 	assert_memory_equal(m.data, "\0\1\377\0", 4);

@@ -173,6 +173,30 @@ int ws_recv(int fd, int timeout_ms, struct ws_msg *m)
 	}
 }
 
+int ws_recv_message(int fd, int timeout_ms, struct ws_msg *m)
+{
+	struct ws_msg f;
+
+	if (ws_recv(fd, timeout_ms, m) < 0)
+		return -1;
+	while (!m->fin && m->opcode != WS_CLOSE) {
+		unsigned char *more;
+
+		if (ws_recv(fd, timeout_ms, &f) < 0 || f.opcode != 0 ||
+		    !(more = realloc(m->data, m->len + f.len + 1))) {
+			ws_msg_free(&f);
+			ws_msg_free(m);
+			return -1;
+		}
+		m->data = more;
+		memcpy(m->data + m->len, f.data, f.len + 1);
+		m->len += f.len;
+		m->fin = f.fin;
+		ws_msg_free(&f);
+	}
+	return 0;
+}
+
 int ws_send_text(int fd, const char *text)
 {
 	return ws_send(fd, WS_TEXT, text, strlen(text));

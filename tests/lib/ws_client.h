@@ -33,6 +33,9 @@ int ws_send(int fd, int opcode, const void *data, size_t len);
  * with ws_msg_free), or -1 on timeout or a dropped connection. */
 int ws_recv(int fd, int timeout_ms, struct ws_msg *m);
 void ws_msg_free(struct ws_msg *m);
+/* Receives a whole message (its frames joined, each within timeout_ms):
+ * 0 with *m (the first frame's opcode, fin set), or -1. */
+int ws_recv_message(int fd, int timeout_ms, struct ws_msg *m);
 /* Sends one text message. Returns 0 or -1. */
 int ws_send_text(int fd, const char *text);
 /* Receives one message into a new NUL-terminated string (caller frees),
