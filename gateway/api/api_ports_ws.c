@@ -33,6 +33,11 @@
 #define TARGET_MAX 8192
 #define VALUE_MAX 4096
 #define REASON_MAX 123 /* a close frame's reason */
+/* The client's frames held before the guest's 101, past which the client
+ * is not read. */
+#define HELD_MAX (64 * 1024)
+/* How long the guest's server may take to answer the upgrade. */
+#define HANDSHAKE_S 120
 
 struct port_ws {
 	struct port_chan pc; /* the guest's side; held by lws + the channel */
@@ -47,7 +52,7 @@ struct port_ws {
 	uint8_t *pend; /* WRITE_CHUNK: the guest's bytes taken, not read yet */
 	size_t pend_off, pend_len;
 	unsigned char *out; /* LWS_PRE + WRITE_CHUNK */
-	struct bytebuf held; /* frames for the guest its full queue refused */
+	struct bytebuf held; /* frames for the guest before its 101, or its full queue refused */
 	bool rx_stopped;
 	struct live_auth la; /* a token's connection: closes when it loses "act" */
 	char revoked_why[96];
@@ -233,7 +238,8 @@ static void stop_client(struct port_ws *c)
 }
 
 /* Sends a masked frame of p[n] to the guest: queued on the channel, or
- * held while its queue is full (the client is not read meanwhile). 0, or
+ * held before the guest's 101 or while its queue is full (the client is
+ * not read meanwhile, or past HELD_MAX before the 101). 0, or
  * -1 (out of memory, or no randomness for the mask). */
 static int send_frame(struct port_ws *c, enum port_ws_opcode op, bool fin, const void *p, size_t n)
 {
@@ -249,8 +255,12 @@ static int send_frame(struct port_ws *c, enum port_ws_opcode op, bool fin, const
 	if (n)
 		memcpy(f + hl, p, n);
 	port_ws_mask(f + hl, n, mask, 0);
-	if (c->held.len) { /* behind what waits already */
+	if (!c->open || c->held.len) {
+		/* before the guest's 101 (the client is read on, so that its
+		 * leaving is seen, up to HELD_MAX), or behind what waits already */
 		rc = bytebuf_append(&c->held, f, hl + n);
+		if (c->open || c->held.len > HELD_MAX)
+			stop_client(c);
 	} else {
 		int sent = agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, f, hl + n);
 
@@ -260,17 +270,17 @@ static int send_frame(struct port_ws *c, enum port_ws_opcode op, bool fin, const
 			stop_client(c);
 	}
 	free(f);
-	if (c->held.len)
-		stop_client(c);
 	return rc < 0 ? -1 : 0;
 }
 
-/* The channel's queue has room again: what was held goes, then the client
- * is read again. */
+/* The channel's queue has room again, or the guest's 101 came: what was
+ * held goes, then the client is read again. */
 static void resume(struct port_ws *c)
 {
 	int sent = 0;
 
+	if (!c->open)
+		return; /* held until the guest's server takes the upgrade */
 	if (c->held.len) {
 		sent = agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, c->held.data,
 				       c->held.len);
@@ -379,8 +389,9 @@ static struct port_ws *ports_ws_open(struct gw *gw, struct lws *wsi)
 		goto fail;
 	agent_chan_send(l, c->pc.chan, AGENT_DATA, 0, head.data, head.len);
 	bytebuf_free(&head);
-	/* the client's frames wait in its socket until the guest's 101 */
-	stop_client(c);
+	/* the client's frames wait (held) until the guest's 101, which has
+	 * its time (then lws drops the connection) */
+	lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, HANDSHAKE_S);
 	if (a.by_token) {
 		c->la.lost = on_lost;
 		live_auth_watch(&c->la, gw, c->sess_id, a.token, AUTH_R_ACT);
@@ -442,14 +453,12 @@ static int handshake(struct port_ws *c)
 		return close_client(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, msg);
 	}
 	c->open = true;
+	lws_set_timeout(c->wsi, NO_PENDING_TIMEOUT, 0);
 	c->pend_off = 0;
 	c->pend_len = c->head.len - (size_t)hl; /* within the last take */
 	memcpy(c->pend, c->head.data + hl, c->pend_len);
 	bytebuf_free(&c->head);
-	if (!c->held.len && c->rx_stopped) {
-		c->rx_stopped = false;
-		lws_rx_flow_control(c->wsi, 1);
-	}
+	resume(c); /* what the client sent meanwhile */
 	return 1;
 }
 

@@ -17,11 +17,13 @@
  * the guest its own upgrade, and passes frames on both ways as they come,
  * a message's pieces as pieces (no message is held whole); pings are
  * answered where they arrive. A guest server that refuses the upgrade or
- * breaks the protocol closes the client's socket with 1011 and a reason.
+ * breaks the protocol closes the client's socket with 1011 and a reason;
+ * one that does not answer the upgrade within 120 s loses it (dropped).
  * Bytes in flight per connection: towards the client at most the agent's
  * window (1 MiB) and one 64 KiB piece (the guest's bytes are returned to
  * the window once lws took them); towards the guest the channel's queue
- * (AGENT_SEND_HIGH) and what lws had read when the client was stopped.
+ * (AGENT_SEND_HIGH) and what lws had read when the client was stopped
+ * (before the guest's 101, at most 64 KiB of the client's frames wait).
  * A session's HTTP requests and WebSockets through its ports count
  * together against API_PORTS_MAX_PER_SESSION. No subprotocol or extension
  * is passed on. Loop thread only. */

@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -681,7 +682,8 @@ static void expect_close(int fd, int code)
  * Origin) and as a public port; a wrong token, none and a view token
  * refused with their HTTP statuses; a port nobody listens on and a server
  * that does not take the upgrade (busybox httpd) close with 1011; a client
- * that reads nothing of 64 MiB holds the gateway to about the window. */
+ * that reads nothing of 64 MiB holds the gateway to about the window; at
+ * most 64 sockets and requests per session (429). */
 static void test_guest_port_websockets(void **state)
 {
 	static const char srv[] =
@@ -848,6 +850,45 @@ static void test_guest_port_websockets(void **state)
 		}
 		assert_int_equal(got, 64u << 20);
 		close(fd);
+	}
+	/* connections per session: sockets to a server that answers nothing
+	 * until 429, when 64 of them are open (one the gateway gave up on, a
+	 * guest that could not take it, is no longer one); one closed makes
+	 * room */
+	{
+		int fds[80], n, alive = 0, spare = -1;
+
+		free(guest_sh(s.id, "(nc -ll -p 9093 -e sleep 600 </dev/null >/dev/null 2>&1 &) && "
+				    "echo ok"));
+		snprintf(path, sizeof(path), "%s/9093/", base);
+		for (n = 0; n < 80 && (fds[n] = ws_connect(port, path, s.control, NULL, &st)) >= 0;
+		     n++)
+			;
+		assert_true(n < 80);
+		assert_int_equal(st, 429);
+		for (int i = 0; i < n; i++) {
+			struct pollfd pfd = { .fd = fds[i], .events = POLLIN };
+
+			if (poll(&pfd, 1, 0) == 0) {
+				alive++;
+				spare = i;
+			}
+		}
+		assert_int_equal(alive, 64);
+		snprintf(path, sizeof(path), "%s/8080/", base); /* HTTP counts with them */
+		r = expect("GET", path, s.control, NULL, 429, "too_many_connections");
+		http_resp_free(&r);
+		close(fds[spare]);
+		snprintf(path, sizeof(path), "%s/9093/", base);
+		for (int i = 0;
+		     i < 100 && (fds[spare] = ws_connect(port, path, s.control, NULL, &st)) < 0;
+		     i++) {
+			assert_int_equal(st, 429); /* until the gateway saw the close */
+			usleep(50 * 1000);
+		}
+		assert_true(fds[spare] >= 0);
+		for (int i = 0; i < n; i++)
+			close(fds[i]);
 	}
 	snprintf(path, sizeof(path), "/v1/sessions/%s", s.id);
 	r = expect("DELETE", path, key, NULL, 200, NULL);
