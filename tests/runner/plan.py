@@ -30,7 +30,7 @@ import schedule
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SUITES = ("unit", "integration", "e2e", "fuzz", "all")
 PLAIN, SAN = "build", "build-san"
-FUZZ_SECONDS = os.environ.get("FUZZ_SECONDS", "5")
+FUZZ_SECONDS = os.environ.get("FUZZ_SECONDS", "4")
 # Added to the time limit of the first desktop step, which makes the shared
 # desktop template (under --only, a test whose budget line does not count it).
 TEMPLATE_MAKE_S = 240
