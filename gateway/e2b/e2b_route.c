@@ -48,7 +48,7 @@ struct e2b_route e2b_route_parse(const char *method, const char *path, bool envd
 {
 	struct e2b_route r = { .kind = E2B_NONE };
 	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST"),
-	     del = !strcmp(method, "DELETE");
+	     del = !strcmp(method, "DELETE"), put = !strcmp(method, "PUT");
 	const char *p, *rest;
 
 	if (envd)
@@ -75,6 +75,10 @@ struct e2b_route e2b_route_parse(const char *method, const char *path, bool envd
 		r.kind = post ? E2B_PAUSE : E2B_BAD_METHOD;
 	} else if (!strcmp(rest, "/connect") || (!strcmp(rest, "/resume") && path[1] != 'v')) {
 		r.kind = post ? E2B_CONNECT : E2B_BAD_METHOD;
+	} else if (!strcmp(rest, "/metrics") && path[1] != 'v') {
+		r.kind = get ? E2B_METRICS : E2B_BAD_METHOD;
+	} else if (!strcmp(rest, "/network") && path[1] != 'v') {
+		r.kind = put ? E2B_NETWORK : E2B_BAD_METHOD;
 	}
 	if (r.kind == E2B_NONE)
 		r.id[0] = '\0';

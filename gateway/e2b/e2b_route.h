@@ -16,6 +16,8 @@ enum e2b_kind {
 	E2B_TIMEOUT, /* POST /sandboxes/{id}/timeout */
 	E2B_PAUSE, /* POST /sandboxes/{id}/pause */
 	E2B_CONNECT, /* POST /sandboxes/{id}/connect|resume, /v2/sandboxes/{id}/connect */
+	E2B_METRICS, /* GET /sandboxes/{id}/metrics */
+	E2B_NETWORK, /* PUT /sandboxes/{id}/network */
 	/* the stream's live view at the SDK's URL ("PORT-{id}." Host, PORT
 	 * not envd's; set by the caller, not by e2b_route_parse) */
 	E2B_LIVE_VIEW, /* GET /vnc.html */

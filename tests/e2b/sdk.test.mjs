@@ -378,6 +378,77 @@ test('Sandbox.list filters by metadata; setTimeout moves the end', async () => {
   await sbx.setTimeout(600_000);
 });
 
+test('connect never shortens a running sandbox\'s timeout; a longer one lengthens it', async () => {
+  const before = await Sandbox.getInfo(sbx.sandboxId);
+  await Sandbox.connect(sbx.sandboxId, { timeoutMs: 10_000 });
+  const same = await sbx.getInfo();
+  assert.equal(same.endAt.getTime(), before.endAt.getTime(), 'a shorter connect leaves the end');
+  await sbx.connect({ timeoutMs: 900_000 });
+  const later = await sbx.getInfo();
+  assert.ok(later.endAt.getTime() > before.endAt.getTime() + 200_000, `moved to ${later.endAt.toISOString()}`);
+  await sbx.setTimeout(600_000);
+});
+
+test('network: allowOut/denyOut become egress rules; what an allowlist cannot say is refused; list order, filters and pages', async () => {
+  const native = async (path) => (await fetch(g.base + path, { headers: { Authorization: `Bearer ${g.key}` } })).json();
+  await assert.rejects(Sandbox.create('tiny', { network: { denyOut: ['8.8.8.8'] }, metadata: { suite: 'e2b-sdk' } }),
+    /denying some addresses while the rest stays open cannot be expressed/);
+  await assert.rejects(Sandbox.create('tiny', { network: { denyOut: ({ allTraffic }) => [allTraffic], allowOut: ['10.0.0.0/8'] } }),
+    /network.allowOut\[0\]: '10.0.0.0\/8': a range wider than one address/);
+  const t0 = new Date();
+  const extra = await Sandbox.create('tiny', {
+    network: { denyOut: ({ allTraffic }) => [allTraffic], allowOut: ['1.1.1.1', 'example.com'] },
+    metadata: { suite: 'e2b-sdk', extra: String(process.pid) },
+  });
+  try {
+    assert.deepEqual((await native(`/v1/sessions/${extra.sandboxId}/egress`)).allow, ['1.1.1.1:*', 'example.com']);
+    assert.deepEqual((await native(`/v1/sessions/${sbx.sandboxId}/egress`)).allow, [], 'no network option: no network');
+    await Sandbox.updateNetwork(extra.sandboxId, { allowInternetAccess: true });
+    assert.deepEqual((await native(`/v1/sessions/${extra.sandboxId}/egress`)).allow, ['*:*']);
+    await Sandbox.updateNetwork(extra.sandboxId, { denyOut: ['0.0.0.0/0'] });
+    assert.deepEqual((await native(`/v1/sessions/${extra.sandboxId}/egress`)).allow, []);
+    // newest first by default, oldest first with order: 'asc'; the SDK's state array
+    const ids = async (opts) => (await Sandbox.list(opts).nextItems()).map((s) => s.sandboxId);
+    const suite = { suite: 'e2b-sdk' };
+    assert.deepEqual(await ids({ query: { metadata: suite } }), [extra.sandboxId, sbx.sandboxId]);
+    assert.deepEqual(await ids({ query: { metadata: suite }, order: 'asc' }), [sbx.sandboxId, extra.sandboxId]);
+    assert.deepEqual(await ids({ query: { metadata: suite, state: ['running', 'paused'] } }), [extra.sandboxId, sbx.sandboxId]);
+    assert.deepEqual(await ids({ query: { metadata: suite, state: ['paused'] } }), []);
+    assert.deepEqual(await ids({ query: { metadata: suite, startedAfter: t0 } }), [extra.sandboxId]);
+    assert.deepEqual(await ids({ query: { metadata: suite, template: 'tiny' } }), [extra.sandboxId, sbx.sandboxId]);
+    assert.deepEqual(await ids({ query: { metadata: suite, template: 'nope' } }), []);
+    // pages of one: the token is a cursor, the second page the older one, then no more
+    const pages = Sandbox.list({ limit: 1, query: { metadata: suite } });
+    assert.deepEqual((await pages.nextItems()).map((s) => s.sandboxId), [extra.sandboxId]);
+    assert.ok(pages.hasNext && pages.nextToken);
+    assert.deepEqual((await pages.nextItems()).map((s) => s.sandboxId), [sbx.sandboxId]);
+    assert.equal(pages.hasNext, false);
+    const bad = await fetch(g.base + '/v2/sandboxes?order=sideways', { headers: { 'X-API-KEY': g.key } });
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).message, /order/);
+  } finally {
+    await extra.kill();
+  }
+});
+
+test('getMetrics: samples with E2B\'s fields, within a time range', async () => {
+  const start = new Date(Date.now() - 1000);
+  const m = await sbx.getMetrics();
+  assert.ok(m.length >= 1, 'a sample at once');
+  const last = m[m.length - 1];
+  assert.equal(last.cpuCount, (await sbx.getInfo()).cpuCount);
+  assert.equal(last.memTotal, (await sbx.getInfo()).memoryMB * 1024 * 1024);
+  assert.ok(last.memUsed > 0 && last.memUsed <= last.memTotal, `memUsed ${last.memUsed}`);
+  assert.ok(last.cpuUsedPct >= 0 && last.cpuUsedPct <= 100);
+  assert.ok(last.diskTotal >= last.diskUsed && last.diskUsed >= 0);
+  assert.equal(typeof last.memCache, 'number');
+  assert.ok(last.timestamp instanceof Date && !Number.isNaN(last.timestamp.getTime()));
+  await until('a sample in the range', async () =>
+    (await sbx.getMetrics({ start, end: new Date(Date.now() + 1000) })).length > 0, 15_000);
+  const old = await sbx.getMetrics({ start: new Date(Date.now() - 3600_000), end: new Date(Date.now() - 1800_000) });
+  assert.deepEqual(old, []);
+});
+
 test('raw Connect: malformed frames, oversize frames, unknown methods', async () => {
   const headers = { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken,
     'Content-Type': 'application/connect+json' };
