@@ -34,9 +34,8 @@
 
 #define E2B_ENVD_VERSION "0.5.7"
 #define E2B_DEFAULT_IMAGE "desktop"
-#define WAIT_MS (300 * 1000)
 
-static void e2b_error(struct http_req *r, int status, const char *message)
+void e2b_error(struct http_req *r, int status, const char *message)
 {
 	http_reply_json(r, status,
 			json_pack("{s:i, s:o}", "code", status, "message",
@@ -151,7 +150,7 @@ static const char *audit_of(const struct http_req *r)
 	}
 }
 
-static bool operator_ok(struct http_req *r)
+bool e2b_operator_ok(struct http_req *r)
 {
 	const char *id = e2b_call_of(r)->route.id;
 
@@ -166,7 +165,7 @@ static bool operator_ok(struct http_req *r)
 
 /* The route's session, answering 404 when there is none (or it is
  * another project's). */
-static struct sess *route_sess(struct http_req *r)
+struct sess *e2b_route_sess(struct http_req *r)
 {
 	struct sess *s = sess_find(r->gw, e2b_call_of(r)->route.id);
 
@@ -224,7 +223,7 @@ static const char *template_of(struct sess *s, struct e2b_sandbox *sb)
 
 /* What E2B says of a sandbox: create's and connect's answer (with the
  * envd token) or a listed one. */
-static json_t *sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_token)
+json_t *e2b_sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_token)
 {
 	char started[96], end[96];
 	int64_t end_ms = end_unix_ms(s);
@@ -309,12 +308,12 @@ static bool look(struct e2b_wait *w, bool late)
 		const char *which;
 
 		if (c->was_running) {
-			http_reply_json(r, 200, sandbox_json(s, sb, true));
+			http_reply_json(r, 200, e2b_sandbox_json(s, sb, true));
 			return true;
 		}
 		if (sb && (c->route.kind == E2B_CREATE || !sess_deadline(s, &which)))
 			sess_set_timeout(s, sb->timeout_s);
-		http_reply_json(r, 201, sandbox_json(s, sb, true));
+		http_reply_json(r, 201, e2b_sandbox_json(s, sb, true));
 	}
 	return true;
 }
@@ -331,7 +330,7 @@ static void wait_up_to(struct http_req *r, struct sess *s, int wait_ms)
 
 static void wait_for(struct http_req *r, struct sess *s)
 {
-	wait_up_to(r, s, WAIT_MS);
+	wait_up_to(r, s, E2B_WAIT_MS);
 }
 
 /* ---- the calls ---- */
@@ -402,7 +401,7 @@ static void create(struct http_req *r)
 	char err[160];
 	int rc;
 
-	if (!operator_ok(r))
+	if (!e2b_operator_ok(r))
 		return;
 	if (e2b_create_parse(r->body, r->body_len, &c, err, sizeof(err)) < 0) {
 		e2b_error(r, 400, err);
@@ -444,7 +443,7 @@ static void create(struct http_req *r)
 			 "memory)",
 			 sess_id(s));
 	/* the boot does not count (the clock starts once it runs) */
-	sess_set_timeout(s, c.timeout_s + WAIT_MS / 1000);
+	sess_set_timeout(s, c.timeout_s + E2B_WAIT_MS / 1000);
 	e2b_create_free(&c);
 	wait_for(r, s);
 }
@@ -498,7 +497,7 @@ static void list(struct http_req *r)
 	size_t n = 0, cap = 0, taken = 0;
 	bool v2 = !strncmp(r->path, "/v2/", 4);
 
-	if (!operator_ok(r))
+	if (!e2b_operator_ok(r))
 		return;
 	if (list_query(r, &q, err, sizeof(err)) < 0) {
 		e2b_error(r, 400, err);
@@ -542,7 +541,7 @@ static void list(struct http_req *r)
 	sort_query = NULL;
 	arr = json_array();
 	for (size_t i = 0; arr && i < n && (int)taken < q.limit; i++, taken++)
-		json_array_append_new(arr, sandbox_json(all[i].s, all[i].sb, false));
+		json_array_append_new(arr, e2b_sandbox_json(all[i].s, all[i].sb, false));
 	if (v2 && taken < n) {
 		e2b_list_token(all[taken - 1].started_ms, sess_id(all[taken - 1].s), token,
 			       sizeof(token));
@@ -558,7 +557,7 @@ static void timeout(struct http_req *r)
 	char err[160];
 	int t;
 
-	if (!operator_ok(r) || !(s = route_sess(r)))
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
 		return;
 	if (e2b_timeout_parse(r->body, r->body_len, true, &t, err, sizeof(err)) < 0) {
 		e2b_error(r, 400, err);
@@ -573,7 +572,7 @@ static void pause_sandbox(struct http_req *r)
 	struct api_error e;
 	struct sess *s;
 
-	if (!operator_ok(r) || !(s = route_sess(r)))
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
 		return;
 	if (sess_state_of(s) == SESS_PAUSED) {
 		e2b_error(r, 409, "the sandbox is already paused");
@@ -606,7 +605,7 @@ static void connect_sandbox(struct http_req *r)
 	char err[160];
 	int t;
 
-	if (!operator_ok(r) || !(s = route_sess(r)))
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
 		return;
 	if (e2b_timeout_parse(r->body, r->body_len, false, &t, err, sizeof(err)) < 0) {
 		e2b_error(r, 400, err);
@@ -625,7 +624,7 @@ static void connect_sandbox(struct http_req *r)
 	 * gateway just started connects to its agent in the background. */
 	if (sess_state_of(s) == SESS_READY && !sess_busy_with(s)) {
 		if (e2b_agent_up(s)) {
-			http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), true));
+			http_reply_json(r, 200, e2b_sandbox_json(s, e2b_sandbox_of(s), true));
 			return;
 		}
 		/* no longer than an exec waits for the link */
@@ -649,7 +648,7 @@ static void metrics(struct http_req *r)
 	long long range[2] = { 0, 0 };
 	const char *names[2] = { "start=", "end=" };
 
-	if (!operator_ok(r) || !(s = route_sess(r)))
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
 		return;
 	for (int i = 0; i < 2; i++) {
 		char *end;
@@ -679,7 +678,7 @@ static void network(struct http_req *r)
 	json_t *body;
 	char err[160];
 
-	if (!operator_ok(r) || !(s = route_sess(r)))
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
 		return;
 	if (!(body = json_loadb(r->body, r->body_len, 0, NULL)) || !json_is_object(body)) {
 		json_decref(body);
@@ -705,7 +704,7 @@ static void kill_sandbox(struct http_req *r)
 	struct e2b_call *c = e2b_call_of(r);
 	struct sess *s;
 
-	if (!operator_ok(r) || !(s = route_sess(r)))
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
 		return;
 	c->ticket = job_ticket_new();
 	sess_destroy(s, c->ticket);
@@ -751,8 +750,8 @@ static void handle(struct http_req *r)
 	case E2B_GET: {
 		struct sess *s;
 
-		if (operator_ok(r) && (s = route_sess(r)))
-			http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), false));
+		if (e2b_operator_ok(r) && (s = e2b_route_sess(r)))
+			http_reply_json(r, 200, e2b_sandbox_json(s, e2b_sandbox_of(s), false));
 		break;
 	}
 	case E2B_KILL:
@@ -772,6 +771,9 @@ static void handle(struct http_req *r)
 		break;
 	case E2B_NETWORK:
 		network(r);
+		break;
+	case E2B_FORK:
+		e2b_fork(r);
 		break;
 	case E2B_BAD_METHOD:
 		e2b_error(r, 405, "method not allowed");
@@ -802,6 +804,7 @@ static void call_release(void *state)
 	e2b_wait_end(&c->wait);
 	job_ticket_release(c->ticket);
 	c->ticket = NULL;
+	e2b_fork_release(c);
 	e2b_envd_release(c);
 }
 

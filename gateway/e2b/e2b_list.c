@@ -18,9 +18,9 @@ void e2b_list_query_init(struct e2b_list_query *q)
 static int fail(char *err, size_t errlen, const char *what, const char *value)
 {
 	snprintf(err, errlen, "%s: '%.64s' %s", what, value,
-		 !strcmp(what, "state")	    ? "is not running or paused"
-		 : !strcmp(what, "order")   ? "is not asc or desc"
-		 : !strcmp(what, "limit")   ? "is not a number from 1 to 100"
+		 !strcmp(what, "state")		 ? "is not running or paused"
+		 : !strcmp(what, "order")	 ? "is not asc or desc"
+		 : !strcmp(what, "limit")	 ? "is not a number from 1 to 100"
 		 : !strcmp(what, "startedAfter") ? "is not an RFC 3339 time"
 		 : !strcmp(what, "nextToken")	 ? "is not a token this gateway gave"
 						 : "is too long");
@@ -102,8 +102,7 @@ int e2b_rfc3339_ms(const char *s, int64_t *out_ms)
 	} else {
 		return -EINVAL;
 	}
-	if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-	    sec > 60)
+	if (*p || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
 		return -EINVAL;
 	tm.tm_year = (int)y - 1900;
 	tm.tm_mon = (int)mo - 1;
@@ -166,8 +165,7 @@ int e2b_list_query_arg(struct e2b_list_query *q, const char *arg, char *err, siz
 	} else if (NAMED("limit")) {
 		errno = 0;
 		l = strtol(v, &end, 10);
-		if (!isdigit((unsigned char)*v) || *end || errno || l < 1 ||
-		    l > E2B_LIST_MAX_LIMIT)
+		if (!isdigit((unsigned char)*v) || *end || errno || l < 1 || l > E2B_LIST_MAX_LIMIT)
 			return fail(err, errlen, "limit", v);
 		q->limit = (int)l;
 	} else if (NAMED("nextToken")) {

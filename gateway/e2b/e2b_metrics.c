@@ -55,14 +55,16 @@ json_t *e2b_metrics_json(const struct e2b_metrics *m, int64_t start_s, int64_t e
 		if ((start_s && s < start_s) || (end_s && s > end_s))
 			continue;
 		iso(x->unix_ms, when, sizeof(when));
-		if (json_array_append_new(
-			    arr, json_pack("{s:s, s:I, s:i, s:f, s:I, s:I, s:I, s:I, s:I}", "timestamp",
-					   when, "timestampUnix", (json_int_t)s, "cpuCount", x->cpus,
-					   "cpuUsedPct", (double)x->cpu_pct, "memUsed",
-					   (json_int_t)x->mem_used, "memTotal",
-					   (json_int_t)x->mem_total, "memCache", (json_int_t)0,
-					   "diskUsed", (json_int_t)x->disk_used, "diskTotal",
-					   (json_int_t)x->disk_total)) < 0) {
+		if (json_array_append_new(arr,
+					  json_pack("{s:s, s:I, s:i, s:f, s:I, s:I, s:I, s:I, s:I}",
+						    "timestamp", when, "timestampUnix",
+						    (json_int_t)s, "cpuCount", x->cpus,
+						    "cpuUsedPct", (double)x->cpu_pct, "memUsed",
+						    (json_int_t)x->mem_used, "memTotal",
+						    (json_int_t)x->mem_total, "memCache",
+						    (json_int_t)0, "diskUsed",
+						    (json_int_t)x->disk_used, "diskTotal",
+						    (json_int_t)x->disk_total)) < 0) {
 			json_decref(arr);
 			return NULL;
 		}

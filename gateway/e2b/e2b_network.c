@@ -47,12 +47,12 @@ static int strings(const json_t *v, const char *name, char *err, size_t errlen)
 			 EGRESS_MAX_RULES);
 		return -EINVAL;
 	}
-	json_array_foreach (v, i, e)
-		if (!json_is_string(e) || !json_string_length(e) || json_string_length(e) > 256) {
-			snprintf(err, errlen, "network.%s[%zu]: not an address, range or name",
-				 name, i);
-			return -EINVAL;
-		}
+	json_array_foreach(v, i, e) if (!json_is_string(e) || !json_string_length(e) ||
+					json_string_length(e) > 256)
+	{
+		snprintf(err, errlen, "network.%s[%zu]: not an address, range or name", name, i);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -61,9 +61,7 @@ static bool holds(const json_t *list, const char *what)
 	size_t i;
 	const json_t *e;
 
-	json_array_foreach (list, i, e)
-		if (!strcmp(json_string_value(e), what))
-			return true;
+	json_array_foreach(list, i, e) if (!strcmp(json_string_value(e), what)) return true;
 	return false;
 }
 
@@ -104,8 +102,8 @@ static int allow_entry(const char *s, size_t i, char *out, size_t cap, char *err
 	json_decref(j);
 	egress_rules_destroy(one);
 	if (rc == -EINVAL)
-		snprintf(err, errlen, "network.allowOut[%zu]: '%.64s' is not an address or host name",
-			 i, s);
+		snprintf(err, errlen,
+			 "network.allowOut[%zu]: '%.64s' is not an address or host name", i, s);
 	return rc;
 }
 

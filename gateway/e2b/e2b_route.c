@@ -79,6 +79,8 @@ struct e2b_route e2b_route_parse(const char *method, const char *path, bool envd
 		r.kind = get ? E2B_METRICS : E2B_BAD_METHOD;
 	} else if (!strcmp(rest, "/network") && path[1] != 'v') {
 		r.kind = put ? E2B_NETWORK : E2B_BAD_METHOD;
+	} else if (!strcmp(rest, "/fork") && path[1] != 'v') {
+		r.kind = post ? E2B_FORK : E2B_BAD_METHOD;
 	}
 	if (r.kind == E2B_NONE)
 		r.id[0] = '\0';

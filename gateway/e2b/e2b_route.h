@@ -18,6 +18,7 @@ enum e2b_kind {
 	E2B_CONNECT, /* POST /sandboxes/{id}/connect|resume, /v2/sandboxes/{id}/connect */
 	E2B_METRICS, /* GET /sandboxes/{id}/metrics */
 	E2B_NETWORK, /* PUT /sandboxes/{id}/network */
+	E2B_FORK, /* POST /sandboxes/{id}/fork */
 	/* the stream's live view at the SDK's URL ("PORT-{id}." Host, PORT
 	 * not envd's; set by the caller, not by e2b_route_parse) */
 	E2B_LIVE_VIEW, /* GET /vnc.html */

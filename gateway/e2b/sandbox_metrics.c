@@ -86,7 +86,8 @@ json_t *e2b_sandbox_metrics_json(struct e2b_sandbox *sb, int64_t start_s, int64_
 {
 	static const struct e2b_metrics none;
 
-	if (!sb->metrics || fs_unix_ms() - e2b_metrics_newest_ms(sb->metrics) >= E2B_METRICS_INTERVAL_MS)
+	if (!sb->metrics ||
+	    fs_unix_ms() - e2b_metrics_newest_ms(sb->metrics) >= E2B_METRICS_INTERVAL_MS)
 		sample(sb);
 	return e2b_metrics_json(sb->metrics ? sb->metrics : &none, start_s, end_s);
 }

@@ -449,6 +449,31 @@ test('getMetrics: samples with E2B\'s fields, within a time range', async () => 
   assert.deepEqual(old, []);
 });
 
+test('fork: two forks made in turn, each with its source\'s files, metadata and envVars, apart from it; refusals', async () => {
+  await sbx.files.write('/tmp/state.txt', 'before fork');
+  const forks = await sbx.fork({ count: 2, timeoutMs: 120_000 });
+  assert.equal(forks.length, 2);
+  try {
+    for (const f of forks) assert.ok(f instanceof Sandbox, String(f));
+    assert.equal(new Set([sbx.sandboxId, ...forks.map((f) => f.sandboxId)]).size, 3);
+    const [f] = forks;
+    assert.equal(await f.files.read('/tmp/state.txt'), 'before fork');
+    await f.files.write('/tmp/state.txt', 'in the fork');
+    assert.equal(await sbx.files.read('/tmp/state.txt'), 'before fork');
+    assert.equal(await forks[1].files.read('/tmp/state.txt'), 'before fork');
+    assert.equal((await f.commands.run('echo $SANDBOX_VAR')).stdout, 'from-create\n');
+    const info = await f.getInfo();
+    assert.equal(info.metadata.suite, 'e2b-sdk');
+    const left = info.endAt.getTime() - Date.now();
+    assert.ok(left > 60_000 && left <= 121_000, `the fork ends in ${left} ms`);
+    assert.equal(await sbx.isRunning(), true);
+  } finally {
+    await Promise.all(forks.filter((f) => f instanceof Sandbox).map((f) => f.kill()));
+  }
+  await assert.rejects(Sandbox.fork('nosuchsandbox'), (e) => e.name === 'SandboxNotFoundError');
+  await assert.rejects(Sandbox.fork(sbx.sandboxId, { count: 0 }), /400: count must be a whole number/);
+});
+
 test('raw Connect: malformed frames, oversize frames, unknown methods', async () => {
   const headers = { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken,
     'Content-Type': 'application/connect+json' };

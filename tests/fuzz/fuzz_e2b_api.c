@@ -55,8 +55,9 @@ static void network(const char *text, size_t n)
 {
 	json_t *body = json_loadb(text, n, JSON_DECODE_ANY, NULL), *egress = NULL, *allow;
 	const json_t *net = json_is_object(body) ? json_object_get(body, "network") : body;
-	const json_t *internet =
-		json_is_object(body) ? json_object_get(body, "allow_internet_access") : NULL;
+	const json_t *internet = json_is_object(body)
+					 ? json_object_get(body, "allow_internet_access")
+					 : NULL;
 	struct egress_rules *rules;
 	char err[320] = "";
 	int rc;

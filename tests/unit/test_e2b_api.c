@@ -5,6 +5,7 @@
  * egress rules (all traffic, deny all with allowed addresses and names,
  * what an allowlist cannot say refused with the field named); the metrics
  * samples (CPU percentage between readings, the time range, the ring). */
+#include "gateway/e2b/e2b_fork.h"
 #include "gateway/e2b/e2b_list.h"
 #include "gateway/e2b/e2b_metrics.h"
 #include "gateway/e2b/e2b_network.h"
@@ -179,7 +180,8 @@ static void test_network(void **state)
 	/* deny all, allow some: the allowOut entries */
 	expect_rules("{\"denyOut\": [\"0.0.0.0/0\"], \"allowOut\": [\"1.1.1.1\", \"8.8.8.8/32\", "
 		     "\"Example.com\", \"*.example.org\"]}",
-		     NULL, "{\"allow\":[\"1.1.1.1:*\",\"8.8.8.8:*\",\"example.com\",\"*.example.org\"]}");
+		     NULL,
+		     "{\"allow\":[\"1.1.1.1:*\",\"8.8.8.8:*\",\"example.com\",\"*.example.org\"]}");
 	expect_rules("{\"denyOut\": [\"0.0.0.0/0\"]}", NULL, "{\"allow\":[]}");
 	expect_rules(NULL, "false", "{\"allow\":[]}");
 	expect_rules("{\"allowOut\": [\"1.1.1.1\"]}", "false", "{\"allow\":[\"1.1.1.1:*\"]}");
@@ -196,7 +198,8 @@ static void test_network(void **state)
 	expect_rules("{\"rules\": {\"api.example.com\": [{\"transform\": {}}]}}", NULL,
 		     "400: network.rules:");
 	expect_rules("{\"rules\": {}}", NULL, "none");
-	expect_rules("{\"egressProxy\": {\"address\": \"p:1\"}}", NULL, "400: network.egressProxy:");
+	expect_rules("{\"egressProxy\": {\"address\": \"p:1\"}}", NULL,
+		     "400: network.egressProxy:");
 	expect_rules("{\"allowOut\": \"1.1.1.1\"}", NULL, "400: network.allowOut:");
 	expect_rules("{\"allowOut\": [1]}", NULL, "400: network.allowOut[0]:");
 	expect_rules("[]", NULL, "400: network: an object");
@@ -272,16 +275,45 @@ static void test_metrics(void **state)
 	free(m);
 }
 
+static void test_fork_body(void **state)
+{
+	int t, n;
+	char err[160];
+
+	(void)state;
+	assert_int_equal(e2b_fork_parse("", 0, &t, &n, err, sizeof(err)), 0);
+	assert_int_equal(t, 15);
+	assert_int_equal(n, 1);
+#define FORK(b) e2b_fork_parse(b, strlen(b), &t, &n, err, sizeof(err))
+	assert_int_equal(FORK("{}"), 0);
+	assert_int_equal(FORK("{\"timeout\": 60, \"count\": 2}"), 0);
+	assert_int_equal(t, 60);
+	assert_int_equal(n, 2);
+	assert_int_equal(FORK("{\"timeout\": 0, \"count\": null}"), 0);
+	assert_int_equal(t, 15);
+	assert_int_equal(n, 1);
+	assert_int_equal(FORK("{\"count\": 100}"), 0);
+	assert_int_equal(FORK("{\"count\": 0}"), -EINVAL);
+	assert_non_null(strstr(err, "count"));
+	assert_int_equal(FORK("{\"count\": 101}"), -EINVAL);
+	assert_int_equal(FORK("{\"count\": 1.5}"), -EINVAL);
+	assert_int_equal(FORK("{\"timeout\": -1}"), -EINVAL);
+	assert_int_equal(FORK("{\"timeout\": 86401}"), -EINVAL);
+	assert_int_equal(FORK("[]"), -EINVAL);
+	assert_int_equal(FORK("{"), -EINVAL);
+#undef FORK
+}
+
 static void test_routes(void **state)
 {
 	(void)state;
-	assert_int_equal(e2b_route_parse("GET", "/sandboxes/abc/metrics", false).kind,
-			 E2B_METRICS);
+	assert_int_equal(e2b_route_parse("POST", "/sandboxes/abc/fork", false).kind, E2B_FORK);
+	assert_int_equal(e2b_route_parse("GET", "/sandboxes/abc/fork", false).kind, E2B_BAD_METHOD);
+	assert_int_equal(e2b_route_parse("GET", "/sandboxes/abc/metrics", false).kind, E2B_METRICS);
 	assert_string_equal(e2b_route_parse("GET", "/sandboxes/abc/metrics", false).id, "abc");
 	assert_int_equal(e2b_route_parse("POST", "/sandboxes/abc/metrics", false).kind,
 			 E2B_BAD_METHOD);
-	assert_int_equal(e2b_route_parse("PUT", "/sandboxes/abc/network", false).kind,
-			 E2B_NETWORK);
+	assert_int_equal(e2b_route_parse("PUT", "/sandboxes/abc/network", false).kind, E2B_NETWORK);
 	assert_int_equal(e2b_route_parse("GET", "/sandboxes/abc/network", false).kind,
 			 E2B_BAD_METHOD);
 	assert_int_equal(e2b_route_parse("GET", "/v2/sandboxes/abc/metrics", false).kind, E2B_NONE);
@@ -292,7 +324,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_list_query), cmocka_unit_test(test_list_order),
 		cmocka_unit_test(test_network),	   cmocka_unit_test(test_metrics),
-		cmocka_unit_test(test_routes),
+		cmocka_unit_test(test_fork_body),  cmocka_unit_test(test_routes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
