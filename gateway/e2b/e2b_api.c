@@ -775,6 +775,15 @@ static void handle(struct http_req *r)
 	case E2B_FORK:
 		e2b_fork(r);
 		break;
+	case E2B_SNAPSHOT_CREATE:
+		e2b_snapshot_create(r);
+		break;
+	case E2B_SNAPSHOT_LIST:
+		e2b_snapshot_list(r);
+		break;
+	case E2B_SNAPSHOT_DELETE:
+		e2b_snapshot_delete(r);
+		break;
 	case E2B_BAD_METHOD:
 		e2b_error(r, 405, "method not allowed");
 		break;
@@ -805,6 +814,7 @@ static void call_release(void *state)
 	job_ticket_release(c->ticket);
 	c->ticket = NULL;
 	e2b_fork_release(c);
+	e2b_snapshot_release(c);
 	e2b_envd_release(c);
 }
 

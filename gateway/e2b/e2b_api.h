@@ -30,6 +30,7 @@ extern const struct api_door_ops e2b_door;
 
 struct e2b_files;
 struct e2b_fork;
+struct e2b_snapshot;
 struct e2b_sandbox;
 struct e2b_stream;
 struct job_ticket;
@@ -51,6 +52,7 @@ struct e2b_call {
 	bool agent_waited;
 	struct e2b_wait wait;
 	struct e2b_fork *fork; /* owned: a fork's progress (e2b_fork.c) */
+	struct e2b_snapshot *snapshot; /* owned: a snapshot under way (e2b_snapshot.c) */
 	/* envd: a streamed answer (owned: e2b_envd_release), a files call's
 	 * guest path, a filesystem call under way (1 + its enum e2b_fs_call,
 	 * else 0) */
@@ -81,6 +83,14 @@ json_t *e2b_sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_token
 /* e2b_fork.c: POST /sandboxes/{id}/fork; what a call holds of it let go of. */
 void e2b_fork(struct http_req *r);
 void e2b_fork_release(struct e2b_call *c);
+
+/* e2b_snapshot.c: POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE
+ * /templates/{id} (E2B's snapshots as templates made from a sandbox); what
+ * a call holds of a snapshot under way let go of. */
+void e2b_snapshot_create(struct http_req *r);
+void e2b_snapshot_list(struct http_req *r);
+void e2b_snapshot_delete(struct http_req *r);
+void e2b_snapshot_release(struct e2b_call *c);
 
 /* True while s's link to its vitrine-agent is up (its commands would run). */
 bool e2b_agent_up(struct sess *s);

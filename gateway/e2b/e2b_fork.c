@@ -61,9 +61,8 @@ out:
 
 static void result_error(struct e2b_fork *f, int status, const char *message)
 {
-	json_array_append_new(f->results,
-			      json_pack("{s:{s:i, s:o}}", "error", "code", status, "message",
-					api_error_text(message)));
+	json_array_append_new(f->results, json_pack("{s:{s:i, s:o}}", "error", "code", status,
+						    "message", api_error_text(message)));
 }
 
 /* A new fork's sandbox: the source's template name, metadata, envVars,
@@ -150,8 +149,8 @@ static bool look(struct e2b_wait *w, bool late)
 		if (!child)
 			result_error(f, 410, "the fork was killed meanwhile");
 		else if (sess_state_of(child) == SESS_FAILED)
-			result_error(f, 500, sess_error(child)[0] ? sess_error(child)
-								 : "the fork failed");
+			result_error(f, 500,
+				     sess_error(child)[0] ? sess_error(child) : "the fork failed");
 		else if (sess_state_of(child) != SESS_READY)
 			result_error(f, 504, "the fork did not start in time");
 		else {

@@ -474,6 +474,31 @@ test('fork: two forks made in turn, each with its source\'s files, metadata and 
   await assert.rejects(Sandbox.fork(sbx.sandboxId, { count: 0 }), /400: count must be a whole number/);
 });
 
+test('snapshots: createSnapshot makes a template a new sandbox starts from; listSnapshots; deleteSnapshot', async () => {
+  await sbx.files.write('/tmp/snap.txt', 'in the snapshot');
+  const snap = await sbx.createSnapshot();
+  assert.match(snap.snapshotId, /^snap-/);
+  assert.deepEqual(snap.names, [snap.snapshotId]);
+  try {
+    await sbx.files.write('/tmp/snap.txt', 'after the snapshot');
+    const listed = await Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }).nextItems();
+    assert.deepEqual(listed.map((s) => s.snapshotId), [snap.snapshotId]);
+    const from = await Sandbox.create(snap.snapshotId, { metadata: { suite: 'e2b-snapshot' } });
+    try {
+      assert.equal(await from.files.read('/tmp/snap.txt'), 'in the snapshot');
+      assert.equal((await from.getInfo()).templateId, snap.snapshotId);
+    } finally {
+      await from.kill();
+    }
+    await assert.rejects(sbx.createSnapshot({ name: 'Not A Name' }), /400: a snapshot's name is a template's/);
+  } finally {
+    assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), true);
+  }
+  assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), false);
+  assert.deepEqual(await Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }).nextItems(), []);
+  assert.equal(await sbx.files.read('/tmp/snap.txt'), 'after the snapshot', 'the sandbox runs on');
+});
+
 test('raw Connect: malformed frames, oversize frames, unknown methods', async () => {
   const headers = { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken,
     'Content-Type': 'application/connect+json' };

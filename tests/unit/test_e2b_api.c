@@ -308,6 +308,18 @@ static void test_routes(void **state)
 {
 	(void)state;
 	assert_int_equal(e2b_route_parse("POST", "/sandboxes/abc/fork", false).kind, E2B_FORK);
+	assert_int_equal(e2b_route_parse("POST", "/sandboxes/abc/snapshots", false).kind,
+			 E2B_SNAPSHOT_CREATE);
+	assert_int_equal(e2b_route_parse("GET", "/snapshots", false).kind, E2B_SNAPSHOT_LIST);
+	assert_int_equal(e2b_route_parse("POST", "/snapshots", false).kind, E2B_BAD_METHOD);
+	assert_int_equal(e2b_route_parse("DELETE", "/templates/snap-abc-1x", false).kind,
+			 E2B_SNAPSHOT_DELETE);
+	assert_string_equal(e2b_route_parse("DELETE", "/templates/snap-abc-1x", false).id,
+			    "snap-abc-1x");
+	/* E2B's other template calls are not served: the native API's 404 */
+	assert_int_equal(e2b_route_parse("GET", "/templates/x", false).kind, E2B_NONE);
+	assert_int_equal(e2b_route_parse("DELETE", "/templates/x/y", false).kind, E2B_NONE);
+	assert_int_equal(e2b_route_parse("DELETE", "/templates/a:b", false).kind, E2B_NONE);
 	assert_int_equal(e2b_route_parse("GET", "/sandboxes/abc/fork", false).kind, E2B_BAD_METHOD);
 	assert_int_equal(e2b_route_parse("GET", "/sandboxes/abc/metrics", false).kind, E2B_METRICS);
 	assert_string_equal(e2b_route_parse("GET", "/sandboxes/abc/metrics", false).id, "abc");
