@@ -99,7 +99,8 @@ export default defineConfig({ test: {
 JS
 }
 
-# A gateway of our own: its run dir and key under a fresh temporary dir.
+# A gateway of our own: its run dir, records and key under a fresh
+# temporary dir; its sandboxes go with it (--on-stop kill).
 work=$(mktemp -d /tmp/vitrine-e2b-conformance.XXXXXX)
 gw_pid=
 cleanup() {
@@ -112,7 +113,8 @@ key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 port=${VITRINE_CONFORMANCE_PORT:-18493}
 base="http://127.0.0.1:$port"
 VITRINE_RUN="$work/run" "$bin" serve --listen "127.0.0.1:$port" --api-key-file "$work/key" \
-	--e2b-default-template "$template" >"$work/gateway.log" 2>&1 &
+	--state-dir "$work/state" --on-stop kill --e2b-default-template "$template" \
+	>"$work/gateway.log" 2>&1 &
 gw_pid=$!
 for _ in $(seq 100); do curl -sf "$base/healthz" >/dev/null && break; sleep 0.2; done
 curl -sf "$base/healthz" >/dev/null || { cat "$work/gateway.log" >&2; exit 1; }
