@@ -95,7 +95,7 @@ static int name_of(struct http_req *r, struct sess *s, char *name, size_t len)
 	if (json_is_string(v) && json_string_length(v))
 		snprintf(name, len, "%s%s",
 			 project && !strncmp(json_string_value(v), prefix, strlen(prefix)) ? ""
-											    : prefix,
+											   : prefix,
 			 json_string_value(v));
 	else
 		snprintf(name, len, "%ssnap-%.24s-%s", prefix, sess_id(s), t36 + i);
@@ -223,8 +223,7 @@ void e2b_snapshot_delete(struct http_req *r)
 		return;
 	project = sess_project_of(r->gw, r->token);
 	owner = project_of_template(&r->gw->projects, name);
-	if (!vmm_template_name_ok(name) ||
-	    (project && (!owner || strcmp(owner->name, project)))) {
+	if (!vmm_template_name_ok(name) || (project && (!owner || strcmp(owner->name, project)))) {
 		e2b_error(r, 404, "snapshot not found"); /* another's is as missing */
 		return;
 	}
