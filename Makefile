@@ -252,9 +252,11 @@ bench-tenants: all image-tiny
 # Large files: upload and download MiB/s of 100 MiB and 1 GiB through the
 # gateway's files route against the same bytes through the egress proxy
 # (a host HTTP server, the guest's client), and the gateway's peak RSS
-# (tiny guest; --image desktop by hand).
+# (tiny guest; --image desktop by hand); then a guest web page's
+# requests/s and p50 through the port route (bench-ports' figures).
 bench-files: all image-tiny
 	$(O)/bench/bench_files
+	$(O)/bench/bench_ports
 
 # The files route with a 512 MiB file up and down (the suite's
 # test_gateway_files moves 48 MiB: its time budget), plain build.

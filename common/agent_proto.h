@@ -28,7 +28,9 @@
  * DevTools message larger than the credit goes in parts as credit comes
  * back). 1, the agent of images built before, sent a whole DevTools
  * message whatever the credit; the host still allows that to an agent
- * that says it is version 1 (vmm-qemu/agent_frame.h, AGENT_CDP_V1_SLACK). */
+ * that says it is version 1 (vmm-qemu/agent_frame.h, AGENT_CDP_V1_SLACK).
+ * 3 adds pseudo-terminals: EXEC's "pty=COLSxROWS" item and RESIZE; the
+ * host sends neither to an agent of an older version. */
 #ifndef VITRINE_AGENT_PROTO_H
 #define VITRINE_AGENT_PROTO_H
 
@@ -41,8 +43,9 @@
 #define AGENT_MAX_PAYLOAD (256 * 1024)
 #define AGENT_WINDOW (1024 * 1024)
 #define AGENT_PORT_NAME "org.vitrine.agent.0"
-#define AGENT_VERSION_NUM 2
-#define AGENT_VERSION "vitrine-agent 2" /* the RESET answer: "vitrine-agent " NUM */
+#define AGENT_VERSION_NUM 3
+#define AGENT_VERSION "vitrine-agent 3" /* the RESET answer: "vitrine-agent " NUM */
+#define AGENT_VERSION_PTY 3 /* the first that knows pty= and RESIZE */
 
 enum agent_type {
 	AGENT_RESET = 1, /* host: forget everything; agent: answer, payload = version */
@@ -59,6 +62,7 @@ enum agent_type {
 	AGENT_SIGNAL = 12, /* host: payload = decimal signal, sent to the process group */
 	AGENT_WINDOW_UPDATE = 13, /* payload = u32 bytes of credit returned */
 	AGENT_CLOSE = 14, /* the channel is gone; payload = reason text (may be empty) */
+	AGENT_RESIZE = 15, /* host, a command on a pty: payload = "COLSxROWS" (version 3) */
 };
 
 enum agent_flags {
@@ -84,6 +88,35 @@ static inline void agent_put32(unsigned char *p, uint32_t v)
 static inline uint32_t agent_get32(const unsigned char *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A terminal's size as EXEC's pty= item and RESIZE carry it, "COLSxROWS"
+ * (each 1..65535, decimal without leading zeros, nothing else), from p[n]
+ * (not NUL-terminated).
+ * 0 with *cols and *rows, or -1. Pure. */
+static inline int agent_winsize_parse(const void *p, size_t n, unsigned *cols, unsigned *rows)
+{
+	const unsigned char *b = (const unsigned char *)p;
+	unsigned v[2] = { 0, 0 };
+	size_t i = 0;
+
+	for (int k = 0; k < 2; k++) {
+		size_t start = i;
+
+		if (i < n && b[i] == '0')
+			return -1;
+		while (i < n && b[i] >= '0' && b[i] <= '9' && i - start < 6)
+			v[k] = v[k] * 10 + (unsigned)(b[i++] - '0');
+		if (i == start || v[k] < 1 || v[k] > 65535)
+			return -1;
+		if (k == 0 && (i >= n || b[i++] != 'x'))
+			return -1;
+	}
+	if (i != n)
+		return -1;
+	*cols = v[0];
+	*rows = v[1];
+	return 0;
 }
 
 /* Writes the header of a frame into out[AGENT_HEADER]. */
@@ -112,7 +145,7 @@ static inline long agent_frame_parse(const unsigned char *buf, size_t len, struc
 	h->chan = agent_get32(buf + 8);
 	h->type = buf[12];
 	h->flags = buf[13];
-	if (h->len > AGENT_MAX_PAYLOAD || h->type < AGENT_RESET || h->type > AGENT_CLOSE ||
+	if (h->len > AGENT_MAX_PAYLOAD || h->type < AGENT_RESET || h->type > AGENT_RESIZE ||
 	    buf[14] || buf[15])
 		return -1;
 	if (len < AGENT_HEADER + (size_t)h->len)

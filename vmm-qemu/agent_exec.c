@@ -74,6 +74,10 @@ int agent_exec_payload(const struct agent_exec_spec *spec, char **out, size_t *l
 		snprintf(num, sizeof(num), "%d", spec->gid);
 		rc = put(&buf, &n, &cap, "gid=", num);
 	}
+	if (!rc && spec->pty_cols && spec->pty_rows) {
+		snprintf(num, sizeof(num), "%ux%u", spec->pty_cols, spec->pty_rows);
+		rc = put(&buf, &n, &cap, "pty=", num);
+	}
 	if (rc || !n) {
 		free(buf);
 		return rc ? rc : -EINVAL;

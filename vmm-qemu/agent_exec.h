@@ -22,6 +22,9 @@ struct agent_exec_spec {
 	const char *const *env; /* "K=V", NULL-terminated: the whole environment */
 	const char *cwd; /* NULL: the agent's (/) */
 	int uid, gid; /* -1: stay root */
+	/* A pseudo-terminal of this size instead of pipes (0: none; agents of
+	 * AGENT_VERSION_PTY and later): its output comes as stdout. */
+	unsigned pty_cols, pty_rows;
 	const void *in; /* stdin bytes (then EOF), may be NULL */
 	size_t in_len;
 	int timeout_ms;

@@ -83,15 +83,21 @@ static bool describe(const char *run_base, const char *name, char *path, size_t 
 	}
 	if (!strncmp(name, "owner-vm-", 9)) {
 		char dir[PATH_MAX];
+		const char *tmp = strstr(name, ".tmp-");
 		struct stat st;
 
 		/* A run dir's record (run_owner.h): listed only once its run
-		 * dir is gone, which its remover follows with it. */
-		snprintf(dir, sizeof(dir), "%s/%s", run_base, name + 6);
-		if (lstat(dir, &st) == 0)
+		 * dir is gone, which its remover follows with it. A record
+		 * being written (fs_write_file_atomic's NAME.tmp-XXXXXX, renamed
+		 * into place when whole) is its writer's until it is old: a
+		 * sweep beside a start must not take it from under the rename. */
+		snprintf(dir, sizeof(dir), "%s/%.*s", run_base,
+			 (int)(tmp ? (size_t)(tmp - name) - 6 : n - 6), name + 6);
+		if (lstat(dir, &st) == 0 && !tmp)
 			return false;
 		e->kind = VMM_SWEEP_OWNER_RECORD;
-		e->stale = true;
+		e->stale = !tmp ||
+			   (lstat(path, &st) == 0 && time(NULL) - st.st_mtime > VMM_SWEEP_YOUNG_S);
 		return true;
 	}
 	if (strncmp(name, "vm-", 3))

@@ -4,6 +4,8 @@
 #include "common/fsutil.h"
 #include "common/strv.h"
 #include "vmm-qemu/argv.h"
+#include "vmm-qemu/priv.h"
+#include "vmm-qemu/run_dir.h"
 #include "vmm-qemu/run_owner.h"
 #include "vmm-qemu/vm_find.h"
 #include "vmm-qemu/vm_int.h"
@@ -238,9 +240,26 @@ static gid_t template_group(void)
 	return g ? g->gr_gid : (gid_t)-1;
 }
 
-/* The guest's jail (jail.h), and its run dir, disk and template RAM made
- * its uid's: QEMU creates its sockets and screendumps in the run dir,
- * which no other guest's uid may enter (0700). */
+/* A file of run_dir made for uid (empty, 0640), which QEMU opens to
+ * write as that uid in a folder it cannot change (run_dir.h). */
+static int own_file(const char *run_dir, const char *name, uid_t uid, gid_t gid)
+{
+	char path[PATH_MAX + 16];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", run_dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0 || fchown(fd, uid, gid) < 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* The guest's jail (jail.h), and its QEMU folder (run_dir.h), logs, disk
+ * and template RAM made its uid's: QEMU creates its sockets and
+ * screendumps in RUN_DIR/q, which no other guest's uid may enter (0700),
+ * in a run dir that stays root's (0711). */
 static int jail_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 {
 	/* Only a template's own guest opens its RAM file (read-write: it is
@@ -257,9 +276,15 @@ static int jail_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 		return rc;
 	uid = vm->jail.cred.uid;
 	gid = vm->jail.cred.gid;
-	if (chown(vm->run_dir, uid, gid) < 0 || chmod(vm->run_dir, 0700) < 0) {
+	snprintf(path, sizeof(path), "%s/" VMM_RUN_DIR_QEMU, vm->run_dir);
+	if (chown(path, uid, gid) < 0 || chmod(path, 0700) < 0 || chmod(vm->run_dir, 0711) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "chown %s: %s", vm->run_dir, strerror(errno));
+		snprintf(err, errlen, "chown %s: %s", path, strerror(errno));
+		return rc;
+	}
+	if ((rc = own_file(vm->run_dir, "serial.log", uid, gid)) < 0 ||
+	    (rc = own_file(vm->run_dir, "qemu.log", uid, gid)) < 0) {
+		snprintf(err, errlen, "make the logs of %s: %s", vm->run_dir, strerror(-rc));
 		return rc;
 	}
 	snprintf(path, sizeof(path), "%s/disk.qcow2", vm->run_dir);
@@ -293,7 +318,7 @@ static int prepare_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 		snprintf(err, errlen, "create %s: %s", base, strerror(-rc));
 		return rc;
 	}
-	vmm_sweep_stale(base);
+	vmm_priv_sweep(base);
 	if ((size_t)snprintf(vm->run_dir, sizeof(vm->run_dir), "%s/vm-XXXXXX", base) >= 80) {
 		/* sockaddr_un holds 108 bytes: leave room for "/qmp.sock". */
 		snprintf(err, errlen, "run dir base %s is too long for unix sockets", base);
@@ -304,6 +329,12 @@ static int prepare_run_dir(struct vmm_vm *vm, char *err, size_t errlen)
 		rc = -errno;
 		snprintf(err, errlen, "mkdtemp %s: %s", vm->run_dir, strerror(errno));
 		vm->run_dir[0] = '\0';
+		return rc;
+	}
+	snprintf(path, sizeof(path), "%s/" VMM_RUN_DIR_QEMU, vm->run_dir);
+	if (mkdir(path, 0700) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "mkdir %s: %s", path, strerror(errno));
 		return rc;
 	}
 	/* Its owner, beside it where its guest's uid cannot write (run_owner.h). */
@@ -623,14 +654,18 @@ int vmm_vm_input(struct vmm_vm *vm, json_t *events, char *err, size_t errlen)
 int vmm_vm_screendump(struct vmm_vm *vm, const char *path, const char *format, char *err,
 		      size_t errlen)
 {
-	char tmp[PATH_MAX + 32];
+	char tmp[PATH_MAX + 32], dir[PATH_MAX];
 	int rc;
 
 	if (strcmp(format, "png") && strcmp(format, "ppm")) {
 		snprintf(err, errlen, "screendump format must be png or ppm, not %s", format);
 		return -EINVAL;
 	}
-	snprintf(tmp, sizeof(tmp), "%s/screendump-%d.%s", vm->run_dir, vm->screendumps++, format);
+	if (vmm_run_dir_qemu(vm->run_dir, dir, sizeof(dir)) < 0) {
+		snprintf(err, errlen, "run dir %s too long", vm->run_dir);
+		return -ENAMETOOLONG;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/screendump-%d.%s", dir, vm->screendumps++, format);
 	rc = vmm_vm_qmp(vm, "screendump",
 			json_pack("{s:s, s:s}", "filename", tmp, "format", format), NULL, 10000,
 			err, errlen);
@@ -675,14 +710,11 @@ void vmm_vm_destroy(struct vmm_vm *vm)
 	}
 	vmm_proc_release(&vm->proc);
 	vmm_guest_jail_release(&vm->jail); /* QEMU is gone: its cgroup and uid */
-	if (vm->run_dir[0]) {
-		/* An adopted guest's cgroup is its shim's to remove; a shim that
-		 * had to be killed left it, empty. */
-		vmm_cgroup_sweep(strrchr(vm->run_dir, '/') + 1);
-		vmm_run_dir_remove(vm->run_dir);
-	}
-	if (vm->shim_log[0])
-		unlink(vm->shim_log);
+	/* An adopted guest's cgroup is its shim's to remove; a shim that had
+	 * to be killed left it, empty: it goes with the run dir, its record
+	 * and the shim's log (privd.h). */
+	if (vm->run_dir[0])
+		vmm_priv_run_dir_remove(vm->run_dir);
 	vm_free(vm);
 }
 

@@ -138,15 +138,11 @@ static int identity_from_owner(const char *run_dir, struct vmm_identity *id, cha
 	return 0;
 }
 
-int vmm_shim_terminate(const char *run_dir, int timeout_ms, char *err, size_t errlen)
+/* SIGTERM to the shim id names, SIGKILL past timeout_ms. */
+static int terminate(const struct vmm_identity *idp, int timeout_ms, char *err, size_t errlen)
 {
-	struct vmm_identity id;
-	int rc = vmm_vm_identity_read(run_dir, &id, err, errlen);
+	struct vmm_identity id = *idp;
 
-	if (rc == -ENOENT)
-		rc = identity_from_owner(run_dir, &id, err, errlen);
-	if (rc < 0)
-		return rc;
 	if (!still(id.pid, id.start_time)) {
 		snprintf(err, errlen, "its shim (pid %d) is gone", (int)id.pid);
 		return -ESRCH;
@@ -159,4 +155,22 @@ int vmm_shim_terminate(const char *run_dir, int timeout_ms, char *err, size_t er
 		return -ETIMEDOUT;
 	}
 	return 0;
+}
+
+int vmm_shim_terminate(const char *run_dir, int timeout_ms, char *err, size_t errlen)
+{
+	struct vmm_identity id;
+	int rc = vmm_vm_identity_read(run_dir, &id, err, errlen);
+
+	if (rc == -ENOENT)
+		rc = identity_from_owner(run_dir, &id, err, errlen);
+	return rc < 0 ? rc : terminate(&id, timeout_ms, err, errlen);
+}
+
+int vmm_shim_terminate_owned(const char *run_dir, int timeout_ms, char *err, size_t errlen)
+{
+	struct vmm_identity id;
+	int rc = identity_from_owner(run_dir, &id, err, errlen);
+
+	return rc < 0 ? rc : terminate(&id, timeout_ms, err, errlen);
 }

@@ -38,5 +38,10 @@ bool vmm_identity_wait_gone(const struct vmm_identity *id, int timeout_ms);
  * the shim is never signalled. Returns 0 once it is gone, -ESRCH when it
  * was gone already, or -errno with a reason in err. */
 int vmm_shim_terminate(const char *run_dir, int timeout_ms, char *err, size_t errlen);
+/* vmm_shim_terminate with the shim known from the run dir's root-owned
+ * record alone (run_owner.h: the process it names, still that process,
+ * whose command line is this run dir's shim), never from vm.json: what the
+ * root helper does for a gateway it does not trust (privd.h). */
+int vmm_shim_terminate_owned(const char *run_dir, int timeout_ms, char *err, size_t errlen);
 
 #endif

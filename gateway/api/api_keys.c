@@ -2,8 +2,9 @@
  * /v1/keys lists them all (never a secret or a hash), POST /v1/keys
  * {"name"?} makes an admin key and shows its secret this once, GET and POST
  * /v1/projects/{name}/keys do the same for a project's keys, DELETE
- * /v1/keys/{id} revokes any (live sockets it opened close within a second,
- * as for revoked tokens). Only the operator key itself manages keys: an
+ * /v1/keys/{id} revokes any and DELETE /v1/projects/{name}/keys/{id} one of
+ * that project's (live sockets it opened close within a second, as for
+ * revoked tokens). Only the operator key itself manages keys: an
  * admin key may do everything else the operator key does, a project's key
  * what its project may. Every change is on disk before it is answered. */
 #include "common/fsutil.h"
@@ -84,16 +85,17 @@ static void make_key(struct http_req *r, const char *project)
 	http_reply_json(r, 201, j);
 }
 
-static void revoke_key(struct http_req *r)
+/* id: the key's; project: the project it must be of (NULL: any). */
+static void revoke_key(struct http_req *r, const char *id, const char *project)
 {
 	struct api_keys *t = &r->gw->api_keys;
 	char err[PATH_MAX + 64];
 	struct api_key gone;
 	int i;
 
-	for (i = 0; i < t->n && strcmp(t->k[i].id, r->route.id); i++)
+	for (i = 0; i < t->n && strcmp(t->k[i].id, id); i++)
 		;
-	if (i == t->n) {
+	if (i == t->n || (project && strcmp(t->k[i].project, project))) {
 		http_reply_error(r, 404, "unknown_key", "no API key has that id");
 		return;
 	}
@@ -118,15 +120,15 @@ void api_keys(struct http_req *r)
 
 	if (!operator_only(r))
 		return;
-	if (r->route.kind == R_PROJECT_KEYS) {
+	if (r->route.kind == R_PROJECT_KEYS || r->route.kind == R_PROJECT_KEY) {
 		if (!projects_find(&r->gw->projects, r->route.id)) {
 			http_reply_error(r, 404, "unknown_project", "no such project");
 			return;
 		}
 		project = r->route.id;
 	}
-	if (r->route.kind == R_KEY_DELETE)
-		revoke_key(r);
+	if (r->route.kind == R_KEY_DELETE || r->route.kind == R_PROJECT_KEY)
+		revoke_key(r, r->route.kind == R_KEY_DELETE ? r->route.id : r->route.sub, project);
 	else if (r->method == M_POST)
 		make_key(r, project ? project : "");
 	else

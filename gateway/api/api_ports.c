@@ -1,15 +1,17 @@
-/* gateway/api/api_ports.c: see api_ports.h. A connection is held twice:
- * by its request (until lws lets go of it: api_ports_state_release) and
- * by its agent channel (until the channel's closed callback). The link's
- * thread only queues the guest's bytes under the connection's lock and
+/* gateway/api/api_ports.c: see api_ports.h. A connection is held twice
+ * (port_chan.h): by its request (until lws lets go of it:
+ * api_ports_state_release) and by its agent channel (until the channel's
+ * closed callback). The link's thread only queues the guest's bytes and
  * wakes the loop, which writes them and returns their credit. */
 #include "gateway/api/api_ports.h"
+#include "gateway/api/api_ports_ws.h"
 
 #include "common/bytebuf.h"
 #include "common/log.h"
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
 #include "gateway/api/door.h"
+#include "gateway/api/port_chan.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/ports/port_link.h"
 #include "gateway/ports/port_parse.h"
@@ -17,8 +19,6 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,12 +37,9 @@
 #define IDLE_S 120
 
 struct port_conn {
-	atomic_int refs; /* the request + the channel */
+	struct port_chan pc; /* the guest's side; held by the request + the channel */
 	struct port_conn *next; /* all (loop thread only) */
 	struct http_req *r; /* NULL once the request is gone (loop) */
-	struct lws_context *ctx;
-	struct agent_link *link; /* held */
-	uint32_t chan; /* 0: none (loop) */
 	char sess_id[SESS_ID_MAX];
 	/* the request (loop) */
 	bool chunked_body; /* sent on in chunks (the client's were decoded) */
@@ -54,13 +51,6 @@ struct port_conn {
 	bool head_sent, framed, must_close;
 	int64_t body_left; /* Content-Length still to send; -1: not counted */
 	unsigned char *out; /* LWS_PRE + WRITE_CHUNK */
-	/* shared with the link's thread, under mu */
-	pthread_mutex_t mu;
-	struct bytebuf in; /* the guest's bytes not written yet (at most its window) */
-	size_t in_off;
-	bool ended; /* the channel is gone */
-	char reason[160]; /* why, when it failed ("" : the guest closed it) */
-	atomic_bool pending, resume;
 };
 
 static struct port_conn *all; /* loop thread */
@@ -79,83 +69,15 @@ static const uint8_t *secret(void)
 
 #define LINK_TTL_S 3600
 
-static void conn_release(struct port_conn *c)
+/* The last hold of the connection went (port_chan_release). */
+static void conn_free(struct port_chan *pc)
 {
-	if (atomic_fetch_sub(&c->refs, 1) != 1)
-		return;
+	struct port_conn *c = lws_container_of(pc, struct port_conn, pc);
+
 	bytebuf_free(&c->head);
-	bytebuf_free(&c->in);
 	free(c->out);
-	agent_link_release(c->link);
-	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
-
-static void wake(struct port_conn *c)
-{
-	atomic_store(&c->pending, true);
-	lws_cancel_service(c->ctx);
-}
-
-/* ---- the channel's side (link thread) ---- */
-
-static void on_opened(void *u, const char *info)
-{
-	(void)u;
-	(void)info;
-}
-
-static void on_data(void *u, uint8_t flags, const void *p, size_t n)
-{
-	struct port_conn *c = u;
-
-	(void)flags;
-	pthread_mutex_lock(&c->mu);
-	/* At most the window is here: the loop returns credit as it writes. */
-	if (!c->ended && bytebuf_append(&c->in, p, n) < 0) {
-		c->ended = true;
-		snprintf(c->reason, sizeof(c->reason), "out of memory");
-	}
-	pthread_mutex_unlock(&c->mu);
-	wake(c);
-}
-
-static void on_eof(void *u, uint8_t stream)
-{
-	(void)u;
-	(void)stream; /* the guest's server is done sending: its close follows */
-}
-
-static void on_closed(void *u, const char *reason, uint64_t in, uint64_t out)
-{
-	struct port_conn *c = u;
-
-	(void)in;
-	(void)out;
-	pthread_mutex_lock(&c->mu);
-	if (!c->ended && reason[0])
-		snprintf(c->reason, sizeof(c->reason), "%s", reason);
-	c->ended = true;
-	pthread_mutex_unlock(&c->mu);
-	wake(c);
-	conn_release(c);
-}
-
-static void on_writable(void *u)
-{
-	struct port_conn *c = u;
-
-	atomic_store(&c->resume, true);
-	wake(c);
-}
-
-static const struct agent_chan_ops port_ops = {
-	.opened = on_opened,
-	.data = on_data,
-	.eof = on_eof,
-	.closed = on_closed,
-	.writable = on_writable,
-};
 
 /* ---- the request towards the guest (loop) ---- */
 
@@ -231,11 +153,11 @@ static int pass_header(struct lws *wsi, struct bytebuf *b, enum lws_token_indexe
 
 /* The path the guest gets: all of it by host name; by path, what follows
  * /v1/sessions/{id}/ports/{port}. */
-static const char *guest_path(const struct http_req *r, const char *uri)
+static const char *guest_path(bool by_host, const char *uri)
 {
 	const char *p;
 
-	if (r->route.kind == R_SESSION_PORT_HOST)
+	if (by_host)
 		return uri;
 	p = strstr(uri, "/ports/");
 	if (!p)
@@ -245,32 +167,53 @@ static const char *guest_path(const struct http_req *r, const char *uri)
 	return *p ? p : "/";
 }
 
-/* The request head for the guest into b. 0, -ENAMETOOLONG (too long: 414), or
- * -ENOMEM. */
-static int request_head(struct http_req *r, bool forward_auth, bool *chunked, struct bytebuf *b)
+int api_ports_target(struct lws *wsi, enum lws_token_indexes tok, bool by_host, char *target,
+		     size_t cap)
 {
-	enum lws_token_indexes tok;
-	const char *method = method_name(r->wsi, &tok), *args[ARGS_MAX];
-	char *uri = malloc(TARGET_MAX), *target = malloc(TARGET_MAX), *v = malloc(VALUE_MAX),
-	     *argbuf = malloc(TARGET_MAX), peer[64];
+	char *uri = malloc(TARGET_MAX), *argbuf = malloc(TARGET_MAX);
+	const char *args[ARGS_MAX];
 	size_t nargs = 0, used = 0;
 	int len, rc = -ENOMEM;
 
-	if (!uri || !target || !v || !argbuf)
+	if (!uri || !argbuf)
 		goto out;
 	rc = -ENAMETOOLONG;
-	if (!method || lws_hdr_copy(r->wsi, uri, TARGET_MAX, tok) < 0)
+	if (lws_hdr_copy(wsi, uri, TARGET_MAX, tok) < 0)
 		goto out;
-	for (int i = 0; (len = lws_hdr_fragment_length(r->wsi, WSI_TOKEN_HTTP_URI_ARGS, i)) > 0;
-	     i++) {
+	for (int i = 0; (len = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i)) > 0; i++) {
 		if (nargs == ARGS_MAX || used + (size_t)len + 1 > TARGET_MAX ||
-		    lws_hdr_copy_fragment(r->wsi, argbuf + used, (int)(TARGET_MAX - used),
+		    lws_hdr_copy_fragment(wsi, argbuf + used, (int)(TARGET_MAX - used),
 					  WSI_TOKEN_HTTP_URI_ARGS, i) < 0)
 			goto out;
 		args[nargs++] = argbuf + used;
 		used += (size_t)len + 1;
 	}
-	if (port_target(target, TARGET_MAX, guest_path(r, uri), args, nargs) < 0)
+	if (port_target(target, cap, guest_path(by_host, uri), args, nargs) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(uri);
+	free(argbuf);
+	return rc;
+}
+
+/* The request head for the guest into b. 0, -ENAMETOOLONG (too long: 414), or
+ * -ENOMEM. */
+static int request_head(struct http_req *r, bool forward_auth, bool *chunked, struct bytebuf *b)
+{
+	enum lws_token_indexes tok;
+	const char *method = method_name(r->wsi, &tok);
+	char *target = malloc(TARGET_MAX), *v = malloc(VALUE_MAX), peer[64];
+	int rc = -ENOMEM;
+
+	if (!target || !v)
+		goto out;
+	if (!method) {
+		rc = -ENAMETOOLONG;
+		goto out;
+	}
+	if ((rc = api_ports_target(r->wsi, tok, r->route.kind == R_SESSION_PORT_HOST, target,
+				   TARGET_MAX)) < 0)
 		goto out;
 	rc = -ENOMEM;
 	if (bytebuf_printf(b, "%s %s HTTP/1.1\r\n", method, target) < 0)
@@ -316,14 +259,12 @@ static int request_head(struct http_req *r, bool forward_auth, bool *chunked, st
 		goto out;
 	rc = 0;
 out:
-	free(uri);
 	free(target);
 	free(v);
-	free(argbuf);
 	return rc;
 }
 
-static int count_of(const char *sess_id)
+int api_ports_count(const char *sess_id)
 {
 	int n = 0;
 
@@ -341,16 +282,16 @@ static int body_sink(struct http_req *r, const void *p, size_t n)
 	char size[24];
 	int rc;
 
-	if (!c->chan)
+	if (!c->pc.chan)
 		return 0;
 	if (c->chunked_body) {
 		int sl = snprintf(size, sizeof(size), "%zx\r\n", n);
 
-		agent_chan_send(c->link, c->chan, AGENT_DATA, 0, size, (size_t)sl);
+		agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, size, (size_t)sl);
 	}
-	rc = agent_chan_send(c->link, c->chan, AGENT_DATA, 0, p, n);
+	rc = agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, p, n);
 	if (c->chunked_body && rc >= 0)
-		rc = agent_chan_send(c->link, c->chan, AGENT_DATA, 0, "\r\n", 2);
+		rc = agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, "\r\n", 2);
 	if (rc == AGENT_SEND_FULL) {
 		c->rx_stopped = true;
 		lws_rx_flow_control(r->wsi, 0);
@@ -371,7 +312,6 @@ static struct port_conn *conn_new(struct http_req *r, struct sess *s, struct age
 	enum lws_token_indexes tok;
 	const char *method = method_name(r->wsi, &tok);
 	bool chunked = false;
-	char ps[16];
 	int rc;
 
 	if (!slot)
@@ -385,11 +325,8 @@ static struct port_conn *conn_new(struct http_req *r, struct sess *s, struct age
 		http_reply_error(r, 500, "internal", "out of memory");
 		goto fail;
 	}
-	atomic_init(&c->refs, 2); /* the request's, the channel's */
-	pthread_mutex_init(&c->mu, NULL);
+	port_chan_init(&c->pc, r->gw->ctx, l, conn_free);
 	c->r = r;
-	c->ctx = r->gw->ctx;
-	c->link = l;
 	c->chunked_body = chunked;
 	c->is_head = method && !strcmp(method, "HEAD");
 	c->body_left = -1;
@@ -397,14 +334,12 @@ static struct port_conn *conn_new(struct http_req *r, struct sess *s, struct age
 	*slot = c;
 	c->next = all;
 	all = c;
-	snprintf(ps, sizeof(ps), "%d", port);
-	if (!(c->chan = agent_chan_open(l, AGENT_TCP, ps, strlen(ps), &port_ops, c))) {
-		atomic_fetch_sub(&c->refs, 1); /* no channel: no closed() */
+	if (port_chan_open(&c->pc, port) < 0) {
 		http_reply_error(r, 503, "agent_unavailable", "the guest agent is not connected");
 		bytebuf_free(&head);
 		return NULL; /* c is the request's: freed with its state */
 	}
-	agent_chan_send(l, c->chan, AGENT_DATA, 0, head.data, head.len);
+	agent_chan_send(l, c->pc.chan, AGENT_DATA, 0, head.data, head.len);
 	bytebuf_free(&head);
 	return c;
 fail:
@@ -416,8 +351,7 @@ fail:
 	return NULL;
 }
 
-/* Whether the session's owner made port public (its record's "ports"). */
-static bool is_public(const struct sess *s, int port)
+bool api_ports_public(const struct sess *s, int port)
 {
 	const json_t *pub = json_object_get(sess_ext_get(s, "ports"), "public"), *v;
 	size_t i;
@@ -449,15 +383,14 @@ oom:
 	return -ENOMEM;
 }
 
-/* Whether r's Cookie holds a link's value for its session's port. */
-static bool by_link(struct http_req *r, int port)
+bool api_ports_link_ok(struct lws *wsi, const char *id, int port)
 {
 	char *h = malloc(VALUE_MAX), v[PORT_LINK_VALUE_MAX];
 	bool ok = false;
 
-	if (h && secret() && lws_hdr_copy(r->wsi, h, VALUE_MAX, WSI_TOKEN_HTTP_COOKIE) > 0 &&
+	if (h && secret() && lws_hdr_copy(wsi, h, VALUE_MAX, WSI_TOKEN_HTTP_COOKIE) > 0 &&
 	    port_link_cookie(h, v, sizeof(v)))
-		ok = port_link_check(secret(), r->route.id, port, (int64_t)time(NULL), v);
+		ok = port_link_check(secret(), id, port, (int64_t)time(NULL), v);
 	free(h);
 	return ok;
 }
@@ -470,7 +403,7 @@ static bool is_link_path(struct http_req *r)
 
 	return method_name(r->wsi, &tok) && !strcmp(method_name(r->wsi, &tok), "GET") &&
 	       lws_hdr_copy(r->wsi, uri, sizeof(uri), tok) > 0 &&
-	       !strcmp(guest_path(r, uri), PORT_LINK_PATH);
+	       !strcmp(guest_path(r->route.kind == R_SESSION_PORT_HOST, uri), PORT_LINK_PATH);
 }
 
 /* Opens a link: its value (?t=) becomes the cookie, scoped to the port's
@@ -508,7 +441,8 @@ static int start(struct http_req *r)
 {
 	struct sess *s = sess_find(r->gw, r->route.id);
 	int port = port_number_parse(r->route.sub);
-	bool pub = s && port > 0 && (is_public(s, port) || by_link(r, port));
+	bool pub = s && port > 0 &&
+		   (api_ports_public(s, port) || api_ports_link_ok(r->wsi, r->route.id, port));
 	struct agent_link *l;
 
 	if (s && port > 0 && is_link_path(r)) {
@@ -525,7 +459,8 @@ static int start(struct http_req *r)
 		http_reply_error(r, 409, "not_running", "the session is not running");
 		return -1;
 	}
-	if (count_of(sess_id(s)) >= API_PORTS_MAX_PER_SESSION) {
+	if (api_ports_count(sess_id(s)) + api_ports_ws_count(sess_id(s)) >=
+	    API_PORTS_MAX_PER_SESSION) {
 		http_reply_error(r, 429, "too_many_connections",
 				 "the session has as many port connections as it may");
 		return -1;
@@ -558,8 +493,8 @@ void api_ports_handle(struct http_req *r)
 	if (c->body_done)
 		return;
 	c->body_done = true;
-	if (c->chunked_body && c->chan)
-		agent_chan_send(c->link, c->chan, AGENT_DATA, 0, "0\r\n\r\n", 5);
+	if (c->chunked_body && c->pc.chan)
+		agent_chan_send(c->pc.link, c->pc.chan, AGENT_DATA, 0, "0\r\n\r\n", 5);
 }
 
 /* ---- the answer towards the client (loop) ---- */
@@ -609,27 +544,6 @@ static int write_head(struct port_conn *c, struct http_req *r, const struct port
 	return 0;
 }
 
-/* Moves up to n of the guest's bytes into dst; *ended and the reason when
- * the channel is gone and nothing is left. Returns how many. */
-static size_t take(struct port_conn *c, void *dst, size_t n, bool *ended, char *why, size_t whylen)
-{
-	size_t got;
-
-	pthread_mutex_lock(&c->mu);
-	got = c->in.len - c->in_off;
-	if (got > n)
-		got = n;
-	if (got)
-		memcpy(dst, c->in.data + c->in_off, got);
-	c->in_off += got;
-	if (c->in_off == c->in.len)
-		c->in.len = c->in_off = 0;
-	*ended = c->ended && !c->in.len;
-	snprintf(why, whylen, "%s", c->reason);
-	pthread_mutex_unlock(&c->mu);
-	return got;
-}
-
 /* The answer is whole (or cut short): the channel goes; the connection
  * goes on to its next request, or closes (-1). */
 static void unlink_conn(struct port_conn *c)
@@ -648,9 +562,9 @@ static int finish(struct port_conn *c, struct http_req *r, bool cut)
 	unlink_conn(c); /* a kept-alive connection is none of the session's any more */
 	if (!c->body_done)
 		cut = true; /* answered before the client's body was in: not read any more */
-	if (c->chan)
-		agent_chan_close(c->link, c->chan, "");
-	c->chan = 0;
+	if (c->pc.chan)
+		agent_chan_close(c->pc.link, c->pc.chan, "");
+	c->pc.chan = 0;
 	r->own_write = NULL;
 	if (c->must_close || cut)
 		return -1;
@@ -664,11 +578,10 @@ static int own_write_head(struct port_conn *c, struct http_req *r, unsigned char
 	struct port_head h;
 	char why[160], msg[224];
 	bool ended;
-	size_t n = take(c, b, WRITE_CHUNK, &ended, why, sizeof(why));
+	size_t n = port_chan_take(&c->pc, b, WRITE_CHUNK, &ended, why, sizeof(why));
 	long hl;
 
-	if (n && c->chan)
-		agent_chan_ack(c->link, c->chan, n); /* held here: bounded below */
+	/* given back already, held here: bounded by PORT_HEAD_MAX below */
 	if (bytebuf_append(&c->head, b, n) < 0)
 		return -1;
 	hl = port_head_parse(c->head.data, c->head.len, &h);
@@ -710,9 +623,7 @@ static int own_write(struct http_req *r)
 		memmove(c->head.data, c->head.data + n, c->head.len - n);
 		c->head.len -= n;
 	} else {
-		n = take(c, b, WRITE_CHUNK, &ended, why, sizeof(why));
-		if (n && c->chan)
-			agent_chan_ack(c->link, c->chan, n);
+		n = port_chan_take(&c->pc, b, WRITE_CHUNK, &ended, why, sizeof(why));
 	}
 	if (c->body_left >= 0 && (int64_t)n > c->body_left)
 		n = (size_t)c->body_left; /* past its length: not the client's */
@@ -735,9 +646,9 @@ static int own_write(struct http_req *r)
 void api_ports_poke_all(void)
 {
 	for (struct port_conn *c = all; c; c = c->next) {
-		if (!atomic_exchange(&c->pending, false) || !c->r)
+		if (!atomic_exchange(&c->pc.pending, false) || !c->r)
 			continue;
-		if (atomic_exchange(&c->resume, false) && c->rx_stopped) {
+		if (atomic_exchange(&c->pc.resume, false) && c->rx_stopped) {
 			c->rx_stopped = false;
 			lws_rx_flow_control(c->r->wsi, 1);
 		}
@@ -752,9 +663,9 @@ void api_ports_state_release(void *state)
 	if (!c)
 		return;
 	unlink_conn(c);
-	if (c->chan)
-		agent_chan_close(c->link, c->chan, "the client went away");
-	conn_release(c);
+	if (c->pc.chan)
+		agent_chan_close(c->pc.link, c->pc.chan, "the client went away");
+	port_chan_release(&c->pc);
 }
 
 void api_ports_claim(struct http_req *r)
@@ -844,5 +755,5 @@ void api_ports_settings(struct http_req *r)
 		api_audit_set(r, "port", json_pack("{s:i, s:b}", "port", port, "public", pub));
 	}
 	http_reply_json(r, 200,
-			json_pack("{s:i, s:b}", "port", port, "public", is_public(s, port)));
+			json_pack("{s:i, s:b}", "port", port, "public", api_ports_public(s, port)));
 }

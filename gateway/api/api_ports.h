@@ -23,6 +23,8 @@
 
 #include "gateway/api/http.h"
 
+struct sess;
+
 /* Requests through a session's ports at once; past it 429. */
 #define API_PORTS_MAX_PER_SESSION 64
 
@@ -41,5 +43,18 @@ void api_ports_state_release(void *state);
 void api_ports_settings(struct http_req *r);
 /* On the loop's wake-up: connections the guest's side moved. */
 void api_ports_poke_all(void);
+
+/* Shared with the ports' WebSockets (api_ports_ws.c). */
+/* The request target for the guest (the path of tok's header as lws
+ * decoded it, its arguments): by host name all of it, by path what follows
+ * /v1/sessions/{id}/ports/{port}. 0, -ENAMETOOLONG, or -ENOMEM. */
+int api_ports_target(struct lws *wsi, enum lws_token_indexes tok, bool by_host, char *target,
+		     size_t cap);
+/* Whether the session's owner made port public (its record's "ports"). */
+bool api_ports_public(const struct sess *s, int port);
+/* Whether wsi's Cookie holds a link's value for session id's port. */
+bool api_ports_link_ok(struct lws *wsi, const char *id, int port);
+/* The session's HTTP requests through its ports now. */
+int api_ports_count(const char *sess_id);
 
 #endif

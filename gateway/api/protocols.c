@@ -7,6 +7,7 @@
 #include "gateway/api/api.h"
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_ports.h"
+#include "gateway/api/api_ports_ws.h"
 #include "gateway/api/conn_gate.h"
 #include "gateway/api/door.h"
 #include "gateway/api/guest_ws.h"
@@ -43,6 +44,8 @@ static conn_callback_fn upgrade_callback(struct lws *wsi)
 {
 	if (api_door_ws_claim(wsi)) /* a door's, by whatever it looks at */
 		return api_door_ws_callback;
+	if (api_ports_ws_claim(wsi)) /* then a guest's port's, by its host name */
+		return api_ports_ws_callback;
 	return route_table[ws_upgrade_route(wsi).kind].ws;
 }
 
@@ -132,6 +135,7 @@ static void woken(struct gw *gw)
 	guest_ws_poke_all();
 	file_xfer_poke_all(); /* files moving to and from guests */
 	api_ports_poke_all(); /* the guest's ports' answers */
+	api_ports_ws_poke_all(); /* and their WebSockets */
 	sess_agent_poke_all(); /* lost agent links: connect again */
 	api_door_poke_all(gw);
 }
@@ -165,10 +169,13 @@ static int route(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 		/* lws is serving a file of the web viewer's mount */
 		return web_add_headers(wsi, in) < 0 ? 1 : 0;
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		/* Only a door's sockets refuse with an HTTP status (1: answered);
-		 * the other kinds' filters close the connection. */
-		return api_door_ws_claim(wsi)
-			       ? api_door_ws_confirm(lws_context_user(lws_get_context(wsi)), wsi)
+		/* A door's sockets refuse with an HTTP status (1: answered);
+		 * so do a guest port's; the other kinds' filters close the connection. */
+		if (api_door_ws_claim(wsi))
+			return api_door_ws_confirm(lws_context_user(lws_get_context(wsi)), wsi);
+		/* and a guest's port's, as its HTTP would be refused */
+		return api_ports_ws_is(wsi)
+			       ? api_ports_ws_confirm(lws_context_user(lws_get_context(wsi)), wsi)
 			       : 0;
 	case LWS_CALLBACK_RAW_ADOPT:
 	case LWS_CALLBACK_RAW_RX:

@@ -5,6 +5,7 @@
  * API's reference. */
 #include "gateway/api/api_int.h"
 #include "gateway/api/api_ports.h"
+#include "gateway/api/api_ports_ws.h"
 #include "gateway/api/control.h"
 #include "gateway/api/door.h"
 #include "gateway/api/guest_ws.h"
@@ -268,13 +269,18 @@ const struct route_def route_table[R_KIND_COUNT] = {
 			     .right = AUTH_R_ADMIN | ROUTE_OPERATOR_KEY, .body_max = BODY,
 			     .handle = api_keys,
 			     .audit = { [M_GET] = NONE, [M_POST] = "key_created" } },
-	/* a guest's port (api/api_ports.h): by path, any method, any rest of
-	 * the path; by host name ({port}-{id}.{domain}: no path of its own,
-	 * set by api_ports_claim). The body goes to the guest as it comes. */
+	[R_PROJECT_KEY] = { ROUTE_DELETE, "/v1/projects/{name}/keys/{kid}",
+			    .right = AUTH_R_ADMIN | ROUTE_OPERATOR_KEY, .body_max = BODY,
+			    .handle = api_keys, .audit = { [M_DELETE] = "key_revoked" } },
+	/* a guest's port (api/api_ports.h, its WebSockets api_ports_ws.h): by
+	 * path, any method, any rest of the path; by host name
+	 * ({port}-{id}.{domain}: no path of its own, set by api_ports_claim).
+	 * The body goes to the guest as it comes. */
 	[R_SESSION_PORT] = { ROUTE_ANY, SESSION "/ports/{n}{rest}", .right = AUTH_R_ACT,
 			     .body_max = BODY, .refuse_early = api_ports_begin,
 			     .handle = api_ports_handle, .state_size = sizeof(void *),
-			     .state_release = api_ports_state_release, .audit = NO_AUDIT },
+			     .state_release = api_ports_state_release, .ws = api_ports_ws_callback,
+			     .audit = NO_AUDIT },
 	/* a port's own settings: GET says them, PUT {"public": bool}, POST a
 	 * link for a browser */
 	[R_SESSION_PORT_SETTINGS] = { ROUTE_GET | ROUTE_PUT | ROUTE_POST, SESSION "/ports/{n}",

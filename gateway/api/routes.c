@@ -38,6 +38,7 @@ static const struct placeholder placeholders[] = {
 	{ "{name}", ROUTE_ID_MAX, false, false },
 	{ "{key}", ROUTE_ID_MAX, false, false },
 	{ "{tid}", ROUTE_SUB_MAX, false, true },
+	{ "{kid}", ROUTE_SUB_MAX, false, true }, /* an API key's id */
 	{ "{n}", 9, true, true },
 };
 

@@ -78,6 +78,7 @@ enum route_method { M_GET, M_POST, M_DELETE, M_PUT, M_PATCH, M_OTHER };
 	X(R_PROJECTS, "projects")                                                                  \
 	X(R_PROJECT, "project")                                                                    \
 	X(R_PROJECT_KEYS, "project_keys")                                                          \
+	X(R_PROJECT_KEY, "project_key")                                                            \
 	X(R_SESSION_PORT, "session_port")                                                          \
 	X(R_SESSION_PORT_SETTINGS, "session_port_settings")                                        \
 	X(R_SESSION_PORT_HOST, "session_port_host")                                                \

@@ -6,6 +6,9 @@
 #include "gateway/core/auth.h"
 #include "gateway/session/session.h"
 
+#include <stdio.h>
+#include <string.h>
+
 struct route ws_upgrade_route(struct lws *wsi)
 {
 	char path[256];
@@ -46,4 +49,26 @@ int ws_upgrade_bearer(struct lws *wsi, char *token, size_t len)
 	    auth_parse_bearer(h, token, len) < 0)
 		return -1;
 	return 0;
+}
+
+int ws_upgrade_refuse(struct lws *wsi, int status, const char *code, const char *msg)
+{
+	unsigned char buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start,
+					   *end = buf + sizeof(buf);
+	char body[384], clen[16];
+	int n = snprintf(body, sizeof(body), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n",
+			 code, msg);
+	int m = snprintf(clen, sizeof(clen), "%d", n);
+
+	if (n < 0 || (size_t)n >= sizeof(body) ||
+	    lws_add_http_header_status(wsi, (unsigned)status, &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
+					 (const unsigned char *)"application/json", 16, &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH,
+					 (const unsigned char *)clen, m, &p, end) ||
+	    lws_finalize_http_header(wsi, &p, end) || end - p < n)
+		return -1;
+	memcpy(p, body, (size_t)n);
+	p += n;
+	return lws_write(wsi, start, (size_t)(p - start), LWS_WRITE_HTTP) == p - start ? 1 : -1;
 }

@@ -27,5 +27,10 @@ bool ws_upgrade_has_auth(struct lws *wsi);
 /* The bearer token of the Authorization header into token: 0, or -1 when
  * there is none (or it is not a bearer token). */
 int ws_upgrade_bearer(struct lws *wsi, char *token, size_t len);
+/* Answers an upgrade request with status and {"error":{"code","message"}}
+ * instead (from LWS_CALLBACK_HTTP_CONFIRM_UPGRADE; code and msg hold no
+ * character JSON escapes). Returns 1 (answered), or -1 when it could not
+ * be written (close). */
+int ws_upgrade_refuse(struct lws *wsi, int status, const char *code, const char *msg);
 
 #endif

@@ -28,6 +28,7 @@
 #include "gateway/template/template_build.h"
 #include "vmm-qemu/accel.h"
 #include "vmm-qemu/jail.h"
+#include "vmm-qemu/priv.h"
 #include "vmm-qemu/run_lock.h"
 #include "vmm-qemu/run_owner.h"
 #include "vmm-qemu/vm.h"
@@ -477,13 +478,20 @@ int gw_start(struct gw *gw, const struct serve_config *cfg, char *err, size_t er
 		snprintf(err, errlen, "cannot find its own executable");
 		goto fail;
 	}
+	/* Root's work goes to a helper of its own (vmm-qemu/privd.h), started
+	 * before anything a client or a guest sends is read. */
+	if (geteuid() == 0 && vmm_priv_start(gw->self_bin, vmm_run_base(NULL),
+					     vmm_run_owner_gateway(), why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "the root helper: %s", why);
+		goto fail;
+	}
 	/* Ended sessions' usage, beside their records; metering goes on
 	 * without it (GET /v1/usage then lists live sessions only). */
 	gw->usage_log = usage_log_open(state_dir, (size_t)cfg->usage_retention, why, sizeof(why));
 	if (!gw->usage_log)
 		log_warn("serve", "no usage log of ended sessions: %s", why);
 	/* Run dirs of live supervisors and held checkpoints stay. */
-	vmm_sweep_stale(vmm_run_base(NULL));
+	vmm_priv_sweep(vmm_run_base(NULL));
 	warm_accel_probe();
 
 	conn_gate_init(cfg->max_connections, cfg->max_connections_per_ip);
@@ -621,6 +629,7 @@ void gw_stop(struct gw *gw)
 	if (gw->registry)
 		registry_close(gw->registry);
 	gw->registry = NULL;
+	vmm_priv_stop(); /* after the queues: their work may still ask it */
 	if (gw->run_lock_fd >= 0)
 		close(gw->run_lock_fd); /* the next gateway may have the run base */
 	gw->run_lock_fd = -1;

@@ -1,6 +1,7 @@
 /* gateway/cli/main.c: the `vitrine` binary: one entry point, subcommands. */
 #include "common/opt.h"
 #include "gateway/cli/cli.h"
+#include "vmm-qemu/privd.h"
 #include "vmm-qemu/shim.h"
 
 #include <limits.h>
@@ -50,6 +51,7 @@ static const struct {
 	{ "key", cmd_key, "make, list and revoke API keys (e2b_ + hex, for E2B's SDKs too)" },
 	{ "project", cmd_project, "make, list, change and remove projects (tenants, quotas)" },
 	{ "shim", vmm_shim_main, "hold a guest's QEMU so that it outlives the gateway (internal)" },
+	{ "privd", vmm_privd_main, "the gateway's root helper (internal)" },
 };
 
 static void usage(FILE *f)

@@ -47,6 +47,7 @@ struct e2b_stream {
 				* a CreateWatcher waits for */
 	bool create_wait, answered;
 	uint64_t cursor; /* in p's output */
+	unsigned gen_attached; /* p's guest_gen when it attached */
 	bool started, ended, closing;
 	struct bytebuf out; /* frames not yet written, from off */
 	size_t off;
@@ -62,7 +63,34 @@ static bool agent_coming(struct sess *s)
 	return sess_state_of(s) == SESS_READY && (sess_busy(s) || !e2b_agent_up(s));
 }
 
+/* Whether E2B's proxy would find no running sandbox behind s: it is
+ * gone, paused (or pausing, resuming), not up yet, or failed. envd is
+ * not reached then, so every door of it answers as the proxy does. */
+static bool not_running(struct sess *s)
+{
+	const char *busy = s ? sess_busy_with(s) : NULL;
+
+	return !s || sess_state_of(s) != SESS_READY || (busy && !strcmp(busy, "pausing"));
+}
+
 /* ---- answers ---- */
+
+/* The proxy's answer for a sandbox that does not run (502, which the
+ * SDK's isRunning() reads as false and its RPCs as `unavailable`); the
+ * body is the proxy's JSON. Before any token is checked, as the proxy
+ * does: it tells no more than /health always did. */
+static void proxy_not_running(struct http_req *r, struct sess *s)
+{
+	bool paused = s && sess_state_of(s) == SESS_PAUSED;
+
+	if (r->method == M_POST)
+		r->close_after = true; /* its body may not be in: not read */
+	http_reply_json(r, 502,
+			json_pack("{s:s, s:s, s:i}", "sandboxId", e2b_call_of(r)->sandbox,
+				  "message",
+				  paused ? "The sandbox is paused" : "The sandbox was not found",
+				  "code", 502));
+}
 
 static void unary_error(struct http_req *r, enum connect_code c, const char *message)
 {
@@ -114,6 +142,13 @@ static int stream_write(struct http_req *r)
 		return -1;
 	if (st->off == st->out.len) {
 		st->out.len = st->off = 0;
+		if (st->p && !st->ended && st->p->guest_gen != st->gen_attached) {
+			/* its guest paused or stopped under it: dropped, as E2B's
+			 * connection is (the SDK reads "terminated" as that) */
+			st->ended = true;
+			if (e2b_msg_end_stream(&st->out, CONNECT_UNKNOWN, "terminated") < 0)
+				return -1;
+		}
 		if (st->p && !st->ended &&
 		    e2b_proc_drain(st->p, &st->cursor, &st->started, &st->ended, &st->out) < 0)
 			return -1;
@@ -184,6 +219,7 @@ static void stream_start(struct http_req *r, struct e2b_proc *p, struct e2b_watc
 	}
 	if (p) {
 		st->p = p;
+		st->gen_attached = p->guest_gen;
 	} else if (w) {
 		/* its frames come as the guest's watcher sends */
 	} else if (e2b_msg_end_stream(&st->out, c, message) < 0) {
@@ -281,17 +317,17 @@ static enum desktop_kind desktop_of(const json_t *config, struct desktop_op *op)
  * actions: `aborted` here). Anything else runs in the guest. */
 static struct e2b_proc *process_start(struct sess *s, struct e2b_sandbox *sb,
 				      const json_t *exec_body, json_t *config, const char *tag,
-				      bool keep_stdin, int64_t timeout_ms, int *code, char *err,
-				      size_t errlen)
+				      bool keep_stdin, const struct e2b_pty_size *pty,
+				      int64_t timeout_ms, int *code, char *err, size_t errlen)
 {
 	struct desktop_op *op = malloc(sizeof(*op)); /* ~11 KiB: not on the loop's stack */
 	enum desktop_kind kind = op ? desktop_of(config, op) : DESKTOP_NONE;
 	struct e2b_proc *p;
 
-	if (kind == DESKTOP_NONE) {
+	if (kind == DESKTOP_NONE || pty->cols) { /* the desktop SDK's never asks for one */
 		free(op);
-		return e2b_proc_start(sb, exec_body, config, tag, keep_stdin, timeout_ms, code, err,
-				      errlen);
+		return e2b_proc_start(sb, exec_body, config, tag, keep_stdin, pty->cols, pty->rows,
+				      timeout_ms, code, err, errlen);
 	}
 	if (desktop_kind_is_input(kind) && stream_controller(s)) {
 		snprintf(err, errlen,
@@ -336,6 +372,7 @@ static void rpc_start(struct http_req *r, struct sess *s, bool root)
 	char err[256], tag[E2B_TAG_MAX];
 	const uint8_t *msg;
 	json_t *exec_body, *config = NULL;
+	struct e2b_pty_size pty;
 	struct e2b_proc *p;
 	bool keep_stdin;
 	size_t len;
@@ -348,13 +385,13 @@ static void rpc_start(struct http_req *r, struct sess *s, bool root)
 		return;
 	}
 	exec_body = e2b_start_parse((const char *)msg, len, sb->env_vars, root, &config, tag,
-				    sizeof(tag), &keep_stdin, err, sizeof(err));
+				    sizeof(tag), &keep_stdin, &pty, err, sizeof(err));
 	if (!exec_body) {
 		stream_start(r, NULL, NULL, 0, CONNECT_INVALID_ARGUMENT, err);
 		return;
 	}
-	p = process_start(s, sb, exec_body, config, tag, keep_stdin, connect_timeout_ms(r), &code,
-			  err, sizeof(err));
+	p = process_start(s, sb, exec_body, config, tag, keep_stdin, &pty, connect_timeout_ms(r),
+			  &code, err, sizeof(err));
 	json_decref(exec_body);
 	json_decref(config);
 	if (!p) {
@@ -401,30 +438,65 @@ static void rpc_connect(struct http_req *r, struct sess *s)
 	stream_start(r, p, NULL, e2b_proc_output_end(p), CONNECT_OK, NULL);
 }
 
-static void rpc_unary(struct http_req *r, struct sess *s, enum e2b_proc_call call)
+/* A client-streaming call's answer, whole: its one (empty) message
+ * unless it failed, then the end of the stream with c. */
+static void client_stream_answer(struct http_req *r, enum connect_code c, const char *message)
+{
+	struct bytebuf out = { 0 };
+
+	if ((c == CONNECT_OK && e2b_msg_frame(&out, 0, json_object()) < 0) ||
+	    e2b_msg_end_stream(&out, c, message) < 0)
+		http_reply_json(r, 500, NULL);
+	else
+		http_reply_bytes(r, 200, "application/connect+json", out.data, out.len);
+	bytebuf_free(&out);
+}
+
+/* SendInput, SendSignal, CloseStdin, Update and StreamInput: each a
+ * unary answer ({} once done). StreamInput is client streaming: its
+ * envelopes came whole in the body, and its answer is a stream of one
+ * empty message. */
+static void rpc_unary(struct http_req *r, struct sess *s, enum e2b_proc_call call, bool streamed)
 {
 	struct e2b_proc_req q;
 	struct e2b_proc *p;
 	char err[160];
 	int rc = 0;
 
-	if (e2b_proc_req_parse(call, r->body, r->body_len, &q, err, sizeof(err)) < 0) {
-		unary_error(r, CONNECT_INVALID_ARGUMENT, err);
+	if ((streamed ? e2b_stream_input_parse(r->body, r->body_len, &q, err, sizeof(err))
+		      : e2b_proc_req_parse(call, r->body, r->body_len, &q, err, sizeof(err))) < 0) {
+		if (streamed)
+			client_stream_answer(r, CONNECT_INVALID_ARGUMENT, err);
+		else
+			unary_error(r, CONNECT_INVALID_ARGUMENT, err);
 		return;
 	}
 	if (!(p = selected(s, &q))) {
 		e2b_proc_req_free(&q);
-		unary_error(r, CONNECT_NOT_FOUND, "no such process");
+		if (streamed)
+			client_stream_answer(r, CONNECT_NOT_FOUND, "no such process");
+		else
+			unary_error(r, CONNECT_NOT_FOUND, "no such process");
 		return;
 	}
-	if (call == E2B_CALL_SEND_INPUT)
+	if (call == E2B_CALL_SEND_INPUT && q.input_len)
 		rc = e2b_proc_input(p, q.input, q.input_len);
 	else if (call == E2B_CALL_CLOSE_STDIN)
 		rc = e2b_proc_close_stdin(p);
 	else if (call == E2B_CALL_SEND_SIGNAL)
 		rc = e2b_proc_signal(p, q.signal);
+	else if (call == E2B_CALL_UPDATE && q.pty.cols)
+		rc = e2b_proc_resize(p, q.pty.cols, q.pty.rows);
 	e2b_proc_req_free(&q);
-	if (rc < 0)
+	if (streamed)
+		client_stream_answer(r,
+				     rc == -ENOBUFS ? CONNECT_RESOURCE_EXHAUSTED
+				     : rc < 0	    ? CONNECT_UNAVAILABLE
+						    : CONNECT_OK,
+				     rc < 0 ? "the process cannot take that now" : NULL);
+	else if (rc == -ENOTTY)
+		unary_error(r, CONNECT_FAILED_PRECONDITION, "the process has no terminal");
+	else if (rc < 0)
 		unary_error(r, rc == -ENOBUFS ? CONNECT_RESOURCE_EXHAUSTED : CONNECT_UNAVAILABLE,
 			    "the process cannot take that now");
 	else
@@ -650,11 +722,15 @@ static void rpc(struct http_req *r, struct sess *s, bool root)
 		sb = e2b_sandbox_of(s);
 		http_reply_json(r, 200, sb ? e2b_proc_list(sb) : json_pack("{s:[]}", "processes"));
 	} else if (!strcmp(m, "process.Process/SendInput"))
-		rpc_unary(r, s, E2B_CALL_SEND_INPUT);
+		rpc_unary(r, s, E2B_CALL_SEND_INPUT, false);
+	else if (!strcmp(m, "process.Process/StreamInput"))
+		rpc_unary(r, s, E2B_CALL_SEND_INPUT, true);
 	else if (!strcmp(m, "process.Process/SendSignal"))
-		rpc_unary(r, s, E2B_CALL_SEND_SIGNAL);
+		rpc_unary(r, s, E2B_CALL_SEND_SIGNAL, false);
 	else if (!strcmp(m, "process.Process/CloseStdin"))
-		rpc_unary(r, s, E2B_CALL_CLOSE_STDIN);
+		rpc_unary(r, s, E2B_CALL_CLOSE_STDIN, false);
+	else if (!strcmp(m, "process.Process/Update"))
+		rpc_unary(r, s, E2B_CALL_UPDATE, false);
 	else
 		unary_error(r, CONNECT_UNIMPLEMENTED, "this method is not implemented by Vitrine");
 }
@@ -683,8 +759,12 @@ void e2b_envd(struct http_req *r)
 	unsigned rights;
 	bool root;
 
+	if (!e2b_call_of(r)->files && not_running(s)) {
+		proxy_not_running(r, s);
+		return;
+	}
 	if (kind == E2B_ENVD_HEALTH) {
-		http_reply_bytes(r, s ? 204 : 502, "text/plain", "", 0);
+		http_reply_bytes(r, 204, "text/plain", "", 0);
 		return;
 	}
 	if (kind == E2B_ENVD_NOT_FOUND || kind == E2B_BAD_METHOD) {

@@ -11,19 +11,30 @@
 /* type, size, octal permissions, permissions, owner, group, mtime, path */
 #define FMT "'%F\t%s\t%a\t%A\t%U\t%G\t%Y\t%n'"
 #define MISSING "[ -e \"$1\" ] || [ -L \"$1\" ] || exit 2; "
+/* l LINK: a symlink's line, then its target's: "\tL\t" type, octal
+ * permissions and the resolved path (envd's EvalSymlinks), or "none\t0"
+ * and the link itself when it resolves to nothing. e PATH: its line(s). */
+#define LINK                                                                                       \
+	"l() { stat -c " FMT " -- \"$1\" || return; "                                              \
+	"if s=$(stat -L -c '%F\t%a' -- \"$1\" 2>/dev/null) && t=$(readlink -f -- \"$1\"); "        \
+	"then :; else s='none\t0'; t=$1; fi; printf '\\tL\\t%s\\t%s\\n' \"$s\" \"$t\"; }; "        \
+	"e() { if [ -L \"$1\" ]; then l \"$1\"; else stat -c " FMT " -- \"$1\"; fi; }; "
 
 static const struct {
 	const char *method;
 	const char *script;
 } calls[] = {
-	[E2B_FS_STAT] = { "Stat", MISSING "exec stat -c " FMT " -- \"$1\"" },
-	[E2B_FS_LIST_DIR] = { "ListDir", MISSING "[ -d \"$1\" ] || exit 20; exec find \"$1\" "
-						 "-mindepth 1 -maxdepth \"$3\" -exec stat -c " FMT
-						 " -- {} +" },
-	[E2B_FS_MAKE_DIR] = { "MakeDir", "[ -e \"$1\" ] && exit 17; mkdir -p -- \"$1\" && exec "
-					 "stat -c " FMT " -- \"$1\"" },
-	[E2B_FS_MOVE] = { "Move", MISSING "mkdir -p -- \"$(dirname -- \"$2\")\" && mv -- \"$1\" "
-					  "\"$2\" && exec stat -c " FMT " -- \"$2\"" },
+	[E2B_FS_STAT] = { "Stat", LINK MISSING "e \"$1\"" },
+	/* symlinks one by one (their targets), the rest in batches */
+	[E2B_FS_LIST_DIR] = { "ListDir", LINK MISSING
+			      "[ -d \"$1\" ] || exit 20; find \"$1\" -mindepth 1 "
+			      "-maxdepth \"$3\" ! -type l -exec stat -c " FMT
+			      " -- {} +; find \"$1\" -mindepth 1 -maxdepth \"$3\" -type l "
+			      "| while IFS= read -r p; do l \"$p\"; done" },
+	[E2B_FS_MAKE_DIR] = { "MakeDir", LINK "[ -e \"$1\" ] && exit 17; mkdir -p -- \"$1\" && "
+					      "e \"$1\"" },
+	[E2B_FS_MOVE] = { "Move", LINK MISSING "mkdir -p -- \"$(dirname -- \"$2\")\" && mv -- "
+					       "\"$1\" \"$2\" && e \"$2\"" },
 	[E2B_FS_REMOVE] = { "Remove", MISSING "exec rm -rf -- \"$1\"" },
 };
 
@@ -148,6 +159,38 @@ json_t *e2b_fs_entry(const char *line, size_t len)
 			 "permissions", f[3], "owner", f[4], "group", f[5], "modifiedTime", when);
 }
 
+int e2b_fs_link_amend(json_t *entry, const char *line, size_t len)
+{
+	char buf[2048], *type, *mode, *target, *end;
+	unsigned long m;
+
+	if (len < 3 || memcmp(line, "\tL\t", 3) || len - 3 >= sizeof(buf) ||
+	    memchr(line, '\0', len) ||
+	    strcmp(json_string_value(json_object_get(entry, "type")), "FILE_TYPE_SYMLINK"))
+		return -EINVAL;
+	memcpy(buf, line + 3, len - 3);
+	buf[len - 3] = '\0';
+	type = buf;
+	if (!(mode = strchr(type, '\t')))
+		return -EINVAL;
+	*mode++ = '\0';
+	if (!(target = strchr(mode, '\t')) || target[1] != '/')
+		return -EINVAL;
+	*target++ = '\0';
+	m = strtoul(mode, &end, 8);
+	if (*end || end == mode || m > 07777)
+		return -EINVAL;
+	/* as envd: the target's type and permissions, unspecified when it
+	 * resolves to nothing (or to a kind that is not E2B's) */
+	json_object_set_new(entry, "type",
+			    json_string(type_of(type) && strcmp(type_of(type), "FILE_TYPE_SYMLINK")
+						? type_of(type)
+						: "FILE_TYPE_UNSPECIFIED"));
+	json_object_set_new(entry, "mode", json_integer(strcmp(type, "none") ? (json_int_t)m : 0));
+	json_object_set_new(entry, "symlinkTarget", json_string(target));
+	return 0;
+}
+
 json_t *e2b_fs_answer(enum e2b_fs_call call, const char *out, size_t len)
 {
 	json_t *arr, *e;
@@ -155,23 +198,26 @@ json_t *e2b_fs_answer(enum e2b_fs_call call, const char *out, size_t len)
 
 	if (call == E2B_FS_REMOVE)
 		return json_object();
-	if (call != E2B_FS_LIST_DIR) {
-		size_t n = memchr(out, '\n', len)
-				   ? (size_t)((const char *)memchr(out, '\n', len) - out)
-				   : len;
-
-		e = e2b_fs_entry(out, n);
-		return e ? json_pack("{s:o}", "entry", e) : json_object();
-	}
 	if (!(arr = json_array()))
 		return NULL;
+	e = NULL; /* the last entry read, for its target's line */
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
-		if ((e = e2b_fs_entry(p, n)))
+		if (n && p[0] == '\t') {
+			if (e)
+				e2b_fs_link_amend(e, p, n); /* a stray one is passed over */
+			e = NULL;
+		} else if ((e = e2b_fs_entry(p, n))) {
 			json_array_append_new(arr, e);
+		}
 		p += n + 1;
 	}
-	return json_pack("{s:o}", "entries", arr);
+	if (call == E2B_FS_LIST_DIR)
+		return json_pack("{s:o}", "entries", arr);
+	e = json_array_size(arr) ? json_pack("{s:O}", "entry", json_array_get(arr, 0))
+				 : json_object();
+	json_decref(arr);
+	return e;
 }

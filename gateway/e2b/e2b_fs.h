@@ -40,9 +40,17 @@ const char *e2b_fs_script(enum e2b_fs_call call);
  * permissions, symbolic permissions, owner, group, mtime, path, tab
  * separated), or NULL for a malformed line. */
 json_t *e2b_fs_entry(const char *line, size_t len);
-/* The answer of q from the guest's output: {entry} (STAT, MAKE_DIR, MOVE),
- * {entries: [...]} (LIST_DIR, malformed lines skipped), {} (REMOVE).
- * NULL when out of memory. */
+/* A symlink's entry (type FILE_TYPE_SYMLINK) given what its target's line
+ * says ("\tL\t" type, octal permissions, absolute resolved path, tab
+ * separated; "none\t0" when it resolves to nothing), as envd reports
+ * one: symlinkTarget, and the target's type (FILE_TYPE_UNSPECIFIED when
+ * none) and mode. 0, or -EINVAL (entry untouched) for a malformed line
+ * or an entry that is not a symlink's. */
+int e2b_fs_link_amend(json_t *entry, const char *line, size_t len);
+/* The answer of q from the guest's output: {entry} (STAT, MAKE_DIR, MOVE:
+ * the first entry), {entries: [...]} (LIST_DIR, malformed lines
+ * skipped), {} (REMOVE); a symlink's line is amended by the target's
+ * line that follows it. NULL when out of memory. */
 json_t *e2b_fs_answer(enum e2b_fs_call call, const char *out, size_t len);
 
 #endif

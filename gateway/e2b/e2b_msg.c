@@ -48,6 +48,15 @@ json_t *e2b_msg_data(bool err, const void *data, size_t len)
 	return j;
 }
 
+json_t *e2b_msg_pty(const void *data, size_t len)
+{
+	char *b = base64_encode(data, len, NULL);
+	json_t *j = b ? event("data", json_pack("{s:s}", "pty", b)) : NULL;
+
+	free(b);
+	return j;
+}
+
 json_t *e2b_msg_end(int exit_code, int exit_signal, const char *error)
 {
 	char status[64];

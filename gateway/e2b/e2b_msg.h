@@ -15,6 +15,8 @@
 int e2b_msg_frame(struct bytebuf *out, uint8_t flags, json_t *j);
 json_t *e2b_msg_start(uint32_t pid);
 json_t *e2b_msg_data(bool err, const void *data, size_t len);
+/* What a process on a pseudo-terminal showed: data {pty}. */
+json_t *e2b_msg_pty(const void *data, size_t len);
 /* exit_signal 0: exited with exit_code; else killed by that signal. */
 json_t *e2b_msg_end(int exit_code, int exit_signal, const char *error);
 json_t *e2b_msg_keepalive(void);

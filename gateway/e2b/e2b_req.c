@@ -2,6 +2,7 @@
 #include "gateway/e2b/e2b_req.h"
 
 #include "common/base64.h"
+#include "gateway/e2b/connect.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -227,8 +228,8 @@ int e2b_user_parse(const char *header, const char *username, bool *root)
 }
 
 json_t *e2b_start_parse(const char *msg, size_t len, const json_t *sandbox_env, bool root,
-			json_t **config, char *tag, size_t taglen, bool *keep_stdin, char *err,
-			size_t errlen)
+			json_t **config, char *tag, size_t taglen, bool *keep_stdin,
+			struct e2b_pty_size *pty, char *err, size_t errlen)
 {
 	json_t *req = load(msg, len, err, errlen), *proc, *v, *env = NULL, *args, *exec = NULL;
 	const char *cmd;
@@ -236,6 +237,7 @@ json_t *e2b_start_parse(const char *msg, size_t len, const json_t *sandbox_env, 
 	*config = NULL;
 	tag[0] = '\0';
 	*keep_stdin = false;
+	pty->cols = pty->rows = 0;
 	if (!req)
 		return NULL;
 	proc = json_object_get(req, "process");
@@ -258,10 +260,8 @@ json_t *e2b_start_parse(const char *msg, size_t len, const json_t *sandbox_env, 
 			goto out;
 		}
 	}
-	if (json_object_get(req, "pty") && !json_is_null(json_object_get(req, "pty"))) {
-		fail(err, errlen, "pty is not supported");
+	if (e2b_pty_size_parse(json_object_get(req, "pty"), pty, err, errlen) < 0)
 		goto out;
-	}
 	if ((v = json_object_get(req, "tag")) && !json_is_null(v)) {
 		if (!plain_string(v) || json_string_length(v) >= taglen) {
 			fail(err, errlen, "tag must be a string of at most 63 bytes");
@@ -276,6 +276,8 @@ json_t *e2b_start_parse(const char *msg, size_t len, const json_t *sandbox_env, 
 		}
 		*keep_stdin = json_is_true(v);
 	}
+	if (pty->cols)
+		*keep_stdin = true; /* a terminal always takes input (envd's too) */
 	if (string_map(sandbox_env, true, &env) < 0) {
 		fail(err, errlen, "the sandbox's envVars are malformed");
 		goto out;
@@ -332,6 +334,7 @@ out:
 	if (!exec) {
 		tag[0] = '\0';
 		*keep_stdin = false;
+		pty->cols = pty->rows = 0;
 	}
 	json_decref(env);
 	json_decref(req);
@@ -386,10 +389,52 @@ static int signal_of(const json_t *v)
 	return -EINVAL;
 }
 
+/* input: {stdin: base64} or {pty: base64}, appended to out->input. */
+static int input_of(const json_t *in, struct e2b_proc_req *out, char *err, size_t errlen)
+{
+	const json_t *data = json_object_get(in, "stdin");
+	const char *b;
+	unsigned char *grown;
+	size_t n;
+
+	if (!data)
+		data = json_object_get(in, "pty");
+	if (!(b = json_string_value(data)))
+		return fail(err, errlen, "input must hold stdin or pty bytes (base64)");
+	out->pty_input = data == json_object_get(in, "pty");
+	grown = realloc(out->input, out->input_len + json_string_length(data) + 1);
+	if (!grown)
+		return fail(err, errlen, "out of memory");
+	out->input = grown;
+	if (base64_decode(b, json_string_length(data), out->input + out->input_len,
+			  json_string_length(data) + 1, &n) < 0)
+		return fail(err, errlen, "input must be base64");
+	out->input_len += n;
+	return 0;
+}
+
+int e2b_pty_size_parse(const json_t *pty, struct e2b_pty_size *out, char *err, size_t errlen)
+{
+	const json_t *size = json_object_get(pty, "size"), *c, *r;
+
+	out->cols = out->rows = 0;
+	if (!pty || json_is_null(pty))
+		return 0;
+	c = json_object_get(size, "cols");
+	r = json_object_get(size, "rows");
+	if (!json_is_object(pty) || !json_is_integer(c) || !json_is_integer(r) ||
+	    json_integer_value(c) < 1 || json_integer_value(c) > 65535 ||
+	    json_integer_value(r) < 1 || json_integer_value(r) > 65535)
+		return fail(err, errlen, "pty.size must be {cols, rows}, each 1 to 65535");
+	out->cols = (unsigned)json_integer_value(c);
+	out->rows = (unsigned)json_integer_value(r);
+	return 0;
+}
+
 int e2b_proc_req_parse(enum e2b_proc_call call, const char *msg, size_t len,
 		       struct e2b_proc_req *out, char *err, size_t errlen)
 {
-	json_t *req = load(msg, len, err, errlen), *in, *data;
+	json_t *req = load(msg, len, err, errlen);
 	int rc = -EINVAL;
 
 	memset(out, 0, sizeof(*out));
@@ -404,32 +449,73 @@ int e2b_proc_req_parse(enum e2b_proc_call call, const char *msg, size_t len,
 		fail(err, errlen, "signal must be SIGNAL_SIGKILL or SIGNAL_SIGTERM");
 		goto out;
 	}
-	if (call == E2B_CALL_SEND_INPUT) {
-		const char *b;
-
-		in = json_object_get(req, "input");
-		data = json_object_get(in, "stdin");
-		if (!data)
-			data = json_object_get(in, "pty");
-		b = json_string_value(data);
-		if (!b) {
-			fail(err, errlen, "input must hold stdin bytes (base64)");
-			goto out;
-		}
-		out->input = malloc(json_string_length(data) + 1);
-		if (!out->input ||
-		    base64_decode(b, json_string_length(data), out->input,
-				  json_string_length(data) + 1, &out->input_len) < 0) {
-			fail(err, errlen, "input.stdin must be base64");
-			goto out;
-		}
-	}
+	if (call == E2B_CALL_SEND_INPUT &&
+	    input_of(json_object_get(req, "input"), out, err, errlen) < 0)
+		goto out;
+	if (call == E2B_CALL_UPDATE &&
+	    e2b_pty_size_parse(json_object_get(req, "pty"), &out->pty, err, errlen) < 0)
+		goto out;
 	rc = 0;
 out:
 	json_decref(req);
 	if (rc < 0)
 		e2b_proc_req_free(out);
 	return rc;
+}
+
+int e2b_stream_input_parse(const void *body, size_t len, struct e2b_proc_req *out, char *err,
+			   size_t errlen)
+{
+	const uint8_t *b = body, *msg;
+	bool started = false;
+	size_t off = 0, mlen;
+	uint8_t flags;
+	int n;
+
+	memset(out, 0, sizeof(*out));
+	while (off < len) {
+		json_t *m, *v;
+		int rc = 0;
+
+		n = connect_frame_parse(b + off, len - off, CONNECT_MAX_MESSAGE, &flags, &msg,
+					&mlen);
+		if (n <= 0) {
+			fail(err, errlen,
+			     n == -E2BIG    ? "a message is too large"
+			     : n == -EPROTO ? "compressed messages are not supported"
+					    : "the body ends inside an envelope");
+			goto bad;
+		}
+		off += (size_t)n;
+		if (flags & CONNECT_FLAG_END)
+			continue; /* a client's end-of-stream: nothing to take */
+		if (!(m = load((const char *)msg, mlen, err, errlen)))
+			goto bad;
+		if ((v = json_object_get(m, "start"))) {
+			if (started || selector(json_object_get(v, "process"), out) < 0)
+				rc = fail(err, errlen,
+					  "start must come first, once, and select a pid or a tag");
+			started = true;
+		} else if ((v = json_object_get(m, "data"))) {
+			if (!started)
+				rc = fail(err, errlen, "data before start");
+			else
+				rc = input_of(json_object_get(v, "input"), out, err, errlen);
+		} else if (!json_object_get(m, "keepalive")) {
+			rc = fail(err, errlen, "a message must be start, data or keepalive");
+		}
+		json_decref(m);
+		if (rc < 0)
+			goto bad;
+	}
+	if (!started) {
+		fail(err, errlen, "the stream has no start");
+		goto bad;
+	}
+	return 0;
+bad:
+	e2b_proc_req_free(out);
+	return -EINVAL;
 }
 
 void e2b_proc_req_free(struct e2b_proc_req *r)

@@ -64,28 +64,39 @@ bool e2b_live_origin(const char *origin, const char *host, const char *public_ur
  * is root. Returns 0 with *root, or -EINVAL for anything else. */
 int e2b_user_parse(const char *header, const char *username, bool *root);
 
+/* A pseudo-terminal's size (cols 0: none). */
+struct e2b_pty_size {
+	unsigned cols, rows;
+};
+/* pty: {size: {cols, rows}} of Start and Update (each 1..65535) into
+ * *out; NULL or null is none (0 0). 0 or -EINVAL. */
+int e2b_pty_size_parse(const json_t *pty, struct e2b_pty_size *out, char *err, size_t errlen);
 /* Process.Start's request: an exec body for exec_parse (gateway/guest/exec.h:
  * {cmd, args, env, cwd?, user}) with env the sandbox's env (may be NULL)
  * overlaid by the request's envs, the process's config as List reports it
- * (*config, owned), its tag ("" when none) and whether stdin stays open.
+ * (*config, owned), its tag ("" when none), whether stdin stays open and
+ * its terminal's size (*pty; a process on a terminal keeps its stdin).
  * "/bin/bash" runs bash where the guest has it and sh otherwise.
  * Returns the body (owned) or NULL. */
 json_t *e2b_start_parse(const char *msg, size_t len, const json_t *sandbox_env, bool root,
-			json_t **config, char *tag, size_t taglen, bool *keep_stdin, char *err,
-			size_t errlen);
+			json_t **config, char *tag, size_t taglen, bool *keep_stdin,
+			struct e2b_pty_size *pty, char *err, size_t errlen);
 
 enum e2b_proc_call {
 	E2B_CALL_CONNECT, /* {process} */
 	E2B_CALL_SEND_INPUT, /* {process, input: {stdin|pty: base64}} */
 	E2B_CALL_SEND_SIGNAL, /* {process, signal} */
 	E2B_CALL_CLOSE_STDIN, /* {process} */
+	E2B_CALL_UPDATE, /* {process, pty?: {size: {cols, rows}}} */
 };
 
 struct e2b_proc_req {
 	uint32_t pid; /* 0: by tag */
 	char tag[E2B_TAG_MAX];
-	unsigned char *input; /* owned: SEND_INPUT's bytes */
+	unsigned char *input; /* owned: SEND_INPUT's (StreamInput's) bytes */
 	size_t input_len;
+	bool pty_input; /* they were given as pty (the last, for StreamInput) */
+	struct e2b_pty_size pty; /* UPDATE's (0 0: none given) */
 	int signal; /* SEND_SIGNAL: 9 or 15 */
 };
 
@@ -94,6 +105,13 @@ struct e2b_proc_req {
 int e2b_proc_req_parse(enum e2b_proc_call call, const char *msg, size_t len,
 		       struct e2b_proc_req *out, char *err, size_t errlen);
 void e2b_proc_req_free(struct e2b_proc_req *r);
+/* Process.StreamInput's body (client streaming): Connect envelopes of
+ * {start: {process}} first, then {data: {input: {stdin|pty}}} and
+ * {keepalive: {}} in any number (a client's end-of-stream envelope is
+ * passed over), into out: the selector and every data's bytes in order.
+ * Returns 0, or -EINVAL (nothing to free then). */
+int e2b_stream_input_parse(const void *body, size_t len, struct e2b_proc_req *out, char *err,
+			   size_t errlen);
 
 /* True when metadata (an object of strings) holds every key=value pair
  * of filter, as GET /v2/sandboxes's metadata parameter carries them

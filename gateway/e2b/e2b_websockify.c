@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "display/vnc_share.h"
 #include "gateway/api/api_audit.h"
+#include "gateway/api/ws_upgrade.h"
 #include "gateway/core/audit.h"
 #include "gateway/e2b/desktop_serve.h"
 #include "gateway/e2b/e2b_req.h"
@@ -171,35 +172,13 @@ static int why_not(struct gw *gw, struct lws *wsi, struct sess **sp, int *port, 
 	return 0;
 }
 
-/* Answers the upgrade request with status and a JSON error instead. */
-static int answer(struct lws *wsi, int status, const char *code, const char *msg)
-{
-	unsigned char buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start,
-					   *end = buf + sizeof(buf);
-	char body[384], clen[16];
-	int n = snprintf(body, sizeof(body), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n",
-			 code, msg);
-	int m = snprintf(clen, sizeof(clen), "%d", n);
-
-	if (lws_add_http_header_status(wsi, (unsigned)status, &p, end) ||
-	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
-					 (const unsigned char *)"application/json", 16, &p, end) ||
-	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH,
-					 (const unsigned char *)clen, m, &p, end) ||
-	    lws_finalize_http_header(wsi, &p, end) || end - p < n)
-		return -1;
-	memcpy(p, body, (size_t)n);
-	p += n;
-	return lws_write(wsi, start, (size_t)(p - start), LWS_WRITE_HTTP) == p - start ? 1 : -1;
-}
-
 int e2b_websockify_confirm(struct gw *gw, struct lws *wsi)
 {
 	const char *code, *msg;
 	struct sess *s;
 	int port, status = why_not(gw, wsi, &s, &port, &code, &msg);
 
-	return status ? answer(wsi, status, code, msg) : 0;
+	return status ? ws_upgrade_refuse(wsi, status, code, msg) : 0;
 }
 
 /* ---- moving bytes ---- */

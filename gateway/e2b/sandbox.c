@@ -164,8 +164,19 @@ static void notify(struct sess_listener *l, struct sess *s, enum sess_signal sig
 
 	(void)data;
 	if (sig == SESS_SIGNAL_GUEST_STOPPING) {
-		/* The guest pauses or stops: its agent link goes, and with it
-		 * every channel (their closed callbacks end the streams). */
+		/* The guest pauses or stops (not a fork or a save, which keep
+		 * it running): the streams drop as E2B's connections do. A
+		 * memory pause keeps the agent link and the processes; a stop
+		 * or a pause to disk takes them (their closed callbacks). */
+		const char *busy = sess_busy_with(s);
+
+		if (busy && strcmp(busy, "pausing"))
+			return;
+		for (struct e2b_proc *p = sb->procs; p; p = p->next) {
+			p->guest_gen++;
+			p->guest_gone = true;
+		}
+		lws_cancel_service(sess_gw(s)->ctx); /* their streams look */
 		return;
 	}
 	if (sig != SESS_SIGNAL_DESTROY)
@@ -175,6 +186,7 @@ static void notify(struct sess_listener *l, struct sess *s, enum sess_signal sig
 		bool closed;
 
 		unlink_proc(sb, p);
+		p->guest_gone = true;
 		pthread_mutex_lock(&p->mu);
 		closed = p->closed;
 		pthread_mutex_unlock(&p->mu);
@@ -288,8 +300,9 @@ static void join_table(struct e2b_sandbox *sb, struct e2b_proc *p, int64_t timeo
 }
 
 struct e2b_proc *e2b_proc_start(struct e2b_sandbox *sb, const json_t *exec_body, json_t *config,
-				const char *tag, bool keep_stdin, int64_t timeout_ms, int *code,
-				char *err, size_t errlen)
+				const char *tag, bool keep_stdin, unsigned pty_cols,
+				unsigned pty_rows, int64_t timeout_ms, int *code, char *err,
+				size_t errlen)
 {
 	char *text = json_dumps(exec_body, JSON_COMPACT), *payload = NULL;
 	struct api_error e;
@@ -317,11 +330,19 @@ struct e2b_proc *e2b_proc_start(struct e2b_sandbox *sb, const json_t *exec_body,
 		snprintf(err, errlen, "the sandbox is not running");
 		goto fail;
 	}
+	*code = CONNECT_UNIMPLEMENTED;
+	if (pty_cols && agent_link_version(link) < AGENT_VERSION_PTY) {
+		snprintf(err, errlen,
+			 "this sandbox's guest agent is older than PTYs (rebuild its image)");
+		goto fail;
+	}
 	spec = (struct agent_exec_spec){ .argv = exec_argv(job),
 					 .env = exec_env(job),
 					 .cwd = exec_cwd(job),
 					 .uid = exec_as_root(job) ? -1 : EXEC_DESKTOP_UID,
-					 .gid = exec_as_root(job) ? -1 : EXEC_DESKTOP_UID };
+					 .gid = exec_as_root(job) ? -1 : EXEC_DESKTOP_UID,
+					 .pty_cols = pty_cols,
+					 .pty_rows = pty_rows };
 	*code = CONNECT_INTERNAL;
 	if (agent_exec_payload(&spec, &payload, &plen) < 0 || !(p = calloc(1, sizeof(*p)))) {
 		snprintf(err, errlen, "out of memory");
@@ -333,6 +354,7 @@ struct e2b_proc *e2b_proc_start(struct e2b_sandbox *sb, const json_t *exec_body,
 	p->ctx = sess_gw(sb->s)->ctx;
 	link = NULL;
 	p->config = json_incref(config);
+	p->pty = pty_cols > 0;
 	snprintf(p->tag, sizeof(p->tag), "%s", tag ? tag : "");
 	p->chan = agent_chan_open(p->link, AGENT_EXEC, payload, plen, &proc_ops, p);
 	free(payload);
@@ -502,6 +524,18 @@ int e2b_proc_signal(struct e2b_proc *p, int sig)
 	return rc < 0 ? rc : 0;
 }
 
+int e2b_proc_resize(struct e2b_proc *p, unsigned cols, unsigned rows)
+{
+	char size[24];
+	int rc;
+
+	if (!p->pty)
+		return -ENOTTY;
+	snprintf(size, sizeof(size), "%ux%u", cols, rows);
+	rc = agent_chan_send(p->link, p->chan, AGENT_RESIZE, 0, size, strlen(size));
+	return rc < 0 ? rc : 0;
+}
+
 int e2b_proc_attach(struct e2b_proc *p)
 {
 	if (p->streams >= E2B_PROC_STREAMS)
@@ -586,14 +620,19 @@ int e2b_proc_drain(struct e2b_proc *p, uint64_t *cursor, bool *started, bool *en
 	}
 	for (int i = 0; !rc && i < sl->n; i++)
 		rc = e2b_msg_frame(out, 0,
-				   e2b_msg_data(sl->piece[i].err, sl->data + sl->piece[i].off,
-						sl->piece[i].len));
+				   p->pty ? e2b_msg_pty(sl->data + sl->piece[i].off,
+							sl->piece[i].len)
+					  : e2b_msg_data(sl->piece[i].err,
+							 sl->data + sl->piece[i].off,
+							 sl->piece[i].len));
 	if (!rc && !*ended && sl->closed && *started && sl->caught_up) {
 		*ended = true;
 		if (sl->exited)
 			rc = e2b_msg_frame(out, 0,
 					   e2b_msg_end(sl->exit_code, sl->exit_signal, NULL));
-		if (!rc)
+		if (!rc && !sl->exited && !sl->killed && p->guest_gone)
+			rc = e2b_msg_end_stream(out, CONNECT_UNKNOWN, "terminated");
+		else if (!rc)
 			rc = e2b_msg_end_stream(out,
 						sl->exited   ? CONNECT_OK
 						: sl->killed ? CONNECT_DEADLINE_EXCEEDED

@@ -46,10 +46,18 @@ struct e2b_proc {
 	uint32_t chan;
 	lws_sorted_usec_list_t sul; /* its deadline (Connect-Timeout-Ms) */
 	bool chan_released; /* the loop dropped the channel's ref */
+	/* Loop: its guest stopped, paused or went under it: the streams
+	 * attached before (gen_attached, e2b_envd.c) end as E2B's do when the
+	 * connection drops (a memory pause keeps the process: Connect after
+	 * the resume), and so does a stream that finds it closed after
+	 * (guest_gone, e2b_proc_drain). */
+	unsigned guest_gen;
+	bool guest_gone;
 	/* A process the gateway answers itself (e2b_proc_serve): no link,
 	 * no channel; the serving holds the channel's place (and ref) until
 	 * its answer, or the kill, closes the process. */
 	bool served;
+	bool pty; /* on a pseudo-terminal: its output is data {pty} */
 	struct desktop_serve *serving; /* the answer not yet in, or NULL */
 	/* under mu, written by the link's thread */
 	pthread_mutex_t mu;
@@ -102,13 +110,15 @@ int e2b_sandbox_save(struct e2b_sandbox *sb);
 const char *e2b_sandbox_envd_token(struct e2b_sandbox *sb);
 
 /* Starts exec_body (an exec body, gateway/e2b/e2b_req.h) in s's guest
- * with the config List shows, a tag, stdin open or closed at once, and
- * a life of timeout_ms (0: none). The process joins the table. Returns it
- * (the table's: hold it to keep it), or NULL with a Connect error in *code
- * and err. */
+ * with the config List shows, a tag, stdin open or closed at once, on a
+ * pseudo-terminal of pty_cols x pty_rows (0: pipes; `unimplemented` from
+ * an agent older than AGENT_VERSION_PTY), and a life of timeout_ms (0:
+ * none). The process joins the table. Returns it (the table's: hold it
+ * to keep it), or NULL with a Connect error in *code and err. */
 struct e2b_proc *e2b_proc_start(struct e2b_sandbox *sb, const json_t *exec_body, json_t *config,
-				const char *tag, bool keep_stdin, int64_t timeout_ms, int *code,
-				char *err, size_t errlen);
+				const char *tag, bool keep_stdin, unsigned pty_cols,
+				unsigned pty_rows, int64_t timeout_ms, int *code, char *err,
+				size_t errlen);
 /* Serves op (a recognised @e2b/desktop command, desktop_serve.h) as a
  * process of the table: it gets a pid of the gateway's own (from
  * E2B_SERVED_PID_BASE up, above any guest pid) and its start event at
@@ -130,6 +140,9 @@ void e2b_proc_release(struct e2b_proc *p);
 int e2b_proc_input(struct e2b_proc *p, const void *data, size_t len);
 int e2b_proc_close_stdin(struct e2b_proc *p);
 int e2b_proc_signal(struct e2b_proc *p, int sig);
+/* A new size of p's terminal (Update): 0, -ENOTTY for a process not on
+ * one, or the channel's -errno. */
+int e2b_proc_resize(struct e2b_proc *p, unsigned cols, unsigned rows);
 /* Output of p (stderr when err, else stdout), kept for its streams: the
  * link's thread (a channel's data), or the loop (a served process's
  * answer). Takes p->mu; out of memory drops it. */
@@ -147,7 +160,10 @@ uint64_t e2b_proc_output_end(struct e2b_proc *p);
  * events), advancing *cursor; and, once the process is over and all of
  * it is read, the end event and the end of the stream (*ended set). A
  * stream whose cursor is older than the output kept ends there with
- * resource_exhausted (it fell behind). The output is copied under p->mu,
+ * resource_exhausted (it fell behind). A process whose guest went under
+ * it ends with `unknown` "terminated": what the SDK's transport says when
+ * E2B's connection drops, which the SDK then checks with /health (502:
+ * the sandbox was killed or paused). The output is copied under p->mu,
  * rendered after. Loop. Returns 0 or -ENOMEM. */
 int e2b_proc_drain(struct e2b_proc *p, uint64_t *cursor, bool *started, bool *ended,
 		   struct bytebuf *out);

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "common/work_queue.h"
 #include "vmm-qemu/guest_prep.h"
+#include "vmm-qemu/priv.h"
 #include "vmm-qemu/qga_client.h"
 #include "vmm-qemu/vm_find.h"
 
@@ -223,7 +224,7 @@ static void free_now(struct job *j)
 	if (j->terminate[0]) {
 		char err[512];
 
-		if (vmm_shim_terminate(j->terminate, 10000, err, sizeof(err)) < 0)
+		if (vmm_priv_shim_terminate(j->terminate, 10000, err, sizeof(err)) < 0)
 			log_warn("job", "orphan guest %s not stopped: %s", j->terminate, err);
 	}
 	if (j->detach)

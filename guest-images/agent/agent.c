@@ -349,6 +349,10 @@ static void dispatch(const struct agent_header *h, const unsigned char *p)
 			signal_group(c->pid, sig);
 		return;
 	}
+	case AGENT_RESIZE:
+		if (c->kind == CHAN_EXEC)
+			agent_exec_resize(c, p, h->len); /* a bad one changes nothing */
+		return;
 	case AGENT_WINDOW_UPDATE:
 		if (h->len == 4)
 			c->credit += agent_get32(p);

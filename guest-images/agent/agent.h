@@ -44,6 +44,7 @@ struct chan {
 	uint32_t owed; /* bytes passed to the sink, not yet returned as WINDOW */
 	/* exec */
 	pid_t pid;
+	bool pty; /* on a pseudo-terminal: src[0] and sink are its master */
 	bool reaped;
 	int status;
 	int64_t reaped_ms;
@@ -61,8 +62,12 @@ void agent_send_text(uint32_t chan, uint8_t type, const char *text);
 int64_t agent_now_ms(void);
 
 /* agent_exec.c: starts the command described by payload (key=value
- * entries: arg=, env=, cwd=, uid=, gid=) for c. 0, or -1 with a reason. */
+ * entries: arg=, env=, cwd=, uid=, gid=, pty=) for c. 0, or -1 with a
+ * reason. */
 int agent_exec_start(struct chan *c, const char *payload, size_t len, char *err, size_t errlen);
+/* RESIZE: gives c's terminal the size in p[n] ("COLSxROWS"). 0, or -1
+ * (not a command on a terminal, a malformed size). */
+int agent_exec_resize(struct chan *c, const void *p, size_t n);
 
 /* agent_watch.c: `vitrine-agent watch [--recursive] DIR`, a mode of its
  * own (not the agent's loop): inotify events on stdout, one line each.

@@ -4,7 +4,11 @@
  * drops to the uid/gid asked for, changes to its working directory and
  * execs the program with exactly the environment given. Doing this here,
  * instead of chaining setsid/setpriv/env/sh as qemu-ga's guest-exec
- * needs, costs one fork and one exec. */
+ * needs, costs one fork and one exec. With a "pty=COLSxROWS" item the
+ * command gets a pseudo-terminal of that size instead of pipes (E2B's
+ * PTYs): the terminal is its stdin, stdout, stderr and controlling
+ * terminal; the host's stdin bytes are typed into it, what it shows
+ * comes back as stdout, and RESIZE changes its size (agent_exec_resize). */
 #define _GNU_SOURCE
 #include "agent.h"
 
@@ -14,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define EXEC_MAX_ITEMS 1024
@@ -25,6 +31,8 @@ struct exec_spec {
 	int argc, envc;
 	const char *cwd;
 	long uid, gid;
+	bool pty;
+	unsigned cols, rows;
 };
 
 /* Splits the NUL-separated key=value list (the payload ends in a NUL). */
@@ -49,6 +57,9 @@ static int spec_parse(const char *p, size_t len, struct exec_spec *s, char *err,
 			s->uid = strtol(p + 4, NULL, 10);
 		else if (!strncmp(p, "gid=", 4))
 			s->gid = strtol(p + 4, NULL, 10);
+		else if (!strncmp(p, "pty=", 4) &&
+			 agent_winsize_parse(p + 4, strlen(p + 4), &s->cols, &s->rows) == 0)
+			s->pty = true;
 		else {
 			snprintf(err, errlen, "exec: unknown item '%.32s'", p);
 			return -1;
@@ -69,6 +80,11 @@ static void child(const struct exec_spec *s, int in, int out, int errfd)
 	dup2(errfd, 2);
 	close_range(3, ~0u, 0);
 	setsid();
+	/* the terminal becomes the command's, and its user's (as login's) */
+	if (s->pty && (ioctl(0, TIOCSCTTY, 0) < 0 || fchown(0, (uid_t)s->uid, (gid_t)s->gid) < 0)) {
+		dprintf(2, "vitrine-agent: the terminal: %s\n", strerror(errno));
+		_exit(127);
+	}
 	if (s->gid >= 0) {
 		gid_t g = (gid_t)s->gid;
 
@@ -91,6 +107,71 @@ static void child(const struct exec_spec *s, int in, int out, int errfd)
 	_exit(127);
 }
 
+/* A pseudo-terminal of s's size: *master (non-blocking) and *slave
+ * (opened without becoming the agent's terminal). 0 or -1 with a reason. */
+static int pty_open(const struct exec_spec *s, int *master, int *slave, char *err, size_t errlen)
+{
+	struct winsize ws = { .ws_row = (unsigned short)s->rows,
+			      .ws_col = (unsigned short)s->cols };
+	char name[64];
+
+	*slave = -1;
+	if ((*master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 || grantpt(*master) < 0 ||
+	    unlockpt(*master) < 0 || ptsname_r(*master, name, sizeof(name)) != 0 ||
+	    (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
+	    ioctl(*master, TIOCSWINSZ, &ws) < 0) {
+		snprintf(err, errlen, "pty: %s", strerror(errno));
+		if (*master >= 0)
+			close(*master);
+		if (*slave >= 0)
+			close(*slave);
+		return -1;
+	}
+	fcntl(*master, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+/* A command on a pseudo-terminal: the master is both the sink and the
+ * one source (a duplicate each, so that the host's EOF closes only the
+ * sink's); reading it fails with EIO once the command and all it started
+ * have let go of the terminal, which ends its output. */
+static int start_on_pty(struct chan *c, const struct exec_spec *s, char *err, size_t errlen)
+{
+	int master, slave, sink;
+	pid_t pid;
+
+	if (pty_open(s, &master, &slave, err, errlen) < 0)
+		return -1;
+	if ((sink = fcntl(master, F_DUPFD_CLOEXEC, 0)) < 0 || (pid = fork()) < 0) {
+		snprintf(err, errlen, "%s: %s", sink < 0 ? "dup" : "fork", strerror(errno));
+		if (sink >= 0)
+			close(sink);
+		close(master);
+		close(slave);
+		return -1;
+	}
+	if (pid == 0)
+		child(s, slave, slave, slave);
+	close(slave);
+	c->pid = pid;
+	c->pty = true;
+	c->sink = sink;
+	c->src[0] = master;
+	return 0;
+}
+
+int agent_exec_resize(struct chan *c, const void *p, size_t n)
+{
+	unsigned cols, rows;
+	struct winsize ws;
+	int fd = c->src[0] >= 0 ? c->src[0] : c->sink;
+
+	if (!c->pty || fd < 0 || agent_winsize_parse(p, n, &cols, &rows) < 0)
+		return -1;
+	ws = (struct winsize){ .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+	return ioctl(fd, TIOCSWINSZ, &ws); /* the kernel sends SIGWINCH to its group */
+}
+
 int agent_exec_start(struct chan *c, const char *payload, size_t len, char *err, size_t errlen)
 {
 	struct exec_spec s;
@@ -99,6 +180,8 @@ int agent_exec_start(struct chan *c, const char *payload, size_t len, char *err,
 
 	if (spec_parse(payload, len, &s, err, errlen) < 0)
 		return -1;
+	if (s.pty)
+		return start_on_pty(c, &s, err, errlen);
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		goto fail;

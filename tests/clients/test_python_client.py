@@ -165,6 +165,48 @@ class ClientTest(GatewayTest):
             else:
                 os.environ["VITRINE_API_KEY"] = old
 
+    def test_projects_and_keys(self):
+        # No guest: a project whose quota allows no session is refused first.
+        p = self.vc.create_project("py", quota={"sessions": 0, "vcpus": 4})
+        self.assertEqual((p["name"], p["quota"]["sessions"], p["quota"]["vcpus"]), ("py", 0, 4))
+        self.assertIn("py", [x["name"] for x in self.vc.list_projects()])
+        made = self.vc.create_key(name="agent", project="py")
+        self.assertEqual(made["project"], "py")
+        self.assertTrue(made["key"].startswith("e2b_"))
+        self.assertEqual([k["id"] for k in self.vc.list_keys(project="py")], [made["id"]])
+        self.assertNotIn("key", self.vc.list_keys(project="py")[0])
+        tenant = VitrineClient(url=self.url, api_key=made["key"])
+        self.assertEqual(tenant.get_project("py")["keys"], 1)
+        with self.assertRaises(VitrineError) as cm:
+            tenant.list_projects()  # no admin right
+        self.assertEqual(cm.exception.status, 403)
+        with self.assertRaises(VitrineError) as cm:
+            tenant.create_session(image="tiny")
+        self.assertEqual((cm.exception.status, cm.exception.code), (429, "quota"))
+        self.assertEqual(tenant.list_sessions(), [])
+        self.assertEqual(tenant.usage()["sessions"], [])
+        self.assertIn("projects", self.vc.usage(project="py"))
+        p = self.vc.update_project("py", quota={"sessions": None}, allow_root=True)
+        self.assertEqual((p["quota"]["sessions"], p["allow_root"]), (None, True))
+        # Revoked through another project: not there, and still valid.
+        self.vc.create_project("py2")
+        with self.assertRaises(VitrineError) as cm:
+            self.vc.revoke_key(made["id"], project="py2")
+        self.assertEqual(cm.exception.status, 404)
+        self.assertEqual(tenant.get_project("py")["name"], "py")
+        self.assertEqual(self.vc.revoke_key(made["id"], project="py")["revoked"], True)
+        with self.assertRaises(VitrineError) as cm:
+            tenant.get_project("py")
+        self.assertEqual(cm.exception.status, 401)
+        admin = self.vc.create_key(name="ops")
+        self.assertIsNone(admin.get("project"))
+        self.assertEqual(self.vc.revoke_key(admin["id"])["revoked"], True)
+        self.assertEqual(self.vc.delete_project("py")["deleted"], True)
+        self.assertEqual(self.vc.delete_project("py2")["deleted"], True)
+        with self.assertRaises(VitrineError) as cm:
+            self.vc.get_project("py")
+        self.assertEqual(cm.exception.status, 404)
+
     def test_session_lifecycle_and_tokens(self):
         s = self.new_session()
         sid = s["id"]

@@ -4,7 +4,7 @@
 // on the tiny guest. One sandbox carries most checks.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuthenticationError, CommandExitError, FileNotFoundError, InvalidArgumentError, Sandbox } from 'e2b';
+import { AuthenticationError, CommandExitError, FileNotFoundError, InvalidArgumentError, Sandbox, TimeoutError } from 'e2b';
 import { Sandbox as Sandbox245 } from 'e2b-245';
 import { readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
@@ -138,6 +138,75 @@ test('commands: background, list, stdin, kill', async () => {
   await cat.kill();
 });
 
+test('PTYs: create, sendInput, resize, kill, on a real terminal in the guest', async () => {
+  let out = '';
+  const dec = new TextDecoder();
+  const enc = (t) => new TextEncoder().encode(t);
+  const pty = await sbx.pty.create({ cols: 80, rows: 24, timeoutMs: 0,
+    onData: (d) => { out += dec.decode(d, { stream: true }); } });
+  assert.ok(pty.pid > 0);
+  await sbx.pty.sendInput(pty.pid, enc('stty size; tty; echo "[$TERM]"\n'));
+  await until('the terminal\'s size', () => /24 80/.test(out));
+  await until('its name and TERM', () => /\/dev\/pts\/\d+/.test(out) && out.includes('[xterm-256color]'));
+  await sbx.pty.resize(pty.pid, { cols: 100, rows: 30 });
+  await sbx.pty.sendInput(pty.pid, enc('stty size\n'));
+  await until('the new size', () => /30 100/.test(out));
+  assert.ok(out.includes('stty size\r\n'), 'the terminal echoes what is typed');
+  assert.equal(await sbx.pty.kill(pty.pid), true);
+  const end = await pty.wait().catch((e) => e);
+  assert.equal(end.exitCode, -1, 'killed');
+  assert.equal(await sbx.pty.kill(pty.pid), false, 'gone');
+  // E2B's own cases: envs and exit 0; a terminal disconnected and connected again.
+  let out2 = '', out3 = '';
+  const t2 = await sbx.pty.create({ cols: 80, rows: 24, envs: { ABC: '123' },
+    onData: (d) => { out2 += dec.decode(d); } });
+  await sbx.pty.sendInput(t2.pid, enc('echo "[$ABC]"\nexit\n'));
+  await t2.wait();
+  assert.equal(t2.exitCode, 0);
+  assert.ok(out2.includes('[123]'), out2);
+  const t3 = await sbx.pty.create({ cols: 80, rows: 24, timeoutMs: 0, onData: () => {} });
+  await t3.disconnect();
+  const again = await sbx.pty.connect(t3.pid, { onData: (d) => { out3 += dec.decode(d); } });
+  await sbx.pty.sendInput(t3.pid, enc('echo "[again]"\nexit\n'));
+  await again.wait();
+  assert.equal(again.exitCode, 0);
+  assert.ok(out3.includes('[again]'), out3);
+  // A process without a terminal has no size to change.
+  const plain = await sbx.commands.run('sleep 60', { background: true });
+  await assert.rejects(sbx.pty.resize(plain.pid, { cols: 10, rows: 10 }), /no terminal/);
+  await plain.kill();
+});
+
+test('Process/StreamInput (client streaming, sent raw) and Update through Connect', async () => {
+  let seen = '';
+  const cat = await sbx.commands.run('cat', { background: true, stdin: true, onStdout: (d) => { seen += d; } });
+  const env = (flags, obj) => {
+    const b = Buffer.from(JSON.stringify(obj));
+    const h = Buffer.alloc(5);
+    h[0] = flags;
+    h.writeUInt32BE(b.length, 1);
+    return Buffer.concat([h, b]);
+  };
+  const headers = { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken,
+    'Content-Type': 'application/connect+json' };
+  const body = Buffer.concat([env(0, { start: { process: { pid: cat.pid } } }),
+    env(0, { data: { input: { stdin: Buffer.from('one ').toString('base64') } } }),
+    env(0, { keepalive: {} }),
+    env(0, { data: { input: { stdin: Buffer.from('two\n').toString('base64') } } })]);
+  const res = await fetch(g.base + '/process.Process/StreamInput', { method: 'POST', headers, body });
+  assert.equal(res.status, 200);
+  const answer = Buffer.from(await res.arrayBuffer());
+  // StreamInputResponse {}, then the end of the stream without an error
+  assert.deepEqual([...answer], [...env(0, {}), ...env(2, {})]);
+  await until('the streamed input', () => seen === 'one two\n');
+  const bad = await fetch(g.base + '/process.Process/StreamInput', { method: 'POST', headers,
+    body: env(0, { data: { input: { stdin: 'AA==' } } }) });
+  const text = Buffer.from(await bad.arrayBuffer()).toString();
+  assert.match(text, /invalid_argument/);
+  assert.match(text, /data before start/);
+  await cat.kill();
+});
+
 test('commands: a disconnected client leaves its process running; connect re-attaches', async () => {
   const bg = await sbx.commands.run('sleep 1; echo later; echo done > /tmp/disc', { background: true, timeoutMs: 0 });
   await bg.disconnect();
@@ -244,6 +313,28 @@ test('files: list, exists, getInfo, makeDir, rename, remove (filesystem.Filesyst
   await sbx.files.remove('/tmp/fs');
   assert.equal(await sbx.files.exists('/tmp/fs'), false);
   await assert.rejects(sbx.files.list('/tmp/fs'));
+});
+
+test('files: symlinks carry their resolved target, type and mode (envd\'s EntryInfo)', async () => {
+  await sbx.commands.run('mkdir -p /tmp/ln/sub && printf hi > /tmp/ln/f && chmod 640 /tmp/ln/f && ' +
+    'cd /tmp/ln && ln -s f lf && ln -s sub ld && ln -s nowhere dead && ln -s lf chain');
+  const byName = Object.fromEntries((await sbx.files.list('/tmp/ln')).map((e) => [e.name, e]));
+  // a dangling link has no type: the SDK leaves it out of a list (as of envd's)
+  assert.deepEqual(Object.keys(byName).sort(), ['chain', 'f', 'ld', 'lf', 'sub']);
+  assert.equal(byName.lf.symlinkTarget, '/tmp/ln/f');
+  assert.equal(byName.lf.type, 'file');
+  assert.equal(byName.lf.mode, 0o640);
+  assert.equal(byName.chain.symlinkTarget, '/tmp/ln/f', 'resolved all the way');
+  assert.equal(byName.ld.symlinkTarget, '/tmp/ln/sub');
+  assert.equal(byName.ld.type, 'dir');
+  const dead = await sbx.files.getInfo('/tmp/ln/dead');
+  assert.equal(dead.symlinkTarget, '/tmp/ln/dead', 'a dangling link names itself');
+  assert.equal(dead.type, undefined);
+  assert.equal(byName.f.symlinkTarget, undefined);
+  const info = await sbx.files.getInfo('/tmp/ln/lf');
+  assert.equal(info.symlinkTarget, '/tmp/ln/f');
+  assert.equal(info.path, '/tmp/ln/lf');
+  await sbx.files.remove('/tmp/ln');
 });
 
 test('files.watchDir: create, write, rename, chmod, remove; recursive or not; stop ends it', async () => {
@@ -532,10 +623,28 @@ test('pause, then connect resumes (a watch lives through a pause in memory)', as
   const seen = [];
   const h = await sbx.files.watchDir('/tmp', (e) => seen.push([e.type, e.name]),
     { timeoutMs: 0, onExit: (e) => { ended = e ?? 'no error'; } });
+  const running = await sbx.commands.run('sleep 600', { background: true });
+  assert.equal(await sbx.isRunning(), true);
   await sbx.pause();
+  // A paused sandbox is not running through every envd door, as E2B's
+  // proxy answers for it (502).
+  assert.equal(await sbx.isRunning(), false);
+  await assert.rejects(running.wait(), (e) => e instanceof TimeoutError &&
+    /terminated: The sandbox was killed or reached its end of life/.test(e.message), 'its command ends as E2B\'s does');
+  await assert.rejects(sbx.commands.run('true'), (e) => e.name === 'SandboxNotFoundError', 'Start');
+  await assert.rejects(sbx.files.read('/tmp/x'), (e) => e instanceof TimeoutError, '/files');
+  await assert.rejects(sbx.files.list('/tmp'), (e) => e instanceof TimeoutError, 'ListDir');
+  const raw = await fetch(g.base + '/health', { headers: { 'E2b-Sandbox-Id': sbx.sandboxId } });
+  assert.equal(raw.status, 502);
+  assert.deepEqual(await raw.json(), { sandboxId: sbx.sandboxId, message: 'The sandbox is paused', code: 502 });
   const listed = await Sandbox.list({ query: { metadata: { run: String(process.pid) }, state: ['paused'] } }).nextItems();
   assert.equal(listed[0]?.state, 'paused');
   const again = await Sandbox.connect(sbx.sandboxId);
+  assert.equal(await again.isRunning(), true, 'connect resumed it');
+  assert.equal(await sbx.isRunning(), true);
+  // A pause in memory keeps the process, as E2B's pause does: attach again.
+  const back = await again.commands.connect(running.pid);
+  assert.equal(await back.kill(), true);
   const r = await again.commands.run('echo back');
   assert.equal(r.stdout, 'back\n');
   await again.commands.run('mkdir /tmp/after-resume');
@@ -623,7 +732,13 @@ test('kill; the audit log has what the SDK did', async () => {
     headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken,
       'Content-Type': 'application/json' }, body: JSON.stringify({ path: '/tmp' }) });
   assert.equal(polled.status, 200, 'a polled watcher goes with its sandbox too');
+  const running = await sbx.commands.run('sleep 600', { background: true });
   await sbx.kill();
+  // A command's stream ends as E2B's does when its sandbox is killed (not
+  // "agent link closed").
+  await assert.rejects(running.wait(), (e) => e instanceof TimeoutError &&
+    e.message === '[unknown] terminated: The sandbox was killed or reached its end of life while the request was in flight.');
+  assert.equal(await sbx.isRunning(), false);
   await until('a watch ends with its sandbox', () => ended !== undefined);
   const left = await Sandbox.list({ query: { metadata: { run: String(process.pid) } } }).nextItems();
   assert.deepEqual(left, []);

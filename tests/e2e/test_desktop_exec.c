@@ -5,7 +5,9 @@
  * without a shell, the runtimes the image carries (node, npm, a venv with
  * pip, git, cc), and the refusals; files uploaded and downloaded with
  * every byte value, directories listed, paths outside the user's home and
- * /tmp and bodies over 1 MiB refused. One desktop session,
+ * /tmp and bodies over 1 MiB refused; a guest's ports: python3's
+ * http.server and a WebSocket echo server started in the guest answer by
+ * path and by host name, and a wrong token is refused. One desktop session,
  * restored from the shared template (tests/lib/e2e_template.h), serves the
  * group. */
 #include "common/base64.h"
@@ -13,6 +15,8 @@
 #include "common/http_client.h"
 #include "tests/lib/e2e_template.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/net.h"
+#include "tests/lib/ws_client.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -31,7 +36,8 @@ static char path_exec[128], ctl[64], view[64];
 static int setup(void **state)
 {
 	/* uploads stop at 1 MiB here, so test_files sees its 413 */
-	static const char *const args[] = { "--files-max-bytes", "1048576", NULL };
+	static const char *const args[] = { "--files-max-bytes", "1048576", "--public-domain",
+					    "ports.test", NULL };
 	char body[160];
 	struct gateway_session created;
 
@@ -280,6 +286,151 @@ static void test_files(void **state)
 	http_resp_free(&r);
 }
 
+static void echo_round(int fd, const char *text)
+{
+	static unsigned char big[200 * 1000];
+	struct ws_msg m;
+
+	assert_int_equal(ws_send_text(fd, text), 0);
+	assert_int_equal(ws_recv_message(fd, 120000, &m), 0);
+	assert_int_equal(m.opcode, WS_TEXT);
+	assert_string_equal((char *)m.data, text);
+	ws_msg_free(&m);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (unsigned char)(i * 7 + i / 251);
+	assert_int_equal(ws_send(fd, WS_BINARY, big, sizeof(big)), 0);
+	assert_int_equal(ws_recv_message(fd, 120000, &m), 0);
+	assert_int_equal(m.opcode, WS_BINARY);
+	assert_int_equal(m.len, sizeof(big));
+	assert_memory_equal(m.data, big, sizeof(big));
+	ws_msg_free(&m);
+}
+
+/* A web server and a WebSocket echo server started in the guest (python3
+ * -m http.server, a stdlib echo server) answer through both port routes
+ * (/v1/sessions/{id}/ports/{port}/... and {port}-{id}.ports.test) with
+ * the session's token; a wrong token is refused on both. */
+static void test_guest_ports(void **state)
+{
+	static const char echo_py[] =
+		"import base64, hashlib, socketserver, struct\n"
+		"class H(socketserver.StreamRequestHandler):\n"
+		"    def handle(self):\n"
+		"        head = b''\n"
+		"        while not head.endswith(b'\\r\\n\\r\\n'):\n"
+		"            c = self.rfile.read(1)\n"
+		"            if not c: return\n"
+		"            head += c\n"
+		"        key = [l.split(b':', 1)[1].strip() for l in head.split(b'\\r\\n')\n"
+		"               if l.lower().startswith(b'sec-websocket-key:')][0]\n"
+		"        acc = base64.b64encode(hashlib.sha1(key + "
+		"b'258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest())\n"
+		"        self.wfile.write(b'HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket"
+		"\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: ' + acc + b'\\r\\n\\r\\n')\n"
+		"        while True:\n"
+		"            h = self.rfile.read(2)\n"
+		"            if len(h) < 2: return\n"
+		"            n = h[1] & 127\n"
+		"            if n == 126: n = struct.unpack('>H', self.rfile.read(2))[0]\n"
+		"            elif n == 127: n = struct.unpack('>Q', self.rfile.read(8))[0]\n"
+		"            mask = self.rfile.read(4)\n"
+		"            p = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(n)))\n"
+		"            b0 = h[0] if h[0] & 15 != 9 else 0x8a\n"
+		"            if n < 126: l = bytes([n])\n"
+		"            elif n < 65536: l = bytes([126]) + struct.pack('>H', n)\n"
+		"            else: l = bytes([127]) + struct.pack('>Q', n)\n"
+		"            self.wfile.write(bytes([b0]) + l + p)\n"
+		"            if h[0] & 15 == 8: return\n"
+		"socketserver.ThreadingTCPServer.allow_reuse_address = True\n"
+		"socketserver.ThreadingTCPServer(('127.0.0.1', 8765), H).serve_forever()\n";
+	char id[64], base[160], path[256], host[128], extra[256], *cmd, *body = NULL;
+	struct http_resp r;
+	json_t *j;
+	int fd, st, status = -1;
+
+	(void)state;
+	snprintf(id, sizeof(id), "%.*s", (int)(strrchr(path_exec, '/') - path_exec - 13),
+		 path_exec + 13);
+	snprintf(base, sizeof(base), "/v1/sessions/%s/ports", id);
+	/* the servers, in the background of a command that ends */
+	assert_non_null(cmd = malloc(4096));
+	snprintf(cmd, 4096,
+		 "mkdir -p /tmp/www && echo hello-desktop > /tmp/www/index.html && "
+		 "cat > /tmp/wsecho.py && cd /tmp/www && "
+		 "(setsid python3 -m http.server 8000 --bind 127.0.0.1 "
+		 "</dev/null >/dev/null 2>&1 &) && "
+		 "(setsid python3 /tmp/wsecho.py </dev/null >/tmp/wsecho.log 2>&1 &)");
+	j = json_pack("{s:s, s:s}", "cmd", cmd, "stdin", echo_py);
+	free(cmd);
+	cmd = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	json_decref(run(cmd));
+	free(cmd);
+	/* python starts slowly under TCG: until the page answers (a bound,
+	 * not a measure) */
+	snprintf(path, sizeof(path), "%s/8000/index.html", base);
+	for (int i = 0; i < 120 && status != 200; i++) {
+		assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path, ctl, NULL, 0, 60,
+					      &r),
+				 0);
+		status = r.status;
+		if (status == 200)
+			assert_string_equal(r.body, "hello-desktop\n");
+		else
+			usleep(500 * 1000);
+		http_resp_free(&r);
+	}
+	assert_int_equal(status, 200);
+	/* by host name */
+	snprintf(host, sizeof(host), "8000-%s.ports.test", id);
+	assert_int_equal(net_get_host(gw.port, host, "/index.html", ctl, &body), 200);
+	assert_string_equal(body, "hello-desktop\n");
+	free(body);
+	/* a wrong token, on both routes */
+	assert_int_equal(net_get_host(gw.port, host, "/index.html", "wrong", &body), 401);
+	free(body);
+	assert_int_equal(http_request("127.0.0.1", gw.port, "GET", path, "wrong", NULL, 0, 60, &r),
+			 0);
+	assert_int_equal(r.status, 401);
+	http_resp_free(&r);
+
+	/* the WebSocket echo server: by path, until it listens */
+	snprintf(path, sizeof(path), "%s/8765/echo", base);
+	for (int i = 0; i < 120; i++) {
+		struct ws_msg m;
+
+		assert_true((fd = ws_connect(gw.port, path, ctl, NULL, &st)) >= 0);
+		if (ws_send_text(fd, "probe") == 0 && ws_recv_message(fd, 120000, &m) == 0) {
+			int op = m.opcode;
+
+			ws_msg_free(&m);
+			if (op == WS_TEXT)
+				break;
+		}
+		close(fd); /* nothing listens yet: closed with 1011 */
+		fd = -1;
+		usleep(500 * 1000);
+	}
+	assert_true(fd >= 0);
+	echo_round(fd, "by path");
+	close(fd);
+	/* by host name */
+	snprintf(extra, sizeof(extra), "Authorization: Bearer %s\r\n", ctl);
+	snprintf(host, sizeof(host), "8765-%s.ports.test", id);
+	assert_true((fd = ws_connect_with(gw.port, host, "/echo", extra, &st)) >= 0);
+	echo_round(fd, "by host name");
+	close(fd);
+	/* a wrong token, on both routes; a view token */
+	assert_int_equal(ws_connect(gw.port, path, "wrong", NULL, &st), -1);
+	assert_int_equal(st, 401);
+	assert_int_equal(ws_connect(gw.port, path, view, NULL, &st), -1);
+	assert_int_equal(st, 403);
+	assert_int_equal(ws_connect_with(gw.port, host, "/echo", "Authorization: Bearer nope\r\n",
+					 &st),
+			 -1);
+	assert_int_equal(st, 401);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_runtimes),
 		cmocka_unit_test(test_refusals_and_round_trip),
 		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_guest_ports),
 	};
 
 	return cmocka_run_group_tests_name("desktop exec", tests, setup, teardown);

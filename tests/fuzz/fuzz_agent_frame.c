@@ -25,6 +25,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	{ /* a terminal's size (EXEC's pty=, RESIZE): what it takes, it says back */
+		unsigned cols, rows;
+		char again[16];
+
+		if (agent_winsize_parse(data + 1, size - 1, &cols, &rows) == 0 &&
+		    (cols < 1 || cols > 65535 || rows < 1 || rows > 65535 ||
+		     (size_t)snprintf(again, sizeof(again), "%ux%u", cols, rows) != size - 1 ||
+		     memcmp(again, data + 1, size - 1)))
+			abort();
+	}
 	chunk = (size_t)(data[0] % 61) + 1;
 	version = data[0] & 0x80 ? 1 : AGENT_VERSION_NUM; /* 1: CDP's slack */
 	for (int i = 0; i < 4; i++)

@@ -101,17 +101,21 @@ static void start(uint8_t pick, const char *b, size_t n)
 	json_t *env = json_pack("{s:s}", "SANDBOX", "1"), *config, *body;
 	char err[160], tag[E2B_TAG_MAX], *text;
 	struct api_error e;
+	struct e2b_pty_size pty;
 	struct exec_job *j;
 	bool keep;
 
 	body = e2b_start_parse(b, n, (pick & 8) ? env : NULL, pick & 16, &config, tag, sizeof(tag),
-			       &keep, err, sizeof(err));
+			       &keep, &pty, err, sizeof(err));
 	json_decref(env);
 	if (!body) {
-		if (config || tag[0])
+		if (config || tag[0] || pty.cols)
 			__builtin_trap();
 		return;
 	}
+	if ((pty.cols && (!keep || pty.cols > 65535 || !pty.rows || pty.rows > 65535)) ||
+	    (!pty.cols && pty.rows))
+		__builtin_trap();
 	text = json_dumps(body, JSON_COMPACT);
 	j = text ? exec_parse(text, strlen(text), &e) : NULL;
 	if (text && !j && e.status != 500)
@@ -127,14 +131,21 @@ static void start(uint8_t pick, const char *b, size_t n)
 static void call(uint8_t pick, const char *b, size_t n)
 {
 	struct e2b_proc_req q;
-	enum e2b_proc_call c = (enum e2b_proc_call)((pick >> 4) % 4);
+	enum e2b_proc_call c = (enum e2b_proc_call)((pick >> 4) % 5);
 	char err[160];
 
+	/* StreamInput's envelopes, when the pick says so */
+	if ((pick & 0x08) && e2b_stream_input_parse(b, n, &q, err, sizeof(err)) == 0) {
+		if ((!q.pid && !q.tag[0]) || q.input_len > n || (q.input_len && !q.input))
+			__builtin_trap();
+		e2b_proc_req_free(&q);
+	}
 	if (e2b_proc_req_parse(c, b, n, &q, err, sizeof(err)) < 0)
 		return;
 	if ((!q.pid && !q.tag[0]) ||
 	    (c == E2B_CALL_SEND_SIGNAL && q.signal != 9 && q.signal != 15) ||
-	    (c == E2B_CALL_SEND_INPUT && q.input_len > n))
+	    (c == E2B_CALL_SEND_INPUT && q.input_len > n) ||
+	    (c == E2B_CALL_UPDATE && (q.pty.cols > 65535 || (!q.pty.cols != !q.pty.rows))))
 		__builtin_trap();
 	e2b_proc_req_free(&q);
 }
@@ -183,9 +194,14 @@ static void fs(uint8_t pick, const char *b, size_t n)
 			const char *path = json_string_value(json_object_get(e, "path"));
 			const char *name = json_string_value(json_object_get(e, "name"));
 
+			const char *target = json_string_value(json_object_get(e, "symlinkTarget"));
+
 			if (!path || path[0] != '/' || !name ||
 			    strcmp(strrchr(path, '/') + 1, name) ||
 			    !memmem(b, n, path, strlen(path)))
+				__builtin_trap();
+			/* a target only from a target's line, absolute */
+			if (target && (target[0] != '/' || !memmem(b, n, "\tL\t", 3)))
 				__builtin_trap();
 		}
 	}

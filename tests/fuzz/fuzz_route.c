@@ -6,8 +6,8 @@
  *     template, an API key, a project) characters of [A-Za-z0-9_-], copied
  *     from the path right after "/v1/sessions/", "/v1/templates/",
  *     "/v1/keys/" or "/v1/projects/", and ends there;
- *     a token's id likewise after ".../tokens/" (1..ROUTE_SUB_MAX), and no
- *     other route has one;
+ *     a token's id likewise after ".../tokens/" and a project key's after
+ *     ".../keys/" (1..ROUTE_SUB_MAX), and no other route has one;
  *   - the methods agree: a path is either unknown to every method, or known
  *     to every one (each gives a handler or "method not allowed"), and
  *     "method not allowed" means some other method has a handler, and only
@@ -72,6 +72,14 @@ static void check_id(const struct route *r, const char *path)
 		size_t m = strlen(r->sub);
 
 		if (strncmp(path + skip + n, "/tokens/", 8) || m == 0 || m > ROUTE_SUB_MAX ||
+		    strncmp(sub, r->sub, m) || id_char(sub[m]))
+			__builtin_trap();
+	} else if (r->kind == R_PROJECT_KEY) {
+		/* a project's key's id: copied whole from right after "/keys/" */
+		const char *sub = path + skip + n + strlen("/keys/");
+		size_t m = strlen(r->sub);
+
+		if (strncmp(path + skip + n, "/keys/", 6) || m == 0 || m > ROUTE_SUB_MAX ||
 		    strncmp(sub, r->sub, m) || id_char(sub[m]))
 			__builtin_trap();
 	} else if (r->kind == R_SESSION_RECORDING_FRAME) {

@@ -459,6 +459,78 @@ static bool has_world(struct got *g)
 	return g->len >= 5;
 }
 
+/* What a pty test waits for in g's output. */
+static const char *want_text;
+
+static bool has_text(struct got *g)
+{
+	return memmem(g->data, g->len, want_text, strlen(want_text)) != NULL;
+}
+
+/* A command on a pseudo-terminal (pty=, version 3): the terminal is its
+ * stdin and stdout, of the size asked for; RESIZE changes the size; what
+ * is typed comes back echoed; the channel ends with the command. */
+static void test_exec_pty(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const env[] = { "PATH=/usr/bin:/bin", NULL };
+	struct agent_exec_spec spec = {
+		.argv = (const char *const[]){ "sh", "-c",
+					       "test -t 0 && test -t 1 && stty size; read l; "
+					       "echo \"got:$l\"; stty size",
+					       NULL },
+		.env = env,
+		.uid = -1,
+		.gid = -1,
+		.pty_cols = 80,
+		.pty_rows = 24,
+	};
+	struct got g = { .mu = PTHREAD_MUTEX_INITIALIZER, .l = f->link };
+	char *payload;
+	size_t len;
+
+	assert_true(agent_link_version(f->link) >= AGENT_VERSION_PTY);
+	assert_int_equal(agent_exec_payload(&spec, &payload, &len), 0);
+	assert_non_null(memmem(payload, len, "pty=80x24", 10)); /* with its NUL */
+	g.chan = agent_chan_open(f->link, AGENT_EXEC, payload, len, &got_ops, &g);
+	free(payload);
+	assert_true(g.chan != 0);
+	want_text = "24 80";
+	assert_true(wait_for(&g, has_text, 10000));
+	assert_int_equal(agent_chan_send(f->link, g.chan, AGENT_RESIZE, 0, "100x30", 6), 0);
+	/* a malformed size changes nothing and breaks nothing */
+	assert_int_equal(agent_chan_send(f->link, g.chan, AGENT_RESIZE, 0, "0x30", 4), 0);
+	assert_int_equal(agent_chan_send(f->link, g.chan, AGENT_DATA, 0, "hello\n", 6), 0);
+	assert_true(wait_for(&g, is_closed, 10000));
+	want_text = "hello\r\n"; /* the terminal's echo */
+	assert_true(has_text(&g));
+	want_text = "got:hello\r\n30 100\r\n";
+	if (!has_text(&g))
+		print_message("pty output: %.*s\n", (int)g.len, g.data);
+	assert_true(has_text(&g));
+}
+
+static void test_winsize_parse(void **state)
+{
+	unsigned c = 0, r = 0;
+
+	(void)state;
+	assert_int_equal(agent_winsize_parse("80x24", 5, &c, &r), 0);
+	assert_int_equal(c, 80);
+	assert_int_equal(r, 24);
+	assert_int_equal(agent_winsize_parse("65535x1", 7, &c, &r), 0);
+	assert_int_equal(agent_winsize_parse("65536x1", 7, &c, &r), -1);
+	assert_int_equal(agent_winsize_parse("0x24", 4, &c, &r), -1);
+	assert_int_equal(agent_winsize_parse("80x", 3, &c, &r), -1);
+	assert_int_equal(agent_winsize_parse("x24", 3, &c, &r), -1);
+	assert_int_equal(agent_winsize_parse("80x24 ", 6, &c, &r), -1);
+	assert_int_equal(agent_winsize_parse("80X24", 5, &c, &r), -1);
+	assert_int_equal(agent_winsize_parse("0000080x24", 10, &c, &r), -1);
+	assert_int_equal(agent_winsize_parse("8x024", 5, &c, &r),
+			 -1); /* found by fuzz_agent_frame */
+	assert_int_equal(agent_winsize_parse("", 0, &c, &r), -1);
+}
+
 static void test_tcp_channel(void **state)
 {
 	struct fixture *f = *state;
@@ -732,6 +804,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_timeout_kills_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_signal_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_pty, setup, teardown),
+		cmocka_unit_test(test_winsize_parse),
 		cmocka_unit_test_setup_teardown(test_tcp_channel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_egress_listener_relay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_lost, setup, teardown_lost),

@@ -7,16 +7,20 @@
  * their refusals (a wrong token, a port out of range, nothing listening)
  * a port its owner made public, and a signed link's cookie; a client that
  * does not read 64 MiB holds the gateway's memory to about the window;
+ * WebSockets to a guest's port (a busybox shell echo server) by path and
+ * host name, with the same credentials and refusals, and their window;
  * SIGTERM leaves no QEMU. */
 #include "common/fsutil.h"
 #include "common/http_client.h"
 #include "common/sha256.h"
 #include "tests/lib/gateway_proc.h"
+#include "tests/lib/ws_client.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -647,6 +651,250 @@ static void test_guest_ports(void **state)
 	http_resp_free(&r);
 }
 
+static void expect_text(int fd, const char *text)
+{
+	struct ws_msg m;
+
+	assert_int_equal(ws_recv_message(fd, 60000, &m), 0);
+	assert_int_equal(m.opcode, WS_TEXT);
+	assert_string_equal((char *)m.data, text);
+	ws_msg_free(&m);
+}
+
+/* Expects the server to close fd with code. */
+static void expect_close(int fd, int code)
+{
+	struct ws_msg m;
+
+	assert_int_equal(ws_recv_message(fd, 60000, &m), 0);
+	assert_int_equal(m.opcode, WS_CLOSE);
+	if (m.close_code != code)
+		fail_msg("closed with %d (%s), not %d", m.close_code,
+			 m.len > 2 ? (char *)m.data + 2 : "", code);
+	ws_msg_free(&m);
+	close(fd);
+}
+
+/* A guest port's WebSockets: a busybox shell server on 9092 in the tiny
+ * guest (the handshake, a greeting, each short frame echoed, "bye" closed
+ * with 4001; on /big one 64 MiB message), by path and by host name with
+ * the session's token, with a link's cookie (and not from another page's
+ * Origin) and as a public port; a wrong token, none and a view token
+ * refused with their HTTP statuses; a port nobody listens on and a server
+ * that does not take the upgrade (busybox httpd) close with 1011; a client
+ * that reads nothing of 64 MiB holds the gateway to about the window; at
+ * most 64 sockets and requests per session (429). */
+static void test_guest_port_websockets(void **state)
+{
+	static const char srv[] =
+		"#!/bin/sh\n"
+		"key=''; target=''\n"
+		"while IFS= read -r line; do\n"
+		"  line=$(printf '%s' \"$line\" | tr -d '\\r')\n"
+		"  [ -z \"$line\" ] && break\n"
+		"  [ -z \"$target\" ] && target=$line\n"
+		"  case \"$line\" in [Ss]ec-[Ww]eb[Ss]ocket-[Kk]ey:*) key=${line#*: };; esac\n"
+		"done\n"
+		"hex=$(printf '%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11' \"$key\" | sha1sum | "
+		"cut -c1-40)\n"
+		"acc=$(printf \"$(echo \"$hex\" | sed 's/../\\\\x&/g')\" | base64)\n"
+		"printf 'HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\n"
+		"Connection: Upgrade\\r\\nSec-WebSocket-Accept: %s\\r\\n\\r\\n' \"$acc\"\n"
+		"case \"$target\" in *' /big '*)\n"
+		"  printf '\\202\\177\\0\\0\\0\\0\\4\\0\\0\\0'; head -c 67108864 /dev/zero; exit 0;;\n"
+		"esac\n"
+		"printf '\\201\\005hello'\n"
+		"while :; do\n"
+		"  set -- $(dd bs=1 count=2 2>/dev/null | od -An -tu1)\n"
+		"  [ $# -eq 2 ] || exit 0\n"
+		"  op=$(($1 & 15)); len=$(($2 & 127))\n"
+		"  set -- $(dd bs=1 count=$((len + 4)) 2>/dev/null | od -An -tu1 -v)\n"
+		"  pay=$(echo \"$@\" | awk '{ s = \"\"; for (i = 5; i <= NF; i++) "
+		"s = s sprintf(\"\\\\%03o\", xor($i, $((i - 5) % 4 + 1))); print s }')\n"
+		"  if [ \"$pay\" = '\\142\\171\\145' ]; then printf '\\210\\005\\017\\241bye'; "
+		"exit 0; fi\n"
+		"  printf \"\\\\$(printf %o $((128 | op)))\\\\$(printf %o $len)$pay\"\n"
+		"  [ $op -eq 8 ] && exit 0\n"
+		"done\n";
+	char base[160], path[256], host[128], extra[512], *cmd;
+	struct gateway_session s;
+	struct http_resp r;
+	struct ws_msg m;
+	int fd, st;
+
+	(void)state;
+	assert_int_equal(gateway_proc_create_session(&gw, "{\"image\":\"tiny\"}", 300, &s), 0);
+	snprintf(base, sizeof(base), "/v1/sessions/%s/ports", s.id);
+	assert_non_null(cmd = malloc(sizeof(srv) + 256));
+	snprintf(cmd, sizeof(srv) + 256,
+		 "cat > /tmp/ws.sh <<'EOF'\n%sEOF\nchmod +x /tmp/ws.sh && mkdir -p /tmp/www && "
+		 "httpd -p 127.0.0.1:8080 -h /tmp/www && "
+		 "(nc -ll -p 9092 -e /tmp/ws.sh </dev/null >/dev/null 2>&1 &) && echo ok",
+		 srv);
+	free(guest_sh(s.id, cmd));
+	free(cmd);
+
+	/* refusals, as HTTP answers to the upgrade */
+	snprintf(path, sizeof(path), "%s/9092/chat", base);
+	assert_int_equal(ws_connect(port, path, "wrong", NULL, &st), -1);
+	assert_int_equal(st, 401);
+	assert_int_equal(ws_connect(port, path, NULL, NULL, &st), -1);
+	assert_int_equal(st, 401);
+	assert_int_equal(ws_connect(port, path, s.view, NULL, &st), -1);
+	assert_int_equal(st, 403);
+	snprintf(path, sizeof(path), "%s/70000/chat", base);
+	assert_int_equal(ws_connect(port, path, s.control, NULL, &st), -1);
+	assert_int_equal(st, 400);
+	snprintf(path, sizeof(path), "/v1/sessions/vmnosuch/ports/9092/chat");
+	assert_int_equal(ws_connect(port, path, s.control, NULL, &st), -1);
+	assert_true(st == 401 || st == 404);
+
+	/* by path with the token: the greeting, text and binary echoed, the
+	 * server's close with its code */
+	snprintf(path, sizeof(path), "%s/9092/chat", base);
+	assert_true((fd = ws_connect(port, path, s.control, NULL, &st)) >= 0);
+	expect_text(fd, "hello");
+	assert_int_equal(ws_send_text(fd, "ping-1"), 0);
+	expect_text(fd, "ping-1");
+	assert_int_equal(ws_send(fd, WS_BINARY, "\0\1\377\0", 4), 0);
+	assert_int_equal(ws_recv_message(fd, 60000, &m), 0);
+	assert_int_equal(m.opcode, WS_BINARY);
+	assert_int_equal(m.len, 4);
+	assert_memory_equal(m.data, "\0\1\377\0", 4);
+	ws_msg_free(&m);
+	assert_int_equal(ws_send_text(fd, "bye"), 0);
+	expect_close(fd, 4001);
+
+	/* by host name: the same, and a wrong token refused */
+	snprintf(host, sizeof(host), "9092-%s.ports.test", s.id);
+	snprintf(extra, sizeof(extra), "Authorization: Bearer %s\r\n", s.control);
+	assert_true((fd = ws_connect_with(port, host, "/any/path?x=1", extra, &st)) >= 0);
+	expect_text(fd, "hello");
+	assert_int_equal(ws_send_text(fd, "by-host"), 0);
+	expect_text(fd, "by-host");
+	close(fd);
+	assert_int_equal(ws_connect_with(port, host, "/", "Authorization: Bearer nope\r\n", &st),
+			 -1);
+	assert_int_equal(st, 401);
+
+	/* a link's cookie: from no page or the port's own, not from another's */
+	snprintf(path, sizeof(path), "%s/9092", base);
+	r = expect("POST", path, key, NULL, 201, NULL);
+	{
+		const char *url = json_string_value(json_object_get(r.json, "url"));
+		char own[64], *body, *head, *c;
+
+		snprintf(own, sizeof(own), "127.0.0.1:%d", port);
+		assert_int_equal(raw_get_with(own, strstr(url, "/v1/"), NULL, NULL, &body, &head),
+				 302);
+		assert_non_null(c = strcasestr(head, "set-cookie: vitrine_port="));
+		snprintf(path, sizeof(path), "%s/9092/chat", base);
+		snprintf(extra, sizeof(extra), "Cookie: %.*s\r\n", (int)strcspn(c + 12, ";"),
+			 c + 12);
+		assert_true((fd = ws_connect_with(port, NULL, path, extra, &st)) >= 0);
+		expect_text(fd, "hello");
+		close(fd);
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+			 "Origin: http://127.0.0.1:%d\r\n", port);
+		assert_true((fd = ws_connect_with(port, NULL, path, extra, &st)) >= 0);
+		expect_text(fd, "hello");
+		close(fd);
+		snprintf(extra, sizeof(extra), "Cookie: %.*s\r\nOrigin: http://evil.test\r\n",
+			 (int)strcspn(c + 12, ";"), c + 12);
+		assert_int_equal(ws_connect_with(port, NULL, path, extra, &st), -1);
+		assert_int_equal(st, 403);
+		free(body);
+		free(head);
+	}
+	http_resp_free(&r);
+
+	/* a public port takes no token */
+	snprintf(path, sizeof(path), "%s/9092", base);
+	r = expect("PUT", path, key, "{\"public\":true}", 200, NULL);
+	http_resp_free(&r);
+	snprintf(path, sizeof(path), "%s/9092/chat", base);
+	assert_true((fd = ws_connect(port, path, NULL, NULL, &st)) >= 0);
+	expect_text(fd, "hello");
+	close(fd);
+	snprintf(path, sizeof(path), "%s/9092", base);
+	r = expect("PUT", path, key, "{\"public\":false}", 200, NULL);
+	http_resp_free(&r);
+
+	/* nobody listening; a server that does not take the upgrade */
+	snprintf(path, sizeof(path), "%s/9099/", base);
+	assert_true((fd = ws_connect(port, path, s.control, NULL, &st)) >= 0);
+	expect_close(fd, 1011);
+	snprintf(path, sizeof(path), "%s/8080/", base);
+	assert_true((fd = ws_connect(port, path, s.control, NULL, &st)) >= 0);
+	expect_close(fd, 1011);
+
+	/* a client that reads nothing of a 64 MiB message: the gateway holds
+	 * about the agent's window of it; then all of it arrives */
+	{
+		long before = gateway_proc_rss_kib(&gw), during;
+		uint64_t got = 0;
+
+		snprintf(path, sizeof(path), "%s/9092/big", base);
+		assert_true((fd = ws_connect(port, path, s.control, NULL, &st)) >= 0);
+		sleep(4); /* the guest sends what the window lets it */
+		during = gateway_proc_rss_kib(&gw);
+		print_message("gateway RSS %ld KiB, %ld KiB with a 64 MiB message unread\n", before,
+			      during);
+		assert_true(before > 0 && during - before < 32 * 1024);
+		m.fin = 0;
+		while (!m.fin) {
+			assert_int_equal(ws_recv(fd, 120000, &m), 0);
+			assert_true(m.opcode == WS_BINARY || m.opcode == 0);
+			got += m.len;
+			ws_msg_free(&m);
+		}
+		assert_int_equal(got, 64u << 20);
+		close(fd);
+	}
+	/* connections per session: sockets to a server that answers nothing
+	 * until 429, when 64 of them are open (one the gateway gave up on, a
+	 * guest that could not take it, is no longer one); one closed makes
+	 * room */
+	{
+		int fds[80], n, alive = 0, spare = -1;
+
+		free(guest_sh(s.id, "(nc -ll -p 9093 -e sleep 600 </dev/null >/dev/null 2>&1 &) && "
+				    "echo ok"));
+		snprintf(path, sizeof(path), "%s/9093/", base);
+		for (n = 0; n < 80 && (fds[n] = ws_connect(port, path, s.control, NULL, &st)) >= 0;
+		     n++)
+			;
+		assert_true(n < 80);
+		assert_int_equal(st, 429);
+		for (int i = 0; i < n; i++) {
+			struct pollfd pfd = { .fd = fds[i], .events = POLLIN };
+
+			if (poll(&pfd, 1, 0) == 0) {
+				alive++;
+				spare = i;
+			}
+		}
+		assert_int_equal(alive, 64);
+		snprintf(path, sizeof(path), "%s/8080/", base); /* HTTP counts with them */
+		r = expect("GET", path, s.control, NULL, 429, "too_many_connections");
+		http_resp_free(&r);
+		close(fds[spare]);
+		snprintf(path, sizeof(path), "%s/9093/", base);
+		for (int i = 0;
+		     i < 100 && (fds[spare] = ws_connect(port, path, s.control, NULL, &st)) < 0;
+		     i++) {
+			assert_int_equal(st, 429); /* until the gateway saw the close */
+			usleep(50 * 1000);
+		}
+		assert_true(fds[spare] >= 0);
+		for (int i = 0; i < n; i++)
+			close(fds[i]);
+	}
+	snprintf(path, sizeof(path), "/v1/sessions/%s", s.id);
+	r = expect("DELETE", path, key, NULL, 200, NULL);
+	http_resp_free(&r);
+}
+
 static void test_limits_and_expiry(void **state)
 {
 	struct http_resp s[3], r;
@@ -707,6 +955,7 @@ int main(void)
 		cmocka_unit_test(test_session_lifecycle_and_tokens),
 		cmocka_unit_test(test_boot_phases),
 		cmocka_unit_test(test_guest_ports),
+		cmocka_unit_test(test_guest_port_websockets),
 		cmocka_unit_test(test_limits_and_expiry),
 		cmocka_unit_test(test_sigterm_stops_every_guest),
 	};

@@ -5,8 +5,10 @@
  * session has the operator's rights there but "admin" and "root"; on the
  * other project's, every call answers 404, as for a session that is not
  * there, and leaves the session as it was; a revoked project key is
- * nothing; "root" only where the operator allows it. Templates by their names' prefix: one project's cannot be seen,
- * started, exported or deleted by another, nor named outside its prefix.
+ * nothing, and one revoked through another project stays valid; "root"
+ * only where the operator allows it. Templates by their names' prefix: one
+ * project's cannot be seen, started, exported or deleted by another, nor
+ * named outside its prefix.
  * The E2B door: a project key is E2B's team key, its list its own, another
  * project's sandbox not found. Quotas (sessions, vcpus, memory, disk) refuse
  * creates, forks, resumes, saves and E2B creates with 429 "quota" before
@@ -273,6 +275,28 @@ static void test_matrix(void **state)
 	assert_int_equal(status_of("GET", "/v1/projects/pa", key_a, NULL), 200);
 	assert_int_equal(status_of("GET", "/v1/projects/pa", key_b, NULL), 404);
 	assert_int_equal(status_of("GET", "/v1/projects", key_a, NULL), 403);
+}
+
+/* A project's key is revoked through its project (DELETE
+ * /v1/projects/NAME/keys/ID, the operator key alone): through another
+ * project it is not there (404) and stays valid. */
+static void test_project_key_revoke(void **state)
+{
+	char key[128], id[32], path[96];
+
+	(void)state;
+	assert_int_equal(make_key("pa", key, id), 0);
+	assert_int_equal(status_of("GET", "/v1/projects/pa", key, NULL), 200);
+	snprintf(path, sizeof(path), "/v1/projects/pb/keys/%s", id);
+	assert_int_equal(status_of("DELETE", path, gw.key, NULL), 404);
+	snprintf(path, sizeof(path), "/v1/projects/nosuch/keys/%s", id);
+	assert_int_equal(status_of("DELETE", path, gw.key, NULL), 404);
+	snprintf(path, sizeof(path), "/v1/projects/pa/keys/%s", id);
+	assert_int_equal(status_of("DELETE", path, key_a, NULL), 403);
+	assert_int_equal(status_of("GET", "/v1/projects/pa", key, NULL), 200);
+	assert_int_equal(status_of("DELETE", path, gw.key, NULL), 200);
+	assert_int_equal(status_of("GET", "/v1/projects/pa", key, NULL), 401);
+	assert_int_equal(status_of("DELETE", path, gw.key, NULL), 404);
 }
 
 /* "root" is a project's only where the operator allows it: commands as
@@ -681,6 +705,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_route_has_a_call),
 		cmocka_unit_test(test_matrix),
+		cmocka_unit_test(test_project_key_revoke),
 		cmocka_unit_test(test_root),
 		cmocka_unit_test(test_lists),
 		cmocka_unit_test(test_websockets),

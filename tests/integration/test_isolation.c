@@ -1,7 +1,9 @@
 /* tests/integration/test_isolation.c: each guest's QEMU in a jail of its
  * own (vmm-qemu/jail.h), read from /proc with real QEMU and the tiny
  * guest: two guests at once (one held by a shim, one a plain child) run as
- * two uids of the range, neither root, each owning its 0700 run dir; each
+ * two uids of the range, neither root, each with a run dir root keeps
+ * (0711: the uid can neither make, replace nor remove anything there, vm.json
+ * included) and its sockets in a folder q/ of its own (0700); each
  * QEMU is in a network namespace of its own with no interface but lo, has
  * bounded rlimits and a cgroup with the expected limits that is gone once
  * the guest ends. A uid stays leased while its shim holds the guest,
@@ -13,8 +15,7 @@
  * gets EROFS), except the RAM file of a template being built, which its
  * own guest writes, and the host's /tmp and /run are hidden under mounts
  * of its own (while its run dir, under /tmp here, works); links an
- * escaped QEMU plants in its run dir (its uid
- * owns it) are not followed by root: a template saved from a guest whose
+ * escaped QEMU plants in its own files' place are not followed by root: a template saved from a guest whose
  * page.html became a link to a root-only file fails and leaves that file's
  * mode and bytes as they were, and a socket name linked to another socket
  * is not connected; a template's clone, whose RAM is a sealed
@@ -30,12 +31,14 @@
 #include "vmm-qemu/agent_exec.h"
 #include "vmm-qemu/cgroup.h"
 #include "vmm-qemu/jail.h"
+#include "vmm-qemu/run_dir.h"
 #include "vmm-qemu/snapshot.h"
 #include "vmm-qemu/vm.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -242,19 +245,81 @@ static void assert_mounts(pid_t pid)
 	assert_true(mount_opts(pid, "/run", opts, sizeof(opts)));
 }
 
+/* What uid gets trying op ("create", "unlink", "write") on path: 0 or
+ * its errno, in a child that holds that uid alone (an escaped QEMU). */
+static int as_uid(uid_t uid, const char *op, const char *path)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid == 0) {
+		int fd = -1;
+
+		if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+		    setresuid(uid, uid, uid) < 0)
+			_exit(100);
+		if (!strcmp(op, "unlink"))
+			_exit(unlink(path) < 0 ? errno : 0);
+		fd = open(path, !strcmp(op, "create") ? O_WRONLY | O_CREAT | O_EXCL : O_WRONLY,
+			  0600);
+		_exit(fd < 0 ? errno : 0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 100);
+	return WEXITSTATUS(st);
+}
+
+/* The run dir is root's (0711) and what root keeps there is out of the
+ * guest's uid's reach; QEMU's folder q/ is the uid's (0700), and so are
+ * its logs (vmm-qemu/run_dir.h). */
+static void assert_run_dir_root_keeps(const char *dir, uid_t uid)
+{
+	static const char *const mine[] = { "q", "serial.log", "qemu.log" };
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_mode & 07777, 0711);
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, mine[i]);
+		assert_int_equal(lstat(path, &st), 0);
+		assert_int_equal(st.st_uid, uid);
+	}
+	snprintf(path, sizeof(path), "%s/q", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	snprintf(path, sizeof(path), "%s/q/qmp.sock", dir);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	/* as the uid: nothing made, replaced or removed in the run dir ... */
+	snprintf(path, sizeof(path), "%s/planted", dir);
+	assert_int_equal(as_uid(uid, "create", path), EACCES);
+	snprintf(path, sizeof(path), "%s/vm.json", dir);
+	if (access(path, F_OK) == 0) {
+		assert_int_equal(as_uid(uid, "unlink", path), EACCES);
+		assert_int_equal(as_uid(uid, "write", path), EACCES);
+	}
+	snprintf(path, sizeof(path), "%s/serial.log", dir);
+	assert_int_equal(as_uid(uid, "unlink", path), EACCES);
+	/* ... its own files written, and in q/ anything */
+	assert_int_equal(as_uid(uid, "write", path), 0);
+	snprintf(path, sizeof(path), "%s/q/planted", dir);
+	assert_int_equal(as_uid(uid, "create", path), 0);
+	assert_int_equal(unlink(path), 0);
+}
+
 static void assert_jailed(struct vmm_vm *vm)
 {
 	pid_t pid = vmm_vm_qemu_pid(vm);
 	uid_t uid = qemu_uid(pid);
 	char self[64], them[64], path[64], line[256];
-	struct stat st;
 	int ifaces = 0;
 	FILE *f;
 
 	assert_true(uid >= range_first && uid <= range_last);
-	assert_int_equal(stat(vmm_vm_run_dir(vm), &st), 0);
-	assert_int_equal(st.st_uid, uid);
-	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_run_dir_root_keeps(vmm_vm_run_dir(vm), uid);
 
 	/* A network namespace of its own, with lo only. */
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
@@ -757,8 +822,10 @@ static void test_planted_links_not_followed(void **state)
 	if (rc < 0)
 		fail_msg("guest: %s", err);
 
-	snprintf(path, sizeof(path), "%s/agent.sock", vmm_vm_run_dir(vm));
-	snprintf(real, sizeof(real), "%s/agent.real", vmm_vm_run_dir(vm));
+	assert_int_equal(vmm_run_dir_socket(vmm_vm_run_dir(vm), VMM_SOCKET_AGENT, path,
+					    sizeof(path)),
+			 0);
+	snprintf(real, sizeof(real), "%s/q/agent.real", vmm_vm_run_dir(vm));
 	assert_int_equal(rename(path, real), 0);
 	assert_int_equal(symlink(real, path), 0);
 	assert_int_equal(unixsock_connect(path, 200, err, sizeof(err)), -ELOOP);

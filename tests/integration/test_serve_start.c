@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -279,14 +280,49 @@ static void test_metrics_port_taken(void **state)
 }
 
 /* The normal way out goes through the same gw_stop: exit 0. */
+/* The gateway's child that runs `vitrine privd` (its root helper), or 0. */
+static pid_t root_helper_of(pid_t gw)
+{
+	char path[64], line[4096];
+	pid_t found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)gw, (int)gw);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f))
+		for (char *tok = strtok(line, " \n"); tok && !found; tok = strtok(NULL, " \n")) {
+			char cmd[256] = "";
+			size_t n;
+			FILE *c;
+
+			snprintf(path, sizeof(path), "/proc/%s/cmdline", tok);
+			if (!(c = fopen(path, "r")))
+				continue;
+			n = fread(cmd, 1, sizeof(cmd) - 1, c);
+			fclose(c);
+			if (n > 0 && strlen(cmd) + 1 < n && !strcmp(cmd + strlen(cmd) + 1, "privd"))
+				found = (pid_t)atoi(tok);
+		}
+	fclose(f);
+	return found;
+}
+
+/* A clean start runs the root helper (vmm-qemu/privd.h) beside it; a
+ * clean stop takes it too. */
 static void test_clean_start_and_stop(void **state)
 {
 	struct gateway_proc g;
+	pid_t helper;
 
 	(void)state;
 	assert_int_equal(gateway_proc_start(&g, (const char *const[]){ "--on-stop", "keep", NULL }),
 			 0);
+	helper = root_helper_of(g.pid);
+	assert_true(helper > 0);
 	assert_int_equal(gateway_proc_stop(&g), 0);
+	assert_int_equal(kill(helper, 0), -1);
 }
 
 /* method path on g with its key: the status, the answer in *out (owned). */

@@ -11,5 +11,9 @@ int net_free_port(void);
  * carries on with a request whose client left), or -1. */
 int net_send_request(int port, const char *token, const char *method, const char *path,
 		     const char *body);
+/* GET path from the gateway on 127.0.0.1:port with Host host (and Bearer
+ * token unless NULL), on a connection of its own, waiting at most 120 s:
+ * the status (-1: no HTTP answer), the body (malloc'd) in *body. */
+int net_get_host(int port, const char *host, const char *path, const char *token, char **body);
 
 #endif

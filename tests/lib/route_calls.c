@@ -86,6 +86,8 @@ const struct route_call route_calls[] = {
 	{ "DELETE", "/v1/projects/nosuchproject", NULL, AUTH_R_ADMIN },
 	{ "GET", "/v1/projects/nosuchproject/keys", NULL, AUTH_R_ADMIN | ROUTE_OPERATOR_KEY },
 	{ "POST", "/v1/projects/nosuchproject/keys", "{}", AUTH_R_ADMIN | ROUTE_OPERATOR_KEY },
+	{ "DELETE", "/v1/projects/nosuchproject/keys/key_nosuch00", NULL,
+	  AUTH_R_ADMIN | ROUTE_OPERATOR_KEY },
 };
 const size_t route_calls_n = sizeof(route_calls) / sizeof(route_calls[0]);
 

@@ -35,24 +35,33 @@ static int read_full(int fd, void *buf, size_t n, int timeout_ms)
 
 int ws_connect(int port, const char *path, const char *token, const char *origin, int *status)
 {
+	char extra[768];
+
+	snprintf(extra, sizeof(extra), "%s%s%s%s%s%s", token ? "Authorization: Bearer " : "",
+		 token ? token : "", token ? "\r\n" : "", origin ? "Origin: " : "",
+		 origin ? origin : "", origin ? "\r\n" : "");
+	return ws_connect_with(port, NULL, path, extra, status);
+}
+
+int ws_connect_with(int port, const char *host, const char *path, const char *extra, int *status)
+{
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	char req[1024], resp[2048];
+	char req[2048], resp[2048], own[32];
 	size_t used = 0;
 	int fd = socket(AF_INET, SOCK_STREAM, 0), n, st = 0;
 
 	if (status)
 		*status = 0;
+	snprintf(own, sizeof(own), "127.0.0.1:%d", port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		goto fail;
 	n = snprintf(req, sizeof(req),
-		     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+		     "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
 		     "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-		     "Sec-WebSocket-Version: 13\r\n%s%s%s%s%s%s\r\n",
-		     path, port, token ? "Authorization: Bearer " : "", token ? token : "",
-		     token ? "\r\n" : "", origin ? "Origin: " : "", origin ? origin : "",
-		     origin ? "\r\n" : "");
-	if (write(fd, req, (size_t)n) != n)
+		     "Sec-WebSocket-Version: 13\r\n%s\r\n",
+		     path, host ? host : own, extra ? extra : "");
+	if (n < 0 || (size_t)n >= sizeof(req) || write(fd, req, (size_t)n) != n)
 		goto fail;
 	/* Read the response head byte by byte: frames may follow it. */
 	while (used + 1 < sizeof(resp)) {
@@ -64,7 +73,7 @@ int ws_connect(int port, const char *path, const char *token, const char *origin
 			break;
 	}
 	resp[used] = '\0';
-	sscanf(resp, "HTTP/1.1 %d", &st);
+	sscanf(resp, "HTTP/%*d.%*d %d", &st); /* lws answers a refusal in 1.0 */
 	if (status)
 		*status = st;
 	if (st != 101)
@@ -155,12 +164,37 @@ int ws_recv(int fd, int timeout_ms, struct ws_msg *m)
 			continue;
 		}
 		m->opcode = op;
+		m->fin = hdr[0] >> 7;
 		m->data = buf;
 		m->len = (size_t)n;
 		if (op == WS_CLOSE)
 			m->close_code = n >= 2 ? buf[0] << 8 | buf[1] : 1005;
 		return 0;
 	}
+}
+
+int ws_recv_message(int fd, int timeout_ms, struct ws_msg *m)
+{
+	struct ws_msg f;
+
+	if (ws_recv(fd, timeout_ms, m) < 0)
+		return -1;
+	while (!m->fin && m->opcode != WS_CLOSE) {
+		unsigned char *more;
+
+		if (ws_recv(fd, timeout_ms, &f) < 0 || f.opcode != 0 ||
+		    !(more = realloc(m->data, m->len + f.len + 1))) {
+			ws_msg_free(&f);
+			ws_msg_free(m);
+			return -1;
+		}
+		m->data = more;
+		memcpy(m->data + m->len, f.data, f.len + 1);
+		m->len += f.len;
+		m->fin = f.fin;
+		ws_msg_free(&f);
+	}
+	return 0;
 }
 
 int ws_send_text(int fd, const char *text)

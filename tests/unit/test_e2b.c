@@ -290,6 +290,7 @@ static void test_start(void **state)
 {
 	json_t *env = json_pack("{s:s, s:s}", "A", "sandbox", "B", "sandbox"), *config, *body;
 	char err[160], tag[E2B_TAG_MAX], *text;
+	struct e2b_pty_size pty;
 	bool keep;
 	struct api_error e;
 	struct exec_job *j;
@@ -301,7 +302,7 @@ static void test_start(void **state)
 		S("{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"echo "
 		  "hi\"],\"envs\":{\"B\":\"mine\"},\"cwd\":\"/tmp\"},\"stdin\":true,"
 		  "\"tag\":\"t1\"}"),
-		env, false, &config, tag, sizeof(tag), &keep, err, sizeof(err));
+		env, false, &config, tag, sizeof(tag), &keep, &pty, err, sizeof(err));
 	assert_non_null(body);
 	assert_true(keep);
 	assert_string_equal(tag, "t1");
@@ -334,7 +335,7 @@ static void test_start(void **state)
 	json_decref(config);
 
 	body = e2b_start_parse(S("{\"process\":{\"cmd\":\"ls\"}}"), NULL, true, &config, tag,
-			       sizeof(tag), &keep, err, sizeof(err));
+			       sizeof(tag), &keep, &pty, err, sizeof(err));
 	assert_non_null(body);
 	assert_false(keep);
 	assert_string_equal(tag, "");
@@ -345,25 +346,45 @@ static void test_start(void **state)
 	json_decref(config);
 
 	assert_null(e2b_start_parse(S("{\"process\":{\"cmd\":42}}"), env, false, &config, tag,
-				    sizeof(tag), &keep, err, sizeof(err)));
+				    sizeof(tag), &keep, &pty, err, sizeof(err)));
 	assert_string_equal(err, "process.cmd must be a non-empty string");
 	assert_null(config);
 	assert_null(e2b_start_parse(S("{\"process\":{\"cmd\":\"x\",\"args\":[1]}}"), env, false,
-				    &config, tag, sizeof(tag), &keep, err, sizeof(err)));
+				    &config, tag, sizeof(tag), &keep, &pty, err, sizeof(err)));
 	assert_null(e2b_start_parse(S("{\"process\":{\"cmd\":\"x\"},\"pty\":{\"size\":{}}}"), env,
-				    false, &config, tag, sizeof(tag), &keep, err, sizeof(err)));
-	assert_string_equal(err, "pty is not supported");
+				    false, &config, tag, sizeof(tag), &keep, &pty, err,
+				    sizeof(err)));
+	assert_string_equal(err, "pty.size must be {cols, rows}, each 1 to 65535");
+	assert_null(e2b_start_parse(
+		S("{\"process\":{\"cmd\":\"x\"},\"pty\":{\"size\":{\"cols\":0,\"rows\":24}}}"), env,
+		false, &config, tag, sizeof(tag), &keep, &pty, err, sizeof(err)));
+	assert_int_equal(pty.cols, 0);
+	assert_null(e2b_start_parse(
+		S("{\"process\":{\"cmd\":\"x\"},\"pty\":{\"size\":{\"cols\":80,\"rows\":65536}}}"),
+		env, false, &config, tag, sizeof(tag), &keep, &pty, err, sizeof(err)));
+	/* the SDK's pty.create: a terminal, whose stdin stays open */
+	body = e2b_start_parse(S("{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-i\",\"-l\"]},"
+				 "\"pty\":{\"size\":{\"cols\":100,\"rows\":30}}}"),
+			       env, false, &config, tag, sizeof(tag), &keep, &pty, err,
+			       sizeof(err));
+	assert_non_null(body);
+	assert_int_equal(pty.cols, 100);
+	assert_int_equal(pty.rows, 30);
+	assert_true(keep);
+	json_decref(body);
+	json_decref(config);
 	/* a refusal after the tag was read leaves no tag (found by fuzz_e2b) */
 	assert_null(e2b_start_parse(S("{\"process\":{\"cmd\":\"x\",\"envs\":[]},\"tag\":\"t\"}"),
-				    env, false, &config, tag, sizeof(tag), &keep, err,
+				    env, false, &config, tag, sizeof(tag), &keep, &pty, err,
 				    sizeof(err)));
 	assert_string_equal(tag, "");
 	assert_null(e2b_start_parse(S("{\"process\":{\"cmd\":\"x\",\"cwd\":\"rel\"}}"), env, false,
-				    &config, tag, sizeof(tag), &keep, err, sizeof(err)));
+				    &config, tag, sizeof(tag), &keep, &pty, err, sizeof(err)));
 	assert_null(e2b_start_parse(S("{\"process\":{\"cmd\":\"x\",\"envs\":{\"=\":\"\"}}}"), env,
-				    false, &config, tag, sizeof(tag), &keep, err, sizeof(err)));
-	assert_null(e2b_start_parse(S("nope"), env, false, &config, tag, sizeof(tag), &keep, err,
+				    false, &config, tag, sizeof(tag), &keep, &pty, err,
 				    sizeof(err)));
+	assert_null(e2b_start_parse(S("nope"), env, false, &config, tag, sizeof(tag), &keep, &pty,
+				    err, sizeof(err)));
 	json_decref(env);
 }
 
@@ -426,6 +447,89 @@ static void test_proc_calls(void **state)
 	assert_int_equal(e2b_proc_req_parse(E2B_CALL_CONNECT, S("{}"), &q, err, sizeof(err)),
 			 -EINVAL);
 	assert_string_equal(err, "process must select a pid or a tag");
+	/* a terminal's input, its size */
+	assert_int_equal(
+		e2b_proc_req_parse(E2B_CALL_SEND_INPUT,
+				   S("{\"process\":{\"pid\":7},\"input\":{\"pty\":\"bHMK\"}}"), &q,
+				   err, sizeof(err)),
+		0);
+	assert_true(q.pty_input);
+	assert_int_equal(q.input_len, 3);
+	assert_memory_equal(q.input, "ls\n", 3);
+	e2b_proc_req_free(&q);
+	assert_int_equal(
+		e2b_proc_req_parse(
+			E2B_CALL_UPDATE,
+			S("{\"process\":{\"pid\":7},\"pty\":{\"size\":{\"cols\":120,\"rows\":40}}}"),
+			&q, err, sizeof(err)),
+		0);
+	assert_int_equal(q.pty.cols, 120);
+	assert_int_equal(q.pty.rows, 40);
+	assert_int_equal(e2b_proc_req_parse(E2B_CALL_UPDATE, S("{\"process\":{\"pid\":7}}"), &q,
+					    err, sizeof(err)),
+			 0);
+	assert_int_equal(q.pty.cols, 0);
+	assert_int_equal(
+		e2b_proc_req_parse(
+			E2B_CALL_UPDATE,
+			S("{\"process\":{\"pid\":7},\"pty\":{\"size\":{\"cols\":\"80\"}}}"), &q,
+			err, sizeof(err)),
+		-EINVAL);
+}
+
+/* Appends a Connect envelope of text (flags) to buf at *n. */
+static void envelope(unsigned char *buf, size_t *n, uint8_t flags, const char *text)
+{
+	connect_frame_header(buf + *n, flags, (uint32_t)strlen(text));
+	memcpy(buf + *n + CONNECT_HEADER, text, strlen(text));
+	*n += CONNECT_HEADER + strlen(text);
+}
+
+static void test_stream_input(void **state)
+{
+	unsigned char b[512];
+	struct e2b_proc_req q;
+	char err[160];
+	size_t n = 0;
+
+	(void)state;
+	envelope(b, &n, 0, "{\"start\":{\"process\":{\"pid\":9}}}");
+	envelope(b, &n, 0, "{\"data\":{\"input\":{\"stdin\":\"aGk=\"}}}");
+	envelope(b, &n, 0, "{\"keepalive\":{}}");
+	envelope(b, &n, 0, "{\"data\":{\"input\":{\"pty\":\"IQo=\"}}}");
+	envelope(b, &n, CONNECT_FLAG_END, "{}");
+	assert_int_equal(e2b_stream_input_parse(b, n, &q, err, sizeof(err)), 0);
+	assert_int_equal(q.pid, 9);
+	assert_int_equal(q.input_len, 4);
+	assert_memory_equal(q.input, "hi!\n", 4);
+	e2b_proc_req_free(&q);
+	/* cut inside the last envelope */
+	assert_int_equal(e2b_stream_input_parse(b, n - 1, &q, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "the body ends inside an envelope");
+	assert_null(q.input);
+	/* data before start; no start; two starts; an unknown message */
+	n = 0;
+	envelope(b, &n, 0, "{\"data\":{\"input\":{\"stdin\":\"aGk=\"}}}");
+	assert_int_equal(e2b_stream_input_parse(b, n, &q, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "data before start");
+	n = 0;
+	envelope(b, &n, 0, "{\"keepalive\":{}}");
+	assert_int_equal(e2b_stream_input_parse(b, n, &q, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "the stream has no start");
+	assert_int_equal(e2b_stream_input_parse(b, 0, &q, err, sizeof(err)), -EINVAL);
+	n = 0;
+	envelope(b, &n, 0, "{\"start\":{\"process\":{\"pid\":9}}}");
+	envelope(b, &n, 0, "{\"start\":{\"process\":{\"pid\":9}}}");
+	assert_int_equal(e2b_stream_input_parse(b, n, &q, err, sizeof(err)), -EINVAL);
+	n = 0;
+	envelope(b, &n, 0, "{\"start\":{\"process\":{\"pid\":9}}}");
+	envelope(b, &n, 0, "{\"other\":{}}");
+	assert_int_equal(e2b_stream_input_parse(b, n, &q, err, sizeof(err)), -EINVAL);
+	/* a compressed envelope */
+	n = 0;
+	envelope(b, &n, CONNECT_FLAG_COMPRESSED, "{}");
+	assert_int_equal(e2b_stream_input_parse(b, n, &q, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "compressed messages are not supported");
 }
 
 static void test_metadata(void **state)
@@ -640,6 +744,52 @@ static void test_fs(void **state)
 	a = e2b_fs_answer(E2B_FS_REMOVE, NULL, 0);
 	assert_int_equal(json_object_size(a), 0);
 	json_decref(a);
+	/* symlinks: the target's line amends the link's entry, as envd's
+	 * EntryInfo: the resolved target, its type and mode */
+	a = e2b_fs_answer(E2B_FS_LIST_DIR, S("symbolic link\t1\t777\tlrwxrwxrwx\tu\tg\t1\t/d/l\n"
+					     "\tL\tregular file\t640\t/d/f\tx\n"
+					     "symbolic link\t4\t777\tlrwxrwxrwx\tu\tg\t1\t/d/dead\n"
+					     "\tL\tnone\t0\t/d/dead\n"
+					     "symbolic link\t3\t777\tlrwxrwxrwx\tu\tg\t1\t/d/ld\n"
+					     "\tL\tdirectory\t755\t/d/sub\n"
+					     "\tL\tdirectory\t755\t/stray\n"
+					     "regular file\t1\t644\t-rw-r--r--\tu\tg\t1\t/d/f\n"
+					     "\tL\tdirectory\t755\t/not-a-link\n"));
+	e = json_object_get(a, "entries");
+	assert_int_equal(json_array_size(e), 4);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 0), "type")),
+			    "FILE_TYPE_FILE");
+	assert_string_equal(json_string_value(
+				    json_object_get(json_array_get(e, 0), "symlinkTarget")),
+			    "/d/f\tx");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(e, 0), "mode")), 0640);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 1), "type")),
+			    "FILE_TYPE_UNSPECIFIED");
+	assert_string_equal(json_string_value(
+				    json_object_get(json_array_get(e, 1), "symlinkTarget")),
+			    "/d/dead");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(e, 1), "mode")), 0);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 2), "type")),
+			    "FILE_TYPE_DIRECTORY");
+	assert_null(json_object_get(json_array_get(e, 3), "symlinkTarget"));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(e, 3), "type")),
+			    "FILE_TYPE_FILE");
+	json_decref(a);
+	a = e2b_fs_answer(E2B_FS_STAT, S("symbolic link\t1\t777\tlrwxrwxrwx\tu\tg\t1\t/d/l\n"
+					 "\tL\tregular file\t644\t/d/f\n"));
+	assert_string_equal(json_string_value(
+				    json_object_get(json_object_get(a, "entry"), "symlinkTarget")),
+			    "/d/f");
+	json_decref(a);
+	/* malformed targets' lines change nothing */
+	e = e2b_fs_entry(S("symbolic link\t1\t777\tlrwxrwxrwx\tu\tg\t1\t/d/l"));
+	assert_int_equal(e2b_fs_link_amend(e, S("\tL\tregular file\t644\trelative")), -EINVAL);
+	assert_int_equal(e2b_fs_link_amend(e, S("\tL\tregular file\t9999\t/x")), -EINVAL);
+	assert_int_equal(e2b_fs_link_amend(e, S("\tL\tregular file")), -EINVAL);
+	assert_int_equal(e2b_fs_link_amend(e, S("\tX\tregular file\t644\t/x")), -EINVAL);
+	assert_string_equal(json_string_value(json_object_get(e, "type")), "FILE_TYPE_SYMLINK");
+	assert_null(json_object_get(e, "symlinkTarget"));
+	json_decref(e);
 }
 
 static void test_watch_req(void **state)
@@ -888,7 +1038,7 @@ int main(void)
 		cmocka_unit_test(test_chunked),	    cmocka_unit_test(test_fs),
 		cmocka_unit_test(test_watch_req),   cmocka_unit_test(test_watch_lines),
 		cmocka_unit_test(test_watch_line),  cmocka_unit_test(test_watch_messages),
-		cmocka_unit_test(test_live_origin),
+		cmocka_unit_test(test_live_origin), cmocka_unit_test(test_stream_input),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,10 +5,17 @@
  * (lengths, chunked, bounds, a smuggler's both lengths); and the route
  * table's ports rows: any method, any rest of the path; links: signed
  * values good for their session's port until their expiry only, the
- * cookie found in a Cookie header and stripped from it. */
+ * cookie found in a Cookie header and stripped from it; WebSockets
+ * (port_ws.c): the masked client frames at each length form, the key and
+ * the accept of RFC 6455's example, the server's answer checked, and the
+ * server's frames read byte by byte and whole: fragmented messages with
+ * control frames between them, closes, and each protocol error. */
 #include "gateway/api/routes.h"
 #include "gateway/ports/port_link.h"
 #include "gateway/ports/port_parse.h"
+#include "gateway/ports/port_ws.h"
+
+#include <libwebsockets.h>
 
 #include <errno.h>
 #include <setjmp.h>
@@ -271,13 +278,212 @@ static void test_link(void **state)
 	assert_string_equal(out, "a=1");
 }
 
+/* ---- WebSockets (port_ws.c) ---- */
+
+static void sha1(const void *p, size_t n, uint8_t out[20])
+{
+	lws_SHA1(p, n, out);
+}
+
+static void test_ws_frame_head(void **state)
+{
+	static const uint8_t mask[4] = { 0x37, 0xfa, 0x21, 0x3d };
+	uint8_t h[PORT_WS_HEAD_MAX], p[5] = { 'H', 'e', 'l', 'l', 'o' };
+
+	(void)state;
+	/* RFC 6455 5.7: a masked "Hello" */
+	assert_int_equal(port_ws_frame_head(h, PORT_WS_TEXT, true, 5, mask), 6);
+	assert_memory_equal(h, "\x81\x85\x37\xfa\x21\x3d", 6);
+	port_ws_mask(p, 5, mask, 0);
+	assert_memory_equal(p, "\x7f\x9f\x4d\x51\x58", 5);
+	port_ws_mask(p, 2, mask, 0); /* in two pieces: the phase follows the offset */
+	port_ws_mask(p + 2, 3, mask, 2);
+	assert_memory_equal(p, "Hello", 5);
+	assert_int_equal(port_ws_frame_head(h, PORT_WS_BINARY, false, 125, mask), 6);
+	assert_memory_equal(h, "\x02\xfd", 2);
+	assert_int_equal(port_ws_frame_head(h, PORT_WS_CONT, true, 126, mask), 8);
+	assert_memory_equal(h, "\x80\xfe\x00\x7e\x37\xfa\x21\x3d", 8);
+	assert_int_equal(port_ws_frame_head(h, PORT_WS_CONT, true, 65535, mask), 8);
+	assert_memory_equal(h, "\x80\xfe\xff\xff", 4);
+	assert_int_equal(port_ws_frame_head(h, PORT_WS_BINARY, true, 65536, mask), 14);
+	assert_memory_equal(h, "\x82\xff\x00\x00\x00\x00\x00\x01\x00\x00\x37\xfa\x21\x3d", 14);
+	assert_int_equal(port_ws_frame_head(h, PORT_WS_CLOSE, true, 0, mask), 6);
+	assert_memory_equal(h, "\x88\x80", 2);
+}
+
+static struct port_head head_of(const char *text)
+{
+	struct port_head h;
+
+	assert_true(port_head_parse(text, strlen(text), &h) > 0);
+	return h;
+}
+
+static void test_ws_handshake(void **state)
+{
+	static const uint8_t sample[16] = "the sample nonce";
+	char key[PORT_WS_KEY_LEN], acc[PORT_WS_ACCEPT_LEN];
+	const char *why = NULL;
+	struct port_head h;
+
+	(void)state;
+	port_ws_key(sample, key);
+	assert_string_equal(key, "dGhlIHNhbXBsZSBub25jZQ==");
+	port_ws_accept(key, sha1, acc);
+	assert_string_equal(acc, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+	h = head_of("HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\n"
+		    "Connection: keep-alive, Upgrade\r\n"
+		    "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n");
+	assert_int_equal(port_ws_check_answer(&h, acc, &why), 0);
+	h = head_of("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
+	assert_int_equal(port_ws_check_answer(&h, acc, &why), -1);
+	assert_non_null(strstr(why, "did not take"));
+	h = head_of("HTTP/1.1 101 x\r\nupgrade: websocket\r\nconnection: upgrade\r\n"
+		    "sec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo\r\n\r\n");
+	assert_int_equal(port_ws_check_answer(&h, acc, &why), -1);
+	assert_non_null(strstr(why, "Accept"));
+	h = head_of("HTTP/1.1 101 x\r\nupgrade: websocket\r\nconnection: upgraded\r\n"
+		    "sec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n");
+	assert_int_equal(port_ws_check_answer(&h, acc, &why), -1);
+	assert_non_null(strstr(why, "Connection"));
+	h = head_of("HTTP/1.1 101 x\r\nupgrade: h2c\r\nconnection: upgrade\r\n"
+		    "sec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n");
+	assert_int_equal(port_ws_check_answer(&h, acc, &why), -1);
+	h = head_of("HTTP/1.1 101 x\r\nupgrade: websocket\r\nconnection: upgrade\r\n"
+		    "sec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+		    "sec-websocket-extensions: permessage-deflate\r\n\r\n");
+	assert_int_equal(port_ws_check_answer(&h, acc, &why), -1);
+	assert_non_null(strstr(why, "extension"));
+}
+
+/* Feeds bytes[len] to a fresh reader, step by step (whole or one byte a
+ * call), and writes what it told into out: "D<f><l><b>:<text>" for data,
+ * "P:", "O:" (pong), "C<code>:<reason>", "E" for an error. */
+static void read_frames(const char *bytes, size_t len, bool by_byte, char *out, size_t cap)
+{
+	struct port_ws_rx rx = { 0 };
+	struct port_ws_ev ev;
+	size_t off = 0, o = 0;
+
+	out[0] = '\0';
+	while (off < len) {
+		size_t give = by_byte ? 1 : len - off;
+		size_t used = port_ws_rx_step(&rx, (const uint8_t *)bytes + off, give, &ev);
+
+		if (ev.kind == PORT_WS_EV_ERROR) {
+			assert_int_equal(used, 0);
+			o += (size_t)snprintf(out + o, cap - o, "E");
+			return;
+		}
+		assert_true(used >= 1 && used <= give);
+		off += used;
+		switch (ev.kind) {
+		case PORT_WS_EV_DATA:
+			o += (size_t)snprintf(out + o, cap - o, "D%d%d%d:%.*s ", ev.first, ev.final,
+					      ev.binary, (int)ev.n, (const char *)ev.p);
+			break;
+		case PORT_WS_EV_PING:
+			o += (size_t)snprintf(out + o, cap - o, "P:%.*s ", (int)ev.n,
+					      (const char *)ev.p);
+			break;
+		case PORT_WS_EV_PONG:
+			o += (size_t)snprintf(out + o, cap - o, "O:%.*s ", (int)ev.n,
+					      (const char *)ev.p);
+			break;
+		case PORT_WS_EV_CLOSE:
+			o += (size_t)snprintf(out + o, cap - o, "C%d:%.*s ", ev.code, (int)ev.n,
+					      (const char *)ev.p);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+#define FRAMES(lit) lit, sizeof(lit) - 1
+
+static void test_ws_rx(void **state)
+{
+	char out[1024], joined[1024], big[4 + 300];
+
+	(void)state;
+	/* whole: "Hel" + ping + "lo" (RFC 6455 5.7), a binary, a close */
+	read_frames(FRAMES("\x01\x03Hel\x89\x02hi\x80\x02lo\x82\x01x\x88\x04\x03\xe8ok"), false,
+		    out, sizeof(out));
+	assert_string_equal(out, "D100:Hel P:hi D010:lo D111:x C1000:ok ");
+	/* byte by byte: every payload byte a piece of its own */
+	read_frames(FRAMES("\x01\x03Hel\x89\x02hi\x80\x02lo\x82\x01x\x88\x04\x03\xe8ok"), true, out,
+		    sizeof(out));
+	assert_string_equal(out, "D100:H D000:e D000:l P:hi D000:l D010:o D111:x C1000:ok ");
+	/* an empty message, an empty final continuation, a pong, a bare close */
+	read_frames(FRAMES("\x81\x00\x01\x00\x00\x01"
+			   "a\x80\x00\x8a\x00\x88\x00"),
+		    false, out, sizeof(out));
+	assert_string_equal(out, "D110: D100:a D010: O: C0: ");
+	/* a 300-byte frame (16-bit length) comes whole, or in pieces */
+	memcpy(big, "\x82\x7e\x01\x2c", 4);
+	memset(big + 4, 'z', 300);
+	read_frames(big, sizeof(big), false, joined, sizeof(joined));
+	assert_int_equal(strlen(joined), 5 + 300 + 1);
+	assert_memory_equal(joined, "D111:", 5);
+	/* a 64-bit length (small, but in the long form) */
+	read_frames(FRAMES("\x81\x7f\x00\x00\x00\x00\x00\x00\x00\x02ok"), false, out, sizeof(out));
+	assert_string_equal(out, "D110:ok ");
+	/* protocol errors */
+	static const struct {
+		const char *b;
+		size_t n;
+	} bad[] = {
+		{ FRAMES("\x81\x82\x00\x00\x00\x00"
+			 "ab") }, /* masked */
+		{ FRAMES("\xc1\x01"
+			 "a") }, /* RSV1 */
+		{ FRAMES("\x83\x01"
+			 "a") }, /* opcode 3 */
+		{ FRAMES("\x8b\x00") }, /* opcode 0xb */
+		{ FRAMES("\x80\x01"
+			 "a") }, /* continuation first */
+		{ FRAMES("\x01\x01"
+			 "a\x81\x01"
+			 "b") }, /* a message in a message */
+		{ FRAMES("\x09\x00") }, /* a fragmented ping */
+		{ FRAMES("\x89\x7e\x00\x7e") }, /* a long ping */
+		{ FRAMES("\x88\x01\x03") }, /* a close of one byte */
+		{ FRAMES("\x88\x02\x03\xed") }, /* 1005 */
+		{ FRAMES("\x88\x02\x00\x10") }, /* 16 */
+		{ FRAMES("\x82\x7f\x80\x00\x00\x00\x00\x00\x00\x00") }, /* top bit */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		read_frames(bad[i].b, bad[i].n, false, out, sizeof(out));
+		assert_non_null(strchr(out, 'E'));
+		read_frames(bad[i].b, bad[i].n, true, out, sizeof(out));
+		assert_non_null(strchr(out, 'E'));
+	}
+	/* the close codes a server may send */
+	read_frames(FRAMES("\x88\x02\x0b\xb8\x88\x02\x13\x87"), false, out, sizeof(out));
+	assert_string_equal(out, "C3000: C4999: ");
+	{
+		struct port_ws_rx rx = { 0 };
+		struct port_ws_ev ev;
+
+		/* nothing given: nothing used; after an error nothing more */
+		assert_int_equal(port_ws_rx_step(&rx, (const uint8_t *)"", 0, &ev), 0);
+		assert_int_equal(ev.kind, PORT_WS_EV_NONE);
+		assert_int_equal(port_ws_rx_step(&rx, (const uint8_t *)"\xf1\x00", 2, &ev), 0);
+		assert_int_equal(ev.kind, PORT_WS_EV_ERROR);
+		assert_int_equal(port_ws_rx_step(&rx, (const uint8_t *)"\x81\x00", 2, &ev), 0);
+		assert_int_equal(ev.kind, PORT_WS_EV_ERROR);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_port_number), cmocka_unit_test(test_host),
-		cmocka_unit_test(test_target),	    cmocka_unit_test(test_head),
-		cmocka_unit_test(test_hop),	    cmocka_unit_test(test_routes),
-		cmocka_unit_test(test_link),
+		cmocka_unit_test(test_port_number),  cmocka_unit_test(test_host),
+		cmocka_unit_test(test_target),	     cmocka_unit_test(test_head),
+		cmocka_unit_test(test_hop),	     cmocka_unit_test(test_routes),
+		cmocka_unit_test(test_link),	     cmocka_unit_test(test_ws_frame_head),
+		cmocka_unit_test(test_ws_handshake), cmocka_unit_test(test_ws_rx),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

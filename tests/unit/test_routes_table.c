@@ -24,6 +24,7 @@ static const struct {
 	{ "{name}", "tpl-1", false },
 	{ "{key}", "key_1", false },
 	{ "{tid}", "control", true },
+	{ "{kid}", "key_x1y2z3a4", true },
 	{ "{n}", "42", true },
 	{ "{rest}", "/a/b", false },
 };

@@ -1,7 +1,8 @@
 /* tests/unit/test_run_dir.c: the socket names of a run dir
  * (vmm-qemu/run_dir.c): each socket's path, a buffer too small, a path too
- * long for a unix socket address, an unknown socket, and QEMU's command
- * line naming the same paths. */
+ * long for a unix socket address, an unknown socket, QEMU's folder q (and a
+ * run dir of before without it), and QEMU's command line naming the same
+ * paths. */
 #include "vmm-qemu/argv.h"
 #include "vmm-qemu/run_dir.h"
 #include "vmm-qemu/run_owner.h"
@@ -12,7 +13,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -55,6 +59,37 @@ static void test_too_long(void **state)
 	assert_int_equal(vmm_run_dir_socket(dir, VMM_SOCKET_AGENT, big, sizeof(big)),
 			 -ENAMETOOLONG);
 	assert_string_equal(big, "");
+}
+
+/* A run dir with a folder q puts QEMU's sockets there (the shim's stays in
+ * the run dir); one without (or with a link named q) is a run dir of before. */
+static void test_qemu_folder(void **state)
+{
+	char dir[64], q[80], buf[108], want[108];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/vitrine-run-dir-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(vmm_run_dir_qemu(dir, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, dir);
+	snprintf(q, sizeof(q), "%s/q", dir);
+	assert_int_equal(symlink("/tmp", q), 0); /* a link is not the folder */
+	assert_int_equal(vmm_run_dir_socket(dir, VMM_SOCKET_QMP, buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/qmp.sock", dir);
+	assert_string_equal(buf, want);
+	assert_int_equal(unlink(q), 0);
+	assert_int_equal(mkdir(q, 0700), 0);
+	assert_int_equal(vmm_run_dir_qemu(dir, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, q);
+	assert_int_equal(vmm_run_dir_socket(dir, VMM_SOCKET_AGENT, buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/q/agent.sock", dir);
+	assert_string_equal(buf, want);
+	assert_int_equal(vmm_run_dir_socket(dir, VMM_SOCKET_SHIM, buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/shim.sock", dir);
+	assert_string_equal(buf, want);
+	assert_int_equal(vmm_run_dir_qemu(dir, buf, 4), -ENAMETOOLONG);
+	assert_int_equal(rmdir(q), 0);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_unknown_socket(void **state)
@@ -139,7 +174,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_socket),    cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_unknown_socket), cmocka_unit_test(test_argv_uses_them),
-		cmocka_unit_test(test_owner_record),
+		cmocka_unit_test(test_owner_record),   cmocka_unit_test(test_qemu_folder),
 	};
 
 	return cmocka_run_group_tests_name("run dir sockets", tests, NULL, NULL);

@@ -376,6 +376,66 @@ class VitrineClient:
         """DELETE /v1/templates/{name}."""
         return self._json("DELETE", "/v1/templates/" + self._sid(name))
 
+    # -- projects, API keys and usage (the operator key) ---------------------
+
+    def create_project(self, name: str, quota: Optional[Mapping[str, Optional[int]]] = None,
+                       allow_root: Optional[bool] = None) -> JSON:
+        """POST /v1/projects: a tenant. quota: any of sessions, vcpus,
+        memory_mib, disk_gib (None: no limit)."""
+        body: Dict[str, Any] = {"name": name}
+        if quota is not None:
+            body["quota"] = dict(quota)
+        if allow_root is not None:
+            body["allow_root"] = allow_root
+        return self._json("POST", "/v1/projects", body)
+
+    def list_projects(self) -> List[JSON]:
+        """GET /v1/projects. Returns the list of projects."""
+        return self._json("GET", "/v1/projects")["projects"]
+
+    def get_project(self, name: str) -> JSON:
+        """GET /v1/projects/{name}: its quota, usage and key count (a
+        project's own key may read it)."""
+        return self._json("GET", "/v1/projects/" + self._sid(name))
+
+    def update_project(self, name: str, quota: Optional[Mapping[str, Optional[int]]] = None,
+                       allow_root: Optional[bool] = None) -> JSON:
+        """PATCH /v1/projects/{name}: the quotas given (None lifts one) and
+        allow_root."""
+        body: Dict[str, Any] = {}
+        if quota is not None:
+            body["quota"] = dict(quota)
+        if allow_root is not None:
+            body["allow_root"] = allow_root
+        return self._json("PATCH", "/v1/projects/" + self._sid(name), body)
+
+    def delete_project(self, name: str) -> JSON:
+        """DELETE /v1/projects/{name}: an empty project, with its keys."""
+        return self._json("DELETE", "/v1/projects/" + self._sid(name))
+
+    def create_key(self, name: Optional[str] = None, project: Optional[str] = None) -> JSON:
+        """POST /v1/projects/{project}/keys, or /v1/keys for an admin key
+        (no project). The reply's "key" is the secret, shown this once."""
+        body = {"name": name} if name else {}
+        path = "/v1/projects/" + self._sid(project) + "/keys" if project else "/v1/keys"
+        return self._json("POST", path, body)
+
+    def list_keys(self, project: Optional[str] = None) -> List[JSON]:
+        """GET /v1/keys (every key) or a project's keys; never a secret."""
+        path = "/v1/projects/" + self._sid(project) + "/keys" if project else "/v1/keys"
+        return self._json("GET", path)["keys"]
+
+    def revoke_key(self, key_id: str, project: Optional[str] = None) -> JSON:
+        """DELETE /v1/keys/{id}, or through its project (a key of another
+        project is then not found)."""
+        prefix = "/v1/projects/" + self._sid(project) if project else "/v1"
+        return self._json("DELETE", prefix + "/keys/" + self._sid(key_id))
+
+    def usage(self, project: Optional[str] = None) -> JSON:
+        """GET /v1/usage: sessions' usage and each project's sums (one
+        project's with project; a project key sees its own)."""
+        return self._json("GET", "/v1/usage", query={"project": project} if project else None)
+
     # -- the screen ----------------------------------------------------------
 
     def screenshot(self, session_id: str, format: str = "jpeg", quality: Optional[int] = None,
