@@ -263,6 +263,12 @@ void api_templates_gc(struct http_req *r);
 /* Who keeps template name from being deleted (a session, a template on
  * it, a save under way), said into who; false for nobody (api_templates.c). */
 bool api_template_user(struct gw *gw, const char *name, char *who, size_t len);
+/* Deletes template name unless something uses it or builds it (409), it
+ * is missing (404) or cannot go (400, 500): 0, or -errno with *e. Its
+ * failed builds and warm pool are forgotten. For DELETE
+ * /v1/templates/{name} and a door's own deletes; the caller checked who
+ * may (api_templates.c). */
+int api_template_delete(struct gw *gw, const char *name, struct api_error *e);
 /* api_templates.c */
 void api_list_templates(struct http_req *r);
 void api_get_template(struct http_req *r);

@@ -270,39 +270,43 @@ void api_patch_template(struct http_req *r)
 	reply_template(r, &t, NULL);
 }
 
-void api_delete_template(struct http_req *r)
+int api_template_delete(struct gw *gw, const char *name, struct api_error *e)
 {
 	char err[1024];
 	int rc;
 
 	json_t *build;
 
-	if (!api_authorise_route(r) || !api_template_own(r, r->route.id))
-		return;
-	if (api_template_user(r->gw, r->route.id, err, sizeof(err))) {
-		http_reply_error(r, 409, "template_in_use", err);
-		return;
-	}
-	build = template_build_json(r->gw, r->route.id);
+	if (api_template_user(gw, name, err, sizeof(err)))
+		return api_error_set(e, 409, "template_in_use", err);
+	build = template_build_json(gw, name);
 	if (build && !strcmp(json_string_value(json_object_get(build, "status")), "building")) {
 		json_decref(build);
-		http_reply_error(r, 409, "template_building", "that template is being built");
-		return;
+		return api_error_set(e, 409, "template_building", "that template is being built");
 	}
 	json_decref(build);
-	if (recipe_build_running(r->gw, r->route.id)) {
-		http_reply_error(r, 409, "template_building", "that template is being built");
-		return;
-	}
-	recipe_build_forget(r->gw, r->route.id);
-	template_build_forget(r->gw, r->route.id);
-	sess_pool_forget(r->gw, r->route.id); /* its members restore from it */
-	rc = vmm_template_remove(r->route.id, err, sizeof(err));
+	if (recipe_build_running(gw, name))
+		return api_error_set(e, 409, "template_building", "that template is being built");
+	recipe_build_forget(gw, name);
+	template_build_forget(gw, name);
+	sess_pool_forget(gw, name); /* its members restore from it */
+	rc = vmm_template_remove(name, err, sizeof(err));
 	if (rc == -ENOENT)
-		http_reply_error(r, 404, "unknown_template", "no such template");
-	else if (rc < 0)
-		http_reply_error(r, rc == -EINVAL ? 400 : 500,
-				 rc == -EINVAL ? "invalid_argument" : "internal", err);
+		return api_error_set(e, 404, "unknown_template", "no such template");
+	if (rc < 0)
+		return api_error_set(e, rc == -EINVAL ? 400 : 500,
+				     rc == -EINVAL ? "invalid_argument" : "internal", err);
+	return 0;
+}
+
+void api_delete_template(struct http_req *r)
+{
+	struct api_error e;
+
+	if (!api_authorise_route(r) || !api_template_own(r, r->route.id))
+		return;
+	if (api_template_delete(r->gw, r->route.id, &e) < 0)
+		http_reply_api_error(r, &e);
 	else
 		http_reply_json(r, 200, json_pack("{s:s, s:b}", "name", r->route.id, "deleted", 1));
 }

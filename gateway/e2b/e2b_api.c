@@ -12,15 +12,21 @@
 #include "common/log.h"
 #include "gateway/api/api_audit.h"
 #include "gateway/api/api_int.h"
+#include "gateway/e2b/e2b_list.h"
+#include "gateway/e2b/e2b_network.h"
 #include "gateway/e2b/e2b_req.h"
 #include "gateway/e2b/e2b_wait.h"
 #include "gateway/e2b/e2b_websockify.h"
 #include "gateway/e2b/sandbox.h"
+#include "gateway/egress/egress.h"
+#include "gateway/egress/egress_rules.h"
 #include "gateway/guest/sess_agent.h"
 #include "gateway/session/job.h"
 #include "gateway/session/session.h"
+#include "gateway/session/session_usage.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +34,8 @@
 
 #define E2B_ENVD_VERSION "0.5.7"
 #define E2B_DEFAULT_IMAGE "desktop"
-#define WAIT_MS (300 * 1000)
 
-static void e2b_error(struct http_req *r, int status, const char *message)
+void e2b_error(struct http_req *r, int status, const char *message)
 {
 	http_reply_json(r, status,
 			json_pack("{s:i, s:o}", "code", status, "message",
@@ -145,7 +150,7 @@ static const char *audit_of(const struct http_req *r)
 	}
 }
 
-static bool operator_ok(struct http_req *r)
+bool e2b_operator_ok(struct http_req *r)
 {
 	const char *id = e2b_call_of(r)->route.id;
 
@@ -160,7 +165,7 @@ static bool operator_ok(struct http_req *r)
 
 /* The route's session, answering 404 when there is none (or it is
  * another project's). */
-static struct sess *route_sess(struct http_req *r)
+struct sess *e2b_route_sess(struct http_req *r)
 {
 	struct sess *s = sess_find(r->gw, e2b_call_of(r)->route.id);
 
@@ -181,26 +186,56 @@ static void iso_time(int64_t unix_ms, char *out, size_t len)
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(unix_ms % 1000));
 }
 
-/* What E2B says of a sandbox: create's and connect's answer (with the
- * envd token) or a listed one. */
-static json_t *sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_token)
+/* When s started (unix ms): its sandbox's start, else (a session of the
+ * native API) its creation. */
+static int64_t started_ms(struct sess *s, struct e2b_sandbox *sb)
 {
-	char started[96], end[96];
+	json_t *entry;
+	int64_t ms;
+
+	if (sb)
+		return sb->started_unix_ms;
+	entry = sess_usage_entry(s, false);
+	ms = entry ? json_integer_value(json_object_get(entry, "created_unix_ms")) : 0;
+	json_decref(entry);
+	return ms > 0 ? ms : fs_unix_ms();
+}
+
+/* The unix ms s ends at, 0 for never: whole seconds, so two answers of an
+ * unchanged deadline say the same (the two clocks are read apart). */
+static int64_t end_unix_ms(struct sess *s)
+{
 	const char *which;
 	int64_t deadline = sess_deadline(s, &which);
-	int64_t end_ms = deadline ? fs_unix_ms() + (deadline - fs_now_ms()) : 0;
+
+	if (!deadline)
+		return 0;
+	return (fs_unix_ms() + (deadline - fs_now_ms()) + 500) / 1000 * 1000;
+}
+
+/* The template a sandbox names (create's templateID, else its session's). */
+static const char *template_of(struct sess *s, struct e2b_sandbox *sb)
+{
+	return sb && sb->template_id[0] ? sb->template_id
+	       : sess_template(s)[0]	? sess_template(s)
+					: sess_image(s);
+}
+
+/* What E2B says of a sandbox: create's and connect's answer (with the
+ * envd token) or a listed one. */
+json_t *e2b_sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_token)
+{
+	char started[96], end[96];
+	int64_t end_ms = end_unix_ms(s);
 	json_t *j;
 
-	iso_time(sb ? sb->started_unix_ms : fs_unix_ms(), started, sizeof(started));
+	iso_time(started_ms(s, sb), started, sizeof(started));
 	iso_time(end_ms ? end_ms : fs_unix_ms() + 365LL * 24 * 3600 * 1000, end, sizeof(end));
 	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:O, s:s}", "templateID",
-		      sb && sb->template_id[0] ? sb->template_id
-		      : sess_template(s)[0]    ? sess_template(s)
-					       : sess_image(s),
-		      "sandboxID", sess_id(s), "clientID", "vitrine", "envdVersion",
-		      E2B_ENVD_VERSION, "startedAt", started, "endAt", end, "cpuCount",
-		      sess_vcpus(s), "memoryMB", sess_memory_mib(s), "diskSizeMB", 0, "metadata",
-		      sb ? sb->metadata : json_object(), "state",
+		      template_of(s, sb), "sandboxID", sess_id(s), "clientID", "vitrine",
+		      "envdVersion", E2B_ENVD_VERSION, "startedAt", started, "endAt", end,
+		      "cpuCount", sess_vcpus(s), "memoryMB", sess_memory_mib(s), "diskSizeMB", 0,
+		      "metadata", sb ? sb->metadata : json_object(), "state",
 		      sess_state_of(s) == SESS_PAUSED ? "paused" : "running");
 	if (j && with_token) {
 		const char *token = sb ? e2b_sandbox_envd_token(sb) : sess_control_token(s);
@@ -273,12 +308,12 @@ static bool look(struct e2b_wait *w, bool late)
 		const char *which;
 
 		if (c->was_running) {
-			http_reply_json(r, 200, sandbox_json(s, sb, true));
+			http_reply_json(r, 200, e2b_sandbox_json(s, sb, true));
 			return true;
 		}
 		if (sb && (c->route.kind == E2B_CREATE || !sess_deadline(s, &which)))
 			sess_set_timeout(s, sb->timeout_s);
-		http_reply_json(r, 201, sandbox_json(s, sb, true));
+		http_reply_json(r, 201, e2b_sandbox_json(s, sb, true));
 	}
 	return true;
 }
@@ -295,18 +330,39 @@ static void wait_up_to(struct http_req *r, struct sess *s, int wait_ms)
 
 static void wait_for(struct http_req *r, struct sess *s)
 {
-	wait_up_to(r, s, WAIT_MS);
+	wait_up_to(r, s, E2B_WAIT_MS);
 }
 
 /* ---- the calls ---- */
 
+/* E2B's network options in body (a create's, or PUT .../network's whose
+ * top level is the network) as egress rules: 0 with *rules (NULL: none
+ * said), or an answered 400. */
+static int network_rules(struct http_req *r, const json_t *network, const json_t *internet,
+			 struct egress_rules **rules)
+{
+	json_t *egress = NULL;
+	char err[320];
+	int rc;
+
+	*rules = NULL;
+	rc = e2b_network_egress(network, internet, &egress, err, sizeof(err));
+	if (rc == 0 && egress) {
+		rc = egress_rules_parse(egress, rules, err, sizeof(err));
+		api_audit_set(r, "egress", egress);
+	}
+	if (rc < 0)
+		e2b_error(r, rc == -EINVAL ? 400 : 500, rc == -EINVAL ? err : "out of memory");
+	return rc;
+}
+
 /* sess_create for name as a template, then as an image. "desktop",
  * "base", none and unknown names (or not of [a-z0-9_-]) get the desktop: the operator's
  * --e2b-default-template when named, else the desktop image. */
-static int create_for(struct http_req *r, const struct e2b_create *c, struct sess **s,
-		      struct api_error *e)
+static int create_for(struct http_req *r, const struct e2b_create *c, struct egress_rules *rules,
+		      struct sess **s, struct api_error *e)
 {
-	struct session_request req = { 0 };
+	struct session_request req = { .egress = rules };
 	const char *name = c->template_id, *tpl = r->gw->e2b_default_template;
 	/* a name Vitrine could not have ("org/x:tag", "../x") is an unknown
 	 * one, never handed to the loaders */
@@ -338,17 +394,32 @@ static void create(struct http_req *r)
 {
 	struct e2b_create c;
 	struct e2b_sandbox *sb;
+	struct egress_rules *rules;
 	struct api_error e = { 0 };
 	struct sess *s;
+	json_t *body;
 	char err[160];
+	int rc;
 
-	if (!operator_ok(r))
+	if (!e2b_operator_ok(r))
 		return;
 	if (e2b_create_parse(r->body, r->body_len, &c, err, sizeof(err)) < 0) {
 		e2b_error(r, 400, err);
 		return;
 	}
-	if (create_for(r, &c, &s, &e) < 0) {
+	/* network and allow_internet_access, which the create body's parser
+	 * leaves: the body is an object (it parsed) */
+	body = json_loadb(r->body, r->body_len, 0, NULL);
+	rc = network_rules(r, json_object_get(body, "network"),
+			   json_object_get(body, "allow_internet_access"), &rules);
+	json_decref(body);
+	if (rc < 0) {
+		e2b_create_free(&c);
+		return;
+	}
+	rc = create_for(r, &c, rules, &s, &e);
+	egress_rules_destroy(rules); /* the session has its own copy */
+	if (rc < 0) {
 		e2b_create_free(&c);
 		e2b_error(r, e.status ? e.status : 500, e.message);
 		return;
@@ -372,52 +443,111 @@ static void create(struct http_req *r)
 			 "memory)",
 			 sess_id(s));
 	/* the boot does not count (the clock starts once it runs) */
-	sess_set_timeout(s, c.timeout_s + WAIT_MS / 1000);
+	sess_set_timeout(s, c.timeout_s + E2B_WAIT_MS / 1000);
 	e2b_create_free(&c);
 	wait_for(r, s);
 }
 
+/* Reads r's query into q, each argument as lws decoded it. 0, or
+ * -EINVAL with err (an argument too long for the buffer included). */
+static int list_query(struct http_req *r, struct e2b_list_query *q, char *err, size_t errlen)
+{
+	char arg[1200];
+	int flen;
+
+	e2b_list_query_init(q);
+	for (int i = 0; (flen = lws_hdr_fragment_length(r->wsi, WSI_TOKEN_HTTP_URI_ARGS, i)) > 0;
+	     i++) {
+		if (flen >= (int)sizeof(arg) ||
+		    lws_hdr_copy_fragment(r->wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, i) <
+			    0) {
+			snprintf(err, errlen, "a query argument is too long");
+			return -EINVAL;
+		}
+		if (e2b_list_query_arg(q, arg, err, errlen) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+struct listed {
+	struct sess *s;
+	struct e2b_sandbox *sb;
+	int64_t started_ms;
+};
+
+static const struct e2b_list_query *sort_query; /* loop thread: qsort's order */
+
+static int listed_cmp(const void *a, const void *b)
+{
+	const struct listed *x = a, *y = b;
+
+	return e2b_list_cmp(sort_query, x->started_ms, sess_id(x->s), y->started_ms, sess_id(y->s));
+}
+
+/* GET /v2/sandboxes (E2B's filters, order and pages) and GET /sandboxes
+ * (v1: the running ones, one list). */
 static void list(struct http_req *r)
 {
-	char meta[1024], state[64], buf[32];
+	struct e2b_list_query q;
+	struct listed *all = NULL;
+	char err[200], token[E2B_LIST_TOKEN_MAX];
 	const char *project;
 	json_t *arr;
-	int limit = 100, skip = 0, i = 0, n = 0;
-	bool v2 = !strncmp(r->path, "/v2/", 4), more = false;
+	size_t n = 0, cap = 0, taken = 0;
+	bool v2 = !strncmp(r->path, "/v2/", 4);
 
-	if (!operator_ok(r))
+	if (!e2b_operator_ok(r))
 		return;
-	e2b_query(r, "metadata=", meta, sizeof(meta));
-	e2b_query(r, "state=", state, sizeof(state));
-	if (e2b_query(r, "limit=", buf, sizeof(buf)))
-		limit = atoi(buf) > 0 && atoi(buf) <= 1000 ? atoi(buf) : 100;
-	if (e2b_query(r, "nextToken=", buf, sizeof(buf)))
-		skip = atoi(buf) > 0 ? atoi(buf) : 0;
-	arr = json_array();
+	if (list_query(r, &q, err, sizeof(err)) < 0) {
+		e2b_error(r, 400, err);
+		return;
+	}
+	if (!v2) { /* v1 lists the running sandboxes, by metadata only */
+		q.states = E2B_LIST_STATE_RUNNING;
+		q.limit = INT_MAX;
+	}
 	project = sess_project_of(r->gw, r->token);
-	for (struct sess *s = sess_first(r->gw); arr && s; s = sess_next(s)) {
+	for (struct sess *s = sess_first(r->gw); s; s = sess_next(s)) {
 		struct e2b_sandbox *sb = e2b_sandbox_of(s);
-		const char *st = sess_state_of(s) == SESS_PAUSED ? "paused" : "running";
+		unsigned st = sess_state_of(s) == SESS_PAUSED ? E2B_LIST_STATE_PAUSED
+							      : E2B_LIST_STATE_RUNNING;
+		int64_t ms;
 
-		if (!sess_in_project(s, project))
+		if (!sess_in_project(s, project) || (q.states && !(q.states & st)) ||
+		    (q.metadata[0] && !e2b_metadata_match(sb ? sb->metadata : NULL, q.metadata)) ||
+		    (q.template_id[0] && strcmp(q.template_id, template_of(s, sb))))
 			continue;
-		if (!e2b_metadata_match(sb ? sb->metadata : NULL, meta) && meta[0])
+		ms = started_ms(s, sb);
+		if ((q.started_after_ms && ms < q.started_after_ms) ||
+		    !e2b_list_after_cursor(&q, ms, sess_id(s)))
 			continue;
-		if ((state[0] && !strstr(state, st)) || (!v2 && sess_state_of(s) == SESS_PAUSED))
-			continue;
-		if (i++ < skip)
-			continue;
-		if (v2 && n == limit) {
-			more = true;
-			break;
+		if (n == cap) {
+			struct listed *grown = realloc(all,
+						       (cap = cap ? cap * 2 : 16) * sizeof(*all));
+
+			if (!grown) {
+				free(all);
+				e2b_error(r, 500, "out of memory");
+				return;
+			}
+			all = grown;
 		}
-		json_array_append_new(arr, sandbox_json(s, sb, false));
-		n++;
+		all[n++] = (struct listed){ .s = s, .sb = sb, .started_ms = ms };
 	}
-	if (more) {
-		snprintf(buf, sizeof(buf), "%d", skip + n);
-		http_add_header(r, "x-next-token", buf);
+	sort_query = &q;
+	if (n)
+		qsort(all, n, sizeof(*all), listed_cmp);
+	sort_query = NULL;
+	arr = json_array();
+	for (size_t i = 0; arr && i < n && (int)taken < q.limit; i++, taken++)
+		json_array_append_new(arr, e2b_sandbox_json(all[i].s, all[i].sb, false));
+	if (v2 && taken < n) {
+		e2b_list_token(all[taken - 1].started_ms, sess_id(all[taken - 1].s), token,
+			       sizeof(token));
+		http_add_header(r, "x-next-token", token);
 	}
+	free(all);
 	http_reply_json(r, 200, arr);
 }
 
@@ -427,7 +557,7 @@ static void timeout(struct http_req *r)
 	char err[160];
 	int t;
 
-	if (!operator_ok(r) || !(s = route_sess(r)))
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
 		return;
 	if (e2b_timeout_parse(r->body, r->body_len, true, &t, err, sizeof(err)) < 0) {
 		e2b_error(r, 400, err);
@@ -442,7 +572,7 @@ static void pause_sandbox(struct http_req *r)
 	struct api_error e;
 	struct sess *s;
 
-	if (!operator_ok(r) || !(s = route_sess(r)))
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
 		return;
 	if (sess_state_of(s) == SESS_PAUSED) {
 		e2b_error(r, 409, "the sandbox is already paused");
@@ -455,6 +585,19 @@ static void pause_sandbox(struct http_req *r)
 	wait_for(r, s);
 }
 
+/* Whether a connect's timeout of t s would end s sooner than it ends now:
+ * a running sandbox's end is only ever moved later by a connect (as
+ * E2B's); a paused one's timeout counts from its resume. */
+static bool shortens(struct sess *s, int t)
+{
+	const char *which;
+	int64_t deadline = sess_deadline(s, &which);
+
+	if (sess_state_of(s) == SESS_PAUSED)
+		return false;
+	return !deadline || deadline - fs_now_ms() >= (int64_t)t * 1000;
+}
+
 static void connect_sandbox(struct http_req *r)
 {
 	struct api_error e;
@@ -462,13 +605,13 @@ static void connect_sandbox(struct http_req *r)
 	char err[160];
 	int t;
 
-	if (!operator_ok(r) || !(s = route_sess(r)))
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
 		return;
 	if (e2b_timeout_parse(r->body, r->body_len, false, &t, err, sizeof(err)) < 0) {
 		e2b_error(r, 400, err);
 		return;
 	}
-	if (t > 0) {
+	if (t > 0 && !shortens(s, t)) {
 		struct e2b_sandbox *sb = e2b_sandbox_get(s);
 
 		sess_set_timeout(s, t);
@@ -481,7 +624,7 @@ static void connect_sandbox(struct http_req *r)
 	 * gateway just started connects to its agent in the background. */
 	if (sess_state_of(s) == SESS_READY && !sess_busy_with(s)) {
 		if (e2b_agent_up(s)) {
-			http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), true));
+			http_reply_json(r, 200, e2b_sandbox_json(s, e2b_sandbox_of(s), true));
 			return;
 		}
 		/* no longer than an exec waits for the link */
@@ -496,12 +639,72 @@ static void connect_sandbox(struct http_req *r)
 	wait_for(r, s);
 }
 
+/* GET /sandboxes/{id}/metrics?start=&end= (unix seconds). */
+static void metrics(struct http_req *r)
+{
+	struct e2b_sandbox *sb;
+	struct sess *s;
+	char buf[32];
+	long long range[2] = { 0, 0 };
+	const char *names[2] = { "start=", "end=" };
+
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
+		return;
+	for (int i = 0; i < 2; i++) {
+		char *end;
+
+		if (!e2b_query(r, names[i], buf, sizeof(buf)))
+			continue;
+		errno = 0;
+		range[i] = strtoll(buf, &end, 10);
+		if (!buf[0] || *end || errno || range[i] < 0) {
+			e2b_error(r, 400, i ? "end: not unix seconds" : "start: not unix seconds");
+			return;
+		}
+	}
+	if (!(sb = e2b_sandbox_get(s))) {
+		e2b_error(r, 500, "out of memory");
+		return;
+	}
+	http_reply_json(r, 200, e2b_sandbox_metrics_json(sb, range[0], range[1]));
+}
+
+/* PUT /sandboxes/{id}/network: the sandbox's egress rules replaced (as
+ * PUT /v1/sessions/{id}/egress; omitted fields clear, as E2B's). */
+static void network(struct http_req *r)
+{
+	struct egress_rules *rules;
+	struct sess *s;
+	json_t *body;
+	char err[160];
+
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
+		return;
+	if (!(body = json_loadb(r->body, r->body_len, 0, NULL)) || !json_is_object(body)) {
+		json_decref(body);
+		e2b_error(r, 400, "the body is not a JSON object");
+		return;
+	}
+	if (network_rules(r, body, json_object_get(body, "allow_internet_access"), &rules) < 0) {
+		json_decref(body);
+		return;
+	}
+	json_decref(body);
+	if (!rules && egress_rules_parse(NULL, &rules, err, sizeof(err)) < 0) {
+		e2b_error(r, 500, "out of memory");
+		return;
+	}
+	egress_set_rules(sess_egress(s), rules);
+	sess_save(s); /* the rules survive a restart */
+	http_reply_bytes(r, 204, "application/json", "", 0);
+}
+
 static void kill_sandbox(struct http_req *r)
 {
 	struct e2b_call *c = e2b_call_of(r);
 	struct sess *s;
 
-	if (!operator_ok(r) || !(s = route_sess(r)))
+	if (!e2b_operator_ok(r) || !(s = e2b_route_sess(r)))
 		return;
 	c->ticket = job_ticket_new();
 	sess_destroy(s, c->ticket);
@@ -547,8 +750,8 @@ static void handle(struct http_req *r)
 	case E2B_GET: {
 		struct sess *s;
 
-		if (operator_ok(r) && (s = route_sess(r)))
-			http_reply_json(r, 200, sandbox_json(s, e2b_sandbox_of(s), false));
+		if (e2b_operator_ok(r) && (s = e2b_route_sess(r)))
+			http_reply_json(r, 200, e2b_sandbox_json(s, e2b_sandbox_of(s), false));
 		break;
 	}
 	case E2B_KILL:
@@ -562,6 +765,24 @@ static void handle(struct http_req *r)
 		break;
 	case E2B_CONNECT:
 		connect_sandbox(r);
+		break;
+	case E2B_METRICS:
+		metrics(r);
+		break;
+	case E2B_NETWORK:
+		network(r);
+		break;
+	case E2B_FORK:
+		e2b_fork(r);
+		break;
+	case E2B_SNAPSHOT_CREATE:
+		e2b_snapshot_create(r);
+		break;
+	case E2B_SNAPSHOT_LIST:
+		e2b_snapshot_list(r);
+		break;
+	case E2B_SNAPSHOT_DELETE:
+		e2b_snapshot_delete(r);
 		break;
 	case E2B_BAD_METHOD:
 		e2b_error(r, 405, "method not allowed");
@@ -592,6 +813,8 @@ static void call_release(void *state)
 	e2b_wait_end(&c->wait);
 	job_ticket_release(c->ticket);
 	c->ticket = NULL;
+	e2b_fork_release(c);
+	e2b_snapshot_release(c);
 	e2b_envd_release(c);
 }
 

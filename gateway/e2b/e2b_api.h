@@ -24,7 +24,14 @@ extern const struct api_door_ops e2b_door;
  * request refused before it. */
 #define E2B_MAX_FILE_BODY (4u << 20)
 
+/* How long a create, connect, pause, kill or fork waits for its
+ * sandbox (each fork's, for a fork). */
+#define E2B_WAIT_MS (300 * 1000)
+
 struct e2b_files;
+struct e2b_fork;
+struct e2b_snapshot;
+struct e2b_sandbox;
 struct e2b_stream;
 struct job_ticket;
 
@@ -44,6 +51,8 @@ struct e2b_call {
 	struct job_ticket *ticket;
 	bool agent_waited;
 	struct e2b_wait wait;
+	struct e2b_fork *fork; /* owned: a fork's progress (e2b_fork.c) */
+	struct e2b_snapshot *snapshot; /* owned: a snapshot under way (e2b_snapshot.c) */
 	/* envd: a streamed answer (owned: e2b_envd_release), a files call's
 	 * guest path, a filesystem call under way (1 + its enum e2b_fs_call,
 	 * else 0) */
@@ -59,6 +68,29 @@ struct e2b_call *e2b_call_of(const struct http_req *r);
 /* The value of query parameter name (with its '='), decoded, into buf;
  * false (buf "") when absent. */
 bool e2b_query(struct http_req *r, const char *name, char *buf, int len);
+
+/* The control plane's pieces the calls in other files share: an error
+ * answered in E2B's {"code", "message"}; whether r's key is the
+ * operator's or a project's (else answered 401); the route's session
+ * (else answered 404, as for another project's); what E2B says of a
+ * sandbox (sb may be NULL), with the envd token for create's and
+ * connect's answers. */
+void e2b_error(struct http_req *r, int status, const char *message);
+bool e2b_operator_ok(struct http_req *r);
+struct sess *e2b_route_sess(struct http_req *r);
+json_t *e2b_sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_token);
+
+/* e2b_fork.c: POST /sandboxes/{id}/fork; what a call holds of it let go of. */
+void e2b_fork(struct http_req *r);
+void e2b_fork_release(struct e2b_call *c);
+
+/* e2b_snapshot.c: POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE
+ * /templates/{id} (E2B's snapshots as templates made from a sandbox); what
+ * a call holds of a snapshot under way let go of. */
+void e2b_snapshot_create(struct http_req *r);
+void e2b_snapshot_list(struct http_req *r);
+void e2b_snapshot_delete(struct http_req *r);
+void e2b_snapshot_release(struct e2b_call *c);
 
 /* True while s's link to its vitrine-agent is up (its commands would run). */
 bool e2b_agent_up(struct sess *s);

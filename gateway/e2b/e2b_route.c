@@ -48,11 +48,23 @@ struct e2b_route e2b_route_parse(const char *method, const char *path, bool envd
 {
 	struct e2b_route r = { .kind = E2B_NONE };
 	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST"),
-	     del = !strcmp(method, "DELETE");
+	     del = !strcmp(method, "DELETE"), put = !strcmp(method, "PUT");
 	const char *p, *rest;
 
 	if (envd)
 		return envd_route(method, path);
+	if (!strcmp(path, "/snapshots")) {
+		r.kind = get ? E2B_SNAPSHOT_LIST : E2B_BAD_METHOD;
+		return r;
+	}
+	if (!strncmp(path, "/templates/",
+		     11)) { /* deleteSnapshot's; E2B's other template calls are not served */
+		if (del && (rest = id_at(path + 11, r.id, sizeof(r.id))) && !*rest)
+			r.kind = E2B_SNAPSHOT_DELETE;
+		else
+			r.id[0] = '\0';
+		return r;
+	}
 	if (!strncmp(path, "/v2/sandboxes", 13))
 		p = path + 13;
 	else if (!strncmp(path, "/sandboxes", 10))
@@ -75,6 +87,14 @@ struct e2b_route e2b_route_parse(const char *method, const char *path, bool envd
 		r.kind = post ? E2B_PAUSE : E2B_BAD_METHOD;
 	} else if (!strcmp(rest, "/connect") || (!strcmp(rest, "/resume") && path[1] != 'v')) {
 		r.kind = post ? E2B_CONNECT : E2B_BAD_METHOD;
+	} else if (!strcmp(rest, "/metrics") && path[1] != 'v') {
+		r.kind = get ? E2B_METRICS : E2B_BAD_METHOD;
+	} else if (!strcmp(rest, "/network") && path[1] != 'v') {
+		r.kind = put ? E2B_NETWORK : E2B_BAD_METHOD;
+	} else if (!strcmp(rest, "/fork") && path[1] != 'v') {
+		r.kind = post ? E2B_FORK : E2B_BAD_METHOD;
+	} else if (!strcmp(rest, "/snapshots") && path[1] != 'v') {
+		r.kind = post ? E2B_SNAPSHOT_CREATE : E2B_BAD_METHOD;
 	}
 	if (r.kind == E2B_NONE)
 		r.id[0] = '\0';

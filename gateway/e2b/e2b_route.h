@@ -16,6 +16,12 @@ enum e2b_kind {
 	E2B_TIMEOUT, /* POST /sandboxes/{id}/timeout */
 	E2B_PAUSE, /* POST /sandboxes/{id}/pause */
 	E2B_CONNECT, /* POST /sandboxes/{id}/connect|resume, /v2/sandboxes/{id}/connect */
+	E2B_METRICS, /* GET /sandboxes/{id}/metrics */
+	E2B_NETWORK, /* PUT /sandboxes/{id}/network */
+	E2B_FORK, /* POST /sandboxes/{id}/fork */
+	E2B_SNAPSHOT_CREATE, /* POST /sandboxes/{id}/snapshots */
+	E2B_SNAPSHOT_LIST, /* GET /snapshots */
+	E2B_SNAPSHOT_DELETE, /* DELETE /templates/{id} (deleteSnapshot) */
 	/* the stream's live view at the SDK's URL ("PORT-{id}." Host, PORT
 	 * not envd's; set by the caller, not by e2b_route_parse) */
 	E2B_LIVE_VIEW, /* GET /vnc.html */
@@ -27,11 +33,11 @@ enum e2b_kind {
 	E2B_ENVD_NOT_FOUND, /* anything else sent to envd */
 };
 
-#define E2B_ID_MAX 40
+#define E2B_ID_MAX 64 /* a sandbox id, or a snapshot's name (a template's, 63 at most) */
 
 struct e2b_route {
 	enum e2b_kind kind;
-	char id[E2B_ID_MAX]; /* the control plane's sandbox id */
+	char id[E2B_ID_MAX]; /* the control plane's sandbox id (a snapshot's, for its delete) */
 	char rpc[64]; /* E2B_ENVD_RPC: "service/Method" */
 };
 

@@ -75,6 +75,7 @@ static struct e2b_sandbox *sandbox_new(struct sess *s)
 	sb->s = s;
 	sb->listener.notify = notify;
 	sess_listen(s, &sb->listener);
+	e2b_sandbox_metrics_start(sb);
 	return sb;
 }
 
@@ -196,6 +197,7 @@ static void notify(struct sess_listener *l, struct sess *s, enum sess_signal sig
 		e2b_proc_release(p); /* the table's */
 	}
 	e2b_watchers_end(sb, "the sandbox is gone");
+	e2b_sandbox_metrics_stop(sb);
 	sess_unlisten(s, l);
 	json_decref(sb->metadata);
 	json_decref(sb->env_vars);

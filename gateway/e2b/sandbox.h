@@ -12,6 +12,7 @@
 #define VITRINE_GATEWAY_E2B_SANDBOX_H
 
 #include "common/bytebuf.h"
+#include "gateway/e2b/e2b_metrics.h"
 #include "gateway/e2b/proc_output.h"
 #include "gateway/session/session.h"
 
@@ -85,6 +86,9 @@ struct e2b_sandbox {
 	struct e2b_proc *procs; /* running (or not yet reaped) processes */
 	int n_procs;
 	struct e2b_watcher *watchers; /* directory watchers (watcher.h) */
+	struct e2b_metrics
+		*metrics; /* owned: its samples (sandbox_metrics.c), NULL until the first */
+	lws_sorted_usec_list_t metrics_sul; /* the next sample */
 };
 
 /* The sandbox of s, or NULL when it has none: one made through the E2B
@@ -163,6 +167,15 @@ uint64_t e2b_proc_output_end(struct e2b_proc *p);
  * rendered after. Loop. Returns 0 or -ENOMEM. */
 int e2b_proc_drain(struct e2b_proc *p, uint64_t *cursor, bool *started, bool *ended,
 		   struct bytebuf *out);
+
+/* sandbox_metrics.c: sb's samples every E2B_METRICS_INTERVAL_MS while its
+ * guest runs (start: from sandbox_new; stop: cancels the timer and frees
+ * the samples, from the sandbox's end). The metrics call's answer
+ * (samples from start_s to end_s, unix seconds, 0: open), with a sample
+ * taken first when the newest is older than the interval. Loop. */
+void e2b_sandbox_metrics_start(struct e2b_sandbox *sb);
+void e2b_sandbox_metrics_stop(struct e2b_sandbox *sb);
+json_t *e2b_sandbox_metrics_json(struct e2b_sandbox *sb, int64_t start_s, int64_t end_s);
 
 /* Loop: drops the processes whose channel closed (their streams keep
  * them while they read), and the same for watchers (watcher.h). Called

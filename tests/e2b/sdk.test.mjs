@@ -469,6 +469,127 @@ test('Sandbox.list filters by metadata; setTimeout moves the end', async () => {
   await sbx.setTimeout(600_000);
 });
 
+test('connect never shortens a running sandbox\'s timeout; a longer one lengthens it', async () => {
+  const before = await Sandbox.getInfo(sbx.sandboxId);
+  await Sandbox.connect(sbx.sandboxId, { timeoutMs: 10_000 });
+  const same = await sbx.getInfo();
+  assert.equal(same.endAt.getTime(), before.endAt.getTime(), 'a shorter connect leaves the end');
+  await sbx.connect({ timeoutMs: 900_000 });
+  const later = await sbx.getInfo();
+  assert.ok(later.endAt.getTime() > before.endAt.getTime() + 200_000, `moved to ${later.endAt.toISOString()}`);
+  await sbx.setTimeout(600_000);
+});
+
+test('network: allowOut/denyOut become egress rules; what an allowlist cannot say is refused; list order, filters and pages', async () => {
+  const native = async (path) => (await fetch(g.base + path, { headers: { Authorization: `Bearer ${g.key}` } })).json();
+  await assert.rejects(Sandbox.create('tiny', { network: { denyOut: ['8.8.8.8'] }, metadata: { suite: 'e2b-sdk' } }),
+    /denying some addresses while the rest stays open cannot be expressed/);
+  await assert.rejects(Sandbox.create('tiny', { network: { denyOut: ({ allTraffic }) => [allTraffic], allowOut: ['10.0.0.0/8'] } }),
+    /network.allowOut\[0\]: '10.0.0.0\/8': a range wider than one address/);
+  const t0 = new Date();
+  const extra = await Sandbox.create('tiny', {
+    network: { denyOut: ({ allTraffic }) => [allTraffic], allowOut: ['1.1.1.1', 'example.com'] },
+    metadata: { suite: 'e2b-sdk', extra: String(process.pid) },
+  });
+  try {
+    assert.deepEqual((await native(`/v1/sessions/${extra.sandboxId}/egress`)).allow, ['1.1.1.1:*', 'example.com']);
+    assert.deepEqual((await native(`/v1/sessions/${sbx.sandboxId}/egress`)).allow, [], 'no network option: no network');
+    await Sandbox.updateNetwork(extra.sandboxId, { allowInternetAccess: true });
+    assert.deepEqual((await native(`/v1/sessions/${extra.sandboxId}/egress`)).allow, ['*:*']);
+    await Sandbox.updateNetwork(extra.sandboxId, { denyOut: ['0.0.0.0/0'] });
+    assert.deepEqual((await native(`/v1/sessions/${extra.sandboxId}/egress`)).allow, []);
+    // newest first by default, oldest first with order: 'asc'; the SDK's state array
+    const ids = async (opts) => (await Sandbox.list(opts).nextItems()).map((s) => s.sandboxId);
+    const suite = { suite: 'e2b-sdk' };
+    assert.deepEqual(await ids({ query: { metadata: suite } }), [extra.sandboxId, sbx.sandboxId]);
+    assert.deepEqual(await ids({ query: { metadata: suite }, order: 'asc' }), [sbx.sandboxId, extra.sandboxId]);
+    assert.deepEqual(await ids({ query: { metadata: suite, state: ['running', 'paused'] } }), [extra.sandboxId, sbx.sandboxId]);
+    assert.deepEqual(await ids({ query: { metadata: suite, state: ['paused'] } }), []);
+    assert.deepEqual(await ids({ query: { metadata: suite, startedAfter: t0 } }), [extra.sandboxId]);
+    assert.deepEqual(await ids({ query: { metadata: suite, template: 'tiny' } }), [extra.sandboxId, sbx.sandboxId]);
+    assert.deepEqual(await ids({ query: { metadata: suite, template: 'nope' } }), []);
+    // pages of one: the token is a cursor, the second page the older one, then no more
+    const pages = Sandbox.list({ limit: 1, query: { metadata: suite } });
+    assert.deepEqual((await pages.nextItems()).map((s) => s.sandboxId), [extra.sandboxId]);
+    assert.ok(pages.hasNext && pages.nextToken);
+    assert.deepEqual((await pages.nextItems()).map((s) => s.sandboxId), [sbx.sandboxId]);
+    assert.equal(pages.hasNext, false);
+    const bad = await fetch(g.base + '/v2/sandboxes?order=sideways', { headers: { 'X-API-KEY': g.key } });
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).message, /order/);
+  } finally {
+    await extra.kill();
+  }
+});
+
+test('getMetrics: samples with E2B\'s fields, within a time range', async () => {
+  const start = new Date(Date.now() - 1000);
+  const m = await sbx.getMetrics();
+  assert.ok(m.length >= 1, 'a sample at once');
+  const last = m[m.length - 1];
+  assert.equal(last.cpuCount, (await sbx.getInfo()).cpuCount);
+  assert.equal(last.memTotal, (await sbx.getInfo()).memoryMB * 1024 * 1024);
+  assert.ok(last.memUsed > 0 && last.memUsed <= last.memTotal, `memUsed ${last.memUsed}`);
+  assert.ok(last.cpuUsedPct >= 0 && last.cpuUsedPct <= 100);
+  assert.ok(last.diskTotal >= last.diskUsed && last.diskUsed >= 0);
+  assert.equal(typeof last.memCache, 'number');
+  assert.ok(last.timestamp instanceof Date && !Number.isNaN(last.timestamp.getTime()));
+  await until('a sample in the range', async () =>
+    (await sbx.getMetrics({ start, end: new Date(Date.now() + 1000) })).length > 0, 15_000);
+  const old = await sbx.getMetrics({ start: new Date(Date.now() - 3600_000), end: new Date(Date.now() - 1800_000) });
+  assert.deepEqual(old, []);
+});
+
+test('fork: two forks made in turn, each with its source\'s files, metadata and envVars, apart from it; refusals', async () => {
+  await sbx.files.write('/tmp/state.txt', 'before fork');
+  const forks = await sbx.fork({ count: 2, timeoutMs: 120_000 });
+  assert.equal(forks.length, 2);
+  try {
+    for (const f of forks) assert.ok(f instanceof Sandbox, String(f));
+    assert.equal(new Set([sbx.sandboxId, ...forks.map((f) => f.sandboxId)]).size, 3);
+    const [f] = forks;
+    assert.equal(await f.files.read('/tmp/state.txt'), 'before fork');
+    await f.files.write('/tmp/state.txt', 'in the fork');
+    assert.equal(await sbx.files.read('/tmp/state.txt'), 'before fork');
+    assert.equal(await forks[1].files.read('/tmp/state.txt'), 'before fork');
+    assert.equal((await f.commands.run('echo $SANDBOX_VAR')).stdout, 'from-create\n');
+    const info = await f.getInfo();
+    assert.equal(info.metadata.suite, 'e2b-sdk');
+    const left = info.endAt.getTime() - Date.now();
+    assert.ok(left > 60_000 && left <= 121_000, `the fork ends in ${left} ms`);
+    assert.equal(await sbx.isRunning(), true);
+  } finally {
+    await Promise.all(forks.filter((f) => f instanceof Sandbox).map((f) => f.kill()));
+  }
+  await assert.rejects(Sandbox.fork('nosuchsandbox'), (e) => e.name === 'SandboxNotFoundError');
+  await assert.rejects(Sandbox.fork(sbx.sandboxId, { count: 0 }), /400: count must be a whole number/);
+});
+
+test('snapshots: createSnapshot makes a template a new sandbox starts from; listSnapshots; deleteSnapshot', async () => {
+  await sbx.files.write('/tmp/snap.txt', 'in the snapshot');
+  const snap = await sbx.createSnapshot();
+  assert.match(snap.snapshotId, /^snap-/);
+  assert.deepEqual(snap.names, [snap.snapshotId]);
+  try {
+    await sbx.files.write('/tmp/snap.txt', 'after the snapshot');
+    const listed = await Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }).nextItems();
+    assert.deepEqual(listed.map((s) => s.snapshotId), [snap.snapshotId]);
+    const from = await Sandbox.create(snap.snapshotId, { metadata: { suite: 'e2b-snapshot' } });
+    try {
+      assert.equal(await from.files.read('/tmp/snap.txt'), 'in the snapshot');
+      assert.equal((await from.getInfo()).templateId, snap.snapshotId);
+    } finally {
+      await from.kill();
+    }
+    await assert.rejects(sbx.createSnapshot({ name: 'Not A Name' }), /400: a snapshot's name is a template's/);
+  } finally {
+    assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), true);
+  }
+  assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), false);
+  assert.deepEqual(await Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }).nextItems(), []);
+  assert.equal(await sbx.files.read('/tmp/snap.txt'), 'after the snapshot', 'the sandbox runs on');
+});
+
 test('raw Connect: malformed frames, oversize frames, unknown methods', async () => {
   const headers = { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken,
     'Content-Type': 'application/connect+json' };
