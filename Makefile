@@ -50,7 +50,7 @@ TESTS := $(patsubst tests/%.c,$(O)/tests/%,$(UNIT_SRC) $(INTEG_SRC) $(E2E_SRC))
 BENCHES := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 FUZZERS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-ports bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe bench-tenants bench-create bench-files test-large-files e2b-conformance demo fuzz fuzz-long format format-check
+.PHONY: all test-bin clean images image-tiny image-desktop test test-unit bench bench-screenshot bench-gateway bench-sessions bench-restores bench-custom-template bench-stream bench-exec bench-ports bench-input bench-e2b bench-loop bench-restart bench-isolation bench-observe bench-tenants bench-create bench-files test-large-files demo fuzz fuzz-long format format-check
 all: test-bin $(BENCHES)
 # What the suite runs (tests/run.sh builds it in both builds): all but the benches.
 test-bin: $(O)/vitrine $(O)/vitrine-view $(O)/vitrine-agent $(TESTS)
@@ -260,14 +260,6 @@ bench-files: all image-tiny
 
 # The files route with a 512 MiB file up and down (the suite's
 # test_gateway_files moves 48 MiB: its time budget), plain build.
-# E2B's own JS SDK tests and @e2b/desktop's, at pinned commits, one file at
-# a time against a gateway on a desktop template; passed/failed per file
-# and what is not run with why (tests/e2b/conformance/run.sh; not part of
-# the suite: the tests are fetched into a cache outside the tree).
-e2b-conformance: all images
-	deploy/node.sh --install
-	VITRINE_BIN=$(O)/vitrine tests/e2b/conformance/run.sh
-
 test-large-files: test-bin image-tiny
 	VITRINE_TEST_FILE_MIB=512 build/tests/integration/test_gateway_files
 
