@@ -339,6 +339,17 @@ int64_t fs_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void fs_utc_time(int64_t unix_ms, char *out, size_t outlen)
+{
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)(unix_ms % 1000));
+}
+
 int64_t fs_unix_ms(void)
 {
 	struct timespec ts;

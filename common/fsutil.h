@@ -84,5 +84,8 @@ int64_t fs_now_ms(void);
  * people or kept on disk (created_at, records, logs), never for deadlines.
  * Any thread. This function can't fail. */
 int64_t fs_unix_ms(void);
+/* unix_ms as RFC 3339 UTC with milliseconds ("2026-12-01T20:07:30.123Z")
+ * into out (at least 25 bytes): the audit log's times, E2B's. Pure. */
+void fs_utc_time(int64_t unix_ms, char *out, size_t outlen);
 
 #endif

@@ -104,7 +104,7 @@ static void access_line(struct http_req *r, const char *remote)
 
 	if (!r->gw->access_log.path[0])
 		return;
-	audit_time(fs_unix_ms(), when, sizeof(when));
+	fs_utc_time(fs_unix_ms(), when, sizeof(when));
 	j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:f, s:s?}", "time", when, "method",
 		      api_method_name(r->method), "route", route_kind_names[r->route.kind], "path",
 		      r->path, "status", r->status, "bytes", (json_int_t)r->resp_len, "duration_ms",

@@ -41,17 +41,6 @@ void audit_token_id(const char *token, char out[AUDIT_TOKEN_ID_LEN + 1])
 	snprintf(out, AUDIT_TOKEN_ID_LEN + 1, "%.*s", AUDIT_TOKEN_ID_LEN, h);
 }
 
-void audit_time(int64_t unix_ms, char *out, size_t outlen)
-{
-	time_t t = (time_t)(unix_ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (int)(unix_ms % 1000));
-}
-
 static json_t *str_or_null(const char *s)
 {
 	return s && s[0] ? json_string(s) : json_null();
@@ -65,7 +54,7 @@ char *audit_format(int64_t unix_ms, const char *event, const char *session,
 
 	if (!j)
 		return NULL;
-	audit_time(unix_ms, when, sizeof(when));
+	fs_utc_time(unix_ms, when, sizeof(when));
 	json_object_set_new(j, "time", json_string(when));
 	json_object_set_new(j, "event", json_string(event));
 	json_object_set_new(j, "session", str_or_null(session));
@@ -114,8 +103,8 @@ static void write_summary(struct gw *gw, const struct audit_refusal_summary *sum
 	char first[40], last[40];
 	json_t *f;
 
-	audit_time(sum->first_ms + to_unix, first, sizeof(first));
-	audit_time(sum->last_ms + to_unix, last, sizeof(last));
+	fs_utc_time(sum->first_ms + to_unix, first, sizeof(first));
+	fs_utc_time(sum->last_ms + to_unix, last, sizeof(last));
 	f = json_pack("{s:I, s:s, s:s, s:I}", "refused", (json_int_t)sum->counted, "first", first,
 		      "last", last, "window_s", (json_int_t)(sum->window_ms / 1000));
 	if (f && sum->others)

@@ -43,10 +43,6 @@ void audit_principal_set(struct audit_principal *p, const char *hash, const char
  * replace the five above). Pure. */
 char *audit_format(int64_t unix_ms, const char *event, const char *session,
 		   const struct audit_principal *p, const char *remote, const json_t *fields);
-/* Formats time as RFC 3339 UTC with milliseconds ("2026-12-01T20:07:30.123Z")
- * into out (at least 25 bytes). Pure. */
-void audit_time(int64_t unix_ms, char *out, size_t outlen);
-
 /* The short id of a token (the first AUDIT_TOKEN_ID_LEN hex digits of its
  * SHA-256) into out: what entries name a token by. Pure. */
 void audit_token_id(const char *token, char out[AUDIT_TOKEN_ID_LEN + 1]);

@@ -176,16 +176,6 @@ struct sess *e2b_route_sess(struct http_req *r)
 	return s;
 }
 
-static void iso_time(int64_t unix_ms, char *out, size_t len)
-{
-	time_t t = (time_t)(unix_ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(unix_ms % 1000));
-}
-
 /* When s started (unix ms): its sandbox's start, else (a session of the
  * native API) its creation. */
 static int64_t started_ms(struct sess *s, struct e2b_sandbox *sb)
@@ -229,8 +219,8 @@ json_t *e2b_sandbox_json(struct sess *s, struct e2b_sandbox *sb, bool with_token
 	int64_t end_ms = end_unix_ms(s);
 	json_t *j;
 
-	iso_time(started_ms(s, sb), started, sizeof(started));
-	iso_time(end_ms ? end_ms : fs_unix_ms() + 365LL * 24 * 3600 * 1000, end, sizeof(end));
+	fs_utc_time(started_ms(s, sb), started, sizeof(started));
+	fs_utc_time(end_ms ? end_ms : fs_unix_ms() + 365LL * 24 * 3600 * 1000, end, sizeof(end));
 	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:O, s:s}", "templateID",
 		      template_of(s, sb), "sandboxID", sess_id(s), "clientID", "vitrine",
 		      "envdVersion", E2B_ENVD_VERSION, "startedAt", started, "endAt", end,

@@ -1,6 +1,8 @@
 /* gateway/e2b/e2b_metrics.c: see e2b_metrics.h. */
 #include "gateway/e2b/e2b_metrics.h"
 
+#include "common/fsutil.h"
+
 #include <stdio.h>
 #include <time.h>
 
@@ -32,16 +34,6 @@ int64_t e2b_metrics_newest_ms(const struct e2b_metrics *m)
 	return m->n ? m->ring[(m->next + E2B_METRICS_KEEP - 1) % E2B_METRICS_KEEP].unix_ms : 0;
 }
 
-static void iso(int64_t unix_ms, char *out, size_t len)
-{
-	time_t t = (time_t)(unix_ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(unix_ms % 1000));
-}
-
 json_t *e2b_metrics_json(const struct e2b_metrics *m, int64_t start_s, int64_t end_s)
 {
 	json_t *arr = json_array();
@@ -54,7 +46,7 @@ json_t *e2b_metrics_json(const struct e2b_metrics *m, int64_t start_s, int64_t e
 
 		if ((start_s && s < start_s) || (end_s && s > end_s))
 			continue;
-		iso(x->unix_ms, when, sizeof(when));
+		fs_utc_time(x->unix_ms, when, sizeof(when));
 		if (json_array_append_new(arr,
 					  json_pack("{s:s, s:I, s:i, s:f, s:I, s:I, s:I, s:I, s:I}",
 						    "timestamp", when, "timestampUnix",

@@ -25,11 +25,11 @@ static void test_time(void **state)
 	char t[40];
 
 	(void)state;
-	audit_time(0, t, sizeof(t));
+	fs_utc_time(0, t, sizeof(t));
 	assert_string_equal(t, "1970-01-01T00:00:00.000Z");
-	audit_time(1796155650123LL, t, sizeof(t));
+	fs_utc_time(1796155650123LL, t, sizeof(t));
 	assert_string_equal(t, "2026-12-01T20:07:30.123Z");
-	audit_time(1796155650007LL, t, sizeof(t));
+	fs_utc_time(1796155650007LL, t, sizeof(t));
 	assert_string_equal(t, "2026-12-01T20:07:30.007Z");
 }
 
